@@ -1,0 +1,4 @@
+import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
+
+/** Every entity schema of the store; migrations create the same tables. */
+export const ENTITIES = [MetaEntity, AccountEntity, MemberEntity, SecurityLogEntity];

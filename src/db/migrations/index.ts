@@ -1,0 +1,4 @@
+import { Initial1767225600001 } from './0001-initial';
+
+/** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
+export const MIGRATIONS = [Initial1767225600001];

@@ -1,0 +1,90 @@
+import 'reflect-metadata';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DataSource, EntityManager, EntitySchema, MixedList } from 'typeorm';
+import { AsyncLock } from '../shared/async-lock';
+import { MIGRATIONS } from './migrations';
+import { ENTITIES } from './entities';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface StoreOptions {
+  url: string;
+  /** Tests only: build the schema from entities instead of migrations. Never used by the daemon. */
+  synchronize?: boolean;
+}
+
+/**
+ * The one database handle. Every write transaction goes through `write`: on SQLite one async lock
+ * serialises them (TypeORM's better-sqlite3 driver shares one connection, so concurrent
+ * transactions would interleave); on PostgreSQL they are real concurrent transactions.
+ */
+export class Store {
+  private readonly lock = new AsyncLock();
+
+  private constructor(readonly ds: DataSource, readonly dialect: Dialect) {}
+
+  static async open(opts: StoreOptions): Promise<Store> {
+    const entities = ENTITIES as MixedList<EntitySchema>;
+    let ds: DataSource;
+    let dialect: Dialect;
+    if (opts.url.startsWith('sqlite:')) {
+      const file = opts.url.slice('sqlite:'.length);
+      if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      dialect = 'sqlite';
+      ds = new DataSource({
+        type: 'better-sqlite3',
+        database: file,
+        enableWAL: file !== ':memory:',
+        timeout: 5000,
+        prepareDatabase: (db: { pragma(s: string): unknown }) => {
+          db.pragma('foreign_keys = ON');
+          db.pragma('synchronous = NORMAL');
+        },
+        entities,
+        migrations: MIGRATIONS,
+        synchronize: opts.synchronize ?? false,
+        logging: false,
+      });
+    } else {
+      dialect = 'postgres';
+      ds = new DataSource({
+        type: 'postgres',
+        url: opts.url,
+        entities,
+        migrations: MIGRATIONS,
+        synchronize: opts.synchronize ?? false,
+        logging: false,
+        extra: { max: 10 },
+      });
+    }
+    await ds.initialize();
+    return new Store(ds, dialect);
+  }
+
+  /** Applies pending migrations; returns the names applied. */
+  async migrate(): Promise<string[]> {
+    const done = await this.ds.runMigrations({ transaction: 'each' });
+    return done.map((m) => m.name);
+  }
+
+  async pendingMigrations(): Promise<boolean> {
+    return this.ds.showMigrations();
+  }
+
+  /** Reads outside a transaction. */
+  get read(): EntityManager {
+    return this.ds.manager;
+  }
+
+  /** One write transaction; SQLite: serialised by the write lock. */
+  write<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
+    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
+    return this.ds.transaction(fn);
+  }
+
+  async close(): Promise<void> {
+    if (this.dialect === 'sqlite') await this.lock.run(async () => this.ds.destroy());
+    else await this.ds.destroy();
+  }
+}

@@ -1,0 +1,76 @@
+import Koa from 'koa';
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../shared/errors';
+import type { Logger } from '../shared/logger';
+import { parseJsonObject, readRawBody } from './body';
+import type { AppContext, AppRouter, AppState } from './context';
+
+export const API_VERSION = 'v1';
+export const SUPPORTED_VERSIONS = [API_VERSION];
+
+export interface AppOptions {
+  logger: Logger;
+  trustProxy: boolean;
+  /** Routers mounted in order (each carries its own prefix and per-route middleware). */
+  routers: AppRouter[];
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The Koa application of the merchant API and the payment page, without `listen`. Its
+ * conventions hold on every route, including those added later: the envelope for every failure,
+ * `X-API-Version` on every response, the version check, the 1 MiB body limit, the raw body kept for
+ * signatures, JSON-object bodies, and 404 for unknown routes and methods.
+ */
+export function createApp(opts: AppOptions): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: opts.trustProxy });
+  const log = opts.logger;
+
+  app.use(async (ctx, next) => {
+    ctx.state.requestId = randomUUID();
+    ctx.set('X-API-Version', API_VERSION);
+    try {
+      const asked = ctx.get('X-API-Version');
+      if (asked !== '' && !SUPPORTED_VERSIONS.includes(asked)) {
+        throw new ApiError(400, 'unsupported_api_version', `API version ${JSON.stringify(asked)} is not served`, {
+          supported: SUPPORTED_VERSIONS,
+        });
+      }
+      ctx.state.rawBody = await readRawBody(ctx.req);
+      ctx.state.body = BODY_METHODS.has(ctx.method) ? parseJsonObject(ctx.state.rawBody, ctx.get('Content-Type') || undefined) : {};
+      await next();
+      if (ctx.body === undefined && ctx.status === 404) {
+        throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      respondWithError(ctx as AppContext, err, log);
+    }
+  });
+
+  for (const r of opts.routers) app.use(r.routes());
+  // Silence Koa's default stderr printing: every error is answered and logged above.
+  app.on('error', () => undefined);
+  return app;
+}
+
+function respondWithError(ctx: AppContext, err: unknown, log: Logger): void {
+  let apiErr: ApiError;
+  if (err instanceof ApiError) {
+    apiErr = err;
+  } else {
+    log.error('unexpected error', {
+      request_id: ctx.state.requestId,
+      method: ctx.method,
+      path: ctx.path,
+      error: err instanceof Error ? err.stack ?? err.message : String(err),
+    });
+    apiErr = new ApiError(500, 'internal_error', 'internal error; the request may or may not have been applied', {
+      request_id: ctx.state.requestId,
+    });
+  }
+  ctx.status = apiErr.status;
+  for (const [k, v] of Object.entries(apiErr.headers)) ctx.set(k, v);
+  ctx.body = apiErr.toBody();
+  if (apiErr.status === 413) ctx.set('Connection', 'close');
+}

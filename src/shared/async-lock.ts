@@ -1,0 +1,17 @@
+/** A FIFO async mutex: one holder at a time, the rest wait in order. */
+export class AsyncLock {
+  private tail: Promise<void> = Promise.resolve();
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const next = new Promise<void>((resolve) => (release = resolve));
+    const prev = this.tail;
+    this.tail = prev.then(() => next);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
