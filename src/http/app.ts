@@ -54,7 +54,8 @@ export function createApp(opts: AppOptions): Koa<AppState> {
   return app;
 }
 
-function respondWithError(ctx: AppContext, err: unknown, log: Logger): void {
+/** Turns any thrown value into SPEC's envelope on ctx (unexpected ones: logged, 500 with a request id). */
+export function respondWithError(ctx: AppContext, err: unknown, log: Logger): void {
   let apiErr: ApiError;
   if (err instanceof ApiError) {
     apiErr = err;

@@ -1,0 +1,12 @@
+import type { Actor } from '../team/team.service';
+import { validationError } from '../shared/errors';
+
+/** The member a CLI call acts as (`--as EMAIL`, `--otp CODE`), from an admin request body. */
+export function memberActor(body: Record<string, unknown>): Actor {
+  const as = body.as;
+  if (typeof as !== 'string' || as === '') throw validationError('as', 'name the member you act as (--as EMAIL)');
+  const otp = body.otp;
+  if (otp !== undefined && typeof otp !== 'string') throw validationError('otp', 'otp must be a string');
+  return { kind: 'member', email: as, otp };
+}
+

@@ -1,0 +1,30 @@
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { createApp } from '../http/app';
+import type { AppRouter } from '../http/context';
+import type { Logger } from '../shared/logger';
+
+export const adminSocketPath = (dataDir: string): string => path.join(dataDir, 'admin.sock');
+
+/**
+ * The admin API (the "cabinet" of SPEC) on a Unix socket, mode 0600: only the daemon's user can
+ * reach it. The CLI and the dashboard use it; it is never on the network.
+ */
+export async function listenAdmin(dataDir: string, routers: AppRouter[], logger: Logger): Promise<http.Server> {
+  const socket = adminSocketPath(dataDir);
+  if (existsSync(socket)) unlinkSync(socket);
+  const app = createApp({ logger, trustProxy: false, routers });
+  const server = http.createServer(app.callback());
+  const oldMask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socket, () => resolve());
+    });
+  } finally {
+    process.umask(oldMask);
+  }
+  chmodSync(socket, 0o600);
+  return server;
+}

@@ -1,0 +1,143 @@
+import type { Config } from '../config/schema';
+import type { AppContext, AppMiddleware } from '../http/context';
+import { ApiError } from '../shared/errors';
+import type { Clock } from '../shared/clock';
+import type { IpBlocker } from './ip-blocker';
+import { ipAllowed, normalizeIp } from './ip-match';
+import type { KeyEntry, KeyRegistry } from './key-registry';
+import { canonicalString, checkTimestamp, signatureMatches } from './signature';
+import type { TokenBuckets } from './token-bucket';
+
+export type Permission = 'read' | 'create_invoice' | 'create_address' | 'withdraw';
+export const PERMISSIONS: readonly Permission[] = ['read', 'create_invoice', 'create_address', 'withdraw'];
+
+/** What a signed request carries on to handlers. */
+export interface AuthContext {
+  apiKeyId: string;
+  keyId: string;
+  accountId: string;
+  permissions: ReadonlySet<string>;
+  usedSecret: 'current' | 'previous';
+  entry: KeyEntry;
+}
+
+export const TEST_KEYS_DOCS_URL = 'https://coinkeep.dev/docs/test-keys';
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Service-HMAC-SHA256' };
+const HEADERS = ['X-API-Key', 'X-Timestamp', 'X-Signature'] as const;
+/** Compared against when the key is unknown, so unknown and known keys cost the same work. */
+const DUMMY_SECRET = 'dummy-secret-for-constant-work-0000000000000';
+
+const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) =>
+  new ApiError(401, code, message, details, WWW_AUTHENTICATE);
+
+export interface ReplayCheck {
+  seen(signature: string, nowMs: number): boolean | Promise<boolean>;
+}
+
+/**
+ * Request signing as SPEC orders the checks: headers, timestamp format, skew, test key on mainnet
+ * (by prefix, before any lookup), then the signature against the key's valid secrets. Every
+ * answer without a valid signature is the same `auth.invalid_signature`, whatever the key's state;
+ * only a correctly signed request learns about its key (disabled, IP, frozen, permission).
+ */
+export class Authenticator {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      clock: Clock;
+      keys: KeyRegistry;
+      replay: ReplayCheck;
+      buckets: TokenBuckets;
+      ipBlocker: IpBlocker;
+    },
+  ) {}
+
+  /** Middleware for a route: `null` means optional (public unless signed; a signed request needs read). */
+  authenticate = (permission: Permission | null): AppMiddleware => {
+    return async (ctx, next) => {
+      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) return next();
+      ctx.state.auth = await this.verify(ctx, permission ?? 'read');
+      return next();
+    };
+  };
+
+  private async verify(ctx: AppContext, permission: Permission): Promise<AuthContext> {
+    const { buckets, ipBlocker } = this.deps;
+    const ip = normalizeIp(ctx.ip);
+    const blockedMs = ipBlocker.blockedFor(ip);
+    if (blockedMs > 0) {
+      const retry = Math.ceil(blockedMs / 1000);
+      throw new ApiError(429, 'rate_limited', 'too many refused authentications from this address', { scope: 'ip', retry_after: retry }, { 'Retry-After': String(retry) });
+    }
+    try {
+      const auth = await this.check(ctx, permission, ip);
+      ipBlocker.recordSuccess(ip);
+      const take = buckets.take(auth.apiKeyId, auth.entry.row.rate_limit_per_minute);
+      ctx.set('X-RateLimit-Limit', String(take.limit));
+      ctx.set('X-RateLimit-Remaining', String(take.remaining));
+      if (!take.allowed) {
+        throw new ApiError(429, 'rate_limited', 'this key is over its request limit', { scope: 'key', retry_after: take.retryAfterSeconds }, { 'Retry-After': String(take.retryAfterSeconds) });
+      }
+      return auth;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(ip);
+      throw err;
+    }
+  }
+
+  private async check(ctx: AppContext, permission: Permission, ip: string): Promise<AuthContext> {
+    const { config, clock, keys, replay } = this.deps;
+    for (const h of HEADERS) {
+      if (ctx.get(h) === '') throw unauthorized('auth.missing_header', `the ${h} header is required`, { field: h });
+    }
+    const keyId = ctx.get('X-API-Key');
+    const timestamp = ctx.get('X-Timestamp');
+    const signature = ctx.get('X-Signature');
+    const nowMs = clock.now().getTime();
+    const ts = checkTimestamp(timestamp, nowMs);
+    if (!ts.ok && ts.code === 'auth.invalid_timestamp') throw unauthorized(ts.code, 'X-Timestamp must be whole Unix seconds');
+    if (!ts.ok) throw unauthorized('auth.expired_timestamp', 'X-Timestamp is more than 300 seconds from server time', { server_time: ts.serverTime });
+    if (config.network === 'mainnet' && keyId.startsWith('ck_test_')) {
+      throw unauthorized('auth.test_key', 'test keys are refused on a mainnet environment', { docs_url: TEST_KEYS_DOCS_URL });
+    }
+
+    const entry = /^ck_(live|test)_[0-9A-Za-z]{24}$/.test(keyId) ? await keys.get(keyId) : null;
+    const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
+    const previousLive = entry !== null && entry.previousSecret !== null && entry.previousValidUntilMs > nowMs;
+    const currentOk = signatureMatches(entry?.secret ?? DUMMY_SECRET, canonical, signature);
+    const previousOk = signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
+    if (!entry || (!currentOk && !(previousLive && previousOk))) {
+      throw unauthorized('auth.invalid_signature', 'the signature does not match');
+    }
+    let replayed: boolean;
+    try {
+      replayed = await replay.seen(signature, nowMs);
+    } catch {
+      throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
+    }
+    if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
+
+    const row = entry.row;
+    if (row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${row.status}`);
+    if (!ipAllowed(entry.ipWhitelist, ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+    if (entry.accountStatus === 'frozen') throw new ApiError(403, 'account_frozen', 'the account is frozen; support can unfreeze it');
+    if (!entry.permissions.has(permission)) {
+      throw new ApiError(403, 'auth.permission_denied', `this key lacks the ${permission} permission`, { required: permission });
+    }
+    return {
+      apiKeyId: row.id,
+      keyId: row.key_id,
+      accountId: row.account_id,
+      permissions: entry.permissions,
+      usedSecret: currentOk ? 'current' : 'previous',
+      entry,
+    };
+  }
+}
+
+/** The authenticated key of a signed route (the auth middleware ran before). */
+export function authOf(ctx: AppContext): AuthContext {
+  const auth = ctx.state.auth as AuthContext | undefined;
+  if (!auth) throw new Error('route used without the auth middleware');
+  return auth;
+}

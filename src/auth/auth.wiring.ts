@@ -1,0 +1,47 @@
+import type { Config } from '../config/schema';
+import type { Sealer } from '../db/seal';
+import type { Store } from '../db/store';
+import { Idempotency, IDEMPOTENCY_TTL_MS } from '../http/idempotency';
+import type { AppRouter } from '../http/context';
+import { keysAdminRoutes } from '../admin/keys.routes';
+import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import type { TeamService } from '../team/team.service';
+import { accountRoutes } from './account.routes';
+import { Authenticator, authOf } from './auth.middleware';
+import { IpBlocker } from './ip-blocker';
+import { KeyRegistry } from './key-registry';
+import { KeyService } from './key.service';
+import { MemoryReplayGuard } from './replay-guard';
+import { SensitiveLimiter } from './sensitive-limiter';
+import { StoreReplayGuard } from './store-replay-guard';
+import { TokenBuckets } from './token-bucket';
+
+/**
+ * Authentication's parts, wired: on SQLite (one daemon) the replay guard and key cache live in
+ * memory; on PostgreSQL (possibly several daemons) replays are recorded in the store and cached
+ * keys live 2 s.
+ */
+export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService }) {
+  const nowMs = () => deps.clock.now().getTime();
+  const shared = deps.store.dialect === 'postgres';
+  const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);
+  const replay = shared ? new StoreReplayGuard(deps.store) : new MemoryReplayGuard();
+  const authenticator = new Authenticator({
+    config: deps.config,
+    clock: deps.clock,
+    keys: registry,
+    replay,
+    buckets: new TokenBuckets(nowMs),
+    ipBlocker: new IpBlocker(nowMs),
+  });
+  const limiter = new SensitiveLimiter(nowMs);
+  const keys = new KeyService(deps.store, deps.sealer, deps.clock, deps.config, deps.team, registry, limiter);
+  const idempotency = new Idempotency(deps.store, deps.clock, deps.logger);
+  /** Keys are remembered per API key for 24 h (withdrawals will pass a per-merchant permanent scope). */
+  const idempotent = idempotency.middleware((ctx) => ({ scope: `key:${authOf(ctx).apiKeyId}`, ttlMs: IDEMPOTENCY_TTL_MS }));
+  const authenticate = authenticator.authenticate;
+  const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate)];
+  const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
+  return { authenticate, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
+}

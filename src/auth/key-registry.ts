@@ -1,0 +1,61 @@
+import { AccountEntity } from '../db/entities/team';
+import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
+import type { Sealer } from '../db/seal';
+import type { Store } from '../db/store';
+
+export const KEY_SECRET_PURPOSE = 'api_key.secret';
+
+/** What authentication needs of a key: the row, its open secrets and its account's state. */
+export interface KeyEntry {
+  row: ApiKeyRow;
+  accountStatus: string;
+  secret: string;
+  previousSecret: string | null;
+  previousValidUntilMs: number;
+  permissions: Set<string>;
+  ipWhitelist: string[];
+}
+
+/**
+ * Keys by key id, with their secrets opened once and kept in memory. Every change to a key or an
+ * account goes through services that call `invalidate`, so on a single daemon the cache is
+ * exact; with PostgreSQL shared by several daemons an entry lives at most `ttlMs`.
+ */
+export class KeyRegistry {
+  private readonly cache = new Map<string, { entry: KeyEntry | null; at: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly sealer: Sealer,
+    private readonly nowMs: () => number,
+    private readonly ttlMs: number,
+  ) {}
+
+  async get(keyId: string): Promise<KeyEntry | null> {
+    const hit = this.cache.get(keyId);
+    if (hit && this.nowMs() - hit.at < this.ttlMs) return hit.entry;
+    const entry = await this.load(keyId);
+    if (this.cache.size > 50_000) this.cache.clear();
+    this.cache.set(keyId, { entry, at: this.nowMs() });
+    return entry;
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private async load(keyId: string): Promise<KeyEntry | null> {
+    const row = await this.store.read.findOneBy(ApiKeyEntity, { key_id: keyId });
+    if (!row) return null;
+    const account = await this.store.read.findOneBy(AccountEntity, { id: row.account_id });
+    return {
+      row,
+      accountStatus: account?.status ?? 'frozen',
+      secret: this.sealer.open(row.secret_sealed, KEY_SECRET_PURPOSE),
+      previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, KEY_SECRET_PURPOSE) : null,
+      previousValidUntilMs: row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : 0,
+      permissions: new Set(row.permissions.split(',').filter(Boolean)),
+      ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
+    };
+  }
+}

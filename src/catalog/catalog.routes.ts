@@ -1,0 +1,73 @@
+import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
+import { queryString } from '../http/query';
+import { iso } from '../shared/clock';
+import { validationError } from '../shared/errors';
+import type { RateEngine } from '../rates/engine';
+import type { Catalog } from './coins';
+
+export interface CatalogRouteDeps {
+  catalog: Catalog;
+  rates: RateEngine;
+  /** `null`: optional authentication (signed requests get ctx.state.auth, unsigned pass through). */
+  authenticate: (permission: 'read' | null) => AppMiddleware;
+}
+
+const sendJson = (ctx: AppContext, json: string): void => {
+  ctx.type = 'application/json';
+  ctx.body = json;
+};
+
+/** GET /v1/currencies, /v1/fiat-currencies and /v1/rates (SPEC "Currency and fiat currency"). */
+export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
+  const { catalog, rates } = deps;
+  const router = newRouter('/v1');
+
+  // The public catalogue is served to anyone, often: its body is built once per maintenance change.
+  let currencies = { version: -1, json: '' };
+  const currenciesJson = (): string => {
+    if (currencies.version !== catalog.maintenanceVersion) {
+      const items = catalog.coins().map((c) => ({
+        id: c.id,
+        ticker: c.ticker,
+        name: c.name,
+        network: c.network,
+        decimals: c.decimals,
+        invoice_enabled: c.invoice_enabled,
+        maintenance: catalog.inMaintenance(c.id),
+      }));
+      currencies = { version: catalog.maintenanceVersion, json: JSON.stringify({ items }) };
+    }
+    return currencies.json;
+  };
+
+  const fiatsJson = JSON.stringify({ default: catalog.defaultFiat, items: catalog.fiats() });
+
+  // A signed request will list the merchant's enabled coins once accounts carry that choice; until
+  // then every merchant has the whole catalogue enabled.
+  router.get('/currencies', deps.authenticate(null), (ctx) => sendJson(ctx, currenciesJson()));
+
+  router.get('/fiat-currencies', deps.authenticate('read'), (ctx) => sendJson(ctx, fiatsJson));
+
+  router.get('/rates', deps.authenticate('read'), (ctx) => {
+    const fiat = queryString(ctx.query, 'fiat');
+    if (fiat === undefined) throw validationError('fiat', 'fiat is required');
+    if (!catalog.isFiat(fiat))
+      throw validationError('fiat', `fiat must be one of ${catalog.fiats().map((f) => f.code).join(', ')}`);
+    const snapshot = rates.snapshot(fiat);
+    ctx.body = {
+      fiat,
+      items: catalog.coins().map((c) => {
+        const quote = snapshot.get(c.ticker) ?? null;
+        return {
+          coin_id: c.id,
+          ticker: c.ticker,
+          network: c.network,
+          rate: quote?.rate ?? null,
+          updated_at: quote ? iso(quote.updated_at) : null,
+        };
+      }),
+    };
+  });
+
+  return router;
+}

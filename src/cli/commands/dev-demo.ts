@@ -1,0 +1,24 @@
+import type { Daemon } from '../../daemon/main';
+import { signedCurl } from './signed-curl';
+
+export const DEMO_OWNER = 'owner@demo.coinkeep.test';
+
+/** Creates the sandbox's demo account and its test key (once per dev data dir). */
+export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknown>> {
+  const created = await daemon.team.createAccount('Demo shop', DEMO_OWNER);
+  const { key } = await daemon.keys.create(created.account.id, { email: DEMO_OWNER }, {
+    name: 'sandbox',
+    permissions: ['read', 'create_invoice', 'create_address'],
+    test: true,
+  });
+  return {
+    account_id: created.account.id,
+    owner_email: DEMO_OWNER,
+    owner_totp_secret: created.member.totp_secret,
+    key_id: key.key_id,
+    key_secret: key.secret,
+  };
+}
+
+/** A curl line that works when pasted: it signs with openssl at run time, so its timestamp is fresh. */
+export const demoCurl = (baseUrl: string, keyId: string, secret: string): string => signedCurl(baseUrl, keyId, secret, 'GET', '/v1/fiat-currencies');

@@ -1,0 +1,211 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, watch, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { PROJECT_ROOT } from '../../config/load';
+import { ensureDataDir, loadMasterKey } from '../../db/seal';
+import { Store } from '../../db/store';
+import { pidFilePath, startDaemon } from '../../daemon/main';
+import { UserError } from '../../shared/errors';
+import { adminCall, DAEMON_DOWN } from '../admin-client';
+import { cliConfig, configPath, output } from '../context';
+
+export const logFilePath = (dataDir: string): string => path.join(dataDir, 'logs', 'coinkeepd.log');
+const CLI_ENTRY = path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js');
+
+type Opts = Record<string, string | boolean | undefined>;
+
+/** Runs the daemon in this process until SIGTERM/SIGINT; the shutdown is bounded by 10 s. */
+export async function runForeground(cmd: Command, extra?: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<void>): Promise<void> {
+  const config = cliConfig(cmd);
+  const daemon = await startDaemon(config, { pidFile: true });
+  if (extra) await extra(daemon);
+  await new Promise<void>((resolve) => {
+    const onSignal = () => {
+      setTimeout(() => {
+        daemon.logger.error('shutdown took longer than 10 s; exiting');
+        process.exit(1);
+      }, 10_000).unref();
+      void daemon.stop().then(resolve);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+export function lastLines(file: string, n: number): string {
+  if (!existsSync(file)) return '';
+  const size = statSync(file).size;
+  const fd = openSync(file, 'r');
+  try {
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    return buf.toString('utf8').split('\n').filter(Boolean).slice(-n).join('\n');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function daemonStatus(dataDir: string): Promise<Record<string, unknown> | null> {
+  try {
+    return await adminCall(dataDir, 'GET', '/admin/status', undefined, 2000);
+  } catch {
+    return null;
+  }
+}
+
+export function registerLifecycleCommands(program: Command): void {
+  program
+    .command('init')
+    .description('write the config, create the data dir, master key and database')
+    .option('--network <network>', 'testnet or mainnet', 'testnet')
+    .action(async (o: Opts, cmd: Command) => {
+      if (o.network !== 'testnet' && o.network !== 'mainnet') throw new UserError('--network must be testnet or mainnet');
+      const file = configPath(cmd);
+      let wroteConfig = false;
+      if (!existsSync(file)) {
+        mkdirSync(path.dirname(file), { recursive: true });
+        const example = readFileSync(path.join(PROJECT_ROOT, 'config', 'coinkeep.example.yaml'), 'utf8');
+        writeFileSync(file, example.replace(/^network: \w+/m, `network: ${o.network}`), { mode: 0o600 });
+        wroteConfig = true;
+      }
+      const config = cliConfig(cmd);
+      ensureDataDir(config.data_dir);
+      mkdirSync(path.join(config.data_dir, 'logs'), { recursive: true, mode: 0o700 });
+      loadMasterKey(config.data_dir, { create: true });
+      const store = await Store.open({ url: config.database.url });
+      const applied = await store.migrate();
+      await store.close();
+      output(cmd, { config: file, config_written: wroteConfig, data_dir: config.data_dir, network: config.network, migrations_applied: applied }, (r) =>
+        [`config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`, `data dir: ${r.data_dir}`, `network: ${r.network}`, `migrations applied: ${r.migrations_applied.length}`].join('\n'),
+      );
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .action(async (_o: Opts, cmd: Command) => {
+      const config = cliConfig(cmd);
+      const store = await Store.open({ url: config.database.url });
+      const applied = await store.migrate();
+      await store.close();
+      output(cmd, { migrations_applied: applied }, (r) => `migrations applied: ${r.migrations_applied.join(', ') || 'none'}`);
+    });
+
+  program
+    .command('run')
+    .description('run the daemon in the foreground (what bin/coinkeepd runs)')
+    .action(async (_o: Opts, cmd: Command) => runForeground(cmd));
+
+  program
+    .command('start')
+    .description('start the daemon in the background; returns once the API answers')
+    .option('--timeout <seconds>', 'how long to wait for the API', '30')
+    .action(async (o: Opts, cmd: Command) => {
+      const config = cliConfig(cmd);
+      if (await daemonStatus(config.data_dir)) throw new UserError('coinkeepd is already running');
+      ensureDataDir(config.data_dir);
+      const logFile = logFilePath(config.data_dir);
+      mkdirSync(path.dirname(logFile), { recursive: true, mode: 0o700 });
+      const fd = openSync(logFile, 'a', 0o600);
+      const child = spawn(process.execPath, [CLI_ENTRY, 'run', '--config', path.resolve(configPath(cmd))], {
+        detached: true,
+        stdio: ['ignore', fd, fd],
+        env: process.env,
+      });
+      closeSync(fd);
+      let exited: number | null = null;
+      child.on('exit', (code) => (exited = code ?? 1));
+      child.unref();
+      const deadline = Date.now() + Number(o.timeout) * 1000;
+      while (Date.now() < deadline) {
+        if (exited !== null) break;
+        const status = await daemonStatus(config.data_dir);
+        if (status && (await healthy(String(status.api_url)))) {
+          output(cmd, { status: 'running', pid: child.pid, api_url: status.api_url, log: logFile }, (r) => `coinkeepd started (pid ${r.pid}) at ${r.api_url}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      if (exited === null) child.kill('SIGTERM');
+      const tail = lastLines(logFile, 10);
+      throw new UserError(`coinkeepd did not start${exited !== null ? ` (exit code ${exited})` : ''}; last log lines:\n${tail}`);
+    });
+
+  program
+    .command('stop')
+    .description('stop the daemon (SIGTERM; in-flight requests finish)')
+    .action(async (_o: Opts, cmd: Command) => {
+      const config = cliConfig(cmd);
+      const file = pidFilePath(config.data_dir);
+      const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
+      if (!Number.isInteger(pid) || !alive(pid)) {
+        output(cmd, { status: 'stopped', was_running: false }, () => 'coinkeepd is not running');
+        return;
+      }
+      process.kill(pid, 'SIGTERM');
+      const deadline = Date.now() + 12_000;
+      while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (alive(pid)) throw new UserError(`coinkeepd (pid ${pid}) did not stop within 12 s`);
+      output(cmd, { status: 'stopped', was_running: true, pid }, () => `coinkeepd stopped (pid ${pid})`);
+    });
+
+  program
+    .command('status')
+    .description('is the daemon running, and what it serves')
+    .action(async (_o: Opts, cmd: Command) => {
+      const config = cliConfig(cmd);
+      const status = await daemonStatus(config.data_dir);
+      if (!status) throw new UserError(DAEMON_DOWN, 3);
+      output(cmd, status, (s) =>
+        [`coinkeepd running (pid ${s.pid}) since ${s.started_at}`, `api: ${s.api_url}`, `network: ${s.network}`, `database: ${s.database}`].join('\n'),
+      );
+    });
+
+  program
+    .command('logs')
+    .description("print the daemon's log")
+    .option('-f, --follow', 'keep printing new lines')
+    .option('-n, --lines <n>', 'lines to print', '100')
+    .action(async (o: Opts, cmd: Command) => {
+      const file = logFilePath(cliConfig(cmd).data_dir);
+      if (!existsSync(file)) throw new UserError(`no log yet at ${file}`);
+      const text = lastLines(file, Number(o.lines));
+      if (text) process.stdout.write(text + '\n');
+      if (!o.follow) return;
+      let pos = statSync(file).size;
+      await new Promise<void>(() => {
+        watch(file, () => {
+          const size = statSync(file).size;
+          if (size < pos) pos = 0;
+          if (size === pos) return;
+          const fd = openSync(file, 'r');
+          const buf = Buffer.alloc(size - pos);
+          readSync(fd, buf, 0, buf.length, pos);
+          closeSync(fd);
+          pos = size;
+          process.stdout.write(buf);
+        });
+      });
+    });
+
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function healthy(apiUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}

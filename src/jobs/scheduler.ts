@@ -1,0 +1,45 @@
+import { createTask, type ScheduledTask } from 'node-cron';
+import type { Logger } from '../shared/logger';
+
+/** A scheduled job: never overlaps itself, logs and goes on after a failure, stops on shutdown. */
+export interface Job {
+  name: string;
+  /** node-cron expression; six fields give second-level schedules. */
+  schedule: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export class Scheduler {
+  private readonly tasks: ScheduledTask[] = [];
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+
+  constructor(private readonly logger: Logger) {}
+
+  add(job: Job, opts: { runAtStart?: boolean } = {}): void {
+    const tick = () => this.runOnce(job);
+    const task = createTask(job.schedule, tick, { name: job.name });
+    this.tasks.push(task);
+    void task.start();
+    if (opts.runAtStart) void tick();
+  }
+
+  /** Runs a job now unless it is already running (then returns the running one). */
+  runOnce(job: Job): Promise<void> {
+    const current = this.running.get(job.name);
+    if (current) return current;
+    if (this.abort.signal.aborted) return Promise.resolve();
+    const p = job
+      .run(this.abort.signal)
+      .catch((err: unknown) => this.logger.error('job failed', { job: job.name, error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => this.running.delete(job.name));
+    this.running.set(job.name, p);
+    return p;
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    for (const t of this.tasks) await t.destroy();
+    await Promise.allSettled([...this.running.values()]);
+  }
+}
