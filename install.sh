@@ -12,29 +12,41 @@ major=$(node -p 'process.versions.node.split(".")[0]')
 command -v npm >/dev/null || fail "npm is required (not found)"
 
 # Native modules (better-sqlite3) build from source: a C++ toolchain and python3 are needed.
+# The tests also run the sandbox's printed example, which uses curl and openssl.
 missing=()
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
 command -v python3 >/dev/null || missing+=(python3)
+command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "install.sh: installing ${missing[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
       || fail "apt-get could not install ${missing[*]}"
   else
-    fail "missing build tools: ${missing[*]} (install them, then run ./install.sh again)"
+    fail "missing tools: ${missing[*]} (install them, then run ./install.sh again)"
   fi
 fi
 
-# Dependencies: exactly the lock file's versions; skipped when node_modules already matches it.
+# Dependencies: exactly the lock file's versions; skipped when node_modules already matches it
+# and its native module loads (it follows the ABI of the Node.js that built it).
 stamp=node_modules/.coinkeep-lock-stamp
 lockhash=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lockhash" ]; then
   npm ci --no-audit --no-fund || fail "npm ci failed (see the lines above)"
   echo "$lockhash" > "$stamp"
+elif ! node -e 'new (require("better-sqlite3"))(":memory:").close()' >/dev/null 2>&1; then
+  echo "install.sh: rebuilding native modules for Node.js $(node --version)"
+  npm rebuild --no-audit --no-fund better-sqlite3 >/dev/null || fail "npm rebuild better-sqlite3 failed"
 fi
 
-npm run --silent build || fail "the TypeScript build failed (see the lines above)"
+# The build: skipped when nothing it reads changed since the last successful one.
+built=dist/.coinkeep-build-stamp
+if [ ! -f "$built" ] || [ -n "$(find src test config tsconfig.json package-lock.json -newer "$built" -print -quit)" ]; then
+  npm run --silent build || fail "the TypeScript build failed (see the lines above)"
+  touch "$built"
+fi
 
 mkdir -p data
 chmod 700 data

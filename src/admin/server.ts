@@ -1,11 +1,13 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
+import net from 'node:net';
 import { createApp } from '../http/app';
 import type { AppRouter } from '../http/context';
 import type { Logger } from '../shared/logger';
+import { adminSocketPath } from '../daemon/paths';
+import { UserError } from '../shared/errors';
 
-export const adminSocketPath = (dataDir: string): string => path.join(dataDir, 'admin.sock');
+export { adminSocketPath };
 
 /**
  * The admin API (the "cabinet" of SPEC) on a Unix socket, mode 0600: only the daemon's user can
@@ -13,7 +15,11 @@ export const adminSocketPath = (dataDir: string): string => path.join(dataDir, '
  */
 export async function listenAdmin(dataDir: string, routers: AppRouter[], logger: Logger): Promise<http.Server> {
   const socket = adminSocketPath(dataDir);
-  if (existsSync(socket)) unlinkSync(socket);
+  if (existsSync(socket)) {
+    // A socket that still answers belongs to a running daemon on this data dir: never take it over.
+    if (await answers(socket)) throw new UserError(`another coinkeepd is running with the data dir ${dataDir}`);
+    unlinkSync(socket);
+  }
   const app = createApp({ logger, trustProxy: false, routers });
   const server = http.createServer(app.callback());
   const oldMask = process.umask(0o177);
@@ -27,4 +33,15 @@ export async function listenAdmin(dataDir: string, routers: AppRouter[], logger:
   }
   chmodSync(socket, 0o600);
   return server;
+}
+
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = net.connect(socket);
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
 }

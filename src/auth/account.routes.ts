@@ -1,12 +1,19 @@
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { parsePageRequest, toPage } from '../http/pagination';
+import { queryEnum } from '../http/query';
 import { authOf, type Permission } from './auth.middleware';
-import type { KeyService } from './key.service';
+import { presentKey, type KeyService } from './key.service';
 
-/** GET /v1/account/api-keys (permission read, PRODUCT §5). */
+const KEY_STATUSES = ['active', 'disabled', 'revoked'] as const;
+
+/** GET /v1/account/api-keys (permission read, PRODUCT §5): a keyset page, newest first, `?status=` filter. */
 export function accountRoutes(keys: KeyService, authenticate: (p: Permission | null) => AppMiddleware): AppRouter {
   const r = newRouter('/v1');
   r.get('/account/api-keys', authenticate('read'), async (ctx) => {
-    ctx.body = { items: await keys.list(authOf(ctx).accountId) };
+    const status = queryEnum(ctx.query, 'status', KEY_STATUSES);
+    const page = parsePageRequest(ctx.query, { status });
+    const rows = await keys.listPage(authOf(ctx).accountId, { status }, page);
+    ctx.body = toPage(rows, page, presentKey);
   });
   return r;
 }

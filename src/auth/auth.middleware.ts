@@ -55,7 +55,11 @@ export class Authenticator {
   /** Middleware for a route: `null` means optional (public unless signed; a signed request needs read). */
   authenticate = (permission: Permission | null): AppMiddleware => {
     return async (ctx, next) => {
-      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) return next();
+      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) {
+        // Public (unsigned) requests are refused too while the client's address is blocked.
+        this.refuseIfBlocked(normalizeIp(ctx.ip));
+        return next();
+      }
       ctx.state.auth = await this.verify(ctx, permission ?? 'read');
       return next();
     };
@@ -64,11 +68,7 @@ export class Authenticator {
   private async verify(ctx: AppContext, permission: Permission): Promise<AuthContext> {
     const { buckets, ipBlocker } = this.deps;
     const ip = normalizeIp(ctx.ip);
-    const blockedMs = ipBlocker.blockedFor(ip);
-    if (blockedMs > 0) {
-      const retry = Math.ceil(blockedMs / 1000);
-      throw new ApiError(429, 'rate_limited', 'too many refused authentications from this address', { scope: 'ip', retry_after: retry }, { 'Retry-After': String(retry) });
-    }
+    this.refuseIfBlocked(ip);
     try {
       const auth = await this.check(ctx, permission, ip);
       ipBlocker.recordSuccess(ip);
@@ -82,6 +82,15 @@ export class Authenticator {
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(ip);
       throw err;
+    }
+  }
+
+  /** Every request from a blocked address is 429 (scope ip), a correct one too. */
+  private refuseIfBlocked(ip: string): void {
+    const blockedMs = this.deps.ipBlocker.blockedFor(ip);
+    if (blockedMs > 0) {
+      const retry = Math.ceil(blockedMs / 1000);
+      throw new ApiError(429, 'rate_limited', 'too many refused authentications from this address', { scope: 'ip', retry_after: retry }, { 'Retry-After': String(retry) });
     }
   }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/schema';
-import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
+import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/auth';
+import { applyKeyset, type PageKey } from '../db/keyset';
 import { MemberEntity, type MemberRow } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
@@ -150,6 +151,14 @@ export class KeyService {
     return rows.map(presentKey);
   }
 
+  /** One keyset page (newest first) of the account's keys, optionally of one status; `limit + 1` rows. */
+  async listPage(accountId: string, filters: { status?: KeyStatus }, page: { limit: number; after: PageKey | null }): Promise<ApiKeyRow[]> {
+    await this.team.getAccount(accountId);
+    const qb = this.store.read.createQueryBuilder(ApiKeyEntity, 'k').where('k.account_id = :account', { account: accountId });
+    if (filters.status) qb.andWhere('k.status = :status', { status: filters.status });
+    return applyKeyset(qb, 'k', page).getMany();
+  }
+
   async show(accountId: string, keyId: string) {
     return presentKey(await this.load(this.store.read, accountId, keyId));
   }
@@ -200,7 +209,7 @@ export class KeyService {
     const rateLimit = changes.rate_limit_per_minute === undefined ? undefined : checkRateLimit(changes.rate_limit_per_minute);
     if ([name, permissions, whitelist, rateLimit].every((v) => v === undefined)) throw validationError('changes', 'name at least one change');
     const needsOtp = Boolean(permissions?.includes('withdraw') || whitelist !== undefined);
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: needsOtp && actor.otp !== undefined, own: true }, async (_em, row, _w, a, now) => {
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: needsOtp && actor.otp !== undefined, own: true }, async (em, row, who, a, now) => {
       let state = toState(row);
       const events: wp.KeyEvent[] = [];
       if (whitelist !== undefined && !wp.sameWhitelist(whitelist, state.ipWhitelist)) {
@@ -223,6 +232,12 @@ export class KeyService {
           events.push('withdraw.lost');
         }
       }
+      // Name, permissions and rate limit are logged here; whitelist and withdraw changes by their events.
+      const changed: Record<string, unknown> = {};
+      if (name !== undefined && name !== row.name) changed.name = { from: row.name, to: name };
+      if (rateLimit !== undefined && rateLimit !== row.rate_limit_per_minute) changed.rate_limit_per_minute = { from: row.rate_limit_per_minute, to: rateLimit };
+      if (state.permissions.join(',') !== row.permissions) changed.permissions = { from: row.permissions, to: state.permissions.join(',') };
+      if (Object.keys(changed).length) await this.team.log(em, row.account_id, who.email, 'key.updated', { key_id: row.key_id, ...changed });
       if (name !== undefined) row.name = name;
       if (rateLimit !== undefined) row.rate_limit_per_minute = rateLimit;
       return { ok: true as const, next: state, events };

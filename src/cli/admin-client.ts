@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { adminSocketPath } from '../admin/server';
+import { adminSocketPath } from '../daemon/paths';
 import { UserError } from '../shared/errors';
 
 export const DAEMON_DOWN = 'coinkeepd is not running (start it with: coinkeep start)';

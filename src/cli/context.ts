@@ -52,3 +52,10 @@ export function showEnrolment(member: { email: string; totp_secret: string; otpa
   }
   return out;
 }
+
+/** A whole-number option (`--rate-limit 100`); anything else is a one-line usage error. */
+export function wholeNumber(flag: string, value: unknown): number {
+  const s = String(value).trim();
+  if (!/^\d{1,9}$/.test(s)) throw new UserError(`${flag} must be a whole number`);
+  return Number(s);
+}

@@ -1,27 +1,60 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { PROJECT_ROOT } from '../config/load';
 import { ConfigError } from '../config/schema';
 import { UserError } from '../shared/errors';
 import { registerDevCommands } from './commands/dev';
 import { registerLifecycleCommands } from './commands/lifecycle';
 import { registerKeyCommands } from './commands/keys';
+import { registerLedgerCommands } from './commands/ledger';
 import { registerTeamCommands } from './commands/team';
+import { registerWalletCommands } from './commands/wallet';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
     .description('Coinkeep: self-hosted crypto payment processor')
     .option('--config <file>', 'config file (default config/coinkeep.yaml or $COINKEEP_CONFIG)')
     .option('--json', 'print one JSON object on stdout')
+    .version(version(), '-V, --version')
     .showHelpAfterError(false)
+    .showSuggestionAfterError(false)
+    .configureOutput({ writeErr: (text) => process.stderr.write(text.replace(/^error: /, 'coinkeep: ')) })
     .exitOverride();
   registerLifecycleCommands(program);
   registerDevCommands(program);
   registerTeamCommands(program);
   registerKeyCommands(program);
+  registerWalletCommands(program);
+  requireSubcommands(program);
+  registerLedgerCommands(program);
   return program;
+}
+
+/** A group (`keys`, `account`...) named without its subcommand is a one-line usage error, not a help page. */
+function requireSubcommands(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    if (sub.commands.length === 0) continue;
+    const names = sub.commands.map((c) => c.name()).filter((n) => n !== 'help');
+    sub.action(() => {
+      throw new UserError(`${sub.name()}: name a subcommand (${names.join(', ')}); see coinkeep ${sub.name()} --help`);
+    });
+    requireSubcommands(sub);
+  }
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Every failure ends as one line on stderr and a non-zero exit code. */
 export async function main(argv: string[]): Promise<void> {
+  // Files the CLI and the daemon create (database, WAL, logs, pid, socket) are the owner's only.
+  process.umask(0o077);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
@@ -37,6 +70,8 @@ export async function main(argv: string[]): Promise<void> {
         : `unexpected error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
     process.stderr.write(`coinkeep: ${message}\n`);
     process.exitCode = code;
+    // A failed command ends now, even if something it opened still holds the event loop.
+    setTimeout(() => process.exit(code), 2000).unref();
   }
 }
 

@@ -12,6 +12,21 @@ export interface TokenConfig {
   invoice_enabled: boolean;
 }
 
+/** How the chain core watches a chain; from the chain's `options`, checked at load. */
+export interface ChainWatchOptions {
+  /** Deepest reorganisation the core follows; a deeper one stops the chain's scanning (README "Chains"). */
+  reorg_max_depth: number;
+  poll_interval_ms: number;
+  /** Blocks fetched per request while catching up. */
+  batch_size: number;
+  /** First block a fresh cursor scans; null: the node's tip when the cursor is created. */
+  start_height: number | null;
+  /** A tip unchanged this long counts as a stalled node; 0 never (chains mined on demand). */
+  stall_seconds: number;
+  /** Every node request is abandoned after this long. */
+  rpc_timeout_ms: number;
+}
+
 export interface ChainConfig {
   id: string;
   kind: 'btc' | 'evm' | 'tron';
@@ -24,6 +39,8 @@ export interface ChainConfig {
   tokens: TokenConfig[];
   /** Extra adapter settings (address parameters, reorg depth...) checked by the chain issues. */
   options: Record<string, unknown>;
+  /** The chain core's settings, read from `options`. */
+  watch: ChainWatchOptions;
 }
 
 export type RateSourceConfig =
@@ -192,6 +209,33 @@ const NATIVE_DEFAULTS: Record<ChainConfig['kind'], { ticker: string; decimals: n
   tron: { ticker: 'TRX', decimals: 6 },
 };
 
+/** Keys of a chain's `options` the chain core reads; a family's adapter adds its own to this list. */
+const WATCH_OPTION_KEYS = ['reorg_max_depth', 'poll_interval_ms', 'batch_size', 'start_height', 'stall_seconds', 'rpc_timeout_ms'];
+
+/** A node stuck this long is in trouble; Bitcoin's blocks come far less regularly than the others'. */
+const STALL_DEFAULTS: Record<ChainConfig['kind'], number> = { btc: 7200, evm: 600, tron: 300 };
+
+/** Address parameters of a btc chain overriding its network preset (bcoin regtest: STACK.md). */
+const BTC_ADDRESS_OPTION_KEYS = ['bech32', 'pub_key_hash', 'script_hash', 'wif'];
+
+function readBtcAddressOptions(r: Reader): void {
+  if (r.raw('bech32') != null && !/^[a-z]{1,20}$/.test(String(r.str('bech32')))) throw new ConfigError(r.key('bech32'), 'must be 1 to 20 lower-case letters');
+  for (const k of BTC_ADDRESS_OPTION_KEYS.slice(1)) if (r.raw(k) != null) r.int(k, undefined, 0, 255);
+}
+
+function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
+  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS] : WATCH_OPTION_KEYS);
+  if (kind === 'btc') readBtcAddressOptions(r);
+  return {
+    reorg_max_depth: r.int('reorg_max_depth', 64, 1, 10000),
+    poll_interval_ms: r.int('poll_interval_ms', kind === 'btc' ? 10000 : 3000, 50, 3600000),
+    batch_size: r.int('batch_size', kind === 'btc' ? 10 : 100, 1, 1000),
+    start_height: r.raw('start_height') == null ? null : r.int('start_height', undefined, 0, 2 ** 31 - 1),
+    stall_seconds: r.int('stall_seconds', STALL_DEFAULTS[kind], 0, 604800),
+    rpc_timeout_ms: r.int('rpc_timeout_ms', 10000, 100, 600000),
+  };
+}
+
 function readChain(r: Reader): ChainConfig {
   const id = r.str('id');
   if (!CHAIN_ID_RE.test(id)) throw new ConfigError(r.key('id'), 'must be lower-case letters, digits, - or _');
@@ -207,6 +251,7 @@ function readChain(r: Reader): ChainConfig {
     native: readAsset(r.child('native'), NATIVE_DEFAULTS[kind]),
     tokens: r.list('tokens').map((t) => ({ ...readAsset(t, {}), contract: t.str('contract') })),
     options: (r.raw('options') as Record<string, unknown> | undefined) ?? {},
+    watch: readWatchOptions(r.child('options'), kind),
   };
   if (kind === 'btc') r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');

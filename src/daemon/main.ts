@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { unlinkSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config/schema';
 import { ensureDataDir, loadMasterKey, Sealer } from '../db/seal';
 import { Store } from '../db/store';
@@ -10,8 +9,10 @@ import { healthRoutes } from '../http/health.routes';
 import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
 import { statusAdminRoutes } from '../admin/status.routes';
+import { ledgerAdminRoutes } from '../admin/ledger.routes';
 import { Catalog } from '../catalog/coins';
 import { catalogRoutes } from '../catalog/catalog.routes';
+import { transactionsApi } from '../transactions/transactions.routes';
 import { RateEngine } from '../rates/engine';
 import { refreshRatesJob } from '../jobs/refresh-rates.job';
 import { Scheduler } from '../jobs/scheduler';
@@ -20,12 +21,31 @@ import { systemClock, type Clock } from '../shared/clock';
 import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from '../auth/auth.wiring';
 import type { KeyService } from '../auth/key.service';
+import { WatchedAddresses } from '../chains/watched-addresses';
+import { walletAdminRoutes } from '../admin/wallet.routes';
+import { AddressService } from '../wallet/address.service';
+import type { HdWallet } from '../wallet/hd';
+import { loadWallet } from '../wallet/seed';
+import { Outbox } from '../events/outbox';
+import { Ledger } from '../ledger/ledger';
+import { createInvoices } from '../invoices/invoices.wiring';
+import type { AddressAllocator } from '../wallet/allocator';
+import type { Permission } from '../auth/auth.middleware';
+import type { AppMiddleware, AppRouter } from '../http/context';
+
+type Authenticate = (permission: Permission | null) => AppMiddleware;
+import { pidFilePath } from './paths';
+import { UserError } from '../shared/errors';
 
 export interface DaemonOptions {
   logger?: Logger;
   clock?: Clock;
   /** Write <data_dir>/coinkeepd.pid (the CLI's start/stop use it). */
   pidFile?: boolean;
+  /** Tests: issue deposit addresses with this allocator instead of the wallet's. */
+  allocator?: AddressAllocator;
+  /** Tests only: extra API routers, mounted last, built with the real auth and idempotency middleware. */
+  extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
 }
 
 export interface Daemon {
@@ -36,11 +56,18 @@ export interface Daemon {
   keys: KeyService;
   rates: RateEngine;
   catalog: Catalog;
+  /** The HD wallet, the watched set and the deposit-address allocator (the wallet issue). */
+  wallet: HdWallet;
+  watched: WatchedAddresses;
+  addresses: AddressService;
+  outbox: Outbox;
+  ledger: Ledger;
+  invoices: ReturnType<typeof createInvoices>;
   logger: Logger;
   stop(): Promise<void>;
 }
 
-export const pidFilePath = (dataDir: string): string => path.join(dataDir, 'coinkeepd.pid');
+export { pidFilePath };
 
 /** The one place that wires config → store → services → API, admin socket and jobs. */
 export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
@@ -53,12 +80,24 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const applied = await store.migrate();
   if (applied.length) logger.info('migrations applied', { migrations: applied });
 
+  const wallet = await loadWallet(store, sealer).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   const catalog = new Catalog(config.chains, config.fiat);
+  const watched = new WatchedAddresses();
+  const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock });
+  await addresses.loadWatched();
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
   const auth = createAuth({ config, store, sealer, clock, logger, team });
   await auth.idempotency.recoverAbandoned();
+
+  const outbox = new Outbox();
+  const ledger = new Ledger(clock);
+  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, ledger, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  await invoices.service.expireDue();
 
   const scheduler = new Scheduler(logger);
   const startedAt = clock.now();
@@ -66,13 +105,23 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
-    routers: [healthRoutes(), catalogRoutes({ catalog, rates, authenticate: auth.authenticate }), ...auth.apiRoutes],
+    routers: [
+      healthRoutes(),
+      catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
+      ...auth.apiRoutes,
+      invoices.routes,
+      ...(opts.extraRouters?.(auth) ?? []),
+      transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
+    ],
   });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.listen.port, config.listen.host, () => resolve());
+  }).catch(async (err: NodeJS.ErrnoException) => {
+    await store.close();
+    throw listenError(err, `${config.listen.host}:${config.listen.port}`);
   });
   const addr = server.address() as AddressInfo;
   const apiUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
@@ -83,11 +132,18 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       healthRoutes(),
       statusAdminRoutes({ config, apiUrl, startedAt, rates }),
       teamAdminRoutes(team),
+      walletAdminRoutes({ wallet, addresses, chains: config.chains, logger }),
+      ledgerAdminRoutes(store),
       ...auth.adminRoutes,
     ],
     logger,
-  );
+  ).catch(async (err: unknown) => {
+    await closeServer(server);
+    await store.close();
+    throw err;
+  });
 
+  scheduler.add(invoices.expiryJob);
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
   scheduler.add({ name: 'purge-idempotency-keys', schedule: '17 * * * *', run: () => auth.idempotency.purgeExpired() });
   scheduler.add({ name: 'expire-withdraw-requests', schedule: '*/1 * * * *', run: async () => void (await auth.keys.expireRequests()) }, { runAtStart: true });
@@ -114,7 +170,13 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, logger, stop };
+}
+
+/** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */
+function listenError(err: NodeJS.ErrnoException, where: string): Error {
+  const reason = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EADDRNOTAVAIL' ? 'address not available on this host' : err.message;
+  return new UserError(`cannot listen on ${where} (listen): ${reason}`);
 }
 
 /** Stops accepting, lets in-flight requests finish, then closes idle keep-alive sockets. */

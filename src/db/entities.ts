@@ -1,5 +1,29 @@
 import { ApiKeyEntity, IdempotencyEntity, ReplayEntity } from './entities/auth';
+import { AddressEntity, ChainTransferEntity } from './entities/chain';
+import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
+import { EventEntity } from './entities/events';
+import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
+import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
 
 /** Every entity schema of the store; migrations create the same tables. */
-export const ENTITIES = [MetaEntity, AccountEntity, MemberEntity, SecurityLogEntity, ApiKeyEntity, IdempotencyEntity, ReplayEntity];
+export const ENTITIES = [
+  MetaEntity,
+  AccountEntity,
+  MemberEntity,
+  SecurityLogEntity,
+  ApiKeyEntity,
+  IdempotencyEntity,
+  ReplayEntity,
+  AddressEntity,
+  ChainTransferEntity,
+  ChainCursorEntity,
+  ChainBlockEntity,
+  EventEntity,
+  LedgerEntryEntity,
+  LedgerBalanceEntity,
+  InvoiceEntity,
+  TransactionEntity,
+  WalletBranchEntity,
+  WalletCounterEntity,
+];

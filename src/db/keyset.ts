@@ -13,10 +13,41 @@ export function applyKeyset<T extends ObjectLiteral>(
   page: { limit: number; after: PageKey | null },
 ): SelectQueryBuilder<T> {
   if (page.after) {
-    qb.andWhere(`(${alias}.created_at < :ks_t OR (${alias}.created_at = :ks_t AND ${alias}.id < :ks_id))`, {
+    // The leading `created_at <=` gives the index a range to start from; the plain OR form made
+    // SQLite scan the account's rows from the newest on every page (quadratic over an export).
+    qb.andWhere(`${alias}.created_at <= :ks_t AND (${alias}.created_at < :ks_t OR ${alias}.id < :ks_id)`, {
       ks_t: page.after.created_at,
       ks_id: page.after.id,
     });
   }
   return qb.orderBy(`${alias}.created_at`, 'DESC').addOrderBy(`${alias}.id`, 'DESC').limit(page.limit + 1);
+}
+
+/**
+ * Every row of a list in keyset order, read `batchSize` rows at a time (each batch a fresh query
+ * after the last key), so an export never holds more than one batch. `build` returns a new query
+ * with the list's filters each time; rows must carry `created_at` and `id`.
+ */
+export async function* keysetBatches<R extends PageKey>(
+  build: () => SelectQueryBuilder<ObjectLiteral>,
+  alias: string,
+  opts: { after: PageKey | null; batchSize: number; read: (qb: SelectQueryBuilder<ObjectLiteral>) => Promise<R[]> },
+): AsyncGenerator<R[]> {
+  let after = opts.after;
+  for (;;) {
+    const qb = applyKeyset(build(), alias, { limit: opts.batchSize - 1, after });
+    const rows = await opts.read(qb);
+    if (rows.length === 0) return;
+    yield rows;
+    if (rows.length < opts.batchSize) return;
+    const last = rows[rows.length - 1]!;
+    after = { created_at: last.created_at, id: last.id };
+  }
+}
+
+/** How many rows a list query matches, counting no further than `cap` (cheap on a long list). */
+export async function countUpTo(qb: SelectQueryBuilder<ObjectLiteral>, cap: number): Promise<number> {
+  const [sql, params] = qb.select('1', 'one').orderBy().limit(cap).getQueryAndParameters();
+  const rows: Array<{ n: number | string }> = await qb.connection.query(`SELECT COUNT(*) AS n FROM (${sql}) capped`, params);
+  return Number(rows[0]?.n ?? 0);
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DataSource, EntityManager, EntitySchema, MixedList } from 'typeorm';
 import { AsyncLock } from '../shared/async-lock';
@@ -59,6 +59,7 @@ export class Store {
       });
     }
     await ds.initialize();
+    if (dialect === 'sqlite') restrictSqliteFiles(opts.url.slice('sqlite:'.length));
     return new Store(ds, dialect);
   }
 
@@ -83,8 +84,24 @@ export class Store {
     return this.ds.transaction(fn);
   }
 
+  /**
+   * Reads at one point in time (a consistent snapshot across several queries): on PostgreSQL a
+   * REPEATABLE READ transaction; on SQLite's one shared connection, a transaction under the write
+   * lock (so no write interleaves).
+   */
+  snapshot<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
+    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
+    return this.ds.transaction('REPEATABLE READ', fn);
+  }
+
   async close(): Promise<void> {
     if (this.dialect === 'sqlite') await this.lock.run(async () => this.ds.destroy());
     else await this.ds.destroy();
   }
+}
+
+/** The database file and its WAL files: readable by the owner only (PRODUCT §13; the seed row lives there). */
+function restrictSqliteFiles(file: string): void {
+  if (file === ':memory:') return;
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
 }

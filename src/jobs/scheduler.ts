@@ -4,13 +4,17 @@ import type { Logger } from '../shared/logger';
 /** A scheduled job: never overlaps itself, logs and goes on after a failure, stops on shutdown. */
 export interface Job {
   name: string;
-  /** node-cron expression; six fields give second-level schedules. */
-  schedule: string;
+  /**
+   * node-cron expression (six fields give second-level schedules), or a pause between the end of
+   * one run and the start of the next, for jobs that poll more often than once a second.
+   */
+  schedule: string | { everyMs: number };
   run(signal: AbortSignal): Promise<void>;
 }
 
 export class Scheduler {
   private readonly tasks: ScheduledTask[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
 
@@ -18,6 +22,19 @@ export class Scheduler {
 
   add(job: Job, opts: { runAtStart?: boolean } = {}): void {
     const tick = () => this.runOnce(job);
+    if (typeof job.schedule !== 'string') {
+      const { everyMs } = job.schedule;
+      const next = (delay: number): void => {
+        if (this.abort.signal.aborted) return;
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          void tick().then(() => next(everyMs));
+        }, delay);
+        this.timers.add(timer);
+      };
+      next(opts.runAtStart ? 0 : everyMs);
+      return;
+    }
     const task = createTask(job.schedule, tick, { name: job.name });
     this.tasks.push(task);
     void task.start();
@@ -39,6 +56,8 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
     for (const t of this.tasks) await t.destroy();
     await Promise.allSettled([...this.running.values()]);
   }

@@ -42,6 +42,12 @@ interface SourceState {
 
 const pairKey = (ticker: string, fiat: string): string => `${ticker}/${fiat}`;
 
+/** fetch() hides the network reason (refused, DNS, TLS) in `cause`: operators need it. */
+const describe = (err: unknown): string => {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message;
+};
+
 /**
  * Fiat rates from several sources (PRODUCT §3): a value is fresh for `max_age_seconds` after its
  * fetch, fixed values always; one fresh value is used as is; two or more give their median, unless
@@ -74,11 +80,9 @@ export class RateEngine {
 
   /** Fetches every remote source in parallel. Never rejects; a call during a refresh joins it. */
   refresh(signal?: AbortSignal): Promise<void> {
-    this.running ??= Promise.all(this.states.map((s) => this.refreshSource(s, signal))).then(
-      () => {
-        this.running = undefined;
-      },
-    );
+    this.running ??= Promise.all(this.states.map((s) => this.refreshSource(s, signal))).then(() => {
+      this.running = undefined;
+    });
     return this.running;
   }
 
@@ -127,22 +131,22 @@ export class RateEngine {
       this.logger.warn('rate source failed; its last values are kept until they age out', {
         source: state.kind,
         source_index: state.index,
-        error: err instanceof Error ? err.message : String(err),
+        error: describe(err),
       });
     }
   }
 
   private store(state: SourceState, quotes: Quotes, fetchedAt: Date | null): void {
-    const fresh = new Map<string, Value>();
+    const received = new Map<string, Value>();
     const missing: string[] = [];
     for (const ticker of this.request.tickers) {
       const row = Object.hasOwn(quotes, ticker) ? quotes[ticker] : undefined;
       for (const fiat of this.request.fiats) {
-        if (row && Object.hasOwn(row, fiat)) fresh.set(pairKey(ticker, fiat), { rate: new RateDecimal(parseRate(row[fiat])), fetchedAt });
+        if (row && Object.hasOwn(row, fiat)) received.set(pairKey(ticker, fiat), { rate: new RateDecimal(parseRate(row[fiat])), fetchedAt });
         else missing.push(pairKey(ticker, fiat));
       }
     }
-    for (const [k, v] of fresh) state.values.set(k, v);
+    for (const [k, v] of received) state.values.set(k, v);
     const missingNow = missing.join(',');
     if (missingNow !== state.missing && missing.length > 0)
       this.logger.warn('rate source does not price some pairs', { source: state.kind, source_index: state.index, pairs: missing });

@@ -43,9 +43,29 @@ export function hmacHex(secret: string, message: string): string {
   return crypto.createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(message, 'utf8')).digest('hex');
 }
 
-/** Headers for a signed request: X-API-Key, X-Timestamp, X-Signature (+ Content-Type when there is a body). */
+const issued = new Set<string>();
+
+/**
+ * The current second, or an earlier one when this process already signed the same request in it:
+ * SPEC's replay rule refuses a second identical signature, so a test that reads the same route
+ * twice within one second must not produce one by accident.
+ */
+function freshTimestamp(input: SignRequestInput): string {
+  for (let ts = Math.floor(Date.now() / 1000); ; ts--) {
+    const id = `${input.keyId}\n${canonical(ts, input.method, input.target, input.body)}`;
+    if (!issued.has(id)) {
+      issued.add(id);
+      return String(ts);
+    }
+  }
+}
+
+/**
+ * Headers for a signed request: X-API-Key, X-Timestamp, X-Signature (+ Content-Type when there is a body).
+ * Without a timestamp, every call of the process signs a request that was not signed before.
+ */
 export function signRequest(input: SignRequestInput): Record<string, string> {
-  const timestamp = input.timestamp === undefined ? String(Math.floor(Date.now() / 1000)) : String(input.timestamp);
+  const timestamp = input.timestamp === undefined ? freshTimestamp(input) : String(input.timestamp);
   const headers: Record<string, string> = {
     'X-API-Key': input.keyId,
     'X-Timestamp': timestamp,

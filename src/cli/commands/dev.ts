@@ -7,6 +7,7 @@ import type { Daemon } from '../../daemon/main';
 import { cliConfig, globals } from '../context';
 import { runForeground } from './lifecycle';
 import { demoCurl, prepareDemo } from './dev-demo';
+import { prepareSeed } from '../../wallet/seed';
 
 export const DEV_CONFIG = path.join(PROJECT_ROOT, 'config', 'dev.yaml');
 
@@ -23,6 +24,7 @@ export function registerDevCommands(program: Command): void {
       const config = cliConfig(cmd);
       ensureDataDir(config.data_dir);
       loadMasterKey(config.data_dir, { create: true });
+      await prepareSeed(config);
       await runForeground(cmd, async (daemon: Daemon) => {
         const demoFile = path.join(config.data_dir, 'demo.json');
         let demo: Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { adminCall } from '../admin-client';
-import { cliConfig, otpFrom, output } from '../context';
+import { cliConfig, otpFrom, output, wholeNumber } from '../context';
 
 type Opts = Record<string, string | string[] | boolean | undefined>;
 
@@ -41,7 +41,7 @@ export function registerKeyCommands(program: Command): void {
         name: o.name,
         permissions: String(o.permissions).split(','),
         ip_whitelist: o.ip,
-        rate_limit_per_minute: Number(o.rateLimit),
+        rate_limit_per_minute: wholeNumber('--rate-limit', o.rateLimit),
         test: Boolean(o.test),
       });
       output(cmd, r, (x) => `${showKey(x.key)}\n  secret: ${x.key.secret}   (shown once: store it now)${x.key.request_id ? `\n  withdraw requested (request ${x.key.request_id}); an owner or admin approves it` : ''}`);
@@ -100,7 +100,7 @@ export function registerKeyCommands(program: Command): void {
       if (o.permissions !== undefined) changes.permissions = String(o.permissions).split(',');
       if (o.ip !== undefined) changes.ip_whitelist = o.ip;
       if (o.clearIp) changes.ip_whitelist = [];
-      if (o.rateLimit !== undefined) changes.rate_limit_per_minute = Number(o.rateLimit);
+      if (o.rateLimit !== undefined) changes.rate_limit_per_minute = wholeNumber('--rate-limit', o.rateLimit);
       const sensitive = changes.ip_whitelist !== undefined || (changes.permissions as string[] | undefined)?.includes('withdraw');
       const otp = sensitive ? await otpFrom(cmd, o.otp as string | undefined) : (o.otp as string | undefined);
       const r = await call(cmd, 'POST', `${base(o)}/keys/${encodeURIComponent(keyId)}/update`, { as: o.as, otp, changes });

@@ -4,20 +4,24 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { PROJECT_ROOT } from '../../config/load';
 import { ensureDataDir, loadMasterKey } from '../../db/seal';
-import { Store } from '../../db/store';
-import { pidFilePath, startDaemon } from '../../daemon/main';
+import type { Daemon } from '../../daemon/main';
+import { logFilePath, pidFilePath } from '../../daemon/paths';
 import { UserError } from '../../shared/errors';
 import { adminCall, DAEMON_DOWN } from '../admin-client';
-import { cliConfig, configPath, output } from '../context';
+import { prepareSeed } from '../../wallet/seed';
+import { readMnemonic } from './wallet';
+import { cliConfig, configPath, output, wholeNumber } from '../context';
 
-export const logFilePath = (dataDir: string): string => path.join(dataDir, 'logs', 'coinkeepd.log');
+export { logFilePath };
 const CLI_ENTRY = path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js');
 
 type Opts = Record<string, string | boolean | undefined>;
 
 /** Runs the daemon in this process until SIGTERM/SIGINT; the shutdown is bounded by 10 s. */
-export async function runForeground(cmd: Command, extra?: (d: Awaited<ReturnType<typeof startDaemon>>) => Promise<void>): Promise<void> {
+export async function runForeground(cmd: Command, extra?: (d: Daemon) => Promise<void>): Promise<void> {
   const config = cliConfig(cmd);
+  // The daemon's modules (Koa, TypeORM...) load only for the commands that run it.
+  const { startDaemon } = require('../../daemon/main') as typeof import('../../daemon/main');
   const daemon = await startDaemon(config, { pidFile: true });
   if (extra) await extra(daemon);
   await new Promise<void>((resolve) => {
@@ -60,6 +64,8 @@ export function registerLifecycleCommands(program: Command): void {
     .command('init')
     .description('write the config, create the data dir, master key and database')
     .option('--network <network>', 'testnet or mainnet', 'testnet')
+    .option('--restore', 'store the wallet seed from backup words (stdin or prompt) instead of a new one')
+    .option('--first-branch <n>', 'new accounts start at this wallet branch (a restore without the old database)')
     .action(async (o: Opts, cmd: Command) => {
       if (o.network !== 'testnet' && o.network !== 'mainnet') throw new UserError('--network must be testnet or mainnet');
       const file = configPath(cmd);
@@ -74,11 +80,13 @@ export function registerLifecycleCommands(program: Command): void {
       ensureDataDir(config.data_dir);
       mkdirSync(path.join(config.data_dir, 'logs'), { recursive: true, mode: 0o700 });
       loadMasterKey(config.data_dir, { create: true });
+      const { Store } = require('../../db/store') as typeof import('../../db/store');
       const store = await Store.open({ url: config.database.url });
       const applied = await store.migrate();
       await store.close();
-      output(cmd, { config: file, config_written: wroteConfig, data_dir: config.data_dir, network: config.network, migrations_applied: applied }, (r) =>
-        [`config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`, `data dir: ${r.data_dir}`, `network: ${r.network}`, `migrations applied: ${r.migrations_applied.length}`].join('\n'),
+      const seed = await prepareSeed(config, o.restore ? await readMnemonic() : undefined, { firstBranch: firstBranch(o.firstBranch) });
+      output(cmd, { config: file, config_written: wroteConfig, data_dir: config.data_dir, network: config.network, migrations_applied: applied, wallet_seed: seed.status, wallet_fingerprint: seed.fingerprint, wallet_next_branch: seed.next_branch }, (r) =>
+        [`config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`, `data dir: ${r.data_dir}`, `network: ${r.network}`, `migrations applied: ${r.migrations_applied.length}`, `wallet seed: ${r.wallet_seed} (fingerprint ${r.wallet_fingerprint}; back it up: coinkeep wallet backup)`].join('\n'),
       );
     });
 
@@ -87,6 +95,7 @@ export function registerLifecycleCommands(program: Command): void {
     .description('apply pending database migrations')
     .action(async (_o: Opts, cmd: Command) => {
       const config = cliConfig(cmd);
+      const { Store } = require('../../db/store') as typeof import('../../db/store');
       const store = await Store.open({ url: config.database.url });
       const applied = await store.migrate();
       await store.close();
@@ -118,7 +127,7 @@ export function registerLifecycleCommands(program: Command): void {
       let exited: number | null = null;
       child.on('exit', (code) => (exited = code ?? 1));
       child.unref();
-      const deadline = Date.now() + Number(o.timeout) * 1000;
+      const deadline = Date.now() + wholeNumber('--timeout', o.timeout) * 1000;
       while (Date.now() < deadline) {
         if (exited !== null) break;
         const status = await daemonStatus(config.data_dir);
@@ -171,7 +180,9 @@ export function registerLifecycleCommands(program: Command): void {
     .action(async (o: Opts, cmd: Command) => {
       const file = logFilePath(cliConfig(cmd).data_dir);
       if (!existsSync(file)) throw new UserError(`no log yet at ${file}`);
-      const text = lastLines(file, Number(o.lines));
+      const n = Number(o.lines);
+      if (!Number.isInteger(n) || n < 0) throw new UserError('--lines must be a whole number');
+      const text = n === 0 ? '' : lastLines(file, n);
       if (text) process.stdout.write(text + '\n');
       if (!o.follow) return;
       let pos = statSync(file).size;
@@ -208,4 +219,11 @@ async function healthy(apiUrl: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+function firstBranch(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(String(v)) || n > 0x7fffffff) throw new UserError('--first-branch must be an integer from 0 to 2147483647');
+  return n;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { adminCall } from '../admin-client';
-import { cliConfig, otpFrom, output, showEnrolment } from '../context';
+import { UserError } from '../../shared/errors';
+import { cliConfig, otpFrom, output, showEnrolment, wholeNumber } from '../context';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -48,7 +49,7 @@ export function registerTeamCommands(program: Command): void {
       const settings: Record<string, string | null> = {};
       for (const p of pairs) {
         const i = p.indexOf('=');
-        if (i <= 0) throw new Error(`expected KEY=VALUE, got ${p}`);
+        if (i <= 0) throw new UserError(`expected KEY=VALUE, got ${JSON.stringify(p)}`);
         settings[p.slice(0, i)] = p.slice(i + 1);
       }
       const otp = await otpFrom(cmd, o.otp as string | undefined);
@@ -131,7 +132,7 @@ export function registerTeamCommands(program: Command): void {
     .requiredOption('--account <id>')
     .option('--limit <n>', 'rows', '100')
     .action(async (o: Opts, cmd: Command) => {
-      const r = await call(cmd, 'GET', `/admin/accounts/${encodeURIComponent(String(o.account))}/security-log?limit=${Number(o.limit)}`);
+      const r = await call(cmd, 'GET', `/admin/accounts/${encodeURIComponent(String(o.account))}/security-log?limit=${wholeNumber('--limit', o.limit)}`);
       output(cmd, r, (x) => x.items.map((e: any) => `${e.created_at}  ${e.actor}  ${e.action}  ${JSON.stringify(e.details)}`).join('\n') || 'empty');
     });
 }

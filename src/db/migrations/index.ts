@@ -1,5 +1,16 @@
 import { Initial1767225600001 } from './0001-initial';
 import { Auth1767225600002 } from './0002-auth';
+import { Core1767225600003 } from './0003-core';
+import { Money1767225600004 } from './0004-money';
+import { Wallet1767225600005 } from './0005-wallet';
+import { Chains1767225600006 } from './0006-chains';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
-export const MIGRATIONS = [Initial1767225600001, Auth1767225600002];
+export const MIGRATIONS = [
+  Initial1767225600001,
+  Auth1767225600002,
+  Core1767225600003,
+  Money1767225600004,
+  Wallet1767225600005,
+  Chains1767225600006,
+];

@@ -132,7 +132,7 @@ for (const kind of ['coinbase', 'kraken', 'coingecko'] as const) {
 
 for (const behaviour of ['fail', 'garbage', 'wrong_shape', 'hang'] as const) {
   test(`a source that starts to ${behaviour === 'hang' ? 'hang' : `answer ${behaviour}`} keeps its last values until they are stale`, async (t) => {
-    const { engine, clock, providers, logs } = await setup(t, ['coingecko', 'kraken'], { timeoutMs: 300 });
+    const { engine, clock, providers, logs } = await setup(t, ['coingecko', 'kraken'], { timeoutMs: 1500 });
     await engine.refresh();
     providers[1]!.behaviour = behaviour;
     providers[0]!.setPrice('BTC', 'USD', '68100');

@@ -1,8 +1,7 @@
 import test from 'ava';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { bodySha256, canonicalString, checkTimestamp, sign, signatureMatches } from '../../../src/auth/signature';
 import * as signer from '../../helpers/signer';
+import { readSharedVectors } from '../../helpers/vectors';
 
 interface Vector {
   name: string;
@@ -17,31 +16,7 @@ interface Vector {
   signature: string;
 }
 
-const VECTORS_REL = path.join('shared', 'vectors', 'request-signing.json');
-
-/** Nearest ancestor of `from` holding package.json (the project root, from src or dist). */
-function projectRoot(from: string): string | undefined {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) return undefined;
-  }
-}
-
-function findVectors(): string {
-  const root = projectRoot(__dirname);
-  if (root !== undefined) {
-    const sibling = path.resolve(root, '..', VECTORS_REL);
-    if (fs.existsSync(sibling)) return sibling;
-  }
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, VECTORS_REL);
-    if (fs.existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) break;
-  }
-  throw new Error(`cannot find ${VECTORS_REL} next to the project root or above ${__dirname}`);
-}
-
-const vectors: Vector[] = (JSON.parse(fs.readFileSync(findVectors(), 'utf8')) as { vectors: Vector[] }).vectors;
+const vectors: Vector[] = readSharedVectors<{ vectors: Vector[] }>('request-signing.json').vectors;
 
 test('vectors file is loaded and covers POST, GET with query, PUT, DELETE', (t) => {
   const methods = new Set(vectors.map((v) => v.method));

@@ -1,0 +1,52 @@
+import type { ChainConfig } from '../config/schema';
+import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
+import type { ChainAdapter } from './types';
+
+/** Builds the adapter of a configured chain; null for a family this version does not watch yet. */
+export type AdapterFactory = (chain: ChainConfig) => ChainAdapter | null;
+
+export interface ChainCoreDeps extends Omit<ChainWatcherDeps, 'chain' | 'adapter'> {
+  chains: readonly ChainConfig[];
+  adapterFor: AdapterFactory;
+}
+
+/** Every configured chain's watcher, and the status lines of `coinkeep status`. */
+export class ChainCore {
+  readonly watchers: ChainWatcher[] = [];
+  private readonly adapters: ChainAdapter[] = [];
+  private readonly unwatched: ChainConfig[] = [];
+
+  constructor(deps: ChainCoreDeps) {
+    for (const chain of deps.chains) {
+      const adapter = deps.adapterFor(chain);
+      if (!adapter) {
+        deps.logger.warn('chain not watched: no adapter for its kind in this version', { chain: chain.id, kind: chain.kind });
+        this.unwatched.push(chain);
+        continue;
+      }
+      this.adapters.push(adapter);
+      this.watchers.push(new ChainWatcher({ ...deps, chain, adapter }));
+    }
+  }
+
+  status(): ChainStatus[] {
+    return [
+      ...this.watchers.map((w) => w.status()),
+      ...this.unwatched.map((c) => ({
+        chain_id: c.id,
+        kind: c.kind,
+        node_tip: null,
+        scanned_height: null,
+        lag: null,
+        maintenance: false,
+        last_error: `chains of kind ${c.kind} are not watched by this version`,
+        last_error_at: null,
+        last_poll_at: null,
+      })),
+    ];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.adapters.map((a) => a.close?.()));
+  }
+}

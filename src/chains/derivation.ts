@@ -1,0 +1,39 @@
+import type { ChainConfig } from '../config/schema';
+import { btcScheme } from './btc/derive';
+import { evmScheme } from './evm/derive';
+import { tronScheme } from './tron/derive';
+
+/**
+ * How a chain family turns the wallet's keys into deposit addresses: the BIP43 purpose and SLIP-44
+ * coin type of its paths, and the canonical address of a child public key. Derivation is offline.
+ */
+export interface AddressScheme {
+  purpose: number;
+  coinType: number;
+  address(publicKey: Uint8Array): string;
+}
+
+export function schemeFor(chain: ChainConfig): AddressScheme {
+  switch (chain.kind) {
+    case 'btc':
+      return btcScheme(chain);
+    case 'evm':
+      return evmScheme();
+    case 'tron':
+      return tronScheme();
+  }
+}
+
+const MAX_INDEX = 0x7fffffff;
+
+/** The external (receive) branch of one wallet account: m/purpose'/coin'/account'/0. */
+export function receiveBranchPath(scheme: AddressScheme, account: number): string {
+  if (!Number.isInteger(account) || account < 0 || account > MAX_INDEX) throw new Error('account out of range');
+  return `m/${scheme.purpose}'/${scheme.coinType}'/${account}'/0`;
+}
+
+/** m/purpose'/coin'/account'/0/index. */
+export function addressPath(scheme: AddressScheme, account: number, index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index > MAX_INDEX) throw new Error('index out of range');
+  return `${receiveBranchPath(scheme, account)}/${index}`;
+}

@@ -1,0 +1,72 @@
+/**
+ * The contract between a chain family's adapter and the one chain core (ARCHITECTURE "One chain
+ * core"). An adapter only turns its node into normalised blocks and signs/broadcasts; tips,
+ * confirmations, reorganisations, matching and crediting are the core's.
+ */
+import type { EntityManager } from 'typeorm';
+import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
+
+export interface BlockRef {
+  height: number;
+  hash: string;
+}
+
+export interface BlockHeader extends BlockRef {
+  parentHash: string;
+}
+
+/** One value movement to an address, as the node reports it. */
+export interface NormalisedTransfer {
+  /** `native`, or the token contract exactly as configured (the catalogue's Coin.asset). */
+  asset: string;
+  /** Receiving address in the family's canonical form: bech32 lower-case, EIP-55 checksummed, Tron base58. */
+  to: string;
+  /** Base units (satoshi, wei, token units). */
+  amount: bigint;
+  txid: string;
+  /** Output index (vout) or log index; 0 for an EVM native value transfer. */
+  index: number;
+}
+
+export interface NormalisedBlock extends BlockHeader {
+  transfers: NormalisedTransfer[];
+}
+
+export interface ChainAdapter {
+  /** The config chain id this adapter serves. */
+  readonly chainId: string;
+  /** The node's best block. */
+  tip(signal?: AbortSignal): Promise<BlockRef>;
+  /** The header at `height` on the node's best chain (reorganisation walk-back). */
+  header(height: number, signal?: AbortSignal): Promise<BlockHeader>;
+  /** Blocks `from`..`to` inclusive on the node's best chain, in order, with every transfer they hold. */
+  blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]>;
+  /** Transfers waiting in the node's mempool, for families that have one (Bitcoin). */
+  mempool?(signal?: AbortSignal): Promise<NormalisedTransfer[]>;
+  close?(): Promise<void>;
+}
+
+/** A transfer to a watched address, as the core saw it in a block (or the mempool). */
+export interface TransferObservation {
+  chainId: string;
+  coinId: string;
+  txid: string;
+  index: number;
+  address: string;
+  /** Decimal string in coin units. */
+  amount: string;
+  blockHeight: number | null;
+  blockHash: string | null;
+  confirmations: number;
+}
+
+/**
+ * Where observed transfers go: the payments side (invoices, static addresses) implements it. It is
+ * called inside the core's write transaction with the transfer's row after the change and its
+ * status before it (null: first sight), so the cursor, the transfer and the credit commit together.
+ * seen → confirmed → (reverted); seen → reverted (dropped from the mempool, or its block reorganised
+ * away); reverted → seen/confirmed (included again).
+ */
+export interface TransferSink {
+  onTransfer(em: EntityManager, transfer: ChainTransferRow, previous: TransferStatus | null): Promise<void>;
+}

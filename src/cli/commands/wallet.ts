@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { createInterface } from 'node:readline/promises';
+import { adminCall } from '../admin-client';
+import { cliConfig, output } from '../context';
+
+/** Backup words for a restore: piped on stdin, or typed at a prompt on a terminal. */
+export async function readMnemonic(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question('Backup words (separated by spaces): ');
+  } finally {
+    rl.close();
+  }
+}
+
+/** `coinkeep wallet info|backup` (operator, over the admin socket). */
+export function registerWalletCommands(program: Command): void {
+  const wallet = program.command('wallet').description('the HD wallet behind every deposit address (operator)');
+
+  wallet
+    .command('info')
+    .description('seed fingerprint and derivation paths per chain; --account: that account\'s branch')
+    .option('--account <id>', 'show the wallet branch of this merchant account')
+    .action(async (o: { account?: string }, cmd: Command) => {
+      if (o.account !== undefined) {
+        const b = await adminCall(cliConfig(cmd).data_dir, 'GET', `/admin/wallet/branches/${encodeURIComponent(o.account)}`);
+        output(cmd, b, (x) => `account ${x.account_id}: wallet branch ${x.branch}`);
+        return;
+      }
+      const r = await adminCall(cliConfig(cmd).data_dir, 'GET', '/admin/wallet');
+      output(cmd, r, (x) =>
+        [`seed fingerprint ${x.fingerprint} (${x.words} words)`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'),
+      );
+    });
+
+  wallet
+    .command('backup')
+    .description('show the seed words to write down (keep them offline)')
+    .action(async (_o: unknown, cmd: Command) => {
+      const r = await adminCall<{ fingerprint: string; words: number; mnemonic: string }>(cliConfig(cmd).data_dir, 'POST', '/admin/wallet/backup', {});
+      output(cmd, r, (x) => {
+        const words = String(x.mnemonic).split(' ');
+        const rows: string[] = [];
+        for (let i = 0; i < words.length; i += 4)
+          rows.push(words.slice(i, i + 4).map((w, j) => `${String(i + j + 1).padStart(2)}. ${w.padEnd(10)}`).join(' ').trimEnd());
+        return [
+          `Wallet seed, fingerprint ${x.fingerprint}, ${x.words} words. Write them down on paper and keep them offline:`,
+          'anyone who has them controls every deposit address. Restore: coinkeep init --restore.',
+          '',
+          ...rows,
+        ].join('\n');
+      });
+    });
+}

@@ -1,0 +1,6 @@
+import path from 'node:path';
+
+/** Files the daemon keeps in its data dir; light to import (the CLI's client commands use it). */
+export const adminSocketPath = (dataDir: string): string => path.join(dataDir, 'admin.sock');
+export const pidFilePath = (dataDir: string): string => path.join(dataDir, 'coinkeepd.pid');
+export const logFilePath = (dataDir: string): string => path.join(dataDir, 'logs', 'coinkeepd.log');

@@ -1,0 +1,51 @@
+import type { EntityManager } from 'typeorm';
+import { EventEntity, type EventRow } from '../db/entities/events';
+import { iso } from '../shared/clock';
+import type { EventType } from '../shared/events';
+import { newId } from '../shared/ids';
+
+export interface EmitInput {
+  accountId: string;
+  type: EventType;
+  /** The event's `data`: plain JSON (amounts already as decimal strings). */
+  data: Record<string, unknown>;
+  /** The object it is about (invoice, address, withdrawal, endpoint). */
+  objectId?: string | null;
+  /** An invoice's own webhook_url, for invoice.* events. */
+  callbackUrl?: string | null;
+  at: Date;
+}
+
+/**
+ * The outbox (ARCHITECTURE "Outbox"): a state change calls `emit` with the EntityManager of its own
+ * transaction, so the event exists exactly when the change does. The body is serialised here once;
+ * deliveries send and sign those bytes. Listeners (the webhook dispatcher) are woken after an emit
+ * so events leave promptly; they also poll, which covers an emit whose transaction commits later.
+ */
+export class Outbox {
+  private readonly listeners = new Set<() => void>();
+
+  async emit(em: EntityManager, input: EmitInput): Promise<Omit<EventRow, 'seq'>> {
+    const id = newId();
+    const createdAt = iso(input.at);
+    const body = JSON.stringify({ event_id: id, type: input.type, created_at: createdAt, data: input.data });
+    const row: Omit<EventRow, 'seq'> = {
+      id,
+      account_id: input.accountId,
+      type: input.type,
+      object_id: input.objectId ?? null,
+      callback_url: input.callbackUrl ?? null,
+      body,
+      created_at: createdAt,
+      dispatched_at: null,
+    };
+    await em.insert(EventEntity, row);
+    if (this.listeners.size > 0) setTimeout(() => this.listeners.forEach((l) => l()), 0).unref();
+    return row;
+  }
+
+  onEmit(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,51 @@
+import { authOf, type Permission } from '../auth/auth.middleware';
+import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { parsePageRequest } from '../http/pagination';
+import { notFound, validationError } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
+import { parseInvoiceFilters } from './invoice.query';
+import type { InvoiceService } from './invoice.service';
+
+export interface InvoiceRouteDeps extends RequestParserDeps {
+  invoices: InvoiceService;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  /** The Idempotency-Key middleware (SPEC "Idempotency (POST)"). */
+  idempotent: AppMiddleware;
+}
+
+/** POST/GET /v1/invoices, GET /v1/invoices/{id}, POST /v1/invoices/{id}/cancel. */
+export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
+  const r = newRouter('/v1');
+  const { invoices } = deps;
+  const idOf = (raw: string): string => {
+    // Not an id at all: the same 404 as another account's id.
+    if (!isUuid(raw)) throw notFound('invoice');
+    return raw.toLowerCase();
+  };
+
+  r.post('/invoices', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+    const req = await parseCreateInvoice(ctx.state.body, deps);
+    const { invoice, created } = await invoices.create(authOf(ctx).accountId, req);
+    ctx.status = created ? 201 : 200;
+    ctx.body = invoice;
+  });
+
+  r.get('/invoices', deps.authenticate('read'), async (ctx) => {
+    // CSV/XLSX exports of this list come with the exports issue (they stream listInvoicesQuery).
+    if (ctx.query.format !== undefined) throw validationError('format', 'format is not supported on this list yet');
+    const filters = parseInvoiceFilters(ctx.query);
+    const page = parsePageRequest(ctx.query, { ...filters });
+    ctx.body = await invoices.list(authOf(ctx).accountId, filters, page);
+  });
+
+  r.get('/invoices/:id', deps.authenticate('read'), async (ctx) => {
+    ctx.body = await invoices.get(authOf(ctx).accountId, idOf(ctx.params.id));
+  });
+
+  r.post('/invoices/:id/cancel', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+    ctx.body = await invoices.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
+  });
+
+  return r;
+}

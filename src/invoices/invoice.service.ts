@@ -1,0 +1,315 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog, Coin } from '../catalog/coins';
+import { ChainTransferEntity, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
+import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
+import type { AccountRow } from '../db/entities/team';
+import { insertRow, placeholder } from '../db/raw';
+import { applyKeyset } from '../db/keyset';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import { toPage, type Page, type PageRequest } from '../http/pagination';
+import type { RateEngine } from '../rates/engine';
+import { iso, type Clock } from '../shared/clock';
+import { ApiError, conflict, notFound } from '../shared/errors';
+import type { EventType } from '../shared/events';
+import { newId } from '../shared/ids';
+import type { Logger } from '../shared/logger';
+import { Amount } from '../shared/money';
+import type { AddressAllocator } from '../wallet/allocator';
+import type { CreateInvoiceRequest } from './invoice.request';
+import { listInvoicesQuery, type InvoiceFilters } from './invoice.query';
+import type { InvoicePresenter, InvoiceView } from './invoice.view';
+import { computeInvoiceState, isInTime, type InvoiceTerms } from './state';
+
+export interface InvoiceServiceDeps {
+  store: Store;
+  catalog: Catalog;
+  rates: RateEngine;
+  allocator: AddressAllocator;
+  outbox: Outbox;
+  presenter: InvoicePresenter;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** What set off a recomputation: a transfer's status change, or the clock (expiry). */
+export type RecomputeCause = { transfer: ChainTransferRow; previous: TransferStatus | null } | null;
+
+/** Statuses whose arrival is announced by the event of the same name (PRODUCT §10). */
+const STATUS_EVENTS: Partial<Record<InvoiceStatus, EventType>> = {
+  pending: 'invoice.pending',
+  paid: 'invoice.paid',
+  underpaid: 'invoice.underpaid',
+  expired: 'invoice.expired',
+};
+
+const EXPIRY_BATCH = 200;
+
+type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
+
+const termsOf = (r: InvoiceRow): InvoiceTerms => ({
+  payer_amount: r.payer_amount,
+  tolerance_percent: r.tolerance_percent,
+  ttl_expires_at: r.ttl_expires_at,
+  cancelled_at: r.cancelled_at,
+});
+
+/**
+ * Invoices: creation with its pricing and order rules, reads, cancel, expiry, and the one place
+ * that writes a status (`recompute`), always from the pure state table and always with its event
+ * in the same transaction.
+ */
+export class InvoiceService {
+  constructor(private readonly deps: InvoiceServiceDeps) {}
+
+  /** Creates the invoice, or returns the order's open one (`created: false`, SPEC rule 2). */
+  async create(accountId: string, req: CreateInvoiceRequest): Promise<{ invoice: InvoiceView; created: boolean }> {
+    const { store, clock } = this.deps;
+    return store.write(async (em) => {
+      const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId);
+      if (req.idempotencyByOrderId && req.orderId !== null) {
+        const existing = await this.orderRepeat(em, accountId, req);
+        if (existing) return { invoice: this.deps.presenter.present(existing), created: false };
+      }
+      const now = clock.now();
+      const id = newId();
+      const pricing = req.coin ? this.price(req, req.coin, account) : null;
+      const row: InvoiceRow = {
+        id,
+        account_id: accountId,
+        status: 'new',
+        currency: req.currency,
+        amount: req.amount.toString(),
+        coin_id: req.coin?.id ?? null,
+        address_id: null,
+        address: null,
+        amount_crypto: pricing?.amountCrypto ?? null,
+        payer_amount: pricing?.payerAmount ?? null,
+        paid_amount: '0',
+        remaining_amount: pricing?.payerAmount ?? '0',
+        overpaid_amount: '0',
+        amount_fiat: pricing?.amountFiat ?? null,
+        fiat_currency: pricing?.fiatCurrency ?? null,
+        rate_locked: pricing?.rate ?? null,
+        rate_locked_at: pricing?.rate ? iso(now) : null,
+        late_payment: false,
+        fee_paid_by: req.feePaidBy,
+        fee_percent: req.coin ? account.platform_fee_percent : null,
+        tolerance_percent: account.underpayment_tolerance_percent,
+        order_id: req.orderId,
+        idempotency_by_order_id: req.idempotencyByOrderId,
+        description: req.description,
+        return_url: req.returnUrl,
+        webhook_url: req.webhookUrl,
+        metadata: req.metadata === null ? null : JSON.stringify(req.metadata),
+        allowed_coin_ids: req.allowedCoinIds === null ? null : JSON.stringify(req.allowedCoinIds),
+        ttl_expires_at: iso(new Date(now.getTime() + account.invoice_ttl_minutes * 60_000)),
+        expired_at: null,
+        cancelled_at: null,
+        created_at: iso(now),
+        updated_at: iso(now),
+      };
+      if (req.coin) {
+        const address = await this.deps.allocator.allocate(em, { accountId, coinId: req.coin.id, purpose: 'invoice', invoiceId: id });
+        row.address_id = address.id;
+        row.address = address.address;
+      }
+      await insertRow(em, 'invoices', row);
+      return { invoice: this.deps.presenter.present(row), created: true };
+    });
+  }
+
+  async get(accountId: string, id: string): Promise<InvoiceView> {
+    const row = await this.find(this.deps.store.read, accountId, id);
+    return this.deps.presenter.present(row);
+  }
+
+  async list(accountId: string, filters: InvoiceFilters, page: PageRequest): Promise<Page<InvoiceView>> {
+    const rows = await applyKeyset(listInvoicesQuery(this.deps.store.read, accountId, filters), 'i', page).getMany();
+    return toPage(rows, page, this.deps.presenter.present);
+  }
+
+  /** Only from `new` (SPEC); anything else, including an invoice whose TTL has passed, is 409. */
+  async cancel(accountId: string, id: string): Promise<InvoiceView> {
+    return this.deps.store.write(async (em) => {
+      const row = await this.find(em, accountId, id, true);
+      const now = this.deps.clock.now();
+      const current = computeInvoiceState(termsOf(row), await this.transfersOf(em, row), now).status;
+      if (row.status !== 'new' || current !== 'new') {
+        throw conflict(`an invoice can be cancelled only while new; this one is ${current}`, { status: current });
+      }
+      const patch = { status: 'cancelled' as const, cancelled_at: iso(now), updated_at: iso(now) };
+      const res = await em.update(InvoiceEntity, { id: row.id, status: 'new' }, patch);
+      if (res.affected !== 1) throw conflict('the invoice changed meanwhile; read it again');
+      return this.deps.presenter.present({ ...row, ...patch });
+    });
+  }
+
+  /** Expires every invoice whose TTL has passed (also those that fell due while the daemon was down). */
+  async expireDue(signal?: AbortSignal): Promise<number> {
+    let done = 0;
+    for (;;) {
+      if (signal?.aborted) return done;
+      const now = this.deps.clock.now();
+      const due = await this.deps.store.read
+        .createQueryBuilder(InvoiceEntity, 'i')
+        .select(['i.id'])
+        .where('i.status = :status AND i.ttl_expires_at < :now', { status: 'new', now: iso(now) })
+        .orderBy('i.ttl_expires_at', 'ASC')
+        .limit(EXPIRY_BATCH)
+        .getMany();
+      for (const { id } of due) {
+        await this.deps.store.write(async (em) => {
+          const row = await this.lockInvoice(em, id);
+          if (row) await this.recompute(em, row, null);
+        });
+        done++;
+      }
+      if (due.length < EXPIRY_BATCH) return done;
+    }
+  }
+
+  /**
+   * Recomputes an invoice from its terms and transfers and, when anything changed, writes it with
+   * its events, in the caller's transaction (the chain core's for a transfer, the expiry job's for
+   * time). The caller has locked the row.
+   */
+  async recompute(em: EntityManager, row: InvoiceRow, cause: RecomputeCause): Promise<InvoiceRow> {
+    const now = this.deps.clock.now();
+    const state = computeInvoiceState(termsOf(row), await this.transfersOf(em, row), now);
+    const next: InvoiceRow = { ...row, ...state, updated_at: iso(now) };
+    const changed =
+      state.status !== row.status ||
+      state.paid_amount !== row.paid_amount ||
+      state.remaining_amount !== row.remaining_amount ||
+      state.overpaid_amount !== row.overpaid_amount ||
+      state.late_payment !== Boolean(row.late_payment) ||
+      state.expired_at !== row.expired_at;
+    if (!changed) return row;
+    const res = await em.update(InvoiceEntity, { id: row.id, status: row.status }, {
+      status: next.status,
+      paid_amount: next.paid_amount,
+      remaining_amount: next.remaining_amount,
+      overpaid_amount: next.overpaid_amount,
+      late_payment: next.late_payment,
+      expired_at: next.expired_at,
+      updated_at: next.updated_at,
+    });
+    if (res.affected !== 1) throw new Error(`invoice ${row.id} changed under a recomputation`);
+    for (const type of this.eventsOf(row, next, cause)) {
+      const data: Record<string, unknown> = { invoice: this.deps.presenter.present(next) };
+      if (cause) data.details = { amount: cause.transfer.amount, chain_transaction_id: cause.transfer.txid };
+      await this.deps.outbox.emit(em, { accountId: row.account_id, type, data, objectId: row.id, callbackUrl: row.webhook_url, at: now });
+    }
+    return next;
+  }
+
+  /** The invoice an address was issued for, locked for the caller's transaction; null if none. */
+  async lockByAddress(em: EntityManager, addressId: string): Promise<InvoiceRow | null> {
+    const found = await em.findOne(InvoiceEntity, { where: { address_id: addressId }, select: { id: true } });
+    return found ? this.lockInvoice(em, found.id) : null;
+  }
+
+  private eventsOf(before: InvoiceRow, after: InvoiceRow, cause: RecomputeCause): EventType[] {
+    const out: EventType[] = [];
+    const reverted = cause?.transfer.status === 'reverted';
+    if (reverted) {
+      // A reorganisation took back a transfer: one invoice.reverted says so, whatever the new status.
+      if (cause.previous === 'confirmed' || after.status !== before.status) out.push('invoice.reverted');
+    } else if (after.status !== before.status) {
+      const type = STATUS_EVENTS[after.status];
+      if (type) out.push(type);
+    }
+    const lateConfirmation =
+      cause !== null &&
+      cause.transfer.status === 'confirmed' &&
+      cause.transfer.coin_id === after.coin_id &&
+      !isInTime(termsOf(after), cause.transfer.seen_at);
+    if (lateConfirmation && after.late_payment) out.push('invoice.late_payment');
+    return out;
+  }
+
+  /** The transfers of the invoice's own coin to its address (other coins are credited, not counted). */
+  private async transfersOf(em: EntityManager, row: InvoiceRow): Promise<ChainTransferRow[]> {
+    if (row.address_id === null || row.coin_id === null) return [];
+    return em.find(ChainTransferEntity, { where: { address_id: row.address_id, coin_id: row.coin_id } });
+  }
+
+  private async find(em: EntityManager, accountId: string, id: string, lock = false): Promise<InvoiceRow> {
+    const row = lock ? await this.lockInvoice(em, id) : await em.findOneBy(InvoiceEntity, { id });
+    if (!row || row.account_id !== accountId) throw notFound('invoice');
+    return row;
+  }
+
+  private async lockInvoice(em: EntityManager, id: string): Promise<InvoiceRow | null> {
+    if (em.connection.options.type !== 'postgres') return em.findOneBy(InvoiceEntity, { id });
+    return em.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  /**
+   * The account's invoice settings, read with plain SQL (this is the hot path of creation); with the
+   * order rule on PostgreSQL the row is locked so two copies of one order serialise.
+   */
+  private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean): Promise<AccountSettings> {
+    const lock = forOrder && em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
+    const rows = (await em.query(
+      `SELECT platform_fee_percent, invoice_ttl_minutes, underpayment_tolerance_percent, default_fiat FROM accounts WHERE id = ${placeholder(em, 1)}${lock}`,
+      [accountId],
+    )) as AccountSettings[];
+    if (rows.length === 0) throw notFound('account');
+    return { ...rows[0]!, invoice_ttl_minutes: Number(rows[0]!.invoice_ttl_minutes) };
+  }
+
+  /**
+   * SPEC rules 2–3: an order that received funds is 409 order_has_payment; its open invoice is
+   * returned for the same amount and currency, 409 order_invoice_mismatch otherwise; an order whose
+   * invoices all ended unpaid gets a new one.
+   */
+  private async orderRepeat(em: EntityManager, accountId: string, req: CreateInvoiceRequest): Promise<InvoiceRow | null> {
+    const rows = await em.find(InvoiceEntity, { where: { account_id: accountId, order_id: req.orderId! }, order: { created_at: 'DESC', id: 'DESC' } });
+    const now = this.deps.clock.now().getTime();
+    const funded = rows.find((r) => Amount.of(r.paid_amount).isPositive() || r.status === 'pending' || r.status === 'paid' || r.status === 'underpaid');
+    if (funded) throw conflict('this order has already received a payment', { reason: 'order_has_payment', invoice_id: funded.id });
+    const open = rows.find((r) => r.status === 'new' && Date.parse(r.ttl_expires_at) >= now);
+    if (!open) return null;
+    if (open.currency !== req.currency || !Amount.of(open.amount).eq(req.amount)) {
+      throw conflict('this order has an open invoice with another amount', { reason: 'order_invoice_mismatch', invoice_id: open.id });
+    }
+    return open;
+  }
+
+  /**
+   * Locks the price when the coin is known (PRODUCT §6): a fiat amount over the rate, rounded up to
+   * the coin's decimals so the merchant never gets less; the payer's amount adds the platform fee
+   * (rounded up) when the payer pays it. A coin-priced invoice shows its value in the account's
+   * default fiat when a rate is at hand, and never fails for want of one.
+   */
+  private price(req: CreateInvoiceRequest, coin: Coin, account: AccountSettings) {
+    let amountCrypto: Amount;
+    let amountFiat: string | null = null;
+    let fiatCurrency: string | null = null;
+    let rate: string | null = null;
+    if (req.fiat) {
+      rate = this.deps.rates.rate(coin.ticker, req.currency).rate;
+      amountCrypto = req.amount.div(rate, coin.decimals, 'up');
+      amountFiat = req.amount.toString();
+      fiatCurrency = req.currency;
+    } else {
+      amountCrypto = req.amount;
+      const fiat = this.deps.catalog.fiats().find((f) => f.code === (account.default_fiat ?? this.deps.catalog.defaultFiat));
+      if (fiat) {
+        try {
+          rate = this.deps.rates.rate(coin.ticker, fiat.code).rate;
+          amountFiat = req.amount.times(rate).round(fiat.decimals, 'half_even').toString();
+          fiatCurrency = fiat.code;
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          rate = null;
+        }
+      }
+    }
+    const fee = amountCrypto.percent(account.platform_fee_percent, coin.decimals, 'up');
+    const payerAmount = req.feePaidBy === 'payer' ? amountCrypto.plus(fee) : amountCrypto;
+    return { amountCrypto: amountCrypto.toString(), payerAmount: payerAmount.toString(), amountFiat, fiatCurrency, rate };
+  }
+}

@@ -1,0 +1,227 @@
+import type { EntityManager } from 'typeorm';
+import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerBalanceRow, type LedgerEntryRow } from '../db/entities/money';
+import { iso, type Clock } from '../shared/clock';
+import { conflict } from '../shared/errors';
+import { newId } from '../shared/ids';
+import { Amount } from '../shared/money';
+import { applyDelta, availableOf, deltasOf, holdOf, SUM_FIELDS, zeroSums, type Sums } from './balance';
+
+/** The operator's book: every platform fee is credited here. */
+export const FEE_BOOK = 'fees';
+/** The chains' side of every incoming and outgoing movement: its balance is minus what the books hold. */
+export const EXTERNAL_BOOK = 'external';
+/** A merchant account's book. */
+export const accountBook = (accountId: string): string => `account:${accountId}`;
+
+export interface Movement {
+  coinId: string;
+  /** The book money leaves. */
+  debit: string;
+  /** The book money reaches. */
+  credit: string;
+  /** Positive. */
+  amount: Amount;
+  code: string;
+  refId?: string | null;
+}
+
+export interface BookBalance {
+  book: string;
+  coin_id: string;
+  available: Amount;
+  hold: Amount;
+}
+
+/** A journal line as appended (its `seq` is the database's). */
+export type LedgerEntry = Omit<LedgerEntryRow, 'seq'>;
+
+interface Draft {
+  entry: LedgerEntry;
+  /** For post_pending / void_pending: what the pending entry reserved. */
+  reserved?: Amount;
+}
+
+const keyOf = (book: string, coinId: string): string => `${book}\u0000${coinId}`;
+
+const sumsOf = (row: LedgerBalanceRow): Sums => ({
+  debits_posted: Amount.of(row.debits_posted),
+  credits_posted: Amount.of(row.credits_posted),
+  debits_pending: Amount.of(row.debits_pending),
+  credits_pending: Amount.of(row.credits_pending),
+});
+
+/**
+ * The append-only journal (ARCHITECTURE "Ledger"). Every method takes the EntityManager of the
+ * caller's write transaction: the entries, the cached balances they change and the caller's own
+ * state change commit together or not at all. Balances are cached only here, in the transaction
+ * that appends; `verifyLedger` recomputes them from the journal.
+ *
+ * On PostgreSQL the balance rows an append touches are locked in one sorted order (no deadlock
+ * between two appends); on SQLite the store's write lock already serialises every append.
+ */
+export class Ledger {
+  constructor(private readonly clock: Clock) {}
+
+  /** Moves money now; several movements append together (a credit and its fee). */
+  async post(em: EntityManager, movements: Movement[]): Promise<LedgerEntry[]> {
+    return this.append(em, movements.map((m) => ({ entry: this.draft(m, 'posted') })));
+  }
+
+  /**
+   * Reserves money as a pending transfer (a hold): it leaves the debit book's `available` for its
+   * `hold` until posted or voided. With `ensureFunds`, a hold larger than `available` is refused
+   * with 409 `conflict`, reason `insufficient_funds`, and nothing is appended.
+   */
+  async hold(em: EntityManager, m: Movement & { ensureFunds?: boolean }): Promise<LedgerEntry> {
+    const [entry] = await this.append(em, [{ entry: this.draft(m, 'pending') }], (sums) => {
+      if (m.ensureFunds && availableOf(sums.get(keyOf(m.debit, m.coinId))!).isNegative()) {
+        throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
+      }
+    });
+    return entry!;
+  }
+
+  /** Settles a hold: posts `amount` (default: all of it, at most all of it) and releases the rest. */
+  async postPending(em: EntityManager, pendingId: string, amount?: Amount): Promise<LedgerEntry> {
+    const pending = await this.openPending(em, pendingId);
+    const reserved = Amount.of(pending.amount);
+    const posted = amount ?? reserved;
+    if (!posted.isPositive() || posted.gt(reserved)) {
+      throw new Error(`post of ${posted.toString()} outside (0, ${reserved.toString()}] for pending ${pendingId}`);
+    }
+    const [entry] = await this.append(em, [{ entry: { ...this.settle(pending, 'post_pending'), amount: posted.toString() }, reserved }]);
+    return entry!;
+  }
+
+  /** Releases a hold whole. */
+  async voidPending(em: EntityManager, pendingId: string): Promise<LedgerEntry> {
+    const pending = await this.openPending(em, pendingId);
+    const [entry] = await this.append(em, [{ entry: this.settle(pending, 'void_pending'), reserved: Amount.of(pending.amount) }]);
+    return entry!;
+  }
+
+  /**
+   * Takes posted entries back with entries in the other direction, whatever the balances become
+   * (a merchant's book may go below zero). Each entry is reversed at most once.
+   */
+  async reverse(em: EntityManager, entryIds: string[], code: string, refId: string | null): Promise<LedgerEntry[]> {
+    const drafts: Draft[] = [];
+    for (const id of entryIds) {
+      const e = await em.findOneBy(LedgerEntryEntity, { id });
+      if (!e) throw new Error(`ledger entry ${id} does not exist`);
+      if ((e.kind !== 'posted' && e.kind !== 'post_pending') || e.reverses_id !== null) {
+        throw new Error(`ledger entry ${id} (${e.kind}) cannot be reversed`);
+      }
+      if (await em.existsBy(LedgerEntryEntity, { reverses_id: id })) throw new Error(`ledger entry ${id} is already reversed`);
+      const back = this.draft({ coinId: e.coin_id, debit: e.credit_book, credit: e.debit_book, amount: Amount.of(e.amount), code, refId }, 'posted');
+      drafts.push({ entry: { ...back, reverses_id: e.id } });
+    }
+    return this.append(em, drafts);
+  }
+
+  async balance(em: EntityManager, book: string, coinId: string): Promise<BookBalance> {
+    const row = await em.findOneBy(LedgerBalanceEntity, { book, coin_id: coinId });
+    const sums = row ? sumsOf(row) : zeroSums();
+    return { book, coin_id: coinId, available: availableOf(sums), hold: holdOf(sums) };
+  }
+
+  /** Every coin the book has a balance row for. */
+  async balances(em: EntityManager, book: string): Promise<BookBalance[]> {
+    const rows = await em.find(LedgerBalanceEntity, { where: { book }, order: { coin_id: 'ASC' } });
+    return rows.map((r) => {
+      const s = sumsOf(r);
+      return { book, coin_id: r.coin_id, available: availableOf(s), hold: holdOf(s) };
+    });
+  }
+
+  private draft(m: Movement, kind: 'posted' | 'pending'): LedgerEntry {
+    if (!m.amount.isPositive()) throw new Error(`a ledger movement must be positive, got ${m.amount.toString()}`);
+    if (m.debit === m.credit) throw new Error(`a ledger movement needs two different books, got ${m.debit} twice`);
+    return {
+      id: newId(),
+      coin_id: m.coinId,
+      debit_book: m.debit,
+      credit_book: m.credit,
+      amount: m.amount.toString(),
+      kind,
+      pending_id: null,
+      reverses_id: null,
+      code: m.code,
+      ref_id: m.refId ?? null,
+      created_at: iso(this.clock.now()),
+    };
+  }
+
+  private settle(pending: LedgerEntryRow, kind: 'post_pending' | 'void_pending'): LedgerEntry {
+    return {
+      id: newId(),
+      coin_id: pending.coin_id,
+      debit_book: pending.debit_book,
+      credit_book: pending.credit_book,
+      amount: pending.amount,
+      kind,
+      pending_id: pending.id,
+      reverses_id: null,
+      code: pending.code,
+      ref_id: pending.ref_id,
+      created_at: iso(this.clock.now()),
+    };
+  }
+
+  private async openPending(em: EntityManager, pendingId: string): Promise<LedgerEntryRow> {
+    const pending = await em.findOneBy(LedgerEntryEntity, { id: pendingId });
+    if (!pending || pending.kind !== 'pending') throw new Error(`ledger entry ${pendingId} is not a pending transfer`);
+    if (await em.existsBy(LedgerEntryEntity, { pending_id: pendingId })) throw new Error(`pending transfer ${pendingId} is already settled`);
+    return pending;
+  }
+
+  /**
+   * Locks (PostgreSQL) and loads the balance rows the drafts touch, applies every draft's deltas,
+   * lets `check` refuse the result, then writes the entries and the new sums.
+   */
+  private async append(em: EntityManager, drafts: Draft[], check?: (sums: Map<string, Sums>) => void): Promise<LedgerEntry[]> {
+    if (drafts.length === 0) return [];
+    const touched = new Map<string, { book: string; coin_id: string }>();
+    for (const { entry } of drafts) {
+      for (const book of [entry.debit_book, entry.credit_book]) touched.set(keyOf(book, entry.coin_id), { book, coin_id: entry.coin_id });
+    }
+    const keys = [...touched.values()];
+    const now = iso(this.clock.now());
+    const rows = await this.lockBalances(em, keys, now);
+    const sums = new Map<string, Sums>();
+    for (const r of rows) sums.set(keyOf(r.book, r.coin_id), sumsOf(r));
+    for (const { entry, reserved } of drafts) {
+      for (const d of deltasOf({ ...entry, amount: Amount.of(entry.amount) }, reserved)) applyDelta(sums.get(keyOf(d.book, entry.coin_id))!, d.field, d.by);
+    }
+    check?.(sums);
+    await em.insert(LedgerEntryEntity, drafts.map((d) => d.entry));
+    for (const k of keys) {
+      const s = sums.get(keyOf(k.book, k.coin_id))!;
+      const patch: Partial<LedgerBalanceRow> = { updated_at: now };
+      for (const f of SUM_FIELDS) patch[f] = s[f].toString();
+      await em.update(LedgerBalanceEntity, { book: k.book, coin_id: k.coin_id }, patch);
+    }
+    return drafts.map((d) => d.entry);
+  }
+
+  private async lockBalances(em: EntityManager, keys: Array<{ book: string; coin_id: string }>, now: string): Promise<LedgerBalanceRow[]> {
+    const fresh = (k: { book: string; coin_id: string }): LedgerBalanceRow => ({
+      ...k,
+      debits_posted: '0',
+      credits_posted: '0',
+      debits_pending: '0',
+      credits_pending: '0',
+      updated_at: now,
+    });
+    const where = keys.map((k) => ({ book: k.book, coin_id: k.coin_id }));
+    if (em.connection.options.type !== 'postgres') {
+      const rows = await em.find(LedgerBalanceEntity, { where });
+      const missing = keys.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh);
+      if (missing.length > 0) await em.insert(LedgerBalanceEntity, missing);
+      return [...rows, ...missing];
+    }
+    // A concurrent first append may insert the same row: ignore the clash, then lock what exists.
+    await em.createQueryBuilder().insert().into(LedgerBalanceEntity).values(keys.map(fresh)).orIgnore().execute();
+    return em.find(LedgerBalanceEntity, { where, order: { book: 'ASC', coin_id: 'ASC' }, lock: { mode: 'pessimistic_write' } });
+  }
+}

@@ -1,0 +1,115 @@
+import type { ParsedUrlQuery } from 'node:querystring';
+import type { Permission } from '../auth/auth.middleware';
+import { authOf } from '../auth/auth.middleware';
+import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { exportFormatOf, sendExport, type ExportColumn } from '../http/export';
+import { parsePageRequest, toPage } from '../http/pagination';
+import { queryEnum, queryString, queryTime } from '../http/query';
+import type { Clock } from '../shared/clock';
+import { notFound, validationError } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import type { Logger } from '../shared/logger';
+import type { Catalog } from '../catalog/coins';
+import type { Store } from '../db/store';
+import { Ledger } from '../ledger/ledger';
+import { BalanceService } from './balance.service';
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type TransactionFilters, type TransactionView } from './transaction.service';
+
+export interface TransactionRouteDeps {
+  transactions: TransactionService;
+  balances: BalanceService;
+  authenticate: (p: Permission | null) => AppMiddleware;
+  clock: Clock;
+  logger: Logger;
+}
+
+const queryUuid = (q: ParsedUrlQuery, name: string): string | undefined => {
+  const v = queryString(q, name);
+  if (v !== undefined && !isUuid(v)) throw validationError(name, `${name} must be a UUID`);
+  return v?.toLowerCase();
+};
+
+/** The filters of PRODUCT §9; an empty window (`to` not after `from`) is refused on `to`. */
+export function parseTransactionFilters(q: ParsedUrlQuery): TransactionFilters {
+  const f: TransactionFilters = {
+    type: queryEnum(q, 'type', TRANSACTION_TYPES),
+    status: queryEnum(q, 'status', TRANSACTION_STATUSES),
+    coin_id: queryUuid(q, 'coin_id'),
+    invoice_id: queryUuid(q, 'invoice_id'),
+    address_id: queryUuid(q, 'address_id'),
+    from: queryTime(q, 'from'),
+    to: queryTime(q, 'to'),
+  };
+  if (f.from !== undefined && f.to !== undefined && f.to <= f.from) throw validationError('to', 'to must be later than from');
+  return f;
+}
+
+/** The export's columns: the JSON fields, in the same order. */
+export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = (
+  [
+    'id', 'type', 'status', 'coin_id', 'ticker', 'network', 'amount', 'fee', 'net_amount', 'txid', 'confirmations',
+    'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
+  ] as const
+).map((k) => ({ header: k, value: (t: TransactionView) => t[k] }));
+
+/** GET /v1/transactions (JSON pages, or an export with ?format=), GET /v1/transactions/{id}, GET /v1/balances. */
+export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
+  const { transactions, balances } = deps;
+  const r = newRouter('/v1');
+
+  r.get('/transactions', deps.authenticate('read'), async (ctx) => {
+    const accountId = authOf(ctx).accountId;
+    const filters = parseTransactionFilters(ctx.query);
+    const format = exportFormatOf(ctx.query);
+    const page = parsePageRequest(ctx.query, { ...filters });
+    if (format === undefined) {
+      ctx.body = toPage(await transactions.page(accountId, filters, page), page, (t) => t);
+      return;
+    }
+    // An export is the whole list from the cursor on (when one is given); `limit` pages JSON only.
+    await sendExport(ctx, {
+      name: 'transactions',
+      format,
+      columns: TRANSACTION_COLUMNS,
+      batches: () => transactions.batches(accountId, filters, page.after),
+      count: (cap) => transactions.count(accountId, filters, page.after, cap),
+      logger: deps.logger,
+      now: deps.clock.now(),
+    });
+  });
+
+  r.get('/transactions/:id', deps.authenticate('read'), async (ctx) => {
+    const id = ctx.params.id ?? '';
+    const found = isUuid(id) ? await transactions.get(authOf(ctx).accountId, id.toLowerCase()) : null;
+    if (!found) throw notFound('transaction');
+    ctx.body = found;
+  });
+
+  r.get('/balances', deps.authenticate('read'), async (ctx) => {
+    const all = await balances.list(authOf(ctx).accountId);
+    const page = parsePageRequest(ctx.query, { list: 'balances' });
+    // Balances are few (one per coin) and ordered by coin id: the cursor's key is the last coin id.
+    const rest = page.after ? all.filter((b) => b.coin_id > page.after!.id) : all;
+    const rows = rest.slice(0, page.limit + 1).map((b) => ({ ...b, id: b.coin_id, created_at: '' }));
+    ctx.body = toPage(rows, page, ({ id: _id, created_at: _c, ...b }) => b);
+  });
+
+  return r;
+}
+
+/** The read side wired from the daemon's parts (one line in daemon/main.ts). */
+export function transactionsApi(deps: {
+  store: Store;
+  catalog: Catalog;
+  clock: Clock;
+  logger: Logger;
+  authenticate: (p: Permission | null) => AppMiddleware;
+}): AppRouter {
+  return transactionRoutes({
+    transactions: new TransactionService(deps.store, deps.catalog),
+    balances: new BalanceService(deps.store, new Ledger(deps.clock), deps.catalog),
+    authenticate: deps.authenticate,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+}

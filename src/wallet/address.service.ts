@@ -1,0 +1,150 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import { schemeFor, type AddressScheme } from '../chains/derivation';
+import type { WatchedAddresses } from '../chains/watched-addresses';
+import type { ChainConfig } from '../config/schema';
+import { AddressEntity, type AddressRow } from '../db/entities/chain';
+import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
+import type { Store } from '../db/store';
+import { iso, type Clock } from '../shared/clock';
+import { validationError } from '../shared/errors';
+import { newId } from '../shared/ids';
+import type { AddressAllocator, AllocateRequest } from './allocator';
+import type { HdWallet } from './hd';
+
+export interface AddressServiceDeps {
+  store: Store;
+  wallet: HdWallet;
+  chains: readonly ChainConfig[];
+  catalog: Catalog;
+  watched: WatchedAddresses;
+  clock: Clock;
+}
+
+/** Rows per page when the watched set is filled at start. */
+const LOAD_PAGE = 20000;
+
+/**
+ * Deposit addresses (PRODUCT §6, §7): each merchant account has its own wallet branch (the BIP44
+ * `account'` level), and on each chain its own index counter. Allocation runs in the caller's write
+ * transaction: the branch, the counter step and the address row commit with the caller's rows or
+ * not at all, so a committed index is never handed out again (a rolled-back one never existed).
+ * The address is watched from the moment it is derived.
+ */
+export class AddressService implements AddressAllocator {
+  private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme }>();
+
+  constructor(private readonly deps: AddressServiceDeps) {
+    for (const chain of deps.chains) this.chains.set(chain.id, { chain, scheme: schemeFor(chain) });
+  }
+
+  async allocate(em: EntityManager, req: AllocateRequest): Promise<AddressRow> {
+    const coin = this.deps.catalog.coin(req.coinId);
+    const chain = coin && this.chains.get(coin.chain_id);
+    if (!coin || !chain) throw validationError('coin_id', 'unknown coin');
+    const branch = await this.branchOf(em, req.accountId);
+    const index = await this.next(em, `index:${chain.chain.id}:${req.accountId}`);
+    const { address, path } = this.deps.wallet.derive(chain.scheme, branch, index);
+    const now = iso(this.deps.clock.now());
+    const row: AddressRow = {
+      id: newId(),
+      account_id: req.accountId,
+      chain_id: chain.chain.id,
+      coin_id: coin.id,
+      address,
+      derivation_path: path,
+      derivation_index: index,
+      purpose: req.purpose,
+      invoice_id: req.invoiceId ?? null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    };
+    await em.insert(AddressEntity, row);
+    // Watched before commit: a payment can never be missed; a rolled-back allocation leaves an
+    // entry whose lookup finds no row (the recorder ignores it) until the index is derived again.
+    this.deps.watched.add(row.chain_id, row.address, row.id);
+    return row;
+  }
+
+  /** The account's wallet branch, assigned on its first address. */
+  async branchOf(em: EntityManager, accountId: string): Promise<number> {
+    const found = await em.findOneBy(WalletBranchEntity, { account_id: accountId });
+    if (found) return found.branch;
+    const branch = await this.next(em, BRANCH_COUNTER);
+    // Two first allocations of one account at once (PostgreSQL): the second inserts nothing and
+    // uses the first's branch; the number it drew stays unused.
+    await em
+      .createQueryBuilder()
+      .insert()
+      .into(WalletBranchEntity)
+      .values({ account_id: accountId, branch, created_at: iso(this.deps.clock.now()) })
+      .orIgnore()
+      .execute();
+    return (await em.findOneByOrFail(WalletBranchEntity, { account_id: accountId })).branch;
+  }
+
+  /**
+   * Takes the next value of a counter in one statement (an atomic upsert on both dialects). The
+   * row stays locked until the caller's transaction ends (PostgreSQL); SQLite's writes are
+   * serialised by the store's write lock.
+   */
+  private async next(em: EntityManager, name: string): Promise<number> {
+    const p = em.connection.options.type === 'postgres' ? '$1' : '?';
+    const rows: Array<{ next_value: number | string }> = await em.query(
+      `INSERT INTO wallet_counters (name, next_value) VALUES (${p}, 1) ` +
+        `ON CONFLICT (name) DO UPDATE SET next_value = wallet_counters.next_value + 1 RETURNING next_value`,
+      [name],
+    );
+    return Number(rows[0]!.next_value) - 1;
+  }
+
+  /** The address of a branch and index on a chain, without recording anything (tools, tests). */
+  derive(chainId: string, branch: number, index: number): { address: string; path: string } {
+    const chain = this.chains.get(chainId);
+    if (!chain) throw new Error(`unknown chain ${chainId}`);
+    return this.deps.wallet.derive(chain.scheme, branch, index);
+  }
+
+  /** The account's wallet branch; null before its first address. */
+  async branchFor(accountId: string): Promise<number | null> {
+    return (await this.deps.store.read.findOneBy(WalletBranchEntity, { account_id: accountId }))?.branch ?? null;
+  }
+
+  /** Fills the watched set from the addresses table (at start); returns how many were added. */
+  async loadWatched(): Promise<number> {
+    const { store } = this.deps;
+    let last = '';
+    let n = 0;
+    for (;;) {
+      // Raw rows (no entity hydration): a million addresses load in a few seconds.
+      const rows: Array<{ id: string; chain_id: string; address: string }> = await store.read
+        .createQueryBuilder(AddressEntity, 'a')
+        .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
+        .where('a.id > :last', { last })
+        .orderBy('a.id', 'ASC')
+        .limit(LOAD_PAGE)
+        .getRawMany();
+      for (const r of rows) this.deps.watched.add(r.chain_id, r.address, r.id);
+      n += rows.length;
+      if (rows.length < LOAD_PAGE) return n;
+      last = rows[rows.length - 1]!.id;
+    }
+  }
+}
+
+/** The counter that numbers wallet branches (the BIP44 account level). */
+export const BRANCH_COUNTER = 'branch';
+
+/**
+ * Moves the next wallet branch up to at least `first` (never down): after a restore from the words
+ * alone, new accounts then start above the branches the lost database had handed out.
+ */
+export async function skipBranchesTo(store: Store, first: number): Promise<number> {
+  return store.write(async (em) => {
+    await em.createQueryBuilder().insert().into(WalletCounterEntity).values({ name: BRANCH_COUNTER, next_value: 0 }).orIgnore().execute();
+    const row = await em.findOneByOrFail(WalletCounterEntity, { name: BRANCH_COUNTER });
+    if (row.next_value < first) await em.update(WalletCounterEntity, { name: BRANCH_COUNTER }, { next_value: first });
+    return Math.max(row.next_value, first);
+  });
+}

@@ -1,0 +1,86 @@
+import { generateMnemonic } from 'bip39';
+import { MetaEntity } from '../db/entities/team';
+import type { Config } from '../config/schema';
+import { loadMasterKey, Sealer } from '../db/seal';
+import { Store } from '../db/store';
+import { UserError } from '../shared/errors';
+import { skipBranchesTo } from './address.service';
+import { HdWallet, normaliseMnemonic } from './hd';
+
+/**
+ * The wallet seed lives in the store's `meta` table, sealed under the master key (AES-256-GCM,
+ * associated data `wallet-seed`): it travels with the addresses it derived (one database backup
+ * holds both) and a database copy without the master key does not open it.
+ */
+export const SEED_META_KEY = 'wallet_seed';
+const SEAL_PURPOSE = 'wallet-seed';
+
+/** A fresh 24-word BIP39 mnemonic (256 bits of entropy). */
+export const newMnemonic = (): string => generateMnemonic(256);
+
+export type SeedStatus = 'created' | 'kept' | 'restored';
+
+/**
+ * Stores a seed when the store has none: `mnemonic` (a restore, or the tests' fixed one) or a
+ * fresh one. A stored seed is kept; restoring a different one over it is refused.
+ */
+export async function ensureSeed(store: Store, sealer: Sealer, mnemonic?: string): Promise<{ status: SeedStatus; fingerprint: string }> {
+  let words: string | undefined;
+  if (mnemonic !== undefined) {
+    const m = normaliseMnemonic(mnemonic);
+    if (!m) throw new UserError('not a valid BIP39 mnemonic (12 to 24 English words with a correct checksum)');
+    words = m;
+  }
+  const fresh = words ?? newMnemonic();
+  const sealed = sealer.seal(fresh, SEAL_PURPOSE);
+  const value = await store.write(async (em) => {
+    await em.createQueryBuilder().insert().into(MetaEntity).values({ key: SEED_META_KEY, value: sealed }).orIgnore().execute();
+    return (await em.findOneByOrFail(MetaEntity, { key: SEED_META_KEY })).value;
+  });
+  const stored = openSeed(value, sealer);
+  // The sealed text is unique (random IV): equal means this call stored it.
+  if (value === sealed) return { status: words ? 'restored' : 'created', fingerprint: stored.fingerprint };
+  if (words !== undefined && stored.mnemonic() !== words)
+    throw new UserError(`a different wallet seed is already stored (fingerprint ${stored.fingerprint}); it is kept`);
+  return { status: 'kept', fingerprint: stored.fingerprint };
+}
+
+/** The daemon's wallet at start: missing or unreadable seed → one clear line, no secret in it. */
+export async function loadWallet(store: Store, sealer: Sealer): Promise<HdWallet> {
+  const row = await store.read.findOneBy(MetaEntity, { key: SEED_META_KEY });
+  if (!row) throw new UserError('wallet seed missing: run `coinkeep init` (or `coinkeep init --restore` with your backup words)');
+  return openSeed(row.value, sealer);
+}
+
+function openSeed(sealed: string, sealer: Sealer): HdWallet {
+  let plain: string;
+  try {
+    plain = sealer.open(sealed, SEAL_PURPOSE);
+  } catch {
+    throw new UserError('wallet seed cannot be opened: wrong master key or damaged seed row');
+  }
+  const m = normaliseMnemonic(plain);
+  if (!m) throw new UserError('wallet seed is damaged: the stored words are not a valid mnemonic');
+  return new HdWallet(m);
+}
+
+/**
+ * Stores the wallet seed when the database has none (init, dev): a fresh mnemonic, or the backup
+ * words of a restore. Opens the store itself (the daemon is not running yet).
+ */
+export async function prepareSeed(
+  config: Config,
+  mnemonic?: string,
+  opts: { firstBranch?: number } = {},
+): Promise<{ status: SeedStatus; fingerprint: string; next_branch?: number }> {
+  const sealer = new Sealer(loadMasterKey(config.data_dir, { create: true }));
+  const store = await Store.open({ url: config.database.url });
+  try {
+    await store.migrate();
+    const seed = await ensureSeed(store, sealer, mnemonic);
+    if (opts.firstBranch === undefined) return seed;
+    return { ...seed, next_branch: await skipBranchesTo(store, opts.firstBranch) };
+  } finally {
+    await store.close();
+  }
+}

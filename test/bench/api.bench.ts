@@ -1,0 +1,108 @@
+import { merchantWithKey, startTestDaemon } from '../helpers/daemon';
+import { signRequest } from '../helpers/signer';
+import { fmt, load, report, request, startHelloWorld, type LoadResult } from './lib';
+
+/**
+ * The API's own cost (issues 2 §7 and 3 §7): requests/s and p99 of a bare Koa hello-world against
+ * the public GET /v1/currencies through the daemon's whole middleware stack, and against the signed
+ * GET /v1/currencies (a valid signature, a new target per request so replay never refuses it).
+ * Everything runs in this process (the daemon as startTestDaemon starts it, on SQLite), so the
+ * baseline and the stack share the same client and the same event loop. Goal for both ratios: ≥ 0.6.
+ */
+
+const TOTAL = Number(process.env.BENCH_REQUESTS ?? 5_000);
+/** Interleaved rounds (hello-world, public, signed back to back); medians are reported: the machine is shared and noisy. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONCURRENCY = 32;
+/** Signed requests are spread over several keys: one key may make at most 100 000 requests a minute. */
+const KEYS = 8;
+const WARMUP = Math.min(200, Math.floor(TOTAL / 10));
+
+/** `headers(i)` must be cheap: signed requests are prepared before the clock starts, so the client's own HMAC is not measured. */
+async function measure(name: string, url: (i: number) => string, headers?: (i: number) => Record<string, string>): Promise<LoadResult & { cpuUs: number }> {
+  let failures = 0;
+  const cpu0 = process.cpuUsage();
+  let sample = '';
+  const res = await load(
+    async (i) => {
+      const r = await request(url(i), { headers: headers?.(i) });
+      if (r.status !== 200) {
+        failures++;
+        sample = `${r.status} ${r.body.slice(0, 200)}`;
+      }
+    },
+    { total: TOTAL, concurrency: CONCURRENCY },
+  );
+  const cpu = process.cpuUsage(cpu0);
+  if (failures > 0) throw new Error(`${name}: ${failures} answers were not 200 (e.g. ${sample})`);
+  // CPU time of this process (client and server) per request, warm-up included: steadier than wall time on a busy machine.
+  return { ...res, cpuUs: (cpu.user + cpu.system) / (TOTAL + WARMUP) };
+}
+
+/** Signed GETs of /v1/currencies?n=<unique>, round-robin over the keys, for load's indices -warmup..TOTAL-1. */
+function prepareSigned(base: string, keys: Array<{ keyId: string; secret: string }>, round: number) {
+  const warm = WARMUP;
+  const prepared = new Map<number, { url: string; headers: Record<string, string> }>();
+  for (let i = -warm; i < TOTAL; i++) {
+    const target = `/v1/currencies?n=${round}-${i}`;
+    const key = keys[(i + warm) % keys.length]!;
+    prepared.set(i, { url: base + target, headers: signRequest({ keyId: key.keyId, secret: key.secret, method: 'GET', target }) });
+  }
+  return { url: (i: number) => prepared.get(i)!.url, headers: (i: number) => prepared.get(i)!.headers };
+}
+
+export async function run(): Promise<void> {
+  const hello = await startHelloWorld();
+  const d = await startTestDaemon();
+  try {
+    const keys: Array<Awaited<ReturnType<typeof merchantWithKey>>> = [];
+    for (let k = 0; k < KEYS; k++) keys.push(await merchantWithKey(d.daemon, { rateLimit: 100_000 }));
+    const pub = `${d.url}/v1/currencies`;
+    const check = await request(pub);
+    if (check.status !== 200) throw new Error(`GET /v1/currencies answered ${check.status}`);
+
+    type Run = LoadResult & { cpuUs: number };
+    const runs = { hello: [] as Run[], pub: [] as Run[], signed: [] as Run[] };
+    const ratios = { pub: [] as number[], signed: [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const h = await measure('hello-world', () => hello.url);
+      const p = await measure('public /v1/currencies', () => pub);
+      const prepared = prepareSigned(d.url, keys, round);
+      const s = await measure('signed /v1/currencies', prepared.url, prepared.headers);
+      runs.hello.push(h);
+      runs.pub.push(p);
+      runs.signed.push(s);
+      ratios.pub.push(p.perSecond / h.perSecond);
+      ratios.signed.push(s.perSecond / h.perSecond);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const summary = (rs: Run[]) =>
+      `${fmt(median(rs.map((r) => r.perSecond)), 0).padStart(7)} req/s   p50 ${fmt(median(rs.map((r) => r.p50Ms)), 2)} ms   p99 ${fmt(median(rs.map((r) => r.p99Ms)), 2)} ms   cpu ${fmt(median(rs.map((r) => r.cpuUs)), 0)} us/req`;
+    const rows: Array<[string, string]> = [
+      [`bare Koa hello-world`, summary(runs.hello)],
+      ['public GET /v1/currencies (full stack)', summary(runs.pub)],
+      [`signed GET /v1/currencies (${KEYS} keys)`, summary(runs.signed)],
+      ['ratios public / hello-world per round', ratios.pub.map((r) => r.toFixed(2)).join(' ')],
+      ['ratios signed / hello-world per round', ratios.signed.map((r) => r.toFixed(2)).join(' ')],
+    ];
+    console.log(`\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight`);
+    const rp = median(ratios.pub);
+    report('API: public and signed GET /v1/currencies vs a bare Koa hello-world', rows, {
+      name: 'ratio public / hello-world (median req/s)',
+      value: rp,
+      goal: '>= 0.6',
+      ok: rp >= 0.6,
+    });
+    const rs = median(ratios.signed);
+    console.log(`  ${'ratio signed / hello-world (median req/s)'.padEnd(44)} ${rs.toFixed(3)}  (goal >= 0.6: ${rs >= 0.6 ? 'met' : 'NOT met'})`);
+    const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUs));
+    console.log(`  ${'ratio public / hello-world (by CPU time)'.padEnd(44)} ${(cpu(runs.hello) / cpu(runs.pub)).toFixed(3)}`);
+    console.log(`  ${'ratio signed / hello-world (by CPU time)'.padEnd(44)} ${(cpu(runs.hello) / cpu(runs.signed)).toFixed(3)}`);
+    const p99 = (rs: Run[]) => median(rs.map((r) => r.p99Ms));
+    console.log(`  ${'p99 public / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.pub) / p99(runs.hello)).toFixed(2)}x`);
+    console.log(`  ${'p99 signed / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.signed) / p99(runs.hello)).toFixed(2)}x`);
+  } finally {
+    await d.stop();
+    await hello.close();
+  }
+}

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { configFromText } from '../../src/config/load';
+import type { Config } from '../../src/config/schema';
+import { loadMasterKey } from '../../src/db/seal';
+import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/main';
+import type { Clock } from '../../src/shared/clock';
+import { silentLogger, type Logger } from '../../src/shared/logger';
+import { totpCode, totpStep } from '../../src/team/totp';
+import { prepareSeed } from '../../src/wallet/seed';
+
+/** The tests' wallet seed: the mnemonic of the BIP84/BIP44 test vectors (never for real funds). */
+export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+import type { AddressAllocator } from '../../src/wallet/allocator';
+
+export const FIXED_RATES = {
+  BTC: { USD: '68000', EUR: '63000' },
+  ETH: { USD: '3400', EUR: '3150' },
+};
+
+/** A config for tests: temp data dir, port 0, fixed rates, no chains; `overrides` merge on top. */
+export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
+  const base: Record<string, unknown> = {
+    network: 'testnet',
+    data_dir: dataDir,
+    listen: { host: '127.0.0.1', port: 0 },
+    base_url: 'http://127.0.0.1:8420',
+    database: { url: `sqlite:${path.join(dataDir, 'coinkeep.db')}` },
+    log_level: 'error',
+    chains: [],
+    rates: { sources: [{ kind: 'fixed', rates: FIXED_RATES }] },
+    fiat: { enabled: ['USD', 'EUR', 'JPY'], default: 'USD' },
+    webhooks: { allow_private_targets: true },
+    ...overrides,
+  };
+  return configFromText(YAML.stringify(base));
+}
+
+export interface TestDaemon {
+  daemon: Daemon;
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** The real daemon, in this process, on 127.0.0.1 port 0 with a temp data dir. */
+export async function startTestDaemon(
+  overrides: Record<string, unknown> = {},
+  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters'] } = {},
+): Promise<TestDaemon> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
+  const config = testConfig(dataDir, overrides);
+  loadMasterKey(config.data_dir, { create: true });
+  await prepareSeed(config, TEST_MNEMONIC);
+  const daemon = await startDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters });
+  return {
+    daemon,
+    url: daemon.apiUrl,
+    dataDir,
+    stop: async () => {
+      await daemon.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */
+export class OtpSource {
+  private step = 0;
+  constructor(private readonly secret: string, private readonly clock: { now(): Date }) {}
+  next(): string {
+    const now = totpStep(this.clock.now());
+    this.step = Math.max(this.step + 1, now - 1);
+    if (this.step > now + 1) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
+    return totpCode(this.secret, this.step);
+  }
+}
+
+/** Creates an account with an owner and a key; returns what a merchant back end would hold. */
+export async function merchantWithKey(
+  daemon: Daemon,
+  opts: { permissions?: string[]; test?: boolean; ip?: string[]; rateLimit?: number } = {},
+) {
+  const owner = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const created = await daemon.team.createAccount('Test shop', owner);
+  const { key } = await daemon.keys.create(created.account.id, { email: owner }, {
+    name: 'backend',
+    permissions: opts.permissions ?? ['read', 'create_invoice', 'create_address'],
+    ip_whitelist: opts.ip ?? [],
+    rate_limit_per_minute: opts.rateLimit ?? 600,
+    test: opts.test ?? false,
+  });
+  return { accountId: created.account.id, owner, ownerTotp: created.member.totp_secret, keyId: key.key_id, secret: key.secret };
+}

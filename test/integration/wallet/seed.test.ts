@@ -1,0 +1,149 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import YAML from 'yaml';
+import { adminCall } from '../../../src/cli/admin-client';
+import { startDaemon } from '../../../src/daemon/main';
+import { MetaEntity } from '../../../src/db/entities/team';
+import { loadMasterKey, Sealer } from '../../../src/db/seal';
+import { Store } from '../../../src/db/store';
+import { createLogger } from '../../../src/shared/logger';
+import { UserError } from '../../../src/shared/errors';
+import { ensureSeed, loadWallet, SEED_META_KEY } from '../../../src/wallet/seed';
+import { startTestDaemon, testConfig, TEST_MNEMONIC } from '../../helpers/daemon';
+import { tempStore } from '../../helpers/memory-store';
+
+const run = promisify(execFile);
+const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
+const OTHER = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
+
+const tempDir = (t: { teardown(fn: () => void): void }) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-wallet-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
+
+test('a fresh seed is 24 words, sealed at rest, kept on a second call', async (t) => {
+  const store = await tempStore(t);
+  const sealer = new Sealer(Buffer.alloc(32, 7));
+  const first = await ensureSeed(store, sealer);
+  t.is(first.status, 'created');
+  t.regex(first.fingerprint, /^[0-9a-f]{8}$/);
+  const row = await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY });
+  const wallet = await loadWallet(store, sealer);
+  const words = wallet.mnemonic().split(' ');
+  t.is(words.length, 24);
+  for (const w of words) t.false(row.value.includes(w), 'no word of the seed in the stored row');
+  t.deepEqual(await ensureSeed(store, sealer), { status: 'kept', fingerprint: first.fingerprint });
+  t.is((await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY })).value, row.value);
+});
+
+test('restore: given words are stored; the same words again are kept; other words are refused and change nothing', async (t) => {
+  const store = await tempStore(t);
+  const sealer = new Sealer(Buffer.alloc(32, 1));
+  t.deepEqual(await ensureSeed(store, sealer, ` ${TEST_MNEMONIC.toUpperCase()} \n`), { status: 'restored', fingerprint: '73c5da0a' });
+  t.is((await ensureSeed(store, sealer, TEST_MNEMONIC)).status, 'kept');
+  const row = await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY });
+  const err = await t.throwsAsync(ensureSeed(store, sealer, OTHER), { instanceOf: UserError });
+  t.regex(err!.message, /different wallet seed is already stored \(fingerprint 73c5da0a\)/);
+  t.false(err!.message.includes('legal'));
+  await t.throwsAsync(ensureSeed(store, sealer, 'abandon abandon abandon'), { message: /not a valid BIP39 mnemonic/ });
+  t.deepEqual(await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY }), row);
+});
+
+test('loading: a missing seed and one sealed under another master key each fail with one line and no secret', async (t) => {
+  const store = await tempStore(t);
+  await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 2))), { instanceOf: UserError, message: /^wallet seed missing: run `coinkeep init`/ });
+  await ensureSeed(store, new Sealer(Buffer.alloc(32, 2)), TEST_MNEMONIC);
+  const err = await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 3))), { instanceOf: UserError });
+  t.is(err!.message, 'wallet seed cannot be opened: wrong master key or damaged seed row');
+  await store.write((em) => em.update(MetaEntity, { key: SEED_META_KEY }, { value: 'v1.garbage' }));
+  await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 2))), { message: /cannot be opened/ });
+});
+
+test('the daemon refuses to start without a seed, with one line, and closes its store', async (t) => {
+  const dir = tempDir(t);
+  const config = testConfig(dir);
+  loadMasterKey(dir, { create: true });
+  const lines: string[] = [];
+  await t.throwsAsync(startDaemon(config, { logger: createLogger({ write: (l) => lines.push(l) }) }), {
+    instanceOf: UserError,
+    message: /^wallet seed missing/,
+  });
+  // The store was closed: it opens again at once and the API port was never taken.
+  const store = await Store.open({ url: config.database.url });
+  await store.close();
+  t.pass();
+});
+
+test('the test daemon has the tests\' seed; wallet info and backup answer over the admin socket, never in the log', async (t) => {
+  const dir = tempDir(t);
+  const config = testConfig(dir);
+  loadMasterKey(dir, { create: true });
+  const store = await Store.open({ url: config.database.url });
+  await store.migrate();
+  await ensureSeed(store, new Sealer(loadMasterKey(dir, { create: false })), TEST_MNEMONIC);
+  await store.close();
+  const lines: string[] = [];
+  const daemon = await startDaemon(config, { logger: createLogger({ level: 'debug', write: (l) => lines.push(l) }) });
+  t.teardown(() => daemon.stop());
+  t.is(daemon.wallet.fingerprint, '73c5da0a');
+  const info = await adminCall(dir, 'GET', '/admin/wallet');
+  t.deepEqual(info, { fingerprint: '73c5da0a', words: 12, chains: [] });
+  const backup = await adminCall(dir, 'POST', '/admin/wallet/backup', {});
+  t.deepEqual(backup, { fingerprint: '73c5da0a', words: 12, mnemonic: TEST_MNEMONIC });
+  // The CLI command prints the words numbered, for writing down.
+  const file = path.join(dir, 'coinkeep.yaml');
+  writeFileSync(file, YAML.stringify({ data_dir: dir, chains: [], rates: { sources: [] } }));
+  const { stdout } = await run(process.execPath, [CLI, '--config', file, 'wallet', 'backup']);
+  t.regex(stdout, /fingerprint 73c5da0a, 12 words/);
+  t.regex(stdout, / 1\. abandon .* 4\. abandon\n/);
+  t.regex(stdout, /12\. about\n/);
+  t.true(lines.some((l) => l.includes('wallet backup words shown')));
+  t.false(lines.some((l) => l.includes('abandon')), 'the mnemonic is never logged');
+});
+
+test('startTestDaemon comes with the fixed test seed', async (t) => {
+  const td = await startTestDaemon();
+  t.teardown(() => td.stop());
+  t.is(td.daemon.wallet.mnemonic(), TEST_MNEMONIC);
+  t.is(td.daemon.watched.size(), 0);
+});
+
+test('CLI: init creates a seed (0600 master key and database), init --restore refuses other words; a restore elsewhere gives the same fingerprint', async (t) => {
+  const dir = tempDir(t);
+  const dataDir = path.join(dir, 'data');
+  const file = path.join(dir, 'coinkeep.yaml');
+  writeFileSync(file, YAML.stringify({ network: 'testnet', data_dir: dataDir, listen: { host: '127.0.0.1', port: 0 }, chains: [], rates: { sources: [] } }));
+  const env = { ...process.env, COINKEEP_MASTER_KEY: '' };
+  const cli = (args: string[], input?: string) => {
+    const p = run(process.execPath, [CLI, '--config', file, '--json', ...args], { env });
+    if (input !== undefined) p.child.stdin!.end(input);
+    else p.child.stdin!.end();
+    return p;
+  };
+  const init = JSON.parse((await cli(['init'])).stdout);
+  t.like(init, { wallet_seed: 'created' });
+  t.regex(init.wallet_fingerprint, /^[0-9a-f]{8}$/);
+  t.is(statSync(path.join(dataDir, 'master.key')).mode & 0o777, 0o600);
+  t.is(statSync(path.join(dataDir, 'coinkeep.db')).mode & 0o777, 0o600, 'the database holding the sealed seed too');
+  t.like(JSON.parse((await cli(['init'])).stdout), { wallet_seed: 'kept', wallet_fingerprint: init.wallet_fingerprint });
+  const err = await t.throwsAsync(cli(['init', '--restore'], `${OTHER}\n`));
+  t.regex((err as unknown as { stderr: string }).stderr, /^coinkeep: a different wallet seed is already stored/);
+  t.false((err as unknown as { stderr: string }).stderr.includes('legal'));
+  // A second install restored from the first one's words has the same fingerprint.
+  const dir2 = tempDir(t);
+  const file2 = path.join(dir2, 'coinkeep.yaml');
+  writeFileSync(file2, YAML.stringify({ network: 'testnet', data_dir: path.join(dir2, 'data'), chains: [], rates: { sources: [] } }));
+  const restored = run(process.execPath, [CLI, '--config', file2, '--json', 'init', '--restore'], { env });
+  restored.child.stdin!.end(TEST_MNEMONIC);
+  t.like(JSON.parse((await restored).stdout), { wallet_seed: 'restored', wallet_fingerprint: '73c5da0a' });
+  const again = run(process.execPath, [CLI, '--config', file2, '--json', 'init', '--restore', '--first-branch', '500'], { env });
+  again.child.stdin!.end(TEST_MNEMONIC);
+  t.like(JSON.parse((await again).stdout), { wallet_seed: 'kept', wallet_next_branch: 500 });
+  const bad = await t.throwsAsync(cli(['init', '--first-branch', '-1']));
+  t.regex((bad as unknown as { stderr: string }).stderr, /--first-branch must be an integer/);
+});

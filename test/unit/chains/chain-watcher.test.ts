@@ -1,0 +1,302 @@
+import test, { type ExecutionContext } from 'ava';
+import { Catalog, coinId } from '../../../src/catalog/coins';
+import { ChainWatcher } from '../../../src/chains/chain-watcher';
+import { TransferRecorder } from '../../../src/chains/transfer-recorder';
+import type { NormalisedTransfer } from '../../../src/chains/types';
+import { WatchedAddresses } from '../../../src/chains/watched-addresses';
+import { parseConfig } from '../../../src/config/schema';
+import { AddressEntity, ChainTransferEntity } from '../../../src/db/entities/chain';
+import { ChainCursorEntity } from '../../../src/db/entities/chain-scan';
+import { Store } from '../../../src/db/store';
+import { FakeClock } from '../../../src/shared/clock';
+import { createLogger } from '../../../src/shared/logger';
+import { FakeChain, RecordingSink } from './fake-chain';
+
+const USDT = '0xTokenUSDT';
+const ALICE = '0xA11CE';
+const BOB = '0xB0B';
+const STRANGER = '0x5742';
+
+const eth = (to: string, wei: bigint, txid: string): NormalisedTransfer => ({ asset: 'native', to, amount: wei, txid, index: 0 });
+const usdt = (to: string, units: bigint, txid: string, index = 0): NormalisedTransfer => ({ asset: USDT, to, amount: units, txid, index });
+
+async function setup(t: ExecutionContext, opts: { confirmations?: number; options?: Record<string, unknown> } = {}) {
+  const store = await Store.open({ url: 'sqlite::memory:' });
+  await store.migrate();
+  t.teardown(() => store.close());
+  const config = parseConfig({
+    chains: [
+      {
+        id: 'ethereum',
+        kind: 'evm',
+        chain_id: 31337,
+        rpc_url: 'http://127.0.0.1:1',
+        confirmations: opts.confirmations ?? 3,
+        tokens: [{ ticker: 'USDT', contract: USDT, decimals: 6 }],
+        options: { start_height: 1, stall_seconds: 0, ...opts.options },
+      },
+    ],
+  });
+  const chain = config.chains[0]!;
+  const catalog = new Catalog(config.chains, config.fiat);
+  const clock = new FakeClock();
+  const sink = new RecordingSink(store, clock);
+  const recorder = new TransferRecorder(sink, clock);
+  const watched = new WatchedAddresses();
+  const node = new FakeChain();
+  const logs: Array<{ level: string; msg: string }> = [];
+  const logger = createLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l) as { level: string; msg: string }) });
+  for (const [i, address] of [ALICE, BOB].entries()) {
+    const id = `00000000-0000-4000-8000-00000000000${i}`;
+    await store.write((em) =>
+      em.insert(AddressEntity, {
+        id,
+        account_id: 'acc',
+        chain_id: 'ethereum',
+        coin_id: coinId('ethereum', 'native'),
+        address,
+        derivation_path: `m/44'/60'/0'/0/${i}`,
+        derivation_index: i,
+        purpose: 'invoice',
+        invoice_id: null,
+        status: 'active',
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:00.000Z',
+      }),
+    );
+    watched.add('ethereum', address, id);
+  }
+  /** A fresh watcher on the same database: what a restarted daemon builds. */
+  const restart = () => new ChainWatcher({ chain, adapter: node, store, recorder, watched, catalog, clock, logger });
+  const watcher = restart();
+  const signal = new AbortController().signal;
+  const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
+  const transfers = () => store.read.find(ChainTransferEntity, { order: { block_height: 'ASC', txid: 'ASC' } });
+  return { store, node, sink, watcher, restart, signal, clock, catalog, coinsInMaintenance, transfers, logs };
+}
+
+test('a transfer in a block with fewer than `confirmations` blocks is seen, then confirmed once deep enough', async (t) => {
+  const { node, sink, watcher, signal, transfers } = await setup(t, { confirmations: 3 });
+  node.mine([eth(ALICE, 1_500_000_000_000_000_000n, '0xt1')]);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>seen']);
+  const [row] = await transfers();
+  t.like(row, { status: 'seen', amount: '1.5', confirmations: 1, block_height: 1, address: ALICE });
+  node.mineEmpty(1);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>seen']);
+  node.mineEmpty(1);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>seen', 'seen>confirmed']);
+  t.like((await transfers())[0], { status: 'confirmed', confirmations: 3 });
+  t.like(watcher.status(), { node_tip: 3, scanned_height: 3, lag: 0, maintenance: false, last_error: null });
+});
+
+test('token transfers are recorded in the coin\'s units, and a transfer already deep enough is confirmed at first sight', async (t) => {
+  const { node, sink, watcher, signal, transfers } = await setup(t, { confirmations: 2 });
+  node.mine([usdt(BOB, 25_500_000n, '0xt1', 4), usdt(BOB, 1n, '0xt1', 5)]);
+  node.mineEmpty(1);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>confirmed', 'new>confirmed']);
+  t.deepEqual(
+    (await transfers()).map((r) => [r.coin_id, r.output_index, r.amount]),
+    [
+      [coinId('ethereum', USDT), 4, '25.5'],
+      [coinId('ethereum', USDT), 5, '0.000001'],
+    ],
+  );
+});
+
+test('transfers to unwatched addresses, of unconfigured assets, or of zero are not recorded', async (t) => {
+  const { node, sink, watcher, signal, transfers } = await setup(t);
+  node.mine([eth(STRANGER, 5n, '0xt1'), usdt(ALICE.toLowerCase(), 5n, '0xt2'), { asset: '0xOtherToken', to: ALICE, amount: 5n, txid: '0xt3', index: 0 }, eth(ALICE, 0n, '0xt4')]);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.calls(), []);
+  t.deepEqual(await transfers(), []);
+});
+
+test('a fresh cursor starts at the node\'s tip unless start_height is set', async (t) => {
+  const { node, sink, restart, signal, store } = await setup(t, { options: { start_height: null } });
+  node.mine([eth(ALICE, 1n, '0xold')]);
+  node.mine([eth(ALICE, 2n, '0xtip')]);
+  await restart().poll(signal);
+  t.deepEqual(await sink.of('0xold'), []);
+  t.deepEqual(await sink.of('0xtip'), ['new>seen']);
+  t.like(await store.read.findOneBy(ChainCursorEntity, { chain_id: 'ethereum' }), { height: 2, hash: '0xa2' });
+});
+
+test('catching up fetches blocks in batches of batch_size and finds every transfer', async (t) => {
+  const { node, sink, watcher, signal } = await setup(t, { confirmations: 1, options: { batch_size: 2 } });
+  for (let i = 0; i < 7; i++) node.mine([eth(i % 2 ? ALICE : BOB, BigInt(i + 1), `0xt${i}`)]);
+  const before = node.requests;
+  await watcher.poll(signal);
+  t.is((await sink.calls()).length, 7);
+  t.is(node.requests - before, 1 + 1 + 4); // tip, the start header, four batches
+  t.like(watcher.status(), { scanned_height: 7, lag: 0 });
+});
+
+test('a reorganisation of depth 1 reverts the transfer of the dropped block and records the new branch', async (t) => {
+  const { node, sink, watcher, signal, transfers, logs } = await setup(t, { confirmations: 3 });
+  node.mine([eth(ALICE, 10n, '0xkept')]);
+  node.mine([eth(BOB, 20n, '0xlost')]);
+  await watcher.poll(signal);
+  node.cutBackTo(2);
+  node.mine([eth(ALICE, 30n, '0xnew')], 'b');
+  node.mine([], 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xlost'), ['new>seen', 'seen>reverted']);
+  t.deepEqual(await sink.of('0xkept'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xnew'), ['new>seen']);
+  t.deepEqual(
+    (await transfers()).map((r) => [r.txid, r.status, r.block_height, r.block_hash]),
+    [
+      ['0xkept', 'confirmed', 1, '0xa1'],
+      ['0xlost', 'reverted', 2, '0xa2'],
+      ['0xnew', 'seen', 2, '0xb2'],
+    ],
+  );
+  t.true(logs.some((l) => l.msg === 'chain reorganisation' && (l as unknown as { fork_height: number }).fork_height === 1));
+  t.like(watcher.status(), { scanned_height: 3, maintenance: false });
+});
+
+test('a deeper reorganisation reverts a confirmed transfer the new branch lacks and keeps one it holds at another height', async (t) => {
+  const { node, sink, watcher, signal, transfers } = await setup(t, { confirmations: 2 });
+  node.mineEmpty(2);
+  node.mine([eth(ALICE, 10n, '0xmoved'), usdt(BOB, 7n, '0xgone', 3)]);
+  node.mineEmpty(4);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xgone'), ['new>confirmed']);
+  node.cutBackTo(2);
+  node.mineEmpty(3, 'b');
+  node.mine([eth(ALICE, 10n, '0xmoved')], 'b');
+  node.mineEmpty(3, 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xgone'), ['new>confirmed', 'confirmed>reverted']);
+  t.deepEqual(await sink.of('0xmoved'), ['new>confirmed']);
+  t.like((await transfers()).find((r) => r.txid === '0xmoved'), { status: 'confirmed', block_height: 5, block_hash: '0xb5' });
+  t.like(watcher.status(), { scanned_height: 8 });
+});
+
+test('a reorganisation to a shorter chain reverts what the shorter chain lacks, and a transfer mined again comes back', async (t) => {
+  const { node, sink, watcher, signal } = await setup(t, { confirmations: 1 });
+  node.mineEmpty(2);
+  node.mine([eth(ALICE, 10n, '0xt')]);
+  node.mineEmpty(2);
+  await watcher.poll(signal);
+  node.cutBackTo(3);
+  node.mine([], 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>confirmed', 'confirmed>reverted']);
+  t.like(watcher.status(), { node_tip: 3, scanned_height: 3 });
+  node.mine([eth(ALICE, 10n, '0xt')], 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>confirmed', 'confirmed>reverted', 'reverted>confirmed']);
+});
+
+test('a replaced tip block at the same height is a reorganisation too', async (t) => {
+  const { node, sink, watcher, signal } = await setup(t);
+  node.mine([eth(ALICE, 10n, '0xt')]);
+  await watcher.poll(signal);
+  node.cutBackTo(1);
+  node.mine([], 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>seen', 'seen>reverted']);
+});
+
+test('a reorganisation deeper than reorg_max_depth stops the chain\'s scanning, reverts nothing and puts its coins in maintenance', async (t) => {
+  const { node, sink, watcher, signal, transfers, coinsInMaintenance, logs } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 3 } });
+  node.mine([eth(ALICE, 10n, '0xt')]);
+  node.mineEmpty(5);
+  await watcher.poll(signal);
+  node.cutBackTo(1);
+  node.mineEmpty(7, 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>confirmed']);
+  t.like((await transfers())[0], { status: 'confirmed' });
+  t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
+  const status = watcher.status();
+  t.like(status, { scanned_height: 6, maintenance: true });
+  t.regex(status.last_error!, /reorganisation deeper than reorg_max_depth \(3\) below scanned height 6: scanning stopped/);
+  t.true(logs.some((l) => l.level === 'error' && l.msg === 'chain scanning stopped'));
+  const requests = node.requests;
+  await watcher.poll(signal);
+  t.is(node.requests, requests, 'a stopped chain is not polled again until restart');
+});
+
+test('a crash inside a batch\'s transaction commits nothing of it; after a restart every transfer is recorded once', async (t) => {
+  const { node, sink, watcher, restart, signal, store } = await setup(t, { confirmations: 1, options: { batch_size: 2 } });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  node.mine([eth(ALICE, 3n, '0xt3')]);
+  node.mine([eth(BOB, 4n, '0xt4')]);
+  sink.failWhen = (row) => row.txid === '0xt4';
+  await watcher.poll(signal);
+  t.deepEqual((await sink.calls()).map((c) => c.txid), ['0xt1', '0xt2']);
+  t.like(await store.read.findOneBy(ChainCursorEntity, { chain_id: 'ethereum' }), { height: 2 });
+  t.regex(watcher.status().last_error!, /crash inside the transaction/);
+  sink.failWhen = null;
+  const again = restart();
+  await again.poll(signal);
+  await again.poll(signal);
+  t.deepEqual((await sink.calls()).map((c) => `${c.txid}:${c.status}`), ['0xt1:confirmed', '0xt2:confirmed', '0xt3:confirmed', '0xt4:confirmed']);
+  t.like(again.status(), { scanned_height: 4 });
+});
+
+test('a restart resumes after the last committed block: nothing is recorded twice, nothing missed', async (t) => {
+  const { node, sink, watcher, restart, signal } = await setup(t, { confirmations: 2 });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  await watcher.poll(signal);
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  node.mineEmpty(2);
+  await restart().poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt2'), ['new>confirmed']);
+});
+
+test('an unreachable node puts the chain\'s coins in maintenance; when it is back the core catches up without a gap', async (t) => {
+  const { node, sink, watcher, signal, coinsInMaintenance } = await setup(t, { confirmations: 1 });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  await watcher.poll(signal);
+  node.down = 'connect ECONNREFUSED 127.0.0.1:8545';
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
+  t.like(watcher.status(), { maintenance: true, last_error: 'connect ECONNREFUSED 127.0.0.1:8545', scanned_height: 1 });
+  node.down = null;
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  node.mineEmpty(3);
+  node.mine([usdt(ALICE, 3n, '0xt3')]);
+  node.down = 'connect ECONNREFUSED 127.0.0.1:8545';
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
+  node.down = null;
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), []);
+  t.deepEqual((await sink.calls()).map((c) => c.txid), ['0xt1', '0xt2', '0xt3']);
+  t.like(watcher.status(), { maintenance: false, scanned_height: 6, lag: 0, last_error: 'connect ECONNREFUSED 127.0.0.1:8545' });
+});
+
+test('a node whose tip has not moved for stall_seconds is in maintenance until it moves again', async (t) => {
+  const { node, watcher, signal, clock, coinsInMaintenance } = await setup(t, { options: { stall_seconds: 60 } });
+  await watcher.poll(signal);
+  clock.advance(60_000);
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), []);
+  clock.advance(1_000);
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
+  t.regex(watcher.status().last_error!, /tip has not moved for more than 60 s \(height 0\)/);
+  node.mineEmpty(1);
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), []);
+});
+
+test('a node behind the scanned height on the same chain reverts nothing', async (t) => {
+  const { node, sink, watcher, signal } = await setup(t, { confirmations: 1 });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  node.mineEmpty(3);
+  await watcher.poll(signal);
+  node.cutBackTo(3);
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt1'), ['new>confirmed']);
+  t.like(watcher.status(), { node_tip: 2, scanned_height: 4, lag: -2, maintenance: false });
+});
