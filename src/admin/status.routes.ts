@@ -1,9 +1,10 @@
+import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
 
-/** `coinkeep status`: what runs, where, since when. Chains add their rows with the chain issues. */
-export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine }): AppRouter {
+/** `coinkeep status`: what runs, where, since when, and each chain's node tip, scanned height, lag and last error. */
+export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine; chains: ChainCore }): AppRouter {
   const r = newRouter('/admin');
   r.get('/status', (ctx) => {
     ctx.body = {
@@ -16,7 +17,7 @@ export function statusAdminRoutes(deps: { config: Config; apiUrl: string; starte
       database: deps.config.database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres',
       started_at: deps.startedAt.toISOString(),
       uptime_seconds: Math.floor(process.uptime()),
-      chains: [],
+      chains: deps.chains.status(),
     };
   });
   return r;

@@ -22,6 +22,10 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from '../auth/auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
+import { ChainCore, type AdapterFactory } from '../chains/chain-core';
+import { adapterFor } from '../chains/adapters';
+import { TransferRecorder } from '../chains/transfer-recorder';
+import { watchChainJob } from '../jobs/watch-chain.job';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
 import type { HdWallet } from '../wallet/hd';
@@ -44,6 +48,8 @@ export interface DaemonOptions {
   pidFile?: boolean;
   /** Tests: issue deposit addresses with this allocator instead of the wallet's. */
   allocator?: AddressAllocator;
+  /** Tests: build chain adapters with this factory instead of the families' own. */
+  adapterFor?: AdapterFactory;
   /** Tests only: extra API routers, mounted last, built with the real auth and idempotency middleware. */
   extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
 }
@@ -63,6 +69,7 @@ export interface Daemon {
   outbox: Outbox;
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
+  chains: ChainCore;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -98,6 +105,16 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const ledger = new Ledger(clock);
   const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, ledger, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   await invoices.service.expireDue();
+  const chains = new ChainCore({
+    chains: config.chains,
+    adapterFor: opts.adapterFor ?? adapterFor,
+    store,
+    recorder: new TransferRecorder(invoices.sink, clock),
+    watched,
+    catalog,
+    clock,
+    logger,
+  });
 
   const scheduler = new Scheduler(logger);
   const startedAt = clock.now();
@@ -130,7 +147,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     config.data_dir,
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates }),
+      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains }),
       teamAdminRoutes(team),
       walletAdminRoutes({ wallet, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes(store),
@@ -144,6 +161,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
   scheduler.add({ name: 'purge-idempotency-keys', schedule: '17 * * * *', run: () => auth.idempotency.purgeExpired() });
   scheduler.add({ name: 'expire-withdraw-requests', schedule: '*/1 * * * *', run: async () => void (await auth.keys.expireRequests()) }, { runAtStart: true });
@@ -159,6 +177,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       const closed = Promise.all([closeServer(server), closeServer(admin)]);
       await scheduler.stop();
       await closed;
+      await chains.close();
       await store.close();
       if (opts.pidFile) {
         try {
@@ -170,7 +189,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, chains, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

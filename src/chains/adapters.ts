@@ -1,0 +1,16 @@
+import type { ChainConfig } from '../config/schema';
+import type { AdapterFactory } from './chain-core';
+import type { ChainAdapter } from './types';
+
+/**
+ * The adapter of each chain family: the only switch on `kind` outside the config. A family whose
+ * adapter is not built yet answers null, and the core reports the chain as not watched.
+ */
+export const adapterFor: AdapterFactory = (chain: ChainConfig): ChainAdapter | null => {
+  switch (chain.kind) {
+    case 'btc':
+    case 'evm':
+    case 'tron':
+      return null;
+  }
+};
