@@ -33,9 +33,10 @@ export function adminCall<T = Record<string, unknown>>(
             return reject(new UserError(`the daemon answered ${res.statusCode} with no JSON`));
           }
           if ((res.statusCode ?? 500) >= 400) {
-            const e = (parsed as { error?: { code?: string; message?: string; details?: { field?: string } } }).error;
+            const e = (parsed as { error?: { code?: string; message?: string; details?: { field?: string; retry_after?: number } } }).error;
             const field = e?.details?.field ? ` (${e.details.field})` : '';
-            return reject(new UserError(`${e?.message ?? 'request failed'}${field} [${e?.code ?? res.statusCode}]`));
+            const retry = e?.details?.retry_after ? ` (retry in ${e.details.retry_after} s)` : '';
+            return reject(new UserError(`${e?.message ?? 'request failed'}${field}${retry} [${e?.code ?? res.statusCode}]`));
           }
           resolve(parsed as T);
         });
