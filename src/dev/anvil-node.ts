@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/** Anvil's own well-known test mnemonic, passed explicitly so the funded accounts never change. */
+export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
+export const ANVIL_CHAIN_ID = 31337;
+
+const STARTUP_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+export const anvilBinary = (): string =>
+  path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+
+export interface AnvilOptions {
+  /** 0 (default): a free port, read back from anvil's own startup line. */
+  port?: number;
+  /** Load the chain from this file at start and write it back at a clean stop. */
+  stateFile?: string;
+}
+
+/**
+ * A local anvil node on 127.0.0.1 as a child process: `coinkeep dev` and the integration tests start
+ * it, mine on demand and stop it. Anvil mines a block for every transaction it receives.
+ */
+export class AnvilNode {
+  private exited = false;
+
+  private constructor(private readonly child: ChildProcess, readonly port: number, readonly options: AnvilOptions) {
+    child.once('exit', () => (this.exited = true));
+  }
+
+  get rpcUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  static async start(options: AnvilOptions = {}): Promise<AnvilNode> {
+    const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(ANVIL_CHAIN_ID)];
+    if (options.stateFile) args.push('--state', options.stateFile);
+    const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const port = await new Promise<number>((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(() => fail(new Error(`anvil did not start within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
+      const onData = (d: Buffer) => {
+        output += d.toString('utf8');
+        const m = /Listening on 127\.0\.0\.1:(\d+)/.exec(output);
+        if (!m) return;
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      };
+      const onExit = (code: number | null) => fail(new Error(`anvil exited at start (code ${code}): ${output.trim().split('\n').slice(-3).join(' | ')}`));
+      function fail(err: Error) {
+        clearTimeout(timer);
+        child.kill('SIGKILL');
+        reject(err);
+      }
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', onExit);
+      child.once('error', (err) => fail(err));
+    });
+    // Anvil logs every request: keep its pipes drained so it never blocks on a full pipe.
+    child.stdout!.removeAllListeners('data').resume();
+    child.stderr!.removeAllListeners('data').resume();
+    child.removeAllListeners('exit');
+    return new AnvilNode(child, port, options);
+  }
+
+  async rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+    const res = await fetch(this.rpcUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await res.json()) as { result?: T; error?: { message: string } };
+    if (body.error) throw new Error(`anvil ${method}: ${body.error.message}`);
+    return body.result as T;
+  }
+
+  /** Mines `blocks` empty blocks at once. */
+  async mine(blocks = 1): Promise<void> {
+    await this.rpc('anvil_mine', [`0x${blocks.toString(16)}`]);
+  }
+
+  async blockNumber(): Promise<number> {
+    return Number(await this.rpc<string>('eth_blockNumber'));
+  }
+
+  /** A clean stop: anvil writes its state file (when it has one) and exits. */
+  async stop(): Promise<void> {
+    await this.end('SIGINT');
+  }
+
+  /** kill -9: no state written, no goodbye. */
+  async kill(): Promise<void> {
+    await this.end('SIGKILL');
+  }
+
+  private async end(signal: NodeJS.Signals): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await gone;
+    clearTimeout(timer);
+  }
+}
