@@ -1,0 +1,51 @@
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { call, freshSourceIp, SignedClient } from '../../helpers/api-client';
+import { until } from '../../helpers/cli';
+import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
+import { tempPostgres } from '../../helpers/pg-database';
+
+/**
+ * Issue 3 §1: several daemons sharing one PostgreSQL database. A signature accepted by one daemon
+ * is a replay at every other, and a key change made at one reaches the others within their 2 s key
+ * cache. Both daemons open the same secrets: they share the master key, as a real deployment must.
+ */
+
+const TARGET = '/v1/account/api-keys';
+
+test.before(() => {
+  // This file's worker only: both daemons read the master key from the environment.
+  process.env.COINKEEP_MASTER_KEY = randomBytes(32).toString('base64url');
+});
+
+test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay at the other; a disabled key is refused by both', async (t) => {
+  const url = await tempPostgres(t);
+  if (url === null) return t.pass('no PostgreSQL server answers; skipped');
+  const a = await startTestDaemon({ database: { url } });
+  t.teardown(() => a.stop());
+  const b = await startTestDaemon({ database: { url } });
+  t.teardown(() => b.stop());
+
+  const m = await merchantWithKey(a.daemon);
+  const from = freshSourceIp();
+  const client = new SignedClient(a.url, m.keyId, m.secret);
+
+  const headers = client.headers('GET', TARGET);
+  t.is((await call(a.url, TARGET, { headers, from })).status, 200);
+  const replayed = await call(b.url, TARGET, { headers, from });
+  t.is(replayed.status, 401, replayed.text);
+  t.is(replayed.json.error.code, 'auth.replay');
+  t.is(replayed.headers['www-authenticate'], 'Service-HMAC-SHA256');
+
+  // The other way round, and a fresh signature works at both.
+  const second = client.headers('GET', TARGET);
+  t.is((await call(b.url, TARGET, { headers: second, from })).status, 200);
+  t.is((await call(a.url, TARGET, { headers: second, from })).json.error.code, 'auth.replay');
+
+  // A key disabled through daemon A is refused by daemon B once its short key cache lapses.
+  await a.daemon.keys.disable(m.accountId, m.keyId, { email: m.owner });
+  t.is((await call(a.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error.code, 'auth.invalid_key');
+  const started = Date.now();
+  await until(async () => (await call(b.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error?.code === 'auth.invalid_key', 5000, 'daemon B to see the disabled key');
+  t.true(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+});
