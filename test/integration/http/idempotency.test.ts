@@ -7,9 +7,10 @@ import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers
 import { tempPostgres } from '../../helpers/pg-database';
 
 /**
- * SPEC "Idempotency (POST)" 1–6 through the real daemon. The merchant API has no creating POST of
- * its own yet, so a test router is mounted through the daemon's `extraRouters` with the real
- * authentication and the real idempotency middleware; its handler counts what it creates.
+ * SPEC "Idempotency (POST)" 1–6 through the real daemon. A test router is mounted through the
+ * daemon's `extraRouters` with the real authentication and the real idempotency middleware, so its
+ * handler can count runs, hold the first request and fail on demand (idempotency-invoices.test.ts
+ * proves the same on POST /v1/invoices).
  */
 
 const runs = new Map<string, number>();
