@@ -7,8 +7,9 @@ import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
-import type { TransferRecorder } from './transfer-recorder';
-import type { BlockRef, ChainAdapter, NormalisedBlock } from './types';
+import { MempoolTracker } from './mempool-tracker';
+import { transferKey, type TransferRecorder } from './transfer-recorder';
+import type { BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferObservation } from './types';
 import type { WatchedAddresses } from './watched-addresses';
 
 /** One chain's line of `coinkeep status`. */
@@ -45,8 +46,6 @@ export interface ChainWatcherDeps {
 /** Header rows per INSERT: far below SQLite's bound-parameter limit. */
 const INSERT_CHUNK = 200;
 
-const transferKey = (txid: string, coinId: string, index: number): string => `${txid}\u0000${coinId}\u0000${index}`;
-
 /**
  * The one chain core, for one chain (ARCHITECTURE "One chain core"). Each poll reads the node's tip,
  * fetches the blocks after the cursor in batches, records the transfers to watched addresses through
@@ -71,11 +70,13 @@ export class ChainWatcher {
   private inMaintenance = false;
   private lastError: { message: string; at: Date } | null = null;
   private lastPollAt: Date | null = null;
+  private readonly mempool: MempoolTracker;
 
   constructor(private readonly deps: ChainWatcherDeps) {
     this.chainId = deps.chain.id;
     for (const coin of deps.catalog.coins()) if (coin.chain_id === this.chainId) this.coinByAsset.set(coin.asset, coin);
     this.log = deps.logger.child({ chain: this.chainId });
+    this.mempool = new MempoolTracker(deps.recorder, this.chainId, deps.chain.confirmations);
   }
 
   private get options() {
@@ -90,10 +91,13 @@ export class ChainWatcher {
   async poll(signal: AbortSignal): Promise<void> {
     if (this.halted) return;
     try {
+      // Read before the tip: see MempoolTracker.
+      const waiting = this.deps.adapter.mempool ? await this.deps.adapter.mempool(signal) : null;
       const tip = await this.deps.adapter.tip(signal);
       this.noteTip(tip);
       const cursor = this.cursor ?? (await this.loadCursor(tip, signal));
       if (cursor) await this.catchUp(cursor, tip, signal);
+      if (cursor && waiting) await this.applyMempool(waiting);
       this.checkStall(tip);
       this.recover();
     } catch (err) {
@@ -168,24 +172,8 @@ export class ChainWatcher {
     const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
     for (const block of blocks) {
       for (const t of block.transfers) {
-        if (this.deps.watched.lookup(chainId, t.to) === undefined) continue;
-        const coin = this.coinByAsset.get(t.asset);
-        if (!coin || t.amount <= 0n) continue;
-        await this.deps.recorder.observe(
-          em,
-          {
-            chainId,
-            coinId: coin.id,
-            txid: t.txid,
-            index: t.index,
-            address: t.to,
-            amount: Amount.fromBaseUnits(t.amount, coin.decimals).toString(),
-            blockHeight: block.height,
-            blockHash: block.hash,
-            confirmations: cursor.height - block.height + 1,
-          },
-          this.deps.chain.confirmations,
-        );
+        const obs = this.observation(t, block, cursor.height - block.height + 1);
+        if (obs) await this.deps.recorder.observe(em, obs, this.deps.chain.confirmations);
       }
     }
     const headers: ChainBlockRow[] = blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash }));
@@ -260,6 +248,30 @@ export class ChainWatcher {
       reverted_transfers: reverted,
     });
     return next;
+  }
+
+  /** A transfer to a watched address of a known coin, as the recorder takes it; null for any other. */
+  private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): TransferObservation | null {
+    if (this.deps.watched.lookup(this.chainId, t.to) === undefined) return null;
+    const coin = this.coinByAsset.get(t.asset);
+    if (!coin || t.amount <= 0n) return null;
+    return {
+      chainId: this.chainId,
+      coinId: coin.id,
+      txid: t.txid,
+      index: t.index,
+      address: t.to,
+      amount: Amount.fromBaseUnits(t.amount, coin.decimals).toString(),
+      blockHeight: block?.height ?? null,
+      blockHash: block?.hash ?? null,
+      confirmations,
+    };
+  }
+
+  private async applyMempool(waiting: NormalisedTransfer[]): Promise<void> {
+    const observations = waiting.flatMap((t) => this.observation(t, null, 0) ?? []);
+    const { dropped } = await this.deps.store.write((em) => this.mempool.apply(em, observations));
+    if (dropped > 0) this.log.info('transfers left the mempool unconfirmed', { reverted_transfers: dropped });
   }
 
   private async loadCursor(tip: BlockRef, signal: AbortSignal): Promise<Cursor | null> {

@@ -4,6 +4,9 @@ import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import type { TransferObservation, TransferSink } from './types';
 
+/** A transfer's identity on its chain: one output (or log) of one transaction, per coin. */
+export const transferKey = (txid: string, coinId: string, index: number): string => `${txid}\u0000${coinId}\u0000${index}`;
+
 /**
  * Keeps `chain_transfers` true to what the chains show and tells the sink of every status change,
  * inside the caller's transaction. The one place that decides seen / confirmed / reverted: the
