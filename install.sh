@@ -12,13 +12,15 @@ major=$(node -p 'process.versions.node.split(".")[0]')
 command -v npm >/dev/null || fail "npm is required (not found)"
 
 # Native modules (better-sqlite3) build from source: a C++ toolchain and python3 are needed.
-# The tests also run the sandbox's printed example, which uses curl and openssl.
+# The tests also run the sandbox's printed example, which uses curl and openssl, and drive the CLI
+# on a pseudo-terminal with util-linux `script` (package bsdutils).
 missing=()
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
 command -v python3 >/dev/null || missing+=(python3)
 command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
+command -v script >/dev/null || missing+=(bsdutils)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "install.sh: installing ${missing[*]}"
