@@ -1,6 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import type { AdapterFactory } from './chain-core';
 import type { ChainAdapter } from './types';
+import { EvmAdapter } from './evm/evm-adapter';
 
 /**
  * The adapter of each chain family: the only switch on `kind` outside the config. A family whose
@@ -8,8 +9,9 @@ import type { ChainAdapter } from './types';
  */
 export const adapterFor: AdapterFactory = (chain: ChainConfig): ChainAdapter | null => {
   switch (chain.kind) {
-    case 'btc':
     case 'evm':
+      return new EvmAdapter(chain);
+    case 'btc':
     case 'tron':
       return null;
   }
