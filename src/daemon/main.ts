@@ -99,7 +99,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
   const auth = createAuth({ config, store, sealer, clock, logger, team });
-  await auth.idempotency.recoverAbandoned();
+  await auth.idempotency.recoverAbandoned({ atStart: true });
 
   const outbox = new Outbox();
   const ledger = new Ledger(clock);
@@ -163,7 +163,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   scheduler.add(invoices.expiryJob);
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
-  scheduler.add({ name: 'purge-idempotency-keys', schedule: '17 * * * *', run: () => auth.idempotency.purgeExpired() });
+  scheduler.add({ name: 'idempotency-upkeep', schedule: '*/1 * * * *', run: () => auth.idempotency.upkeep() });
   scheduler.add({ name: 'expire-withdraw-requests', schedule: '*/1 * * * *', run: async () => void (await auth.keys.expireRequests()) }, { runAtStart: true });
 
   const pidFile = pidFilePath(config.data_dir);

@@ -10,6 +10,8 @@ import type { AppContext, AppMiddleware } from './context';
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** How long a duplicate waits for the first request to finish before answering 409 in_progress. */
 export const IN_PROGRESS_WAIT_MS = 2000;
+/** A claim this old belongs to a request that will never finish: its daemon died, or it hangs. */
+export const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x20-\x7e]{1,128}$/;
 
 /** Which scope a request's key lives in, and for how long (null: permanently). */
@@ -27,10 +29,29 @@ export class Idempotency {
 
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger) {}
 
-  /** Stored answers of requests that never finished (the daemon died) become stored 500s. */
-  async recoverAbandoned(): Promise<void> {
+  /**
+   * Claims of requests that will never finish become stored 500s, replayed like any 5xx. At start on
+   * SQLite every claim is one (this daemon alone owns the database); on PostgreSQL other daemons may
+   * be mid-request, so there, and in the periodic upkeep, only claims older than ABANDONED_AFTER_MS.
+   */
+  async recoverAbandoned(opts: { atStart: boolean }): Promise<void> {
+    const everyClaim = opts.atStart && this.store.dialect !== 'postgres';
+    const cutoff = new Date(this.clock.now().getTime() - (everyClaim ? 0 : ABANDONED_AFTER_MS)).toISOString();
     const body = JSON.stringify(new ApiError(500, 'internal_error', 'the request was interrupted; it may or may not have been applied').toBody());
-    await this.store.write((em) => em.update(IdempotencyEntity, { state: 'in_progress' }, { state: 'done', response_status: 500, response_body: body }));
+    await this.store.write((em) =>
+      em
+        .createQueryBuilder()
+        .update(IdempotencyEntity)
+        .set({ state: 'done', response_status: 500, response_body: body })
+        .where("state = 'in_progress' AND created_at <= :cutoff", { cutoff })
+        .execute(),
+    );
+  }
+
+  /** The periodic job: abandoned claims answered, expired keys forgotten. */
+  async upkeep(): Promise<void> {
+    await this.recoverAbandoned({ atStart: false });
+    await this.purgeExpired();
   }
 
   async purgeExpired(): Promise<void> {

@@ -1,0 +1,90 @@
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { IdempotencyEntity } from '../../../src/db/entities/auth';
+import { Store } from '../../../src/db/store';
+import { ABANDONED_AFTER_MS, Idempotency } from '../../../src/http/idempotency';
+import { FakeClock } from '../../../src/shared/clock';
+import { silentLogger } from '../../../src/shared/logger';
+import { tempPostgres } from '../../helpers/pg-database';
+
+/**
+ * SPEC "Idempotency (POST)" 5: a request that never finished (its daemon died, or it hangs) is
+ * answered with a stored 500 from then on, never left as 409 in_progress. A claim that may still be
+ * running elsewhere (PostgreSQL shared by several daemons) is left alone until it is 10 minutes old.
+ */
+
+const START = '2026-03-01T12:00:00.000Z';
+
+async function sqliteStore(t: ExecutionContext): Promise<Store> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-idem-'));
+  const store = await Store.open({ url: `sqlite:${path.join(dir, 'coinkeep.db')}` });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+}
+
+async function postgresStore(t: ExecutionContext, url: string): Promise<Store> {
+  const store = await Store.open({ url });
+  t.teardown(() => store.close());
+  return store;
+}
+
+/** Two claims left in progress: one just made, one older than ABANDONED_AFTER_MS. */
+async function claims(store: Store, clock: FakeClock): Promise<void> {
+  await store.migrate();
+  const claim = (key: string, ageMs: number) => ({
+    scope: 'key:test',
+    key,
+    fingerprint: 'f'.repeat(64),
+    state: 'in_progress' as const,
+    response_status: null,
+    response_body: null,
+    created_at: new Date(clock.now().getTime() - ageMs).toISOString(),
+    expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
+  });
+  await store.write((em) => em.insert(IdempotencyEntity, [claim('fresh', 1000), claim('old', ABANDONED_AFTER_MS + 1000)]));
+}
+
+const stateOf = async (store: Store, key: string) => {
+  const row = await store.read.findOneByOrFail(IdempotencyEntity, { scope: 'key:test', key });
+  return { state: row.state, status: row.response_status, code: row.response_body ? JSON.parse(row.response_body).error.code : null };
+};
+const ANSWERED = { state: 'done', status: 500, code: 'internal_error' };
+const RUNNING = { state: 'in_progress', status: null, code: null };
+
+test('SQLite: at start every claim was abandoned (one daemon owns the database) and becomes a stored 500', async (t) => {
+  const clock = new FakeClock(START);
+  const store = await sqliteStore(t);
+  await claims(store, clock);
+  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  t.deepEqual(await stateOf(store, 'fresh'), ANSWERED);
+  t.deepEqual(await stateOf(store, 'old'), ANSWERED);
+});
+
+test('the periodic upkeep answers only claims older than 10 minutes (a request that hangs), never a running one', async (t) => {
+  const clock = new FakeClock(START);
+  const store = await sqliteStore(t);
+  await claims(store, clock);
+  const idempotency = new Idempotency(store, clock, silentLogger);
+  await idempotency.upkeep();
+  t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
+  t.deepEqual(await stateOf(store, 'old'), ANSWERED);
+  clock.advance(ABANDONED_AFTER_MS);
+  await idempotency.upkeep();
+  t.deepEqual(await stateOf(store, 'fresh'), ANSWERED);
+});
+
+test('PostgreSQL: a daemon starting beside others leaves their running claims alone', async (t) => {
+  const url = await tempPostgres(t);
+  if (url === null) return t.pass('no PostgreSQL server answers; skipped');
+  const clock = new FakeClock(START);
+  const store = await postgresStore(t, url);
+  await claims(store, clock);
+  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
+  t.deepEqual(await stateOf(store, 'old'), ANSWERED);
+});
