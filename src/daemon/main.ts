@@ -33,6 +33,8 @@ import { loadWallet } from '../wallet/seed';
 import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { createInvoices } from '../invoices/invoices.wiring';
+import { createWebhooks, type WebhooksDeps } from '../webhooks/webhooks.wiring';
+import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
 import type { Permission } from '../auth/auth.middleware';
 import type { AppMiddleware, AppRouter } from '../http/context';
@@ -52,6 +54,8 @@ export interface DaemonOptions {
   adapterFor?: AdapterFactory;
   /** Tests only: extra API routers, mounted last, built with the real auth and idempotency middleware. */
   extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
+  /** Tests and benchmarks: the webhook guard's resolver, concurrency bounds and attempt timeout. */
+  webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
 }
 
 export interface Daemon {
@@ -69,6 +73,7 @@ export interface Daemon {
   outbox: Outbox;
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
+  webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
   logger: Logger;
   stop(): Promise<void>;
@@ -83,7 +88,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   ensureDataDir(config.data_dir);
   const sealer = new Sealer(loadMasterKey(config.data_dir, { create: false }));
 
-  const store = await Store.open({ url: config.database.url });
+  const store = await Store.open({ url: config.database.url, backgroundCheckpoints: true });
   const applied = await store.migrate();
   if (applied.length) logger.info('migrations applied', { migrations: applied });
 
@@ -105,6 +110,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const ledger = new Ledger(clock);
   const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, ledger, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   await invoices.service.expireDue();
+  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent, ...opts.webhooks });
+  await webhooks.dispatcher.recoverInterrupted();
   const chains = new ChainCore({
     chains: config.chains,
     adapterFor: opts.adapterFor ?? adapterFor,
@@ -127,6 +134,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
+      webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
     ],
@@ -151,6 +159,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       teamAdminRoutes(team),
       walletAdminRoutes({ wallet, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes(store),
+      webhooksAdminRoutes(webhooks),
       ...auth.adminRoutes,
     ],
     logger,
@@ -161,6 +170,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
   scheduler.add({ name: 'idempotency-upkeep', schedule: '*/1 * * * *', run: () => auth.idempotency.upkeep() });
@@ -178,6 +188,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       await scheduler.stop();
       await closed;
       await chains.close();
+      await webhooks.dispatcher.close();
       await store.close();
       if (opts.pidFile) {
         try {
@@ -189,7 +200,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, chains, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, webhooks, chains, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -5,6 +5,7 @@ import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
+import { CallbackSecretEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity } from './entities/webhooks';
 
 /** Every entity schema of the store; migrations create the same tables. */
 export const ENTITIES = [
@@ -26,4 +27,8 @@ export const ENTITIES = [
   TransactionEntity,
   WalletBranchEntity,
   WalletCounterEntity,
+  WebhookEndpointEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
+  CallbackSecretEntity,
 ];

@@ -4,6 +4,7 @@ import { Core1767225600003 } from './0003-core';
 import { Money1767225600004 } from './0004-money';
 import { Wallet1767225600005 } from './0005-wallet';
 import { Chains1767225600006 } from './0006-chains';
+import { Webhooks1767225600008 } from './0008-webhooks';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   Money1767225600004,
   Wallet1767225600005,
   Chains1767225600006,
+  Webhooks1767225600008,
 ];

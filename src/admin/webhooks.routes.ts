@@ -1,0 +1,42 @@
+import { newRouter, type AppRouter } from '../http/context';
+import { parsePageRequest } from '../http/pagination';
+import { queryTime } from '../http/query';
+import { notFound, validationError } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import { parseDeliveryFilters } from '../webhooks/delivery.service';
+import type { createWebhooks } from '../webhooks/webhooks.wiring';
+
+type Webhooks = Pick<ReturnType<typeof createWebhooks>, 'deliveries' | 'callbackSecrets'>;
+
+/** `coinkeep webhooks deliveries|replay|ping|secret`: the cabinet's webhook actions for an operator. */
+export function webhooksAdminRoutes(webhooks: Webhooks): AppRouter {
+  const r = newRouter('/admin/accounts/:account/webhooks');
+  const { deliveries, callbackSecrets } = webhooks;
+  const idOf = (raw: string, what: string): string => {
+    if (!isUuid(raw)) throw notFound(what);
+    return raw.toLowerCase();
+  };
+
+  r.get('/deliveries', async (ctx) => {
+    const filters = parseDeliveryFilters(ctx.query);
+    ctx.body = await deliveries.list(ctx.params.account!, filters, parsePageRequest(ctx.query, { ...filters }));
+  });
+  r.post('/deliveries/:id/replay', async (ctx) => {
+    ctx.body = { delivery: await deliveries.retry(ctx.params.account!, idOf(ctx.params.id!, 'webhook delivery')) };
+  });
+  r.post('/deliveries/replay-exhausted', async (ctx) => {
+    const raw = ctx.state.body.since;
+    if (typeof raw !== 'string') throw validationError('since', 'since is required (an RFC 3339 time)');
+    const since = queryTime({ since: raw }, 'since')!;
+    ctx.body = await deliveries.replayExhausted(ctx.params.account!, since);
+  });
+  r.post('/endpoints/:id/ping', async (ctx) => {
+    const message = ctx.state.body.message ?? 'ping';
+    if (typeof message !== 'string' || message.length > 500) throw validationError('message', 'message must be a string of at most 500 characters');
+    ctx.body = { delivery: await deliveries.ping(ctx.params.account!, idOf(ctx.params.id!, 'webhook endpoint'), message) };
+  });
+  r.post('/callback-secret', async (ctx) => {
+    ctx.body = { callback_secret: await callbackSecrets.show(ctx.params.account!, ctx.state.body.rotate === true) };
+  });
+  return r;
+}

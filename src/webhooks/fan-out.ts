@@ -1,0 +1,67 @@
+import type { EntityManager } from 'typeorm';
+import { EventEntity, type EventRow } from '../db/entities/events';
+import { WebhookDeliveryEntity, WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
+import { newId } from '../shared/ids';
+import type { CallbackSecrets } from './callback-secret';
+import { subscribes } from './endpoint.request';
+
+/**
+ * Turns outbox rows into deliveries, in one transaction: one delivery per (event, enabled endpoint
+ * subscribed to its type), a ping only to the endpoint it names, and one more for an invoice.*
+ * event whose invoice has its own webhook_url. The guarded `dispatched_at` update makes each event
+ * fan out exactly once, whoever else scans the outbox.
+ */
+export async function fanOut(em: EntityManager, events: EventRow[], now: string, callbackSecrets: CallbackSecrets): Promise<WebhookDeliveryRow[]> {
+  const accounts = [...new Set(events.map((e) => e.account_id))];
+  const endpoints = await em
+    .createQueryBuilder(WebhookEndpointEntity, 'e')
+    .where('e.account_id IN (:...accounts)', { accounts })
+    .andWhere('e.enabled = :enabled', { enabled: true })
+    .getMany();
+  const byAccount = new Map<string, Array<WebhookEndpointRow & { types: string[] }>>();
+  for (const e of endpoints) {
+    const list = byAccount.get(e.account_id) ?? [];
+    list.push({ ...e, types: JSON.parse(e.event_types) as string[] });
+    byAccount.set(e.account_id, list);
+  }
+
+  const deliveries: WebhookDeliveryRow[] = [];
+  const withCallbackSecret = new Set<string>();
+  for (const event of events) {
+    const claimed = await em
+      .createQueryBuilder()
+      .update(EventEntity)
+      .set({ dispatched_at: now })
+      .where('id = :id AND dispatched_at IS NULL', { id: event.id })
+      .execute();
+    if (claimed.affected !== 1) continue;
+    const delivery = (endpointId: string | null, url: string): WebhookDeliveryRow => ({
+      id: newId(),
+      account_id: event.account_id,
+      event_id: event.id,
+      event_type: event.type,
+      endpoint_id: endpointId,
+      url,
+      status: 'pending',
+      attempts: 0,
+      schedule_attempts: 0,
+      next_attempt_at: now,
+      last_response_status: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    });
+    for (const e of byAccount.get(event.account_id) ?? []) {
+      const wanted = event.type === 'ping' ? e.id === event.object_id : subscribes(e.types, event.type);
+      if (wanted) deliveries.push(delivery(e.id, e.url));
+    }
+    if (event.callback_url !== null && event.type.startsWith('invoice.')) {
+      if (!withCallbackSecret.has(event.account_id)) await callbackSecrets.ensure(em, event.account_id);
+      withCallbackSecret.add(event.account_id);
+      deliveries.push(delivery(null, event.callback_url));
+    }
+  }
+  // Chunks keep each INSERT under SQLite's bound-parameter limit.
+  for (let i = 0; i < deliveries.length; i += 50) await em.insert(WebhookDeliveryEntity, deliveries.slice(i, i + 50));
+  return deliveries;
+}

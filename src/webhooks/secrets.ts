@@ -1,0 +1,28 @@
+import type { Sealer } from '../db/seal';
+import { randomSecret } from '../shared/ids';
+
+/** Generated secrets: a recognisable prefix, then 256 random bits. */
+export const newWebhookSecret = (): string => `whsec_${randomSecret()}`;
+
+export const last4 = (secret: string): string => secret.slice(-4);
+
+/**
+ * Webhook secrets at rest (PRODUCT §13): sealed under the master key, the associated data binding
+ * each to its own row, so a sealed value copied to another endpoint or account does not open.
+ */
+export class WebhookSecrets {
+  constructor(private readonly sealer: Sealer) {}
+
+  sealEndpoint(endpointId: string, secret: string): string {
+    return this.sealer.seal(secret, `webhook-endpoint:${endpointId}`);
+  }
+  openEndpoint(endpointId: string, sealed: string): string {
+    return this.sealer.open(sealed, `webhook-endpoint:${endpointId}`);
+  }
+  sealCallback(accountId: string, secret: string): string {
+    return this.sealer.seal(secret, `webhook-callback:${accountId}`);
+  }
+  openCallback(accountId: string, sealed: string): string {
+    return this.sealer.open(sealed, `webhook-callback:${accountId}`);
+  }
+}

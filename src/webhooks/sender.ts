@@ -1,0 +1,147 @@
+import http from 'node:http';
+import https from 'node:https';
+import { TargetRefusedError, type TargetGuard } from '../shared/target-guard';
+import { unixSeconds } from '../shared/clock';
+import { signWebhook } from './verify';
+
+/** SPEC "Events": the receiver answers 2xx within 10 seconds. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+export const WEBHOOK_USER_AGENT = 'Service-Webhooks/1.0';
+
+export interface OutgoingEvent {
+  id: string;
+  type: string;
+  /** The body exactly as the outbox stored it: sent and signed byte for byte. */
+  body: string;
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  responseStatus: number | null;
+  /** Why the attempt failed, for the delivery log; never a secret, a signature or an address. */
+  error: string | null;
+  durationMs: number;
+}
+
+export interface SenderOptions {
+  /** Tests shorten it; the daemon uses DELIVERY_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Connections kept per host: the dispatcher's per-target concurrency. */
+  socketsPerHost?: number;
+}
+
+/**
+ * One signed POST of an event to a target. The target guard runs at every attempt: on the scheme,
+ * on an IP literal before connecting, and inside the connection's own DNS lookup, so the address
+ * checked is the address connected to (a name that re-resolves to a private address is refused).
+ * Redirects are never followed: a 3xx is a failed attempt like any non-2xx.
+ */
+export class WebhookSender {
+  private readonly timeoutMs: number;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+
+  constructor(private readonly guard: TargetGuard, opts: SenderOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    const agentOptions = { keepAlive: true, maxSockets: opts.socketsPerHost ?? 8 };
+    this.httpAgent = new http.Agent(agentOptions);
+    this.httpsAgent = new https.Agent(agentOptions);
+  }
+
+  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult> {
+    const started = process.hrtime.bigint();
+    const elapsed = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+    const failed = (error: string, responseStatus: number | null = null): AttemptResult => ({ ok: false, responseStatus, error, durationMs: elapsed() });
+
+    let url: URL;
+    try {
+      url = new URL(target);
+      if (url.protocol !== 'https:' && !(this.guard.allowPrivate && url.protocol === 'http:')) {
+        return Promise.resolve(failed('target refused: only https:// targets are allowed'));
+      }
+      this.guard.assertConnectable(url.hostname);
+    } catch (err) {
+      return Promise.resolve(failed(err instanceof TargetRefusedError ? err.message : 'the URL is not valid'));
+    }
+
+    const timestamp = String(unixSeconds(now));
+    const body = Buffer.from(event.body, 'utf8');
+    const headers = {
+      'Content-Type': 'application/json',
+      'Content-Length': String(body.length),
+      'User-Agent': WEBHOOK_USER_AGENT,
+      'X-Event-Id': event.id,
+      'X-Event-Type': event.type,
+      'X-Timestamp': timestamp,
+      'X-Signature': signWebhook(secret, timestamp, body),
+    };
+    const secure = url.protocol === 'https:';
+
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (r: AttemptResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        headers,
+        agent: secure ? this.httpsAgent : this.httpAgent,
+        lookup: this.guard.lookup,
+      });
+      const timer = setTimeout(() => req.destroy(new TimeoutError()), this.timeoutMs);
+      const onAbort = () => req.destroy(new StoppedError());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        // The status decides; the rest of the answer is read and dropped so the connection can be reused.
+        res.resume();
+        res.on('error', () => undefined);
+        if (status >= 200 && status < 300) settle({ ok: true, responseStatus: status, error: null, durationMs: elapsed() });
+        else if (status >= 300 && status < 400) settle(failed(`the receiver answered ${status}; redirects are not followed`, status));
+        else settle(failed(`the receiver answered ${status}`, status));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => settle(failed(describeError(err, this.timeoutMs))));
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+class TimeoutError extends Error {}
+class StoppedError extends Error {}
+
+/** A transport failure in words; Node's messages can carry the address, so only known codes are named. */
+function describeError(err: NodeJS.ErrnoException, timeoutMs: number): string {
+  if (err instanceof TimeoutError) return `timeout: no answer within ${timeoutMs / 1000} s`;
+  if (err instanceof StoppedError) return 'interrupted: the daemon stopped during the attempt';
+  if (err instanceof TargetRefusedError) return err.message;
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return 'the connection was closed before an answer';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the host name does not resolve';
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'the host cannot be reached';
+    default:
+      break;
+  }
+  if (err.message === 'socket hang up') return 'the connection was closed before an answer';
+  if (typeof err.code === 'string' && /TLS|CERT|SSL|SELF_SIGNED|UNABLE_TO|DEPTH_ZERO|HOSTNAME/.test(err.code)) return `TLS error (${err.code})`;
+  return `request failed${typeof err.code === 'string' ? ` (${err.code})` : ''}`;
+}

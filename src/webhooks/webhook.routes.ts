@@ -1,0 +1,70 @@
+import { authOf, type Permission } from '../auth/auth.middleware';
+import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { parsePageRequest } from '../http/pagination';
+import { notFound } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import type { TargetGuard } from '../shared/target-guard';
+import { parseDeliveryFilters, type DeliveryService } from './delivery.service';
+import { parseCreateEndpoint, parseRotateSecret, parseUpdateEndpoint } from './endpoint.request';
+import type { EndpointService } from './endpoint.service';
+
+export interface WebhookRouteDeps {
+  endpoints: EndpointService;
+  deliveries: DeliveryService;
+  guard: TargetGuard;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  idempotent: AppMiddleware;
+}
+
+/** The webhook routes of SPEC "Endpoints": read for GET, create_invoice for changes. */
+export function webhookRoutes(deps: WebhookRouteDeps): AppRouter {
+  const r = newRouter('/v1/webhooks');
+  const { endpoints, deliveries } = deps;
+  const read = deps.authenticate('read');
+  const change = deps.authenticate('create_invoice');
+  // Not an id at all: the same 404 as another account's id.
+  const idOf = (raw: string, what: string): string => {
+    if (!isUuid(raw)) throw notFound(what);
+    return raw.toLowerCase();
+  };
+  const endpointId = (raw: string) => idOf(raw, 'webhook endpoint');
+  const deliveryId = (raw: string) => idOf(raw, 'webhook delivery');
+
+  r.get('/endpoints', read, async (ctx) => {
+    ctx.body = await endpoints.list(authOf(ctx).accountId, parsePageRequest(ctx.query, {}));
+  });
+  r.post('/endpoints', change, deps.idempotent, async (ctx) => {
+    const input = await parseCreateEndpoint(ctx.state.body, deps.guard);
+    ctx.status = 201;
+    ctx.body = await endpoints.create(authOf(ctx).accountId, input);
+  });
+  r.get('/endpoints/:id', read, async (ctx) => {
+    ctx.body = await endpoints.get(authOf(ctx).accountId, endpointId(ctx.params.id));
+  });
+  r.patch('/endpoints/:id', change, async (ctx) => {
+    const id = endpointId(ctx.params.id);
+    // The id is checked before the body so another account's endpoint is not_found whatever the body.
+    await endpoints.find(authOf(ctx).accountId, id);
+    ctx.body = await endpoints.update(authOf(ctx).accountId, id, await parseUpdateEndpoint(ctx.state.body, deps.guard));
+  });
+  r.delete('/endpoints/:id', change, async (ctx) => {
+    ctx.body = await endpoints.remove(authOf(ctx).accountId, endpointId(ctx.params.id));
+  });
+  r.post('/endpoints/:id/rotate-secret', change, deps.idempotent, async (ctx) => {
+    const id = endpointId(ctx.params.id);
+    await endpoints.find(authOf(ctx).accountId, id);
+    ctx.body = await endpoints.rotateSecret(authOf(ctx).accountId, id, parseRotateSecret(ctx.state.body));
+  });
+
+  r.get('/deliveries', read, async (ctx) => {
+    const filters = parseDeliveryFilters(ctx.query);
+    ctx.body = await deliveries.list(authOf(ctx).accountId, filters, parsePageRequest(ctx.query, { ...filters }));
+  });
+  r.get('/deliveries/:id', read, async (ctx) => {
+    ctx.body = await deliveries.get(authOf(ctx).accountId, deliveryId(ctx.params.id));
+  });
+  r.post('/deliveries/:id/retry', change, deps.idempotent, async (ctx) => {
+    ctx.body = await deliveries.retry(authOf(ctx).accountId, deliveryId(ctx.params.id));
+  });
+  return r;
+}

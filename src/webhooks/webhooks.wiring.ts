@@ -1,0 +1,48 @@
+import type { Permission } from '../auth/auth.middleware';
+import type { Config } from '../config/schema';
+import type { Sealer } from '../db/seal';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import type { AppMiddleware } from '../http/context';
+import { deliverWebhooksJob } from '../jobs/deliver-webhooks.job';
+import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import { TargetGuard, type Resolver } from '../shared/target-guard';
+import { CallbackSecrets } from './callback-secret';
+import { DeliveryService } from './delivery.service';
+import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from './dispatcher';
+import { EndpointService } from './endpoint.service';
+import { WebhookSecrets } from './secrets';
+import { WebhookSender } from './sender';
+import { webhookRoutes } from './webhook.routes';
+
+export interface WebhooksDeps {
+  config: Config;
+  store: Store;
+  sealer: Sealer;
+  outbox: Outbox;
+  clock: Clock;
+  logger: Logger;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  idempotent: AppMiddleware;
+  /** Tests: the DNS resolver of the target guard (DNS rebinding without a DNS server). */
+  resolve?: Resolver;
+  /** Tests and benchmarks: other concurrency bounds or attempt timeout. */
+  limits?: DispatcherLimits;
+  timeoutMs?: number;
+}
+
+/** Webhooks wired: endpoints, the delivery log, the dispatcher woken by the outbox, and its job. */
+export function createWebhooks(deps: WebhooksDeps) {
+  const guard = new TargetGuard({ allowPrivate: deps.config.webhooks.allow_private_targets, resolve: deps.resolve });
+  const secrets = new WebhookSecrets(deps.sealer);
+  const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  const sender = new WebhookSender(guard, { timeoutMs: deps.timeoutMs, socketsPerHost: limits.perTarget });
+  const dispatcher = new WebhookDispatcher({ store: deps.store, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
+  deps.outbox.onEmit(() => dispatcher.wake());
+  const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock });
+  const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.wake(), fanOut: () => dispatcher.pump() });
+  const routes = webhookRoutes({ endpoints, deliveries, guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
+  return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };
+}
