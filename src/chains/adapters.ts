@@ -1,6 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import type { AdapterFactory } from './chain-core';
 import type { ChainAdapter } from './types';
+import { BtcAdapter } from './btc/btc-adapter';
 import { EvmAdapter } from './evm/evm-adapter';
 
 /**
@@ -12,6 +13,7 @@ export const adapterFor: AdapterFactory = (chain: ChainConfig): ChainAdapter | n
     case 'evm':
       return new EvmAdapter(chain);
     case 'btc':
+      return new BtcAdapter(chain);
     case 'tron':
       return null;
   }

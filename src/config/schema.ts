@@ -41,6 +41,16 @@ export interface ChainConfig {
   options: Record<string, unknown>;
   /** The chain core's settings, read from `options`. */
   watch: ChainWatchOptions;
+  /** btc chains only: fee estimation, read from `options`. */
+  fees?: BtcFeeOptions;
+}
+
+/** How a btc chain's fee rate is estimated (the node's `estimatesmartfee`). */
+export interface BtcFeeOptions {
+  /** Confirmation target in blocks asked of the node. */
+  target_blocks: number;
+  /** The rate used when the node has no estimate (regtest, a node just started), sat/vB. */
+  fallback_sat_vb: number;
 }
 
 export type RateSourceConfig =
@@ -223,8 +233,14 @@ function readBtcAddressOptions(r: Reader): void {
   for (const k of BTC_ADDRESS_OPTION_KEYS.slice(1)) if (r.raw(k) != null) r.int(k, undefined, 0, 255);
 }
 
+const BTC_FEE_OPTION_KEYS = ['fee_target_blocks', 'fee_fallback_sat_vb'];
+
+function readBtcFeeOptions(r: Reader): BtcFeeOptions {
+  return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: r.int('fee_fallback_sat_vb', 10, 1, 100000) };
+}
+
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
-  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS] : WATCH_OPTION_KEYS);
+  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : WATCH_OPTION_KEYS);
   if (kind === 'btc') readBtcAddressOptions(r);
   return {
     reorg_max_depth: r.int('reorg_max_depth', 64, 1, 10000),
@@ -253,7 +269,10 @@ function readChain(r: Reader): ChainConfig {
     options: (r.raw('options') as Record<string, unknown> | undefined) ?? {},
     watch: readWatchOptions(r.child('options'), kind),
   };
-  if (kind === 'btc') r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
+  if (kind === 'btc') {
+    r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
+    chain.fees = readBtcFeeOptions(r.child('options'));
+  }
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
   return chain;
 }
