@@ -43,6 +43,7 @@ function reasonOf(err: unknown): string {
   const rpcMessage = e.error?.message ?? e.info?.error?.message;
   if (rpcMessage) return rpcMessage.slice(0, 200);
   if (e.code === 'TIMEOUT') return 'timed out';
+  if (e.code && /^E[A-Z]+$/.test(e.code)) return `unreachable (${e.code})`;
   if (e.code) return `${e.code.toLowerCase().replace(/_/g, ' ')}${e.shortMessage ? ` (${e.shortMessage.slice(0, 120)})` : ''}`;
   return 'request failed';
 }

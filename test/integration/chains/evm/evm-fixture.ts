@@ -10,8 +10,9 @@ import { AccountEntity, type AccountRow } from '../../../../src/db/entities/team
 import { verifyLedger } from '../../../../src/ledger/verify';
 import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
+import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, merchantWithKey, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
-import { ApiClient } from '../../../helpers/invoice-fixture';
+import { SignedClient } from '../../../helpers/api-client';
 
 export const CONFIRMATIONS = 3;
 export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 1000 };
@@ -19,19 +20,44 @@ export const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, USDT:
 
 export type Ticker = 'ETH' | 'USDT';
 
+/** Signed calls answering `{status, body}`; every call signs with a timestamp of its own (polling is fine). */
+export interface MerchantApi {
+  get(target: string): Promise<{ status: number; body: any }>;
+  post(target: string, body: unknown): Promise<{ status: number; body: any }>;
+}
+
+function merchantApi(base: string, keyId: string, secret: string, clock?: Clock): MerchantApi {
+  const client = new SignedClient(base, keyId, secret, clock);
+  return {
+    get: async (target) => {
+      const res = await client.get(target);
+      return { status: res.status, body: res.json };
+    },
+    post: async (target, body) => {
+      const res = await client.post(target, body, { headers: { 'Content-Type': 'application/json' } });
+      return { status: res.status, body: res.json };
+    },
+  };
+}
+
 export interface EvmFixture {
+  /** Replace it after a restart: payments and mining go to this node. */
   node: AnvilNode;
+  /** With `gate`: the daemon reaches the node only through it. */
+  gate: TcpGate | null;
   usdt: string;
   td: TestDaemon;
-  api: ApiClient;
+  api: MerchantApi;
   accountId: string;
   coin: Record<Ticker, string>;
   createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** A payment in a block of its own, 1 confirmation; returns the txid. */
   pay(to: string, ticker: Ticker, amount: string): Promise<string>;
   invoice(id: string): Promise<any>;
-  /** Polls the invoice until `ok` holds; fails with the last answer at the deadline. */
+  /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
   waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
+  /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
+  scanned(timeoutMs?: number): Promise<void>;
   transactions(invoiceId: string): Promise<any[]>;
   available(ticker: Ticker): Promise<string>;
   setAccount(patch: Partial<AccountRow>): Promise<void>;
@@ -40,12 +66,16 @@ export interface EvmFixture {
   stop(): Promise<void>;
 }
 
-export async function startEvmFixture(opts: { clock?: Clock; watch?: Record<string, unknown> } = {}): Promise<EvmFixture> {
-  const { node, usdt } = await startAnvil();
-  const chain = anvilChainEntry(node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch } });
+export async function startEvmFixture(
+  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; stateFile?: string } = {},
+): Promise<EvmFixture> {
+  const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
+  const gate = opts.gate ? new TcpGate(node.port) : null;
+  await gate?.open();
+  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch } });
   const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
   const m = await merchantWithKey(td.daemon);
-  const api = new ApiClient(td.url, m.keyId, m.secret, opts.clock);
+  const api = merchantApi(td.url, m.keyId, m.secret, opts.clock);
   const coin = { ETH: coinId('ethereum', 'native'), USDT: coinId('ethereum', usdt) };
   const decimals = { ETH: 18, USDT: 6 };
   const store = td.daemon.store;
@@ -54,8 +84,9 @@ export async function startEvmFixture(opts: { clock?: Clock; watch?: Record<stri
     if (res.status !== 200) throw new Error(`GET invoice: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
-  return {
+  const fixture: EvmFixture = {
     node,
+    gate,
     usdt,
     td,
     api,
@@ -66,15 +97,22 @@ export async function startEvmFixture(opts: { clock?: Clock; watch?: Record<stri
       if (res.status !== 201) throw new Error(`create invoice: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
-    pay: (to, ticker, amount) => payFromAnvil(node, ticker === 'ETH' ? 'native' : usdt, to, amount, decimals[ticker]),
+    pay: (to, ticker, amount) => payFromAnvil(fixture.node, ticker === 'ETH' ? 'native' : usdt, to, amount, decimals[ticker]),
     invoice,
     async waitInvoice(id, ok, what, timeoutMs = 10_000) {
+      await fixture.scanned(timeoutMs);
+      const inv = await invoice(id);
+      if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
+      return inv;
+    },
+    async scanned(timeoutMs = 10_000) {
+      const tip = await fixture.node.blockNumber();
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const inv = await invoice(id);
-        if (ok(inv)) return inv;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(inv)}`);
-        await new Promise((r) => setTimeout(r, 25));
+        const status = td.daemon.chains.status()[0]!;
+        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
+        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
+        await new Promise((r) => setTimeout(r, 20));
       }
     },
     async transactions(invoiceId) {
@@ -95,7 +133,9 @@ export async function startEvmFixture(opts: { clock?: Clock; watch?: Record<stri
     ledgerClean: async () => (await verifyLedger(store.read)).ok,
     async stop() {
       await td.stop();
-      await node.kill();
+      await gate?.close();
+      await fixture.node.kill();
     },
   };
+  return fixture;
 }

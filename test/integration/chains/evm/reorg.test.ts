@@ -65,10 +65,7 @@ test('a payment mined again in a block of the new branch stays credited once, no
   await f.node.rpc('eth_sendTransaction', [{ from: other, to: '0x000000000000000000000000000000000000dEaD', value: '0x1' }]);
   t.is(await f.node.rpc<string>('eth_sendRawTransaction', [raw]), txid);
   await f.node.mine(CONFIRMATIONS + 1);
-  const tip = await f.node.blockNumber();
-  const deadline = Date.now() + 5000;
-  while (f.td.daemon.chains.status()[0]!.scanned_height !== tip && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  t.is(f.td.daemon.chains.status()[0]!.scanned_height, tip);
+  await f.scanned();
 
   t.like(await f.invoice(inv.id), { status: 'paid', paid_amount: '5' });
   t.is(await f.available('USDT'), '5');
