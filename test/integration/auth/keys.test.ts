@@ -3,7 +3,7 @@ import { ApiKeyEntity } from '../../../src/db/entities/auth';
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { call, freshSourceIp, SignedClient, type ApiResponse } from '../../helpers/api-client';
-import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
+import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { signRequest } from '../../helpers/signer';
 
 /**
@@ -64,25 +64,34 @@ test('rotation: at most two secrets verify; rotating again inside the window dro
   t.is((await c(s3).get(TARGET, { from })).status, 200);
 });
 
-test('rotation: a previous secret ends early when its holder leaves the team', async (t) => {
-  const clock = new FakeClock(Math.floor(Date.now() / 1000) * 1000);
-  const d = await startTestDaemon({}, { clock });
-  t.teardown(() => d.stop());
-  const m = await merchantWithKey(d.daemon);
-  const from = freshSourceIp();
-  const dev = 'dev@example.com';
-  await d.daemon.team.addMember(m.accountId, { kind: 'operator' }, dev, 'developer');
-  const devKey = (await d.daemon.keys.create(m.accountId, { email: dev }, { name: 'dev key', permissions: ['read'] })).key;
-  const devSecret = devKey.secret;
-  const ownerSecret = (await d.daemon.keys.rotate(m.accountId, devKey.key_id, { email: m.owner })).key.secret as string;
-  const old = new SignedClient(d.url, devKey.key_id, devSecret, clock);
-  const current = new SignedClient(d.url, devKey.key_id, ownerSecret, clock);
-  t.is((await old.get(TARGET, { from })).status, 200, 'the developer’s secret is in its grace');
+const departures = {
+  'leaves the team': (d: TestDaemon, accountId: string, email: string) => d.daemon.team.removeMember(accountId, { kind: 'operator' }, email),
+  'changes role': (d: TestDaemon, accountId: string, email: string) => d.daemon.team.setRole(accountId, { kind: 'operator' }, email, 'admin'),
+};
+for (const [what, depart] of Object.entries(departures)) {
+  test(`rotation: a previous secret ends early when its holder ${what}`, async (t) => {
+    const clock = new FakeClock(Math.floor(Date.now() / 1000) * 1000);
+    const d = await startTestDaemon({}, { clock });
+    t.teardown(() => d.stop());
+    const m = await merchantWithKey(d.daemon);
+    const from = freshSourceIp();
+    const dev = 'dev@example.com';
+    await d.daemon.team.addMember(m.accountId, { kind: 'operator' }, dev, 'developer');
+    const devKey = (await d.daemon.keys.create(m.accountId, { email: dev }, { name: 'dev key', permissions: ['read'] })).key;
+    const devSecret = devKey.secret;
+    const ownerSecret = (await d.daemon.keys.rotate(m.accountId, devKey.key_id, { email: m.owner })).key.secret as string;
+    const old = new SignedClient(d.url, devKey.key_id, devSecret, clock);
+    const current = new SignedClient(d.url, devKey.key_id, ownerSecret, clock);
+    t.is((await old.get(TARGET, { from })).status, 200, 'the developer’s secret is in its grace');
 
-  await d.daemon.team.removeMember(m.accountId, { kind: 'operator' }, dev);
-  assertError(t, await old.get(TARGET, { from }), 401, 'auth.invalid_signature');
-  t.is((await current.get(TARGET, { from })).status, 200);
-});
+    await depart(d, m.accountId, dev);
+    assertError(t, await old.get(TARGET, { from }), 401, 'auth.invalid_signature');
+    const listed = await current.get(TARGET, { from });
+    t.is(listed.status, 200);
+    const key = listed.json.items.find((k: { key_id: string }) => k.key_id === devKey.key_id);
+    t.is(key.previous_secret_valid_until, null, 'the grace is over');
+  });
+}
 
 test('testnet accepts both kinds of key; a key of another install is auth.invalid_signature', async (t) => {
   const a = await startTestDaemon();
