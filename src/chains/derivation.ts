@@ -10,6 +10,8 @@ import { tronScheme } from './tron/derive';
 export interface AddressScheme {
   purpose: number;
   coinType: number;
+  /** The key form `address` takes cheapest: compressed (33 bytes) or uncompressed (65 bytes). */
+  compressedKey: boolean;
   address(publicKey: Uint8Array): string;
 }
 

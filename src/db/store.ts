@@ -5,6 +5,7 @@ import { DataSource, EntityManager, EntitySchema, MixedList } from 'typeorm';
 import { AsyncLock } from '../shared/async-lock';
 import { MIGRATIONS } from './migrations';
 import { ENTITIES } from './entities';
+import { WalCheckpointer } from './wal-checkpointer';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -12,6 +13,8 @@ export interface StoreOptions {
   url: string;
   /** Tests only: build the schema from entities instead of migrations. Never used by the daemon. */
   synchronize?: boolean;
+  /** SQLite file: checkpoint the WAL on a worker thread (the daemon; see wal-checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -20,16 +23,20 @@ export interface StoreOptions {
  * transactions would interleave); on PostgreSQL they are real concurrent transactions.
  */
 export class Store {
-  private readonly lock = new AsyncLock();
-
-  private constructor(readonly ds: DataSource, readonly dialect: Dialect) {}
+  private constructor(
+    readonly ds: DataSource,
+    readonly dialect: Dialect,
+    private readonly checkpointer: WalCheckpointer | null,
+    private readonly lock = new AsyncLock(),
+  ) {}
 
   static async open(opts: StoreOptions): Promise<Store> {
     const entities = ENTITIES as MixedList<EntitySchema>;
     let ds: DataSource;
     let dialect: Dialect;
-    if (opts.url.startsWith('sqlite:')) {
-      const file = opts.url.slice('sqlite:'.length);
+    const file = opts.url.startsWith('sqlite:') ? opts.url.slice('sqlite:'.length) : null;
+    const backgroundCheckpoints = file !== null && file !== ':memory:' && opts.backgroundCheckpoints === true;
+    if (file !== null) {
       if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       dialect = 'sqlite';
       ds = new DataSource({
@@ -40,6 +47,7 @@ export class Store {
         prepareDatabase: (db: { pragma(s: string): unknown }) => {
           db.pragma('foreign_keys = ON');
           db.pragma('synchronous = NORMAL');
+          if (backgroundCheckpoints) db.pragma('wal_autocheckpoint = 0');
         },
         entities,
         migrations: MIGRATIONS,
@@ -59,8 +67,11 @@ export class Store {
       });
     }
     await ds.initialize();
-    if (dialect === 'sqlite') restrictSqliteFiles(opts.url.slice('sqlite:'.length));
-    return new Store(ds, dialect);
+    if (file !== null) restrictSqliteFiles(file);
+    if (!backgroundCheckpoints) return new Store(ds, dialect, null);
+    const lock = new AsyncLock();
+    const truncate = () => lock.run(async () => void (await ds.query('PRAGMA wal_checkpoint(TRUNCATE)')));
+    return new Store(ds, dialect, WalCheckpointer.start(file!, truncate), lock);
   }
 
   /** Applies pending migrations; returns the names applied. */
@@ -95,6 +106,9 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    // The checkpointer's connection closes first, so the main one is the last and its close
+    // checkpoints what is left and removes the WAL.
+    await this.checkpointer?.stop();
     if (this.dialect === 'sqlite') await this.lock.run(async () => this.ds.destroy());
     else await this.ds.destroy();
   }

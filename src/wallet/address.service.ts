@@ -5,6 +5,7 @@ import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
 import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
+import { insertRow, placeholder } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -60,7 +61,7 @@ export class AddressService implements AddressAllocator {
       created_at: now,
       updated_at: now,
     };
-    await em.insert(AddressEntity, row);
+    await insertRow(em, 'addresses', row);
     // Watched before commit: a payment can never be missed; a rolled-back allocation leaves an
     // entry whose lookup finds no row (the recorder ignores it) until the index is derived again.
     this.deps.watched.add(row.chain_id, row.address, row.id);
@@ -69,8 +70,9 @@ export class AddressService implements AddressAllocator {
 
   /** The account's wallet branch, assigned on its first address. */
   async branchOf(em: EntityManager, accountId: string): Promise<number> {
-    const found = await em.findOneBy(WalletBranchEntity, { account_id: accountId });
-    if (found) return found.branch;
+    // Plain SQL: this runs on every allocation (the hot path of invoice creation).
+    const found = (await em.query(`SELECT branch FROM wallet_branches WHERE account_id = ${placeholder(em, 1)}`, [accountId])) as Array<{ branch: number }>;
+    if (found.length > 0) return Number(found[0]!.branch);
     const branch = await this.next(em, BRANCH_COUNTER);
     // Two first allocations of one account at once (PostgreSQL): the second inserts nothing and
     // uses the first's branch; the number it drew stays unused.
@@ -90,7 +92,7 @@ export class AddressService implements AddressAllocator {
    * serialised by the store's write lock.
    */
   private async next(em: EntityManager, name: string): Promise<number> {
-    const p = em.connection.options.type === 'postgres' ? '$1' : '?';
+    const p = placeholder(em, 1);
     const rows: Array<{ next_value: number | string }> = await em.query(
       `INSERT INTO wallet_counters (name, next_value) VALUES (${p}, 1) ` +
         `ON CONFLICT (name) DO UPDATE SET next_value = wallet_counters.next_value + 1 RETURNING next_value`,

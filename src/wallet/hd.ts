@@ -2,6 +2,7 @@ import { BIP32Factory, type BIP32Interface } from 'bip32';
 import { mnemonicToSeedSync, validateMnemonic } from 'bip39';
 import * as ecc from 'tiny-secp256k1';
 import { addressPath, receiveBranchPath, type AddressScheme } from '../chains/derivation';
+import { childPublicKey, type BranchKey } from './child-key';
 
 const bip32 = BIP32Factory(ecc);
 
@@ -23,7 +24,7 @@ export interface DerivedAddress {
  */
 export class HdWallet {
   private readonly root: BIP32Interface;
-  private readonly branches = new Map<string, BIP32Interface>();
+  private readonly branches = new Map<string, BranchKey>();
 
   constructor(private readonly words: string) {
     this.root = bip32.fromSeed(mnemonicToSeedSync(words));
@@ -43,11 +44,13 @@ export class HdWallet {
     const branchPath = receiveBranchPath(scheme, account);
     let branch = this.branches.get(branchPath);
     if (!branch) {
-      branch = this.root.derivePath(branchPath);
+      const node = this.root.derivePath(branchPath);
+      branch = { privateKey: node.privateKey!, publicKey: node.publicKey, chainCode: node.chainCode };
       if (this.branches.size > 10000) this.branches.clear();
       this.branches.set(branchPath, branch);
     }
-    return { address: scheme.address(branch.derive(index).publicKey), path: addressPath(scheme, account, index) };
+    const publicKey = childPublicKey(branch, index, scheme.compressedKey);
+    return { address: scheme.address(publicKey), path: addressPath(scheme, account, index) };
   }
 
   /** The private node at a path (signing sweeps and withdrawals; never logged). */

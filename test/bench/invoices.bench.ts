@@ -7,13 +7,13 @@ const CONCURRENCY = 16;
 const ROUNDS = 4;
 
 /**
- * Signed POST /v1/invoices (a coin invoice: address allocated, row written in one transaction) per
+ * Signed POST /v1/invoices (a coin invoice: address derived from the wallet, index, address and row written in one transaction) per
  * second, against a bare Koa hello-world in the same run. Goal: ratio ≥ 0.25. The client signs
  * each request in this process, as a merchant back end would.
  */
 export async function run(): Promise<void> {
   const hello = await startHelloWorld();
-  const f = await startInvoiceFixture({ rateLimit: 100_000 });
+  const f = await startInvoiceFixture({ rateLimit: 100_000, realWallet: true });
   try {
     const { keyId, secret } = f.api;
     const post = async (i: number) => {

@@ -92,9 +92,14 @@ export interface InvoiceFixture {
 
 const CONFIRMATIONS: Record<string, number> = { bitcoin: 2, ethereum: 3, tron: 1 };
 
-export async function startInvoiceFixture(opts: { clock?: Clock; overrides?: Record<string, unknown>; permissions?: string[]; rateLimit?: number } = {}): Promise<InvoiceFixture> {
-  const allocator = new FakeAllocator((id) => CHAIN_OF[id] ?? 'unknown');
-  const td = await startTestDaemon({ chains: TEST_CHAINS, ...opts.overrides }, { clock: opts.clock, allocator });
+export async function startInvoiceFixture(
+  opts: { clock?: Clock; overrides?: Record<string, unknown>; permissions?: string[]; rateLimit?: number; realWallet?: boolean } = {},
+): Promise<InvoiceFixture> {
+  // The fake allocator keeps addresses unique across fixtures; `realWallet` derives them from the test seed.
+  const allocator = opts.realWallet ? undefined : new FakeAllocator((id) => CHAIN_OF[id] ?? 'unknown');
+  // No node is watched (their URLs lead nowhere, which would put the coins in maintenance): the
+  // tests drive payments with the fake chain source.
+  const td = await startTestDaemon({ chains: TEST_CHAINS, ...opts.overrides }, { clock: opts.clock, allocator, adapterFor: () => null });
   const m = await merchantWithKey(td.daemon, { permissions: opts.permissions, rateLimit: opts.rateLimit });
   const clock = opts.clock ?? { now: () => new Date() };
   const api = new ApiClient(td.url, m.keyId, m.secret, clock);

@@ -40,5 +40,5 @@ export function p2wpkhAddress(publicKey: Uint8Array, network: Network): string {
 /** BIP84: m/84'/coin'/account'/0/index, P2WPKH with the chain's address parameters. */
 export function btcScheme(chain: Pick<ChainConfig, 'network' | 'options'>): AddressScheme {
   const network = btcNetwork(chain);
-  return { purpose: 84, coinType: btcCoinType(chain), address: (pub) => p2wpkhAddress(pub, network) };
+  return { purpose: 84, coinType: btcCoinType(chain), compressedKey: true, address: (pub) => p2wpkhAddress(pub, network) };
 }

@@ -1,4 +1,4 @@
-import { getAddress, hexlify, keccak256 } from 'ethers';
+import { getAddress, keccak256 } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
 import type { AddressScheme } from '../derivation';
 
@@ -9,10 +9,10 @@ import type { AddressScheme } from '../derivation';
  */
 export function evmAddress(publicKey: Uint8Array): string {
   const full = publicKey.length === 65 ? publicKey : ecc.pointCompress(publicKey, false);
-  return getAddress('0x' + keccak256(hexlify(full.subarray(1))).slice(-40));
+  return getAddress('0x' + keccak256(full.subarray(1)).slice(-40));
 }
 
 /** BIP44 coin 60 on every EVM chain (test networks too, as wallets do): m/44'/60'/account'/0/index. */
 export function evmScheme(): AddressScheme {
-  return { purpose: 44, coinType: 60, address: evmAddress };
+  return { purpose: 44, coinType: 60, compressedKey: false, address: evmAddress };
 }

@@ -28,5 +28,5 @@ export const tronAddress = (publicKey: Uint8Array): string => tronFromHex(evmAdd
 
 /** BIP44 coin 195: m/44'/195'/account'/0/index. */
 export function tronScheme(): AddressScheme {
-  return { purpose: 44, coinType: 195, address: tronAddress };
+  return { purpose: 44, coinType: 195, compressedKey: false, address: tronAddress };
 }

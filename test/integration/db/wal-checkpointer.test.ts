@@ -1,0 +1,44 @@
+import test from 'ava';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Store } from '../../../src/db/store';
+
+const size = (f: string): number => statSync(f, { throwIfNoEntry: false })?.size ?? 0;
+
+async function until(what: string, ok: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('with background checkpoints, committed pages reach the database file without the writer checkpointing', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-wal-'));
+  const file = path.join(dir, 'test.db');
+  const store = await Store.open({ url: `sqlite:${file}`, backgroundCheckpoints: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await store.write((em) => em.query('CREATE TABLE rows (id INTEGER PRIMARY KEY, pad TEXT)'));
+  const before = size(file);
+  // About 6 MB of commits: the writer's own checkpoint (every 1000 pages) is off, so only the
+  // worker can move them into the file.
+  for (let i = 0; i < 300; i++) await store.write((em) => em.query('INSERT INTO rows (pad) VALUES (?)', ['x'.repeat(20_000)]));
+  await until('the database file to grow', () => size(file) > before + 5_000_000);
+  t.is((await store.read.query('SELECT COUNT(*) AS n FROM rows'))[0].n, 300);
+  await store.close();
+  t.is(size(`${file}-wal`), 0, 'the last connection to close empties the log');
+  const again = await Store.open({ url: `sqlite:${file}` });
+  t.is((await again.read.query('SELECT COUNT(*) AS n FROM rows'))[0].n, 300);
+  await again.close();
+});
+
+test('without the option the writer checkpoints as SQLite does by default', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-wal-'));
+  const store = await Store.open({ url: `sqlite:${path.join(dir, 'test.db')}` });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  t.deepEqual(await store.read.query('PRAGMA wal_autocheckpoint'), [{ wal_autocheckpoint: 1000 }]);
+});
