@@ -30,6 +30,12 @@ const DUMMY_SECRET = 'dummy-secret-for-constant-work-0000000000000';
 const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) =>
   new ApiError(401, code, message, details, WWW_AUTHENTICATE);
 
+/** A request signed with a valid secret of an active key, from an allowed address. */
+interface SignedKey {
+  entry: KeyEntry;
+  usedSecret: 'current' | 'previous';
+}
+
 export interface ReplayCheck {
   seen(signature: string, nowMs: number): boolean | Promise<boolean>;
 }
@@ -65,23 +71,33 @@ export class Authenticator {
     };
   };
 
+  /**
+   * A request spends one of its key's tokens once it is authenticated: validly signed, not a
+   * replay, its key active, and sent from an allowed address (a leaked secret used from elsewhere
+   * must not drain the key's budget). Frozen accounts and missing permissions spend one too.
+   */
   private async verify(ctx: AppContext, permission: Permission): Promise<AuthContext> {
-    const { buckets, ipBlocker } = this.deps;
+    const { ipBlocker } = this.deps;
     const ip = normalizeIp(ctx.ip);
     this.refuseIfBlocked(ip);
+    let signed: SignedKey;
     try {
-      const auth = await this.check(ctx, permission, ip);
-      ipBlocker.recordSuccess(ip);
-      const take = buckets.take(auth.apiKeyId, auth.entry.row.rate_limit_per_minute);
-      ctx.set('X-RateLimit-Limit', String(take.limit));
-      ctx.set('X-RateLimit-Remaining', String(take.remaining));
-      if (!take.allowed) {
-        throw new ApiError(429, 'rate_limited', 'this key is over its request limit', { scope: 'key', retry_after: take.retryAfterSeconds }, { 'Retry-After': String(take.retryAfterSeconds) });
-      }
-      return auth;
+      signed = await this.checkSignature(ctx, ip);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(ip);
       throw err;
+    }
+    ipBlocker.recordSuccess(ip);
+    this.takeToken(ctx, signed.entry);
+    return this.checkKeyState(signed, permission);
+  }
+
+  private takeToken(ctx: AppContext, entry: KeyEntry): void {
+    const take = this.deps.buckets.take(entry.row.id, entry.row.rate_limit_per_minute);
+    ctx.set('X-RateLimit-Limit', String(take.limit));
+    ctx.set('X-RateLimit-Remaining', String(take.remaining));
+    if (!take.allowed) {
+      throw new ApiError(429, 'rate_limited', 'this key is over its request limit', { scope: 'key', retry_after: take.retryAfterSeconds }, { 'Retry-After': String(take.retryAfterSeconds) });
     }
   }
 
@@ -94,7 +110,8 @@ export class Authenticator {
     }
   }
 
-  private async check(ctx: AppContext, permission: Permission, ip: string): Promise<AuthContext> {
+  /** Headers, timestamp, test key on mainnet, signature, replay, then the key's own state (active, IP). */
+  private async checkSignature(ctx: AppContext, ip: string): Promise<SignedKey> {
     const { config, clock, keys, replay } = this.deps;
     for (const h of HEADERS) {
       if (ctx.get(h) === '') throw unauthorized('auth.missing_header', `the ${h} header is required`, { field: h });
@@ -126,21 +143,18 @@ export class Authenticator {
     }
     if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
 
-    const row = entry.row;
-    if (row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${row.status}`);
+    if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
     if (!ipAllowed(entry.ipWhitelist, ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+    return { entry, usedSecret: currentOk ? 'current' : 'previous' };
+  }
+
+  private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission): AuthContext {
     if (entry.accountStatus === 'frozen') throw new ApiError(403, 'account_frozen', 'the account is frozen; support can unfreeze it');
     if (!entry.permissions.has(permission)) {
       throw new ApiError(403, 'auth.permission_denied', `this key lacks the ${permission} permission`, { required: permission });
     }
-    return {
-      apiKeyId: row.id,
-      keyId: row.key_id,
-      accountId: row.account_id,
-      permissions: entry.permissions,
-      usedSecret: currentOk ? 'current' : 'previous',
-      entry,
-    };
+    const row = entry.row;
+    return { apiKeyId: row.id, keyId: row.key_id, accountId: row.account_id, permissions: entry.permissions, usedSecret, entry };
   }
 }
 

@@ -32,7 +32,9 @@ function assertError(t: ExecutionContext, res: ApiResponse, status: number, code
   t.is(res.headers['x-api-version'], 'v1');
   if (status === 401) t.is(res.headers['www-authenticate'], 'Service-HMAC-SHA256');
   else t.is(res.headers['www-authenticate'], undefined);
-  t.is(res.headers['x-ratelimit-remaining'], undefined, 'a refused authentication shows no token count');
+  // Only an authenticated request (valid signature, active key, allowed address) spends and shows a token.
+  const authenticated = status === 403 && code !== 'auth.ip_not_allowed';
+  t.is(res.headers['x-ratelimit-remaining'] !== undefined, authenticated, 'a refused authentication shows no token count');
   return res.json.error.details as Record<string, unknown>;
 }
 

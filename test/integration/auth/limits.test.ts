@@ -86,6 +86,25 @@ test('unauthenticated requests never consume the key’s tokens', async (t) => {
   }
 });
 
+test('a signed request the key may not make spends a token; one from outside its IP whitelist does not', async (t) => {
+  const m = await merchantWithKey(d.daemon, { rateLimit: 3, permissions: ['create_invoice'], ip: ['127.0.0.0/24'] });
+  const client = new SignedClient(d.url, m.keyId, m.secret);
+  const inside = freshSourceIp();
+  // A leaked secret used from elsewhere cannot drain the key's budget.
+  for (let i = 0; i < 5; i++) {
+    const res = await client.get(TARGET, { from: '127.0.1.1' });
+    t.is(res.json.error.code, 'auth.ip_not_allowed');
+    t.is(res.headers['x-ratelimit-remaining'], undefined);
+  }
+  // A key that keeps asking for what it may not do is limited like any other.
+  for (const remaining of ['2', '1', '0']) {
+    const res = await client.get(TARGET, { from: inside });
+    t.is(res.json.error.code, 'auth.permission_denied', res.text);
+    t.is(res.headers['x-ratelimit-remaining'], remaining);
+  }
+  assertRateLimited(t, await client.get(TARGET, { from: inside }), 'key');
+});
+
 test('an address that keeps failing is blocked: every request from it is 429 scope ip, a correct one too', async (t) => {
   const m = await merchant();
   const bad = freshSourceIp();
