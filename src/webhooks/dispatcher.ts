@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { EventEntity } from '../db/entities/events';
 import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, type DeliveryStatus, type WebhookAttemptRow } from '../db/entities/webhooks';
 import type { Store } from '../db/store';
@@ -67,7 +68,10 @@ export class WebhookDispatcher {
       callbackSecrets: CallbackSecrets;
     },
     private readonly limits: DispatcherLimits = DEFAULT_LIMITS,
-  ) {}
+  ) {
+    // Every attempt in flight listens to the one stop signal.
+    setMaxListeners(0, this.abort.signal);
+  }
 
   /** Fire and forget: a pump soon (the outbox and finished attempts call it). */
   wake(): void {

@@ -26,8 +26,6 @@ export interface AttemptResult {
 export interface SenderOptions {
   /** Tests shorten it; the daemon uses DELIVERY_TIMEOUT_MS. */
   timeoutMs?: number;
-  /** Connections kept per host: the dispatcher's per-target concurrency. */
-  socketsPerHost?: number;
 }
 
 /**
@@ -43,7 +41,9 @@ export class WebhookSender {
 
   constructor(private readonly guard: TargetGuard, opts: SenderOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-    const agentOptions = { keepAlive: true, maxSockets: opts.socketsPerHost ?? 8 };
+    // No socket cap per host: endpoints that share a host must not queue behind each other's slow
+    // answers; the dispatcher bounds the attempts in flight.
+    const agentOptions = { keepAlive: true };
     this.httpAgent = new http.Agent(agentOptions);
     this.httpsAgent = new https.Agent(agentOptions);
   }

@@ -38,7 +38,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   const secrets = new WebhookSecrets(deps.sealer);
   const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
   const limits = deps.limits ?? DEFAULT_LIMITS;
-  const sender = new WebhookSender(guard, { timeoutMs: deps.timeoutMs, socketsPerHost: limits.perTarget });
+  const sender = new WebhookSender(guard, { timeoutMs: deps.timeoutMs });
   const dispatcher = new WebhookDispatcher({ store: deps.store, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock });
