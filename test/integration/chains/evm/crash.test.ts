@@ -91,6 +91,7 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
   let status = await env.run(['--json', 'status']);
   while (status.json?.chains?.[0]?.scanned_height !== tip && Date.now() < scanned) status = await env.run(['--json', 'status']);
   t.like(status.json.chains[0], { chain_id: 'ethereum', kind: 'evm', node_tip: tip, scanned_height: tip, lag: 0, maintenance: false });
+  t.regex((await env.run(['status'])).stdout, new RegExp(`ethereum \\(evm\\)  tip ${tip}  scanned ${tip}  lag 0  ok`));
   credited = await confirmedPayments(api2);
   t.deepEqual(credited.map((x) => x.invoice_id).sort(), invoices.map((i) => i.id).sort(), 'one confirmed payment per invoice');
   for (const inv of invoices) {

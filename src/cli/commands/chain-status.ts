@@ -1,0 +1,16 @@
+import type { ChainStatus } from '../../chains/chain-watcher';
+
+const show = (v: number | null): string => (v === null ? '-' : String(v));
+
+/** The chain rows of `coinkeep status`: node tip, scanned height, lag, state, and the last error. */
+export function chainStatusLines(chains: readonly ChainStatus[]): string[] {
+  if (chains.length === 0) return ['chains: none configured'];
+  const lines = ['chains:'];
+  const width = Math.max(...chains.map((c) => `${c.chain_id} (${c.kind})`.length));
+  for (const c of chains) {
+    const state = c.maintenance ? 'MAINTENANCE' : c.scanned_height === null ? 'not scanning' : 'ok';
+    lines.push(`  ${`${c.chain_id} (${c.kind})`.padEnd(width)}  tip ${show(c.node_tip)}  scanned ${show(c.scanned_height)}  lag ${show(c.lag)}  ${state}`);
+    if (c.last_error) lines.push(`    last error${c.last_error_at ? ` at ${c.last_error_at}` : ''}: ${c.last_error}`);
+  }
+  return lines;
+}
