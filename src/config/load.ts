@@ -15,10 +15,13 @@ const resolveFromRoot = (p: string): string => (path.isAbsolute(p) ? p : path.re
 export function configFromText(text: string): Config {
   let doc: unknown;
   try {
-    doc = YAML.parse(text, { prettyErrors: false });
+    doc = YAML.parse(text);
   } catch (e) {
-    const line = (e as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
-    throw new ConfigError('(file)', `invalid YAML${line ? ` at line ${line}` : ''}`);
+    // The parser's first line says what is wrong and where; the lines after it quote the file.
+    const err = e as { linePos?: Array<{ line: number; col: number }>; message?: string };
+    const at = err.linePos?.[0];
+    const reason = String(err.message ?? '').split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError('(file)', `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}${reason ? `: ${reason}` : ''}`);
   }
   const cfg = parseConfig(doc);
   cfg.data_dir = resolveFromRoot(cfg.data_dir);

@@ -1,0 +1,24 @@
+import test from 'ava';
+import { configFromText } from '../../../src/config/load';
+import { ConfigError } from '../../../src/config/schema';
+
+/** Issue 2 §2: a bad file stops with one line naming where and why. */
+
+test('a YAML syntax error names its line and column and the reason, in one line, without quoting the file', (t) => {
+  const text = 'network: testnet\nlisten: { host: 127.0.0.1, port: 8420\nsecret_looking_value: hunter2\n';
+  const err = t.throws(() => configFromText(text), { instanceOf: ConfigError });
+  t.regex(err.message, /^\(file\): invalid YAML at line \d+, column \d+: \S.*$/);
+  t.false(err.message.includes('\n'));
+  t.false(err.message.includes('hunter2'));
+});
+
+test('a key given twice is refused', (t) => {
+  const err = t.throws(() => configFromText('network: testnet\nnetwork: mainnet\n'), { instanceOf: ConfigError });
+  t.regex(err.message, /^\(file\): invalid YAML at line 2, column 1: /);
+});
+
+test('a valid file parses; an unknown key and a bad value name the key', (t) => {
+  t.is(configFromText('network: mainnet\n').network, 'mainnet');
+  t.is(t.throws(() => configFromText('network: testnet\nbogus: 1\n'), { instanceOf: ConfigError }).message, 'bogus: unknown key');
+  t.regex(t.throws(() => configFromText('network: moonnet\n'), { instanceOf: ConfigError }).message, /^network: /);
+});
