@@ -42,7 +42,7 @@ test.serial('a bad config stops every command with one line naming the key and t
     ['rates: { sources: [ { kind: fixed, rates: { BTC: { USD: "-1" } } } ] }\n', ['status'], /rates\.sources\[0\]\.rates\.BTC\.USD: must be a positive decimal/],
     ['chains: [ { id: eth, kind: evm, rpc_url: "http://127.0.0.1:8545" } ]\n', ['--json', 'account', 'list'], /chains\[0\]\.chain_id: is required/],
     ['fiat: { enabled: [USD], default: EUR }\n', ['dev'], /fiat\.default: must be one of fiat\.enabled/],
-    ['network: [unclosed\n', ['start'], /invalid YAML/],
+    ['network: [unclosed\n', ['start'], /invalid YAML at line 2, column 1: /],
   ];
   for (const [text, args, re] of cases) {
     writeFileSync(bad, text);
