@@ -192,3 +192,23 @@ test('a key that is not 1–128 printable ASCII is validation_error on the heade
   t.is((await post(c, { tag }, ' !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}')).status, 201);
   t.is(runs.get(tag), 2);
 });
+
+test('a refused authentication runs nothing and claims no idempotency key', async (t) => {
+  const m = await merchantWithKey(d.daemon);
+  const c = new SignedClient(d.url, m.keyId, m.secret);
+  const tag = randomUUID();
+  const headers = { 'Idempotency-Key': `auth-${tag}` };
+  const bad = await c.request('POST', '/test/things', { body: JSON.stringify({ tag }), headers, from, secret: 'q'.repeat(43) });
+  t.is(bad.status, 401);
+  t.is(bad.json.error.code, 'auth.invalid_signature');
+  const readOnly = await merchantWithKey(d.daemon, { permissions: ['read'] });
+  const denied = await new SignedClient(d.url, readOnly.keyId, readOnly.secret).post('/test/things', { tag }, { from, headers });
+  t.is(denied.status, 403);
+  t.is(denied.json.error.code, 'auth.permission_denied');
+  t.is(runs.get(tag), undefined, 'nothing ran');
+
+  const ok = await post(c, { tag }, headers['Idempotency-Key']);
+  t.is(ok.status, 201, ok.text);
+  t.is(ok.headers['idempotent-replayed'], undefined, 'the key was still free');
+  t.is(runs.get(tag), 1);
+});
