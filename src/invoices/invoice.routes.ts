@@ -1,8 +1,12 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { exportFormatOf, sendExport } from '../http/export';
 import { parsePageRequest } from '../http/pagination';
-import { notFound, validationError } from '../shared/errors';
+import type { Clock } from '../shared/clock';
+import { notFound } from '../shared/errors';
 import { isUuid } from '../shared/ids';
+import type { Logger } from '../shared/logger';
+import { INVOICE_COLUMNS } from './invoice.export';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
 import { parseInvoiceFilters } from './invoice.query';
 import type { InvoiceService } from './invoice.service';
@@ -12,6 +16,8 @@ export interface InvoiceRouteDeps extends RequestParserDeps {
   authenticate: (permission: Permission | null) => AppMiddleware;
   /** The Idempotency-Key middleware (SPEC "Idempotency (POST)"). */
   idempotent: AppMiddleware;
+  clock: Clock;
+  logger: Logger;
 }
 
 /** POST/GET /v1/invoices, GET /v1/invoices/{id}, POST /v1/invoices/{id}/cancel. */
@@ -32,11 +38,24 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   });
 
   r.get('/invoices', deps.authenticate('read'), async (ctx) => {
-    // CSV/XLSX exports of this list come with the exports issue (they stream listInvoicesQuery).
-    if (ctx.query.format !== undefined) throw validationError('format', 'format is not supported on this list yet');
+    const accountId = authOf(ctx).accountId;
     const filters = parseInvoiceFilters(ctx.query);
+    const format = exportFormatOf(ctx.query);
     const page = parsePageRequest(ctx.query, { ...filters });
-    ctx.body = await invoices.list(authOf(ctx).accountId, filters, page);
+    if (format === undefined) {
+      ctx.body = await invoices.list(accountId, filters, page);
+      return;
+    }
+    // An export is the whole list from the cursor on (when one is given); `limit` pages JSON only.
+    await sendExport(ctx, {
+      name: 'invoices',
+      format,
+      columns: INVOICE_COLUMNS,
+      batches: () => invoices.batches(accountId, filters, page.after),
+      count: (cap) => invoices.count(accountId, filters, page.after, cap),
+      logger: deps.logger,
+      now: deps.clock.now(),
+    });
   });
 
   r.get('/invoices/:id', deps.authenticate('read'), async (ctx) => {

@@ -4,7 +4,7 @@ import { ChainTransferEntity, type ChainTransferRow, type TransferStatus } from 
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
 import { insertRow, placeholder } from '../db/raw';
-import { applyKeyset } from '../db/keyset';
+import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { toPage, type Page, type PageRequest } from '../http/pagination';
@@ -44,6 +44,8 @@ const STATUS_EVENTS: Partial<Record<InvoiceStatus, EventType>> = {
 };
 
 const EXPIRY_BATCH = 200;
+/** Rows read per query by an export. */
+const EXPORT_BATCH = 2000;
 
 type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
 
@@ -127,6 +129,21 @@ export class InvoiceService {
   async list(accountId: string, filters: InvoiceFilters, page: PageRequest): Promise<Page<InvoiceView>> {
     const rows = await applyKeyset(listInvoicesQuery(this.deps.store.read, accountId, filters), 'i', page).getMany();
     return toPage(rows, page, this.deps.presenter.present);
+  }
+
+  /** The whole filtered list in list order (from `after` on), one batch in memory at a time (exports). */
+  async *batches(accountId: string, filters: InvoiceFilters, after: PageKey | null): AsyncGenerator<InvoiceView[]> {
+    const build = () => listInvoicesQuery(this.deps.store.read, accountId, filters);
+    for await (const rows of keysetBatches(build, 'i', { after, batchSize: EXPORT_BATCH, read: (qb) => qb.getMany() as Promise<InvoiceRow[]> })) {
+      yield rows.map(this.deps.presenter.present);
+    }
+  }
+
+  /** How many invoices an export has, counting no further than `cap`. */
+  count(accountId: string, filters: InvoiceFilters, after: PageKey | null, cap: number): Promise<number> {
+    const qb = listInvoicesQuery(this.deps.store.read, accountId, filters);
+    if (after) applyKeyset(qb, 'i', { limit: cap, after });
+    return countUpTo(qb, cap);
   }
 
   /** Only from `new` (SPEC); anything else, including an invoice whose TTL has passed, is 409. */

@@ -44,6 +44,8 @@ export function createInvoices(deps: InvoicesDeps) {
     testnet: deps.config.network === 'testnet',
     authenticate: deps.authenticate,
     idempotent: deps.idempotent,
+    clock: deps.clock,
+    logger: deps.logger,
   });
   return { service, presenter, sink, routes, expiryJob: expireInvoicesJob(service) };
 }
