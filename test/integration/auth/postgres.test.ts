@@ -9,6 +9,7 @@ import { tempPostgres } from '../../helpers/pg-database';
  * Issue 3 §1: several daemons sharing one PostgreSQL database. A signature accepted by one daemon
  * is a replay at every other, and a key change made at one reaches the others within their 2 s key
  * cache. Both daemons open the same secrets: they share the master key, as a real deployment must.
+ * When the replay store cannot answer, SPEC's 503 `unavailable` ("the authentication store").
  */
 
 const TARGET = '/v1/account/api-keys';
@@ -48,4 +49,26 @@ test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay 
   const started = Date.now();
   await until(async () => (await call(b.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error?.code === 'auth.invalid_key', 5000, 'daemon B to see the disabled key');
   t.true(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+});
+
+test('when the replay store cannot answer, a signed request is 503 unavailable, never let through', async (t) => {
+  const url = await tempPostgres(t);
+  if (url === null) return t.pass('no PostgreSQL server answers; skipped');
+  const d = await startTestDaemon({ database: { url } });
+  t.teardown(() => d.stop());
+  const m = await merchantWithKey(d.daemon);
+  const client = new SignedClient(d.url, m.keyId, m.secret);
+  const from = freshSourceIp();
+
+  await d.daemon.store.ds.query('ALTER TABLE replay_signatures RENAME TO replay_signatures_away');
+  const refused = await client.get(TARGET, { from });
+  t.is(refused.status, 503, refused.text);
+  t.is(refused.json.error.code, 'unavailable');
+  t.is(refused.headers['x-ratelimit-remaining'], undefined, 'no token spent');
+  t.is((await call(d.url, '/v1/currencies', { from })).status, 200, 'the public catalogue still answers');
+
+  await d.daemon.store.ds.query('ALTER TABLE replay_signatures_away RENAME TO replay_signatures');
+  const ok = await client.get(TARGET, { from });
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-ratelimit-remaining'], '599');
 });
