@@ -10,6 +10,7 @@ import { registerKeyCommands } from './commands/keys';
 import { registerLedgerCommands } from './commands/ledger';
 import { registerTeamCommands } from './commands/team';
 import { registerWalletCommands } from './commands/wallet';
+import { registerWebhookCommands } from './commands/webhooks';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -22,11 +23,13 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (text) => process.stderr.write(text.replace(/^error: /, 'coinkeep: ')) })
     .exitOverride();
   registerLifecycleCommands(program);
-  registerDevCommands(program);
   registerTeamCommands(program);
   registerKeyCommands(program);
   registerWalletCommands(program);
+  registerWebhookCommands(program);
   requireSubcommands(program);
+  // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
+  registerDevCommands(program);
   registerLedgerCommands(program);
   return program;
 }

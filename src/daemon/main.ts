@@ -10,6 +10,7 @@ import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
 import { statusAdminRoutes } from '../admin/status.routes';
 import { ledgerAdminRoutes } from '../admin/ledger.routes';
+import { invoiceAdminRoutes } from '../admin/invoices.routes';
 import { Catalog } from '../catalog/coins';
 import { catalogRoutes } from '../catalog/catalog.routes';
 import { transactionsApi } from '../transactions/transactions.routes';
@@ -36,6 +37,7 @@ import { createInvoices } from '../invoices/invoices.wiring';
 import { createWebhooks, type WebhooksDeps } from '../webhooks/webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
+import { AddressLookahead } from '../wallet/address-lookahead';
 import type { Permission } from '../auth/auth.middleware';
 import type { AppMiddleware, AppRouter } from '../http/context';
 
@@ -98,7 +100,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
   const catalog = new Catalog(config.chains, config.fiat);
   const watched = new WatchedAddresses();
-  const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock });
+  const lookahead = new AddressLookahead(config.chains);
+  const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock, lookahead });
   await addresses.loadWatched();
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
@@ -159,6 +162,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       teamAdminRoutes(team),
       walletAdminRoutes({ wallet, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes(store),
+      invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
       ...auth.adminRoutes,
     ],
@@ -189,6 +193,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       await closed;
       await chains.close();
       await webhooks.dispatcher.close();
+      await lookahead.close();
       await store.close();
       if (opts.pidFile) {
         try {

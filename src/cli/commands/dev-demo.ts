@@ -20,5 +20,9 @@ export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknow
   };
 }
 
-/** A curl line that works when pasted: it signs with openssl at run time, so its timestamp is fresh. */
-export const demoCurl = (baseUrl: string, keyId: string, secret: string): string => signedCurl(baseUrl, keyId, secret, 'GET', '/v1/fiat-currencies');
+/**
+ * A curl line that creates a USD 25 invoice to be paid in `coinId` when pasted: it signs with openssl
+ * at run time, so its timestamp is fresh.
+ */
+export const demoCurl = (baseUrl: string, keyId: string, secret: string, coinId: string): string =>
+  signedCurl(baseUrl, keyId, secret, 'POST', '/v1/invoices', JSON.stringify({ amount: '25', currency: 'USD', coin_id: coinId }));

@@ -1,45 +1,108 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { PROJECT_ROOT } from '../../config/load';
+import { loadConfig, PROJECT_ROOT } from '../../config/load';
 import { ensureDataDir, loadMasterKey, writePrivateFile } from '../../db/seal';
 import type { Daemon } from '../../daemon/main';
-import { cliConfig, globals } from '../context';
+import { adminCall } from '../admin-client';
+import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
 import { demoCurl, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../wallet/seed';
+import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
+import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
+import { UserError } from '../../shared/errors';
 
 export const DEV_CONFIG = path.join(PROJECT_ROOT, 'config', 'dev.yaml');
 
 /**
- * `coinkeep dev`: the sandbox. The daemon in the foreground with config/dev.yaml (fixed rates, its
- * own data dir), a demo account created once and printed at every start; Ctrl-C stops it all.
+ * `coinkeep dev`: the sandbox. Its local chain nodes (src/dev/chains.ts), then the daemon in the
+ * foreground with config/dev.yaml plus those chains (fixed rates, its own data dir), a demo account
+ * created once and printed at every start; Ctrl-C stops it all. `coinkeep dev pay` pays an invoice
+ * from the sandbox's funded wallet.
  */
 export function registerDevCommands(program: Command): void {
-  program
+  const dev = program
     .command('dev')
     .description('run the local sandbox in the foreground (config/dev.yaml, demo account)')
     .action(async (_o: unknown, cmd: Command) => {
       if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
-      const config = cliConfig(cmd);
-      ensureDataDir(config.data_dir);
-      loadMasterKey(config.data_dir, { create: true });
-      await prepareSeed(config);
-      await runForeground(cmd, async (daemon: Daemon) => {
-        const demoFile = path.join(config.data_dir, 'demo.json');
-        let demo: Record<string, unknown>;
-        if (existsSync(demoFile)) {
-          demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Record<string, unknown>;
-        } else {
-          demo = await prepareDemo(daemon);
-          writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
-        }
-        const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo };
-        info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret));
-        if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
-        else process.stdout.write(devBanner(info) + '\n');
-      });
+      const base = cliConfig(cmd);
+      ensureDataDir(base.data_dir);
+      loadMasterKey(base.data_dir, { create: true });
+      const sandbox = await startSandbox(configPath(cmd), base.data_dir);
+      try {
+        const config = loadConfig(sandbox.configFile);
+        await prepareSeed(config);
+        await runForeground(cmd, async (daemon: Daemon) => {
+          const demoFile = path.join(config.data_dir, 'demo.json');
+          let demo: Record<string, unknown>;
+          if (existsSync(demoFile)) {
+            demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Record<string, unknown>;
+          } else {
+            demo = await prepareDemo(daemon);
+            writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
+          }
+          const chains = sandboxChainsInfo(daemon, sandbox.chains);
+          const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains };
+          info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
+          if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
+          else process.stdout.write(devBanner(info) + '\n');
+        }, config);
+      } finally {
+        await sandbox.stop();
+      }
     });
+
+  dev
+    .command('pay <invoice_id>')
+    .description("pay an invoice from the sandbox's funded wallet and mine until it is confirmed")
+    .option('--amount <amount>', 'pay this much instead of what is due (less or more)')
+    .option('--coin <coin_id>', "pay with this coin of the invoice's network instead of the invoice's coin")
+    .action(async (invoiceId: string, o: { amount?: string; coin?: string }, cmd: Command) => {
+      if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
+      const file = sandboxConfigPath(cliConfig(cmd).data_dir);
+      if (!existsSync(file)) throw new UserError('the sandbox has not run yet: start it with coinkeep dev');
+      const config = loadConfig(file);
+      const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
+      const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
+      const paid = await payInvoice(config, before, { amount: o.amount, coinId: o.coin });
+      // The daemon credits at its next poll: wait for it so the answer shows the invoice as it now is.
+      let after = before;
+      const deadline = Date.now() + CREDIT_WAIT_MS;
+      while (after.paid_amount === before.paid_amount && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        after = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
+      }
+      output(cmd, { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, credited: after.paid_amount !== before.paid_amount }, (r) =>
+        [
+          `paid ${r.amount} ${r.ticker} to ${r.to} (${r.network}) in ${r.txid}`,
+          r.credited ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}` : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
+        ].join('\n'),
+      );
+    });
+}
+
+const CREDIT_WAIT_MS = 30_000;
+
+interface SandboxChainInfo {
+  id: string;
+  kind: string;
+  rpc_url: string;
+  coins: Array<{ ticker: string; coin_id: string; contract: string | null }>;
+}
+
+/** The sandbox's chains and their coins, for the banner and --json. */
+function sandboxChainsInfo(daemon: Daemon, chains: Record<string, unknown>[]): SandboxChainInfo[] {
+  return chains.map((c) => ({
+    id: String(c.id),
+    kind: String(c.kind),
+    rpc_url: String(c.rpc_url),
+    coins: daemon.catalog
+      .coins()
+      .filter((coin) => coin.chain_id === c.id)
+      .map((coin) => ({ ticker: coin.ticker, coin_id: coin.id, contract: coin.asset === 'native' ? null : coin.asset })),
+  }));
 }
 
 function devBanner(info: Record<string, any>): string {
@@ -54,6 +117,11 @@ function devBanner(info: Record<string, any>): string {
   if (info.key_id) {
     lines.push(`  test key      ${info.key_id}`, `  secret        ${info.key_secret}`, '', 'Try it (signed, paste as is):', '', info.curl_example);
   }
+  for (const c of info.chains as SandboxChainInfo[]) {
+    lines.push('', `  chain ${c.id} (${c.kind}) at ${c.rpc_url}`);
+    for (const coin of c.coins) lines.push(`    ${coin.ticker.padEnd(6)} coin_id ${coin.coin_id}${coin.contract ? `  contract ${coin.contract}` : ''}`);
+  }
+  lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID]');
   lines.push('', `  public catalogue: curl -s ${info.base_url}/v1/currencies`);
   return lines.join('\n');
 }

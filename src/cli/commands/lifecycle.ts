@@ -19,8 +19,7 @@ const CLI_ENTRY = path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js');
 type Opts = Record<string, string | boolean | undefined>;
 
 /** Runs the daemon in this process until SIGTERM/SIGINT; the shutdown is bounded by 10 s. */
-export async function runForeground(cmd: Command, extra?: (d: Daemon) => Promise<void>): Promise<void> {
-  const config = cliConfig(cmd);
+export async function runForeground(cmd: Command, extra?: (d: Daemon) => Promise<void>, config = cliConfig(cmd)): Promise<void> {
   // The daemon's modules (Koa, TypeORM...) load only for the commands that run it.
   const { startDaemon } = require('../../daemon/main') as typeof import('../../daemon/main');
   const daemon = await startDaemon(config, { pidFile: true });

@@ -1,6 +1,8 @@
 /**
- * `coinkeep dev`: the sandbox starts in the foreground, prints its base URL, the demo account, a
- * ck_test_ key with its secret and a signed curl example that works when run; Ctrl-C stops it.
+ * `coinkeep dev`: the sandbox starts its anvil node (with the test USDT) and the daemon in the
+ * foreground, prints its base URL, the demo account, a ck_test_ key with its secret, the chain and
+ * a signed curl example that creates an invoice when run; `coinkeep dev pay` pays it; Ctrl-C stops
+ * it all.
  * It runs with config/dev.yaml's settings, moved to a temp data dir and a free port.
  */
 import test from 'ava';
@@ -30,7 +32,7 @@ function bash(script: string): Promise<{ code: number; stdout: string; stderr: s
   });
 }
 
-let first: { account: string; key: string; secret: string } | undefined;
+let first: { account: string; key: string; secret: string; invoiceId: string } | undefined;
 
 test.serial('dev prints the base URL, demo account, test key and a signed curl example that works; Ctrl-C stops it', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['dev']);
@@ -41,7 +43,6 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   const key = out.match(/test key\s+(ck_test_[0-9A-Za-z]{24})/)![1]!;
   const secret = out.match(/secret\s+([A-Za-z0-9_-]{43})/)![1]!;
   t.regex(out, /owner\s+owner@demo\.coinkeep\.test \(TOTP secret [A-Z2-7]{32}\)/);
-  first = { account, key, secret };
 
   // The example, exactly as printed: from the KEY= line to the curl line.
   const lines = out.split('\n');
@@ -51,13 +52,35 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   const example = lines.slice(from, to + 1).join('\n');
   const ran = await bash(example);
   t.is(ran.code, 0, ran.stderr);
-  const answer = JSON.parse(ran.stdout);
-  t.is(answer.default, 'USD');
-  t.true(answer.items.some((f: { code: string }) => f.code === 'JPY'), ran.stdout);
+  const invoice = JSON.parse(ran.stdout);
+  t.like(invoice, { status: 'new', amount: '25', currency: 'USD', network: 'ethereum' });
+  t.regex(invoice.address, /^0x[0-9a-fA-F]{40}$/);
+  first = { account, key, secret, invoiceId: invoice.id };
+  const rpcUrl = out.match(/chain ethereum \(evm\) at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+  t.regex(out, /USDT\s+coin_id [0-9a-f-]{36}\s+contract 0x[0-9a-fA-F]{40}/);
+
+  // dev pay: less than due (underpaid), then what is still due (paid), each mined to its confirmations.
+  const under = await env.run(['--json', 'dev', 'pay', invoice.id, '--amount', '0.001'], { timeoutMs: 40000 });
+  t.is(under.code, 0, under.stderr);
+  t.like(under.json, { invoice_id: invoice.id, ticker: 'ETH', network: 'ethereum', amount: '0.001', to: invoice.address, credited: true, invoice_status: 'underpaid', paid_amount: '0.001' });
+  t.regex(under.json.txid, /^0x[0-9a-f]{64}$/);
+  const rest = await env.run(['dev', 'pay', invoice.id], { timeoutMs: 40000 });
+  t.is(rest.code, 0, rest.stderr);
+  t.regex(rest.stdout, new RegExp(`invoice ${invoice.id}: paid, paid ${invoice.payer_amount.replace('.', '\\.')}`));
+  const target = `/v1/invoices/${invoice.id}`;
+  const got = await fetch(baseUrl + target, { headers: signRequest({ keyId: key, secret, method: 'GET', target }) });
+  t.like(await got.json(), { status: 'paid', paid_amount: invoice.payer_amount, remaining_amount: '0' });
+
+  const wrong = await env.run(['dev', 'pay', invoice.id, '--amount', 'ten']);
+  t.is(wrong.code, 1);
+  t.regex(wrong.stderr, /--amount must be a positive decimal/);
+  const missing = await env.run(['dev', 'pay', '00000000-0000-4000-8000-000000000000']);
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /invoice not found/);
 
   // The key is a ck_test_ key with every permission but withdraw.
-  const target = '/v1/account/api-keys';
-  const res = await fetch(baseUrl + target, { headers: signRequest({ keyId: key, secret, method: 'GET', target }) });
+  const keysTarget = '/v1/account/api-keys';
+  const res = await fetch(baseUrl + keysTarget, { headers: signRequest({ keyId: key, secret, method: 'GET', target: keysTarget }) });
   t.is(res.status, 200);
   const listed = ((await res.json()) as { items: Array<{ key_id: string; permissions: string[]; withdraw_status: string }> }).items;
   const demoKey = listed.find((k) => k.key_id === key)!;
@@ -71,6 +94,7 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.is(dev.stderr, '');
   t.false(existsSync(path.join(env.dataDir, 'coinkeepd.pid')));
   await t.throwsAsync(fetch(`${baseUrl}/healthz`));
+  await t.throwsAsync(fetch(rpcUrl, { method: 'POST' }), undefined, 'the sandbox node is stopped too');
   t.is(statSync(path.join(env.dataDir, 'demo.json')).mode & 0o777, 0o600);
 });
 
@@ -81,6 +105,16 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
   t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.true(info.curl_example.includes(info.base_url));
+  t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
+  t.deepEqual(info.chains[0].coins.map((c: { ticker: string }) => c.ticker), ['ETH', 'USDT']);
+  // The chain went on from where it stopped (kept under the data dir): the payment is still there.
+  let status = await env.run(['--json', 'status']);
+  const deadline = Date.now() + 10000;
+  while (status.json?.chains?.[0]?.lag !== 0 && Date.now() < deadline) status = await env.run(['--json', 'status']);
+  t.like(status.json.chains[0], { chain_id: 'ethereum', lag: 0, maintenance: false, last_error: null });
+  const target = `/v1/invoices/${first!.invoiceId}`;
+  const got = await fetch(info.base_url + target, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target }) });
+  t.like(await got.json(), { status: 'paid' });
   const stopped = await dev.stop('SIGTERM');
   t.is(stopped.code, 0);
 });
