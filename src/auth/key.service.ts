@@ -164,7 +164,7 @@ export class KeyService {
   }
 
   rotate(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (em, row, who, a, now) => {
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (em, row, _who, a, now) => {
       const oldHolder = await em.findOneBy(MemberEntity, { id: row.secret_holder, status: 'active' });
       const d = wp.rotate(toState(row), a, now, oldHolder !== null);
       if (!d.ok) return d;
@@ -172,7 +172,6 @@ export class KeyService {
       row.previous_secret_sealed = d.next.previousSecret ? row.secret_sealed : null;
       row.secret_sealed = this.sealer.seal(secret, KEY_SECRET_PURPOSE);
       row.secret_last4 = secret.slice(-4);
-      void who;
       return { ...d, secret };
     });
   }
