@@ -11,6 +11,7 @@ import { registerLedgerCommands } from './commands/ledger';
 import { registerTeamCommands } from './commands/team';
 import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
+import { registerWebhookCommands } from './commands/webhooks';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerTeamCommands(program);
   registerKeyCommands(program);
   registerWalletCommands(program);
+  registerWebhookCommands(program);
   registerWebhookCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.

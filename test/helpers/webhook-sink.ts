@@ -54,8 +54,13 @@ export class WebhookSink {
     return this.at(path);
   }
 
-  async close(): Promise<void> {
+  /** Drops every connection left hanging, so the sender sees them closed without an answer. */
+  release(): void {
     for (const res of this.hanging) res.destroy();
+  }
+
+  async close(): Promise<void> {
+    this.release();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
