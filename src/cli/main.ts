@@ -11,7 +11,6 @@ import { registerLedgerCommands } from './commands/ledger';
 import { registerTeamCommands } from './commands/team';
 import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
-import { registerWebhookCommands } from './commands/webhooks';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -27,7 +26,6 @@ export function buildProgram(): Command {
   registerTeamCommands(program);
   registerKeyCommands(program);
   registerWalletCommands(program);
-  registerWebhookCommands(program);
   registerWebhookCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
