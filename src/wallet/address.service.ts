@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
-import { schemeFor, type AddressScheme } from '../chains/derivation';
+import { addressPath, schemeFor, type AddressScheme } from '../chains/derivation';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
@@ -10,6 +10,7 @@ import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
 import { newId } from '../shared/ids';
+import type { AddressLookahead } from './address-lookahead';
 import type { AddressAllocator, AllocateRequest } from './allocator';
 import type { HdWallet } from './hd';
 
@@ -20,6 +21,8 @@ export interface AddressServiceDeps {
   catalog: Catalog;
   watched: WatchedAddresses;
   clock: Clock;
+  /** Addresses derived ahead on a worker thread (the daemon); without it each is derived inline. */
+  lookahead?: AddressLookahead;
 }
 
 /** Rows per page when the watched set is filled at start. */
@@ -45,7 +48,10 @@ export class AddressService implements AddressAllocator {
     if (!coin || !chain) throw validationError('coin_id', 'unknown coin');
     const branch = await this.branchOf(em, req.accountId);
     const index = await this.next(em, `index:${chain.chain.id}:${req.accountId}`);
-    const { address, path } = this.deps.wallet.derive(chain.scheme, branch, index);
+    const { wallet, lookahead } = this.deps;
+    const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index).address;
+    lookahead?.issuedUpTo(chain.chain.id, branch, index, () => wallet.branchPublicKey(chain.scheme, branch));
+    const path = addressPath(chain.scheme, branch, index);
     const now = iso(this.deps.clock.now());
     const row: AddressRow = {
       id: newId(),

@@ -2,7 +2,7 @@ import { BIP32Factory, type BIP32Interface } from 'bip32';
 import { mnemonicToSeedSync, validateMnemonic } from 'bip39';
 import * as ecc from 'tiny-secp256k1';
 import { addressPath, receiveBranchPath, type AddressScheme } from '../chains/derivation';
-import { childPublicKey, type BranchKey } from './child-key';
+import { childPublicKey, type BranchKey, type PublicBranchKey } from './child-key';
 
 const bip32 = BIP32Factory(ecc);
 
@@ -41,6 +41,17 @@ export class HdWallet {
   }
 
   derive(scheme: AddressScheme, account: number, index: number): DerivedAddress {
+    const publicKey = childPublicKey(this.branch(scheme, account), index, scheme.compressedKey);
+    return { address: scheme.address(publicKey), path: addressPath(scheme, account, index) };
+  }
+
+  /** The public half of an account's receive branch (to derive addresses ahead, off the event loop). */
+  branchPublicKey(scheme: AddressScheme, account: number): PublicBranchKey {
+    const { publicKey, chainCode } = this.branch(scheme, account);
+    return { publicKey, chainCode };
+  }
+
+  private branch(scheme: AddressScheme, account: number): BranchKey {
     const branchPath = receiveBranchPath(scheme, account);
     let branch = this.branches.get(branchPath);
     if (!branch) {
@@ -49,8 +60,7 @@ export class HdWallet {
       if (this.branches.size > 10000) this.branches.clear();
       this.branches.set(branchPath, branch);
     }
-    const publicKey = childPublicKey(branch, index, scheme.compressedKey);
-    return { address: scheme.address(publicKey), path: addressPath(scheme, account, index) };
+    return branch;
   }
 
   /** The private node at a path (signing sweeps and withdrawals; never logged). */
