@@ -9,7 +9,7 @@ import type { Clock } from '../shared/clock';
 import { iso } from '../shared/clock';
 import { ApiError, notFound, validationError } from '../shared/errors';
 import { newId, randomBase62, randomSecret } from '../shared/ids';
-import type { MemberChange, TeamService } from '../team/team.service';
+import { SYSTEM, type MemberChange, type TeamService } from '../team/team.service';
 import { PERMISSIONS, type Permission } from './auth.middleware';
 import { KEY_SECRET_PURPOSE, type KeyRegistry } from './key-registry';
 import { DEFAULT_REQUESTS_PER_MINUTE } from './token-bucket';
@@ -269,7 +269,7 @@ export class KeyService {
         const t = wp.expireRequests(toState(row), now);
         if (t.events.length === 0) return;
         expired++;
-        await this.persist(em, row, t.next, t.events, 'operator');
+        await this.persist(em, row, t.next, t.events, SYSTEM);
       });
     }
     return expired;
@@ -279,7 +279,7 @@ export class KeyService {
     const rows = await em.find(ApiKeyEntity, { where: { account_id: change.accountId } });
     for (const row of rows) {
       const t = wp.memberLeftOrChangedRole(toState(row), change.memberId, this.clock.now());
-      if (t.events.length) await this.persist(em, row, t.next, t.events, 'operator');
+      if (t.events.length) await this.persist(em, row, t.next, t.events, change.by);
     }
     this.registry.invalidate();
   }

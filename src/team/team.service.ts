@@ -21,7 +21,12 @@ export interface MemberChange {
   accountId: string;
   memberId: string;
   change: 'removed' | 'role_changed';
+  /** Who made the change, as the security log names them: what follows from it is theirs too. */
+  by: string;
 }
+
+/** The security log's actor for what the daemon does by itself (expiries). */
+export const SYSTEM = 'system';
 
 export interface AccountSettings {
   default_fiat?: string;
@@ -192,7 +197,7 @@ export class TeamService {
       await this.keepAnOwner(em, account.id, target);
       await em.update(MemberEntity, { id: target.id }, { status: 'removed', updated_at: iso(this.clock.now()) });
       await this.log(em, account.id, who, 'member.removed', { email: e, role: target.role });
-      for (const l of this.memberListeners) await l(em, { accountId: account.id, memberId: target.id, change: 'removed' });
+      for (const l of this.memberListeners) await l(em, { accountId: account.id, memberId: target.id, change: 'removed', by: who });
       return { member: presentMember({ ...target, status: 'removed' }) };
     });
   }
@@ -209,7 +214,7 @@ export class TeamService {
       if (target.role === 'owner') await this.keepAnOwner(em, account.id, target);
       await em.update(MemberEntity, { id: target.id }, { role: r, updated_at: iso(this.clock.now()) });
       await this.log(em, account.id, who, 'member.role_changed', { email: e, from: target.role, to: r });
-      for (const l of this.memberListeners) await l(em, { accountId: account.id, memberId: target.id, change: 'role_changed' });
+      for (const l of this.memberListeners) await l(em, { accountId: account.id, memberId: target.id, change: 'role_changed', by: who });
       return { member: presentMember({ ...target, role: r }) };
     });
   }

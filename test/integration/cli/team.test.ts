@@ -314,6 +314,8 @@ test.serial('the security log records every change with actor and time, and neve
   t.is(byAction('account.settings_changed').actor, OWNER);
   t.is(byAction('account.verified').actor, 'operator');
   t.is(byAction('member.removed').actor, DEV2);
+  // What follows from a departure is logged as the act of whoever made it, not of the operator.
+  t.is(byAction('key.rotation_required').actor, DEV2);
   t.like(byAction('key.updated').details, { key_id: keyId, name: { from: 'backend', to: 'renamed' }, rate_limit_per_minute: { from: 120, to: 90 } });
   t.is((await ok(t, ['security-log', '--account', account, '--limit', '3'])).items.length, 3);
   await fails(t, ['security-log', '--account', account, '--limit', 'all'], /--limit must be a whole number/);
