@@ -12,7 +12,7 @@ import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
 import { ApiError, conflict, notFound } from '../shared/errors';
 import type { EventType } from '../shared/events';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { AddressAllocator } from '../wallet/allocator';
@@ -74,7 +74,7 @@ export class InvoiceService {
         if (existing) return { invoice: this.deps.presenter.present(existing), created: false };
       }
       const now = clock.now();
-      const id = newId();
+      const id = newTimeOrderedId(now.getTime());
       const pricing = req.coin ? this.price(req, req.coin, account) : null;
       const row: InvoiceRow = {
         id,

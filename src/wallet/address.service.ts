@@ -9,7 +9,7 @@ import { insertRow, placeholder } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import type { AddressLookahead } from './address-lookahead';
 import type { AddressAllocator, AllocateRequest } from './allocator';
 import type { HdWallet } from './hd';
@@ -52,9 +52,10 @@ export class AddressService implements AddressAllocator {
     const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index).address;
     lookahead?.issuedUpTo(chain.chain.id, branch, index, () => wallet.branchPublicKey(chain.scheme, branch));
     const path = addressPath(chain.scheme, branch, index);
-    const now = iso(this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const now = iso(at);
     const row: AddressRow = {
-      id: newId(),
+      id: newTimeOrderedId(at.getTime()),
       account_id: req.accountId,
       chain_id: chain.chain.id,
       coin_id: coin.id,
