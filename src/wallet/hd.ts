@@ -48,7 +48,8 @@ export class HdWallet {
   /** The public half of an account's receive branch (to derive addresses ahead, off the event loop). */
   branchPublicKey(scheme: AddressScheme, account: number): PublicBranchKey {
     const { publicKey, chainCode } = this.branch(scheme, account);
-    return { publicKey, chainCode };
+    // Own copies: a Buffer may be a view of a larger pooled one, which a postMessage would copy whole.
+    return { publicKey: Uint8Array.from(publicKey), chainCode: Uint8Array.from(chainCode) };
   }
 
   private branch(scheme: AddressScheme, account: number): BranchKey {
