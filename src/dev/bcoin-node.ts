@@ -4,12 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { btcNetwork } from '../chains/btc/derive';
+import { BitcoinRpc } from '../chains/btc/rpc';
+import { RegtestPayer, type RegtestOutput } from './regtest-payer';
 
 const STARTUP_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
+const RPC_TIMEOUT_MS = 60_000;
 /** Blocks per mining request while preparing the chain: one BIP9 signalling period on regtest. */
 const PERIOD = 144;
-/** Coinbase outputs spend after 100 blocks: the wallet needs some mature ones to pay from. */
+/** The payer needs mature rewards (100 blocks deep) to pay from. */
 const MATURE_HEIGHT = 200;
 
 /**
@@ -18,25 +22,23 @@ const MATURE_HEIGHT = 200;
  */
 export const BCOIN_REGTEST_OPTIONS = { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } as const;
 
+/** The sandbox payer on a bcoin regtest node. */
+export const bcoinPayer = (): RegtestPayer => new RegtestPayer(btcNetwork({ network: 'regtest', options: BCOIN_REGTEST_OPTIONS }));
+
 export interface BcoinOptions {
-  /** Keep the chain and wallet in this directory across starts; without it, all in memory (tests). */
+  /** Keep the chain in this directory across starts; without it, all in memory (tests). */
   dataDir?: string;
 }
 
-/** One output of a wallet payment: satoshi, so two outputs may pay the same address. */
-export interface BcoinOutput {
-  address: string;
-  value: bigint;
-}
-
 /**
- * A bcoin 1.0.2 regtest full node with its wallet, on 127.0.0.1 as a child process: `coinkeep dev`
- * and the integration tests start it, pay from its wallet, mine, and stop it by its pid. The wallet's
- * HTTP server listens on the node's RPC port + 1, so a chain's `rpc_url` is enough to pay through it.
+ * A bcoin 1.0.2 regtest full node on 127.0.0.1 as a child process, without its wallet (the sandbox
+ * payer signs its own payments): `coinkeep dev` and the integration tests start it, pay, mine, and
+ * stop it by its pid. It starts with segwit active and mature rewards for the payer.
  */
 export class BcoinNode {
   private exited = false;
-  private minerAddress: string | undefined;
+  readonly rpc: BitcoinRpc;
+  readonly payer = bcoinPayer();
 
   private constructor(
     private readonly child: ChildProcess,
@@ -45,6 +47,7 @@ export class BcoinNode {
     private readonly tempDir: string | null,
   ) {
     child.once('exit', () => (this.exited = true));
+    this.rpc = new BitcoinRpc(this.rpcUrl, RPC_TIMEOUT_MS);
   }
 
   /** The node's JSON-RPC, with the API key as the basic-auth password (as a chain's `rpc_url`). */
@@ -56,26 +59,21 @@ export class BcoinNode {
     return this.child.pid;
   }
 
-  get alive(): boolean {
-    return !this.exited;
-  }
-
   static async start(options: BcoinOptions = {}): Promise<BcoinNode> {
     const tempDir = options.dataDir ? null : mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bcoin-'));
-    const port = await freePortPair();
+    const port = await freePort();
     const apiKey = randomBytes(16).toString('hex');
     const args = [
       bcoinBinary(),
       '--network=regtest',
       `--prefix=${options.dataDir ?? tempDir}`,
       `--memory=${options.dataDir ? 'false' : 'true'}`,
+      '--no-wallet=true',
       '--index-tx=true',
       '--workers=false',
       '--listen=false',
       '--http-host=127.0.0.1',
       `--http-port=${port}`,
-      '--wallet-http-host=127.0.0.1',
-      `--wallet-http-port=${port + 1}`,
       `--api-key=${apiKey}`,
       '--log-level=error',
       '--log-file=false',
@@ -96,41 +94,30 @@ export class BcoinNode {
     return node;
   }
 
-  /** A call to the node's JSON-RPC. */
-  rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    return this.post<T>(this.port, '/', { method, params });
-  }
-
-  /** A call to the wallet's JSON-RPC (getaccountaddress, getbalance...). */
-  walletRpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    return this.post<T>(this.port + 1, '/', { method, params });
-  }
-
   async height(): Promise<number> {
-    return this.rpc<number>('getblockcount');
+    return this.rpc.call<number>('getblockcount');
   }
 
-  /** Mines `blocks` blocks to the wallet (what it pays from), mempool included; returns their hashes. */
-  async mine(blocks = 1): Promise<string[]> {
-    this.minerAddress ??= await this.walletRpc<string>('getaccountaddress', ['default']);
-    return this.rpc<string[]>('generatetoaddress', [blocks, this.minerAddress]);
+  /** Mines `blocks` blocks (the mempool included); returns their hashes. */
+  mine(blocks = 1): Promise<string[]> {
+    return this.payer.mine(this.rpc, blocks);
   }
 
-  /** Pays `outputs` in one transaction from the wallet; returns its txid (it waits in the mempool). */
-  async pay(outputs: BcoinOutput[]): Promise<string> {
-    return payFromWallet(this.rpcUrl, outputs);
+  /** Pays `outputs` in one transaction from the payer; returns its txid (it waits in the mempool). */
+  pay(outputs: RegtestOutput[]): Promise<string> {
+    return this.payer.pay(this.rpc, outputs);
   }
 
-  /** Takes the block out of the best chain with its descendants; its transactions are dropped. */
+  /** Takes the block out of the best chain with its descendants; bcoin drops its transactions. */
   async invalidateBlock(hash: string): Promise<void> {
-    await this.rpc('invalidateblock', [hash]);
+    await this.rpc.call('invalidateblock', [hash]);
   }
 
-  async mempool(): Promise<string[]> {
-    return this.rpc<string[]>('getrawmempool');
+  mempool(): Promise<string[]> {
+    return this.rpc.call<string[]>('getrawmempool', [false]);
   }
 
-  /** A clean stop (SIGTERM): a node with a data dir keeps its chain and wallet for the next start. */
+  /** A clean stop (SIGTERM): a node with a data dir keeps its chain for the next start. */
   async stop(): Promise<void> {
     await this.end('SIGTERM');
   }
@@ -141,10 +128,11 @@ export class BcoinNode {
   }
 
   private async end(signal: NodeJS.Signals): Promise<void> {
-    if (!this.exited && this.child.pid !== undefined) {
+    const pid = this.child.pid;
+    if (!this.exited && pid !== undefined) {
       const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-      process.kill(this.child.pid, signal);
-      const timer = setTimeout(() => !this.exited && process.kill(this.child.pid!, 'SIGKILL'), STOP_TIMEOUT_MS);
+      process.kill(pid, signal);
+      const timer = setTimeout(() => !this.exited && process.kill(pid, 'SIGKILL'), STOP_TIMEOUT_MS);
       await gone;
       clearTimeout(timer);
     }
@@ -156,8 +144,7 @@ export class BcoinNode {
     for (;;) {
       if (this.exited) throw new Error(`bcoin exited at start: ${lastLines(output())}`);
       try {
-        await this.walletRpc('getbalance');
-        await this.rpc('getblockcount');
+        await this.height();
         return;
       } catch (err) {
         if (Date.now() > deadline) throw new Error(`bcoin did not answer within ${STARTUP_TIMEOUT_MS} ms: ${lastLines(output()) || String(err)}`);
@@ -166,80 +153,25 @@ export class BcoinNode {
     }
   }
 
-  /** Mines until segwit is active (STACK.md: bcoin's regtest activates it late) and the wallet has mature coins. */
+  /** Mines until segwit is active (STACK.md: bcoin's regtest activates it late) and the payer has mature rewards. */
   private async prepareChain(): Promise<void> {
     for (;;) {
-      const info = await this.rpc<{ blocks: number; bip9_softforks: { segwit?: { status: string } } }>('getblockchaininfo');
+      const info = await this.rpc.call<{ blocks: number; bip9_softforks: { segwit?: { status: string } } }>('getblockchaininfo');
       if (info.bip9_softforks.segwit?.status === 'active' && info.blocks >= MATURE_HEIGHT) return;
       await this.mine(PERIOD);
     }
   }
-
-  private post<T>(port: number, target: string, body: unknown): Promise<T> {
-    return postJson<T>(`http://127.0.0.1:${port}${target}`, this.apiKey, body);
-  }
-}
-
-/**
- * Pays `outputs` from the wallet of the bcoin node at `rpcUrl` (a sandbox chain's `rpc_url`); the
- * wallet listens on the next port. Returns the txid.
- */
-export async function payFromWallet(rpcUrl: string, outputs: BcoinOutput[]): Promise<string> {
-  const url = new URL(rpcUrl);
-  const apiKey = decodeURIComponent(url.password);
-  const walletPort = Number(url.port) + 1;
-  const sent = await postJson<{ hash: string }>(`http://127.0.0.1:${walletPort}/wallet/primary/send`, apiKey, {
-    outputs: outputs.map((o) => ({ address: o.address, value: Number(o.value) })),
-  });
-  return sent.hash;
-}
-
-/** Mines `blocks` blocks on the bcoin node at `rpcUrl` to its wallet. */
-export async function mineOn(rpcUrl: string, blocks: number): Promise<void> {
-  const url = new URL(rpcUrl);
-  const apiKey = decodeURIComponent(url.password);
-  const port = Number(url.port);
-  const address = await postJson<string>(`http://127.0.0.1:${port + 1}/`, apiKey, { method: 'getaccountaddress', params: ['default'] });
-  await postJson(`http://127.0.0.1:${port}/`, apiKey, { method: 'generatetoaddress', params: [blocks, address] });
-}
-
-async function postJson<T>(url: string, apiKey: string, body: unknown): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`x:${apiKey}`).toString('base64')}` },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  const isRpc = typeof body === 'object' && body !== null && 'method' in body;
-  if (isRpc) {
-    const error = parsed.error as { message?: string } | null | undefined;
-    if (error) throw new Error(`bcoin ${(body as { method: string }).method}: ${error.message ?? 'error'}`);
-    return parsed.result as T;
-  }
-  if (!res.ok) throw new Error(`bcoin ${new URL(url).pathname}: HTTP ${res.status} ${(parsed.error as { message?: string } | undefined)?.message ?? ''}`.trim());
-  return parsed as T;
 }
 
 export const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/package.json')), 'bin', 'node');
 
-/** A free port whose successor is free too (the node's RPC and its wallet's HTTP server). */
-async function freePortPair(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await listenFree(0);
-    if (port < 65535 && (await listenFree(port + 1).then(() => true, () => false))) return port;
-  }
-  throw new Error('no free pair of ports on 127.0.0.1');
-}
-
-function listenFree(port: number): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      const { port: bound } = server.address() as net.AddressInfo;
-      server.close(() => resolve(bound));
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
     });
   });
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ChainConfig } from '../config/schema';
-import { BCOIN_REGTEST_OPTIONS, BcoinNode, mineOn, payFromWallet } from './bcoin-node';
+import { BitcoinRpc } from '../chains/btc/rpc';
+import { BCOIN_REGTEST_OPTIONS, bcoinPayer, BcoinNode } from './bcoin-node';
 import type { SandboxChain, SandboxPayment } from './sandbox-chain';
 
 /** The sandbox's Bitcoin chain entry: bcoin's regtest address parameters, mined on demand so never "stalled". */
@@ -18,11 +19,13 @@ export function bcoinChainEntry(rpcUrl: string, extra: Record<string, unknown> =
   };
 }
 
-/** Pays from bcoin's wallet, then mines until the payment has the chain's confirmations. */
+/** Pays from the sandbox payer, then mines until the payment has the chain's confirmations. */
 export async function payOnBcoin(chain: ChainConfig, payment: SandboxPayment): Promise<{ txid: string }> {
   if (payment.asset !== 'native') throw new Error(`bitcoin pays only BTC, not ${payment.asset}`);
-  const txid = await payFromWallet(chain.rpc_url!, [{ address: payment.to, value: payment.amount }]);
-  await mineOn(chain.rpc_url!, Math.max(chain.confirmations, 1));
+  const rpc = new BitcoinRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
+  const payer = bcoinPayer();
+  const txid = await payer.pay(rpc, [{ address: payment.to, value: payment.amount }]);
+  await payer.mine(rpc, Math.max(chain.confirmations, 1));
   return { txid };
 }
 

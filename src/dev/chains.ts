@@ -1,4 +1,5 @@
 import { anvilSandbox } from './anvil';
+import { bcoinSandbox } from './bcoin';
 import type { SandboxChain } from './sandbox-chain';
 
 /**
@@ -6,4 +7,4 @@ import type { SandboxChain } from './sandbox-chain';
  * src/dev/<node>.ts exporting a SandboxChain (see sandbox-chain.ts) and list it here: `coinkeep dev`
  * starts it, writes its chain entries into the dev config, and `coinkeep dev pay` pays through it.
  */
-export const SANDBOX_CHAINS: readonly SandboxChain[] = [anvilSandbox];
+export const SANDBOX_CHAINS: readonly SandboxChain[] = [anvilSandbox, bcoinSandbox];

@@ -20,7 +20,7 @@ import { BCOIN_REGTEST_OPTIONS, BcoinNode } from '../../src/dev/bcoin-node';
 import { Outbox } from '../../src/events/outbox';
 import { systemClock } from '../../src/shared/clock';
 import { silentLogger } from '../../src/shared/logger';
-import { KeyWallet, mineBlockWith, type Coin } from '../helpers/btc-key-wallet';
+import { mineBlockWith } from '../helpers/btc-block';
 import { fmt, report, rssMiB } from './lib';
 
 const TXS = Number(process.env.BENCH_BTC_TXS ?? 2000);
@@ -63,18 +63,14 @@ class OutboxSink implements TransferSink {
 
 /** A block of TXS one-input transactions, one in HIT_EVERY paying one of `targets`, mined on bcoin. */
 async function mineBusyBlock(node: BcoinNode, targets: string[]): Promise<{ height: number; hash: string }> {
-  const payer = new KeyWallet(NETWORK);
+  const { payer, rpc } = node;
   const value = 100_000n;
   const fundTxid = await node.pay(Array.from({ length: TXS }, () => ({ address: payer.address, value })));
   await node.mine(1);
-  const funding = Transaction.fromHex(await node.rpc<string>('getrawtransaction', [fundTxid, false]));
-  const coins: Coin[] = funding.outs.flatMap((o, vout) => (Buffer.from(o.script).equals(Buffer.from(payer.output)) ? [{ txid: fundTxid, vout, value: o.value }] : []));
-  const spends = coins.map((coin, i) =>
-    payer.spend(coin, [
-      { address: i % HIT_EVERY === 0 ? targets[i / HIT_EVERY]! : randomAddress(), value: 60_000n },
-      { address: payer.address, value: 39_000n },
-    ]),
-  );
+  const funding = Transaction.fromHex(await rpc.call<string>('getrawtransaction', [fundTxid, false]));
+  const mine = Buffer.from(payer.output);
+  const coins = funding.outs.flatMap((o, vout) => (o.value === value && Buffer.from(o.script).equals(mine) ? [{ txid: fundTxid, vout, value }] : []));
+  const spends = coins.map((coin, i) => payer.sign([coin], [{ address: i % HIT_EVERY === 0 ? targets[i / HIT_EVERY]! : randomAddress(), value: 60_000n }]));
   const hash = await mineBlockWith(node, spends);
   return { height: await node.height(), hash };
 }
@@ -133,7 +129,7 @@ export async function run(): Promise<void> {
     const chain = parseConfig({ chains: [entry] }).chains[0]!;
     const adapter = new BtcAdapter(chain);
 
-    const rawHex = await node.rpc<string>('getblock', [busy.hash, 0]);
+    const rawHex = await node.rpc.call<string>('getblock', [busy.hash, 0]);
     const block = parseBlock(rawHex, busy.height, NETWORK);
     const parses: number[] = [];
     for (let i = 0; i < RUNS; i++) {

@@ -4,10 +4,8 @@
  * `pending`, nothing is credited.
  */
 import test from 'ava';
-import { btcNetwork } from '../../../../src/chains/btc/derive';
-import { BCOIN_REGTEST_OPTIONS } from '../../../../src/dev/bcoin-node';
 import { killAllBcoins, sats } from '../../../helpers/bcoin';
-import { KeyWallet, mineBlockWith } from '../../../helpers/btc-key-wallet';
+import { mineBlockWith } from '../../../helpers/btc-block';
 import { CONFIRMATIONS, startBtcFixture } from './btc-fixture';
 
 test.after.always(killAllBcoins);
@@ -15,18 +13,15 @@ test.after.always(killAllBcoins);
 test('a payment double-spent before confirmation takes the invoice back from pending; nothing is credited', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
-  const payer = new KeyWallet(btcNetwork({ network: 'regtest', options: BCOIN_REGTEST_OPTIONS }));
-  const coin = await payer.fund(f.node, sats('1'));
+  const { payer, rpc } = f.node;
+  const [coin] = await payer.coins(rpc, sats('1'));
   const inv = await f.createInvoice('0.5');
 
-  const payment = payer.spend(coin, [
-    { address: inv.address, value: sats('0.5') },
-    { address: payer.address, value: sats('0.4999') },
-  ]);
-  await f.node.rpc('sendrawtransaction', [payment.toHex()]);
+  const payment = payer.sign([coin!], [{ address: inv.address, value: sats('0.5') }]);
+  await rpc.call('sendrawtransaction', [payment.toHex()]);
   await f.waitInvoice(inv.id, (i) => i.status === 'pending', 'pending from the mempool');
 
-  const doubleSpend = payer.spend(coin, [{ address: payer.address, value: sats('0.9999') }]);
+  const doubleSpend = payer.sign([coin!], [{ address: payer.address, value: sats('1') }]);
   await mineBlockWith(f.node, [doubleSpend]);
   t.deepEqual(await f.node.mempool(), [], 'bcoin dropped the payment');
 
