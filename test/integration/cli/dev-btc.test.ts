@@ -1,0 +1,57 @@
+/**
+ * `coinkeep dev` with Bitcoin: the sandbox also starts a bcoin regtest node and enables BTC;
+ * `coinkeep dev pay` pays a BTC invoice from the sandbox payer and mines it to its confirmations.
+ * The chain is kept under the data dir across restarts.
+ */
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { CliEnv, COINKEEP_BIN, PROJECT_ROOT } from '../../helpers/cli';
+import { signRequest } from '../../helpers/signer';
+
+const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
+const env = new CliEnv();
+env.writeConfig({
+  ...devYaml,
+  data_dir: env.dataDir,
+  listen: { host: '127.0.0.1', port: 0 },
+  database: { url: `sqlite:${path.join(env.dataDir, 'coinkeep.db')}` },
+});
+
+test.after.always(() => env.cleanup());
+
+test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and mines it; the chain survives a restart', async (t) => {
+  let dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 30000))[0]);
+  const bitcoin = info.chains.find((c: { id: string }) => c.id === 'bitcoin');
+  t.like(bitcoin, { kind: 'btc' });
+  t.deepEqual(bitcoin.coins.map((c: { ticker: string }) => c.ticker), ['BTC']);
+
+  const body = JSON.stringify({ amount: '0.002', currency: 'BTC', coin_id: bitcoin.coins[0].coin_id });
+  const headers = { ...signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' };
+  const created = await fetch(`${info.base_url}/v1/invoices`, { method: 'POST', headers, body });
+  t.is(created.status, 201);
+  const invoice = (await created.json()) as { id: string; address: string };
+  t.regex(invoice.address, /^rb1q/);
+
+  const under = await env.run(['--json', 'dev', 'pay', invoice.id, '--amount', '0.0005'], { timeoutMs: 40000 });
+  t.is(under.code, 0, under.stderr);
+  t.like(under.json, { ticker: 'BTC', network: 'bitcoin', amount: '0.0005', to: invoice.address, credited: true, invoice_status: 'underpaid' });
+  t.regex(under.json.txid, /^[0-9a-f]{64}$/);
+  const rest = await env.run(['--json', 'dev', 'pay', invoice.id], { timeoutMs: 40000 });
+  t.like(rest.json, { amount: '0.0015', invoice_status: 'paid', paid_amount: '0.002' });
+  const bitcoinStatus = async () => (await env.run(['--json', 'status'])).json.chains.find((c: { chain_id: string }) => c.chain_id === 'bitcoin');
+  const tip = (await bitcoinStatus()).node_tip;
+  t.is((await dev.stop('SIGINT')).code, 0, dev.stderr);
+
+  dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+  const again = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 30000))[0]);
+  let after = await bitcoinStatus();
+  for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline; ) after = await bitcoinStatus();
+  t.like(after, { node_tip: tip, maintenance: false }, 'the chain went on from where it stopped');
+  const target = `/v1/invoices/${invoice.id}`;
+  const got = await fetch(again.base_url + target, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target }) });
+  t.like(await got.json(), { status: 'paid', paid_amount: '0.002' });
+  t.is((await dev.stop('SIGTERM')).code, 0);
+});
