@@ -5,6 +5,7 @@ import type { Config } from '../config/schema';
 import { ensureDataDir, loadMasterKey, Sealer } from '../db/seal';
 import { Store } from '../db/store';
 import { createApp } from '../http/app';
+import { answerClientErrors } from '../http/client-errors';
 import { healthRoutes } from '../http/health.routes';
 import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
@@ -143,6 +144,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     ],
   });
   const server = http.createServer(app.callback());
+  answerClientErrors(server);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

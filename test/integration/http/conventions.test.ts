@@ -1,5 +1,6 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { ApiKeyEntity, type ApiKeyRow } from '../../../src/db/entities/auth';
 import { newRouter } from '../../../src/http/context';
 import { createLogger } from '../../../src/shared/logger';
@@ -61,6 +62,35 @@ test('X-API-Version: v1 on success, client errors, 401 and 404', async (t) => {
   assertError(t, await call(d.url, '/v1/nope'), 404, 'not_found');
   assertError(t, await call(d.url, '/v1/account/api-keys'), 401, 'auth.missing_header');
   assertError(t, await call(d.url, '/test/echo', { method: 'POST', body: '{', headers: { 'Content-Type': 'application/json' } }), 400, 'validation_error');
+});
+
+/** Raw bytes to the API port; the whole answer, split into its status, headers and JSON body. */
+function rawRequest(bytes: string): Promise<{ status: number; headers: string; json: any }> {
+  const url = new URL(d.url);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.end(bytes));
+    socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), json: JSON.parse(body) });
+    });
+  });
+}
+
+test('what Node refuses before the app (oversized headers, malformed HTTP) is in the envelope too', async (t) => {
+  const big = await rawRequest(`GET /v1/currencies HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+  t.is(big.status, 431);
+  t.true(big.headers.includes('x-api-version: v1'));
+  t.deepEqual(big.json.error.details, { field: 'headers' });
+  t.is(big.json.error.code, 'validation_error');
+
+  const garbled = await rawRequest('NOT-HTTP at all\r\n\r\n');
+  t.is(garbled.status, 400);
+  t.true(garbled.headers.includes('x-api-version: v1'));
+  t.like(garbled.json.error, { code: 'validation_error', details: { field: 'request' } });
+  t.is((await call(d.url, '/healthz')).status, 200, 'the daemon serves on');
 });
 
 test('a request pinning v1 is served; another version is 400 unsupported_api_version with details.supported', async (t) => {
