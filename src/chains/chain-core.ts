@@ -29,6 +29,11 @@ export class ChainCore {
     }
   }
 
+  /** Every watcher's first contact with its node (ChainWatcher.prepare), side by side. */
+  async prepare(signal: AbortSignal): Promise<void> {
+    await Promise.all(this.watchers.map((w) => w.prepare(signal)));
+  }
+
   status(): ChainStatus[] {
     return [
       ...this.watchers.map((w) => w.status()),

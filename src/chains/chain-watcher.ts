@@ -109,6 +109,26 @@ export class ChainWatcher {
     }
   }
 
+  /**
+   * First contact, at start before the API takes requests: loads the cursor, or creates it at the
+   * node's tip, so every address issued from then on is scanned from a block before it. A fresh
+   * cursor created only once the node answered again, after addresses were issued, would skip
+   * their payments: so an unreachable node leaves the chain's coins in maintenance (no invoice for
+   * them) until a poll succeeds. Never throws.
+   */
+  async prepare(signal: AbortSignal): Promise<void> {
+    try {
+      const tip = await this.deps.adapter.tip(signal);
+      this.noteTip(tip);
+      if (!this.cursor) await this.loadCursor(tip, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      this.fail(err instanceof Error ? err.message : String(err));
+    } finally {
+      this.applyMaintenance();
+    }
+  }
+
   status(): ChainStatus {
     const scanned = this.cursor?.height ?? null;
     const tip = this.nodeTip?.height ?? null;

@@ -126,6 +126,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     clock,
     logger,
   });
+  await chains.prepare(new AbortController().signal);
 
   const scheduler = new Scheduler(logger);
   const startedAt = clock.now();

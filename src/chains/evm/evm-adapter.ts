@@ -53,38 +53,36 @@ export class EvmAdapter implements ChainAdapter {
 
   constructor(chain: ChainConfig) {
     this.chainId = chain.id;
-    this.rpc = new EvmRpc(chain.rpc_url!, chain.chain_id!, chain.watch.rpc_timeout_ms);
+    this.rpc = new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
   }
 
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const b = await this.block('latest', false, signal);
+    const b = await this.rpcHeader('latest', signal);
     return { height: Number(b.number), hash: b.hash };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
-    return toHeader(await this.block(hex(height), false, signal));
+    return toHeader(await this.rpcHeader(hex(height), signal));
   }
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
     for (let attempt = 1; ; attempt++) {
       const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
       const [blocks, logs] = await Promise.all([
-        Promise.all(heights.map((h) => this.block<RpcBlock>(hex(h), true, signal))),
+        this.rpc.batch<RpcBlock | null>(heights.map((h) => ({ method: 'eth_getBlockByNumber', params: [hex(h), true] })), signal),
         this.transferLogs(from, to, signal),
       ]);
-      const normalised = this.normalise(blocks, logs);
+      const missing = blocks.findIndex((b) => !b);
+      if (missing >= 0) throw new Error(`evm node has no block ${from + missing}`);
+      const normalised = this.normalise(blocks as RpcBlock[], logs);
       if (normalised) return normalised;
       if (attempt === CONSISTENT_READ_ATTEMPTS) throw new Error(`evm node: blocks ${from}..${to} changed while they were read; retrying at the next poll`);
     }
   }
 
-  async close(): Promise<void> {
-    this.rpc.close();
-  }
-
-  private async block<T extends RpcHeader = RpcHeader>(tag: string, full: boolean, signal?: AbortSignal): Promise<T> {
-    const b = await this.rpc.call<T | null>('eth_getBlockByNumber', [tag, full], signal);
+  private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {
+    const b = await this.rpc.call<RpcHeader | null>('eth_getBlockByNumber', [tag, false], signal);
     if (!b) throw new Error(`evm node has no block ${tag === 'latest' ? tag : Number(tag)}`);
     return b;
   }

@@ -67,12 +67,13 @@ export interface EvmFixture {
 }
 
 export async function startEvmFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; stateFile?: string } = {},
+  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string } = {},
 ): Promise<EvmFixture> {
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
   const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch } });
+  if (opts.gate === 'closed') await gate!.close();
   const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
   const m = await merchantWithKey(td.daemon);
   const api = merchantApi(td.url, m.keyId, m.secret, opts.clock);

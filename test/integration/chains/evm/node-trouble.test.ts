@@ -31,7 +31,7 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, timeout
 
 test('an unreachable node puts its coins in maintenance (503 for new invoices); back, the gap is scanned and every transfer found', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-anvil-'));
-  const f = await startEvmFixture({ gate: true, stateFile: path.join(dir, 'state.json') });
+  const f = await startEvmFixture({ gate: 'open', stateFile: path.join(dir, 'state.json') });
   t.teardown(async () => {
     await f.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -91,4 +91,24 @@ test('a stalled node (tip unchanged longer than stall_seconds) puts its coins in
   await f.node.mine(1);
   await until('maintenance lifted', async () => !(await catalogue(f)).ETH, 5000);
   t.is((await f.api.post('/v1/invoices', { amount: '1', currency: 'USDT', coin_id: f.coin.USDT })).status, 201);
+});
+
+test('a daemon started while its node is unreachable takes no invoice for its coins until the node answers', async (t) => {
+  const f = await startEvmFixture({ gate: 'closed' });
+  t.teardown(() => f.stop());
+  // At once, before any poll: the coins cannot be watched yet.
+  t.deepEqual(await catalogue(f), { ETH: true, USDT: true });
+  const refused = await f.api.post('/v1/invoices', { amount: '1', currency: 'ETH', coin_id: f.coin.ETH });
+  t.is(refused.status, 503);
+  t.is(refused.body.error.code, 'unavailable');
+  t.is(await invoiceCount(f), 0);
+  t.is(f.td.daemon.chains.status()[0]!.scanned_height, null);
+
+  await f.node.mine(5);
+  await f.gate!.open();
+  await until('maintenance lifted', async () => !(await catalogue(f)).ETH);
+  const inv = await f.createInvoice('ETH', '0.2');
+  await f.pay(inv.address, 'ETH', '0.2');
+  await f.node.mine(CONFIRMATIONS - 1);
+  t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid'), { paid_amount: '0.2' });
 });
