@@ -60,17 +60,22 @@ export class BitcoinRpc {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.authorization) headers.authorization = this.authorization;
     const timeout = AbortSignal.timeout(this.timeoutMs);
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(this.endpoint, {
+    const body = JSON.stringify(calls.map((c, id) => ({ jsonrpc: '1.0', id, method: c.method, params: c.params })));
+    const send = () =>
+      fetch(this.endpoint, {
         method: 'POST',
         headers,
         // A node never redirects: following one would send the credentials elsewhere.
         redirect: 'error',
-        body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '1.0', id, method: c.method, params: c.params }))),
+        body,
         signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
+    let res: Response;
+    let text: string;
+    try {
+      // A kept-alive connection the node closed just as the request went out fails at once; every
+      // call here may be sent twice (reads, and a rebroadcast of the same transaction), so once more.
+      res = await send().catch((err: unknown) => (isClosedConnection(err) && !timeout.aborted && !signal?.aborted ? send() : Promise.reject(err)));
       text = await res.text();
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -100,6 +105,11 @@ export class BitcoinRpc {
       return { ok: true, result: r.result };
     });
   }
+}
+
+function isClosedConnection(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
 function causeOf(err: unknown): string {
