@@ -47,13 +47,14 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
  */
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
-  private readonly rpc: EvmRpc;
+  private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
-  constructor(chain: ChainConfig) {
+  /** `rpc`: the node's JSON-RPC (tests give a node in memory). */
+  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'>) {
     this.chainId = chain.id;
-    this.rpc = new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
+    this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
   }
 
