@@ -4,6 +4,7 @@ import { ChainTransferEntity, type ChainTransferRow, type TransferStatus } from 
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
 import { insertRow, placeholder } from '../db/raw';
+import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
@@ -62,12 +63,17 @@ const termsOf = (r: InvoiceRow): InvoiceTerms => ({
  * in the same transaction.
  */
 export class InvoiceService {
-  constructor(private readonly deps: InvoiceServiceDeps) {}
+  /** Creations arriving together share one SQLite transaction (see group-commit.ts). */
+  private readonly creations: GroupCommit;
+
+  constructor(private readonly deps: InvoiceServiceDeps) {
+    this.creations = new GroupCommit(deps.store);
+  }
 
   /** Creates the invoice, or returns the order's open one (`created: false`, SPEC rule 2). */
   async create(accountId: string, req: CreateInvoiceRequest): Promise<{ invoice: InvoiceView; created: boolean }> {
-    const { store, clock } = this.deps;
-    return store.write(async (em) => {
+    const { clock } = this.deps;
+    return this.creations.run(async (em) => {
       const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId);
       if (req.idempotencyByOrderId && req.orderId !== null) {
         const existing = await this.orderRepeat(em, accountId, req);
