@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { EventEntity, type EventRow } from '../db/entities/events';
+import type { EventRow } from '../db/entities/events';
+import { placeholder } from '../db/raw';
 import { WebhookDeliveryEntity, WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
 import { newId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
@@ -11,7 +12,7 @@ import { subscribes } from './endpoint.request';
  * event whose invoice has its own webhook_url. The guarded `dispatched_at` update makes each event
  * fan out exactly once, whoever else scans the outbox.
  */
-export async function fanOut(em: EntityManager, events: EventRow[], now: string, callbackSecrets: CallbackSecrets): Promise<WebhookDeliveryRow[]> {
+export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'body'>>, now: string, callbackSecrets: CallbackSecrets): Promise<WebhookDeliveryRow[]> {
   const accounts = [...new Set(events.map((e) => e.account_id))];
   const endpoints = await em
     .createQueryBuilder(WebhookEndpointEntity, 'e')
@@ -28,12 +29,11 @@ export async function fanOut(em: EntityManager, events: EventRow[], now: string,
   const deliveries: WebhookDeliveryRow[] = [];
   const withCallbackSecret = new Set<string>();
   for (const event of events) {
-    const claimed = await em
-      .createQueryBuilder()
-      .update(EventEntity)
-      .set({ dispatched_at: now })
-      .where('id = :id AND dispatched_at IS NULL', { id: event.id })
-      .execute();
+    const claimed = await em.queryRunner!.query(
+      `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id = ${placeholder(em, 2)} AND dispatched_at IS NULL`,
+      [now, event.id],
+      true,
+    );
     if (claimed.affected !== 1) continue;
     const delivery = (endpointId: string | null, url: string): WebhookDeliveryRow => ({
       id: newId(),

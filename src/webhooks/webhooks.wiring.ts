@@ -42,7 +42,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   const dispatcher = new WebhookDispatcher({ store: deps.store, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock });
-  const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.wake(), fanOut: () => dispatcher.pump() });
+  const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
   const routes = webhookRoutes({ endpoints, deliveries, guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
   return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };
 }

@@ -13,7 +13,7 @@ const MIN = 60_000;
 
 /** Lets the daemon run a few dispatcher passes, then says nothing was sent meanwhile. */
 async function quietFor(daemon: Daemon, ms: number): Promise<void> {
-  await daemon.webhooks.dispatcher.pump();
+  await daemon.webhooks.dispatcher.tick();
   await daemon.webhooks.dispatcher.idle();
   await sleep(ms);
 }
@@ -33,7 +33,7 @@ test.serial('a failing receiver gets 7 attempts on the schedule, none early, the
     t.is(f.sink.at('/down').length, sent, `no attempt ${sent + 1} before its time`);
     clock.advance(1000);
     // The dispatcher polls every second; a pump now saves the wait.
-    void f.td.daemon.webhooks.dispatcher.pump();
+    void f.td.daemon.webhooks.dispatcher.tick();
     await f.sink.waitFor('/down', sent + 1);
     d = await f.settled(eventId, ep.id, sent + 1 === 7 ? 'exhausted' : 'failed');
     t.is(d.attempts, sent + 1);

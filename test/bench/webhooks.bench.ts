@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { WebhookDeliveryEntity } from '../../src/db/entities/webhooks';
+import { DEFAULT_LIMITS } from '../../src/webhooks/dispatcher';
+import { startWebhookFixture } from '../helpers/webhook-fixture';
+import { fmt, report } from './lib';
+
+const PER_ROUND = Number(process.env.BENCH_WEBHOOKS ?? 2000);
+const ROUNDS = 4;
+const CONCURRENCY = DEFAULT_LIMITS.perTarget;
+
+/** The receiver runs in its own process, as a merchant's server would. */
+async function startReceiver(): Promise<{ base: string; count(path: string): Promise<number>; stop(): void }> {
+  const child = spawn(process.execPath, [path.join(__dirname, 'webhook-receiver.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', () => reject(new Error('the receiver exited')));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    count: async (p) => Number(await (await fetch(`${base}/count?path=${encodeURIComponent(p)}`)).text()),
+    stop: () => child.stdin!.end(),
+  };
+}
+
+/**
+ * Webhook deliveries per second to one endpoint on a local receiver (outbox rows fanned out, each
+ * attempt claimed, signed, sent and recorded in the store), against a bare HTTP client posting the
+ * same bodies to the same receiver with the same number in flight. Goal: ratio ≥ 0.5.
+ */
+export async function run(): Promise<void> {
+  const receiver = await startReceiver();
+  const f = await startWebhookFixture();
+  const agent = new http.Agent({ keepAlive: true });
+  try {
+    const res = await f.api.post('/v1/webhooks/endpoints', { url: `${receiver.base}/deliveries`, event_types: ['deposit.confirmed'] });
+    if (res.status !== 201) throw new Error(`endpoint create answered ${res.status}`);
+    const endpointId = res.body.id as string;
+    const dispatcher = f.td.daemon.webhooks.dispatcher;
+
+    const bare = async (bodies: string[]): Promise<number> => {
+      let next = 0;
+      const started = process.hrtime.bigint();
+      const worker = async () => {
+        for (let i = next++; i < bodies.length; i = next++) {
+          await new Promise<void>((resolve, reject) => {
+            const req = http.request(`${receiver.base}/bare`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (r) => {
+              r.resume();
+              r.on('end', () => (r.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${r.statusCode}`))));
+            });
+            req.on('error', reject);
+            req.end(bodies[i]);
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      return Number(process.hrtime.bigint() - started) / 1e9;
+    };
+
+    const delivered = async (round: number): Promise<{ seconds: number; bodies: string[] }> => {
+      // The events exist first, as the domain writes them; the clock runs from the dispatcher's wake.
+      const bodies = await f.td.daemon.store.write(async (em) => {
+        const out: string[] = [];
+        for (let i = 0; i < PER_ROUND; i++) {
+          const e = await f.td.daemon.outbox.emit(em, { accountId: f.accountId, type: 'deposit.confirmed', data: { round, n: i, deposit: { amount: '0.001', status: 'confirmed' } }, at: new Date() });
+          out.push(e.body);
+        }
+        return out;
+      });
+      const started = process.hrtime.bigint();
+      await dispatcher.tick();
+      await dispatcher.idle();
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const received = await receiver.count('/deliveries');
+      const ok = await f.td.daemon.store.read.count(WebhookDeliveryEntity, { where: { endpoint_id: endpointId, status: 'succeeded' } });
+      if (received !== PER_ROUND * (round + 1) || ok !== received) throw new Error(`round ${round}: ${received} received, ${ok} succeeded`);
+      return { seconds, bodies };
+    };
+
+    // The machine is shared: rounds alternate so both sides see the same background load.
+    const bareSecs: number[] = [];
+    const deliverSecs: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const d = await delivered(round);
+      deliverSecs.push(d.seconds);
+      bareSecs.push(await bare(d.bodies));
+    }
+    const rate = (secs: number[]) => (PER_ROUND * secs.length) / secs.reduce((a, s) => a + s, 0);
+    const base = rate(bareSecs);
+    const deliveries = rate(deliverSecs);
+    const ratio = deliveries / base;
+    report(
+      `webhook deliveries to one endpoint on a receiver process, ${PER_ROUND * ROUNDS} in ${ROUNDS} rounds alternating with the baseline, ${CONCURRENCY} in flight, ${f.td.daemon.store.dialect}`,
+      [
+        ['bare HTTP client POSTs/s (baseline)', fmt(base)],
+        ['deliveries/s (fan-out, claim, sign, send, record)', fmt(deliveries)],
+        ['per round bare POSTs/s', bareSecs.map((s) => fmt(PER_ROUND / s)).join(' ')],
+        ['per round deliveries/s', deliverSecs.map((s) => fmt(PER_ROUND / s)).join(' ')],
+      ],
+      { name: 'ratio deliveries / bare client', value: ratio, goal: '>= 0.5', ok: ratio >= 0.5 },
+    );
+  } finally {
+    agent.destroy();
+    await f.stop();
+    receiver.stop();
+  }
+}
