@@ -16,6 +16,8 @@ export interface AnvilOptions {
   port?: number;
   /** Load the chain from this file at start and write it back at a clean stop. */
   stateFile?: string;
+  /** Default ANVIL_CHAIN_ID. */
+  chainId?: number;
 }
 
 /**
@@ -38,7 +40,7 @@ export class AnvilNode {
   }
 
   static async start(options: AnvilOptions = {}): Promise<AnvilNode> {
-    const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(ANVIL_CHAIN_ID)];
+    const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(options.chainId ?? ANVIL_CHAIN_ID)];
     if (options.stateFile) args.push('--state', options.stateFile);
     const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const port = await new Promise<number>((resolve, reject) => {

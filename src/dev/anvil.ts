@@ -30,7 +30,7 @@ export function anvilChainEntry(rpcUrl: string, usdt: string, extra: Record<stri
 
 /** Deploys the test USDT (once per chain) and funds the payer with it; returns its address. */
 export async function prepareAnvil(node: AnvilNode): Promise<string> {
-  const provider = anvilProvider(node.rpcUrl);
+  const provider = anvilProvider(node.rpcUrl, node.options.chainId);
   try {
     const accounts = await provider.listAccounts();
     return await ensureTestUsdt(accounts[DEPLOYER]!, accounts[PAYER]!.address, PAYER_USDT);

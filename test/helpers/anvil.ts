@@ -4,7 +4,7 @@
  * no anvil outlives its test file even when a test fails half-way.
  */
 import { parseUnits } from 'ethers';
-import { AnvilNode, type AnvilOptions } from '../../src/dev/anvil-node';
+import { ANVIL_CHAIN_ID, AnvilNode, type AnvilOptions } from '../../src/dev/anvil-node';
 import { payOnAnvil, prepareAnvil } from '../../src/dev/anvil';
 
 const running = new Set<AnvilNode>();
@@ -38,6 +38,6 @@ export async function killAllAnvils(): Promise<void> {
  * nothing more: the test decides the confirmations. `amount` is in coin units.
  */
 export async function payFromAnvil(node: AnvilNode, asset: string, to: string, amount: string, decimals: number): Promise<string> {
-  const { txid } = await payOnAnvil(node.rpcUrl, 31337, 1, { asset, to, amount: parseUnits(amount, decimals) });
+  const { txid } = await payOnAnvil(node.rpcUrl, node.options.chainId ?? ANVIL_CHAIN_ID, 1, { asset, to, amount: parseUnits(amount, decimals) });
   return txid;
 }

@@ -48,17 +48,21 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
+  private readonly expectedChainId: number;
+  private networkChecked = false;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
   /** `rpc`: the node's JSON-RPC (tests give a node in memory). */
   constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'>) {
     this.chainId = chain.id;
+    this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
   }
 
   async tip(signal?: AbortSignal): Promise<BlockRef> {
+    await this.checkNetwork(signal);
     const b = await this.rpcHeader('latest', signal);
     return { height: Number(b.number), hash: b.hash };
   }
@@ -80,6 +84,14 @@ export class EvmAdapter implements ChainAdapter {
       if (normalised) return normalised;
       if (attempt === CONSISTENT_READ_ATTEMPTS) throw new Error(`evm node: blocks ${from}..${to} changed while they were read; retrying at the next poll`);
     }
+  }
+
+  /** Once per adapter: a node of another network would credit its payments to this one's coins. */
+  private async checkNetwork(signal?: AbortSignal): Promise<void> {
+    if (this.networkChecked) return;
+    const theirs = Number(await this.rpc.call<string>('eth_chainId', [], signal));
+    if (theirs !== this.expectedChainId) throw new Error(`evm node is on chain id ${theirs}, the config says ${this.expectedChainId}`);
+    this.networkChecked = true;
   }
 
   private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {

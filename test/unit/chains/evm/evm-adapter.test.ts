@@ -32,7 +32,10 @@ class MemoryNode {
   reads = 0;
   constructor(public blocks: Block[], public logs: () => unknown[]) {}
 
+  chainId = '0x1';
+
   async call<T>(method: string, params: unknown[]): Promise<T> {
+    if (method === 'eth_chainId') return this.chainId as T;
     if (method === 'eth_getLogs') {
       this.reads++;
       return this.logs() as T;
@@ -123,4 +126,10 @@ test('a range that keeps changing, or a block the node does not have, fails the 
   const short = new MemoryNode([block(4), block(5)], () => []);
   await t.throwsAsync(new EvmAdapter(chain, short).blocks(5, 6), { message: 'evm node has no block 6' });
   await t.throwsAsync(new EvmAdapter(chain, short).header(9), { message: 'evm node has no block 9' });
+});
+
+test('a node on another chain id than the config is refused, with both ids in the error', async (t) => {
+  const node = new MemoryNode([block(4)], () => []);
+  node.chainId = '0x89';
+  await t.throwsAsync(new EvmAdapter(chain, node).tip(), { message: 'evm node is on chain id 137, the config says 1' });
 });
