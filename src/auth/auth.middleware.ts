@@ -6,6 +6,7 @@ import type { IpBlocker } from './ip-blocker';
 import { ipAllowed, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
 import { canonicalString, checkTimestamp, signatureMatches } from './signature';
+import { testKeysDocUrl } from './test-keys.routes';
 import type { TokenBuckets } from './token-bucket';
 
 export type Permission = 'read' | 'create_invoice' | 'create_address' | 'withdraw';
@@ -21,7 +22,6 @@ export interface AuthContext {
   entry: KeyEntry;
 }
 
-export const TEST_KEYS_DOCS_URL = 'https://coinkeep.dev/docs/test-keys';
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Service-HMAC-SHA256' };
 const HEADERS = ['X-API-Key', 'X-Timestamp', 'X-Signature'] as const;
 /** Compared against when the key is unknown, so unknown and known keys cost the same work. */
@@ -124,7 +124,7 @@ export class Authenticator {
     if (!ts.ok && ts.code === 'auth.invalid_timestamp') throw unauthorized(ts.code, 'X-Timestamp must be whole Unix seconds');
     if (!ts.ok) throw unauthorized('auth.expired_timestamp', 'X-Timestamp is more than 300 seconds from server time', { server_time: ts.serverTime });
     if (config.network === 'mainnet' && keyId.startsWith('ck_test_')) {
-      throw unauthorized('auth.test_key', 'test keys are refused on a mainnet environment', { docs_url: TEST_KEYS_DOCS_URL });
+      throw unauthorized('auth.test_key', 'test keys are refused on a mainnet environment', { docs_url: testKeysDocUrl(config) });
     }
 
     const entry = /^ck_(live|test)_[0-9A-Za-z]{24}$/.test(keyId) ? await keys.get(keyId) : null;

@@ -15,6 +15,7 @@ import { KeyService } from './key.service';
 import { MemoryReplayGuard } from './replay-guard';
 import { SensitiveLimiter } from './sensitive-limiter';
 import { StoreReplayGuard } from './store-replay-guard';
+import { testKeysDocRoutes } from './test-keys.routes';
 import { TokenBuckets } from './token-bucket';
 
 /**
@@ -41,7 +42,7 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   /** Keys are remembered per API key for 24 h (withdrawals will pass a per-merchant permanent scope). */
   const idempotent = idempotency.middleware((ctx) => ({ scope: `key:${authOf(ctx).apiKeyId}`, ttlMs: IDEMPOTENCY_TTL_MS }));
   const authenticate = authenticator.authenticate;
-  const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate)];
+  const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
   return { authenticate, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
 }

@@ -125,9 +125,14 @@ test('mainnet: a ck_test_ key is 401 auth.test_key with docs_url on every reques
     call(d.url, target, { from, headers: signRequest({ keyId: 'ck_test_AAAAAAAAAAAAAAAAAAAAAAAA', secret: 'whatever', method: 'GET', target, timestamp: ts }) });
   for (const target of [TARGET, '/v1/currencies', '/v1/fiat-currencies', '/v1/rates?fiat=USD']) {
     const details = assertError(t, await unknownTest(target), 401, 'auth.test_key');
-    t.is(typeof details.docs_url, 'string');
-    t.regex(String(details.docs_url), /^https:\/\/.*test-keys/);
+    t.is(details.docs_url, 'http://127.0.0.1:8420/docs/test-keys', 'the install\'s base_url');
   }
+  // The page it links is served by the install itself, unsigned, and says what runs here.
+  const page = await call(d.url, '/docs/test-keys', { from });
+  t.is(page.status, 200);
+  t.regex(String(page.headers['content-type']), /^text\/plain/);
+  t.regex(page.text, /This install runs on mainnets/);
+  t.regex(page.text, /auth\.test_key/);
   // The prefix alone decides: any key id starting with ck_test_, known or not, well-formed or not.
   const odd = call(d.url, TARGET, { from, headers: { 'X-API-Key': 'ck_test_x', 'X-Timestamp': String(now), 'X-Signature': 'a'.repeat(64) } });
   assertError(t, await odd, 401, 'auth.test_key');
