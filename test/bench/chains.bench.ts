@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { getAddress, id, Interface } from 'ethers';
+import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
+import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock } from '../../src/chains/types';
+import { WatchedAddresses } from '../../src/chains/watched-addresses';
+import { coinId } from '../../src/catalog/coins';
+import { ChainTransferEntity } from '../../src/db/entities/chain';
+import { parseConfig } from '../../src/config/schema';
+import { loadMasterKey } from '../../src/db/seal';
+import { startDaemon } from '../../src/daemon/main';
+import { anvilChainEntry } from '../../src/dev/anvil';
+import { silentLogger } from '../../src/shared/logger';
+import { newId } from '../../src/shared/ids';
+import { prepareSeed } from '../../src/wallet/seed';
+import { killAllAnvils, startAnvil } from '../helpers/anvil';
+import { merchantWithKey, testConfig, TEST_MNEMONIC } from '../helpers/daemon';
+import { signRequest } from '../helpers/signer';
+import { fmt, report } from './lib';
+
+const TRANSFERS_PER_BLOCK = Number(process.env.BENCH_BLOCK_TRANSFERS ?? 1000);
+const WATCHED = Number(process.env.BENCH_WATCHED ?? 1_000_000);
+/** The first half of the blocks pay nobody we watch; in the second half, HITS_PER_BLOCK transfers pay invoices. */
+const BLOCKS = 6;
+const HIT_BLOCKS = 3;
+const HITS_PER_BLOCK = 10;
+const FETCH_ROUNDS = 3;
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
+
+/**
+ * The EVM chain core per block: blocks of 1,000 ERC-20 transfers on a real anvil node, fetched by
+ * the real adapter (the baseline: node fetch time), then processed by the real daemon's chain core
+ * with 1,000,000 watched addresses (goal: processing ≤ 0.1 × fetch); and the memory of the watched
+ * set at 1,000,000 addresses.
+ */
+export async function run(): Promise<void> {
+  try {
+    await chainCore();
+  } finally {
+    await killAllAnvils();
+  }
+  watchedSetMemory();
+}
+
+async function chainCore(): Promise<void> {
+  const { node, usdt } = await startAnvil();
+  await node.rpc('evm_setBlockGasLimit', ['0x' + (200_000_000).toString(16)]);
+  await node.rpc('evm_setAutomine', [false]);
+  const [, payer] = await node.rpc<string[]>('eth_accounts');
+  const token = new Interface(['function transfer(address to, uint256 amount)']);
+  const heights: number[] = [];
+  let nonce = Number(await node.rpc<string>('eth_getTransactionCount', [payer, 'pending']));
+  for (let b = 0; b < BLOCKS; b++) {
+    const calls = Array.from({ length: TRANSFERS_PER_BLOCK }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'eth_sendTransaction',
+      params: [{ from: payer, to: usdt, gas: '0x186a0', nonce: '0x' + (nonce++).toString(16), data: token.encodeFunctionData('transfer', [getAddress('0x' + randomBytes(20).toString('hex')), 1n]) }],
+    }));
+    for (let i = 0; i < calls.length; i += 200) {
+      const res = (await (await fetch(node.rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(calls.slice(i, i + 200)) })).json()) as Array<{ error?: { message: string } }>;
+      const failed = res.find((r) => r.error);
+      if (failed) throw new Error(`eth_sendTransaction: ${failed.error!.message}`);
+    }
+    await node.mine(1);
+    heights.push(await node.blockNumber());
+  }
+
+  const chainEntry = anvilChainEntry(node.rpcUrl, usdt, { options: { poll_interval_ms: 3_600_000, stall_seconds: 0 } });
+  const chain = parseConfig({ chains: [chainEntry] }).chains[0]!;
+  const adapter = new EvmAdapter(chain);
+  const fetchMs: number[] = [];
+  const rawMs: number[] = [];
+  let fetched: NormalisedBlock[] = [];
+  for (let round = 0; round < FETCH_ROUNDS; round++) {
+    fetched = [];
+    for (const h of heights) {
+      let t0 = process.hrtime.bigint();
+      await rawFetch(node.rpcUrl, h, usdt);
+      rawMs.push(ms(t0));
+      t0 = process.hrtime.bigint();
+      fetched.push(...(await adapter.blocks(h, h)));
+      fetchMs.push(ms(t0));
+    }
+  }
+  const transfers = fetched[0]!.transfers.length;
+  if (transfers !== TRANSFERS_PER_BLOCK) throw new Error(`a block holds ${transfers} transfers, not ${TRANSFERS_PER_BLOCK}`);
+
+  // The real daemon with a replay node serving the fetched blocks, one more at each poll.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-'));
+  const replay = new ReplayAdapter(chain.id, fetched);
+  const config = testConfig(dataDir, { chains: [chainEntry], rates: { sources: [{ kind: 'fixed', rates: { ETH: { USD: '3400' }, USDT: { USD: '1' } } }] } });
+  loadMasterKey(dataDir, { create: true });
+  await prepareSeed(config, TEST_MNEMONIC);
+  const daemon = await startDaemon(config, { logger: silentLogger, adapterFor: () => replay });
+  try {
+    const m = await merchantWithKey(daemon, { rateLimit: 100_000 });
+    const invoiceAddresses: string[] = [];
+    for (let i = 0; i < HITS_PER_BLOCK * HIT_BLOCKS; i++) {
+      const body = JSON.stringify({ amount: '0.000005', currency: 'USDT', coin_id: coinId(chain.id, usdt), order_id: `bench-${i}` });
+      const res = await fetch(`${daemon.apiUrl}/v1/invoices`, {
+        method: 'POST',
+        headers: { ...signRequest({ keyId: m.keyId, secret: m.secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' },
+        body,
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/invoices: ${res.status} ${await res.text()}`);
+      invoiceAddresses.push(((await res.json()) as { address: string }).address);
+    }
+    fetched.slice(BLOCKS - HIT_BLOCKS).forEach((block, b) => {
+      for (let i = 0; i < HITS_PER_BLOCK; i++) block.transfers[i * Math.floor(TRANSFERS_PER_BLOCK / HITS_PER_BLOCK)]!.to = invoiceAddresses[b * HITS_PER_BLOCK + i]!;
+    });
+    fillWatched(daemon.watched, chain.id, WATCHED - daemon.watched.size(chain.id));
+    const watcher = daemon.chains.watchers[0]!;
+    const signal = new AbortController().signal;
+    // The daemon's first poll (at start) creates the cursor below the first block.
+    const ready = Date.now() + 10_000;
+    while (watcher.status().scanned_height !== fetched[0]!.height - 1) {
+      if (Date.now() > ready) throw new Error(`the cursor was not created: ${JSON.stringify(watcher.status())}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const processMs: number[] = [];
+    for (let b = 0; b < BLOCKS; b++) {
+      replay.reveal(b);
+      const t0 = process.hrtime.bigint();
+      await watcher.poll(signal);
+      processMs.push(ms(t0));
+      if (watcher.status().scanned_height !== fetched[b]!.height) throw new Error(`block ${fetched[b]!.height} not scanned: ${JSON.stringify(watcher.status())}`);
+    }
+    const seen = await daemon.store.read.count(ChainTransferEntity);
+
+    const fetchMedian = median(fetchMs);
+    const rawMedian = median(rawMs);
+    const missMedian = median(processMs.slice(0, BLOCKS - HIT_BLOCKS));
+    const processMedian = median(processMs.slice(BLOCKS - HIT_BLOCKS));
+    const ratio = processMedian / fetchMedian;
+    report(
+      `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block, ${daemon.watched.size(chain.id).toLocaleString('en')} watched addresses, ${BLOCKS} blocks`,
+      [
+        ['node fetch ms per block via the adapter, median (baseline)', fmt(fetchMedian, 2)],
+        ['  of which the node answering (raw JSON-RPC), median', fmt(rawMedian, 2)],
+        ['node fetch ms per block via the adapter, all', fetchMs.map((x) => fmt(x, 1)).join(' ')],
+        ['core ms per block paying nobody we watch, median', fmt(missMedian, 2)],
+        [`core ms per block with ${HITS_PER_BLOCK} invoice payments, median`, fmt(processMedian, 2)],
+        ['core ms per block, all (misses, then hits)', processMs.map((x) => fmt(x, 2)).join(' ')],
+        ['transfers to invoices recorded', String(seen)],
+      ],
+      { name: 'ratio processing (with payments) / fetch', value: ratio, goal: '<= 0.1', ok: ratio <= 0.1 },
+    );
+    console.log(`  ${'ratio processing (no payments) / fetch'.padEnd(44)} ${(missMedian / fetchMedian).toFixed(3)}`);
+    console.log(`  ${'ratio processing (with payments) / raw JSON-RPC'.padEnd(44)} ${(processMedian / rawMedian).toFixed(3)}`);
+  } finally {
+    await daemon.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The two requests the adapter makes for a block, timed to the last byte without parsing. */
+async function rawFetch(rpcUrl: string, height: number, token: string): Promise<void> {
+  const tag = '0x' + height.toString(16);
+  const post = async (method: string, params: unknown[]) =>
+    (await fetch(rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).text();
+  await Promise.all([
+    post('eth_getBlockByNumber', [tag, true]),
+    post('eth_getLogs', [{ fromBlock: tag, toBlock: tag, address: [token.toLowerCase()], topics: [id('Transfer(address,address,uint256)')] }]),
+  ]);
+}
+
+function fillWatched(watched: WatchedAddresses, chainId: string, n: number): void {
+  for (let i = 0; i < n; i++) watched.add(chainId, getAddress('0x' + randomBytes(20).toString('hex')), newId());
+}
+
+function watchedSetMemory(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  // Random bytes off the heap, so the heap growth measured is the set with its strings alone.
+  const raw = randomBytes(20 * WATCHED);
+  const addressAt = (i: number) => getAddress('0x' + raw.toString('hex', i * 20, i * 20 + 20));
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const watched = new WatchedAddresses();
+  for (let i = 0; i < WATCHED; i++) watched.add('ethereum', addressAt(i), newId());
+  gc();
+  const setBytes = process.memoryUsage().heapUsed - before;
+  const probes = Array.from({ length: 1000 }, (_, i) => (i % 2 ? addressAt(i * 7) : getAddress('0x' + randomBytes(20).toString('hex'))));
+  const t0 = process.hrtime.bigint();
+  let hits = 0;
+  for (let i = 0; i < 1_000_000; i++) if (watched.lookup('ethereum', probes[i % probes.length]!) !== undefined) hits++;
+  const lookupNs = (ms(t0) * 1e6) / 1_000_000;
+  const charBytes = WATCHED * (42 + 36);
+  report(`watched set: ${watched.size().toLocaleString('en')} EVM addresses (address and row id strings included)`, [
+    ['address + id characters MiB (baseline)', fmt(charBytes / 1024 / 1024)],
+    ['heap MiB of the set', fmt(setBytes / 1024 / 1024)],
+    ['bytes per address', fmt(setBytes / watched.size(), 0)],
+    ['lookup ns (half hits)', fmt(lookupNs, 0)],
+    ['ratio heap / characters', fmt(setBytes / charBytes, 2)],
+    ['hits of 1,000,000 lookups', String(hits)],
+  ]);
+}
+
+/**
+ * A node that serves the blocks fetched from anvil, revealing one more at each step; below them, an
+ * empty block with the first one's parent hash (where the daemon's cursor starts) and its parent.
+ */
+class ReplayAdapter implements ChainAdapter {
+  private revealed = -1;
+  private readonly chain: NormalisedBlock[];
+
+  constructor(readonly chainId: string, blocks: NormalisedBlock[]) {
+    const first = blocks[0]!;
+    this.chain = [{ height: first.height - 1, hash: first.parentHash, parentHash: '0xbench-prefix', transfers: [] }, ...blocks];
+  }
+
+  reveal(index: number): void {
+    this.revealed = index;
+  }
+
+  async tip(): Promise<BlockRef> {
+    const t = this.chain[this.revealed + 1]!;
+    return { height: t.height, hash: t.hash };
+  }
+
+  async header(height: number): Promise<BlockHeader> {
+    const b = this.chain.find((x) => x.height === height);
+    if (b) return b;
+    if (height === this.chain[0]!.height - 1) return { height, hash: '0xbench-prefix', parentHash: '0x' };
+    throw new Error(`no header ${height}`);
+  }
+
+  async blocks(from: number, to: number): Promise<NormalisedBlock[]> {
+    return this.chain.filter((b) => b.height >= from && b.height <= to);
+  }
+}
