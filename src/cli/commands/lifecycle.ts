@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, watch, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { PROJECT_ROOT } from '../../config/load';
@@ -147,9 +147,8 @@ export function registerLifecycleCommands(program: Command): void {
     .description('stop the daemon (SIGTERM; in-flight requests finish)')
     .action(async (_o: Opts, cmd: Command) => {
       const config = cliConfig(cmd);
-      const file = pidFilePath(config.data_dir);
-      const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
-      if (!Number.isInteger(pid) || !alive(pid)) {
+      const pid = await daemonPid(config.data_dir);
+      if (pid === null) {
         output(cmd, { status: 'stopped', was_running: false }, () => 'coinkeepd is not running');
         return;
       }
@@ -201,6 +200,23 @@ export function registerLifecycleCommands(program: Command): void {
       });
     });
 
+}
+
+/**
+ * The pid of the daemon serving this data dir, as the daemon itself tells over the admin socket. A
+ * pid file alone is not trusted: after a crash its number may belong to another program by now. A
+ * stale pid file is removed; a live process named by one that does not answer is left to the user.
+ */
+async function daemonPid(dataDir: string): Promise<number | null> {
+  const status = await daemonStatus(dataDir);
+  if (status && Number.isInteger(status.pid)) return status.pid as number;
+  const file = pidFilePath(dataDir);
+  const recorded = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
+  if (Number.isInteger(recorded) && recorded > 0 && alive(recorded)) {
+    throw new UserError(`process ${recorded} is named in ${file} but no coinkeepd answers on the admin socket; if it is a stuck coinkeepd, end it with: kill ${recorded}`);
+  }
+  rmSync(file, { force: true });
+  return null;
 }
 
 function alive(pid: number): boolean {

@@ -3,7 +3,8 @@
  * failures (bad config, port in use, daemon down). One data dir for the file; tests run in order.
  */
 import test from 'ava';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CliEnv, COINKEEP_BIN, COINKEEPD_BIN, until, type CliResult } from '../../helpers/cli';
@@ -214,6 +215,27 @@ test.serial('run (bin/coinkeepd) serves in the foreground and stops on SIGTERM; 
   t.false(existsSync(pidFile));
   t.false(existsSync(socket) && (await connects(socket)));
   await t.throwsAsync(fetch(`${url}/healthz`));
+});
+
+test.serial('stop never signals a process it cannot confirm is the daemon; a stale pid file is cleared', async (t) => {
+  const other = new CliEnv();
+  t.teardown(() => other.cleanup());
+  const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => void sleeper.kill('SIGKILL'));
+  const stalePid = path.join(other.dataDir, 'coinkeepd.pid');
+  mkdirSync(other.dataDir, { recursive: true });
+  // After a crash the pid file names a number another program may hold now.
+  writeFileSync(stalePid, `${sleeper.pid}\n`);
+  const refused = await other.run(['stop']);
+  oneLineFailure(t, refused, new RegExp(`process ${sleeper.pid} is named in .* but no coinkeepd answers`));
+  t.true(alive(sleeper.pid!), 'the other program was not signalled');
+
+  sleeper.kill('SIGKILL');
+  await until(() => !alive(sleeper.pid!), 5000, 'the sleeper to end');
+  const cleared = await other.run(['--json', 'stop']);
+  t.is(cleared.code, 0, cleared.stderr);
+  t.like(cleared.json, { status: 'stopped', was_running: false });
+  t.false(existsSync(stalePid));
 });
 
 function connects(socketPath: string): Promise<boolean> {
