@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Store } from '../../../src/db/store';
+import { WalCheckpointer } from '../../../src/db/wal-checkpointer';
 
 const size = (f: string): number => statSync(f, { throwIfNoEntry: false })?.size ?? 0;
 
@@ -41,4 +42,21 @@ test('without the option the writer checkpoints as SQLite does by default', asyn
     rmSync(dir, { recursive: true, force: true });
   });
   t.deepEqual(await store.read.query('PRAGMA wal_autocheckpoint'), [{ wal_autocheckpoint: 1000 }]);
+});
+
+test('a log grown past its bound is emptied by the main connection between transactions', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-wal-'));
+  const file = path.join(dir, 'test.db');
+  const store = await Store.open({ url: `sqlite:${file}` });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await store.write((em) => em.query('CREATE TABLE rows (id INTEGER PRIMARY KEY, pad TEXT)'));
+  await store.read.query('PRAGMA wal_autocheckpoint = 0');
+  let truncations = 0;
+  const truncate = () => store.write(async (em) => void (truncations++, await em.query('PRAGMA wal_checkpoint(TRUNCATE)')));
+  const checkpointer = WalCheckpointer.start(file, truncate, { intervalMs: 20, truncateAboveBytes: 500_000 });
+  for (let i = 0; i < 100; i++) await store.write((em) => em.query('INSERT INTO rows (pad) VALUES (?)', ['x'.repeat(20_000)]));
+  await until('the log to be emptied', () => truncations > 0 && size(`${file}-wal`) === 0);
+  await checkpointer.stop();
+  t.is((await store.read.query('SELECT COUNT(*) AS n FROM rows'))[0].n, 100);
+  await store.close();
 });
