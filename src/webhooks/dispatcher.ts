@@ -25,7 +25,8 @@ export const DEFAULT_LIMITS: DispatcherLimits = { maxInFlight: 64, perTarget: 8 
 export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 const FAN_OUT_BATCH = 500;
 /** Due deliveries a scan queues per target; a target cut there is scanned again once its queue runs dry. */
-const QUEUE_PER_TARGET = 32;
+const QUEUE_PER_TARGET = 64;
+const DUE_COLUMNS = 'id, account_id, event_id, event_type, endpoint_id, url, status, attempts, schedule_attempts, next_attempt_at';
 /** Targets a scan reads at most. */
 const SCAN_LIMIT = 2000;
 
@@ -45,7 +46,10 @@ interface DueDelivery {
 
 /** A claimed attempt with what sending it needs, read in the claiming transaction. */
 interface Claimed {
+  /** As it was before the claim (a claim not sent at stop is given back to this). */
   delivery: DueDelivery;
+  /** The attempt's number within the delivery's schedule. */
+  scheduleAttempt: number;
   attempt: WebhookAttemptRow;
   /** The endpoint's sealed secret, or null for an invoice webhook_url. */
   sealedSecret: string | null;
@@ -55,6 +59,7 @@ interface Claimed {
 interface Outcome {
   claimed: Claimed;
   result: AttemptResult;
+  started: Date;
   ended: Date;
 }
 
@@ -75,6 +80,8 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perTarget = new Map<string, number>();
   private queued = new Map<string, DueDelivery[]>();
+  /** Claimed attempts waiting for a slot of their target. */
+  private readonly ready = new Map<string, Claimed[]>();
   /** Targets whose scan was cut at QUEUE_PER_TARGET: more of theirs may be due. */
   private cut = new Set<string>();
   private readonly abort = new AbortController();
@@ -136,9 +143,11 @@ export class WebhookDispatcher {
           this.outboxDirty = false;
           if (await this.fanOutNew()) this.stale = true;
         }
-        if (this.stale || this.runDry()) {
+        if (this.stale) {
           this.stale = false;
           await this.scan();
+        } else {
+          for (const t of this.runDry()) await this.refill(t);
         }
         await this.startQueued();
       } while (this.again);
@@ -182,6 +191,7 @@ export class WebhookDispatcher {
     await this.pumping?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
     await this.flush();
+    await this.release();
     this.deps.sender.close();
   }
 
@@ -199,12 +209,34 @@ export class WebhookDispatcher {
     }
   }
 
-  /** A target with room whose queue ran dry but whose last scan was cut: it may have more due. */
-  private runDry(): boolean {
-    for (const t of this.cut) {
-      if ((this.queued.get(t)?.length ?? 0) === 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget) return true;
+  /** Targets with room whose queue ran dry but whose last read was cut: they may have more due. */
+  private runDry(): string[] {
+    return [...this.cut].filter((t) => (this.queued.get(t)?.length ?? 0) === 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget);
+  }
+
+  /** Reads one target's next due deliveries (an index range, not a scan of everything due). */
+  private async refill(target: string): Promise<void> {
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const byEndpoint = !target.startsWith('url:');
+    const rows: DueDelivery[] = await em.query(
+      `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
+       WHERE ${byEndpoint ? `endpoint_id = ${p(1)}` : `endpoint_id IS NULL AND url = ${p(1)}`} AND next_attempt_at <= ${p(2)} AND status IN ('pending', 'failed')
+       ORDER BY next_attempt_at LIMIT ${p(3)}`,
+      [byEndpoint ? target : target.slice(4), iso(this.deps.clock.now()), QUEUE_PER_TARGET],
+    );
+    this.enqueue(target, rows);
+  }
+
+  private enqueue(target: string, rows: DueDelivery[]): void {
+    if (rows.length === 0) {
+      this.queued.delete(target);
+      this.cut.delete(target);
+      return;
     }
-    return false;
+    this.queued.set(target, rows.map((r) => ({ ...r, attempts: Number(r.attempts), schedule_attempts: Number(r.schedule_attempts) })));
+    if (rows.length >= QUEUE_PER_TARGET) this.cut.add(target);
+    else this.cut.delete(target);
   }
 
   /** Reads what is due now into the queues: the earliest QUEUE_PER_TARGET of each target, oldest first. */
@@ -212,42 +244,84 @@ export class WebhookDispatcher {
     const em = this.deps.store.read;
     const p = (i: number) => placeholder(em, i);
     const rows: DueDelivery[] = await em.query(
-      `SELECT id, account_id, event_id, event_type, endpoint_id, url, status, attempts, schedule_attempts, next_attempt_at FROM (
+      `SELECT ${DUE_COLUMNS} FROM (
          SELECT d.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.url) ORDER BY d.next_attempt_at, d.id) AS rn
          FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
          WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${p(1)} AND (d.endpoint_id IS NULL OR e.enabled = ${p(2)})
        ) due WHERE rn <= ${p(3)} ORDER BY next_attempt_at, id LIMIT ${p(4)}`,
       [iso(this.deps.clock.now()), em.connection.options.type === 'postgres' ? true : 1, QUEUE_PER_TARGET, SCAN_LIMIT],
     );
-    const queued = new Map<string, DueDelivery[]>();
-    for (const r of rows) {
-      const t = targetOf(r);
-      const list = queued.get(t) ?? [];
-      list.push({ ...r, attempts: Number(r.attempts), schedule_attempts: Number(r.schedule_attempts) });
-      queued.set(t, list);
-    }
-    this.queued = queued;
-    this.cut = new Set([...queued].filter(([, list]) => list.length >= QUEUE_PER_TARGET).map(([t]) => t));
+    const byTarget = new Map<string, DueDelivery[]>();
+    for (const r of rows) byTarget.set(targetOf(r), [...(byTarget.get(targetOf(r)) ?? []), r]);
+    this.queued = new Map();
+    this.cut = new Set();
+    for (const [t, list] of byTarget) this.enqueue(t, list);
   }
 
   /** Fills free slots from the queues, each target up to its bound, and claims them in one transaction. */
+  /**
+   * Claims from the queues, in one transaction, what the slots can take now plus one more round
+   * per target (so most attempts start without waiting for a transaction), then starts what fits.
+   * A target is topped up only once half a round has gone, so claims come in batches.
+   */
   private async startQueued(): Promise<void> {
-    let free = this.limits.maxInFlight - this.inFlight.size;
-    if (free <= 0 || this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted) return;
+    const round = this.limits.perTarget;
+    let room = 2 * this.limits.maxInFlight - this.inFlight.size - this.readyCount();
     const chosen: DueDelivery[] = [];
     for (const [t, list] of this.queued) {
-      const room = Math.min(free, this.limits.perTarget - (this.perTarget.get(t) ?? 0));
-      if (room <= 0) continue;
-      const taken = list.splice(0, room);
+      if (room <= 0) break;
+      const want = Math.min(room, 2 * round - (this.perTarget.get(t) ?? 0) - (this.ready.get(t)?.length ?? 0));
+      if (want < Math.max(1, round / 2) && (this.ready.get(t)?.length ?? 0) > 0) continue;
+      if (want <= 0) continue;
+      const taken = list.splice(0, want);
       chosen.push(...taken);
-      free -= taken.length;
+      room -= taken.length;
       if (list.length === 0) this.queued.delete(t);
-      if (free <= 0) break;
     }
-    if (chosen.length === 0) return;
-    const claimed = await this.claim(chosen, this.deps.clock.now());
-    if (claimed.length < chosen.length) this.stale = true;
-    for (const c of claimed) this.launch(c);
+    if (chosen.length > 0) {
+      const claimed = await this.claim(chosen, this.deps.clock.now());
+      if (claimed.length < chosen.length) this.stale = true;
+      for (const c of claimed) {
+        const t = targetOf(c.delivery);
+        this.ready.set(t, [...(this.ready.get(t) ?? []), c]);
+      }
+    }
+    this.launchReady();
+  }
+
+  private readyCount(): number {
+    let n = 0;
+    for (const list of this.ready.values()) n += list.length;
+    return n;
+  }
+
+  /** Starts claimed attempts while their target and the total have free slots. */
+  private launchReady(): void {
+    for (const [t, list] of this.ready) {
+      while (list.length > 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget && this.inFlight.size < this.limits.maxInFlight) {
+        if (this.abort.signal.aborted) return;
+        this.launch(list.shift()!);
+      }
+      if (list.length === 0) this.ready.delete(t);
+    }
+  }
+
+  /** At stop: claims not yet sent are given back, as if never claimed. */
+  private async release(): Promise<void> {
+    const claims = [...this.ready.values()].flat();
+    this.ready.clear();
+    if (claims.length === 0) return;
+    await this.deps.store.write(async (em) => {
+      const p = (i: number) => placeholder(em, i);
+      for (const { delivery: d, attempt } of claims) {
+        await em.query(`DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
+        await em.query(
+          `UPDATE webhook_deliveries SET status = ${p(1)}, attempts = ${p(2)}, schedule_attempts = ${p(3)}, next_attempt_at = ${p(4)} WHERE id = ${p(5)} AND attempts = ${p(6)}`,
+          [d.status, d.attempts, d.schedule_attempts, d.next_attempt_at, d.id, attempt.number],
+        );
+      }
+    });
   }
 
   /**
@@ -301,7 +375,7 @@ export class WebhookDispatcher {
           duration_ms: null,
         };
         await insertRow(em, 'webhook_attempts', attempt);
-        claimed.push({ delivery: { ...d, url, schedule_attempts: number }, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
+        claimed.push({ delivery: { ...d, url }, scheduleAttempt: number, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
       }
       return claimed;
     });
@@ -311,9 +385,10 @@ export class WebhookDispatcher {
     const d = c.delivery;
     const target = targetOf(d);
     this.perTarget.set(target, (this.perTarget.get(target) ?? 0) + 1);
-    const run = this.send(c)
+    const started = this.deps.clock.now();
+    const run = this.send(c, started)
       .then((result) => {
-        this.outcomes.push({ claimed: c, result, ended: this.deps.clock.now() });
+        this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
         // Written by the next claim, or by a flush when nothing is claimed soon.
         setImmediate(() => void this.flush());
       })
@@ -325,18 +400,20 @@ export class WebhookDispatcher {
         const left = (this.perTarget.get(target) ?? 1) - 1;
         if (left > 0) this.perTarget.set(target, left);
         else this.perTarget.delete(target);
-        if (!this.abort.signal.aborted) void this.pump().catch(() => undefined);
+        if (this.abort.signal.aborted) return;
+        this.launchReady();
+        void this.pump().catch((err: unknown) => this.logFailure(err));
       });
     this.inFlight.set(d.id, run);
   }
 
-  private async send(c: Claimed): Promise<AttemptResult> {
+  private async send(c: Claimed, now: Date): Promise<AttemptResult> {
     const d = c.delivery;
     const secret =
       d.endpoint_id !== null && c.sealedSecret !== null
         ? this.deps.secrets.openEndpoint(d.endpoint_id, c.sealedSecret)
         : await this.deps.callbackSecrets.secretFor(d.account_id);
-    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, this.deps.clock.now(), this.abort.signal);
+    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.abort.signal);
   }
 
   private async recordQueued(em: EntityManager): Promise<void> {
@@ -360,14 +437,14 @@ export class WebhookDispatcher {
 }
 
 /** An attempt's result, and where its delivery goes next. */
-async function record(em: EntityManager, { claimed: { delivery: d, attempt }, result, ended }: Outcome): Promise<void> {
+async function record(em: EntityManager, { claimed: { delivery: d, attempt, scheduleAttempt }, result, started, ended }: Outcome): Promise<void> {
   const p = (i: number) => placeholder(em, i);
   const at = iso(ended);
   await em.query(
-    `UPDATE webhook_attempts SET finished_at = ${p(1)}, response_status = ${p(2)}, error = ${p(3)}, duration_ms = ${p(4)} WHERE id = ${p(5)}`,
-    [at, result.responseStatus, result.error, result.durationMs, attempt.id],
+    `UPDATE webhook_attempts SET started_at = ${p(1)}, finished_at = ${p(2)}, response_status = ${p(3)}, error = ${p(4)}, duration_ms = ${p(5)} WHERE id = ${p(6)}`,
+    [iso(started), at, result.responseStatus, result.error, result.durationMs, attempt.id],
   );
-  const next = afterAttempt(d.schedule_attempts, result.ok, ended);
+  const next = afterAttempt(scheduleAttempt, result.ok, ended);
   await em.query(
     `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = ${p(3)}, last_error = ${p(4)}, updated_at = ${p(5)}
      WHERE id = ${p(6)} AND status = 'pending' AND attempts = ${p(7)}`,

@@ -47,7 +47,7 @@ export class Webhooks1767225600008 implements MigrationInterface {
           new TableIndex({ name: 'webhook_deliveries_due', columnNames: ['next_attempt_at'] }),
           new TableIndex({ name: 'webhook_deliveries_account', columnNames: ['account_id', 'created_at', 'id'] }),
           new TableIndex({ name: 'webhook_deliveries_event', columnNames: ['event_id'] }),
-          new TableIndex({ name: 'webhook_deliveries_endpoint', columnNames: ['endpoint_id', 'status'] }),
+          new TableIndex({ name: 'webhook_deliveries_endpoint_due', columnNames: ['endpoint_id', 'next_attempt_at'] }),
         ],
       }),
     );

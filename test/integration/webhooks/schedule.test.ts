@@ -115,3 +115,30 @@ test.serial('an attempt cut short by a stop is recorded, and one left unfinished
   const done = await until(async () => (await daemon.store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId, endpoint_id: ep.id, status: 'succeeded' } }))[0]);
   t.is(done.attempts, 2);
 });
+
+test.serial('at a stop, attempts claimed but not yet sent are given back uncounted and go out after the restart', async (t) => {
+  const clock = new FakeClock(Date.now());
+  const f = await startWebhookFixture({ clock });
+  let daemon = f.td.daemon;
+  t.teardown(async () => {
+    await daemon.stop();
+    await f.sink.close();
+    rmSync(f.td.dataDir, { recursive: true, force: true });
+  });
+  const ep = await f.endpoint('/busy', { behaviour: 'hang', types: ['deposit.confirmed'] });
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) ids.push(await f.emit('deposit.confirmed', { n: i }));
+  await f.sink.waitFor('/busy', 8);
+  await daemon.stop();
+  t.is(f.sink.at('/busy').length, 8, 'no more than 8 in flight to one endpoint');
+
+  f.sink.set('/busy', 'ok');
+  daemon = await startDaemon(daemon.config, { clock, logger: silentLogger });
+  await until(async () => (await daemon.store.read.count(WebhookDeliveryEntity, { where: { endpoint_id: ep.id, status: 'succeeded' } })) === 12);
+  const rows = await daemon.store.read.find(WebhookDeliveryEntity, { where: { endpoint_id: ep.id } });
+  t.is(rows.filter((r) => r.status === 'failed' && r.attempts === 1 && r.last_error === 'interrupted: the daemon stopped during the attempt').length, 8);
+  t.true(rows.filter((r) => r.status === 'succeeded').every((r) => r.attempts === 1), 'a claim given back was not counted');
+  const attempts = await daemon.store.read.count(WebhookAttemptEntity, {});
+  t.is(attempts, 20);
+  t.is(f.sink.at('/busy').length, 20);
+});
