@@ -45,7 +45,7 @@ fi
 
 # The build: skipped when nothing it reads changed since the last successful one.
 built=dist/.coinkeep-build-stamp
-if [ ! -f "$built" ] || [ -n "$(find src test config tsconfig.json package-lock.json -newer "$built" -print -quit)" ]; then
+if [ ! -f "$built" ] || [ -n "$(find src test config scripts tsconfig.json package-lock.json -newer "$built" -print -quit)" ]; then
   npm run --silent build || fail "the TypeScript build failed (see the lines above)"
   touch "$built"
 fi

@@ -71,6 +71,16 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   const got = await fetch(baseUrl + target, { headers: signRequest({ keyId: key, secret, method: 'GET', target }) });
   t.like(await got.json(), { status: 'paid', paid_amount: invoice.payer_amount, remaining_amount: '0' });
 
+  // A USDT invoice (the sandbox's test token) paid the same way.
+  const usdtCoin = out.match(/USDT\s+coin_id ([0-9a-f-]{36})\s+contract/)![1]!;
+  const body = JSON.stringify({ amount: '12.5', currency: 'USDT', coin_id: usdtCoin });
+  const made = await fetch(baseUrl + '/v1/invoices', { method: 'POST', body, headers: { ...signRequest({ keyId: key, secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' } });
+  const usdtInvoice = (await made.json()) as { id: string };
+  t.is(made.status, 201);
+  const usdt = await env.run(['--json', 'dev', 'pay', usdtInvoice.id], { timeoutMs: 40000 });
+  t.is(usdt.code, 0, usdt.stderr);
+  t.like(usdt.json, { ticker: 'USDT', amount: '12.5', invoice_status: 'paid', paid_amount: '12.5' });
+
   const wrong = await env.run(['dev', 'pay', invoice.id, '--amount', 'ten']);
   t.is(wrong.code, 1);
   t.regex(wrong.stderr, /--amount must be a positive decimal/);
