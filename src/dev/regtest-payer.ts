@@ -14,6 +14,7 @@ const FEE_SAT_PER_VBYTE = 2n;
 const TX_VBYTES = 11n;
 const INPUT_VBYTES = 68n;
 const OUTPUT_VBYTES = 31n;
+const MEMPOOL_WAIT_MS = 10_000;
 /** Blocks read per round while looking for unspent rewards. */
 const SCAN_CHUNK = 100;
 /** Change below this is left to the miner rather than made into an output nobody would spend. */
@@ -93,11 +94,20 @@ export class RegtestPayer {
     return psbt.extractTransaction();
   }
 
-  /** Pays `outputs` in one transaction, broadcast to the node's mempool; returns its txid. */
+  /**
+   * Pays `outputs` in one transaction and returns its txid once it is in the node's mempool: bcoin
+   * answers sendrawtransaction before its mempool has it, and a block mined in between would not.
+   */
   async pay(rpc: BitcoinRpc, outputs: RegtestOutput[], signal?: AbortSignal): Promise<string> {
     const total = outputs.reduce((a, o) => a + o.value, 0n);
     const coins = await this.coins(rpc, total + 10_000n, signal);
-    return rpc.call<string>('sendrawtransaction', [this.sign(coins, outputs).toHex()], signal);
+    const txid = await rpc.call<string>('sendrawtransaction', [this.sign(coins, outputs).toHex()], signal);
+    const deadline = Date.now() + MEMPOOL_WAIT_MS;
+    while (!(await rpc.call<string[]>('getrawmempool', [false], signal)).includes(txid)) {
+      if (Date.now() > deadline) throw new Error(`transaction ${txid} did not reach the mempool within ${MEMPOOL_WAIT_MS} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return txid;
   }
 
   /** Mines `blocks` blocks, their rewards to this payer; returns their hashes. */

@@ -70,12 +70,25 @@ export class BtcAdapter implements ChainAdapter {
       const outcomes = await this.rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, false] })), signal);
       outcomes.forEach((o, j) => {
         if (!o.ok || typeof o.result !== 'string') return;
-        const { txid, transfers } = parseTransaction(o.result, this.network);
-        if (txid !== chunk[j]) throw new Error(`bitcoin node getrawtransaction: asked for ${chunk[j]}, got ${txid}`);
-        this.pooled.set(txid, transfers);
+        this.pooled.set(chunk[j]!, this.waitingTransfers(o.result, chunk[j]!));
       });
     }
     return [...this.pooled.values()].flat();
+  }
+
+  /**
+   * A mempool transaction's transfers. One this parser cannot read counts as paying nobody rather
+   * than stopping the chain's scan: if it pays us, its block says so (and is checked strictly).
+   */
+  private waitingTransfers(rawHex: string, txid: string): NormalisedTransfer[] {
+    let parsed: ReturnType<typeof parseTransaction>;
+    try {
+      parsed = parseTransaction(rawHex, this.network);
+    } catch {
+      return [];
+    }
+    if (parsed.txid !== txid) throw new Error(`bitcoin node getrawtransaction: asked for ${txid}, got ${parsed.txid}`);
+    return parsed.transfers;
   }
 
   /** Broadcasts a signed transaction (hex); returns its txid. */

@@ -5,9 +5,10 @@
  */
 import test from 'ava';
 import { BtcAdapter } from '../../../../src/chains/btc/btc-adapter';
+import type { NormalisedTransfer } from '../../../../src/chains/types';
 import { parseConfig } from '../../../../src/config/schema';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
-import { btcChain } from './btc-fixture';
+import { btcChain, until } from './btc-fixture';
 
 test.after.always(killAllBcoins);
 
@@ -33,7 +34,9 @@ test('blocks, headers, mempool, broadcast and fee rate, read from bcoin', async 
     { address: node.payer.address, value: sats('0.5') },
   ]);
   t.is(await adapter.broadcast(tx.toHex()), tx.getId());
-  const waiting = (await adapter.mempool()).filter((x) => x.txid === tx.getId());
+  // bcoin answers sendrawtransaction before its mempool has taken the transaction.
+  let waiting: NormalisedTransfer[] = [];
+  await until(async () => (waiting = (await adapter.mempool()).filter((x) => x.txid === tx.getId())).length > 0, 'the transaction in the mempool');
   // Two payments to one address and the change: three transfers, told apart by vout.
   t.deepEqual(
     waiting.map((x) => [x.index, x.to]),
