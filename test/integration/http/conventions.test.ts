@@ -178,6 +178,22 @@ test('optional blocks are present as null', async (t) => {
   t.is(res.json.next_cursor, null);
 });
 
+test('GET /v1/account/api-keys gives each key the fields of PRODUCT §5, and never a secret', async (t) => {
+  const res = await client.get('/v1/account/api-keys');
+  t.is(res.status, 200, res.text);
+  const key = res.json.items.find((k: { key_id: string }) => k.key_id === client.keyId) as Record<string, unknown>;
+  t.deepEqual(Object.keys(key).sort(), [
+    'created_at', 'ip_whitelist', 'key_id', 'name', 'network', 'permissions', 'previous_secret_valid_until', 'rate_limit_per_minute',
+    'rotation_required', 'secret_generation', 'secret_holder', 'secret_last4', 'status', 'withdraw_status',
+  ]);
+  t.like(key, { name: 'backend', network: 'testnet', withdraw_status: 'none', status: 'active', rate_limit_per_minute: 600, secret_generation: 1, rotation_required: false, ip_whitelist: [] });
+  t.deepEqual(key.permissions, ['read', 'create_invoice', 'create_address']);
+  t.is(key.secret_last4, client.secret.slice(-4));
+  t.regex(String(key.secret_holder), /^[0-9a-f-]{36}$/);
+  t.regex(String(key.created_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  t.false(res.text.includes(client.secret));
+});
+
 // ---- keyset pagination over the real GET /v1/account/api-keys ----
 
 let seq = 0;
