@@ -4,6 +4,7 @@ import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../../../src/db/en
 import { merchantWithKey } from '../../helpers/daemon';
 import { ApiClient, TEST_CHAINS } from '../../helpers/invoice-fixture';
 import { deliveryProblems } from '../../helpers/webhook-verifier';
+import { verifyWebhook } from '../../../src/webhooks/verify';
 import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhook-fixture';
 
 let f: WebhookFixture;
@@ -22,6 +23,8 @@ test.serial('a delivery carries every SPEC header and a signature an independent
   const d = await f.settled(eventId, ep.id, 'succeeded');
   const [req] = await f.sink.waitFor('/all', 1);
   t.deepEqual(deliveryProblems(req!, ep.secret, { nowSeconds: Date.now() / 1000 }), []);
+  // What the README tells merchants to run accepts it too.
+  t.is(verifyWebhook(req!.body, req!.headers, ep.secret).event_id, eventId);
   t.is(req!.headers['x-event-id'], eventId);
   t.is(req!.headers['x-event-type'], 'deposit.confirmed');
   const stored = (await f.td.daemon.store.read.query('SELECT body FROM events WHERE id = ?', [eventId]))[0].body as string;
