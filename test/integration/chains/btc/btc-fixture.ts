@@ -12,17 +12,23 @@ import type { Clock } from '../../../../src/shared/clock';
 import { SignedClient } from '../../../helpers/api-client';
 import { startBcoin, sats } from '../../../helpers/bcoin';
 import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
+import { TcpGate } from '../../../helpers/tcp-gate';
 
 export const CONFIRMATIONS = 2;
 export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 2000 };
 export const BTC = coinId('bitcoin', 'native');
 
-/** The chain entry the daemon watches bcoin with, in the config file's shape. */
-export const btcChain = (node: BcoinNode, watch: Record<string, unknown> = {}) =>
-  bcoinChainEntry(node.rpcUrl, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...watch } });
+/** The chain entry the daemon watches bcoin with, in the config file's shape; through `gate` when given. */
+export function btcChain(node: BcoinNode, watch: Record<string, unknown> = {}, gate?: TcpGate): Record<string, unknown> {
+  const url = new URL(node.rpcUrl);
+  if (gate) url.port = String(gate.port);
+  return bcoinChainEntry(url.toString(), { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...watch } });
+}
 
 export interface BtcFixture {
   node: BcoinNode;
+  /** With `gate`: the daemon reaches the node only through it. */
+  gate: TcpGate | null;
   td: TestDaemon;
   accountId: string;
   get(target: string): Promise<{ status: number; body: any }>;
@@ -52,9 +58,11 @@ export async function until(ok: () => boolean | Promise<boolean>, what: string |
   }
 }
 
-export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<string, unknown> } = {}): Promise<BtcFixture> {
+export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean } = {}): Promise<BtcFixture> {
   const node = await startBcoin();
-  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch)] }, { clock: opts.clock });
+  const gate = opts.gate ? new TcpGate(node.port) : null;
+  await gate?.open();
+  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined)] }, { clock: opts.clock });
   const m = await merchantWithKey(td.daemon);
   const client = new SignedClient(td.url, m.keyId, m.secret, opts.clock);
   const store = td.daemon.store;
@@ -73,6 +81,7 @@ export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<stri
   };
   return {
     node,
+    gate,
     td,
     accountId: m.accountId,
     get,
@@ -111,6 +120,7 @@ export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<stri
     ledgerClean: async () => (await verifyLedger(store.read)).ok,
     async stop() {
       await td.stop();
+      await gate?.close();
       await node.kill();
     },
   };
