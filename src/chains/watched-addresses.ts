@@ -9,7 +9,7 @@ export class WatchedAddresses {
   add(chainId: string, address: string, addressId: string): void {
     let m = this.byChain.get(chainId);
     if (!m) this.byChain.set(chainId, (m = new Map()));
-    m.set(address, addressId);
+    m.set(flat(address), addressId);
   }
 
   remove(chainId: string, address: string): void {
@@ -28,3 +28,10 @@ export class WatchedAddresses {
     return n;
   }
 }
+
+/**
+ * A copy of `s` in one piece. An encoder that builds its result a character at a time (bech32,
+ * base58) leaves a chain of string fragments: a million freshly derived addresses held that way
+ * took about 1 GiB in the set, against about 160 MiB as copies (`npm run bench btc`). ASCII only.
+ */
+const flat = (s: string): string => Buffer.from(s, 'latin1').toString('latin1');
