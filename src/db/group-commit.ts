@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { rawQuery } from './raw';
 import type { Store } from './store';
 
 interface Job {
@@ -49,14 +50,14 @@ export class GroupCommit {
           batch = this.queue.splice(0, MAX_BATCH);
           const out: typeof outcomes = [];
           for (const job of batch) {
-            await em.query('SAVEPOINT group_job');
+            await rawQuery(em, 'SAVEPOINT group_job');
             try {
               const value = await job.fn(em);
-              await em.query('RELEASE group_job');
+              await rawQuery(em, 'RELEASE group_job');
               out.push({ ok: true, value });
             } catch (error) {
-              await em.query('ROLLBACK TO group_job');
-              await em.query('RELEASE group_job');
+              await rawQuery(em, 'ROLLBACK TO group_job');
+              await rawQuery(em, 'RELEASE group_job');
               out.push({ ok: false, error });
             }
           }

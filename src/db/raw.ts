@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
 
 /**
- * Plain SQL for hot paths where TypeORM's query building costs more than the query (measured on
- * invoice creation): placeholders of the connection's dialect, booleans as SQLite stores them.
+ * Plain SQL for hot paths where TypeORM costs more than the query (measured on invoice creation):
+ * placeholders of the connection's dialect, booleans as SQLite stores them, and on SQLite prepared
+ * statements run straight on the driver's connection.
  */
 const sqlCache = new Map<string, string>();
 
@@ -11,6 +12,39 @@ const isPostgres = (em: EntityManager): boolean => em.connection.options.type ==
 export const placeholder = (em: EntityManager, i: number): string => (isPostgres(em) ? `$${i}` : '?');
 
 const bind = (em: EntityManager, v: unknown): unknown => (typeof v === 'boolean' && !isPostgres(em) ? (v ? 1 : 0) : v);
+
+/** The little of better-sqlite3 used here (the package ships no types). */
+interface SqliteStatement {
+  reader: boolean;
+  all(...params: unknown[]): unknown[];
+  run(...params: unknown[]): unknown;
+}
+interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+}
+
+/** Prepared statements per connection; the SQL texts of hot paths are few and fixed. */
+const statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
+const MAX_STATEMENTS = 500;
+
+/**
+ * One statement with positional parameters; the rows it returns (none for a write without
+ * RETURNING). On SQLite it runs on the driver's one shared connection, where the caller's
+ * transaction (if any) is open, from a statement prepared once: TypeORM's `query` adds events,
+ * logging and promise hops that cost more than these statements. Errors keep the driver's `code`.
+ */
+export async function rawQuery<T = Record<string, unknown>>(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+  if (isPostgres(em)) return (await em.query(sql, [...params])) as T[];
+  const conn = (em.connection.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
+  let cache = statements.get(conn);
+  if (!cache || cache.size > MAX_STATEMENTS) statements.set(conn, (cache = new Map()));
+  let stmt = cache.get(sql);
+  if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
+  const bound = params.map((v) => bind(em, v));
+  if (stmt.reader) return stmt.all(...bound) as T[];
+  stmt.run(...bound);
+  return [];
+}
 
 /** INSERT of one row whose keys are the table's column names. */
 export async function insertRow(em: EntityManager, table: string, row: object): Promise<void> {
@@ -21,5 +55,5 @@ export async function insertRow(em: EntityManager, table: string, row: object): 
     sql = `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map((_, i) => placeholder(em, i + 1)).join(', ')})`;
     sqlCache.set(key, sql);
   }
-  await em.query(sql, Object.values(row).map((v) => bind(em, v)));
+  await rawQuery(em, sql, Object.values(row));
 }

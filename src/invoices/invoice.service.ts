@@ -3,7 +3,7 @@ import type { Catalog, Coin } from '../catalog/coins';
 import { ChainTransferEntity, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
-import { insertRow, placeholder } from '../db/raw';
+import { insertRow, placeholder, rawQuery } from '../db/raw';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
@@ -275,10 +275,11 @@ export class InvoiceService {
    */
   private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean): Promise<AccountSettings> {
     const lock = forOrder && em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
-    const rows = (await em.query(
+    const rows = await rawQuery<AccountSettings>(
+      em,
       `SELECT platform_fee_percent, invoice_ttl_minutes, underpayment_tolerance_percent, default_fiat FROM accounts WHERE id = ${placeholder(em, 1)}${lock}`,
       [accountId],
-    )) as AccountSettings[];
+    );
     if (rows.length === 0) throw notFound('account');
     return { ...rows[0]!, invoice_ttl_minutes: Number(rows[0]!.invoice_ttl_minutes) };
   }

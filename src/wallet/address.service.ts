@@ -5,7 +5,7 @@ import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
 import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
-import { insertRow, placeholder } from '../db/raw';
+import { insertRow, placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -78,7 +78,7 @@ export class AddressService implements AddressAllocator {
   /** The account's wallet branch, assigned on its first address. */
   async branchOf(em: EntityManager, accountId: string): Promise<number> {
     // Plain SQL: this runs on every allocation (the hot path of invoice creation).
-    const found = (await em.query(`SELECT branch FROM wallet_branches WHERE account_id = ${placeholder(em, 1)}`, [accountId])) as Array<{ branch: number }>;
+    const found = await rawQuery<{ branch: number }>(em, `SELECT branch FROM wallet_branches WHERE account_id = ${placeholder(em, 1)}`, [accountId]);
     if (found.length > 0) return Number(found[0]!.branch);
     const branch = await this.next(em, BRANCH_COUNTER);
     // Two first allocations of one account at once (PostgreSQL): the second inserts nothing and
@@ -100,7 +100,8 @@ export class AddressService implements AddressAllocator {
    */
   private async next(em: EntityManager, name: string): Promise<number> {
     const p = placeholder(em, 1);
-    const rows: Array<{ next_value: number | string }> = await em.query(
+    const rows = await rawQuery<{ next_value: number | string }>(
+      em,
       `INSERT INTO wallet_counters (name, next_value) VALUES (${p}, 1) ` +
         `ON CONFLICT (name) DO UPDATE SET next_value = wallet_counters.next_value + 1 RETURNING next_value`,
       [name],
