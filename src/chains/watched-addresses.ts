@@ -9,7 +9,8 @@ export class WatchedAddresses {
   add(chainId: string, address: string, addressId: string): void {
     let m = this.byChain.get(chainId);
     if (!m) this.byChain.set(chainId, (m = new Map()));
-    m.set(flat(address), addressId);
+    // The id too: a new UUIDv7 is built by concatenation (about 420 bytes an entry otherwise).
+    m.set(flat(address), flat(addressId));
   }
 
   remove(chainId: string, address: string): void {
