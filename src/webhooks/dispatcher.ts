@@ -2,14 +2,15 @@ import { setMaxListeners } from 'node:events';
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow } from '../db/entities/webhooks';
-import { insertRow, placeholder } from '../db/raw';
+import { placeholder } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
-import { afterAttempt } from './schedule';
+import { afterAttempt, MAX_ATTEMPTS } from './schedule';
+import { insertRows, list, returning } from './sql';
 import type { WebhookSecrets } from './secrets';
 import type { AttemptResult, WebhookSender } from './sender';
 
@@ -89,6 +90,7 @@ export class WebhookDispatcher {
   private again = false;
   private stale = true;
   private outboxDirty = true;
+  private wakeScheduled = false;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | null = null;
 
@@ -110,7 +112,13 @@ export class WebhookDispatcher {
   /** The outbox has new rows: fans them out soon (and scans only if that made deliveries). Fire and forget. */
   wake(): void {
     this.outboxDirty = true;
-    this.pump().catch((err: unknown) => this.logFailure(err));
+    // Emits come in bursts (one timer each): they share one pass.
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.pump().catch((err: unknown) => this.logFailure(err));
+    });
   }
 
   /** A delivery was queued again (retry, replay): scans soon. Fire and forget. */
@@ -333,40 +341,49 @@ export class WebhookDispatcher {
     return this.deps.store.write(async (em) => {
       // Outcomes that finished meanwhile ride along: one transaction instead of two.
       await this.recordQueued(em);
-      const p = (i: number) => placeholder(em, i);
       const endpointIds = [...new Set(due.map((d) => d.endpoint_id).filter((id): id is string => id !== null))];
       const endpoints = new Map<string, { url: string; secret_sealed: string; enabled: boolean | number }>();
       if (endpointIds.length > 0) {
         const rows: Array<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }> = await em.query(
-          `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${endpointIds.map((_, i) => p(i + 1)).join(', ')})`,
+          `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`,
           endpointIds,
         );
         for (const r of rows) endpoints.set(r.id, r);
       }
-      const eventIds = [...new Set(due.map((d) => d.event_id))];
-      const events: Array<{ id: string; body: string }> = await em.query(
-        `SELECT id, body FROM events WHERE id IN (${eventIds.map((_, i) => p(i + 1)).join(', ')})`,
-        eventIds,
+      const sendable = due.filter((d) => d.endpoint_id === null || Boolean(endpoints.get(d.endpoint_id)?.enabled));
+      if (sendable.length === 0) return [];
+
+      // One guarded update for the batch: only rows still open and due come back. The next
+      // attempt is planned as if this one fails, by the schedule position each row is at.
+      // (Placeholders appear in the order of their values: SQLite binds `?` by position.)
+      const plans = Array.from({ length: MAX_ATTEMPTS }, (_, i) => afterAttempt(i + 1, false, now).next_attempt_at);
+      const p = (i: number) => placeholder(em, i);
+      const cases = plans.map((_, i) => `WHEN ${i} THEN ${p(i + 1)}`).join(' ');
+      const base = plans.length;
+      const rows = await returning<{ id: string; attempts: number | string; schedule_attempts: number | string }>(
+        em,
+        `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts + 1, schedule_attempts = schedule_attempts + 1,
+           next_attempt_at = CASE schedule_attempts ${cases} ELSE NULL END, updated_at = ${p(base + 1)}
+         WHERE next_attempt_at <= ${p(base + 2)} AND status IN ('pending', 'failed') AND id IN (${list(em, sendable.length, base + 3)})
+         RETURNING id, attempts, schedule_attempts`,
+        [...plans, at, at, ...sendable.map((d) => d.id)],
       );
+      if (rows.length === 0) return [];
+      const after = new Map(rows.map((r) => [r.id, { attempts: Number(r.attempts), scheduleAttempt: Number(r.schedule_attempts) }]));
+      const eventIds = [...new Set(sendable.filter((d) => after.has(d.id)).map((d) => d.event_id))];
+      const events: Array<{ id: string; body: string }> = await em.query(`SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`, eventIds);
       const bodies = new Map(events.map((e) => [e.id, e.body]));
 
       const claimed: Claimed[] = [];
-      for (const d of due) {
-        const endpoint = d.endpoint_id === null ? null : endpoints.get(d.endpoint_id);
-        if (endpoint === undefined || (endpoint !== null && !endpoint.enabled)) continue;
+      for (const d of sendable) {
+        const counted = after.get(d.id);
+        if (!counted) continue;
+        const endpoint = d.endpoint_id === null ? null : endpoints.get(d.endpoint_id)!;
         const url = endpoint?.url ?? d.url;
-        const number = d.schedule_attempts + 1;
-        const res = await em.queryRunner!.query(
-          `UPDATE webhook_deliveries SET status = 'pending', attempts = ${p(1)}, schedule_attempts = ${p(2)}, next_attempt_at = ${p(3)}, url = ${p(4)}, updated_at = ${p(5)}
-           WHERE id = ${p(6)} AND status = ${p(7)} AND next_attempt_at = ${p(8)} AND attempts = ${p(9)}`,
-          [d.attempts + 1, number, afterAttempt(number, false, now).next_attempt_at, url, at, d.id, d.status, d.next_attempt_at, d.attempts],
-          true,
-        );
-        if (res.affected !== 1) continue;
         const attempt: WebhookAttemptRow = {
           id: newId(),
           delivery_id: d.id,
-          number: d.attempts + 1,
+          number: counted.attempts,
           url,
           started_at: at,
           finished_at: null,
@@ -374,12 +391,13 @@ export class WebhookDispatcher {
           error: null,
           duration_ms: null,
         };
-        await insertRow(em, 'webhook_attempts', attempt);
-        claimed.push({ delivery: { ...d, url }, scheduleAttempt: number, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
+        claimed.push({ delivery: { ...d, url }, scheduleAttempt: counted.scheduleAttempt, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
       }
+      await insertRows(em, 'webhook_attempts', claimed.map((c) => c.attempt));
       return claimed;
     });
   }
+
 
   private launch(c: Claimed): void {
     const d = c.delivery;
@@ -446,8 +464,8 @@ async function record(em: EntityManager, { claimed: { delivery: d, attempt, sche
   );
   const next = afterAttempt(scheduleAttempt, result.ok, ended);
   await em.query(
-    `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = ${p(3)}, last_error = ${p(4)}, updated_at = ${p(5)}
-     WHERE id = ${p(6)} AND status = 'pending' AND attempts = ${p(7)}`,
-    [next.status, next.next_attempt_at, result.responseStatus, result.error, at, d.id, attempt.number],
+    `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = ${p(3)}, last_error = ${p(4)}, updated_at = ${p(5)}, url = ${p(6)}
+     WHERE id = ${p(7)} AND status = 'pending' AND attempts = ${p(8)}`,
+    [next.status, next.next_attempt_at, result.responseStatus, result.error, at, d.url, d.id, attempt.number],
   );
 }

@@ -1,16 +1,17 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import { placeholder } from '../db/raw';
-import { WebhookDeliveryEntity, WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
+import { WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
 import { newId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
 import { subscribes } from './endpoint.request';
+import { insertRows, list, returning } from './sql';
 
 /**
  * Turns outbox rows into deliveries, in one transaction: one delivery per (event, enabled endpoint
  * subscribed to its type), a ping only to the endpoint it names, and one more for an invoice.*
  * event whose invoice has its own webhook_url. The guarded `dispatched_at` update makes each event
- * fan out exactly once, whoever else scans the outbox.
+ * fan out exactly once.
  */
 export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'body'>>, now: string, callbackSecrets: CallbackSecrets): Promise<WebhookDeliveryRow[]> {
   const accounts = [...new Set(events.map((e) => e.account_id))];
@@ -26,15 +27,16 @@ export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'bo
     byAccount.set(e.account_id, list);
   }
 
+  // One guarded update for the batch: only the rows still undispatched come back, so each event
+  // fans out once even if another daemon on the same database scans the outbox too.
+  const ids = events.map((e) => e.id);
+  const claimed = new Set(
+    (await returning<{ id: string }>(em, `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id IN (${list(em, ids.length, 2)}) AND dispatched_at IS NULL RETURNING id`, [now, ...ids])).map((r) => r.id),
+  );
   const deliveries: WebhookDeliveryRow[] = [];
   const withCallbackSecret = new Set<string>();
   for (const event of events) {
-    const claimed = await em.queryRunner!.query(
-      `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id = ${placeholder(em, 2)} AND dispatched_at IS NULL`,
-      [now, event.id],
-      true,
-    );
-    if (claimed.affected !== 1) continue;
+    if (!claimed.has(event.id)) continue;
     const delivery = (endpointId: string | null, url: string): WebhookDeliveryRow => ({
       id: newId(),
       account_id: event.account_id,
@@ -61,7 +63,6 @@ export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'bo
       deliveries.push(delivery(null, event.callback_url));
     }
   }
-  // Chunks keep each INSERT under SQLite's bound-parameter limit.
-  for (let i = 0; i < deliveries.length; i += 50) await em.insert(WebhookDeliveryEntity, deliveries.slice(i, i + 50));
+  await insertRows(em, 'webhook_deliveries', deliveries);
   return deliveries;
 }

@@ -1,0 +1,31 @@
+import type { EntityManager } from 'typeorm';
+import { placeholder } from '../db/raw';
+
+/**
+ * Statements that touch many delivery rows at once, in SQL both SQLite and PostgreSQL run: the
+ * dispatcher's hot path does per batch what it would otherwise do per row.
+ */
+
+/** `(p1, p2, ...)` for `n` values starting at placeholder `from`. */
+export const list = (em: EntityManager, n: number, from = 1): string => Array.from({ length: n }, (_, i) => placeholder(em, from + i)).join(', ');
+
+/** Runs a statement in the caller's transaction; returns the rows of its RETURNING clause. */
+export async function returning<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+  const result = await em.queryRunner!.query(sql, params, true);
+  return (result.records ?? []) as T[];
+}
+
+/** INSERT of many rows with the same keys (the table's column names), in chunks under the bound-parameter limits. */
+export async function insertRows(em: EntityManager, table: string, rows: object[]): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = Object.keys(rows[0]!);
+  const perChunk = Math.max(1, Math.floor(900 / cols.length));
+  for (let i = 0; i < rows.length; i += perChunk) {
+    const chunk = rows.slice(i, i + perChunk);
+    const values = chunk.map((_, r) => `(${list(em, cols.length, r * cols.length + 1)})`).join(', ');
+    await em.query(
+      `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}`,
+      chunk.flatMap((row) => cols.map((c) => (row as Record<string, unknown>)[c])),
+    );
+  }
+}
