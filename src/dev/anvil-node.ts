@@ -28,7 +28,13 @@ export class AnvilNode {
   private exited = false;
 
   private constructor(private readonly child: ChildProcess, readonly port: number, readonly options: AnvilOptions) {
-    child.once('exit', () => (this.exited = true));
+    // A node must not outlive the process that started it, whatever way that process ends.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.on('exit', killOnExit);
+    child.once('exit', () => {
+      this.exited = true;
+      process.off('exit', killOnExit);
+    });
   }
 
   get rpcUrl(): string {
