@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { schemeFor, type AddressScheme } from '../chains/derivation';
 import type { ChainConfig } from '../config/schema';
-import { childPublicKeyFromPublic } from './child-key';
+import { publicChildKeys } from './child-key';
 import type { LookaheadRequest, LookaheadResult } from './address-lookahead';
 
 /**
@@ -13,10 +13,9 @@ const schemes = new Map<string, AddressScheme>((workerData as { chains: ChainCon
 parentPort!.on('message', (req: LookaheadRequest) => {
   const scheme = schemes.get(req.chainId);
   if (!scheme) return;
+  const keyOf = publicChildKeys(req);
   const addresses: string[] = [];
-  for (let i = 0; i < req.count; i++) {
-    addresses.push(scheme.address(childPublicKeyFromPublic(req, req.from + i, scheme.compressedKey)));
-  }
+  for (let i = 0; i < req.count; i++) addresses.push(scheme.address(keyOf(req.from + i, scheme.compressedKey)));
   const result: LookaheadResult = { chainId: req.chainId, branch: req.branch, from: req.from, addresses };
   parentPort!.postMessage(result);
 });
