@@ -10,7 +10,7 @@ import type { Logger } from '../shared/logger';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
 import { afterAttempt, MAX_ATTEMPTS } from './schedule';
-import { insertRows, list, returning } from './sql';
+import { insertRows, list, returning, updateFromValues } from './sql';
 import type { WebhookSecrets } from './secrets';
 import type { AttemptResult, WebhookSender } from './sender';
 
@@ -28,6 +28,8 @@ const FAN_OUT_BATCH = 500;
 /** Due deliveries a scan queues per target; a target cut there is scanned again once its queue runs dry. */
 const QUEUE_PER_TARGET = 64;
 const DUE_COLUMNS = 'id, account_id, event_id, event_type, endpoint_id, url, status, attempts, schedule_attempts, next_attempt_at';
+/** How long a finished attempt's outcome waits for a claim's transaction to carry it. */
+const FLUSH_AFTER_MS = 5;
 /** Targets a scan reads at most. */
 const SCAN_LIMIT = 2000;
 
@@ -407,8 +409,8 @@ export class WebhookDispatcher {
     const run = this.send(c, started)
       .then((result) => {
         this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
-        // Written by the next claim, or by a flush when nothing is claimed soon.
-        setImmediate(() => void this.flush());
+        // Written by the next claim, or by a flush when nothing is claimed within a few ms.
+        setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
       })
       .catch((err: unknown) => this.deps.logger.error('webhook attempt failed', { delivery_id: d.id, error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
@@ -437,7 +439,7 @@ export class WebhookDispatcher {
   private async recordQueued(em: EntityManager): Promise<void> {
     const batch = this.outcomes;
     this.outcomes = [];
-    for (const o of batch) await record(em, o);
+    await record(em, batch);
   }
 
   /** Writes the queued outcomes, one transaction for all that finished meanwhile. */
@@ -454,18 +456,25 @@ export class WebhookDispatcher {
   }
 }
 
-/** An attempt's result, and where its delivery goes next. */
-async function record(em: EntityManager, { claimed: { delivery: d, attempt, scheduleAttempt }, result, started, ended }: Outcome): Promise<void> {
-  const p = (i: number) => placeholder(em, i);
-  const at = iso(ended);
-  await em.query(
-    `UPDATE webhook_attempts SET started_at = ${p(1)}, finished_at = ${p(2)}, response_status = ${p(3)}, error = ${p(4)}, duration_ms = ${p(5)} WHERE id = ${p(6)}`,
-    [iso(started), at, result.responseStatus, result.error, result.durationMs, attempt.id],
+/** Each attempt's result, and where its delivery goes next: two statements for the whole batch. */
+async function record(em: EntityManager, outcomes: Outcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await updateFromValues(
+    em,
+    `UPDATE webhook_attempts SET started_at = v.column2, finished_at = v.column3, response_status = CAST(v.column4 AS integer), error = v.column5,
+       duration_ms = CAST(v.column6 AS integer)`,
+    'webhook_attempts.id = v.column1',
+    outcomes.map(({ claimed: { attempt }, result, started, ended }) => [attempt.id, iso(started), iso(ended), result.responseStatus, result.error, result.durationMs]),
   );
-  const next = afterAttempt(scheduleAttempt, result.ok, ended);
-  await em.query(
-    `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = ${p(3)}, last_error = ${p(4)}, updated_at = ${p(5)}, url = ${p(6)}
-     WHERE id = ${p(7)} AND status = 'pending' AND attempts = ${p(8)}`,
-    [next.status, next.next_attempt_at, result.responseStatus, result.error, at, d.url, d.id, attempt.number],
+  await updateFromValues(
+    em,
+    `UPDATE webhook_deliveries SET status = v.column2, next_attempt_at = v.column3, last_response_status = CAST(v.column4 AS integer), last_error = v.column5,
+       updated_at = v.column6, url = v.column7`,
+    // A delivery changed meanwhile (its endpoint deleted) keeps that change.
+    "webhook_deliveries.id = v.column1 AND webhook_deliveries.status = 'pending' AND webhook_deliveries.attempts = CAST(v.column8 AS integer)",
+    outcomes.map(({ claimed: { delivery, attempt, scheduleAttempt }, result, ended }) => {
+      const next = afterAttempt(scheduleAttempt, result.ok, ended);
+      return [delivery.id, next.status, next.next_attempt_at, result.responseStatus, result.error, iso(ended), delivery.url, attempt.number];
+    }),
   );
 }

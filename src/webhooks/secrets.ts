@@ -11,13 +11,23 @@ export const last4 = (secret: string): string => secret.slice(-4);
  * each to its own row, so a sealed value copied to another endpoint or account does not open.
  */
 export class WebhookSecrets {
+  /** Opened endpoint secrets by sealed value, so a busy endpoint is not decrypted per attempt. */
+  private readonly opened = new Map<string, string>();
+
   constructor(private readonly sealer: Sealer) {}
 
   sealEndpoint(endpointId: string, secret: string): string {
     return this.sealer.seal(secret, `webhook-endpoint:${endpointId}`);
   }
   openEndpoint(endpointId: string, sealed: string): string {
-    return this.sealer.open(sealed, `webhook-endpoint:${endpointId}`);
+    const key = `${endpointId}:${sealed}`;
+    let secret = this.opened.get(key);
+    if (secret === undefined) {
+      secret = this.sealer.open(sealed, `webhook-endpoint:${endpointId}`);
+      if (this.opened.size >= 1000) this.opened.clear();
+      this.opened.set(key, secret);
+    }
+    return secret;
   }
   sealCallback(accountId: string, secret: string): string {
     return this.sealer.seal(secret, `webhook-callback:${accountId}`);

@@ -29,3 +29,19 @@ export async function insertRows(em: EntityManager, table: string, rows: object[
     );
   }
 }
+
+/**
+ * `UPDATE ... SET col = v.columnN ... FROM (VALUES (...), ...) AS v WHERE <match>`: one statement
+ * for many rows, each with its own values (VALUES columns are named column1, column2, ... on
+ * both dialects; numbers are cast, as PostgreSQL reads untyped parameters as text).
+ */
+export async function updateFromValues(em: EntityManager, update: string, match: string, rows: unknown[][]): Promise<void> {
+  if (rows.length === 0) return;
+  const width = rows[0]!.length;
+  const perChunk = Math.max(1, Math.floor(900 / width));
+  for (let i = 0; i < rows.length; i += perChunk) {
+    const chunk = rows.slice(i, i + perChunk);
+    const values = chunk.map((_, r) => `(${list(em, width, r * width + 1)})`).join(', ');
+    await em.query(`${update} FROM (VALUES ${values}) AS v WHERE ${match}`, chunk.flat());
+  }
+}

@@ -10,6 +10,11 @@ const PER_ROUND = Number(process.env.BENCH_WEBHOOKS ?? 2000);
 const ROUNDS = 4;
 const CONCURRENCY = DEFAULT_LIMITS.perTarget;
 
+const cpuMsSince = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
+
 /** The receiver runs in its own process, as a merchant's server would. */
 async function startReceiver(): Promise<{ base: string; count(path: string): Promise<number>; stop(): void }> {
   const child = spawn(process.execPath, [path.join(__dirname, 'webhook-receiver.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -40,8 +45,9 @@ export async function run(): Promise<void> {
     const endpointId = res.body.id as string;
     const dispatcher = f.td.daemon.webhooks.dispatcher;
 
-    const bare = async (bodies: string[]): Promise<number> => {
+    const bare = async (bodies: string[]): Promise<{ seconds: number; cpuMs: number }> => {
       let next = 0;
+      const cpu = process.cpuUsage();
       const started = process.hrtime.bigint();
       const worker = async () => {
         for (let i = next++; i < bodies.length; i = next++) {
@@ -56,10 +62,10 @@ export async function run(): Promise<void> {
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      return Number(process.hrtime.bigint() - started) / 1e9;
+      return { seconds: Number(process.hrtime.bigint() - started) / 1e9, cpuMs: cpuMsSince(cpu) };
     };
 
-    const delivered = async (round: number): Promise<{ seconds: number; bodies: string[] }> => {
+    const delivered = async (round: number): Promise<{ seconds: number; cpuMs: number; bodies: string[] }> => {
       // The events exist first, as the domain writes them; the clock runs from the dispatcher's wake.
       const bodies = await f.td.daemon.store.write(async (em) => {
         const out: string[] = [];
@@ -69,23 +75,30 @@ export async function run(): Promise<void> {
         }
         return out;
       });
+      const cpu = process.cpuUsage();
       const started = process.hrtime.bigint();
       await dispatcher.tick();
       await dispatcher.idle();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const cpuMs = cpuMsSince(cpu);
       const received = await receiver.count('/deliveries');
       const ok = await f.td.daemon.store.read.count(WebhookDeliveryEntity, { where: { endpoint_id: endpointId, status: 'succeeded' } });
       if (received !== PER_ROUND * (round + 1) || ok !== received) throw new Error(`round ${round}: ${received} received, ${ok} succeeded`);
-      return { seconds, bodies };
+      return { seconds, cpuMs, bodies };
     };
 
     // The machine is shared: rounds alternate so both sides see the same background load.
     const bareSecs: number[] = [];
     const deliverSecs: number[] = [];
+    let bareCpu = 0;
+    let deliverCpu = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const d = await delivered(round);
       deliverSecs.push(d.seconds);
-      bareSecs.push(await bare(d.bodies));
+      deliverCpu += d.cpuMs;
+      const b = await bare(d.bodies);
+      bareSecs.push(b.seconds);
+      bareCpu += b.cpuMs;
     }
     const rate = (secs: number[]) => (PER_ROUND * secs.length) / secs.reduce((a, s) => a + s, 0);
     const base = rate(bareSecs);
@@ -98,6 +111,7 @@ export async function run(): Promise<void> {
         ['deliveries/s (fan-out, claim, sign, send, record)', fmt(deliveries)],
         ['per round bare POSTs/s', bareSecs.map((s) => fmt(PER_ROUND / s)).join(' ')],
         ['per round deliveries/s', deliverSecs.map((s) => fmt(PER_ROUND / s)).join(' ')],
+        ['CPU ms of this process per bare POST / per delivery', `${fmt(bareCpu / (PER_ROUND * ROUNDS), 3)} / ${fmt(deliverCpu / (PER_ROUND * ROUNDS), 3)}`],
       ],
       { name: 'ratio deliveries / bare client', value: ratio, goal: '>= 0.5', ok: ratio >= 0.5 },
     );
