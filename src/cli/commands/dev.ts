@@ -30,6 +30,9 @@ export function registerDevCommands(program: Command): void {
       const base = cliConfig(cmd);
       ensureDataDir(base.data_dir);
       loadMasterKey(base.data_dir, { create: true });
+      // Checked before any node starts: a second sandbox would rewrite the running one's sandbox.yaml.
+      const running = await adminCall(base.data_dir, 'GET', '/admin/status', undefined, 2000).then(() => true, () => false);
+      if (running) throw new UserError(`a coinkeepd is already running with the data dir ${base.data_dir}: stop it first`);
       const sandbox = await startSandbox(configPath(cmd), base.data_dir);
       try {
         const config = loadConfig(sandbox.configFile);

@@ -81,6 +81,12 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.is(usdt.code, 0, usdt.stderr);
   t.like(usdt.json, { ticker: 'USDT', amount: '12.5', invoice_status: 'paid', paid_amount: '12.5' });
 
+  const sandboxYaml = readFileSync(path.join(env.dataDir, 'sandbox.yaml'), 'utf8');
+  const second = await env.run(['dev']);
+  t.is(second.code, 1);
+  t.regex(second.stderr, /a coinkeepd is already running with the data dir .*: stop it first/);
+  t.is(readFileSync(path.join(env.dataDir, 'sandbox.yaml'), 'utf8'), sandboxYaml);
+
   const wrong = await env.run(['dev', 'pay', invoice.id, '--amount', 'ten']);
   t.is(wrong.code, 1);
   t.regex(wrong.stderr, /--amount must be a positive decimal/);
