@@ -15,7 +15,7 @@ import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../../help
 import { TcpGate } from '../../../helpers/tcp-gate';
 
 export const CONFIRMATIONS = 2;
-export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 2000 };
+export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 10_000 };
 export const BTC = coinId('bitcoin', 'native');
 
 /** The chain entry the daemon watches bcoin with, in the config file's shape; through `gate` when given. */
@@ -50,7 +50,7 @@ export interface BtcFixture {
 }
 
 /** Polls `ok` until it holds; fails naming `what` at the deadline. */
-export async function until(ok: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 10_000): Promise<void> {
+export async function until(ok: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);

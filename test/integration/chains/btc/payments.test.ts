@@ -10,7 +10,7 @@ import { CONFIRMATIONS, startBtcFixture } from './btc-fixture';
 
 test.after.always(killAllBcoins);
 
-test('a BTC invoice paid exactly is pending from the mempool, paid at 2 confirmations, credited less the fee', async (t) => {
+test.serial('a BTC invoice paid exactly is pending from the mempool, paid at 2 confirmations, credited less the fee', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   await f.setAccount({ platform_fee_percent: '1' });
@@ -39,7 +39,7 @@ test('a BTC invoice paid exactly is pending from the mempool, paid at 2 confirma
   t.true(await f.ledgerClean());
 });
 
-test('underpaid, then topped up before the TTL: paid, both transfers credited', async (t) => {
+test.serial('underpaid, then topped up before the TTL: paid, both transfers credited', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   const inv = await f.createInvoice('0.01');
@@ -58,7 +58,7 @@ test('underpaid, then topped up before the TTL: paid, both transfers credited', 
   t.true(await f.ledgerClean());
 });
 
-test('overpaid: paid with overpaid_amount, the whole transfer credited', async (t) => {
+test.serial('overpaid: paid with overpaid_amount, the whole transfer credited', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   const inv = await f.createInvoice('0.1');
@@ -70,7 +70,7 @@ test('overpaid: paid with overpaid_amount, the whole transfer credited', async (
   t.is((await f.events('invoice.paid'))[0]!.data.invoice.overpaid_amount, '0.02345678');
 });
 
-test('two outputs to the invoice address in one transaction are two payments, summed', async (t) => {
+test.serial('two outputs to the invoice address in one transaction are two payments, summed', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   const inv = await f.createInvoice('0.3');
@@ -88,7 +88,7 @@ test('two outputs to the invoice address in one transaction are two payments, su
   t.true(await f.ledgerClean());
 });
 
-test('a payment after expiry: still expired, late_payment true, credited', async (t) => {
+test.serial('a payment after expiry: still expired, late_payment true, credited', async (t) => {
   const clock = new FakeClock(new Date());
   const f = await startBtcFixture({ clock });
   t.teardown(() => f.stop());
@@ -107,7 +107,7 @@ test('a payment after expiry: still expired, late_payment true, credited', async
   t.true(await f.ledgerClean());
 });
 
-test('a fiat invoice priced in BTC locks the rate at creation and is paid by that BTC amount', async (t) => {
+test.serial('a fiat invoice priced in BTC locks the rate at creation and is paid by that BTC amount', async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   const inv = await f.createInvoice('34', { currency: 'USD' });
