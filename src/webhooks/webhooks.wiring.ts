@@ -8,6 +8,7 @@ import { deliverWebhooksJob } from '../jobs/deliver-webhooks.job';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { TargetGuard, type Resolver } from '../shared/target-guard';
+import { AttemptStore } from './attempt.store';
 import { CallbackSecrets } from './callback-secret';
 import { DeliveryService } from './delivery.service';
 import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from './dispatcher';
@@ -39,7 +40,8 @@ export function createWebhooks(deps: WebhooksDeps) {
   const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const sender = new WebhookSender(guard, { timeoutMs: deps.timeoutMs });
-  const dispatcher = new WebhookDispatcher({ store: deps.store, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
+  const attempts = new AttemptStore(deps.store, callbackSecrets);
+  const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });

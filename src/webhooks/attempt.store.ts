@@ -1,0 +1,238 @@
+import type { EntityManager } from 'typeorm';
+import type { EventRow } from '../db/entities/events';
+import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow } from '../db/entities/webhooks';
+import { placeholder } from '../db/raw';
+import type { Store } from '../db/store';
+import { iso } from '../shared/clock';
+import { newId } from '../shared/ids';
+import type { CallbackSecrets } from './callback-secret';
+import { fanOut } from './fan-out';
+import { afterAttempt, MAX_ATTEMPTS } from './schedule';
+import type { AttemptResult } from './sender';
+import { insertRows, list, returning, updateFromValues } from './sql';
+
+export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
+/** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
+export const QUEUE_PER_TARGET = 64;
+const FAN_OUT_BATCH = 500;
+/** Rows a scan of everything due reads at most. */
+const SCAN_LIMIT = 2000;
+const DUE_COLUMNS = 'id, account_id, event_id, event_type, endpoint_id, url, status, attempts, schedule_attempts, next_attempt_at';
+
+/** A due delivery as a scan reads it. */
+export interface DueDelivery {
+  id: string;
+  account_id: string;
+  event_id: string;
+  event_type: string;
+  endpoint_id: string | null;
+  url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  schedule_attempts: number;
+  next_attempt_at: string;
+}
+
+/** A claimed attempt with what sending it needs, read in the claiming transaction. */
+export interface Claimed {
+  /** As it was before the claim (a claim not sent at stop is given back to this), with the URL to use. */
+  delivery: DueDelivery;
+  /** The attempt's number within the delivery's schedule. */
+  scheduleAttempt: number;
+  attempt: WebhookAttemptRow;
+  /** The endpoint's sealed secret, or null for an invoice webhook_url. */
+  sealedSecret: string | null;
+  body: string;
+}
+
+export interface Outcome {
+  claimed: Claimed;
+  result: AttemptResult;
+  started: Date;
+  ended: Date;
+}
+
+/** Where a delivery goes: its endpoint, or one invoice webhook_url. */
+export const targetOf = (d: { endpoint_id: string | null; url: string }): string => d.endpoint_id ?? `url:${d.url}`;
+
+const asDue = (r: DueDelivery): DueDelivery => ({ ...r, attempts: Number(r.attempts), schedule_attempts: Number(r.schedule_attempts) });
+
+/**
+ * The dispatcher's statements, in SQL both dialects run and batched where the hot path needs it:
+ * fan-out of the outbox, reading what is due, claiming attempts, writing outcomes, giving claims
+ * back, and recovering attempts a crash left unfinished.
+ */
+export class AttemptStore {
+  constructor(private readonly store: Store, private readonly callbackSecrets: CallbackSecrets) {}
+
+  /** Fans out every undispatched outbox row; true when that made deliveries. */
+  async fanOutNew(now: Date): Promise<boolean> {
+    let made = false;
+    for (;;) {
+      const events: Array<Omit<EventRow, 'body'>> = await this.store.read.query(
+        `SELECT id, seq, account_id, type, object_id, callback_url, created_at, dispatched_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${FAN_OUT_BATCH}`,
+      );
+      if (events.length === 0) return made;
+      const deliveries = await this.store.write((em) => fanOut(em, events, iso(now), this.callbackSecrets));
+      made ||= deliveries.length > 0;
+      if (events.length < FAN_OUT_BATCH) return made;
+    }
+  }
+
+  /** What is due now, oldest first: at most QUEUE_PER_TARGET of each target, so no target hides the others. */
+  async scanDue(now: Date): Promise<DueDelivery[]> {
+    const em = this.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const rows: DueDelivery[] = await em.query(
+      `SELECT ${DUE_COLUMNS} FROM (
+         SELECT d.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.url) ORDER BY d.next_attempt_at, d.id) AS rn
+         FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${p(1)} AND (d.endpoint_id IS NULL OR e.enabled = ${p(2)})
+       ) due WHERE rn <= ${p(3)} ORDER BY next_attempt_at, id LIMIT ${p(4)}`,
+      [iso(now), em.connection.options.type === 'postgres' ? true : 1, QUEUE_PER_TARGET, SCAN_LIMIT],
+    );
+    return rows.map(asDue);
+  }
+
+  /** One target's next due deliveries (an index range, not a scan of everything due). */
+  async dueOf(target: string, now: Date): Promise<DueDelivery[]> {
+    const em = this.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const byEndpoint = !target.startsWith('url:');
+    const rows: DueDelivery[] = await em.query(
+      `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
+       WHERE ${byEndpoint ? `endpoint_id = ${p(1)}` : `endpoint_id IS NULL AND url = ${p(1)}`} AND next_attempt_at <= ${p(2)} AND status IN ('pending', 'failed')
+       ORDER BY next_attempt_at LIMIT ${p(3)}`,
+      [byEndpoint ? target : target.slice(4), iso(now), QUEUE_PER_TARGET],
+    );
+    return rows.map(asDue);
+  }
+
+  /**
+   * Counts and plans each attempt before anything is sent, in one transaction that also writes
+   * `outcomes` (attempts that finished meanwhile); reads each endpoint's current URL and secret
+   * and each event's body. Rows no longer due, or of an endpoint now disabled, are left out.
+   */
+  claim(due: DueDelivery[], now: Date, outcomes: () => Outcome[]): Promise<Claimed[]> {
+    const at = iso(now);
+    return this.store.write(async (em) => {
+      await record(em, outcomes());
+      const endpointIds = [...new Set(due.map((d) => d.endpoint_id).filter((id): id is string => id !== null))];
+      const endpoints = new Map<string, { url: string; secret_sealed: string; enabled: boolean | number }>();
+      if (endpointIds.length > 0) {
+        const rows: Array<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }> = await em.query(
+          `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`,
+          endpointIds,
+        );
+        for (const r of rows) endpoints.set(r.id, r);
+      }
+      const sendable = due.filter((d) => d.endpoint_id === null || Boolean(endpoints.get(d.endpoint_id)?.enabled));
+      if (sendable.length === 0) return [];
+
+      // One guarded update for the batch: only rows still open and due come back. The next
+      // attempt is planned as if this one fails, by the schedule position each row is at.
+      // (Placeholders appear in the order of their values: SQLite binds `?` by position.)
+      const plans = Array.from({ length: MAX_ATTEMPTS }, (_, i) => afterAttempt(i + 1, false, now).next_attempt_at);
+      const p = (i: number) => placeholder(em, i);
+      const cases = plans.map((_, i) => `WHEN ${i} THEN ${p(i + 1)}`).join(' ');
+      const base = plans.length;
+      const rows = await returning<{ id: string; attempts: number | string; schedule_attempts: number | string }>(
+        em,
+        `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts + 1, schedule_attempts = schedule_attempts + 1,
+           next_attempt_at = CASE schedule_attempts ${cases} ELSE NULL END, updated_at = ${p(base + 1)}
+         WHERE next_attempt_at <= ${p(base + 2)} AND status IN ('pending', 'failed') AND id IN (${list(em, sendable.length, base + 3)})
+         RETURNING id, attempts, schedule_attempts`,
+        [...plans, at, at, ...sendable.map((d) => d.id)],
+      );
+      if (rows.length === 0) return [];
+      const counted = new Map(rows.map((r) => [r.id, { attempts: Number(r.attempts), scheduleAttempt: Number(r.schedule_attempts) }]));
+      const eventIds = [...new Set(sendable.filter((d) => counted.has(d.id)).map((d) => d.event_id))];
+      const events: Array<{ id: string; body: string }> = await em.query(`SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`, eventIds);
+      const bodies = new Map(events.map((e) => [e.id, e.body]));
+
+      const claimed: Claimed[] = [];
+      for (const d of sendable) {
+        const c = counted.get(d.id);
+        if (!c) continue;
+        const endpoint = d.endpoint_id === null ? null : endpoints.get(d.endpoint_id)!;
+        const url = endpoint?.url ?? d.url;
+        const attempt: WebhookAttemptRow = {
+          id: newId(),
+          delivery_id: d.id,
+          number: c.attempts,
+          url,
+          started_at: at,
+          finished_at: null,
+          response_status: null,
+          error: null,
+          duration_ms: null,
+        };
+        claimed.push({ delivery: { ...d, url }, scheduleAttempt: c.scheduleAttempt, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
+      }
+      await insertRows(em, 'webhook_attempts', claimed.map((c) => c.attempt));
+      return claimed;
+    });
+  }
+
+  /** Writes outcomes in one transaction. */
+  record(outcomes: Outcome[]): Promise<void> {
+    return this.store.write((em) => record(em, outcomes));
+  }
+
+  /** Gives claims that were never sent back, as if never claimed. */
+  async release(claims: Claimed[]): Promise<void> {
+    if (claims.length === 0) return;
+    await this.store.write(async (em) => {
+      const p = (i: number) => placeholder(em, i);
+      for (const { delivery: d, attempt } of claims) {
+        await em.query(`DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
+        await em.query(
+          `UPDATE webhook_deliveries SET status = ${p(1)}, attempts = ${p(2)}, schedule_attempts = ${p(3)}, next_attempt_at = ${p(4)} WHERE id = ${p(5)} AND attempts = ${p(6)}`,
+          [d.status, d.attempts, d.schedule_attempts, d.next_attempt_at, d.id, attempt.number],
+        );
+      }
+    });
+  }
+
+  /**
+   * At start: attempts a previous run left unfinished are recorded as interrupted, and their
+   * deliveries move on as after a failure (the claim already planned the next attempt).
+   */
+  recoverInterrupted(now: Date): Promise<number> {
+    const at = iso(now);
+    return this.store.write(async (em) => {
+      const open = await em.createQueryBuilder(WebhookAttemptEntity, 'a').where('a.finished_at IS NULL').getMany();
+      for (const a of open) {
+        await em.update(WebhookAttemptEntity, { id: a.id }, { finished_at: at, error: INTERRUPTED });
+        const d = await em.findOne(WebhookDeliveryEntity, { where: { id: a.delivery_id } });
+        if (!d || d.status !== 'pending' || d.attempts !== a.number) continue;
+        const status: DeliveryStatus = d.next_attempt_at === null ? 'exhausted' : 'failed';
+        await em.update(WebhookDeliveryEntity, { id: d.id }, { status, last_response_status: null, last_error: INTERRUPTED, updated_at: at });
+      }
+      return open.length;
+    });
+  }
+}
+
+/** Each attempt's result, and where its delivery goes next: two statements for the whole batch. */
+async function record(em: EntityManager, outcomes: Outcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await updateFromValues(
+    em,
+    `UPDATE webhook_attempts SET started_at = v.column2, finished_at = v.column3, response_status = CAST(v.column4 AS integer), error = v.column5,
+       duration_ms = CAST(v.column6 AS integer)`,
+    'webhook_attempts.id = v.column1',
+    outcomes.map(({ claimed: { attempt }, result, started, ended }) => [attempt.id, iso(started), iso(ended), result.responseStatus, result.error, result.durationMs]),
+  );
+  await updateFromValues(
+    em,
+    `UPDATE webhook_deliveries SET status = v.column2, next_attempt_at = v.column3, last_response_status = CAST(v.column4 AS integer), last_error = v.column5,
+       updated_at = v.column6, url = v.column7`,
+    // A delivery changed meanwhile (its endpoint deleted) keeps that change.
+    "webhook_deliveries.id = v.column1 AND webhook_deliveries.status = 'pending' AND webhook_deliveries.attempts = CAST(v.column8 AS integer)",
+    outcomes.map(({ claimed: { delivery, attempt, scheduleAttempt }, result, ended }) => {
+      const next = afterAttempt(scheduleAttempt, result.ok, ended);
+      return [delivery.id, next.status, next.next_attempt_at, result.responseStatus, result.error, iso(ended), delivery.url, attempt.number];
+    }),
+  );
+}
