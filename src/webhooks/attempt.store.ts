@@ -186,9 +186,14 @@ export class AttemptStore {
       const p = (i: number) => placeholder(em, i);
       for (const { delivery: d, attempt } of claims) {
         await em.query(`DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
+        // A delivery stopped meanwhile (its endpoint deleted) stays stopped; only the count goes back.
         await em.query(
-          `UPDATE webhook_deliveries SET status = ${p(1)}, attempts = ${p(2)}, schedule_attempts = ${p(3)}, next_attempt_at = ${p(4)} WHERE id = ${p(5)} AND attempts = ${p(6)}`,
-          [d.status, d.attempts, d.schedule_attempts, d.next_attempt_at, d.id, attempt.number],
+          `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)} AND status = 'pending'`,
+          [d.status, d.next_attempt_at, d.id, attempt.number],
+        );
+        await em.query(
+          `UPDATE webhook_deliveries SET attempts = ${p(1)}, schedule_attempts = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)}`,
+          [d.attempts, d.schedule_attempts, d.id, attempt.number],
         );
       }
     });

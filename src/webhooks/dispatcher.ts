@@ -111,6 +111,20 @@ export class WebhookDispatcher {
     this.deps.sender.close();
   }
 
+  /**
+   * An endpoint changed (URL, secret, disabled, deleted): its claims not yet sent are given back,
+   * so none goes out with what it was claimed with; they are claimed again with the new values.
+   */
+  endpointChanged(endpointId: string): void {
+    const unsent = this.ready.get(endpointId) ?? [];
+    this.ready.delete(endpointId);
+    this.queued.delete(endpointId);
+    this.deps.attempts.release(unsent).then(
+      () => this.rescan(),
+      (err: unknown) => this.logFailure(err),
+    );
+  }
+
   private logFailure(err: unknown): void {
     this.deps.logger.error('webhook dispatch failed', { error: err instanceof Error ? err.message : String(err) });
   }

@@ -36,7 +36,15 @@ export const presentEndpoint = (r: WebhookEndpointRow): EndpointView => ({
 
 /** Webhook endpoints of PRODUCT §10: one account's, never another's (another's id is not_found). */
 export class EndpointService {
-  constructor(private readonly deps: { store: Store; secrets: WebhookSecrets; clock: Clock }) {}
+  constructor(
+    private readonly deps: {
+      store: Store;
+      secrets: WebhookSecrets;
+      clock: Clock;
+      /** Told after a change commits, so attempts already claimed do not go out with old values. */
+      changed: (endpointId: string) => void;
+    },
+  ) {}
 
   async create(accountId: string, input: EndpointInput & { url: string; event_types: string[] }): Promise<EndpointView & { secret: string }> {
     const secret = input.secret ?? newWebhookSecret();
@@ -79,7 +87,7 @@ export class EndpointService {
   }
 
   async update(accountId: string, id: string, input: EndpointInput): Promise<EndpointView> {
-    return this.deps.store.write(async (em) => {
+    const view = await this.deps.store.write(async (em) => {
       const row = await em.findOne(WebhookEndpointEntity, { where: { id, account_id: accountId } });
       if (!row) throw notFound('webhook endpoint');
       const patch: Partial<WebhookEndpointRow> = { updated_at: iso(this.deps.clock.now()) };
@@ -90,6 +98,8 @@ export class EndpointService {
       await em.update(WebhookEndpointEntity, { id }, patch);
       return presentEndpoint({ ...row, ...patch });
     });
+    this.deps.changed(id);
+    return view;
   }
 
   /**
@@ -109,18 +119,21 @@ export class EndpointService {
         .execute();
       await em.delete(WebhookEndpointEntity, { id });
     });
+    this.deps.changed(id);
     return { id, deleted: true };
   }
 
   /** A new secret (given or generated); the old one stops signing at once. */
   async rotateSecret(accountId: string, id: string, given?: string): Promise<EndpointView & { secret: string }> {
     const secret = given ?? newWebhookSecret();
-    return this.deps.store.write(async (em) => {
+    const view = await this.deps.store.write(async (em) => {
       const row = await em.findOne(WebhookEndpointEntity, { where: { id, account_id: accountId } });
       if (!row) throw notFound('webhook endpoint');
       const patch = { secret_sealed: this.deps.secrets.sealEndpoint(id, secret), secret_last4: last4(secret), updated_at: iso(this.deps.clock.now()) };
       await em.update(WebhookEndpointEntity, { id }, patch);
       return { ...presentEndpoint({ ...row, ...patch }), secret };
     });
+    this.deps.changed(id);
+    return view;
   }
 }

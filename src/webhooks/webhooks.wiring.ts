@@ -43,7 +43,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   const attempts = new AttemptStore(deps.store, callbackSecrets);
   const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
-  const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock });
+  const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
   const routes = webhookRoutes({ endpoints, deliveries, guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
   return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };

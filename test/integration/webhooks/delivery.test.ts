@@ -3,6 +3,7 @@ import { InvoiceEntity } from '../../../src/db/entities/money';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../../../src/db/entities/webhooks';
 import { merchantWithKey } from '../../helpers/daemon';
 import { ApiClient, TEST_CHAINS } from '../../helpers/invoice-fixture';
+import { until } from '../../helpers/cli';
 import { deliveryProblems } from '../../helpers/webhook-verifier';
 import { verifyWebhook } from '../../../src/webhooks/verify';
 import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhook-fixture';
@@ -137,6 +138,25 @@ test.serial('one slow endpoint never delays the others: its attempts in flight a
   t.true(f.sink.at('/slow').length <= 8, `${f.sink.at('/slow').length} attempts in flight to one endpoint`);
   for (const id of ids) await f.settled(id, quick.id, 'succeeded');
   await f.td.daemon.store.write((em) => em.update(WebhookEndpointEntity, { id: slow.id }, { enabled: false }));
+});
+
+test.serial('attempts claimed ahead for an endpoint never go out with its old URL after a change', async (t) => {
+  const ep = await f.endpoint('/moving-old', { behaviour: 'hang', types: ['deposit.reverted'] });
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) ids.push(await f.emit('deposit.reverted', { n: i }));
+  await f.sink.waitFor('/moving-old', 8);
+  const moved = await f.api.call('PATCH', `/v1/webhooks/endpoints/${ep.id}`, { url: f.sink.url('/moving-new') });
+  t.is(moved.status, 200);
+  f.sink.release();
+  await f.sink.waitFor('/moving-new', 12);
+  t.is(f.sink.at('/moving-old').length, 8);
+  for (const r of f.sink.at('/moving-new')) t.deepEqual(deliveryProblems(r, ep.secret), []);
+  const settled = await until(async () => {
+    const rows = await f.deliveries({ endpoint_id: ep.id });
+    return rows.every((d) => d.status !== 'pending') ? rows : null;
+  });
+  t.deepEqual(settled.map((d) => d.status).sort(), [...Array(12).fill('succeeded'), ...Array(8).fill('failed')].sort());
+  t.true(settled.every((d) => d.attempts === 1), 'a claim given back is not counted');
 });
 
 test.serial('the delivery log filters by status, event_type, endpoint_id and time, in keyset pages', async (t) => {
