@@ -34,9 +34,11 @@ export class BtcAdapter implements ChainAdapter {
     this.fees = chain.fees!;
   }
 
+  /** The best block's hash, then its height: a pair that holds even if the chain moves in between. */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const height = await this.rpc.call<number>('getblockcount', [], signal);
-    return { height, hash: await this.rpc.call<string>('getblockhash', [height], signal) };
+    const hash = await this.rpc.call<string>('getbestblockhash', [], signal);
+    const { height } = await this.rpc.call<{ height: number }>('getblockheader', [hash, true], signal);
+    return { height, hash };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

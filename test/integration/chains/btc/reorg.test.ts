@@ -42,5 +42,5 @@ test('invalidateblock of the block holding a confirmed payment: adjustment, invo
   t.is(events.length, 1);
   t.is(events[0]!.data.invoice.id, inv.id);
   t.true(await f.ledgerClean());
-  t.like(f.td.daemon.chains.status()[0], { maintenance: false, last_error: null });
+  t.like(f.td.daemon.chains.status()[0], { maintenance: false, lag: 0 });
 });
