@@ -40,7 +40,9 @@ export class TcpGate {
   async close(): Promise<void> {
     const server = this.server;
     this.server = null;
+    // Stop accepting first: a connection accepted after the sockets are cut would keep close() waiting.
+    const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const s of this.sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closed;
   }
 }
