@@ -91,7 +91,8 @@ async function mineBusyBlock(node: BcoinNode, targets: string[]): Promise<{ heig
 
 async function processOnce(chain: ChainConfig, block: NormalisedBlock, watched: WatchedAddresses, targets: string[]): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-btc-'));
-  const store = await Store.open({ url: `sqlite:${path.join(dir, 'bench.db')}` });
+  // As the daemon opens it: WAL checkpoints in a worker, off the committing connection.
+  const store = await Store.open({ url: `sqlite:${path.join(dir, 'bench.db')}`, backgroundCheckpoints: true });
   try {
     await store.migrate();
     await store.write(async (em) => {
