@@ -71,7 +71,10 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
   const api1 = first.api(m.keyId, m.secret);
   let atKill: Tx[] = [];
   const deadline = Date.now() + 20_000;
-  while (atKill.length === 0 && Date.now() < deadline) atKill = await confirmedPayments(api1);
+  while (atKill.length === 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    atKill = await confirmedPayments(api1);
+  }
   first.child.child.kill('SIGKILL');
   await first.child.exited;
   t.true(atKill.length > 0 && atKill.length < invoices.length, `killed after ${atKill.length} of ${invoices.length} payments were credited`);

@@ -15,7 +15,7 @@ import { FIXED_RATES, merchantWithKey, startTestDaemon, type TestDaemon } from '
 import { SignedClient } from '../../../helpers/api-client';
 
 export const CONFIRMATIONS = 3;
-export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 1000 };
+export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 5000 };
 export const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, USDT: { USD: '1', EUR: '0.93' } } }] };
 
 export type Ticker = 'ETH' | 'USDT';
@@ -138,5 +138,12 @@ export async function startEvmFixture(
       await fixture.node.kill();
     },
   };
+  // A loaded machine may miss the first contact at start (the coins then wait in maintenance until
+  // a poll succeeds): tests of a reachable node begin once the chain has its cursor.
+  const deadline = Date.now() + 20_000;
+  while (opts.gate !== 'closed' && td.daemon.chains.status()[0]!.scanned_height === null) {
+    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return fixture;
 }
