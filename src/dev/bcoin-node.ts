@@ -55,10 +55,6 @@ export class BcoinNode {
     return `http://x:${this.apiKey}@127.0.0.1:${this.port}/`;
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
   static async start(options: BcoinOptions = {}): Promise<BcoinNode> {
     const tempDir = options.dataDir ? null : mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bcoin-'));
     const port = await freePort();
@@ -163,7 +159,7 @@ export class BcoinNode {
   }
 }
 
-export const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/package.json')), 'bin', 'node');
+const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/package.json')), 'bin', 'node');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
