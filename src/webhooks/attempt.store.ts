@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow } from '../db/entities/webhooks';
-import { placeholder } from '../db/raw';
+import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
 import { newId } from '../shared/ids';
@@ -69,7 +69,8 @@ export class AttemptStore {
   async fanOutNew(now: Date): Promise<boolean> {
     let made = false;
     for (;;) {
-      const events: Array<Omit<EventRow, 'body'>> = await this.store.read.query(
+      const events = await rawQuery<Omit<EventRow, 'body'>>(
+        this.store.read,
         `SELECT id, seq, account_id, type, object_id, callback_url, created_at, dispatched_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${FAN_OUT_BATCH}`,
       );
       if (events.length === 0) return made;
@@ -83,13 +84,14 @@ export class AttemptStore {
   async scanDue(now: Date): Promise<DueDelivery[]> {
     const em = this.store.read;
     const p = (i: number) => placeholder(em, i);
-    const rows: DueDelivery[] = await em.query(
+    const rows = await rawQuery<DueDelivery>(
+      em,
       `SELECT ${DUE_COLUMNS} FROM (
          SELECT d.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.url) ORDER BY d.next_attempt_at, d.id) AS rn
          FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
          WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${p(1)} AND (d.endpoint_id IS NULL OR e.enabled = ${p(2)})
        ) due WHERE rn <= ${p(3)} ORDER BY next_attempt_at, id LIMIT ${p(4)}`,
-      [iso(now), em.connection.options.type === 'postgres' ? true : 1, QUEUE_PER_TARGET, SCAN_LIMIT],
+      [iso(now), true, QUEUE_PER_TARGET, SCAN_LIMIT],
     );
     return rows.map(asDue);
   }
@@ -99,7 +101,8 @@ export class AttemptStore {
     const em = this.store.read;
     const p = (i: number) => placeholder(em, i);
     const byEndpoint = !target.startsWith('url:');
-    const rows: DueDelivery[] = await em.query(
+    const rows = await rawQuery<DueDelivery>(
+      em,
       `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
        WHERE ${byEndpoint ? `endpoint_id = ${p(1)}` : `endpoint_id IS NULL AND url = ${p(1)}`} AND next_attempt_at <= ${p(2)} AND status IN ('pending', 'failed')
        ORDER BY next_attempt_at LIMIT ${p(3)}`,
@@ -120,7 +123,8 @@ export class AttemptStore {
       const endpointIds = [...new Set(due.map((d) => d.endpoint_id).filter((id): id is string => id !== null))];
       const endpoints = new Map<string, { url: string; secret_sealed: string; enabled: boolean | number }>();
       if (endpointIds.length > 0) {
-        const rows: Array<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }> = await em.query(
+        const rows = await rawQuery<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }>(
+          em,
           `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`,
           endpointIds,
         );
@@ -147,7 +151,7 @@ export class AttemptStore {
       if (rows.length === 0) return [];
       const counted = new Map(rows.map((r) => [r.id, { attempts: Number(r.attempts), scheduleAttempt: Number(r.schedule_attempts) }]));
       const eventIds = [...new Set(sendable.filter((d) => counted.has(d.id)).map((d) => d.event_id))];
-      const events: Array<{ id: string; body: string }> = await em.query(`SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`, eventIds);
+      const events = await rawQuery<{ id: string; body: string }>(em, `SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`, eventIds);
       const bodies = new Map(events.map((e) => [e.id, e.body]));
 
       const claimed: Claimed[] = [];
@@ -185,13 +189,15 @@ export class AttemptStore {
     await this.store.write(async (em) => {
       const p = (i: number) => placeholder(em, i);
       for (const { delivery: d, attempt } of claims) {
-        await em.query(`DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
+        await rawQuery(em, `DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
         // A delivery stopped meanwhile (its endpoint deleted) stays stopped; only the count goes back.
-        await em.query(
+        await rawQuery(
+          em,
           `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)} AND status = 'pending'`,
           [d.status, d.next_attempt_at, d.id, attempt.number],
         );
-        await em.query(
+        await rawQuery(
+          em,
           `UPDATE webhook_deliveries SET attempts = ${p(1)}, schedule_attempts = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)}`,
           [d.attempts, d.schedule_attempts, d.id, attempt.number],
         );

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { placeholder } from '../db/raw';
+import { placeholder, rawQuery } from '../db/raw';
 
 /**
  * Statements that touch many delivery rows at once, in SQL both SQLite and PostgreSQL run: the
@@ -11,6 +11,8 @@ export const list = (em: EntityManager, n: number, from = 1): string => Array.fr
 
 /** Runs a statement in the caller's transaction; returns the rows of its RETURNING clause. */
 export async function returning<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+  if (em.connection.options.type !== 'postgres') return rawQuery<T>(em, sql, params);
+  // PostgreSQL answers an UPDATE as [rows, count] unless asked for the structured result.
   const result = await em.queryRunner!.query(sql, params, true);
   return (result.records ?? []) as T[];
 }
@@ -23,7 +25,8 @@ export async function insertRows(em: EntityManager, table: string, rows: object[
   for (let i = 0; i < rows.length; i += perChunk) {
     const chunk = rows.slice(i, i + perChunk);
     const values = chunk.map((_, r) => `(${list(em, cols.length, r * cols.length + 1)})`).join(', ');
-    await em.query(
+    await rawQuery(
+      em,
       `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}`,
       chunk.flatMap((row) => cols.map((c) => (row as Record<string, unknown>)[c])),
     );
@@ -42,6 +45,6 @@ export async function updateFromValues(em: EntityManager, update: string, match:
   for (let i = 0; i < rows.length; i += perChunk) {
     const chunk = rows.slice(i, i + perChunk);
     const values = chunk.map((_, r) => `(${list(em, width, r * width + 1)})`).join(', ');
-    await em.query(`${update} FROM (VALUES ${values}) AS v WHERE ${match}`, chunk.flat());
+    await rawQuery(em, `${update} FROM (VALUES ${values}) AS v WHERE ${match}`, chunk.flat());
   }
 }
