@@ -60,7 +60,9 @@ export class BcoinNode {
     const port = await freePort();
     const apiKey = randomBytes(16).toString('hex');
     const args = [
-      bcoinBinary(),
+      '-e',
+      WATCHDOG,
+      'bcoin',
       '--network=regtest',
       `--prefix=${options.dataDir ?? tempDir}`,
       `--memory=${options.dataDir ? 'false' : 'true'}`,
@@ -74,7 +76,7 @@ export class BcoinNode {
       '--log-level=error',
       '--log-file=false',
     ];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     const keep = (d: Buffer) => (output = (output + d.toString('utf8')).slice(-4000));
     child.stdout!.on('data', keep);
@@ -160,6 +162,12 @@ export class BcoinNode {
 }
 
 const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/package.json')), 'bin', 'node');
+
+/**
+ * bcoin's own launcher, run so that it exits when the process that started it is gone (its stdin,
+ * a pipe from that process, ends): a test worker or `coinkeep dev` killed with -9 leaves no node.
+ */
+const WATCHDOG = `process.stdin.on('end', () => process.exit(0)).resume(); require(${JSON.stringify(bcoinBinary())});`;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
