@@ -51,7 +51,7 @@ export async function startWebhookFixture(
         )
       ).id,
     deliveries,
-    settled: (eventId, endpointId, status, timeoutMs = 5000) =>
+    settled: (eventId, endpointId, status, timeoutMs = 15000) =>
       until(
         async () => (await deliveries({ event_id: eventId })).find((d) => d.endpoint_id === endpointId && d.status === status),
         timeoutMs,

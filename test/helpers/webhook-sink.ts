@@ -45,7 +45,7 @@ export class WebhookSink {
   }
 
   /** Polls until `path` has received `count` requests, or fails after `timeoutMs`. */
-  async waitFor(path: string, count: number, timeoutMs = 5000): Promise<SinkRequest[]> {
+  async waitFor(path: string, count: number, timeoutMs = 15000): Promise<SinkRequest[]> {
     const deadline = Date.now() + timeoutMs;
     while (this.at(path).length < count) {
       if (Date.now() > deadline) throw new Error(`${path}: ${this.at(path).length} of ${count} requests after ${timeoutMs} ms`);
