@@ -100,12 +100,20 @@ function sandboxChainsInfo(daemon: Daemon, chains: Record<string, unknown>[]): S
   return chains.map((c) => ({
     id: String(c.id),
     kind: String(c.kind),
-    rpc_url: String(c.rpc_url),
+    rpc_url: withoutCredentials(String(c.rpc_url)),
     coins: daemon.catalog
       .coins()
       .filter((coin) => coin.chain_id === c.id)
       .map((coin) => ({ ticker: coin.ticker, coin_id: coin.id, contract: coin.asset === 'native' ? null : coin.asset })),
   }));
+}
+
+/** A node URL as shown to people: the user and password (bcoin's API key) stay in the sandbox config. */
+function withoutCredentials(raw: string): string {
+  const url = new URL(raw);
+  url.username = '';
+  url.password = '';
+  return url.toString();
 }
 
 function devBanner(info: Record<string, any>): string {

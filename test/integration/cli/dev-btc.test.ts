@@ -26,6 +26,8 @@ test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and min
   const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 30000))[0]);
   const bitcoin = info.chains.find((c: { id: string }) => c.id === 'bitcoin');
   t.like(bitcoin, { kind: 'btc' });
+  const shown = new URL(bitcoin.rpc_url);
+  t.is(shown.username + shown.password, '', "the node's API key is not printed");
   t.deepEqual(bitcoin.coins.map((c: { ticker: string }) => c.ticker), ['BTC']);
 
   const body = JSON.stringify({ amount: '0.002', currency: 'BTC', coin_id: bitcoin.coins[0].coin_id });
