@@ -4,12 +4,15 @@ import { fmt, load, report, request, startHelloWorld, type LoadResult } from './
 
 const TOTAL = Number(process.env.BENCH_INVOICES ?? 3000);
 const CONCURRENCY = 16;
-const ROUNDS = 4;
+const ROUNDS = 5;
+/** Requests of each side run before any round is measured, so neither is timed while the JIT and caches warm up. */
+const WARMUP = 1000;
 
 /**
  * Signed POST /v1/invoices (a coin invoice: address derived from the wallet, index, address and row written in one transaction) per
- * second, against a bare Koa hello-world in the same run. Goal: ratio ≥ 0.25. The client signs
- * each request in this process, as a merchant back end would.
+ * second, against a bare Koa hello-world in the same run. Goal: ratio ≥ 0.25, judged on the median of
+ * the per-round ratios (the machine is shared and noisy). The client signs each request in this
+ * process, as a merchant back end would.
  */
 export async function run(): Promise<void> {
   const hello = await startHelloWorld();
@@ -29,6 +32,8 @@ export async function run(): Promise<void> {
     // The machine is shared: rounds alternate so both sides see the same background load.
     const bases: LoadResult[] = [];
     const invs: LoadResult[] = [];
+    await load(get, { total: WARMUP, concurrency: CONCURRENCY, warmup: 0 });
+    await load((i) => post(-1_000_000 - i), { total: WARMUP, concurrency: CONCURRENCY, warmup: 0 });
     let offset = 0;
     for (let round = 0; round < ROUNDS; round++) {
       bases.push(await load(get, { total: TOTAL / ROUNDS, concurrency: CONCURRENCY }));
@@ -39,7 +44,8 @@ export async function run(): Promise<void> {
     const rate = (rs: LoadResult[]) => rs.reduce((a, r) => a + r.requests, 0) / rs.reduce((a, r) => a + r.seconds, 0);
     const base = rate(bases);
     const inv = rate(invs);
-    const ratio = inv / base;
+    const perRound = invs.map((r, i) => r.perSecond / bases[i]!.perSecond);
+    const ratio = [...perRound].sort((a, b) => a - b)[Math.floor(perRound.length / 2)]!;
     const last = invs[invs.length - 1]!;
     report(
       `signed POST /v1/invoices (coin invoice), ${TOTAL} requests in ${ROUNDS} rounds alternating with the baseline, concurrency ${CONCURRENCY}, ${f.td.daemon.store.dialect}`,
@@ -49,8 +55,10 @@ export async function run(): Promise<void> {
         ['POST /v1/invoices p50 / p99 ms (last round)', `${fmt(last.p50Ms, 2)} / ${fmt(last.p99Ms, 2)}`],
         ['per round hello req/s', bases.map((r) => fmt(r.perSecond)).join(' ')],
         ['per round invoices req/s', invs.map((r) => fmt(r.perSecond)).join(' ')],
+        ['per round ratios', perRound.map((r) => fmt(r, 3)).join(' ')],
+        ['ratio of the totals', fmt(inv / base, 3)],
       ],
-      { name: 'ratio invoices / hello-world', value: ratio, goal: '>= 0.25', ok: ratio >= 0.25 },
+      { name: 'ratio invoices / hello-world (median of rounds)', value: ratio, goal: '>= 0.25', ok: ratio >= 0.25 },
     );
   } finally {
     await f.stop();

@@ -26,7 +26,6 @@ export class Core1767225600003 implements MigrationInterface {
         indices: [
           new TableIndex({ name: 'addresses_chain_address', columnNames: ['chain_id', 'address'], isUnique: true }),
           new TableIndex({ name: 'addresses_account_time', columnNames: ['account_id', 'created_at', 'id'] }),
-          new TableIndex({ name: 'addresses_invoice', columnNames: ['invoice_id'] }),
         ],
       }),
     );
