@@ -4,7 +4,7 @@ import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type 
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
 import { afterAttempt, MAX_ATTEMPTS } from './schedule';
@@ -39,6 +39,8 @@ export interface Claimed {
   delivery: DueDelivery;
   /** The attempt's number within the delivery's schedule. */
   scheduleAttempt: number;
+  /** When it was claimed (ms, the dispatcher's clock): a claim is sent only while fresh. */
+  claimedAt: number;
   attempt: WebhookAttemptRow;
   /** The endpoint's sealed secret, or null for an invoice webhook_url. */
   sealedSecret: string | null;
@@ -161,7 +163,7 @@ export class AttemptStore {
         const endpoint = d.endpoint_id === null ? null : endpoints.get(d.endpoint_id)!;
         const url = endpoint?.url ?? d.url;
         const attempt: WebhookAttemptRow = {
-          id: newId(),
+          id: newTimeOrderedId(now.getTime()),
           delivery_id: d.id,
           number: c.attempts,
           url,
@@ -171,7 +173,7 @@ export class AttemptStore {
           error: null,
           duration_ms: null,
         };
-        claimed.push({ delivery: { ...d, url }, scheduleAttempt: c.scheduleAttempt, attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
+        claimed.push({ delivery: { ...d, url }, scheduleAttempt: c.scheduleAttempt, claimedAt: now.getTime(), attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
       }
       await insertRows(em, 'webhook_attempts', claimed.map((c) => c.attempt));
       return claimed;

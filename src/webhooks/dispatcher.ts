@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger';
 import { QUEUE_PER_TARGET, targetOf, type AttemptStore, type Claimed, type DueDelivery, type Outcome } from './attempt.store';
 import type { CallbackSecrets } from './callback-secret';
 import type { WebhookSecrets } from './secrets';
+import { RETRY_DELAYS_MS } from './schedule';
 import type { AttemptResult, WebhookSender } from './sender';
 
 export interface DispatcherLimits {
@@ -15,8 +16,25 @@ export interface DispatcherLimits {
 
 export const DEFAULT_LIMITS: DispatcherLimits = { maxInFlight: 64, perTarget: 8 };
 
-/** How long a finished attempt's outcome waits for a claim's transaction to carry it. */
-const FLUSH_AFTER_MS = 5;
+/**
+ * How long a finished attempt's outcome waits for a claim's transaction to carry it. A crash in
+ * that window only costs the log the answer: the attempt is then recorded as interrupted and the
+ * delivery sent again on its schedule (at least once).
+ */
+const FLUSH_AFTER_MS = 20;
+
+/**
+ * Rounds of slots claimed ahead, per target and overall: each transaction carries many claims
+ * (and the outcomes that came in meanwhile) instead of a few, which is most of a delivery's cost.
+ */
+const AHEAD_ROUNDS = 8;
+
+/**
+ * A claim is sent only while it is this fresh: its delivery falls due again (as if the attempt
+ * failed) one retry delay after the claim, so a claim that waited longer than half the shortest
+ * delay is given back and claimed anew rather than risk a second send of the same attempt.
+ */
+export const CLAIM_FRESH_MS = RETRY_DELAYS_MS[0] / 2;
 
 /**
  * Sends deliveries from the store. Each attempt is claimed in the store before it is sent: the
@@ -26,8 +44,8 @@ const FLUSH_AFTER_MS = 5;
  * What is due is read into queues per target; slots are bounded overall and per target and
  * filled from those queues, so one slow endpoint never holds back the others. The store is read
  * again when something may have fallen due: an outbox emit, a retry, the one-second tick, or a
- * target whose queue ran dry. Claims run one round ahead of the slots and come in batches, and
- * outcomes ride in the next claim's transaction.
+ * target whose queue ran dry. Claims run several rounds ahead of the slots and come in large
+ * batches, and outcomes ride in the next claim's transaction.
  */
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -45,6 +63,7 @@ export class WebhookDispatcher {
   private wakeScheduled = false;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly deps: {
@@ -88,8 +107,10 @@ export class WebhookDispatcher {
   /** Resolves once no pass runs, no attempt is in flight and every outcome is written (tests and benchmarks). */
   async idle(): Promise<void> {
     for (;;) {
-      if (this.outcomes.length > 0) void this.flush();
-      if (!this.pumping && !this.flushing && this.inFlight.size === 0) return;
+      const busy = this.pumping !== null || this.inFlight.size > 0;
+      // Outcomes are written once the work stops, not at every wake: a waiter changes no batching.
+      if (!busy && this.outcomes.length > 0) void this.flush();
+      if (!busy && !this.flushing) return;
       await Promise.allSettled([this.pumping, this.flushing, ...this.inFlight.values()]);
     }
   }
@@ -119,10 +140,7 @@ export class WebhookDispatcher {
     const unsent = this.ready.get(endpointId) ?? [];
     this.ready.delete(endpointId);
     this.queued.delete(endpointId);
-    this.deps.attempts.release(unsent).then(
-      () => this.rescan(),
-      (err: unknown) => this.logFailure(err),
-    );
+    this.giveBack(unsent);
   }
 
   private logFailure(err: unknown): void {
@@ -188,20 +206,22 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims from the queues, in one transaction, what the slots can take now plus one more round
-   * per target (so most attempts start without waiting for a transaction), then starts what fits.
-   * A target is topped up only once half a round has gone, so claims come in batches.
+   * Claims from the queues, in one transaction, what the slots can take now plus AHEAD_ROUNDS - 1
+   * more rounds per target (so attempts start without waiting for a transaction), then starts
+   * what fits. A target is topped up only once half its depth has gone, unless fewer than a
+   * round wait: claims come in large batches and the slots never run dry for want of one.
    */
   private async startQueued(): Promise<void> {
     if (this.abort.signal.aborted) return;
     const round = this.limits.perTarget;
-    let room = 2 * this.limits.maxInFlight - this.inFlight.size - this.readyCount();
+    const depth = AHEAD_ROUNDS * round;
+    let room = AHEAD_ROUNDS * this.limits.maxInFlight - this.inFlight.size - this.readyCount();
     const chosen: DueDelivery[] = [];
     for (const [t, list] of this.queued) {
       if (room <= 0) break;
       const waiting = this.ready.get(t)?.length ?? 0;
-      const want = Math.min(room, 2 * round - (this.perTarget.get(t) ?? 0) - waiting);
-      if (want <= 0 || (want < round / 2 && waiting > 0)) continue;
+      const want = Math.min(room, depth - (this.perTarget.get(t) ?? 0) - waiting);
+      if (want <= 0 || (want < depth / 2 && waiting >= round)) continue;
       const taken = list.splice(0, want);
       chosen.push(...taken);
       room -= taken.length;
@@ -226,15 +246,28 @@ export class WebhookDispatcher {
     return n;
   }
 
-  /** Starts claimed attempts while their target and the total have free slots. */
+  /** Starts claimed attempts while their target and the total have free slots; claims no longer fresh are given back. */
   private launchReady(): void {
+    if (this.abort.signal.aborted) return;
+    const now = this.deps.clock.now().getTime();
+    const stale: Claimed[] = [];
     for (const [t, list] of this.ready) {
       while (list.length > 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget && this.inFlight.size < this.limits.maxInFlight) {
-        if (this.abort.signal.aborted) return;
-        this.launch(list.shift()!);
+        const c = list.shift()!;
+        if (now - c.claimedAt >= CLAIM_FRESH_MS) stale.push(c);
+        else this.launch(c);
       }
       if (list.length === 0) this.ready.delete(t);
     }
+    if (stale.length > 0) this.giveBack(stale);
+  }
+
+  /** Claims not sent go back to the store, then what is due is read again. */
+  private giveBack(claims: Claimed[]): void {
+    this.deps.attempts.release(claims).then(
+      () => this.rescan(),
+      (err: unknown) => this.logFailure(err),
+    );
   }
 
   private launch(c: Claimed): void {
@@ -246,7 +279,10 @@ export class WebhookDispatcher {
       .then((result) => {
         this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
         // Written by the next claim, or by a flush when nothing is claimed within a few ms.
-        setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+        this.flushTimer ??= setTimeout(() => {
+          this.flushTimer = null;
+          void this.flush();
+        }, FLUSH_AFTER_MS);
       })
       .catch((err: unknown) => this.deps.logger.error('webhook attempt failed', { delivery_id: d.id, error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import { placeholder } from '../db/raw';
 import { WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
 import { subscribes } from './endpoint.request';
 import { insertRows, list, returning } from './sql';
@@ -34,11 +34,13 @@ export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'bo
     (await returning<{ id: string }>(em, `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id IN (${list(em, ids.length, 2)}) AND dispatched_at IS NULL RETURNING id`, [now, ...ids])).map((r) => r.id),
   );
   const deliveries: WebhookDeliveryRow[] = [];
+  // Time-ordered ids: a burst of deliveries (and their attempts) lands at the end of each index.
+  const nowMs = Date.parse(now);
   const withCallbackSecret = new Set<string>();
   for (const event of events) {
     if (!claimed.has(event.id)) continue;
     const delivery = (endpointId: string | null, url: string): WebhookDeliveryRow => ({
-      id: newId(),
+      id: newTimeOrderedId(nowMs),
       account_id: event.account_id,
       event_id: event.id,
       event_type: event.type,
