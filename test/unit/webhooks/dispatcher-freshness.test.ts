@@ -1,0 +1,133 @@
+import test from 'ava';
+import { FakeClock } from '../../../src/shared/clock';
+import { silentLogger } from '../../../src/shared/logger';
+import type { AttemptStore, Claimed, DueDelivery, Outcome } from '../../../src/webhooks/attempt.store';
+import type { CallbackSecrets } from '../../../src/webhooks/callback-secret';
+import { CLAIM_FRESH_MS, WebhookDispatcher } from '../../../src/webhooks/dispatcher';
+import type { WebhookSecrets } from '../../../src/webhooks/secrets';
+import type { AttemptResult, WebhookSender } from '../../../src/webhooks/sender';
+
+const due = (id: string): DueDelivery => ({
+  id,
+  account_id: 'account',
+  event_id: `event-${id}`,
+  event_type: 'invoice.paid',
+  endpoint_id: null,
+  url: 'https://merchant.example/hook',
+  status: 'pending',
+  attempts: 0,
+  schedule_attempts: 0,
+  next_attempt_at: '2026-01-01T00:00:00.000Z',
+});
+
+/** The store as the dispatcher sees it: due rows leave on a claim and come back on a release. */
+class FakeAttempts {
+  readonly due = new Map<string, DueDelivery>();
+  readonly claims: Claimed[] = [];
+  readonly released: Claimed[] = [];
+  readonly recorded: Outcome[] = [];
+
+  constructor(rows: DueDelivery[]) {
+    for (const r of rows) this.due.set(r.id, r);
+  }
+  fanOutNew = async (): Promise<boolean> => false;
+  scanDue = async (): Promise<DueDelivery[]> => [...this.due.values()];
+  dueOf = async (): Promise<DueDelivery[]> => [];
+  claim = async (rows: DueDelivery[], now: Date, outcomes: () => Outcome[]): Promise<Claimed[]> => {
+    this.recorded.push(...outcomes());
+    const claimed = rows
+      .filter((d) => this.due.delete(d.id))
+      .map((d) => ({ delivery: d, scheduleAttempt: 1, claimedAt: now.getTime(), attempt: { id: `attempt-${this.claims.length}` }, sealedSecret: null, body: '{}' }) as unknown as Claimed);
+    this.claims.push(...claimed);
+    return claimed;
+  };
+  record = async (outcomes: Outcome[]): Promise<void> => void this.recorded.push(...outcomes);
+  release = async (claims: Claimed[]): Promise<void> => {
+    this.released.push(...claims);
+    for (const c of claims) this.due.set(c.delivery.id, c.delivery);
+  };
+}
+
+/** A sender whose answers the test gives, one at a time. */
+class HeldSender {
+  readonly sent: string[] = [];
+  private readonly answers: Array<(r: AttemptResult) => void> = [];
+  post = (_url: string, event: { id: string }): Promise<AttemptResult> => {
+    this.sent.push(event.id);
+    return new Promise((resolve) => this.answers.push(resolve));
+  };
+  answerNext(): void {
+    this.answers.shift()!({ ok: true, responseStatus: 200, error: null, durationMs: 1 });
+  }
+  close = (): void => undefined;
+}
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+function setup(): { clock: FakeClock; attempts: FakeAttempts; sender: HeldSender; dispatcher: WebhookDispatcher } {
+  const clock = new FakeClock();
+  const attempts = new FakeAttempts([due('first'), due('second')]);
+  const sender = new HeldSender();
+  const dispatcher = new WebhookDispatcher(
+    {
+      attempts: attempts as unknown as AttemptStore,
+      clock,
+      logger: silentLogger,
+      sender: sender as unknown as WebhookSender,
+      secrets: {} as WebhookSecrets,
+      callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
+    },
+    // One slot: the second claim waits in memory while the first attempt is out.
+    { maxInFlight: 1, perTarget: 1 },
+  );
+  return { clock, attempts, sender, dispatcher };
+}
+
+test('a claim that waited past its freshness is given back, claimed anew and sent once', async (t) => {
+  const { clock, attempts, sender, dispatcher } = setup();
+  await dispatcher.tick();
+  await until('the first attempt', () => sender.sent.length === 1);
+  t.is(attempts.claims.length, 2, 'both claimed in one batch ahead of the slot');
+
+  clock.advance(CLAIM_FRESH_MS);
+  sender.answerNext();
+  await until('the stale claim to be given back and claimed again', () => attempts.claims.length === 3);
+  t.deepEqual(
+    attempts.released.map((c) => c.delivery.id),
+    ['second'],
+  );
+  t.is(attempts.released[0], attempts.claims[1], 'the claim given back is the stale one');
+
+  await until('the second attempt', () => sender.sent.length === 2);
+  t.deepEqual(sender.sent, ['event-first', 'event-second']);
+  sender.answerNext();
+  await dispatcher.idle();
+  t.deepEqual(
+    attempts.recorded.map((o) => o.claimed),
+    [attempts.claims[0], attempts.claims[2]],
+    'outcomes are written for the two claims sent, none for the one given back',
+  );
+  await dispatcher.close();
+});
+
+test('a claim still fresh when its slot frees is sent as claimed', async (t) => {
+  const { clock, attempts, sender, dispatcher } = setup();
+  await dispatcher.tick();
+  await until('the first attempt', () => sender.sent.length === 1);
+
+  clock.advance(CLAIM_FRESH_MS - 1);
+  sender.answerNext();
+  await until('the second attempt', () => sender.sent.length === 2);
+  sender.answerNext();
+  await dispatcher.idle();
+  t.deepEqual(attempts.released, []);
+  t.is(attempts.claims.length, 2);
+  t.deepEqual(sender.sent, ['event-first', 'event-second']);
+  await dispatcher.close();
+});
