@@ -77,6 +77,8 @@ export class ChainWatcher {
     for (const coin of deps.catalog.coins()) if (coin.chain_id === this.chainId) this.coinByAsset.set(coin.asset, coin);
     this.log = deps.logger.child({ chain: this.chainId });
     this.mempool = new MempoolTracker(deps.recorder, this.chainId, deps.chain.confirmations);
+    const { adapter } = deps;
+    if (adapter.watchKey) deps.watched.keyBy(this.chainId, (address) => adapter.watchKey!(address));
   }
 
   private get options() {
@@ -190,12 +192,8 @@ export class ChainWatcher {
     const { chainId } = this;
     const top = blocks.length > 0 ? blocks[blocks.length - 1]! : null;
     const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
-    for (const block of blocks) {
-      for (const t of block.transfers) {
-        const obs = this.observation(t, block, cursor.height - block.height + 1);
-        if (obs) await this.deps.recorder.observe(em, obs, this.deps.chain.confirmations);
-      }
-    }
+    const observations = blocks.flatMap((block) => block.transfers.flatMap((t) => this.observation(t, block, cursor.height - block.height + 1) ?? []));
+    await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
     const headers: ChainBlockRow[] = blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash }));
     for (let i = 0; i < headers.length; i += INSERT_CHUNK) await em.insert(ChainBlockEntity, headers.slice(i, i + INSERT_CHUNK));
     await em.upsert(ChainCursorEntity, { chain_id: chainId, height: cursor.height, hash: cursor.hash, updated_at: iso(this.deps.clock.now()) }, ['chain_id']);
@@ -272,7 +270,9 @@ export class ChainWatcher {
 
   /** A transfer to a watched address of a known coin, as the recorder takes it; null for any other. */
   private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): TransferObservation | null {
-    if (this.deps.watched.lookup(this.chainId, t.to) === undefined) return null;
+    const { watched } = this.deps;
+    if (t.watchKey !== undefined && !watched.mayWatchKey(this.chainId, t.watchKey)) return null;
+    if (watched.lookup(this.chainId, t.to) === undefined) return null;
     const coin = this.coinByAsset.get(t.asset);
     if (!coin || t.amount <= 0n) return null;
     return {

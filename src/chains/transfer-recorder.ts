@@ -1,11 +1,37 @@
-import type { EntityManager } from 'typeorm';
-import { AddressEntity, ChainTransferEntity, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
+import { In, type EntityManager } from 'typeorm';
+import { AddressEntity, ChainTransferEntity, type AddressRow, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
+import { insertRow } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import type { TransferObservation, TransferSink } from './types';
 
 /** A transfer's identity on its chain: one output (or log) of one transaction, per coin. */
 export const transferKey = (txid: string, coinId: string, index: number): string => `${txid}\u0000${coinId}\u0000${index}`;
+
+/** The same across chains: a batch of observations may span several. */
+const chainTransferKey = (chainId: string, txid: string, coinId: string, index: number): string => `${chainId}\u0000${transferKey(txid, coinId, index)}`;
+const obsKey = (o: TransferObservation): string => chainTransferKey(o.chainId, o.txid, o.coinId, o.index);
+const addressKey = (chainId: string, address: string): string => `${chainId}\u0000${address}`;
+
+/** Values per query: far below any database's bound-parameter limit. */
+const IN_CHUNK = 500;
+
+function chunks<T>(xs: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += IN_CHUNK) out.push(xs.slice(i, i + IN_CHUNK));
+  return out;
+}
+
+/** The distinct values of `pick` per chain. */
+function groupByChain(observations: TransferObservation[], pick: (o: TransferObservation) => string): Map<string, string[]> {
+  const byChain = new Map<string, Set<string>>();
+  for (const o of observations) {
+    let values = byChain.get(o.chainId);
+    if (!values) byChain.set(o.chainId, (values = new Set()));
+    values.add(pick(o));
+  }
+  return new Map([...byChain].map(([chainId, values]) => [chainId, [...values]]));
+}
 
 /**
  * Keeps `chain_transfers` true to what the chains show and tells the sink of every status change,
@@ -22,16 +48,36 @@ export class TransferRecorder {
    * `required` confirmations. Returns the row, or null when the address is not ours.
    */
   async observe(em: EntityManager, obs: TransferObservation, required: number): Promise<ChainTransferRow | null> {
+    return (await this.observeAll(em, [obs], required))[0]!;
+  }
+
+  /**
+   * `observe` for each of `observations` in order, with the rows they need read up front in one
+   * query per kind (a block's hits cost a few round trips, not a few each).
+   */
+  async observeAll(em: EntityManager, observations: TransferObservation[], required: number): Promise<Array<ChainTransferRow | null>> {
+    if (observations.length === 0) return [];
+    const known = await this.knownTransfers(em, observations);
+    const addresses = await this.addressRows(em, observations.filter((o) => !known.has(obsKey(o))));
+    const rows: Array<ChainTransferRow | null> = [];
+    for (const obs of observations) {
+      const row = await this.record(em, obs, required, known.get(obsKey(obs)), addresses.get(addressKey(obs.chainId, obs.address)));
+      if (row) known.set(obsKey(obs), row);
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  private async record(
+    em: EntityManager,
+    obs: TransferObservation,
+    required: number,
+    existing: ChainTransferRow | undefined,
+    address: AddressRow | undefined,
+  ): Promise<ChainTransferRow | null> {
     const now = iso(this.clock.now());
     const status: TransferStatus = obs.blockHeight !== null && obs.confirmations >= required ? 'confirmed' : 'seen';
-    const existing = await em.findOneBy(ChainTransferEntity, {
-      chain_id: obs.chainId,
-      txid: obs.txid,
-      coin_id: obs.coinId,
-      output_index: obs.index,
-    });
     if (!existing) {
-      const address = await em.findOneBy(AddressEntity, { chain_id: obs.chainId, address: obs.address });
       if (!address) return null;
       const row: ChainTransferRow = {
         id: newId(),
@@ -53,7 +99,7 @@ export class TransferRecorder {
         created_at: now,
         updated_at: now,
       };
-      await em.insert(ChainTransferEntity, row);
+      await insertRow(em, 'chain_transfers', row);
       await this.sink.onTransfer(em, row, null);
       return row;
     }
@@ -72,6 +118,24 @@ export class TransferRecorder {
     await em.update(ChainTransferEntity, { id: existing.id }, next);
     if (next.status !== existing.status) await this.sink.onTransfer(em, next, existing.status);
     return next;
+  }
+  /** The stored transfers `observations` refer to, by obsKey. */
+  private async knownTransfers(em: EntityManager, observations: TransferObservation[]): Promise<Map<string, ChainTransferRow>> {
+    const known = new Map<string, ChainTransferRow>();
+    for (const [chainId, txids] of groupByChain(observations, (o) => o.txid))
+      for (const chunk of chunks(txids))
+        for (const row of await em.find(ChainTransferEntity, { where: { chain_id: chainId, txid: In(chunk) } }))
+          known.set(chainTransferKey(row.chain_id, row.txid, row.coin_id, row.output_index), row);
+    return known;
+  }
+
+  /** The address rows `observations` pay, by chain and address. */
+  private async addressRows(em: EntityManager, observations: TransferObservation[]): Promise<Map<string, AddressRow>> {
+    const rows = new Map<string, AddressRow>();
+    for (const [chainId, addresses] of groupByChain(observations, (o) => o.address))
+      for (const chunk of chunks(addresses))
+        for (const row of await em.find(AddressEntity, { where: { chain_id: chainId, address: In(chunk) } })) rows.set(addressKey(chainId, row.address), row);
+    return rows;
   }
 
   /** Seen transfers whose block is now deep enough become confirmed. */

@@ -26,6 +26,11 @@ export interface NormalisedTransfer {
   txid: string;
   /** Output index (vout) or log index; 0 for an EVM native value transfer. */
   index: number;
+  /**
+   * The receiving address's watch key (ChainAdapter.watchKey), for a family that has one: the
+   * core screens on it first and reads `to` only for the few transfers that pass.
+   */
+  watchKey?: Uint8Array;
 }
 
 export interface NormalisedBlock extends BlockHeader {
@@ -43,6 +48,11 @@ export interface ChainAdapter {
   blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]>;
   /** Transfers waiting in the node's mempool, for families that have one (Bitcoin). */
   mempool?(signal?: AbortSignal): Promise<NormalisedTransfer[]>;
+  /**
+   * For a family whose addresses cost more to build than to match on bytes (Bitcoin): the bytes its
+   * transfers carry as `watchKey` for payments to `address`; null for an address it cannot pay.
+   */
+  watchKey?(address: string): Uint8Array | null;
   close?(): Promise<void>;
 }
 

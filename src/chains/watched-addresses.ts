@@ -1,16 +1,38 @@
+import { KeyFilter } from './key-filter';
+
+/** A family's watch key of an address (see ChainAdapter.watchKey); null for one it cannot pay. */
+export type WatchKeyOf = (address: string) => Uint8Array | null;
+
 /**
  * The addresses the core watches, per chain, in memory: loaded at start and kept current as
  * addresses are derived, so a transfer to an unknown address costs one map lookup and no I/O.
- * Values are address row ids; the row itself is read only on a hit.
+ * Values are address row ids; the row itself is read only on a hit. A chain whose family gives
+ * watch keys also has a KeyFilter of them: its blocks' outputs are screened on their bytes, and the
+ * address text is built and looked up only for the few that pass.
  */
 export class WatchedAddresses {
   private readonly byChain = new Map<string, Map<string, string>>();
+  private readonly keyed = new Map<string, { keyOf: WatchKeyOf; filter: KeyFilter }>();
 
   add(chainId: string, address: string, addressId: string): void {
     let m = this.byChain.get(chainId);
     if (!m) this.byChain.set(chainId, (m = new Map()));
     // The id too: a new UUIDv7 is built by concatenation (about 420 bytes an entry otherwise).
     m.set(flat(address), flat(addressId));
+    const keys = this.keyed.get(chainId);
+    if (keys) addKey(keys, address);
+  }
+
+  /**
+   * From now on this chain's addresses are also screened by `keyOf` (its adapter's watch key);
+   * the addresses already watched are keyed at once. A chain's watch key is its family's and never
+   * changes: a second call (a watcher built again for the chain) keeps the first.
+   */
+  keyBy(chainId: string, keyOf: WatchKeyOf): void {
+    if (this.keyed.has(chainId)) return;
+    const keys = { keyOf, filter: new KeyFilter() };
+    for (const address of this.byChain.get(chainId)?.keys() ?? []) addKey(keys, address);
+    this.keyed.set(chainId, keys);
   }
 
   remove(chainId: string, address: string): void {
@@ -22,12 +44,26 @@ export class WatchedAddresses {
     return this.byChain.get(chainId)?.get(address);
   }
 
+  /**
+   * False when no watched address of this chain has this watch key: the transfer is not ours.
+   * True is only "maybe" (confirm with `lookup`); always true for a chain without watch keys.
+   */
+  mayWatchKey(chainId: string, key: Uint8Array): boolean {
+    const keys = this.keyed.get(chainId);
+    return keys === undefined || keys.filter.mayHave(key);
+  }
+
   size(chainId?: string): number {
     if (chainId !== undefined) return this.byChain.get(chainId)?.size ?? 0;
     let n = 0;
     for (const m of this.byChain.values()) n += m.size;
     return n;
   }
+}
+
+function addKey(keys: { keyOf: WatchKeyOf; filter: KeyFilter }, address: string): void {
+  const key = keys.keyOf(address);
+  if (key) keys.filter.add(key);
 }
 
 /**

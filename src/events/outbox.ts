@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { EventEntity, type EventRow } from '../db/entities/events';
+import type { EventRow } from '../db/entities/events';
+import { insertRow } from '../db/raw';
 import { iso } from '../shared/clock';
 import type { EventType } from '../shared/events';
 import { newId } from '../shared/ids';
@@ -39,7 +40,8 @@ export class Outbox {
       created_at: createdAt,
       dispatched_at: null,
     };
-    await em.insert(EventEntity, row);
+    // A prepared statement: events are written in the chain core's and the API's hot paths.
+    await insertRow(em, 'events', row);
     if (this.listeners.size > 0) setTimeout(() => this.listeners.forEach((l) => l()), 0).unref();
     return row;
   }

@@ -2,7 +2,7 @@ import type { Network } from 'bitcoinjs-lib';
 import type { BtcFeeOptions, ChainConfig } from '../../config/schema';
 import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer } from '../types';
 import { btcNetwork } from './derive';
-import { parseBlock, parseTransaction } from './parse';
+import { outputScript, parseBlock, parseTransaction } from './parse';
 import { BitcoinRpc } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
@@ -57,6 +57,11 @@ export class BtcAdapter implements ChainAdapter {
       if (block.hash !== hashes[i]) throw new Error(`bitcoin node getblock: asked for ${hashes[i]}, got ${block.hash}`);
       return block;
     });
+  }
+
+  /** An address's output script: the watch key its transfers carry, so only watched outputs are encoded as text. */
+  watchKey(address: string): Uint8Array | null {
+    return outputScript(address, this.network);
   }
 
   /**

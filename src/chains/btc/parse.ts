@@ -9,20 +9,78 @@ const OP_EQUAL = 0x87;
 const OP_EQUALVERIFY = 0x88;
 const OP_CHECKSIG = 0xac;
 
+type Encoding = (script: Uint8Array, network: Network) => string;
+
+const segwit =
+  (version: number): Encoding =>
+  (script, network) =>
+    address.toBech32(script.subarray(2), version, network.bech32);
+const P2WPKH_OR_P2WSH = segwit(0);
+const P2TR = segwit(1);
+const P2PKH: Encoding = (script, network) => address.toBase58Check(script.subarray(3, 23), network.pubKeyHash);
+const P2SH: Encoding = (script, network) => address.toBase58Check(script.subarray(2, 22), network.scriptHash);
+
 /**
- * The address an output pays, in canonical form (bech32 lower-case, base58check), for the standard
- * script types; null for any other script (OP_RETURN, bare multisig...). Matched by shape, because
- * bitcoinjs-lib's fromOutputScript tries each type by throwing, far too slow for whole blocks.
+ * How the address of a standard output script is written (bech32, base58check); null for any
+ * other script (OP_RETURN, bare multisig...). Matched by shape, because bitcoinjs-lib's
+ * fromOutputScript tries each type by throwing, far too slow for whole blocks.
  */
-export function outputAddress(script: Uint8Array, network: Network): string | null {
+function encodingOf(script: Uint8Array): Encoding | null {
   const n = script.length;
-  if (n === 22 && script[0] === OP_0 && script[1] === 20) return address.toBech32(script.subarray(2), 0, network.bech32);
-  if (n === 34 && script[0] === OP_0 && script[1] === 32) return address.toBech32(script.subarray(2), 0, network.bech32);
-  if (n === 34 && script[0] === OP_1 && script[1] === 32) return address.toBech32(script.subarray(2), 1, network.bech32);
+  if (n === 22 && script[0] === OP_0 && script[1] === 20) return P2WPKH_OR_P2WSH;
+  if (n === 34 && script[0] === OP_0 && script[1] === 32) return P2WPKH_OR_P2WSH;
+  if (n === 34 && script[0] === OP_1 && script[1] === 32) return P2TR;
   if (n === 25 && script[0] === OP_DUP && script[1] === OP_HASH160 && script[2] === 20 && script[23] === OP_EQUALVERIFY && script[24] === OP_CHECKSIG)
-    return address.toBase58Check(script.subarray(3, 23), network.pubKeyHash);
-  if (n === 23 && script[0] === OP_HASH160 && script[1] === 20 && script[22] === OP_EQUAL) return address.toBase58Check(script.subarray(2, 22), network.scriptHash);
+    return P2PKH;
+  if (n === 23 && script[0] === OP_HASH160 && script[1] === 20 && script[22] === OP_EQUAL) return P2SH;
   return null;
+}
+
+/** The address an output pays, in canonical form (bech32 lower-case, base58check); null for a script without one. */
+export function outputAddress(script: Uint8Array, network: Network): string | null {
+  const encoding = encodingOf(script);
+  return encoding ? encoding(script, network) : null;
+}
+
+/**
+ * The output script paying the address `text` (the inverse of outputAddress, and the chain's watch
+ * key); null for text that is not an address of this network.
+ */
+export function outputScript(text: string, network: Network): Uint8Array | null {
+  try {
+    if (text.startsWith(`${network.bech32}1`)) {
+      const { version, prefix, data } = address.fromBech32(text);
+      if (prefix !== network.bech32 || version > 1) return null;
+      return Uint8Array.from([version === 0 ? OP_0 : OP_1, data.length, ...data]);
+    }
+    const { version, hash } = address.fromBase58Check(text);
+    if (version === network.pubKeyHash) return Uint8Array.from([OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG]);
+    if (version === network.scriptHash) return Uint8Array.from([OP_HASH160, 20, ...hash, OP_EQUAL]);
+  } catch {
+    // Not an address at all.
+  }
+  return null;
+}
+
+/**
+ * One output paying an address. Its script is its watch key; the address text is built on first
+ * read, because the core reads it only for the few outputs whose script is watched.
+ */
+class OutputTransfer implements NormalisedTransfer {
+  readonly asset = 'native';
+  private address: string | undefined;
+  constructor(
+    readonly watchKey: Uint8Array,
+    private readonly encoding: Encoding,
+    private readonly network: Network,
+    readonly amount: bigint,
+    readonly txid: string,
+    readonly index: number,
+  ) {}
+
+  get to(): string {
+    return (this.address ??= this.encoding(this.watchKey, this.network));
+  }
 }
 
 /** Every output of `tx` paying an address: one transfer each (txid + vout), so two outputs to one address are two. */
@@ -30,8 +88,8 @@ export function transactionTransfers(tx: Transaction, network: Network, txid = t
   const transfers: NormalisedTransfer[] = [];
   tx.outs.forEach((out, index) => {
     if (out.value <= 0n) return;
-    const to = outputAddress(out.script, network);
-    if (to !== null) transfers.push({ asset: 'native', to, amount: out.value, txid, index });
+    const encoding = encodingOf(out.script);
+    if (encoding !== null) transfers.push(new OutputTransfer(out.script, encoding, network, out.value, txid, index));
   });
   return transfers;
 }

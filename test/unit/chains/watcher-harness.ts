@@ -78,6 +78,6 @@ export async function setup<N extends FakeChain = FakeChain>(
   const signal = new AbortController().signal;
   const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
   const transfers = () => store.read.find(ChainTransferEntity, { order: { block_height: 'ASC', txid: 'ASC' } });
-  return { store, node, sink, watcher, restart, signal, clock, catalog, coinsInMaintenance, transfers, logs };
+  return { store, node, sink, watcher, restart, signal, clock, catalog, watched, coinsInMaintenance, transfers, logs };
 }
 

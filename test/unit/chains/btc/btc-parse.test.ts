@@ -2,7 +2,7 @@ import test from 'ava';
 import { networks, payments, Transaction } from 'bitcoinjs-lib';
 import { BtcAdapter } from '../../../../src/chains/btc/btc-adapter';
 import { btcNetwork } from '../../../../src/chains/btc/derive';
-import { outputAddress, parseTransaction } from '../../../../src/chains/btc/parse';
+import { outputAddress, outputScript, parseTransaction } from '../../../../src/chains/btc/parse';
 import type { BitcoinRpc } from '../../../../src/chains/btc/rpc';
 import { parseConfig } from '../../../../src/config/schema';
 
@@ -23,6 +23,32 @@ test('standard output scripts read as the address bitcoinjs-lib gives them, with
     t.is(outputAddress(taproot, network)!.slice(0, network.bech32.length + 2), `${network.bech32}1p`);
   }
   t.true(outputAddress(payments.p2wpkh({ hash: hash20, network: BCOIN }).output!, BCOIN)!.startsWith('rb1q'));
+});
+
+test('an address\'s watch key is the output script paying it, for every standard type; text of another network has none', (t) => {
+  for (const network of [networks.bitcoin, networks.regtest, BCOIN]) {
+    const taproot = Uint8Array.from([0x51, 32, ...hash32]);
+    const scripts = [
+      payments.p2wpkh({ hash: hash20, network }).output!,
+      payments.p2wsh({ hash: hash32, network }).output!,
+      payments.p2pkh({ hash: hash20, network }).output!,
+      payments.p2sh({ hash: hash20, network }).output!,
+      taproot,
+    ];
+    for (const script of scripts) t.deepEqual(outputScript(outputAddress(script, network)!, network), Uint8Array.from(script));
+  }
+  t.is(outputScript(payments.p2wpkh({ hash: hash20, network: BCOIN }).address!, networks.bitcoin), null);
+  t.is(outputScript('not an address', BCOIN), null);
+});
+
+test('parsed transfers carry their output script as watch key and build the address only when read', (t) => {
+  const to = payments.p2wpkh({ hash: hash20, network: BCOIN });
+  const tx = new Transaction();
+  tx.addInput(new Uint8Array(32), 0);
+  tx.addOutput(to.output!, 1500n);
+  const [transfer] = parseTransaction(tx.toHex(), BCOIN).transfers;
+  t.deepEqual(Uint8Array.from(transfer!.watchKey!), outputScript(to.address!, BCOIN));
+  t.is(transfer!.to, to.address!);
 });
 
 test('outputs without an address (OP_RETURN, bare scripts) and empty outputs are not transfers', (t) => {

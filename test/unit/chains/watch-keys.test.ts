@@ -1,0 +1,79 @@
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { coinId } from '../../../src/catalog/coins';
+import { KeyFilter } from '../../../src/chains/key-filter';
+import type { NormalisedTransfer } from '../../../src/chains/types';
+import { WatchedAddresses } from '../../../src/chains/watched-addresses';
+import { AddressEntity } from '../../../src/db/entities/chain';
+import { FakeChain } from './fake-chain';
+import { ALICE, BOB, eth, setup, STRANGER } from './watcher-harness';
+
+test('a key filter answers "maybe" for every key added and "no" for almost every other', (t) => {
+  const filter = new KeyFilter();
+  const added = Array.from({ length: 20_000 }, () => randomBytes(22));
+  for (const k of added) filter.add(k);
+  t.true(added.every((k) => filter.mayHave(Uint8Array.from(k))));
+  const passed = Array.from({ length: 20_000 }, () => randomBytes(22)).filter((k) => filter.mayHave(k)).length;
+  t.true(passed < 20, `${passed} of 20000 absent keys passed`);
+});
+
+test('a chain is screened by its watch keys only once keyed; addresses watched before and after are both keyed', (t) => {
+  const watched = new WatchedAddresses();
+  const key = (a: string) => new TextEncoder().encode(a);
+  watched.add('bitcoin', 'before', 'id-1');
+  t.true(watched.mayWatchKey('bitcoin', key('anything')));
+  watched.keyBy('bitcoin', key);
+  watched.add('bitcoin', 'after', 'id-2');
+  t.true(watched.mayWatchKey('bitcoin', key('before')));
+  t.true(watched.mayWatchKey('bitcoin', key('after')));
+  t.false(watched.mayWatchKey('bitcoin', key('other')));
+  t.true(watched.mayWatchKey('ethereum', key('other')));
+  // A second keying (a watcher built again) keeps the first.
+  watched.keyBy('bitcoin', () => key('x'));
+  t.true(watched.mayWatchKey('bitcoin', key('before')));
+});
+
+const textKey = (address: string): Uint8Array => new TextEncoder().encode(address);
+
+/** A family with watch keys: its transfers carry the key of the address they pay. */
+class KeyedChain extends FakeChain {
+  watchKey(address: string): Uint8Array | null {
+    return textKey(address);
+  }
+}
+const keyed = (tr: NormalisedTransfer, key = tr.to): NormalisedTransfer => ({ ...tr, watchKey: textKey(key) });
+
+test('with watch keys, the core records transfers whose key is watched, skips the rest, and keys addresses added later', async (t) => {
+  const { node, watcher, signal, transfers, store, watched } = await setup(t, { node: new KeyedChain(), confirmations: 1 });
+  await store.write((em) =>
+    em.insert(AddressEntity, {
+      id: '00000000-0000-4000-8000-000000000009',
+      account_id: 'acc',
+      chain_id: 'ethereum',
+      coin_id: coinId('ethereum', 'native'),
+      address: STRANGER,
+      derivation_path: "m/44'/60'/0'/0/9",
+      derivation_index: 9,
+      purpose: 'invoice',
+      invoice_id: null,
+      status: 'active',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    }),
+  );
+  watched.add('ethereum', STRANGER, '00000000-0000-4000-8000-000000000009');
+  node.mine([
+    keyed(eth(ALICE, 5n, '0x01')),
+    // Its key is not watched: the core never reads its address.
+    keyed(eth(BOB, 6n, '0x02'), '0xNOBODY'),
+    keyed(eth(STRANGER, 7n, '0x03')),
+  ]);
+  await watcher.poll(signal);
+  t.deepEqual(
+    (await transfers()).map((r) => [r.txid, r.address, r.amount]),
+    [
+      ['0x01', ALICE, '0.000000000000000005'],
+      ['0x03', STRANGER, '0.000000000000000007'],
+    ],
+  );
+});
