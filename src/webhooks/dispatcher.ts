@@ -24,10 +24,12 @@ export const DEFAULT_LIMITS: DispatcherLimits = { maxInFlight: 64, perTarget: 8 
 const FLUSH_AFTER_MS = 20;
 
 /**
- * Rounds of slots claimed ahead, per target and overall: each transaction carries many claims
- * (and the outcomes that came in meanwhile) instead of a few, which is most of a delivery's cost.
+ * Rounds of slots claimed ahead for a target that answers quickly (and overall): each transaction
+ * carries many claims (and the outcomes that came in meanwhile) instead of a few, which is most
+ * of a delivery's cost. Any other target gets SLOW_AHEAD_ROUNDS.
  */
 const AHEAD_ROUNDS = 8;
+const SLOW_AHEAD_ROUNDS = 2;
 
 /**
  * A claim is sent only while it is this fresh: its delivery falls due again (as if the attempt
@@ -35,6 +37,9 @@ const AHEAD_ROUNDS = 8;
  * delay is given back and claimed anew rather than risk a second send of the same attempt.
  */
 export const CLAIM_FRESH_MS = RETRY_DELAYS_MS[0] / 2;
+
+/** An answer this fast makes a target quick: its deepest claim then waits well within CLAIM_FRESH_MS. */
+const QUICK_ANSWER_MS = CLAIM_FRESH_MS / (2 * AHEAD_ROUNDS);
 
 /**
  * Sends deliveries from the store. Each attempt is claimed in the store before it is sent: the
@@ -50,6 +55,8 @@ export const CLAIM_FRESH_MS = RETRY_DELAYS_MS[0] / 2;
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perTarget = new Map<string, number>();
+  /** Targets with work whose last answer came within QUICK_ANSWER_MS. */
+  private readonly quick = new Set<string>();
   private queued = new Map<string, DueDelivery[]>();
   /** Targets whose read was cut at QUEUE_PER_TARGET: more of theirs may be due. */
   private cut = new Set<string>();
@@ -206,19 +213,20 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims from the queues, in one transaction, what the slots can take now plus AHEAD_ROUNDS - 1
-   * more rounds per target (so attempts start without waiting for a transaction), then starts
-   * what fits. A target is topped up only once half its depth has gone, unless fewer than a
-   * round wait: claims come in large batches and the slots never run dry for want of one.
+   * Claims from the queues, in one transaction, what the slots can take now plus more rounds per
+   * target (so attempts start without waiting for a transaction), then starts what fits. A target
+   * is topped up only once half its depth has gone, unless fewer than a round wait: claims come
+   * in large batches and the slots never run dry for want of one. A target that answers slowly
+   * is claimed only a round ahead, so its claims do not go stale while they wait.
    */
   private async startQueued(): Promise<void> {
     if (this.abort.signal.aborted) return;
     const round = this.limits.perTarget;
-    const depth = AHEAD_ROUNDS * round;
     let room = AHEAD_ROUNDS * this.limits.maxInFlight - this.inFlight.size - this.readyCount();
     const chosen: DueDelivery[] = [];
     for (const [t, list] of this.queued) {
       if (room <= 0) break;
+      const depth = (this.quick.has(t) ? AHEAD_ROUNDS : SLOW_AHEAD_ROUNDS) * round;
       const waiting = this.ready.get(t)?.length ?? 0;
       const want = Math.min(room, depth - (this.perTarget.get(t) ?? 0) - waiting);
       if (want <= 0 || (want < depth / 2 && waiting >= round)) continue;
@@ -278,6 +286,8 @@ export class WebhookDispatcher {
     const run = this.send(c, started)
       .then((result) => {
         this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
+        if (result.durationMs < QUICK_ANSWER_MS) this.quick.add(target);
+        else this.quick.delete(target);
         // Written by the next claim, or by a flush when nothing is claimed within a few ms.
         this.flushTimer ??= setTimeout(() => {
           this.flushTimer = null;
@@ -292,6 +302,8 @@ export class WebhookDispatcher {
         const left = (this.perTarget.get(target) ?? 1) - 1;
         if (left > 0) this.perTarget.set(target, left);
         else this.perTarget.delete(target);
+        // Only targets with work are remembered: the set stays as small as the work in hand.
+        if (left === 0 && !this.ready.has(target)) this.quick.delete(target);
         if (this.abort.signal.aborted) return;
         this.launchReady();
         void this.pump().catch((err: unknown) => this.logFailure(err));

@@ -56,8 +56,15 @@ class HeldSender {
     this.sent.push(event.id);
     return new Promise((resolve) => this.answers.push(resolve));
   };
-  answerNext(): void {
-    this.answers.shift()!({ ok: true, responseStatus: 200, error: null, durationMs: 1 });
+  answerNext(durationMs = 1): void {
+    this.answers.shift()!({ ok: true, responseStatus: 200, error: null, durationMs });
+  }
+  /** Answers every attempt, those the answers start included, until none is out. */
+  async drain(durationMs: number): Promise<void> {
+    while (this.answers.length > 0) {
+      this.answerNext(durationMs);
+      await new Promise((r) => setTimeout(r, 1));
+    }
   }
   close = (): void => undefined;
 }
@@ -70,9 +77,12 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
-function setup(): { clock: FakeClock; attempts: FakeAttempts; sender: HeldSender; dispatcher: WebhookDispatcher } {
+function setup(
+  rows = [due('first'), due('second')],
+  limits = { maxInFlight: 1, perTarget: 1 },
+): { clock: FakeClock; attempts: FakeAttempts; sender: HeldSender; dispatcher: WebhookDispatcher } {
   const clock = new FakeClock();
-  const attempts = new FakeAttempts([due('first'), due('second')]);
+  const attempts = new FakeAttempts(rows);
   const sender = new HeldSender();
   const dispatcher = new WebhookDispatcher(
     {
@@ -83,8 +93,8 @@ function setup(): { clock: FakeClock; attempts: FakeAttempts; sender: HeldSender
       secrets: {} as WebhookSecrets,
       callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
     },
-    // One slot: the second claim waits in memory while the first attempt is out.
-    { maxInFlight: 1, perTarget: 1 },
+    // One slot by default: the second claim waits in memory while the first attempt is out.
+    limits,
   );
   return { clock, attempts, sender, dispatcher };
 }
@@ -129,5 +139,32 @@ test('a claim still fresh when its slot frees is sent as claimed', async (t) => 
   t.deepEqual(attempts.released, []);
   t.is(attempts.claims.length, 2);
   t.deepEqual(sender.sent, ['event-first', 'event-second']);
+  await dispatcher.close();
+});
+
+test('a target is claimed two rounds ahead until it answers quickly, then eight; a slow answer brings it back to two', async (t) => {
+  const rows = Array.from({ length: 40 }, (_, i) => due(`d${String(i).padStart(2, '0')}`));
+  const { attempts, sender, dispatcher } = setup(rows, { maxInFlight: 2, perTarget: 2 });
+  await dispatcher.tick();
+  await until('the first round', () => sender.sent.length === 2);
+  t.is(attempts.claims.length, 4, 'unknown target: two rounds of two');
+
+  sender.answerNext(1);
+  await until('a deeper claim', () => attempts.claims.length > 4);
+  t.is(attempts.claims.length, 1 + 16, 'quick target: eight rounds of two in hand (one answered)');
+
+  // A slow answer: no more claims until fewer than a round wait.
+  sender.answerNext(60_000);
+  const before = attempts.claims.length;
+  for (let i = 0; i < 10; i++) {
+    await until('the next attempt', () => sender.sent.length > 3 + i);
+    sender.answerNext(60_000);
+  }
+  await until('the last of those attempts', () => sender.sent.length === 14);
+  t.is(attempts.claims.length, before, 'nothing claimed while the slow target still held more than its two rounds');
+  await sender.drain(60_000);
+  await dispatcher.idle();
+  t.is(sender.sent.length, 40, 'every delivery sent once');
+  t.is(new Set(sender.sent).size, 40);
   await dispatcher.close();
 });
