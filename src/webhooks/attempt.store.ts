@@ -9,7 +9,7 @@ import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
 import { afterAttempt, MAX_ATTEMPTS } from './schedule';
 import type { AttemptResult } from './sender';
-import { insertRows, list, returning, updateFromValues } from './sql';
+import { insertRows, list, returning, shaped, updateFromValues } from './sql';
 
 export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 /** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
@@ -127,7 +127,7 @@ export class AttemptStore {
       if (endpointIds.length > 0) {
         const rows = await rawQuery<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }>(
           em,
-          `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`,
+          shaped(em, 'claim:endpoints', endpointIds.length, () => `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`),
           endpointIds,
         );
         for (const r of rows) endpoints.set(r.id, r);
@@ -139,21 +139,27 @@ export class AttemptStore {
       // attempt is planned as if this one fails, by the schedule position each row is at.
       // (Placeholders appear in the order of their values: SQLite binds `?` by position.)
       const plans = Array.from({ length: MAX_ATTEMPTS }, (_, i) => afterAttempt(i + 1, false, now).next_attempt_at);
-      const p = (i: number) => placeholder(em, i);
-      const cases = plans.map((_, i) => `WHEN ${i} THEN ${p(i + 1)}`).join(' ');
-      const base = plans.length;
       const rows = await returning<{ id: string; attempts: number | string; schedule_attempts: number | string }>(
         em,
-        `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts + 1, schedule_attempts = schedule_attempts + 1,
-           next_attempt_at = CASE schedule_attempts ${cases} ELSE NULL END, updated_at = ${p(base + 1)}
-         WHERE next_attempt_at <= ${p(base + 2)} AND status IN ('pending', 'failed') AND id IN (${list(em, sendable.length, base + 3)})
-         RETURNING id, attempts, schedule_attempts`,
+        shaped(em, 'claim:deliveries', sendable.length, () => {
+          const p = (i: number) => placeholder(em, i);
+          const cases = plans.map((_, i) => `WHEN ${i} THEN ${p(i + 1)}`).join(' ');
+          const base = plans.length;
+          return `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts + 1, schedule_attempts = schedule_attempts + 1,
+             next_attempt_at = CASE schedule_attempts ${cases} ELSE NULL END, updated_at = ${p(base + 1)}
+           WHERE next_attempt_at <= ${p(base + 2)} AND status IN ('pending', 'failed') AND id IN (${list(em, sendable.length, base + 3)})
+           RETURNING id, attempts, schedule_attempts`;
+        }),
         [...plans, at, at, ...sendable.map((d) => d.id)],
       );
       if (rows.length === 0) return [];
       const counted = new Map(rows.map((r) => [r.id, { attempts: Number(r.attempts), scheduleAttempt: Number(r.schedule_attempts) }]));
       const eventIds = [...new Set(sendable.filter((d) => counted.has(d.id)).map((d) => d.event_id))];
-      const events = await rawQuery<{ id: string; body: string }>(em, `SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`, eventIds);
+      const events = await rawQuery<{ id: string; body: string }>(
+        em,
+        shaped(em, 'claim:bodies', eventIds.length, () => `SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`),
+        eventIds,
+      );
       const bodies = new Map(events.map((e) => [e.id, e.body]));
 
       const claimed: Claimed[] = [];

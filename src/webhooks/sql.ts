@@ -6,6 +6,24 @@ import { placeholder, rawQuery } from '../db/raw';
  * dispatcher's hot path does per batch what it would otherwise do per row.
  */
 
+const texts = new Map<string, Map<string, Map<number, string>>>();
+
+/**
+ * The text of a statement whose shape is `site` with `n` rows or values, built once per dialect:
+ * a batch statement is long, and building it anew (and hashing the new string to find its
+ * prepared statement) cost more per delivery than some of the statements themselves.
+ */
+export function shaped(em: EntityManager, site: string, n: number, build: () => string): string {
+  const dialect = em.connection.options.type;
+  let bySite = texts.get(dialect);
+  if (!bySite) texts.set(dialect, (bySite = new Map()));
+  let bySize = bySite.get(site);
+  if (!bySize) bySite.set(site, (bySize = new Map()));
+  let sql = bySize.get(n);
+  if (sql === undefined) bySize.set(n, (sql = build()));
+  return sql;
+}
+
 /** `(p1, p2, ...)` for `n` values starting at placeholder `from`. */
 export const list = (em: EntityManager, n: number, from = 1): string => Array.from({ length: n }, (_, i) => placeholder(em, from + i)).join(', ');
 
@@ -21,15 +39,17 @@ export async function returning<T>(em: EntityManager, sql: string, params: unkno
 export async function insertRows(em: EntityManager, table: string, rows: object[]): Promise<void> {
   if (rows.length === 0) return;
   const cols = Object.keys(rows[0]!);
+  const site = `${table}(${cols.join(',')})`;
   const perChunk = Math.max(1, Math.floor(900 / cols.length));
   for (let i = 0; i < rows.length; i += perChunk) {
     const chunk = rows.slice(i, i + perChunk);
-    const values = chunk.map((_, r) => `(${list(em, cols.length, r * cols.length + 1)})`).join(', ');
-    await rawQuery(
-      em,
-      `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}`,
-      chunk.flatMap((row) => cols.map((c) => (row as Record<string, unknown>)[c])),
-    );
+    const sql = shaped(em, site, chunk.length, () => {
+      const values = chunk.map((_, r) => `(${list(em, cols.length, r * cols.length + 1)})`).join(', ');
+      return `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}`;
+    });
+    const params: unknown[] = [];
+    for (const row of chunk) for (const c of cols) params.push((row as Record<string, unknown>)[c]);
+    await rawQuery(em, sql, params);
   }
 }
 
@@ -44,7 +64,10 @@ export async function updateFromValues(em: EntityManager, update: string, match:
   const perChunk = Math.max(1, Math.floor(900 / width));
   for (let i = 0; i < rows.length; i += perChunk) {
     const chunk = rows.slice(i, i + perChunk);
-    const values = chunk.map((_, r) => `(${list(em, width, r * width + 1)})`).join(', ');
-    await rawQuery(em, `${update} FROM (VALUES ${values}) AS v WHERE ${match}`, chunk.flat());
+    const sql = shaped(em, `${update}\u0000${match}`, chunk.length, () => {
+      const values = chunk.map((_, r) => `(${list(em, width, r * width + 1)})`).join(', ');
+      return `${update} FROM (VALUES ${values}) AS v WHERE ${match}`;
+    });
+    await rawQuery(em, sql, chunk.flat());
   }
 }
