@@ -13,7 +13,7 @@ import { insertRows, list, returning, shaped, updateFromValues } from './sql';
 
 export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 /** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
-export const QUEUE_PER_TARGET = 64;
+export const QUEUE_PER_TARGET = 128;
 const FAN_OUT_BATCH = 500;
 /** Rows a scan of everything due reads at most. */
 const SCAN_LIMIT = 2000;

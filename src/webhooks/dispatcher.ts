@@ -28,7 +28,7 @@ const FLUSH_AFTER_MS = 20;
  * carries many claims (and the outcomes that came in meanwhile) instead of a few, which is most
  * of a delivery's cost. Any other target gets SLOW_AHEAD_ROUNDS.
  */
-const AHEAD_ROUNDS = 8;
+const AHEAD_ROUNDS = 16;
 const SLOW_AHEAD_ROUNDS = 2;
 
 /**
@@ -132,6 +132,8 @@ export class WebhookDispatcher {
     this.abort.abort();
     await this.pumping?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     await this.flush();
     const unsent = [...this.ready.values()].flat();
     this.ready.clear();

@@ -142,7 +142,7 @@ test('a claim still fresh when its slot frees is sent as claimed', async (t) => 
   await dispatcher.close();
 });
 
-test('a target is claimed two rounds ahead until it answers quickly, then eight; a slow answer brings it back to two', async (t) => {
+test('a target is claimed two rounds ahead until it answers quickly, then sixteen; a slow answer brings it back to two', async (t) => {
   const rows = Array.from({ length: 40 }, (_, i) => due(`d${String(i).padStart(2, '0')}`));
   const { attempts, sender, dispatcher } = setup(rows, { maxInFlight: 2, perTarget: 2 });
   await dispatcher.tick();
@@ -151,7 +151,7 @@ test('a target is claimed two rounds ahead until it answers quickly, then eight;
 
   sender.answerNext(1);
   await until('a deeper claim', () => attempts.claims.length > 4);
-  t.is(attempts.claims.length, 1 + 16, 'quick target: eight rounds of two in hand (one answered)');
+  t.is(attempts.claims.length, 1 + 32, 'quick target: sixteen rounds of two in hand (one answered)');
 
   // A slow answer: no more claims until fewer than a round wait.
   sender.answerNext(60_000);
