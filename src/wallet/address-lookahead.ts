@@ -18,7 +18,7 @@ export interface LookaheadResult {
 }
 
 /** How many addresses past the last one issued are derived ahead, per (chain, branch). */
-const DEPTH = 64;
+const DEPTH = 512;
 /** A bound on what waits unused (indexes taken by another daemon on a shared database). */
 const MAX_READY = 100_000;
 

@@ -35,8 +35,11 @@ export function bodyHash(body?: SignerBody): string {
 
 /** The canonical string of SPEC "Canonical string". */
 export function canonical(timestamp: number | string, method: string, target: string, body?: SignerBody): string {
-  return [String(timestamp), method.toUpperCase(), target, bodyHash(body)].join('\n');
+  return canonicalOfHash(timestamp, method, target, bodyHash(body));
 }
+
+const canonicalOfHash = (timestamp: number | string, method: string, target: string, hash: string): string =>
+  [String(timestamp), method.toUpperCase(), target, hash].join('\n');
 
 /** Lower-case hex HMAC-SHA256 keyed with the secret's UTF-8 bytes as given (not base64-decoded). */
 export function hmacHex(secret: string, message: string): string {
@@ -50,9 +53,9 @@ const issued = new Set<string>();
  * SPEC's replay rule refuses a second identical signature, so a test that reads the same route
  * twice within one second must not produce one by accident.
  */
-function freshTimestamp(input: SignRequestInput): string {
+function freshTimestamp(keyId: string, method: string, target: string, hash: string): string {
   for (let ts = Math.floor(Date.now() / 1000); ; ts--) {
-    const id = `${input.keyId}\n${canonical(ts, input.method, input.target, input.body)}`;
+    const id = `${keyId}\n${canonicalOfHash(ts, method, target, hash)}`;
     if (!issued.has(id)) {
       issued.add(id);
       return String(ts);
@@ -65,11 +68,12 @@ function freshTimestamp(input: SignRequestInput): string {
  * Without a timestamp, every call of the process signs a request that was not signed before.
  */
 export function signRequest(input: SignRequestInput): Record<string, string> {
-  const timestamp = input.timestamp === undefined ? freshTimestamp(input) : String(input.timestamp);
+  const hash = bodyHash(input.body);
+  const timestamp = input.timestamp === undefined ? freshTimestamp(input.keyId, input.method, input.target, hash) : String(input.timestamp);
   const headers: Record<string, string> = {
     'X-API-Key': input.keyId,
     'X-Timestamp': timestamp,
-    'X-Signature': hmacHex(input.secret, canonical(timestamp, input.method, input.target, input.body)),
+    'X-Signature': hmacHex(input.secret, canonicalOfHash(timestamp, input.method, input.target, hash)),
   };
   if (bodyBytes(input.body).length > 0) headers['Content-Type'] = 'application/json';
   return headers;
