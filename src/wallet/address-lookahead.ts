@@ -18,7 +18,7 @@ export interface LookaheadResult {
 }
 
 /** How many addresses past the last one issued are derived ahead, per (chain, branch). */
-const DEPTH = 512;
+export const LOOKAHEAD_DEPTH = 512;
 /** A bound on what waits unused (indexes taken by another daemon on a shared database). */
 const MAX_READY = 100_000;
 
@@ -27,7 +27,7 @@ const MAX_READY = 100_000;
  * index), but computing one is an elliptic-curve multiplication and a hash or two: measured, a fifth
  * of the event loop's time under a stream of invoice creations. The index itself is still taken
  * in the write transaction (so an index is never reused); this only answers "which address is
- * index n" sooner, from the public branch key: after each allocation the next DEPTH indexes are
+ * index n" sooner, from the public branch key: after each allocation the next LOOKAHEAD_DEPTH indexes are
  * derived on the worker, and an index not ready yet is derived inline as before. Started on first
  * use; `close` ends the thread.
  */
@@ -55,9 +55,9 @@ export class AddressLookahead {
     this.issued.set(b, Math.max(index, this.issued.get(b) ?? -1));
     if (this.failed) return;
     const asked = this.asked.get(b) ?? index;
-    if (asked >= index + DEPTH / 2) return;
+    if (asked >= index + LOOKAHEAD_DEPTH / 2) return;
     const from = Math.max(asked, index) + 1;
-    const to = index + DEPTH;
+    const to = index + LOOKAHEAD_DEPTH;
     this.asked.set(b, to);
     if (this.ready.size > MAX_READY) this.ready.clear();
     const req: LookaheadRequest = { chainId, branch, ...branchKey(), from, count: to - from + 1 };

@@ -4,7 +4,7 @@ import { schemeFor } from '../../../src/chains/derivation';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { parseConfig } from '../../../src/config/schema';
 import { FakeClock } from '../../../src/shared/clock';
-import { AddressLookahead } from '../../../src/wallet/address-lookahead';
+import { AddressLookahead, LOOKAHEAD_DEPTH } from '../../../src/wallet/address-lookahead';
 import { AddressService } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
 import { TEST_MNEMONIC } from '../../helpers/daemon';
@@ -36,8 +36,8 @@ test('addresses derived ahead from the public branch equal the inline derivation
     const scheme = schemeFor(chain);
     la.issuedUpTo(chain.id, 3, 0, () => wallet.branchPublicKey(scheme, 3));
     t.is(await until(`${chain.id} index 1`, () => la.take(chain.id, 3, 1)), wallet.derive(scheme, 3, 1).address);
-    for (let i = 2; i <= 64; i++) t.is(la.take(chain.id, 3, i), wallet.derive(scheme, 3, i).address, `${chain.id} index ${i}`);
-    t.is(la.take(chain.id, 3, 65), undefined, 'no further than asked');
+    for (let i = 2; i <= LOOKAHEAD_DEPTH; i++) t.is(la.take(chain.id, 3, i), wallet.derive(scheme, 3, i).address, `${chain.id} index ${i}`);
+    t.is(la.take(chain.id, 3, LOOKAHEAD_DEPTH + 1), undefined, 'no further than asked');
     t.is(la.take(chain.id, 4, 1), undefined, 'another branch is not this one');
   }
 });
