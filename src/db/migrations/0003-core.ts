@@ -25,7 +25,6 @@ export class Core1767225600003 implements MigrationInterface {
         ],
         indices: [
           new TableIndex({ name: 'addresses_chain_address', columnNames: ['chain_id', 'address'], isUnique: true }),
-          new TableIndex({ name: 'addresses_account_time', columnNames: ['account_id', 'created_at', 'id'] }),
         ],
       }),
     );

@@ -88,7 +88,6 @@ export class Money1767225600004 implements MigrationInterface {
           new TableIndex({ name: 'invoices_account_time', columnNames: ['account_id', 'created_at', 'id'] }),
           new TableIndex({ name: 'invoices_account_order', columnNames: ['account_id', 'order_id'] }),
           new TableIndex({ name: 'invoices_status_ttl', columnNames: ['status', 'ttl_expires_at'] }),
-          new TableIndex({ name: 'invoices_address', columnNames: ['address_id'] }),
         ],
       }),
     );
