@@ -1,13 +1,14 @@
-import { MoreThan, MoreThanOrEqual, LessThan, Not, type EntityManager } from 'typeorm';
+import { MoreThan, MoreThanOrEqual, Not, type EntityManager } from 'typeorm';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { ChainConfig } from '../config/schema';
 import { ChainTransferEntity } from '../db/entities/chain';
-import { ChainBlockEntity, ChainCursorEntity, type ChainBlockRow } from '../db/entities/chain-scan';
+import { ChainBlockEntity, ChainCursorEntity } from '../db/entities/chain-scan';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import { MempoolTracker } from './mempool-tracker';
+import { insertHeaders, pruneHeaders, saveCursor } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
 import type { BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferObservation } from './types';
 import type { WatchedAddresses } from './watched-addresses';
@@ -42,9 +43,6 @@ export interface ChainWatcherDeps {
   clock: Clock;
   logger: Logger;
 }
-
-/** Header rows per INSERT: far below SQLite's bound-parameter limit. */
-const INSERT_CHUNK = 200;
 
 /**
  * The one chain core, for one chain (ARCHITECTURE "One chain core"). Each poll reads the node's tip,
@@ -192,12 +190,17 @@ export class ChainWatcher {
     const { chainId } = this;
     const top = blocks.length > 0 ? blocks[blocks.length - 1]! : null;
     const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
-    const observations = blocks.flatMap((block) => block.transfers.flatMap((t) => this.observation(t, block, cursor.height - block.height + 1) ?? []));
+    // A loop rather than flatMaps: thousands of outputs a block, nearly all of them not ours.
+    const observations: TransferObservation[] = [];
+    for (const block of blocks)
+      for (const t of block.transfers) {
+        const observed = this.observation(t, block, cursor.height - block.height + 1);
+        if (observed) observations.push(observed);
+      }
     await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
-    const headers: ChainBlockRow[] = blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash }));
-    for (let i = 0; i < headers.length; i += INSERT_CHUNK) await em.insert(ChainBlockEntity, headers.slice(i, i + INSERT_CHUNK));
-    await em.upsert(ChainCursorEntity, { chain_id: chainId, height: cursor.height, hash: cursor.hash, updated_at: iso(this.deps.clock.now()) }, ['chain_id']);
-    await em.delete(ChainBlockEntity, { chain_id: chainId, height: LessThan(cursor.height - this.options.reorg_max_depth) });
+    await insertHeaders(em, blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })));
+    await saveCursor(em, chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
+    await pruneHeaders(em, chainId, cursor.height - this.options.reorg_max_depth);
     await this.deps.recorder.promote(em, chainId, cursor.height, this.deps.chain.confirmations);
     return cursor;
   }
@@ -305,8 +308,8 @@ export class ChainWatcher {
     const base = start === 0 ? null : await this.deps.adapter.header(start - 1, signal);
     const cursor: Cursor = base ? { height: base.height, hash: base.hash } : { height: -1, hash: null };
     await this.deps.store.write(async (em) => {
-      await em.insert(ChainCursorEntity, { chain_id: this.chainId, height: cursor.height, hash: cursor.hash, updated_at: iso(this.deps.clock.now()) });
-      if (base) await em.insert(ChainBlockEntity, { chain_id: this.chainId, height: base.height, hash: base.hash, parent_hash: base.parentHash });
+      await saveCursor(em, this.chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
+      if (base) await insertHeaders(em, [{ chain_id: this.chainId, height: base.height, hash: base.hash, parent_hash: base.parentHash }]);
     });
     this.log.info('chain cursor created', { start_height: start });
     return (this.cursor = cursor);

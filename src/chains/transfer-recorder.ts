@@ -1,6 +1,6 @@
-import { In, type EntityManager } from 'typeorm';
-import { AddressEntity, ChainTransferEntity, type AddressRow, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
-import { insertRow } from '../db/raw';
+import type { EntityManager } from 'typeorm';
+import { ChainTransferEntity, type AddressRow, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
+import { inList, insertRow, placeholder, rawQuery } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import type { TransferObservation, TransferSink } from './types';
@@ -20,6 +20,16 @@ function chunks<T>(xs: T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += IN_CHUNK) out.push(xs.slice(i, i + IN_CHUNK));
   return out;
+}
+
+/**
+ * A table's rows of one chain whose `column` is one of `values`, as plain SQL: read once a block
+ * (TypeORM's find cost more than the query). The tables' columns are the rows' keys, with the same
+ * types on SQLite and PostgreSQL (text and 32-bit integers).
+ */
+async function selectWhereIn<T>(em: EntityManager, table: 'chain_transfers' | 'addresses', chainId: string, column: 'txid' | 'address', values: string[]): Promise<T[]> {
+  const list = inList(em, values, 2);
+  return rawQuery<T>(em, `SELECT * FROM ${table} WHERE chain_id = ${placeholder(em, 1)} AND ${column} ${list.sql}`, [chainId, ...list.params]);
 }
 
 /** The distinct values of `pick` per chain. */
@@ -124,7 +134,7 @@ export class TransferRecorder {
     const known = new Map<string, ChainTransferRow>();
     for (const [chainId, txids] of groupByChain(observations, (o) => o.txid))
       for (const chunk of chunks(txids))
-        for (const row of await em.find(ChainTransferEntity, { where: { chain_id: chainId, txid: In(chunk) } }))
+        for (const row of await selectWhereIn<ChainTransferRow>(em, 'chain_transfers', chainId, 'txid', chunk))
           known.set(chainTransferKey(row.chain_id, row.txid, row.coin_id, row.output_index), row);
     return known;
   }
@@ -134,21 +144,19 @@ export class TransferRecorder {
     const rows = new Map<string, AddressRow>();
     for (const [chainId, addresses] of groupByChain(observations, (o) => o.address))
       for (const chunk of chunks(addresses))
-        for (const row of await em.find(AddressEntity, { where: { chain_id: chainId, address: In(chunk) } })) rows.set(addressKey(chainId, row.address), row);
+        for (const row of await selectWhereIn<AddressRow>(em, 'addresses', chainId, 'address', chunk)) rows.set(addressKey(chainId, row.address), row);
     return rows;
   }
 
   /** Seen transfers whose block is now deep enough become confirmed. */
   async promote(em: EntityManager, chainId: string, tipHeight: number, required: number): Promise<number> {
     const deepest = tipHeight - Math.max(required, 1) + 1;
-    const rows = await em
-      .createQueryBuilder(ChainTransferEntity, 't')
-      .where('t.chain_id = :chainId AND t.status = :seen AND t.block_height IS NOT NULL AND t.block_height <= :deepest', {
-        chainId,
-        seen: 'seen',
-        deepest,
-      })
-      .getMany();
+    // Once a block: plain SQL (see scan-rows.ts).
+    const rows = await rawQuery<ChainTransferRow>(
+      em,
+      `SELECT * FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND status = 'seen' AND block_height IS NOT NULL AND block_height <= ${placeholder(em, 2)}`,
+      [chainId, deepest],
+    );
     const now = iso(this.clock.now());
     for (const row of rows) {
       const next: ChainTransferRow = {

@@ -57,3 +57,17 @@ export async function insertRow(em: EntityManager, table: string, row: object): 
   }
   await rawQuery(em, sql, Object.values(row));
 }
+
+/**
+ * `IN (...)` over `values` with placeholders from `first` on, the list padded to the next power of
+ * two by repeating its last value (the same rows match): lists of any length share a few SQL
+ * texts, so their prepared statements stay few.
+ */
+export function inList(em: EntityManager, values: readonly unknown[], first: number): { sql: string; params: unknown[] } {
+  if (values.length === 0) throw new Error('inList of no values');
+  let size = 1;
+  while (size < values.length) size *= 2;
+  const params = [...values];
+  while (params.length < size) params.push(values[values.length - 1]);
+  return { sql: `IN (${params.map((_, i) => placeholder(em, first + i)).join(', ')})`, params };
+}

@@ -21,13 +21,14 @@ export const usdt = (to: string, units: bigint, txid: string, index = 0): Normal
 
 /**
  * One chain core over a fake node and an in-memory database, with ALICE and BOB watched: what the
- * chain core's unit tests drive. `node` replaces the plain fake node (a family with a mempool).
+ * chain core's unit tests drive. `node` replaces the plain fake node (a family with a mempool); `url`
+ * the database (integration tests on PostgreSQL).
  */
 export async function setup<N extends FakeChain = FakeChain>(
   t: ExecutionContext,
-  opts: { confirmations?: number; options?: Record<string, unknown>; node?: N } = {},
+  opts: { confirmations?: number; options?: Record<string, unknown>; node?: N; url?: string } = {},
 ) {
-  const store = await Store.open({ url: 'sqlite::memory:' });
+  const store = await Store.open({ url: opts.url ?? 'sqlite::memory:' });
   await store.migrate();
   t.teardown(() => store.close());
   const config = parseConfig({
