@@ -190,10 +190,10 @@ export class ChainWatcher {
     const { chainId } = this;
     const top = blocks.length > 0 ? blocks[blocks.length - 1]! : null;
     const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
-    // A loop rather than flatMaps: thousands of outputs a block, nearly all of them not ours.
+    // A loop rather than flatMaps: thousands of outputs a block, nearly all of them screened out.
     const observations: TransferObservation[] = [];
     for (const block of blocks)
-      for (const t of block.transfers) {
+      for (const t of this.deps.watched.mayWatch(this.chainId, block.transfers)) {
         const observed = this.observation(t, block, cursor.height - block.height + 1);
         if (observed) observations.push(observed);
       }
@@ -271,11 +271,12 @@ export class ChainWatcher {
     return next;
   }
 
-  /** A transfer to a watched address of a known coin, as the recorder takes it; null for any other. */
+  /**
+   * A transfer to a watched address of a known coin, as the recorder takes it; null for any other.
+   * Only for transfers that passed WatchedAddresses.mayWatch: this builds their address text.
+   */
   private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): TransferObservation | null {
-    const { watched } = this.deps;
-    if (t.watchKey !== undefined && !watched.mayWatchKey(this.chainId, t.watchKey)) return null;
-    if (watched.lookup(this.chainId, t.to) === undefined) return null;
+    if (this.deps.watched.lookup(this.chainId, t.to) === undefined) return null;
     const coin = this.coinByAsset.get(t.asset);
     if (!coin || t.amount <= 0n) return null;
     return {
@@ -292,7 +293,7 @@ export class ChainWatcher {
   }
 
   private async applyMempool(waiting: NormalisedTransfer[]): Promise<void> {
-    const observations = waiting.flatMap((t) => this.observation(t, null, 0) ?? []);
+    const observations = this.deps.watched.mayWatch(this.chainId, waiting).flatMap((t) => this.observation(t, null, 0) ?? []);
     const { dropped } = await this.deps.store.write((em) => this.mempool.apply(em, observations));
     if (dropped > 0) this.log.info('transfers left the mempool unconfirmed', { reverted_transfers: dropped });
   }

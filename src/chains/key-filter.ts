@@ -9,6 +9,8 @@ export class KeyFilter {
   /** One hash per slot (0: empty); the table stays at most half full. */
   private slots = new Uint32Array(1 << 10);
   private count = 0;
+  /** Scratch space of `pass`, kept between calls (one block after another). */
+  private hashes = new Uint32Array(0);
 
   add(key: Uint8Array): void {
     const h = hashKey(key);
@@ -20,6 +22,26 @@ export class KeyFilter {
 
   mayHave(key: Uint8Array): boolean {
     return this.findSlot(this.slots, hashKey(key)) >= 0;
+  }
+
+  /**
+   * The items whose key may be in the set, and those without a key, in order. Every key is hashed
+   * first, then every hash probed: the table is megabytes, mostly out of the CPU's caches, and
+   * probes in a row overlap their cache misses where a hash-then-probe per item waits for each
+   * (a block of 4,000 outputs screened in about half the time, `npm run bench btc`).
+   */
+  pass<T>(items: readonly T[], keyOf: (item: T) => Uint8Array | undefined): T[] {
+    const n = items.length;
+    if (this.hashes.length < n) this.hashes = new Uint32Array(n);
+    const { hashes, slots } = this;
+    for (let i = 0; i < n; i++) {
+      const key = keyOf(items[i]!);
+      // 0, never a key's hash: no key, so the item passes.
+      hashes[i] = key === undefined ? 0 : hashKey(key);
+    }
+    const passed: T[] = [];
+    for (let i = 0; i < n; i++) if (hashes[i] === 0 || this.findSlot(slots, hashes[i]!) >= 0) passed.push(items[i]!);
+    return passed;
   }
 
   private findSlot(slots: Uint32Array, h: number): number {
@@ -45,12 +67,31 @@ export class KeyFilter {
   }
 }
 
-/** FNV-1a over the bytes, then a final mix (the low bits pick the slot); never 0, the empty mark. */
+/**
+ * A key's hash: its length and its middle 8 bytes, or every byte of a shorter key. The keys held
+ * here (Bitcoin output scripts: a type prefix, a 20–32-byte hash or key, at most two closing
+ * opcodes) are uniformly random in their middle already; a block's outputs are in memory the CPU
+ * has not cached, and reading 8 bytes of each rather than all of them halves their hashing
+ * (`npm run bench btc`). Keys alike in those bytes only share a hash: a "maybe" more, confirmed away.
+ */
 function hashKey(key: Uint8Array): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key[i]!, 0x01000193);
+  const n = key.length;
+  let h: number;
+  if (n < 8) {
+    // FNV-1a.
+    h = 0x811c9dc5;
+    for (let i = 0; i < n; i++) h = Math.imul(h ^ key[i]!, 0x01000193);
+  } else {
+    const m = (n - 8) >> 1;
+    const lo = key[m]! | (key[m + 1]! << 8) | (key[m + 2]! << 16) | (key[m + 3]! << 24);
+    const hi = key[m + 4]! | (key[m + 5]! << 8) | (key[m + 6]! << 16) | (key[m + 7]! << 24);
+    h = Math.imul(lo ^ n, 0xcc9e2d51) ^ Math.imul(hi, 0x1b873593);
+  }
+  // A final mix: the low bits pick the slot. Never 0, the empty mark.
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0 || 1;
 }

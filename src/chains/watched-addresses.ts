@@ -45,12 +45,13 @@ export class WatchedAddresses {
   }
 
   /**
-   * False when no watched address of this chain has this watch key: the transfer is not ours.
-   * True is only "maybe" (confirm with `lookup`); always true for a chain without watch keys.
+   * The transfers that may pay a watched address of this chain: those whose watch key a watched
+   * address has, and those without a key; all of them on a chain without watch keys. Only
+   * "maybe": confirm each with `lookup`.
    */
-  mayWatchKey(chainId: string, key: Uint8Array): boolean {
+  mayWatch<T extends { watchKey?: Uint8Array }>(chainId: string, transfers: readonly T[]): readonly T[] {
     const keys = this.keyed.get(chainId);
-    return keys === undefined || keys.filter.mayHave(key);
+    return keys === undefined ? transfers : keys.filter.pass(transfers, watchKeyOf);
   }
 
   size(chainId?: string): number {
@@ -60,6 +61,8 @@ export class WatchedAddresses {
     return n;
   }
 }
+
+const watchKeyOf = (t: { watchKey?: Uint8Array }): Uint8Array | undefined => t.watchKey;
 
 function addKey(keys: { keyOf: WatchKeyOf; filter: KeyFilter }, address: string): void {
   const key = keys.keyOf(address);

@@ -17,20 +17,34 @@ test('a key filter answers "maybe" for every key added and "no" for almost every
   t.true(passed < 20, `${passed} of 20000 absent keys passed`);
 });
 
+test('a key filter passes, in order, the items whose key may be in it and those without a key', (t) => {
+  const filter = new KeyFilter();
+  const added = Array.from({ length: 1000 }, () => randomBytes(22));
+  for (const k of added) filter.add(k);
+  const items = [{ key: added[5] }, { key: randomBytes(22) }, { key: undefined }, { key: added[7] }, { key: randomBytes(22) }];
+  t.deepEqual(filter.pass(items, (i) => i.key), [items[0], items[2], items[3]]);
+  // Scratch space reused by a longer call, then a shorter one.
+  const many = [...added, ...added].map((key) => ({ key }));
+  t.is(filter.pass(many, (i) => i.key).length, 2000);
+  t.deepEqual(filter.pass([items[1]!, items[3]!], (i) => i.key), [items[3]]);
+});
+
 test('a chain is screened by its watch keys only once keyed; addresses watched before and after are both keyed', (t) => {
   const watched = new WatchedAddresses();
   const key = (a: string) => new TextEncoder().encode(a);
+  const mayWatch = (chainId: string, a: string) => watched.mayWatch(chainId, [{ watchKey: key(a) }]).length === 1;
   watched.add('bitcoin', 'before', 'id-1');
-  t.true(watched.mayWatchKey('bitcoin', key('anything')));
+  t.true(mayWatch('bitcoin', 'anything'));
   watched.keyBy('bitcoin', key);
   watched.add('bitcoin', 'after', 'id-2');
-  t.true(watched.mayWatchKey('bitcoin', key('before')));
-  t.true(watched.mayWatchKey('bitcoin', key('after')));
-  t.false(watched.mayWatchKey('bitcoin', key('other')));
-  t.true(watched.mayWatchKey('ethereum', key('other')));
+  t.true(mayWatch('bitcoin', 'before'));
+  t.true(mayWatch('bitcoin', 'after'));
+  t.false(mayWatch('bitcoin', 'other'));
+  t.true(mayWatch('ethereum', 'other'));
+  t.deepEqual(watched.mayWatch('bitcoin', [{ watchKey: key('other') }, {}, { watchKey: key('after') }]), [{}, { watchKey: key('after') }]);
   // A second keying (a watcher built again) keeps the first.
   watched.keyBy('bitcoin', () => key('x'));
-  t.true(watched.mayWatchKey('bitcoin', key('before')));
+  t.true(mayWatch('bitcoin', 'before'));
 });
 
 const textKey = (address: string): Uint8Array => new TextEncoder().encode(address);
