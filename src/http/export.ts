@@ -3,6 +3,7 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import { PassThrough, Readable } from 'node:stream';
 import type { Logger } from '../shared/logger';
 import type { AppContext } from './context';
+import { parsePageRequest, type PageKey, type PageRequest } from './pagination';
 import { queryEnum } from './query';
 
 /**
@@ -50,6 +51,46 @@ export interface ExportRequest<R> {
 
 /** `?format=`: undefined for the JSON list; anything but csv or xlsx is a validation_error on `format`. */
 export const exportFormatOf = (q: ParsedUrlQuery): ExportFormat | undefined => queryEnum(q, 'format', EXPORT_FORMATS);
+
+/** A list of an account's rows that answers as JSON pages or, with `?format=`, as a file. */
+export interface ExportableList<F extends object, R> {
+  name: string;
+  columns: readonly ExportColumn<R>[];
+  parseFilters: (q: ParsedUrlQuery) => F;
+  /** The JSON answer: one page. */
+  page: (accountId: string, filters: F, page: PageRequest) => Promise<unknown>;
+  batches: (accountId: string, filters: F, after: PageKey | null) => AsyncIterable<R[]>;
+  count: (accountId: string, filters: F, after: PageKey | null, cap: number) => Promise<number>;
+}
+
+/**
+ * The list's answer for one account: the filters and page checked first (a bad one is a
+ * validation_error before anything is read), then a JSON page, or the whole list from the cursor
+ * on (when one is given) as a file: `limit` pages JSON only.
+ */
+export async function sendList<F extends object, R>(
+  ctx: AppContext,
+  accountId: string,
+  list: ExportableList<F, R>,
+  deps: { logger: Logger; now: Date },
+): Promise<void> {
+  const filters = list.parseFilters(ctx.query);
+  const format = exportFormatOf(ctx.query);
+  const page = parsePageRequest(ctx.query, { ...filters } as Record<string, unknown>);
+  if (format === undefined) {
+    ctx.body = await list.page(accountId, filters, page);
+    return;
+  }
+  await sendExport(ctx, {
+    name: list.name,
+    format,
+    columns: list.columns,
+    batches: () => list.batches(accountId, filters, page.after),
+    count: (cap) => list.count(accountId, filters, page.after, cap),
+    logger: deps.logger,
+    now: deps.now,
+  });
+}
 
 /** The text of a cell: null → empty, objects (metadata) → their JSON. */
 export function cellText(v: CellValue): string {

@@ -1,15 +1,15 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { exportFormatOf, sendExport } from '../http/export';
-import { parsePageRequest } from '../http/pagination';
+import { sendList, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
 import { notFound } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { INVOICE_COLUMNS } from './invoice.export';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
-import { parseInvoiceFilters } from './invoice.query';
+import { parseInvoiceFilters, type InvoiceFilters } from './invoice.query';
 import type { InvoiceService } from './invoice.service';
+import type { InvoiceView } from './invoice.view';
 
 export interface InvoiceRouteDeps extends RequestParserDeps {
   invoices: InvoiceService;
@@ -37,25 +37,16 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
     ctx.body = invoice;
   });
 
+  const list: ExportableList<InvoiceFilters, InvoiceView> = {
+    name: 'invoices',
+    columns: INVOICE_COLUMNS,
+    parseFilters: parseInvoiceFilters,
+    page: (accountId, filters, page) => invoices.list(accountId, filters, page),
+    batches: (accountId, filters, after) => invoices.batches(accountId, filters, after),
+    count: (accountId, filters, after, cap) => invoices.count(accountId, filters, after, cap),
+  };
   r.get('/invoices', deps.authenticate('read'), async (ctx) => {
-    const accountId = authOf(ctx).accountId;
-    const filters = parseInvoiceFilters(ctx.query);
-    const format = exportFormatOf(ctx.query);
-    const page = parsePageRequest(ctx.query, { ...filters });
-    if (format === undefined) {
-      ctx.body = await invoices.list(accountId, filters, page);
-      return;
-    }
-    // An export is the whole list from the cursor on (when one is given); `limit` pages JSON only.
-    await sendExport(ctx, {
-      name: 'invoices',
-      format,
-      columns: INVOICE_COLUMNS,
-      batches: () => invoices.batches(accountId, filters, page.after),
-      count: (cap) => invoices.count(accountId, filters, page.after, cap),
-      logger: deps.logger,
-      now: deps.clock.now(),
-    });
+    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
   });
 
   r.get('/invoices/:id', deps.authenticate('read'), async (ctx) => {

@@ -2,7 +2,7 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import type { Permission } from '../auth/auth.middleware';
 import { authOf } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { exportFormatOf, sendExport, type ExportColumn } from '../http/export';
+import { sendList, type ExportableList, type ExportColumn } from '../http/export';
 import { parsePageRequest, toPage } from '../http/pagination';
 import { queryEnum, queryString, queryTime } from '../http/query';
 import type { Clock } from '../shared/clock';
@@ -57,25 +57,16 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
   const { transactions, balances } = deps;
   const r = newRouter('/v1');
 
+  const list: ExportableList<TransactionFilters, TransactionView> = {
+    name: 'transactions',
+    columns: TRANSACTION_COLUMNS,
+    parseFilters: parseTransactionFilters,
+    page: async (accountId, filters, page) => toPage(await transactions.page(accountId, filters, page), page, (t) => t),
+    batches: (accountId, filters, after) => transactions.batches(accountId, filters, after),
+    count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
+  };
   r.get('/transactions', deps.authenticate('read'), async (ctx) => {
-    const accountId = authOf(ctx).accountId;
-    const filters = parseTransactionFilters(ctx.query);
-    const format = exportFormatOf(ctx.query);
-    const page = parsePageRequest(ctx.query, { ...filters });
-    if (format === undefined) {
-      ctx.body = toPage(await transactions.page(accountId, filters, page), page, (t) => t);
-      return;
-    }
-    // An export is the whole list from the cursor on (when one is given); `limit` pages JSON only.
-    await sendExport(ctx, {
-      name: 'transactions',
-      format,
-      columns: TRANSACTION_COLUMNS,
-      batches: () => transactions.batches(accountId, filters, page.after),
-      count: (cap) => transactions.count(accountId, filters, page.after, cap),
-      logger: deps.logger,
-      now: deps.clock.now(),
-    });
+    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
   });
 
   r.get('/transactions/:id', deps.authenticate('read'), async (ctx) => {
