@@ -42,6 +42,13 @@ function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.Proces
   return env;
 }
 
+/** The fixed rates of every test config (fiat per coin). */
+export const FIXED_RATES = {
+  BTC: { USD: '68000', EUR: '63000' },
+  ETH: { USD: '3400', EUR: '3150' },
+};
+
+/** A config for tests as YAML would hold it: temp data dir, port 0, fixed rates, no chains; `overrides` merge on top. */
 export function testCliConfig(dataDir: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     network: 'testnet',
@@ -51,7 +58,7 @@ export function testCliConfig(dataDir: string, overrides: Record<string, unknown
     database: { url: `sqlite:${path.join(dataDir, 'coinkeep.db')}` },
     log_level: 'error',
     chains: [],
-    rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '68000', EUR: '63000' }, ETH: { USD: '3400', EUR: '3150' } } }] },
+    rates: { sources: [{ kind: 'fixed', rates: FIXED_RATES }] },
     fiat: { enabled: ['USD', 'EUR', 'JPY'], default: 'USD' },
     webhooks: { allow_private_targets: true },
     ...overrides,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -10,32 +10,24 @@ import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { totpCode, totpStep } from '../../src/team/totp';
 import { prepareSeed } from '../../src/wallet/seed';
+import type { AddressAllocator } from '../../src/wallet/allocator';
+import { FIXED_RATES, testCliConfig } from './cli';
 
 /** The tests' wallet seed: the mnemonic of the BIP84/BIP44 test vectors (never for real funds). */
 export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-import type { AddressAllocator } from '../../src/wallet/allocator';
 
-export const FIXED_RATES = {
-  BTC: { USD: '68000', EUR: '63000' },
-  ETH: { USD: '3400', EUR: '3150' },
-};
+export { FIXED_RATES };
 
-/** A config for tests: temp data dir, port 0, fixed rates, no chains; `overrides` merge on top. */
+/** A config for tests (testCliConfig's, parsed as the daemon reads it); `overrides` merge on top. */
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
-  const base: Record<string, unknown> = {
-    network: 'testnet',
-    data_dir: dataDir,
-    listen: { host: '127.0.0.1', port: 0 },
-    base_url: 'http://127.0.0.1:8420',
-    database: { url: `sqlite:${path.join(dataDir, 'coinkeep.db')}` },
-    log_level: 'error',
-    chains: [],
-    rates: { sources: [{ kind: 'fixed', rates: FIXED_RATES }] },
-    fiat: { enabled: ['USD', 'EUR', 'JPY'], default: 'USD' },
-    webhooks: { allow_private_targets: true },
-    ...overrides,
-  };
-  return configFromText(YAML.stringify(base));
+  return configFromText(YAML.stringify(testCliConfig(dataDir, overrides)));
+}
+
+/** Writes the test daemon's own config to `<data_dir>/cli.yaml`, for the CLI (bin/coinkeep --config) to reach it. */
+export function cliConfigFile(td: TestDaemon): string {
+  const file = path.join(td.dataDir, 'cli.yaml');
+  writeFileSync(file, YAML.stringify({ ...td.daemon.config }));
+  return file;
 }
 
 export interface TestDaemon {

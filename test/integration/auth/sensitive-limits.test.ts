@@ -1,10 +1,7 @@
 import test from 'ava';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
 import { ApiError } from '../../../src/shared/errors';
-import { COINKEEP_BIN, runBin, testCliConfig } from '../../helpers/cli';
-import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 
 /**
  * SPEC "Limits", sensitive operations: API-key changes in the cabinet have their own limit, counted
@@ -17,8 +14,7 @@ let configFile: string;
 
 test.before(async () => {
   d = await startTestDaemon();
-  configFile = path.join(d.dataDir, 'cli.yaml');
-  writeFileSync(configFile, YAML.stringify(testCliConfig(d.dataDir)));
+  configFile = cliConfigFile(d);
 });
 test.after.always(async () => {
   await d?.stop();

@@ -1,11 +1,8 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
-import { COINKEEP_BIN, runBin, testCliConfig, until } from '../../helpers/cli';
+import { COINKEEP_BIN, runBin, until } from '../../helpers/cli';
 import { RealOtp } from '../../helpers/cli-otp';
-import { startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { cliConfigFile, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 
 /**
  * PRODUCT §4 and issue 2 §4 on a terminal: a new member's TOTP enrolment draws a QR code, and a
@@ -18,8 +15,7 @@ let configFile: string;
 
 test.before(async () => {
   d = await startTestDaemon();
-  configFile = path.join(d.dataDir, 'cli.yaml');
-  writeFileSync(configFile, YAML.stringify(testCliConfig(d.dataDir)));
+  configFile = cliConfigFile(d);
 });
 test.after.always(async () => {
   await d?.stop();

@@ -1,28 +1,15 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
 import { LedgerBalanceEntity } from '../../../src/db/entities/money';
 import { accountBook } from '../../../src/ledger/ledger';
 import { coinId } from '../../../src/catalog/coins';
-import { startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { recordTransaction } from '../../helpers/money-fixtures';
 
-const CLI = path.resolve(__dirname, '../../../src/cli/main.js');
 const BTC = coinId('bitcoin', 'native');
 
-/** Runs the real CLI against the test daemon's admin socket. */
-function cli(td: TestDaemon, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const file = path.join(td.dataDir, 'cli.yaml');
-  writeFileSync(file, YAML.stringify({ ...td.daemon.config }));
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, '--config', file, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs the real CLI (bin/coinkeep) against the test daemon's admin socket. */
+const cli = (td: TestDaemon, args: string[]) => runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), ...args], { timeoutMs: 60_000 });
 
 test('ledger verify passes on books that match the journal and fails, naming the difference, on a tampered balance', async (t) => {
   const td = await startTestDaemon();
