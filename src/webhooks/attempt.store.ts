@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
-import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow } from '../db/entities/webhooks';
+import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow, type WebhookDeliveryRow } from '../db/entities/webhooks';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
@@ -17,21 +17,11 @@ export const QUEUE_PER_TARGET = 128;
 const FAN_OUT_BATCH = 500;
 /** Rows a scan of everything due reads at most. */
 const SCAN_LIMIT = 2000;
-const DUE_COLUMNS = 'id, account_id, event_id, event_type, endpoint_id, url, status, attempts, schedule_attempts, next_attempt_at';
+const DUE_FIELDS = ['id', 'account_id', 'event_id', 'event_type', 'endpoint_id', 'url', 'status', 'attempts', 'schedule_attempts', 'next_attempt_at'] as const;
+const DUE_COLUMNS = DUE_FIELDS.join(', ');
 
-/** A due delivery as a scan reads it. */
-export interface DueDelivery {
-  id: string;
-  account_id: string;
-  event_id: string;
-  event_type: string;
-  endpoint_id: string | null;
-  url: string;
-  status: DeliveryStatus;
-  attempts: number;
-  schedule_attempts: number;
-  next_attempt_at: string;
-}
+/** A due delivery as a scan reads it (DUE_FIELDS of the row; a due one has its next attempt set). */
+export type DueDelivery = Omit<Pick<WebhookDeliveryRow, (typeof DUE_FIELDS)[number]>, 'next_attempt_at'> & { next_attempt_at: string };
 
 /** A claimed attempt with what sending it needs, read in the claiming transaction. */
 export interface Claimed {

@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import type { Config } from '../../../src/config/schema';
 import { startDaemon, type Daemon } from '../../../src/daemon/main';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../../../src/db/entities/webhooks';
 import { Store } from '../../../src/db/store';
@@ -16,6 +17,29 @@ async function quietFor(daemon: Daemon, ms: number): Promise<void> {
   await daemon.webhooks.dispatcher.tick();
   await daemon.webhooks.dispatcher.idle();
   await sleep(ms);
+}
+
+/**
+ * A fixture on a fake clock whose daemon a test stops and starts again on the same data dir:
+ * `restart(between)` stops it, runs `between` (with the daemon's config) while it is down, and
+ * starts it again. The teardown stops whichever daemon is running.
+ */
+async function restartableFixture(t: ExecutionContext) {
+  const clock = new FakeClock(Date.now());
+  const f = await startWebhookFixture({ clock });
+  let daemon = f.td.daemon;
+  t.teardown(async () => {
+    await daemon.stop();
+    await f.sink.close();
+    rmSync(f.td.dataDir, { recursive: true, force: true });
+  });
+  const restart = async (between: (config: Config) => Promise<void> = async () => {}): Promise<Daemon> => {
+    await daemon.stop();
+    await between(daemon.config);
+    daemon = await startDaemon(daemon.config, { clock, logger: silentLogger });
+    return daemon;
+  };
+  return { clock, f, restart };
 }
 
 test.serial('a failing receiver gets 7 attempts on the schedule, none early, then the delivery is exhausted', async (t) => {
@@ -56,21 +80,12 @@ test.serial('a failing receiver gets 7 attempts on the schedule, none early, the
 });
 
 test.serial('after a restart the attempt that fell due meanwhile is sent once, and the schedule goes on from it', async (t) => {
-  const clock = new FakeClock(Date.now());
-  const f = await startWebhookFixture({ clock });
+  const { clock, f, restart } = await restartableFixture(t);
   let daemon = f.td.daemon;
-  t.teardown(async () => {
-    await daemon.stop();
-    await f.sink.close();
-    rmSync(f.td.dataDir, { recursive: true, force: true });
-  });
   const ep = await f.endpoint('/restart', { behaviour: 503 });
   const eventId = await f.emit('invoice.paid', { invoice: { id: 'i1' } });
   await f.settled(eventId, ep.id, 'failed');
-  await daemon.stop();
-
-  clock.advance(10 * MIN);
-  daemon = await startDaemon(daemon.config, { clock, logger: silentLogger });
+  daemon = await restart(async () => clock.advance(10 * MIN));
   await f.sink.waitFor('/restart', 2);
   await quietFor(daemon, 200);
   t.is(f.sink.at('/restart').length, 2, 'the missed attempt was sent exactly once');
@@ -80,30 +95,23 @@ test.serial('after a restart the attempt that fell due meanwhile is sent once, a
 });
 
 test.serial('an attempt cut short by a stop is recorded, and one left unfinished by a crash is recorded at start; neither is sent again early', async (t) => {
-  const clock = new FakeClock(Date.now());
-  const f = await startWebhookFixture({ clock });
+  const { clock, f, restart } = await restartableFixture(t);
   let daemon = f.td.daemon;
-  t.teardown(async () => {
-    await daemon.stop();
-    await f.sink.close();
-    rmSync(f.td.dataDir, { recursive: true, force: true });
-  });
   const ep = await f.endpoint('/stall', { behaviour: 'hang' });
   const eventId = await f.emit('deposit.pending', { n: 1 });
   await f.sink.waitFor('/stall', 1);
-  await daemon.stop();
-  const store = await Store.open({ url: daemon.config.database.url });
-  let [d] = await store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId } });
-  t.like(d, { status: 'failed', attempts: 1, last_error: 'interrupted: the daemon stopped during the attempt' });
-
-  // What a crash during that attempt leaves: the claim (counted, next attempt planned), no outcome.
-  await store.write(async (em) => {
-    await em.update(WebhookDeliveryEntity, { id: d!.id }, { status: 'pending', last_error: null });
-    await em.update(WebhookAttemptEntity, { delivery_id: d!.id }, { finished_at: null, error: null });
+  daemon = await restart(async (config) => {
+    const store = await Store.open({ url: config.database.url });
+    const [stopped] = await store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId } });
+    t.like(stopped, { status: 'failed', attempts: 1, last_error: 'interrupted: the daemon stopped during the attempt' });
+    // What a crash during that attempt leaves: the claim (counted, next attempt planned), no outcome.
+    await store.write(async (em) => {
+      await em.update(WebhookDeliveryEntity, { id: stopped!.id }, { status: 'pending', last_error: null });
+      await em.update(WebhookAttemptEntity, { delivery_id: stopped!.id }, { finished_at: null, error: null });
+    });
+    await store.close();
   });
-  await store.close();
-  daemon = await startDaemon(daemon.config, { clock, logger: silentLogger });
-  [d] = await daemon.store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId } });
+  const [d] = await daemon.store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId } });
   t.like(d, { status: 'failed', attempts: 1, last_error: 'interrupted: the daemon stopped during the attempt' });
   const [a] = await daemon.store.read.find(WebhookAttemptEntity, { where: { delivery_id: d!.id } });
   t.truthy(a!.finished_at);
@@ -117,23 +125,16 @@ test.serial('an attempt cut short by a stop is recorded, and one left unfinished
 });
 
 test.serial('at a stop, attempts claimed but not yet sent are given back uncounted and go out after the restart', async (t) => {
-  const clock = new FakeClock(Date.now());
-  const f = await startWebhookFixture({ clock });
+  const { clock, f, restart } = await restartableFixture(t);
   let daemon = f.td.daemon;
-  t.teardown(async () => {
-    await daemon.stop();
-    await f.sink.close();
-    rmSync(f.td.dataDir, { recursive: true, force: true });
-  });
   const ep = await f.endpoint('/busy', { behaviour: 'hang', types: ['deposit.confirmed'] });
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) ids.push(await f.emit('deposit.confirmed', { n: i }));
   await f.sink.waitFor('/busy', 8);
-  await daemon.stop();
-  t.is(f.sink.at('/busy').length, 8, 'no more than 8 in flight to one endpoint');
-
-  f.sink.set('/busy', 'ok');
-  daemon = await startDaemon(daemon.config, { clock, logger: silentLogger });
+  daemon = await restart(async () => {
+    t.is(f.sink.at('/busy').length, 8, 'no more than 8 in flight to one endpoint');
+    f.sink.set('/busy', 'ok');
+  });
   await until(async () => (await daemon.store.read.count(WebhookDeliveryEntity, { where: { endpoint_id: ep.id, status: 'succeeded' } })) === 12);
   const rows = await daemon.store.read.find(WebhookDeliveryEntity, { where: { endpoint_id: ep.id } });
   t.is(rows.filter((r) => r.status === 'failed' && r.attempts === 1 && r.last_error === 'interrupted: the daemon stopped during the attempt').length, 8);
