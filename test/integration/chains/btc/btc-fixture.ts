@@ -5,13 +5,10 @@
 import { coinId } from '../../../../src/catalog/coins';
 import { bcoinChainEntry } from '../../../../src/dev/bcoin';
 import type { BcoinNode } from '../../../../src/dev/bcoin-node';
-import { EventEntity } from '../../../../src/db/entities/events';
-import { AccountEntity, type AccountRow } from '../../../../src/db/entities/team';
-import { verifyLedger } from '../../../../src/ledger/verify';
 import type { Clock } from '../../../../src/shared/clock';
-import { SignedClient } from '../../../helpers/api-client';
 import { startBcoin, sats } from '../../../helpers/bcoin';
-import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
+import { startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
+import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
 import { TcpGate } from '../../../helpers/tcp-gate';
 
 export const CONFIRMATIONS = 2;
@@ -25,27 +22,19 @@ export function btcChain(node: BcoinNode, watch: Record<string, unknown> = {}, g
   return bcoinChainEntry(url.toString(), { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...watch } });
 }
 
-export interface BtcFixture {
+export interface BtcFixture extends Omit<MerchantSide, 'createInvoice' | 'available'> {
   node: BcoinNode;
   /** With `gate`: the daemon reaches the node only through it. */
   gate: TcpGate | null;
   td: TestDaemon;
-  accountId: string;
-  get(target: string): Promise<{ status: number; body: any }>;
-  post(target: string, body: unknown): Promise<{ status: number; body: any }>;
   createInvoice(amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** Pays `amounts` (BTC) to `to` in one transaction, one output each; it waits in the mempool. */
   pay(to: string, ...amounts: string[]): Promise<string>;
-  invoice(id: string): Promise<any>;
   /** Polls the invoice until `ok` holds; fails with the last answer at the deadline. */
   waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   /** Waits until the daemon has scanned up to the node's tip. */
   waitScanned(): Promise<void>;
-  transactions(query: string): Promise<any[]>;
   available(): Promise<string>;
-  setAccount(patch: Partial<AccountRow>): Promise<void>;
-  events(type: string): Promise<Array<{ type: string; data: any; object_id: string | null }>>;
-  ledgerClean(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -63,61 +52,24 @@ export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<stri
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
   const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined)] }, { clock: opts.clock });
-  const m = await merchantWithKey(td.daemon);
-  const client = new SignedClient(td.url, m.keyId, m.secret, opts.clock);
-  const store = td.daemon.store;
-  const get = async (target: string) => {
-    const res = await client.get(target);
-    return { status: res.status, body: res.json };
-  };
-  const post = async (target: string, body: unknown) => {
-    const res = await client.post(target, body, { headers: { 'Content-Type': 'application/json' } });
-    return { status: res.status, body: res.json };
-  };
-  const invoice = async (id: string) => {
-    const res = await get(`/v1/invoices/${id}`);
-    if (res.status !== 200) throw new Error(`GET invoice: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const side = await merchantSide(td, opts.clock);
   return {
+    ...side,
     node,
     gate,
     td,
-    accountId: m.accountId,
-    get,
-    post,
-    async createInvoice(amount, extra = {}) {
-      const res = await post('/v1/invoices', { amount, currency: 'BTC', coin_id: BTC, ...extra });
-      if (res.status !== 201) throw new Error(`create invoice: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    },
+    createInvoice: (amount, extra = {}) => side.createInvoice({ amount, currency: 'BTC', coin_id: BTC, ...extra }),
     pay: (to, ...amounts) => node.pay(amounts.map((a) => ({ address: to, value: sats(a) }))),
-    invoice,
     async waitInvoice(id, ok, what, timeoutMs) {
       let last: any;
-      await until(async () => ok((last = await invoice(id))), () => `${what}: ${JSON.stringify(last)}`, timeoutMs);
+      await until(async () => ok((last = await side.invoice(id))), () => `${what}: ${JSON.stringify(last)}`, timeoutMs);
       return last;
     },
     async waitScanned() {
       const tip = await node.height();
       await until(() => td.daemon.chains.status()[0]!.scanned_height === tip, `scanned height ${tip}`);
     },
-    async transactions(query) {
-      const res = await get(`/v1/transactions?${query}`);
-      if (res.status !== 200) throw new Error(`GET transactions: ${res.status}`);
-      return res.body.items;
-    },
-    async available() {
-      const res = await get('/v1/balances');
-      const row = (res.body.items as Array<{ coin_id: string; available: string }>).find((b) => b.coin_id === BTC);
-      return row?.available ?? '0';
-    },
-    setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),
-    async events(type) {
-      const rows = await store.read.find(EventEntity, { where: { type }, order: { seq: 'ASC' } });
-      return rows.map((r) => ({ type: r.type, data: (JSON.parse(r.body) as { data: unknown }).data, object_id: r.object_id }));
-    },
-    ledgerClean: async () => (await verifyLedger(store.read)).ok,
+    available: () => side.available(BTC),
     async stop() {
       await td.stop();
       await gate?.close();

@@ -25,9 +25,9 @@ test('an unreachable bcoin puts BTC in maintenance (503 for new invoices); back,
   const status = f.td.daemon.chains.status()[0]!;
   t.regex(status.last_error ?? '', /^bitcoin node \w+: request failed/);
   t.false((status.last_error ?? '').includes(String(f.gate!.port)), 'the node URL stays out of errors');
-  const count = async () => (await f.get('/v1/invoices?limit=100')).body.items.length;
+  const count = async () => (await f.api.get('/v1/invoices?limit=100')).body.items.length;
   const before = await count();
-  const refused = await f.post('/v1/invoices', { amount: '1', currency: 'BTC', coin_id: BTC });
+  const refused = await f.api.post('/v1/invoices', { amount: '1', currency: 'BTC', coin_id: BTC });
   t.is(refused.status, 503);
   t.is(refused.body.error.code, 'unavailable');
   t.deepEqual(refused.body.error.details, {});
@@ -48,6 +48,6 @@ test('an unreachable bcoin puts BTC in maintenance (503 for new invoices); back,
   );
   await until(async () => !(await inMaintenance()), 'maintenance lifted');
   t.like(f.td.daemon.chains.status()[0], { maintenance: false, lag: 0 });
-  t.is((await f.post('/v1/invoices', { amount: '1', currency: 'BTC', coin_id: BTC })).status, 201);
+  t.is((await f.api.post('/v1/invoices', { amount: '1', currency: 'BTC', coin_id: BTC })).status, 201);
   t.true(await f.ledgerClean());
 });

@@ -5,14 +5,11 @@
 import { coinId } from '../../../../src/catalog/coins';
 import type { AnvilNode } from '../../../../src/dev/anvil-node';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
-import { EventEntity } from '../../../../src/db/entities/events';
-import { AccountEntity, type AccountRow } from '../../../../src/db/entities/team';
-import { verifyLedger } from '../../../../src/ledger/verify';
 import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { TcpGate } from '../../../helpers/tcp-gate';
-import { FIXED_RATES, merchantWithKey, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
-import { SignedClient } from '../../../helpers/api-client';
+import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
+import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
 
 export const CONFIRMATIONS = 3;
 export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 5000 };
@@ -20,49 +17,23 @@ export const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, USDT:
 
 export type Ticker = 'ETH' | 'USDT';
 
-/** Signed calls answering `{status, body}`; every call signs with a timestamp of its own (polling is fine). */
-export interface MerchantApi {
-  get(target: string): Promise<{ status: number; body: any }>;
-  post(target: string, body: unknown): Promise<{ status: number; body: any }>;
-}
-
-function merchantApi(base: string, keyId: string, secret: string, clock?: Clock): MerchantApi {
-  const client = new SignedClient(base, keyId, secret, clock);
-  return {
-    get: async (target) => {
-      const res = await client.get(target);
-      return { status: res.status, body: res.json };
-    },
-    post: async (target, body) => {
-      const res = await client.post(target, body, { headers: { 'Content-Type': 'application/json' } });
-      return { status: res.status, body: res.json };
-    },
-  };
-}
-
-export interface EvmFixture {
+export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'> {
   /** Replace it after a restart: payments and mining go to this node. */
   node: AnvilNode;
   /** With `gate`: the daemon reaches the node only through it. */
   gate: TcpGate | null;
   usdt: string;
   td: TestDaemon;
-  api: MerchantApi;
-  accountId: string;
   coin: Record<Ticker, string>;
   createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** A payment in a block of its own, 1 confirmation; returns the txid. */
   pay(to: string, ticker: Ticker, amount: string): Promise<string>;
-  invoice(id: string): Promise<any>;
   /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
   waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
   scanned(timeoutMs?: number): Promise<void>;
   transactions(invoiceId: string): Promise<any[]>;
   available(ticker: Ticker): Promise<string>;
-  setAccount(patch: Partial<AccountRow>): Promise<void>;
-  events(type: string): Promise<Array<{ type: string; data: any }>>;
-  ledgerClean(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -75,34 +46,21 @@ export async function startEvmFixture(
   const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch } });
   if (opts.gate === 'closed') await gate!.close();
   const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
-  const m = await merchantWithKey(td.daemon);
-  const api = merchantApi(td.url, m.keyId, m.secret, opts.clock);
+  const side = await merchantSide(td, opts.clock);
   const coin = { ETH: coinId('ethereum', 'native'), USDT: coinId('ethereum', usdt) };
   const decimals = { ETH: 18, USDT: 6 };
-  const store = td.daemon.store;
-  const invoice = async (id: string) => {
-    const res = await api.get(`/v1/invoices/${id}`);
-    if (res.status !== 200) throw new Error(`GET invoice: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
   const fixture: EvmFixture = {
+    ...side,
     node,
     gate,
     usdt,
     td,
-    api,
-    accountId: m.accountId,
     coin,
-    async createInvoice(ticker, amount, extra = {}) {
-      const res = await api.post('/v1/invoices', { amount, currency: ticker, coin_id: coin[ticker], ...extra });
-      if (res.status !== 201) throw new Error(`create invoice: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    },
+    createInvoice: (ticker, amount, extra = {}) => side.createInvoice({ amount, currency: ticker, coin_id: coin[ticker], ...extra }),
     pay: (to, ticker, amount) => payFromAnvil(fixture.node, ticker === 'ETH' ? 'native' : usdt, to, amount, decimals[ticker]),
-    invoice,
     async waitInvoice(id, ok, what, timeoutMs = 10_000) {
       await fixture.scanned(timeoutMs);
-      const inv = await invoice(id);
+      const inv = await side.invoice(id);
       if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
       return inv;
     },
@@ -116,22 +74,8 @@ export async function startEvmFixture(
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    async transactions(invoiceId) {
-      const res = await api.get(`/v1/transactions?invoice_id=${invoiceId}`);
-      if (res.status !== 200) throw new Error(`GET transactions: ${res.status}`);
-      return res.body.items;
-    },
-    async available(ticker) {
-      const res = await api.get('/v1/balances');
-      const row = (res.body.items as Array<{ coin_id: string; available: string }>).find((b) => b.coin_id === coin[ticker]);
-      return row?.available ?? '0';
-    },
-    setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),
-    async events(type) {
-      const rows = await store.read.find(EventEntity, { where: { type }, order: { seq: 'ASC' } });
-      return rows.map((r) => ({ type: r.type, data: (JSON.parse(r.body) as { data: unknown }).data }));
-    },
-    ledgerClean: async () => (await verifyLedger(store.read)).ok,
+    transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
+    available: (ticker) => side.available(coin[ticker]),
     async stop() {
       await td.stop();
       await gate?.close();
