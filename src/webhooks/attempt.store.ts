@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
-import { WebhookAttemptEntity, WebhookDeliveryEntity, type DeliveryStatus, type WebhookAttemptRow, type WebhookDeliveryRow } from '../db/entities/webhooks';
+import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../db/entities/webhooks';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
-import { afterAttempt, MAX_ATTEMPTS } from './schedule';
+import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule';
 import type { AttemptResult } from './sender';
 import { insertRows, list, returning, shaped, updateFromValues } from './sql';
 
@@ -15,6 +15,8 @@ export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 /** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
 export const QUEUE_PER_TARGET = 128;
 const FAN_OUT_BATCH = 500;
+/** Event bodies the fan-out read, kept for the claims that follow it (most claims then read none). */
+const BODIES_KEPT = 4096;
 /** Rows a scan of everything due reads at most. */
 const SCAN_LIMIT = 2000;
 const DUE_FIELDS = ['id', 'account_id', 'event_id', 'event_type', 'endpoint_id', 'url', 'status', 'attempts', 'schedule_attempts', 'next_attempt_at'] as const;
@@ -31,6 +33,7 @@ export interface Claimed {
   scheduleAttempt: number;
   /** When it was claimed (ms, the dispatcher's clock): a claim is sent only while fresh. */
   claimedAt: number;
+  /** The attempt's row as it will be written with its outcome (nothing of it is in the store before). */
   attempt: WebhookAttemptRow;
   /** The endpoint's sealed secret, or null for an invoice webhook_url. */
   sealedSecret: string | null;
@@ -55,20 +58,23 @@ const asDue = (r: DueDelivery): DueDelivery => ({ ...r, attempts: Number(r.attem
  * back, and recovering attempts a crash left unfinished.
  */
 export class AttemptStore {
+  /** Recent events' bodies by id, oldest first: a claim reads from the store only those not here. */
+  private readonly bodies = new Map<string, string>();
+
   constructor(private readonly store: Store, private readonly callbackSecrets: CallbackSecrets) {}
 
-  /** Fans out every undispatched outbox row; true when that made deliveries. */
-  async fanOutNew(now: Date): Promise<boolean> {
-    let made = false;
+  /** Fans out every undispatched outbox row; `made` hears of each batch's new deliveries (all due now). */
+  async fanOutNew(now: Date, made: (deliveries: DueDelivery[]) => void): Promise<void> {
     for (;;) {
-      const events = await rawQuery<Omit<EventRow, 'body'>>(
+      const events = await rawQuery<EventRow>(
         this.store.read,
-        `SELECT id, seq, account_id, type, object_id, callback_url, created_at, dispatched_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${FAN_OUT_BATCH}`,
+        `SELECT id, seq, account_id, type, object_id, callback_url, body, created_at, dispatched_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT ${FAN_OUT_BATCH}`,
       );
-      if (events.length === 0) return made;
+      if (events.length === 0) return;
+      for (const e of events) this.keepBody(e.id, e.body);
       const deliveries = await this.store.write((em) => fanOut(em, events, iso(now), this.callbackSecrets));
-      made ||= deliveries.length > 0;
-      if (events.length < FAN_OUT_BATCH) return made;
+      if (deliveries.length > 0) made(deliveries as DueDelivery[]);
+      if (events.length < FAN_OUT_BATCH) return;
     }
   }
 
@@ -126,9 +132,11 @@ export class AttemptStore {
       if (sendable.length === 0) return [];
 
       // One guarded update for the batch: only rows still open and due come back. The next
-      // attempt is planned as if this one fails, by the schedule position each row is at.
+      // attempt is planned as if this one fails, by the schedule position each row is at (the
+      // last one gets a guard time instead: its delivery stays findable as claimed until its
+      // outcome is written, and comes back only if that outcome is lost).
       // (Placeholders appear in the order of their values: SQLite binds `?` by position.)
-      const plans = Array.from({ length: MAX_ATTEMPTS }, (_, i) => afterAttempt(i + 1, false, now).next_attempt_at);
+      const plans = Array.from({ length: MAX_ATTEMPTS }, (_, i) => afterAttempt(i + 1, false, now).next_attempt_at ?? lastAttemptGuard(now));
       const rows = await returning<{ id: string; attempts: number | string; schedule_attempts: number | string }>(
         em,
         shaped(em, 'claim:deliveries', sendable.length, () => {
@@ -144,13 +152,22 @@ export class AttemptStore {
       );
       if (rows.length === 0) return [];
       const counted = new Map(rows.map((r) => [r.id, { attempts: Number(r.attempts), scheduleAttempt: Number(r.schedule_attempts) }]));
-      const eventIds = [...new Set(sendable.filter((d) => counted.has(d.id)).map((d) => d.event_id))];
-      const events = await rawQuery<{ id: string; body: string }>(
-        em,
-        shaped(em, 'claim:bodies', eventIds.length, () => `SELECT id, body FROM events WHERE id IN (${list(em, eventIds.length)})`),
-        eventIds,
-      );
-      const bodies = new Map(events.map((e) => [e.id, e.body]));
+      const bodies = new Map<string, string>();
+      const unread = new Set<string>();
+      for (const d of sendable) {
+        if (!counted.has(d.id) || bodies.has(d.event_id)) continue;
+        const kept = this.bodies.get(d.event_id);
+        if (kept === undefined) unread.add(d.event_id);
+        else bodies.set(d.event_id, kept);
+      }
+      if (unread.size > 0) {
+        const events = await rawQuery<{ id: string; body: string }>(
+          em,
+          shaped(em, 'claim:bodies', unread.size, () => `SELECT id, body FROM events WHERE id IN (${list(em, unread.size)})`),
+          [...unread],
+        );
+        for (const e of events) bodies.set(e.id, e.body);
+      }
 
       const claimed: Claimed[] = [];
       for (const d of sendable) {
@@ -171,7 +188,6 @@ export class AttemptStore {
         };
         claimed.push({ delivery: { ...d, url }, scheduleAttempt: c.scheduleAttempt, claimedAt: now.getTime(), attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
       }
-      await insertRows(em, 'webhook_attempts', claimed.map((c) => c.attempt));
       return claimed;
     });
   }
@@ -187,7 +203,6 @@ export class AttemptStore {
     await this.store.write(async (em) => {
       const p = (i: number) => placeholder(em, i);
       for (const { delivery: d, attempt } of claims) {
-        await rawQuery(em, `DELETE FROM webhook_attempts WHERE id = ${p(1)}`, [attempt.id]);
         // A delivery stopped meanwhile (its endpoint deleted) stays stopped; only the count goes back.
         await rawQuery(
           em,
@@ -204,34 +219,70 @@ export class AttemptStore {
   }
 
   /**
-   * At start: attempts a previous run left unfinished are recorded as interrupted, and their
-   * deliveries move on as after a failure (the claim already planned the next attempt).
+   * At start: attempts a previous run claimed but left without an outcome (their delivery still
+   * `pending` with no attempt row of that number) are recorded as interrupted, and their
+   * deliveries move on as after a failure (the claim already planned the next attempt). A claim
+   * always plans a time, so the open-deliveries index finds them.
    */
   recoverInterrupted(now: Date): Promise<number> {
     const at = iso(now);
     return this.store.write(async (em) => {
-      const open = await em.createQueryBuilder(WebhookAttemptEntity, 'a').where('a.finished_at IS NULL').getMany();
-      for (const a of open) {
-        await em.update(WebhookAttemptEntity, { id: a.id }, { finished_at: at, error: INTERRUPTED });
-        const d = await em.findOne(WebhookDeliveryEntity, { where: { id: a.delivery_id } });
-        if (!d || d.status !== 'pending' || d.attempts !== a.number) continue;
-        const status: DeliveryStatus = d.next_attempt_at === null ? 'exhausted' : 'failed';
-        await em.update(WebhookDeliveryEntity, { id: d.id }, { status, last_response_status: null, last_error: INTERRUPTED, updated_at: at });
+      const open = await rawQuery<{ id: string; url: string; attempts: number | string; schedule_attempts: number | string; next_attempt_at: string; updated_at: string }>(
+        em,
+        `SELECT d.id, d.url, d.attempts, d.schedule_attempts, d.next_attempt_at, d.updated_at FROM webhook_deliveries d
+         WHERE d.next_attempt_at IS NOT NULL AND d.status = 'pending' AND d.attempts > 0
+           AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.number = d.attempts)`,
+      );
+      const p = (i: number) => placeholder(em, i);
+      for (const d of open) {
+        const attempt: WebhookAttemptRow = {
+          id: newTimeOrderedId(now.getTime()),
+          delivery_id: d.id,
+          number: Number(d.attempts),
+          url: d.url,
+          started_at: d.updated_at,
+          finished_at: at,
+          response_status: null,
+          error: INTERRUPTED,
+          duration_ms: null,
+        };
+        await insertRows(em, 'webhook_attempts', [attempt]);
+        const next: { status: DeliveryStatus; next_attempt_at: string | null } =
+          Number(d.schedule_attempts) >= MAX_ATTEMPTS ? { status: 'exhausted', next_attempt_at: null } : { status: 'failed', next_attempt_at: d.next_attempt_at };
+        await rawQuery(
+          em,
+          `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = NULL, last_error = ${p(3)}, updated_at = ${p(4)} WHERE id = ${p(5)}`,
+          [next.status, next.next_attempt_at, INTERRUPTED, at, d.id],
+        );
       }
       return open.length;
     });
   }
+
+  /** Keeps an event's body for the claims that follow; the oldest goes when the map is full. */
+  private keepBody(eventId: string, body: string): void {
+    this.bodies.set(eventId, body);
+    if (this.bodies.size > BODIES_KEPT) this.bodies.delete(this.bodies.keys().next().value!);
+  }
 }
 
-/** Each attempt's result, and where its delivery goes next: two statements for the whole batch. */
+/** The time a last attempt's claim plans: its outcome decides, this only brings back a delivery whose outcome was lost. */
+const lastAttemptGuard = (now: Date): string => new Date(now.getTime() + RETRY_DELAYS_MS[RETRY_DELAYS_MS.length - 1]!).toISOString();
+
+/** Each attempt, written once with its result, and where its delivery goes next: two statements for the whole batch. */
 async function record(em: EntityManager, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  await updateFromValues(
+  await insertRows(
     em,
-    `UPDATE webhook_attempts SET started_at = v.column2, finished_at = v.column3, response_status = CAST(v.column4 AS integer), error = v.column5,
-       duration_ms = CAST(v.column6 AS integer)`,
-    'webhook_attempts.id = v.column1',
-    outcomes.map(({ claimed: { attempt }, result, started, ended }) => [attempt.id, iso(started), iso(ended), result.responseStatus, result.error, result.durationMs]),
+    'webhook_attempts',
+    outcomes.map(({ claimed: { attempt }, result, started, ended }) => ({
+      ...attempt,
+      started_at: iso(started),
+      finished_at: iso(ended),
+      response_status: result.responseStatus,
+      error: result.error,
+      duration_ms: result.durationMs,
+    })),
   );
   await updateFromValues(
     em,

@@ -168,7 +168,7 @@ export class WebhookDispatcher {
         if (this.abort.signal.aborted) return;
         if (this.outboxDirty) {
           this.outboxDirty = false;
-          if (await this.deps.attempts.fanOutNew(this.deps.clock.now())) this.stale = true;
+          await this.deps.attempts.fanOutNew(this.deps.clock.now(), (made) => this.enqueueNew(made));
         }
         if (this.stale) {
           this.stale = false;
@@ -196,6 +196,22 @@ export class WebhookDispatcher {
     this.queued = new Map();
     this.cut = new Set();
     for (const [t, list] of byTarget) this.enqueue(t, list);
+  }
+
+  /**
+   * New deliveries from the fan-out join their target's queue as they are, without a read: behind
+   * what is queued, unless the target's last read was cut (then older due rows wait in the store
+   * and the refill reads these in their turn). A queue stays within QUEUE_PER_TARGET.
+   */
+  private enqueueNew(made: DueDelivery[]): void {
+    for (const d of made) {
+      const t = targetOf(d);
+      if (this.cut.has(t)) continue;
+      const list = this.queued.get(t);
+      if (!list) this.queued.set(t, [d]);
+      else if (list.length < QUEUE_PER_TARGET) list.push(d);
+      else this.cut.add(t);
+    }
   }
 
   private enqueue(target: string, rows: DueDelivery[]): void {

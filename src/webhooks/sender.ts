@@ -36,6 +36,8 @@ export interface SenderOptions {
  */
 export class WebhookSender {
   private readonly timeoutMs: number;
+  /** Targets parsed once: a URL parse and its conversion to request options cost more than the signature. */
+  private readonly targets = new Map<string, Target>();
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
@@ -53,10 +55,10 @@ export class WebhookSender {
     const elapsed = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
     const failed = (error: string, responseStatus: number | null = null): AttemptResult => ({ ok: false, responseStatus, error, durationMs: elapsed() });
 
-    let url: URL;
+    let url: Target;
     try {
-      url = new URL(target);
-      if (url.protocol !== 'https:' && !(this.guard.allowPrivate && url.protocol === 'http:')) {
+      url = this.parse(target);
+      if (!url.secure && !(this.guard.allowPrivate && url.protocol === 'http:')) {
         return Promise.resolve(failed('target refused: only https:// targets are allowed'));
       }
       this.guard.assertConnectable(url.hostname);
@@ -65,17 +67,18 @@ export class WebhookSender {
     }
 
     const timestamp = String(unixSeconds(now));
-    const body = Buffer.from(event.body, 'utf8');
+    // Sent as a string: the client writes the head and a string body in one write.
+    const body = event.body;
     const headers = {
       'Content-Type': 'application/json',
-      'Content-Length': String(body.length),
+      'Content-Length': String(Buffer.byteLength(body, 'utf8')),
       'User-Agent': WEBHOOK_USER_AGENT,
       'X-Event-Id': event.id,
       'X-Event-Type': event.type,
       'X-Timestamp': timestamp,
       'X-Signature': signWebhook(secret, timestamp, body),
     };
-    const secure = url.protocol === 'https:';
+    const secure = url.secure;
 
     return new Promise((resolve) => {
       let settled = false;
@@ -86,7 +89,11 @@ export class WebhookSender {
         signal?.removeEventListener('abort', onAbort);
         resolve(r);
       };
-      const req = (secure ? https : http).request(url, {
+      const req = (secure ? https : http).request({
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port,
+        path: url.path,
         method: 'POST',
         headers,
         agent: secure ? this.httpsAgent : this.httpAgent,
@@ -111,11 +118,39 @@ export class WebhookSender {
     });
   }
 
+  /** A target's parts, from the cache (kept small: targets are few, a full cache starts over). */
+  private parse(target: string): Target {
+    let t = this.targets.get(target);
+    if (t) return t;
+    const url = new URL(target);
+    t = {
+      protocol: url.protocol,
+      secure: url.protocol === 'https:',
+      // As Node's own conversion: brackets off an IPv6 literal for the connection.
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === '' ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+    };
+    if (this.targets.size >= MAX_TARGETS_KEPT) this.targets.clear();
+    this.targets.set(target, t);
+    return t;
+  }
+
   close(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
 }
+
+interface Target {
+  protocol: string;
+  secure: boolean;
+  hostname: string;
+  port: number | undefined;
+  path: string;
+}
+
+const MAX_TARGETS_KEPT = 1000;
 
 class TimeoutError extends Error {}
 class StoppedError extends Error {}

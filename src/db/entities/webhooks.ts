@@ -40,7 +40,7 @@ export interface WebhookDeliveryRow {
   updated_at: string;
 }
 
-/** One HTTP attempt of a delivery. `finished_at` null: the daemon stopped before the attempt ended. */
+/** One HTTP attempt of a delivery, written once it ended (or, after a crash, at the next start as interrupted). */
 export interface WebhookAttemptRow {
   id: string;
   delivery_id: string;

@@ -5,6 +5,7 @@ import { Money1767225600004 } from './0004-money';
 import { Wallet1767225600005 } from './0005-wallet';
 import { Chains1767225600006 } from './0006-chains';
 import { Webhooks1767225600008 } from './0008-webhooks';
+import { OpenIndexes1767225600009 } from './0009-open-indexes';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   Wallet1767225600005,
   Chains1767225600006,
   Webhooks1767225600008,
+  OpenIndexes1767225600009,
 ];

@@ -30,7 +30,7 @@ class FakeAttempts {
   constructor(rows: DueDelivery[]) {
     for (const r of rows) this.due.set(r.id, r);
   }
-  fanOutNew = async (): Promise<boolean> => false;
+  fanOutNew = async (): Promise<void> => undefined;
   scanDue = async (): Promise<DueDelivery[]> => [...this.due.values()];
   dueOf = async (): Promise<DueDelivery[]> => [];
   claim = async (rows: DueDelivery[], now: Date, outcomes: () => Outcome[]): Promise<Claimed[]> => {

@@ -1,0 +1,29 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Indexes that hold only the open rows the hot paths look for: the outbox's undispatched events,
+ * and the deliveries with an attempt planned. A finished row leaves the index instead of staying
+ * in it under NULL, so these indexes stay as small as the work in hand and each write to them is
+ * one change less. The attempts' `finished_at` index goes: an attempt's row is now written once,
+ * with its outcome (a claim without an outcome is found through its delivery).
+ */
+export class OpenIndexes1767225600009 implements MigrationInterface {
+  name = 'OpenIndexes1767225600009';
+
+  async up(q: QueryRunner): Promise<void> {
+    for (const name of ['events_undispatched', 'webhook_deliveries_due', 'webhook_deliveries_endpoint_due', 'webhook_attempts_unfinished']) {
+      await q.query(`DROP INDEX ${name}`);
+    }
+    await q.query('CREATE INDEX events_undispatched ON events (seq) WHERE dispatched_at IS NULL');
+    await q.query('CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL');
+    await q.query('CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE next_attempt_at IS NOT NULL');
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    for (const name of ['events_undispatched', 'webhook_deliveries_due', 'webhook_deliveries_endpoint_due']) await q.query(`DROP INDEX ${name}`);
+    await q.query('CREATE INDEX events_undispatched ON events (dispatched_at, seq)');
+    await q.query('CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)');
+    await q.query('CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at)');
+    await q.query('CREATE INDEX webhook_attempts_unfinished ON webhook_attempts (finished_at)');
+  }
+}
