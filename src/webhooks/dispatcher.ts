@@ -5,7 +5,7 @@ import { QUEUE_PER_TARGET, targetOf, type AttemptStore, type Claimed, type DueDe
 import type { CallbackSecrets } from './callback-secret';
 import type { WebhookSecrets } from './secrets';
 import { RETRY_DELAYS_MS } from './schedule';
-import type { AttemptResult, WebhookSender } from './sender';
+import type { AttemptResult, AttemptSender } from './sender';
 
 export interface DispatcherLimits {
   /** Attempts in flight across all targets. */
@@ -77,7 +77,7 @@ export class WebhookDispatcher {
       attempts: AttemptStore;
       clock: Clock;
       logger: Logger;
-      sender: WebhookSender;
+      sender: AttemptSender;
       secrets: WebhookSecrets;
       callbackSecrets: CallbackSecrets;
     },

@@ -23,6 +23,12 @@ export interface AttemptResult {
   durationMs: number;
 }
 
+/** What the dispatcher sends with: the sender itself, or the same sender run on its own thread (sender-thread.ts). */
+export interface AttemptSender {
+  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult>;
+  close(): void;
+}
+
 export interface SenderOptions {
   /** Tests shorten it; the daemon uses DELIVERY_TIMEOUT_MS. */
   timeoutMs?: number;
@@ -34,7 +40,7 @@ export interface SenderOptions {
  * checked is the address connected to (a name that re-resolves to a private address is refused).
  * Redirects are never followed: a 3xx is a failed attempt like any non-2xx.
  */
-export class WebhookSender {
+export class WebhookSender implements AttemptSender {
   private readonly timeoutMs: number;
   /** Targets parsed once: a URL parse and its conversion to request options cost more than the signature. */
   private readonly targets = new Map<string, Target>();

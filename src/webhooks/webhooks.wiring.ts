@@ -15,6 +15,7 @@ import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from './disp
 import { EndpointService } from './endpoint.service';
 import { WebhookSecrets } from './secrets';
 import { WebhookSender } from './sender';
+import { ThreadedSender } from './sender-thread';
 import { webhookRoutes } from './webhook.routes';
 
 export interface WebhooksDeps {
@@ -39,7 +40,10 @@ export function createWebhooks(deps: WebhooksDeps) {
   const secrets = new WebhookSecrets(deps.sealer);
   const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
   const limits = deps.limits ?? DEFAULT_LIMITS;
-  const sender = new WebhookSender(guard, { timeoutMs: deps.timeoutMs });
+  // On its own thread, unless a test brings its own resolver (a function stays on this thread).
+  const sender = deps.resolve
+    ? new WebhookSender(guard, { timeoutMs: deps.timeoutMs })
+    : new ThreadedSender({ allowPrivate: deps.config.webhooks.allow_private_targets, timeoutMs: deps.timeoutMs });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
   const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());

@@ -5,7 +5,7 @@ import type { AttemptStore, Claimed, DueDelivery, Outcome } from '../../../src/w
 import type { CallbackSecrets } from '../../../src/webhooks/callback-secret';
 import { CLAIM_FRESH_MS, WebhookDispatcher } from '../../../src/webhooks/dispatcher';
 import type { WebhookSecrets } from '../../../src/webhooks/secrets';
-import type { AttemptResult, WebhookSender } from '../../../src/webhooks/sender';
+import type { AttemptResult, AttemptSender } from '../../../src/webhooks/sender';
 
 const due = (id: string): DueDelivery => ({
   id,
@@ -89,7 +89,7 @@ function setup(
       attempts: attempts as unknown as AttemptStore,
       clock,
       logger: silentLogger,
-      sender: sender as unknown as WebhookSender,
+      sender: sender as unknown as AttemptSender,
       secrets: {} as WebhookSecrets,
       callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
     },

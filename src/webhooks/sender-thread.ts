@@ -1,0 +1,99 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { AttemptResult, AttemptSender, OutgoingEvent } from './sender';
+
+export interface SenderThreadData {
+  allowPrivate: boolean;
+  timeoutMs?: number;
+}
+
+interface Post {
+  id: number;
+  target: string;
+  event: OutgoingEvent;
+  secret: string;
+  /** ms: the attempt's X-Timestamp comes from the dispatcher's clock. */
+  now: number;
+}
+
+export type ToSender = { kind: 'posts'; posts: Post[] } | { kind: 'stop' };
+
+const STOPPED = 'interrupted: the daemon stopped during the attempt';
+
+/**
+ * The webhook sender on a thread of its own: signing, the HTTP exchange and the target guard run
+ * there, so the dispatcher's thread keeps only the store's work and a delivery's two halves run
+ * side by side. Posts started in one turn go over in one message, results come back batched. The
+ * guard there uses the system resolver (a test that injects its own runs WebhookSender inline).
+ * If the thread dies, its attempts in flight end as failed and the next post starts a new one.
+ */
+export class ThreadedSender implements AttemptSender {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, (r: AttemptResult) => void>();
+  private outgoing: Post[] = [];
+  private flushScheduled = false;
+  private readonly watched = new WeakSet<AbortSignal>();
+
+  constructor(private readonly data: SenderThreadData) {}
+
+  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult> {
+    if (signal?.aborted) return Promise.resolve({ ok: false, responseStatus: null, error: STOPPED, durationMs: 0 });
+    // One listener per signal (the dispatcher has one for all its attempts): a stop cuts every attempt short.
+    if (signal && !this.watched.has(signal)) {
+      this.watched.add(signal);
+      signal.addEventListener('abort', () => this.worker?.postMessage({ kind: 'stop' } satisfies ToSender), { once: true });
+    }
+    return new Promise((resolve) => {
+      const id = this.nextId++;
+      this.pending.set(id, resolve);
+      this.outgoing.push({ id, target, event, secret, now: now.getTime() });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        queueMicrotask(() => this.flush());
+      }
+    });
+  }
+
+  close(): void {
+    const w = this.worker;
+    this.worker = null;
+    void w?.terminate();
+    this.failAll('the sender stopped');
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const posts = this.outgoing;
+    this.outgoing = [];
+    if (posts.length > 0) this.start().postMessage({ kind: 'posts', posts } satisfies ToSender);
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(path.join(__dirname, 'sender.worker.js'), { workerData: this.data });
+    worker.unref();
+    worker.on('message', (batch: Array<{ id: number; result: AttemptResult }>) => {
+      for (const { id, result } of batch) {
+        const resolve = this.pending.get(id);
+        this.pending.delete(id);
+        resolve?.(result);
+      }
+    });
+    const lost = () => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.failAll('the sender thread stopped during the attempt');
+    };
+    worker.on('error', lost);
+    worker.on('exit', lost);
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: string): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const resolve of waiting) resolve({ ok: false, responseStatus: null, error, durationMs: 0 });
+  }
+}

@@ -1,0 +1,72 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import { ThreadedSender } from '../../../src/webhooks/sender-thread';
+import { until } from '../../helpers/cli';
+import { signatureValid } from '../../helpers/webhook-verifier';
+
+const event = { id: '00000000-0000-4000-8000-000000000001', type: 'ping', body: '{"event_id":"00000000-0000-4000-8000-000000000001"}' };
+
+/** A receiver on 127.0.0.1 that answers 200, or never answers on /hang. */
+async function receiver() {
+  const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      seen.push({ headers: req.headers, body });
+      if (req.url !== '/hang') res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, seen, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+test('the sender thread signs and sends what the dispatcher gives it, and answers with the outcome', async (t) => {
+  const r = await receiver();
+  const sender = new ThreadedSender({ allowPrivate: true });
+  try {
+    const now = new Date();
+    const results = await Promise.all([1, 2, 3].map(() => sender.post(`${r.base}/hook`, event, 'whsec_test', now)));
+    for (const res of results) t.like(res, { ok: true, responseStatus: 200, error: null });
+    t.is(r.seen.length, 3);
+    const { headers, body } = r.seen[0]!;
+    t.is(body, event.body);
+    t.is(headers['x-timestamp'], String(Math.floor(now.getTime() / 1000)));
+    t.true(signatureValid('whsec_test', String(headers['x-timestamp']), body, String(headers['x-signature'])));
+  } finally {
+    sender.close();
+    await r.close();
+  }
+});
+
+test('the thread keeps the target guard: without allow_private_targets a loopback target is refused', async (t) => {
+  const sender = new ThreadedSender({ allowPrivate: false });
+  try {
+    t.like(await sender.post('https://127.0.0.1/hook', event, 's', new Date()), { ok: false, error: 'target refused: the host is a loopback address' });
+  } finally {
+    sender.close();
+  }
+});
+
+test('a stop cuts the attempts in flight short, and a close ends what is still waiting', async (t) => {
+  const r = await receiver();
+  const sender = new ThreadedSender({ allowPrivate: true });
+  try {
+    const stop = new AbortController();
+    const hanging = sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal);
+    await until(() => r.seen.length === 1 || null, 5000, 'the attempt to arrive');
+    stop.abort();
+    t.like(await hanging, { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
+    t.like(await sender.post(`${r.base}/hook`, event, 's', new Date(), stop.signal), { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
+
+    const waiting = sender.post(`${r.base}/hang`, event, 's', new Date());
+    await until(() => r.seen.length === 2 || null, 5000, 'the second attempt to arrive');
+    sender.close();
+    t.like(await waiting, { ok: false, responseStatus: null, error: 'the sender stopped' });
+  } finally {
+    sender.close();
+    await r.close();
+  }
+});
