@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { ChainTransferEntity, type AddressRow, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
-import { inList, insertRow, placeholder, rawQuery } from '../db/raw';
+import type { AddressRow, ChainTransferRow, TransferStatus } from '../db/entities/chain';
+import { inList, insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import type { TransferObservation, TransferSink } from './types';
@@ -31,6 +31,17 @@ async function selectWhereIn<T>(em: EntityManager, table: 'chain_transfers' | 'a
   const list = inList(em, values, 2);
   return rawQuery<T>(em, `SELECT * FROM ${table} WHERE chain_id = ${placeholder(em, 1)} AND ${column} ${list.sql}`, [chainId, ...list.params]);
 }
+
+/** The columns a status change of a transfer writes (the rest never change). */
+const changeOf = (r: ChainTransferRow) => ({
+  block_height: r.block_height,
+  block_hash: r.block_hash,
+  confirmations: r.confirmations,
+  status: r.status,
+  confirmed_at: r.confirmed_at,
+  reverted_at: r.reverted_at,
+  updated_at: r.updated_at,
+});
 
 /** The distinct values of `pick` per chain. */
 function groupByChain(observations: TransferObservation[], pick: (o: TransferObservation) => string): Map<string, string[]> {
@@ -125,7 +136,7 @@ export class TransferRecorder {
     };
     if (next.status === 'confirmed' && existing.status !== 'confirmed') next.confirmed_at = now;
     if (existing.status === 'reverted') next.reverted_at = null;
-    await em.update(ChainTransferEntity, { id: existing.id }, next);
+    await updateRows(em, 'chain_transfers', changeOf(next), { id: existing.id });
     if (next.status !== existing.status) await this.sink.onTransfer(em, next, existing.status);
     return next;
   }
@@ -166,8 +177,7 @@ export class TransferRecorder {
         confirmed_at: now,
         updated_at: now,
       };
-      const res = await em.update(ChainTransferEntity, { id: row.id, status: 'seen' }, next);
-      if (res.affected === 1) await this.sink.onTransfer(em, next, 'seen');
+      if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: 'seen' })) === 1) await this.sink.onTransfer(em, next, 'seen');
     }
     return rows.length;
   }
@@ -177,7 +187,6 @@ export class TransferRecorder {
     if (row.status === 'reverted') return;
     const now = iso(this.clock.now());
     const next: ChainTransferRow = { ...row, status: 'reverted', confirmations: 0, reverted_at: now, updated_at: now };
-    const res = await em.update(ChainTransferEntity, { id: row.id, status: row.status }, next);
-    if (res.affected === 1) await this.sink.onTransfer(em, next, row.status);
+    if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: row.status })) === 1) await this.sink.onTransfer(em, next, row.status);
   }
 }

@@ -17,7 +17,7 @@ const bind = (em: EntityManager, v: unknown): unknown => (typeof v === 'boolean'
 interface SqliteStatement {
   reader: boolean;
   all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): unknown;
+  run(...params: unknown[]): { changes: number };
 }
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
@@ -35,15 +35,34 @@ const MAX_STATEMENTS = 500;
  */
 export async function rawQuery<T = Record<string, unknown>>(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<T[]> {
   if (isPostgres(em)) return (await em.query(sql, [...params])) as T[];
+  const stmt = sqliteStatement(em, sql);
+  const bound = params.map((v) => bind(em, v));
+  if (stmt.reader) return stmt.all(...bound) as T[];
+  stmt.run(...bound);
+  return [];
+}
+
+/** A write statement (no RETURNING) as `rawQuery` runs it; the number of rows it changed. */
+export async function rawRun(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<number> {
+  if (isPostgres(em)) {
+    // TypeORM's EntityManager.query answers an UPDATE without its count; the runner's structured result has it.
+    const runner = em.queryRunner ?? em.connection.createQueryRunner();
+    try {
+      return (await runner.query(sql, [...params], true)).affected ?? 0;
+    } finally {
+      if (runner !== em.queryRunner) await runner.release();
+    }
+  }
+  return sqliteStatement(em, sql).run(...params.map((v) => bind(em, v))).changes;
+}
+
+function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
   const conn = (em.connection.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
   let cache = statements.get(conn);
   if (!cache || cache.size > MAX_STATEMENTS) statements.set(conn, (cache = new Map()));
   let stmt = cache.get(sql);
   if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
-  const bound = params.map((v) => bind(em, v));
-  if (stmt.reader) return stmt.all(...bound) as T[];
-  stmt.run(...bound);
-  return [];
+  return stmt;
 }
 
 /** INSERT of one row whose keys are the table's column names. */
@@ -56,6 +75,25 @@ export async function insertRow(em: EntityManager, table: string, row: object): 
     sqlCache.set(key, sql);
   }
   await rawQuery(em, sql, Object.values(row));
+}
+
+/**
+ * UPDATE of `table` setting the keys of `set` (its column names) on the rows whose columns equal
+ * every value of `where` (none of them null); the number of rows changed. For a guarded update
+ * (`{ id, status }`), 0 means another change came first.
+ */
+export async function updateRows(em: EntityManager, table: string, set: object, where: object): Promise<number> {
+  const cols = Object.keys(set);
+  const keys = Object.keys(where);
+  const key = `${em.connection.options.type}\u0000${table}\u0000${cols.join(',')}\u0000${keys.join(',')}`;
+  let sql = sqlCache.get(key);
+  if (sql === undefined) {
+    const assign = cols.map((c, i) => `"${c}" = ${placeholder(em, i + 1)}`).join(', ');
+    const match = keys.map((c, i) => `"${c}" = ${placeholder(em, cols.length + i + 1)}`).join(' AND ');
+    sql = `UPDATE ${table} SET ${assign} WHERE ${match}`;
+    sqlCache.set(key, sql);
+  }
+  return rawRun(em, sql, [...Object.values(set), ...Object.values(where)]);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog, Coin } from '../catalog/coins';
-import { AddressEntity, ChainTransferEntity, type ChainTransferRow, type TransferStatus } from '../db/entities/chain';
+import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
-import { insertRow, placeholder, rawQuery } from '../db/raw';
+import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
@@ -49,6 +49,9 @@ const EXPIRY_BATCH = 200;
 const EXPORT_BATCH = 2000;
 
 type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
+
+/** An invoice row as plain SQL reads it: SQLite gives its booleans as 0 and 1. */
+const invoiceOf = (r: InvoiceRow): InvoiceRow => ({ ...r, late_payment: Boolean(r.late_payment), idempotency_by_order_id: Boolean(r.idempotency_by_order_id) });
 
 const termsOf = (r: InvoiceRow): InvoiceTerms => ({
   payer_amount: r.payer_amount,
@@ -209,16 +212,21 @@ export class InvoiceService {
       state.late_payment !== Boolean(row.late_payment) ||
       state.expired_at !== row.expired_at;
     if (!changed) return row;
-    const res = await em.update(InvoiceEntity, { id: row.id, status: row.status }, {
-      status: next.status,
-      paid_amount: next.paid_amount,
-      remaining_amount: next.remaining_amount,
-      overpaid_amount: next.overpaid_amount,
-      late_payment: next.late_payment,
-      expired_at: next.expired_at,
-      updated_at: next.updated_at,
-    });
-    if (res.affected !== 1) throw new Error(`invoice ${row.id} changed under a recomputation`);
+    const changedRows = await updateRows(
+      em,
+      'invoices',
+      {
+        status: next.status,
+        paid_amount: next.paid_amount,
+        remaining_amount: next.remaining_amount,
+        overpaid_amount: next.overpaid_amount,
+        late_payment: next.late_payment,
+        expired_at: next.expired_at,
+        updated_at: next.updated_at,
+      },
+      { id: row.id, status: row.status },
+    );
+    if (changedRows !== 1) throw new Error(`invoice ${row.id} changed under a recomputation`);
     for (const type of this.eventsOf(row, next, cause)) {
       const data: Record<string, unknown> = { invoice: this.deps.presenter.present(next) };
       if (cause) data.details = { amount: cause.transfer.amount, chain_transaction_id: cause.transfer.txid };
@@ -227,12 +235,16 @@ export class InvoiceService {
     return next;
   }
 
-  /** The invoice an address was issued for, locked for the caller's transaction; null if none. */
+  /**
+   * The invoice an address was issued for, locked for the caller's transaction; null if none. Once
+   * per transfer in the chain core's transaction: one plain query, as are the recomputation's.
+   */
   async lockByAddress(em: EntityManager, addressId: string): Promise<InvoiceRow | null> {
     // Through the address row's own invoice_id (a primary-key read): the invoices table needs no
     // index on address_id, one index less to write on every invoice creation.
-    const found = await em.findOne(AddressEntity, { where: { id: addressId }, select: { id: true, invoice_id: true } });
-    return found?.invoice_id ? this.lockInvoice(em, found.invoice_id) : null;
+    const lock = em.connection.options.type === 'postgres' ? ' FOR UPDATE OF i' : '';
+    const rows = await rawQuery<InvoiceRow>(em, `SELECT i.* FROM addresses a JOIN invoices i ON i.id = a.invoice_id WHERE a.id = ${placeholder(em, 1)}${lock}`, [addressId]);
+    return rows.length > 0 ? invoiceOf(rows[0]!) : null;
   }
 
   private eventsOf(before: InvoiceRow, after: InvoiceRow, cause: RecomputeCause): EventType[] {
@@ -257,7 +269,7 @@ export class InvoiceService {
   /** The transfers of the invoice's own coin to its address (other coins are credited, not counted). */
   private async transfersOf(em: EntityManager, row: InvoiceRow): Promise<ChainTransferRow[]> {
     if (row.address_id === null || row.coin_id === null) return [];
-    return em.find(ChainTransferEntity, { where: { address_id: row.address_id, coin_id: row.coin_id } });
+    return rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE address_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)}`, [row.address_id, row.coin_id]);
   }
 
   private async find(em: EntityManager, accountId: string, id: string, lock = false): Promise<InvoiceRow> {

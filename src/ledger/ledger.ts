@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerBalanceRow, type LedgerEntryRow } from '../db/entities/money';
+import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { conflict } from '../shared/errors';
 import { newId } from '../shared/ids';
@@ -54,7 +55,8 @@ const sumsOf = (row: LedgerBalanceRow): Sums => ({
  * The append-only journal (ARCHITECTURE "Ledger"). Every method takes the EntityManager of the
  * caller's write transaction: the entries, the cached balances they change and the caller's own
  * state change commit together or not at all. Balances are cached only here, in the transaction
- * that appends; `verifyLedger` recomputes them from the journal.
+ * that appends; `verifyLedger` recomputes them from the journal. An append's statements are plain
+ * prepared SQL: every confirmed payment appends inside the chain core's transaction.
  *
  * On PostgreSQL the balance rows an append touches are locked in one sorted order (no deadlock
  * between two appends); on SQLite the store's write lock already serialises every append.
@@ -194,12 +196,13 @@ export class Ledger {
       for (const d of deltasOf({ ...entry, amount: Amount.of(entry.amount) }, reserved)) applyDelta(sums.get(keyOf(d.book, entry.coin_id))!, d.field, d.by);
     }
     check?.(sums);
-    await em.insert(LedgerEntryEntity, drafts.map((d) => d.entry));
+    for (const { entry } of drafts) await insertRow(em, 'ledger_entries', entry);
     for (const k of keys) {
       const s = sums.get(keyOf(k.book, k.coin_id))!;
-      const patch: Partial<LedgerBalanceRow> = { updated_at: now };
+      const patch: Partial<LedgerBalanceRow> = {};
       for (const f of SUM_FIELDS) patch[f] = s[f].toString();
-      await em.update(LedgerBalanceEntity, { book: k.book, coin_id: k.coin_id }, patch);
+      patch.updated_at = now;
+      await updateRows(em, 'ledger_balances', patch, { book: k.book, coin_id: k.coin_id });
     }
     return drafts.map((d) => d.entry);
   }
@@ -213,15 +216,16 @@ export class Ledger {
       credits_pending: '0',
       updated_at: now,
     });
-    const where = keys.map((k) => ({ book: k.book, coin_id: k.coin_id }));
+    const match = keys.map((_, i) => `(book = ${placeholder(em, 2 * i + 1)} AND coin_id = ${placeholder(em, 2 * i + 2)})`).join(' OR ');
+    const params = keys.flatMap((k) => [k.book, k.coin_id]);
     if (em.connection.options.type !== 'postgres') {
-      const rows = await em.find(LedgerBalanceEntity, { where });
+      const rows = await rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${match}`, params);
       const missing = keys.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh);
-      if (missing.length > 0) await em.insert(LedgerBalanceEntity, missing);
+      for (const row of missing) await insertRow(em, 'ledger_balances', row);
       return [...rows, ...missing];
     }
     // A concurrent first append may insert the same row: ignore the clash, then lock what exists.
     await em.createQueryBuilder().insert().into(LedgerBalanceEntity).values(keys.map(fresh)).orIgnore().execute();
-    return em.find(LedgerBalanceEntity, { where, order: { book: 'ASC', coin_id: 'ASC' }, lock: { mode: 'pessimistic_write' } });
+    return rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${match} ORDER BY book, coin_id FOR UPDATE`, params);
   }
 }
