@@ -69,6 +69,10 @@ export class WebhookDispatcher {
   private outboxDirty = true;
   private wakeScheduled = false;
   private outcomes: Outcome[] = [];
+  /** Attempts handed over that the sender gave back unstarted (a stop or a change): given back to the store. */
+  private returned: Claimed[] = [];
+  /** What may be handed over: the bounds times the sender's window (a sender thread keeps the bounds itself). */
+  private readonly handOver: DispatcherLimits;
   private flushing: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
 
@@ -85,6 +89,8 @@ export class WebhookDispatcher {
   ) {
     // Every attempt in flight listens to the one stop signal.
     setMaxListeners(0, this.abort.signal);
+    const window = deps.sender.window ?? 1;
+    this.handOver = { maxInFlight: limits.maxInFlight * window, perTarget: limits.perTarget * window };
   }
 
   /** The outbox has new rows: fans them out soon (and reads what is due only if that made deliveries). Fire and forget. */
@@ -135,8 +141,9 @@ export class WebhookDispatcher {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     await this.flush();
-    const unsent = [...this.ready.values()].flat();
+    const unsent = [...this.ready.values()].flat().concat(this.returned);
     this.ready.clear();
+    this.returned = [];
     await this.deps.attempts.release(unsent);
     this.deps.sender.close();
   }
@@ -148,6 +155,7 @@ export class WebhookDispatcher {
   endpointChanged(endpointId: string): void {
     const unsent = this.ready.get(endpointId) ?? [];
     this.ready.delete(endpointId);
+    this.deps.sender.cancel?.(endpointId);
     this.queued.delete(endpointId);
     this.giveBack(unsent);
   }
@@ -227,7 +235,7 @@ export class WebhookDispatcher {
 
   /** Targets with room whose queue ran dry but whose last read was cut: they may have more due. */
   private runDry(): string[] {
-    return [...this.cut].filter((t) => (this.queued.get(t)?.length ?? 0) === 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget);
+    return [...this.cut].filter((t) => (this.queued.get(t)?.length ?? 0) === 0 && (this.perTarget.get(t) ?? 0) < this.handOver.perTarget);
   }
 
   /**
@@ -278,7 +286,7 @@ export class WebhookDispatcher {
     const now = this.deps.clock.now().getTime();
     const stale: Claimed[] = [];
     for (const [t, list] of this.ready) {
-      while (list.length > 0 && (this.perTarget.get(t) ?? 0) < this.limits.perTarget && this.inFlight.size < this.limits.maxInFlight) {
+      while (list.length > 0 && (this.perTarget.get(t) ?? 0) < this.handOver.perTarget && this.inFlight.size < this.handOver.maxInFlight) {
         const c = list.shift()!;
         if (now - c.claimedAt >= CLAIM_FRESH_MS) stale.push(c);
         else this.launch(c);
@@ -286,6 +294,16 @@ export class WebhookDispatcher {
       if (list.length === 0) this.ready.delete(t);
     }
     if (stale.length > 0) this.giveBack(stale);
+  }
+
+  /** The sender's unstarted attempts go back together, once those of one answer are all in. */
+  private giveBackReturned(): void {
+    queueMicrotask(() => {
+      const claims = this.returned;
+      this.returned = [];
+      if (claims.length > 0 && !this.abort.signal.aborted) this.giveBack(claims);
+      else this.returned.push(...claims);
+    });
   }
 
   /** Claims not sent go back to the store, then what is due is read again. */
@@ -303,6 +321,11 @@ export class WebhookDispatcher {
     const started = this.deps.clock.now();
     const run = this.send(c, started)
       .then((result) => {
+        if (result.sent === false) {
+          this.returned.push(c);
+          if (!this.abort.signal.aborted) this.giveBackReturned();
+          return;
+        }
         this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
         if (result.durationMs < QUICK_ANSWER_MS) this.quick.add(target);
         else this.quick.delete(target);
@@ -335,7 +358,7 @@ export class WebhookDispatcher {
       d.endpoint_id !== null && c.sealedSecret !== null
         ? this.deps.secrets.openEndpoint(d.endpoint_id, c.sealedSecret)
         : await this.deps.callbackSecrets.secretFor(d.account_id);
-    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.abort.signal);
+    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.abort.signal, targetOf(d));
   }
 
   private takeOutcomes(): Outcome[] {

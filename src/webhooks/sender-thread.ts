@@ -5,29 +5,43 @@ import type { AttemptResult, AttemptSender, OutgoingEvent } from './sender';
 export interface SenderThreadData {
   allowPrivate: boolean;
   timeoutMs?: number;
+  /** Attempts in flight to one target, and overall: the dispatcher's bounds, kept on the thread. */
+  perTarget: number;
+  maxInFlight: number;
 }
 
-interface Post {
+export interface Post {
   id: number;
+  /** The dispatcher's target key (an endpoint, or one invoice webhook_url): the bounds apply per key. */
   target: string;
+  url: string;
   event: OutgoingEvent;
   secret: string;
   /** ms: the attempt's X-Timestamp comes from the dispatcher's clock. */
   now: number;
 }
 
-export type ToSender = { kind: 'posts'; posts: Post[] } | { kind: 'stop' };
+export type ToSender = { kind: 'posts'; posts: Post[] } | { kind: 'cancel'; target: string } | { kind: 'stop' };
+
+/** The answer for an attempt that waited on the thread and never started (a stop, or its target changed). */
+export const NOT_SENT: AttemptResult = { ok: false, responseStatus: null, error: 'not sent', durationMs: 0, sent: false };
 
 const STOPPED = 'interrupted: the daemon stopped during the attempt';
 
 /**
- * The webhook sender on a thread of its own: signing, the HTTP exchange and the target guard run
- * there, so the dispatcher's thread keeps only the store's work and a delivery's two halves run
- * side by side. Posts started in one turn go over in one message, results come back batched. The
- * guard there uses the system resolver (a test that injects its own runs WebhookSender inline).
- * If the thread dies, its attempts in flight end as failed and the next post starts a new one.
+ * The webhook sender on a thread of its own: signing, the HTTP exchange, the target guard and the
+ * bounds on attempts in flight run there, so the dispatcher's thread keeps only the store's work
+ * and a delivery's two halves run side by side. The dispatcher hands over up to WINDOW times its
+ * bounds; the rest wait on the thread in their target's line and start as slots free, without a
+ * round trip between the threads. Posts made in one turn go over in one message, results come
+ * back batched. The guard there uses the system resolver (a test that injects its own runs
+ * WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
+ * a new one.
  */
 export class ThreadedSender implements AttemptSender {
+  /** Hand-over allowance per bound: one round in flight and one waiting on the thread. */
+  static readonly WINDOW = 2;
+  readonly window = ThreadedSender.WINDOW;
   private worker: Worker | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, (r: AttemptResult) => void>();
@@ -37,7 +51,7 @@ export class ThreadedSender implements AttemptSender {
 
   constructor(private readonly data: SenderThreadData) {}
 
-  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult> {
+  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target = url): Promise<AttemptResult> {
     if (signal?.aborted) return Promise.resolve({ ok: false, responseStatus: null, error: STOPPED, durationMs: 0 });
     // One listener per signal (the dispatcher has one for all its attempts): a stop cuts every attempt short.
     if (signal && !this.watched.has(signal)) {
@@ -47,12 +61,18 @@ export class ThreadedSender implements AttemptSender {
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.pending.set(id, resolve);
-      this.outgoing.push({ id, target, event, secret, now: now.getTime() });
+      this.outgoing.push({ id, target, url, event, secret, now: now.getTime() });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         queueMicrotask(() => this.flush());
       }
     });
+  }
+
+  /** A target changed: its attempts still waiting on the thread come back as not sent. */
+  cancel(target: string): void {
+    this.flush();
+    this.worker?.postMessage({ kind: 'cancel', target } satisfies ToSender);
   }
 
   close(): void {

@@ -21,11 +21,18 @@ export interface AttemptResult {
   /** Why the attempt failed, for the delivery log; never a secret, a signature or an address. */
   error: string | null;
   durationMs: number;
+  /** false: the attempt never started (it waited on the sender thread at a stop or a change) and goes back unsent. */
+  sent?: false;
 }
 
 /** What the dispatcher sends with: the sender itself, or the same sender run on its own thread (sender-thread.ts). */
 export interface AttemptSender {
-  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult>;
+  /** `target` is the dispatcher's key for the bounds (an endpoint, or one invoice webhook_url). */
+  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target?: string): Promise<AttemptResult>;
+  /** How many times its bounds the dispatcher may hand over (a sender that keeps the bounds itself queues the rest); 1 if absent. */
+  readonly window?: number;
+  /** A target changed: attempts handed over and not yet started come back with `sent: false`. */
+  cancel?(target: string): void;
   close(): void;
 }
 

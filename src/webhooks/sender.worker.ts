@@ -1,39 +1,85 @@
+import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { TargetGuard } from '../shared/target-guard';
 import { WebhookSender, type AttemptResult } from './sender';
-import type { SenderThreadData, ToSender } from './sender-thread';
+import { NOT_SENT, type Post, type SenderThreadData, type ToSender } from './sender-thread';
 
 /**
  * The sender's thread (see sender-thread.ts): the same WebhookSender, its target guard on the
- * system resolver. Results go back in batches, one message per turn of this thread's loop.
+ * system resolver, and the dispatcher's bounds on what is in flight (per target and overall). An
+ * attempt handed over waits here, in its target's line, for a free slot, so a slot is refilled
+ * the moment an answer comes in. Results go back in batches, one message per turn of the loop.
  */
-const { allowPrivate, timeoutMs } = workerData as SenderThreadData;
+const { allowPrivate, timeoutMs, perTarget, maxInFlight } = workerData as SenderThreadData;
 const sender = new WebhookSender(new TargetGuard({ allowPrivate }), { timeoutMs });
 /** Cuts short what is in flight at a stop; posts after it get a fresh one. */
 let stop = new AbortController();
+setMaxListeners(0, stop.signal);
+const waiting = new Map<string, Post[]>();
+const running = new Map<string, number>();
+let inFlight = 0;
 let done: Array<{ id: number; result: AttemptResult }> = [];
 let replyScheduled = false;
 
-const reply = (): void => {
-  replyScheduled = false;
-  const batch = done;
-  done = [];
-  parentPort!.postMessage(batch);
+const reply = (id: number, result: AttemptResult): void => {
+  done.push({ id, result });
+  if (replyScheduled) return;
+  replyScheduled = true;
+  setImmediate(() => {
+    replyScheduled = false;
+    const batch = done;
+    done = [];
+    parentPort!.postMessage(batch);
+  });
+};
+
+const start = (p: Post): void => {
+  running.set(p.target, (running.get(p.target) ?? 0) + 1);
+  inFlight++;
+  void sender.post(p.url, p.event, p.secret, new Date(p.now), stop.signal).then((result) => {
+    const left = running.get(p.target)! - 1;
+    if (left > 0) running.set(p.target, left);
+    else running.delete(p.target);
+    inFlight--;
+    reply(p.id, result);
+    // Its own target's line first, then any line the overall bound held back.
+    startWaiting(p.target);
+    if (inFlight < maxInFlight) for (const target of [...waiting.keys()]) startWaiting(target);
+  });
+};
+
+const startWaiting = (target: string): void => {
+  const line = waiting.get(target);
+  if (!line) return;
+  while (line.length > 0 && (running.get(target) ?? 0) < perTarget && inFlight < maxInFlight) start(line.shift()!);
+  if (line.length === 0) waiting.delete(target);
+};
+
+/** Answers the waiting attempts (of one target, or all) as never sent: the dispatcher gives them back. */
+const dropWaiting = (target?: string): void => {
+  for (const [t, line] of waiting) {
+    if (target !== undefined && t !== target) continue;
+    for (const p of line) reply(p.id, NOT_SENT);
+    waiting.delete(t);
+  }
 };
 
 parentPort!.on('message', (m: ToSender) => {
   if (m.kind === 'stop') {
+    dropWaiting();
     stop.abort();
     stop = new AbortController();
+    setMaxListeners(0, stop.signal);
+    return;
+  }
+  if (m.kind === 'cancel') {
+    dropWaiting(m.target);
     return;
   }
   for (const p of m.posts) {
-    void sender.post(p.target, p.event, p.secret, new Date(p.now), stop.signal).then((result) => {
-      done.push({ id: p.id, result });
-      if (!replyScheduled) {
-        replyScheduled = true;
-        setImmediate(reply);
-      }
-    });
+    const line = waiting.get(p.target);
+    if (line) line.push(p);
+    else waiting.set(p.target, [p]);
   }
+  for (const p of m.posts) startWaiting(p.target);
 });

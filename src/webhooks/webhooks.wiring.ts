@@ -43,7 +43,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   // On its own thread, unless a test brings its own resolver (a function stays on this thread).
   const sender = deps.resolve
     ? new WebhookSender(guard, { timeoutMs: deps.timeoutMs })
-    : new ThreadedSender({ allowPrivate: deps.config.webhooks.allow_private_targets, timeoutMs: deps.timeoutMs });
+    : new ThreadedSender({ allowPrivate: deps.config.webhooks.allow_private_targets, timeoutMs: deps.timeoutMs, ...limits });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
   const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { ThreadedSender } from '../../../src/webhooks/sender-thread';
+import { NOT_SENT, ThreadedSender } from '../../../src/webhooks/sender-thread';
 import { until } from '../../helpers/cli';
 import { signatureValid } from '../../helpers/webhook-verifier';
 
@@ -25,7 +25,7 @@ async function receiver() {
 
 test('the sender thread signs and sends what the dispatcher gives it, and answers with the outcome', async (t) => {
   const r = await receiver();
-  const sender = new ThreadedSender({ allowPrivate: true });
+  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
   try {
     const now = new Date();
     const results = await Promise.all([1, 2, 3].map(() => sender.post(`${r.base}/hook`, event, 'whsec_test', now)));
@@ -42,7 +42,7 @@ test('the sender thread signs and sends what the dispatcher gives it, and answer
 });
 
 test('the thread keeps the target guard: without allow_private_targets a loopback target is refused', async (t) => {
-  const sender = new ThreadedSender({ allowPrivate: false });
+  const sender = new ThreadedSender({ allowPrivate: false, perTarget: 8, maxInFlight: 64 });
   try {
     t.like(await sender.post('https://127.0.0.1/hook', event, 's', new Date()), { ok: false, error: 'target refused: the host is a loopback address' });
   } finally {
@@ -52,7 +52,7 @@ test('the thread keeps the target guard: without allow_private_targets a loopbac
 
 test('a stop cuts the attempts in flight short, and a close ends what is still waiting', async (t) => {
   const r = await receiver();
-  const sender = new ThreadedSender({ allowPrivate: true });
+  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
   try {
     const stop = new AbortController();
     const hanging = sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal);
@@ -65,6 +65,27 @@ test('a stop cuts the attempts in flight short, and a close ends what is still w
     await until(() => r.seen.length === 2 || null, 5000, 'the second attempt to arrive');
     sender.close();
     t.like(await waiting, { ok: false, responseStatus: null, error: 'the sender stopped' });
+  } finally {
+    sender.close();
+    await r.close();
+  }
+});
+
+test('the thread keeps the bounds: past them attempts wait in their target\'s line, a cancel or a stop answers those unsent', async (t) => {
+  const r = await receiver();
+  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 2, maxInFlight: 3 });
+  try {
+    const stop = new AbortController();
+    const a = [1, 2, 3, 4].map(() => sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal, 'endpoint-a'));
+    const b = [1, 2].map(() => sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal, 'endpoint-b'));
+    await until(() => r.seen.length === 3 || null, 5000, 'three attempts in flight');
+    await new Promise((res) => setTimeout(res, 100));
+    t.is(r.seen.length, 3, 'two for endpoint-a, one for endpoint-b: the overall bound holds the rest');
+    sender.cancel('endpoint-a');
+    t.deepEqual(await Promise.all(a.slice(2)), [NOT_SENT, NOT_SENT]);
+    stop.abort();
+    for (const res of await Promise.all([...a.slice(0, 2), b[0]!])) t.like(res, { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
+    t.deepEqual(await b[1], NOT_SENT);
   } finally {
     sender.close();
     await r.close();
