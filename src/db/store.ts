@@ -9,6 +9,9 @@ import { WalCheckpointer } from './wal-checkpointer';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** How long a SQLite statement waits for a lock another connection holds. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 export interface StoreOptions {
   url: string;
   /** Tests only: build the schema from entities instead of migrations. Never used by the daemon. */
@@ -43,7 +46,7 @@ export class Store {
         type: 'better-sqlite3',
         database: file,
         enableWAL: file !== ':memory:',
-        timeout: 5000,
+        timeout: SQLITE_BUSY_TIMEOUT_MS,
         prepareDatabase: (db: { pragma(s: string): unknown }) => {
           db.pragma('foreign_keys = ON');
           db.pragma('synchronous = NORMAL');
@@ -70,7 +73,20 @@ export class Store {
     if (file !== null) restrictSqliteFiles(file);
     if (!backgroundCheckpoints) return new Store(ds, dialect, null);
     const lock = new AsyncLock();
-    const truncate = () => lock.run(async () => void (await ds.query('PRAGMA wal_checkpoint(TRUNCATE)')));
+    // Emptying the log must never wait on the event loop: while a reader is still on the old log
+    // (another connection's long read) or the worker is checkpointing, it is busy at once and the
+    // worker asks again later. With the busy timeout, each try slept up to 5 s on the loop, and a
+    // reader in this process that needs the loop to finish (the export benchmark's bare script)
+    // crawled on by one batch per 5 s.
+    const truncate = () =>
+      lock.run(async () => {
+        await ds.query('PRAGMA busy_timeout = 0');
+        try {
+          await ds.query('PRAGMA wal_checkpoint(TRUNCATE)');
+        } finally {
+          await ds.query(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+        }
+      });
     return new Store(ds, dialect, WalCheckpointer.start(file!, truncate), lock);
   }
 
