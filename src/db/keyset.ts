@@ -26,23 +26,39 @@ export function applyKeyset<T extends ObjectLiteral>(
 /**
  * Every row of a list in keyset order, read `batchSize` rows at a time (each batch a fresh query
  * after the last key), so an export never holds more than one batch. `build` returns a new query
- * with the list's filters each time; rows must carry `created_at` and `id`.
+ * with the list's filters each time; `read` may present the rows, which must carry `created_at`
+ * and `id`. Between batches only the last key is kept (an iterator, not a generator: a suspended
+ * generator would keep the batch it yielded alive until the next one is asked for, long enough to
+ * be promoted out of the young generation while the client reads it).
  */
-export async function* keysetBatches<R extends PageKey>(
+export function keysetBatches<R extends PageKey>(
   build: () => SelectQueryBuilder<ObjectLiteral>,
   alias: string,
   opts: { after: PageKey | null; batchSize: number; read: (qb: SelectQueryBuilder<ObjectLiteral>) => Promise<R[]> },
-): AsyncGenerator<R[]> {
+): AsyncIterableIterator<R[]> {
   let after = opts.after;
-  for (;;) {
-    const qb = applyKeyset(build(), alias, { limit: opts.batchSize - 1, after });
-    const rows = await opts.read(qb);
-    if (rows.length === 0) return;
-    yield rows;
-    if (rows.length < opts.batchSize) return;
-    const last = rows[rows.length - 1]!;
-    after = { created_at: last.created_at, id: last.id };
-  }
+  let done = false;
+  const end = (): IteratorResult<R[]> => {
+    done = true;
+    return { done: true, value: undefined };
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      if (done) return end();
+      const rows = await opts.read(applyKeyset(build(), alias, { limit: opts.batchSize - 1, after }));
+      if (rows.length === 0) return end();
+      if (rows.length < opts.batchSize) done = true;
+      const last = rows[rows.length - 1]!;
+      after = { created_at: last.created_at, id: last.id };
+      return { done: false, value: rows };
+    },
+    async return() {
+      return end();
+    },
+  };
 }
 
 /** How many rows a list query matches, counting no further than `cap` (cheap on a long list). */

@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import type { ParsedUrlQuery } from 'node:querystring';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import type { Logger } from '../shared/logger';
 import type { AppContext } from './context';
 import { parsePageRequest, type PageKey, type PageRequest } from './pagination';
@@ -112,6 +112,53 @@ export function csvField(text: string): string {
 
 const csvLine = (cells: readonly string[]): string => cells.map(csvField).join(',') + '\r\n';
 
+/**
+ * One event-loop turn, taken between two batches: while the socket takes every chunk at once (a
+ * fast client), an export would otherwise run in microtasks alone (SQLite reads are synchronous)
+ * and hold up every other request, timer and I/O callback until its last row.
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The size of a CSV chunk: one socket read's worth, small enough for the young generation. */
+const CSV_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * CSV lines encoded into chunks of CSV_CHUNK_BYTES as they are made, so a line's string is garbage
+ * at once and a batch is never one long string (a cons string keeps every line alive until it is
+ * flattened into an old-space copy).
+ */
+class CsvChunks {
+  private buf: Buffer | null = null;
+  private used = 0;
+  private ready: Buffer[] = [];
+
+  line(cells: readonly string[]): void {
+    const line = csvLine(cells);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: a line that may not fit starts a new chunk.
+    if (this.buf !== null && line.length * 3 > this.buf.length - this.used) this.close();
+    if (line.length * 3 > CSV_CHUNK_BYTES) {
+      this.ready.push(Buffer.from(line, 'utf8'));
+      return;
+    }
+    this.buf ??= Buffer.allocUnsafe(CSV_CHUNK_BYTES);
+    this.used += this.buf.write(line, this.used, 'utf8');
+  }
+
+  /** Every chunk so far, the last one partly filled. */
+  take(): Buffer[] {
+    this.close();
+    const out = this.ready;
+    this.ready = [];
+    return out;
+  }
+
+  private close(): void {
+    if (this.buf !== null && this.used > 0) this.ready.push(this.buf.subarray(0, this.used));
+    this.buf = null;
+    this.used = 0;
+  }
+}
+
 /** `transactions-20261122T213000Z.csv` */
 export function exportFileName(name: string, now: Date, format: ExportFormat): string {
   const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
@@ -137,27 +184,73 @@ export async function sendExport<R>(ctx: AppContext, req: ExportRequest<R>): Pro
   ctx.body = format === 'csv' ? csvStream(req, onError) : xlsxStream(req, onError);
 }
 
-/** CSV, one chunk per batch. A failure mid-stream aborts the response (never a silently short file). */
+/**
+ * CSV, a batch at a time: a batch is encoded whole as soon as it is read, then its chunks go out
+ * one by one as the response drains, and the next batch is read only after its last chunk. So a
+ * batch's rows live only while they are encoded (they die in the young generation instead of being
+ * promoted while the client is slow), and memory holds one batch's bytes. A failure mid-stream
+ * aborts the response (never a silently short file).
+ */
 function csvStream<R>(req: ExportRequest<R>, onError: (e: unknown) => void): Readable {
+  const batches = req.batches()[Symbol.asyncIterator]();
+  const csv = new CsvChunks();
+  /** The next batch as chunks (null after the last); the rows are garbage once it returns. */
+  const nextChunks = async (): Promise<Buffer[] | null> => {
+    await nextTurn();
+    const next = await batches.next();
+    if (next.done === true) return null;
+    for (const row of next.value) csv.line(req.columns.map((c) => cellText(c.value(row))));
+    return csv.take();
+  };
   async function* chunks(): AsyncGenerator<Buffer> {
     try {
-      yield Buffer.from(csvLine(req.columns.map((c) => c.header)), 'utf8');
-      for await (const batch of req.batches()) {
-        let text = '';
-        for (const row of batch) text += csvLine(req.columns.map((c) => cellText(c.value(row))));
-        yield Buffer.from(text, 'utf8');
+      csv.line(req.columns.map((c) => c.header));
+      for (let ready = await nextChunks(); ready !== null; ready = await nextChunks()) {
+        for (let chunk = ready.shift(); chunk !== undefined; chunk = ready.shift()) yield chunk;
       }
+      for (const chunk of csv.take()) yield chunk;
     } catch (err) {
       onError(err);
       throw err;
+    } finally {
+      // The client went away (the stream was destroyed): the batches stop too.
+      await batches.return?.();
     }
   }
   return Readable.from(chunks(), { objectMode: false });
 }
 
+/** The sheet's XML let wait in front of the zip before the next batch is added. */
+const XLSX_BACKLOG_BYTES = 2 * 1024 * 1024;
+
+interface StreamState {
+  length?: unknown;
+}
+
+/**
+ * The sheet's XML waiting in front of exceljs's zip: exceljs writes it, in 64 KiB pieces, into the
+ * zip entry's input stream without ever waiting (its StreamBuf ignores back-pressure), and deflate
+ * takes a piece per event-loop turn; without a bound that queue held most of the file (90 MiB and
+ * more for 100000 rows). The input is found through exceljs's and archiver's inner streams
+ * (`stream.pipes[0]`, a readable-stream PassThrough), duck-typed; null if the shape is not the
+ * expected one, which the XLSX export test checks.
+ */
+export function sheetBacklog(ws: unknown): { bytes: number; input: Writable } | null {
+  const pipes = (ws as { stream?: { pipes?: unknown } }).stream?.pipes;
+  const input = (Array.isArray(pipes) ? pipes[0] : undefined) as
+    | { _writableState?: StreamState; _readableState?: StreamState; once?: unknown }
+    | undefined;
+  const queued = input?._writableState?.length;
+  const ready = input?._readableState?.length;
+  if (typeof queued !== 'number' || typeof ready !== 'number' || typeof input?.once !== 'function') return null;
+  return { bytes: queued + ready, input: input as unknown as Writable };
+}
+
 /**
  * XLSX through exceljs's streaming writer (no shared strings: nothing grows with the row count).
- * Between batches it waits while the response is backed up, and stops if the client went away.
+ * After each batch it gives the event loop a turn, then waits while the XML is backed up in front
+ * of the zip (see sheetBacklog) or the response is, and stops if the client went away.
+ * As for CSV, a batch's rows are not held across those waits.
  */
 function xlsxStream<R>(req: ExportRequest<R>, onError: (e: unknown) => void): Readable {
   const out = new PassThrough();
@@ -165,29 +258,49 @@ function xlsxStream<R>(req: ExportRequest<R>, onError: (e: unknown) => void): Re
   // grows with the rows): plain typed string cells.
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: false, useSharedStrings: false });
   const ws = wb.addWorksheet(req.name);
-  const backedUp = () =>
+  const batches = req.batches()[Symbol.asyncIterator]();
+  /** Adds the next batch's rows; false after the last. */
+  const addBatch = async (): Promise<boolean> => {
+    const next = await batches.next();
+    if (next.done === true) return false;
+    for (const row of next.value) ws.addRow(req.columns.map((c) => cellText(c.value(row)))).commit();
+    return true;
+  };
+  /** Resolves when `stream` drains or the response is gone. */
+  const drained = (stream: Writable) =>
     new Promise<void>((resolve) => {
       const done = () => {
-        out.off('drain', done);
+        stream.off('drain', done);
         out.off('close', done);
         resolve();
       };
-      out.on('drain', done);
+      stream.on('drain', done);
       out.on('close', done);
     });
+  const backedUp = async (): Promise<void> => {
+    await nextTurn();
+    for (;;) {
+      if (out.destroyed) return;
+      const backlog = sheetBacklog(ws);
+      if (backlog !== null && backlog.bytes > XLSX_BACKLOG_BYTES) await drained(backlog.input);
+      else if (out.writableNeedDrain) await drained(out);
+      else return;
+    }
+  };
   void (async () => {
     try {
       ws.addRow(req.columns.map((c) => c.header)).commit();
-      for await (const batch of req.batches()) {
-        for (const row of batch) ws.addRow(req.columns.map((c) => cellText(c.value(row)))).commit();
+      while (await addBatch()) {
+        await backedUp();
         if (out.destroyed) return;
-        if (out.writableNeedDrain) await backedUp();
       }
       ws.commit();
       await wb.commit();
     } catch (err) {
       onError(err);
       out.destroy(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      await batches.return?.();
     }
   })();
   return out;

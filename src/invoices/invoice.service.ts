@@ -141,11 +141,10 @@ export class InvoiceService {
   }
 
   /** The whole filtered list in list order (from `after` on), one batch in memory at a time (exports). */
-  async *batches(accountId: string, filters: InvoiceFilters, after: PageKey | null): AsyncGenerator<InvoiceView[]> {
+  batches(accountId: string, filters: InvoiceFilters, after: PageKey | null): AsyncIterable<InvoiceView[]> {
     const build = () => listInvoicesQuery(this.deps.store.read, accountId, filters);
-    for await (const rows of keysetBatches(build, 'i', { after, batchSize: EXPORT_BATCH, read: (qb) => qb.getMany() as Promise<InvoiceRow[]> })) {
-      yield rows.map(this.deps.presenter.present);
-    }
+    const present = this.deps.presenter.present;
+    return keysetBatches(build, 'i', { after, batchSize: EXPORT_BATCH, read: async (qb) => ((await qb.getMany()) as InvoiceRow[]).map(present) });
   }
 
   /** How many invoices an export has, counting no further than `cap`. */

@@ -38,9 +38,6 @@ export interface TransactionView {
   confirmed_at: string | null;
 }
 
-/** One row as read: the transaction's columns and its chain transfer's confirmations. */
-type RawTransaction = Omit<TransactionView, 'ticker' | 'network' | 'confirmations'> & { confirmations: number | string | null };
-
 const COLUMNS = [
   'id', 'type', 'status', 'coin_id', 'amount', 'fee', 'net_amount', 'txid', 'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
 ] as const;
@@ -59,21 +56,18 @@ export class TransactionService {
     private readonly catalog: Catalog,
   ) {}
 
-  async page(accountId: string, filters: TransactionFilters, page: { limit: number; after: PageKey | null }): Promise<TransactionView[]> {
-    const rows = await this.read(applyKeyset(this.query(accountId, filters), 't', page));
-    return rows.map((r) => this.present(r));
+  page(accountId: string, filters: TransactionFilters, page: { limit: number; after: PageKey | null }): Promise<TransactionView[]> {
+    return this.read(applyKeyset(this.query(accountId, filters), 't', page));
   }
 
   async get(accountId: string, id: string): Promise<TransactionView | null> {
     const [row] = await this.read(this.query(accountId, {}).andWhere('t.id = :id', { id }));
-    return row ? this.present(row) : null;
+    return row ?? null;
   }
 
   /** The whole filtered list in list order, one batch in memory at a time. */
-  async *batches(accountId: string, filters: TransactionFilters, after: PageKey | null): AsyncGenerator<TransactionView[]> {
-    for await (const rows of keysetBatches(() => this.query(accountId, filters), 't', { after, batchSize: EXPORT_BATCH, read: (qb) => this.read(qb) })) {
-      yield rows.map((r) => this.present(r));
-    }
+  batches(accountId: string, filters: TransactionFilters, after: PageKey | null): AsyncIterable<TransactionView[]> {
+    return keysetBatches(() => this.query(accountId, filters), 't', { after, batchSize: EXPORT_BATCH, read: (qb) => this.read(qb) });
   }
 
   count(accountId: string, filters: TransactionFilters, after: PageKey | null, cap: number): Promise<number> {
@@ -98,35 +92,39 @@ export class TransactionService {
     return qb;
   }
 
-  private async read(qb: SelectQueryBuilder<ObjectLiteral>): Promise<RawTransaction[]> {
-    const rows: Array<Record<string, unknown>> = await qb.getRawMany();
-    // Raw columns come back as `t_<name>` (qualified selects) on every driver.
-    return rows.map((r) => {
-      const out: Record<string, unknown> = { confirmations: r.confirmations ?? null };
-      for (const c of COLUMNS) out[c] = r[`t_${c}`];
-      return out as RawTransaction;
-    });
+  /** The rows presented straight from the raw result (columns come back as `t_<name>` on every driver). */
+  private async read(qb: SelectQueryBuilder<ObjectLiteral>): Promise<TransactionView[]> {
+    const rows: RawTransaction[] = await qb.getRawMany();
+    return rows.map((r) => this.present(r));
   }
 
   private present(r: RawTransaction): TransactionView {
-    const coin = this.catalog.coin(r.coin_id);
+    const coin = this.catalog.coin(r.t_coin_id);
     return {
-      id: r.id,
-      type: r.type,
-      status: r.status,
-      coin_id: r.coin_id,
+      id: r.t_id,
+      type: r.t_type,
+      status: r.t_status,
+      coin_id: r.t_coin_id,
       ticker: coin?.ticker ?? null,
       network: coin?.network ?? null,
-      amount: r.amount,
-      fee: r.fee,
-      net_amount: r.net_amount,
-      txid: r.txid,
-      confirmations: r.confirmations === null ? null : Number(r.confirmations),
-      invoice_id: r.invoice_id,
-      address_id: r.address_id,
-      withdrawal_id: r.withdrawal_id,
-      created_at: r.created_at,
-      confirmed_at: r.confirmed_at,
+      amount: r.t_amount,
+      fee: r.t_fee,
+      net_amount: r.t_net_amount,
+      txid: r.t_txid,
+      confirmations: r.confirmations === null || r.confirmations === undefined ? null : Number(r.confirmations),
+      invoice_id: r.t_invoice_id,
+      address_id: r.t_address_id,
+      withdrawal_id: r.t_withdrawal_id,
+      created_at: r.t_created_at,
+      confirmed_at: r.t_confirmed_at,
     };
   }
 }
+
+/**
+ * One row as read: the transaction's columns as `t_<name>` and its chain transfer's confirmations
+ * (a string on PostgreSQL's bigint, absent or null without a transfer).
+ */
+type RawTransaction = {
+  [C in (typeof COLUMNS)[number] as `t_${C}`]: TransactionView[C];
+} & { confirmations?: number | string | null };
