@@ -163,7 +163,8 @@ export class DeliveryService {
       return event.id;
     });
     await this.deps.fanOut();
-    const row = await this.deps.store.read.findOneOrFail(WebhookDeliveryEntity, { where: { event_id: eventId } });
+    // The newest end of the account's index: the ping's delivery was made just now.
+    const row = await this.deps.store.read.findOneOrFail(WebhookDeliveryEntity, { where: { account_id: accountId, event_id: eventId }, order: { created_at: 'DESC', id: 'DESC' } });
     this.deps.wake();
     return presentDelivery(row);
   }

@@ -39,8 +39,8 @@ const STOPPED = 'interrupted: the daemon stopped during the attempt';
  * a new one.
  */
 export class ThreadedSender implements AttemptSender {
-  /** Hand-over allowance per bound: one round in flight and one waiting on the thread. */
-  static readonly WINDOW = 2;
+  /** Hand-over allowance per bound: one round in flight and two waiting on the thread (results come back within a millisecond or so). */
+  static readonly WINDOW = 3;
   readonly window = ThreadedSender.WINDOW;
   private worker: Worker | null = null;
   private nextId = 1;

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { TargetRefusedError, type TargetGuard } from '../shared/target-guard';
@@ -51,6 +52,10 @@ export class WebhookSender implements AttemptSender {
   private readonly timeoutMs: number;
   /** Targets parsed once: a URL parse and its conversion to request options cost more than the signature. */
   private readonly targets = new Map<string, Target>();
+  /** Signing keys made once per secret (importing the key is a good part of an HMAC's cost). */
+  private readonly keys = new Map<string, KeyObject>();
+  /** Requests in flight per stop signal: one listener per signal cuts them all short. */
+  private readonly live = new Map<AbortSignal, Set<http.ClientRequest>>();
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
@@ -89,7 +94,7 @@ export class WebhookSender implements AttemptSender {
       'X-Event-Id': event.id,
       'X-Event-Type': event.type,
       'X-Timestamp': timestamp,
-      'X-Signature': signWebhook(secret, timestamp, body),
+      'X-Signature': signWebhook(this.keyOf(secret), timestamp, body),
     };
     const secure = url.secure;
 
@@ -99,7 +104,7 @@ export class WebhookSender implements AttemptSender {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        live?.delete(req);
         resolve(r);
       };
       const req = (secure ? https : http).request({
@@ -113,9 +118,9 @@ export class WebhookSender implements AttemptSender {
         lookup: this.guard.lookup,
       });
       const timer = setTimeout(() => req.destroy(new TimeoutError()), this.timeoutMs);
-      const onAbort = () => req.destroy(new StoppedError());
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) onAbort();
+      const live = signal ? this.liveFor(signal) : null;
+      live?.add(req);
+      if (signal?.aborted) req.destroy(new StoppedError());
 
       req.on('response', (res) => {
         const status = res.statusCode ?? 0;
@@ -129,6 +134,34 @@ export class WebhookSender implements AttemptSender {
       req.on('error', (err: NodeJS.ErrnoException) => settle(failed(describeError(err, this.timeoutMs))));
       req.end(body);
     });
+  }
+
+  private liveFor(signal: AbortSignal): Set<http.ClientRequest> {
+    let set = this.live.get(signal);
+    if (!set) {
+      const requests = new Set<http.ClientRequest>();
+      set = requests;
+      this.live.set(signal, requests);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.live.delete(signal);
+          for (const req of requests) req.destroy(new StoppedError());
+        },
+        { once: true },
+      );
+    }
+    return set;
+  }
+
+  private keyOf(secret: string): KeyObject {
+    let key = this.keys.get(secret);
+    if (!key) {
+      if (this.keys.size >= MAX_TARGETS_KEPT) this.keys.clear();
+      key = createSecretKey(Buffer.from(secret, 'utf8'));
+      this.keys.set(secret, key);
+    }
+    return key;
   }
 
   /** A target's parts, from the cache (kept small: targets are few, a full cache starts over). */

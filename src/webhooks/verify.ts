@@ -8,7 +8,7 @@
  *
  * Verify over the raw bytes of the body exactly as received (before any JSON parsing).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export type RawBody = string | Buffer | Uint8Array;
 
@@ -42,9 +42,9 @@ export class WebhookVerificationError extends Error {
 
 const bytes = (b: RawBody): Buffer => (typeof b === 'string' ? Buffer.from(b, 'utf8') : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
-/** The X-Signature value for a body sent at `timestamp` (decimal Unix seconds). */
-export function signWebhook(secret: string, timestamp: string | number, rawBody: RawBody): string {
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'));
+/** The X-Signature value for a body sent at `timestamp` (decimal Unix seconds); the secret as given, or made a key once (createSecretKey of its UTF-8 bytes). */
+export function signWebhook(secret: string | KeyObject, timestamp: string | number, rawBody: RawBody): string {
+  const mac = createHmac('sha256', typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
   mac.update(`${timestamp}.`, 'utf8');
   mac.update(bytes(rawBody));
   return `sha256=${mac.digest('hex')}`;
