@@ -78,18 +78,24 @@ export class AttemptStore {
     }
   }
 
-  /** What is due now, oldest first: at most QUEUE_PER_TARGET of each target, so no target hides the others. */
-  async scanDue(now: Date): Promise<DueDelivery[]> {
+  /**
+   * What is due now, oldest first: at most QUEUE_PER_TARGET of each target, so no target hides the
+   * others. With `since`: only attempts already made once whose planned time fell in (since, now].
+   */
+  async scanDue(now: Date, since?: Date): Promise<DueDelivery[]> {
     const em = this.store.read;
     const p = (i: number) => placeholder(em, i);
+    // (Placeholders in the order of their values: SQLite binds `?` by position.)
+    const fallen = since ? `AND d.next_attempt_at > ${p(3)} AND d.attempts > 0` : '';
+    const n = since ? 4 : 3;
     const rows = await rawQuery<DueDelivery>(
       em,
       `SELECT ${DUE_COLUMNS} FROM (
          SELECT d.*, ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.url) ORDER BY d.next_attempt_at, d.id) AS rn
          FROM webhook_deliveries d LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${p(1)} AND (d.endpoint_id IS NULL OR e.enabled = ${p(2)})
-       ) due WHERE rn <= ${p(3)} ORDER BY next_attempt_at, id LIMIT ${p(4)}`,
-      [iso(now), true, QUEUE_PER_TARGET, SCAN_LIMIT],
+         WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${p(1)} AND (d.endpoint_id IS NULL OR e.enabled = ${p(2)}) ${fallen}
+       ) due WHERE rn <= ${p(n)} ORDER BY next_attempt_at, id LIMIT ${p(n + 1)}`,
+      since ? [iso(now), true, iso(since), QUEUE_PER_TARGET, SCAN_LIMIT] : [iso(now), true, QUEUE_PER_TARGET, SCAN_LIMIT],
     );
     return rows.map(asDue);
   }

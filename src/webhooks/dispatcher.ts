@@ -29,6 +29,17 @@ const FLUSH_AFTER_MS = 20;
  * of a delivery's cost. Any other target gets SLOW_AHEAD_ROUNDS.
  */
 const AHEAD_ROUNDS = 16;
+
+/**
+ * New deliveries from the fan-out queued in memory per target, and in all: a burst then goes out
+ * without being read back from the store (a read holds QUEUE_PER_TARGET); past these, the store
+ * keeps them and the refill reads them.
+ */
+const NEW_QUEUED_PER_TARGET = 4096;
+const NEW_QUEUED_MAX = 20_000;
+
+/** The periodic pass reads only what fell due since the last read; everything due, this often. */
+const FULL_SCAN_EVERY_MS = 60_000;
 const SLOW_AHEAD_ROUNDS = 2;
 
 /**
@@ -66,6 +77,10 @@ export class WebhookDispatcher {
   private pumping: Promise<void> | null = null;
   private again = false;
   private stale = true;
+  /** The periodic pass asked for what fell due since `lastScanAt`. */
+  private fallingDue = false;
+  private lastScanAt: Date | null = null;
+  private lastFullScanAt: number | null = null;
   private outboxDirty = true;
   private wakeScheduled = false;
   private outcomes: Outcome[] = [];
@@ -105,14 +120,22 @@ export class WebhookDispatcher {
     });
   }
 
-  /** A delivery was queued again (retry, replay): reads what is due soon. Fire and forget. */
+  /** A delivery was queued again (retry, replay, a claim given back): reads everything due soon. Fire and forget. */
   rescan(): void {
-    this.tick().catch((err: unknown) => this.logFailure(err));
+    this.stale = true;
+    this.outboxDirty = true;
+    this.pump().catch((err: unknown) => this.logFailure(err));
   }
 
-  /** Fans out new outbox rows, reads what is due and starts it; resolves when that pass is done. */
+  /**
+   * The periodic pass: fans out new outbox rows, reads the attempts that fell due since the last
+   * read (everything due, at start and every FULL_SCAN_EVERY_MS) and starts them; resolves when
+   * that pass is done.
+   */
   tick(): Promise<void> {
-    this.stale = true;
+    const now = this.deps.clock.now().getTime();
+    if (this.lastFullScanAt === null || now - this.lastFullScanAt >= FULL_SCAN_EVERY_MS || now < this.lastFullScanAt) this.stale = true;
+    this.fallingDue = true;
     this.outboxDirty = true;
     return this.pump();
   }
@@ -180,7 +203,11 @@ export class WebhookDispatcher {
         }
         if (this.stale) {
           this.stale = false;
+          this.fallingDue = false;
           await this.scan();
+        } else if (this.fallingDue) {
+          this.fallingDue = false;
+          await this.scanFallenDue();
         } else {
           for (const t of this.runDry()) this.enqueue(t, await this.deps.attempts.dueOf(t, this.deps.clock.now()));
         }
@@ -194,8 +221,11 @@ export class WebhookDispatcher {
 
   /** Reads everything due into fresh queues. */
   private async scan(): Promise<void> {
+    const now = this.deps.clock.now();
     const byTarget = new Map<string, DueDelivery[]>();
-    for (const d of await this.deps.attempts.scanDue(this.deps.clock.now())) {
+    this.lastFullScanAt = now.getTime();
+    this.lastScanAt = now;
+    for (const d of await this.deps.attempts.scanDue(now)) {
       const t = targetOf(d);
       const list = byTarget.get(t);
       if (list) list.push(d);
@@ -209,16 +239,44 @@ export class WebhookDispatcher {
   /**
    * New deliveries from the fan-out join their target's queue as they are, without a read: behind
    * what is queued, unless the target's last read was cut (then older due rows wait in the store
-   * and the refill reads these in their turn). A queue stays within QUEUE_PER_TARGET.
+   * and the refill reads these in their turn). The fan-out's rows are already in hand, so a queue
+   * takes more of them than a read would (NEW_QUEUED_PER_TARGET), within a bound on all queues.
    */
   private enqueueNew(made: DueDelivery[]): void {
+    let room = NEW_QUEUED_MAX;
+    for (const list of this.queued.values()) room -= list.length;
     for (const d of made) {
       const t = targetOf(d);
       if (this.cut.has(t)) continue;
       const list = this.queued.get(t);
-      if (!list) this.queued.set(t, [d]);
-      else if (list.length < QUEUE_PER_TARGET) list.push(d);
-      else this.cut.add(t);
+      if (room <= 0 || (list?.length ?? 0) >= NEW_QUEUED_PER_TARGET) {
+        this.cut.add(t);
+        continue;
+      }
+      if (list) list.push(d);
+      else this.queued.set(t, [d]);
+      room--;
+    }
+  }
+
+  /**
+   * Appends the attempts that fell due since the last read (a retry's time came, or a claim whose
+   * outcome was lost): nothing else becomes due by time alone, as new deliveries come queued from
+   * the fan-out and anything given back or retried asks for a full scan.
+   */
+  private async scanFallenDue(): Promise<void> {
+    const now = this.deps.clock.now();
+    const since = this.lastScanAt;
+    if (since === null || now.getTime() <= since.getTime()) return;
+    this.lastScanAt = now;
+    const fallen = await this.deps.attempts.scanDue(now, since);
+    for (const d of fallen) {
+      const t = targetOf(d);
+      if (this.cut.has(t)) continue;
+      const list = this.queued.get(t);
+      if ((list?.length ?? 0) >= NEW_QUEUED_PER_TARGET) this.cut.add(t);
+      else if (list) list.push(d);
+      else this.queued.set(t, [d]);
     }
   }
 
