@@ -2,8 +2,11 @@ import type { EntityManager } from 'typeorm';
 import { rawQuery } from './raw';
 import type { Store } from './store';
 
+/** What the jobs of one transaction may share (reads nothing else in that transaction changes); gone with it. */
+export type BatchMemo = Map<string, unknown>;
+
 interface Job {
-  fn: (em: EntityManager) => Promise<unknown>;
+  fn: (em: EntityManager, memo: BatchMemo) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -28,8 +31,8 @@ export class GroupCommit {
 
   constructor(private readonly store: Store) {}
 
-  run<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.store.dialect !== 'sqlite') return this.store.write(fn);
+  run<T>(fn: (em: EntityManager, memo: BatchMemo) => Promise<T>): Promise<T> {
+    if (this.store.dialect !== 'sqlite') return this.store.write((em) => fn(em, new Map()));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.draining) {
@@ -48,11 +51,12 @@ export class GroupCommit {
       try {
         outcomes = await this.store.write(async (em) => {
           batch = this.queue.splice(0, MAX_BATCH);
+          const memo: BatchMemo = new Map();
           const out: typeof outcomes = [];
           for (const job of batch) {
             await rawQuery(em, 'SAVEPOINT group_job');
             try {
-              const value = await job.fn(em);
+              const value = await job.fn(em, memo);
               await rawQuery(em, 'RELEASE group_job');
               out.push({ ok: true, value });
             } catch (error) {

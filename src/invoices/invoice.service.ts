@@ -4,7 +4,7 @@ import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
 import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
-import { GroupCommit } from '../db/group-commit';
+import { GroupCommit, type BatchMemo } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
@@ -76,13 +76,14 @@ export class InvoiceService {
   /** Creates the invoice, or returns the order's open one (`created: false`, SPEC rule 2). */
   async create(accountId: string, req: CreateInvoiceRequest): Promise<{ invoice: InvoiceView; created: boolean }> {
     const { clock } = this.deps;
-    return this.creations.run(async (em) => {
-      const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId);
+    return this.creations.run(async (em, memo) => {
+      const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId, memo);
       if (req.idempotencyByOrderId && req.orderId !== null) {
         const existing = await this.orderRepeat(em, accountId, req);
         if (existing) return { invoice: this.deps.presenter.present(existing), created: false };
       }
       const now = clock.now();
+      const at = iso(now);
       const id = newTimeOrderedId(now.getTime());
       const pricing = req.coin ? this.price(req, req.coin, account) : null;
       const row: InvoiceRow = {
@@ -102,7 +103,7 @@ export class InvoiceService {
         amount_fiat: pricing?.amountFiat ?? null,
         fiat_currency: pricing?.fiatCurrency ?? null,
         rate_locked: pricing?.rate ?? null,
-        rate_locked_at: pricing?.rate ? iso(now) : null,
+        rate_locked_at: pricing?.rate ? at : null,
         late_payment: false,
         fee_paid_by: req.feePaidBy,
         fee_percent: req.coin ? account.platform_fee_percent : null,
@@ -117,8 +118,8 @@ export class InvoiceService {
         ttl_expires_at: iso(new Date(now.getTime() + account.invoice_ttl_minutes * 60_000)),
         expired_at: null,
         cancelled_at: null,
-        created_at: iso(now),
-        updated_at: iso(now),
+        created_at: at,
+        updated_at: at,
       };
       if (req.coin) {
         const address = await this.deps.allocator.allocate(em, { accountId, coinId: req.coin.id, purpose: 'invoice', invoiceId: id });
@@ -286,15 +287,22 @@ export class InvoiceService {
    * The account's invoice settings, read with plain SQL (this is the hot path of creation); with the
    * order rule on PostgreSQL the row is locked so two copies of one order serialise.
    */
-  private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean): Promise<AccountSettings> {
+  private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean, memo: BatchMemo): Promise<AccountSettings> {
     const lock = forOrder && em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
+    // Creations sharing one transaction (group commit) read the account once: nothing else
+    // writes it inside that transaction.
+    const key = `account:${accountId}`;
+    const known = memo.get(key) as AccountSettings | undefined;
+    if (known && lock === '') return known;
     const rows = await rawQuery<AccountSettings>(
       em,
       `SELECT platform_fee_percent, invoice_ttl_minutes, underpayment_tolerance_percent, default_fiat FROM accounts WHERE id = ${placeholder(em, 1)}${lock}`,
       [accountId],
     );
     if (rows.length === 0) throw notFound('account');
-    return { ...rows[0]!, invoice_ttl_minutes: Number(rows[0]!.invoice_ttl_minutes) };
+    const settings = { ...rows[0]!, invoice_ttl_minutes: Number(rows[0]!.invoice_ttl_minutes) };
+    memo.set(key, settings);
+    return settings;
   }
 
   /**
