@@ -42,6 +42,14 @@ export async function rawQuery<T = Record<string, unknown>>(em: EntityManager, s
   return [];
 }
 
+/** An UPDATE or DELETE with RETURNING in the caller's transaction; the rows it returns. */
+export async function returning<T>(em: EntityManager, sql: string, params: readonly unknown[]): Promise<T[]> {
+  if (!isPostgres(em)) return rawQuery<T>(em, sql, params);
+  // PostgreSQL answers an UPDATE as [rows, count] unless asked for the structured result.
+  const result = await em.queryRunner!.query(sql, [...params], true);
+  return (result.records ?? []) as T[];
+}
+
 /** A write statement (no RETURNING) as `rawQuery` runs it; the number of rows it changed. */
 export async function rawRun(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<number> {
   if (isPostgres(em)) {

@@ -5,7 +5,7 @@ import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
 import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
-import { insertRow, placeholder, rawQuery } from '../db/raw';
+import { insertRow, placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -100,6 +100,10 @@ export class AddressService implements AddressAllocator {
    */
   private async next(em: EntityManager, name: string): Promise<number> {
     const p = placeholder(em, 1);
+    // The counter exists after its first use: a plain update then (an upsert tries the insert
+    // first and pays for the conflict on every call); the upsert only for a counter's first step.
+    const stepped = await returning<{ next_value: number | string }>(em, `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p} RETURNING next_value`, [name]);
+    if (stepped.length > 0) return Number(stepped[0]!.next_value) - 1;
     const rows = await rawQuery<{ next_value: number | string }>(
       em,
       `INSERT INTO wallet_counters (name, next_value) VALUES (${p}, 1) ` +

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../db/entities/webhooks';
-import { placeholder, rawQuery } from '../db/raw';
+import { placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
@@ -9,7 +9,7 @@ import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
 import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule';
 import type { AttemptResult } from './sender';
-import { insertRows, list, returning, shaped, updateFromValues } from './sql';
+import { insertRows, list, shaped, updateFromValues } from './sql';
 
 export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 /** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */

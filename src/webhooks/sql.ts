@@ -27,14 +27,6 @@ export function shaped(em: EntityManager, site: string, n: number, build: () => 
 /** `(p1, p2, ...)` for `n` values starting at placeholder `from`. */
 export const list = (em: EntityManager, n: number, from = 1): string => Array.from({ length: n }, (_, i) => placeholder(em, from + i)).join(', ');
 
-/** Runs a statement in the caller's transaction; returns the rows of its RETURNING clause. */
-export async function returning<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  if (em.connection.options.type !== 'postgres') return rawQuery<T>(em, sql, params);
-  // PostgreSQL answers an UPDATE as [rows, count] unless asked for the structured result.
-  const result = await em.queryRunner!.query(sql, params, true);
-  return (result.records ?? []) as T[];
-}
-
 /** INSERT of many rows with the same keys (the table's column names), in chunks under the bound-parameter limits. */
 export async function insertRows(em: EntityManager, table: string, rows: object[]): Promise<void> {
   if (rows.length === 0) return;
