@@ -51,6 +51,13 @@ export class AddressService implements AddressAllocator {
     const { wallet, lookahead } = this.deps;
     const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index).address;
     lookahead?.issuedUpTo(chain.chain.id, branch, index, () => wallet.branchPublicKey(chain.scheme, branch));
+    // The store keeps (chain, path) unique; an address is a function of them, so one issued twice
+    // means a derivation fault. The watched set holds every address: an entry there is checked
+    // against the store (it may be a rolled-back allocation's, whose index is derived again now).
+    const watchedId = this.deps.watched.lookup(chain.chain.id, address);
+    if (watchedId !== undefined && (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)}`, [watchedId])).length > 0) {
+      throw new Error(`derivation fault: index ${index} of branch ${branch} on ${chain.chain.id} gives an address already issued`);
+    }
     const path = addressPath(chain.scheme, branch, index);
     const at = this.deps.clock.now();
     const now = iso(at);

@@ -114,6 +114,33 @@ test('the database itself refuses a second row with the same chain and path', as
   t.is(await store.read.count(AddressEntity), 1);
 });
 
+test('an address issued before is refused even at another path (a derivation fault), and nothing is written', async (t) => {
+  const store = await tempStore(t);
+  const watched = new WatchedAddresses();
+  // A wallet that gives every index the same address: the fault the check is there for.
+  const faulty = Object.create(wallet, { derive: { value: (scheme: unknown, branch: number) => wallet.derive(scheme as never, branch, 0) } }) as HdWallet;
+  const svc = new AddressService({ store, wallet: faulty, chains: config.chains, catalog, watched, clock: new FakeClock() });
+  const first = await allocate(store, svc, A, ETH);
+  const err = await t.throwsAsync(allocate(store, svc, A, ETH));
+  t.regex(err!.message, /derivation fault: index 1 of branch 0 on ethereum gives an address already issued/);
+  t.deepEqual((await rows(store)).map((r) => r.id), [first.id]);
+});
+
+test('an address whose allocation rolled back is derived and issued again', async (t) => {
+  const store = await tempStore(t);
+  const watched = new WatchedAddresses();
+  const svc = service(store, watched);
+  await t.throwsAsync(
+    store.write(async (em) => {
+      await svc.allocate(em, { accountId: A, coinId: ETH, purpose: 'invoice', invoiceId: null });
+      throw new Error('boom');
+    }),
+  );
+  const again = await allocate(store, svc, A, ETH);
+  t.like(again, { derivation_path: "m/44'/60'/0'/0/0" });
+  t.is(watched.lookup('ethereum', again.address), again.id);
+});
+
 test('an unknown coin is a validation error and writes nothing', async (t) => {
   const store = await tempStore(t);
   const err = await t.throwsAsync(allocate(store, service(store), A, '55555555-5555-4555-8555-555555555555'));
