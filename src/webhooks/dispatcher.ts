@@ -344,7 +344,10 @@ export class WebhookDispatcher {
     const now = this.deps.clock.now().getTime();
     const stale: Claimed[] = [];
     for (const [t, list] of this.ready) {
-      while (list.length > 0 && (this.perTarget.get(t) ?? 0) < this.handOver.perTarget && this.inFlight.size < this.handOver.maxInFlight) {
+      // Only a quick target gets attempts handed over ahead of its slots: a slow one's would wait
+      // on the sender for whole timeouts, and a claim must be sent while fresh.
+      const bound = this.quick.has(t) ? this.handOver.perTarget : this.limits.perTarget;
+      while (list.length > 0 && (this.perTarget.get(t) ?? 0) < bound && this.inFlight.size < this.handOver.maxInFlight) {
         const c = list.shift()!;
         if (now - c.claimedAt >= CLAIM_FRESH_MS) stale.push(c);
         else this.launch(c);
