@@ -1,4 +1,5 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { WhereClause } from 'typeorm/query-builder/WhereClause';
 
 /** The position of a row in a list ordered by (created_at DESC, id DESC). */
 export interface PageKey {
@@ -6,7 +7,10 @@ export interface PageKey {
   id: string;
 }
 
-/** Applies a keyset page (created_at DESC, id DESC) to a query; fetches one extra row to know if more exist. */
+/**
+ * Applies a keyset page (created_at DESC, id DESC) to a query; fetches one extra row to know if more
+ * exist. Call it last: the cursor's bound goes before the query's own conditions.
+ */
 export function applyKeyset<T extends ObjectLiteral>(
   qb: SelectQueryBuilder<T>,
   alias: string,
@@ -15,10 +19,13 @@ export function applyKeyset<T extends ObjectLiteral>(
   if (page.after) {
     // The leading `created_at <=` gives the index a range to start from; the plain OR form made
     // SQLite scan the account's rows from the newest on every page (quadratic over an export).
-    qb.andWhere(`${alias}.created_at <= :ks_t AND (${alias}.created_at < :ks_t OR ${alias}.id < :ks_id)`, {
-      ks_t: page.after.created_at,
-      ks_id: page.after.id,
-    });
+    // It comes first, before the list's filters: of two upper bounds on created_at (this and a
+    // `to` filter) SQLite ranges the index on the first, and from `to` it walked past every row
+    // before the cursor again on each page (11 ms against 0.24 ms a page 100000 rows down).
+    const bound: WhereClause = { type: 'simple', condition: `${alias}.created_at <= :ks_t AND (${alias}.created_at < :ks_t OR ${alias}.id < :ks_id)` };
+    const own = qb.expressionMap.wheres;
+    qb.expressionMap.wheres = own.length > 0 ? [bound, { type: 'and', condition: own }] : [bound];
+    qb.setParameters({ ks_t: page.after.created_at, ks_id: page.after.id });
   }
   return qb.orderBy(`${alias}.created_at`, 'DESC').addOrderBy(`${alias}.id`, 'DESC').limit(page.limit + 1);
 }
@@ -26,15 +33,20 @@ export function applyKeyset<T extends ObjectLiteral>(
 /**
  * Every row of a list in keyset order, read `batchSize` rows at a time (each batch a fresh query
  * after the last key), so an export never holds more than one batch. `build` returns a new query
- * with the list's filters each time; `read` may present the rows, which must carry `created_at`
- * and `id`. Between batches only the last key is kept (an iterator, not a generator: a suspended
+ * with the list's filters each time; `keyOf` gives a row's `created_at` and `id`. Between batches
+ * only the last key is kept (an iterator, not a generator: a suspended
  * generator would keep the batch it yielded alive until the next one is asked for, long enough to
  * be promoted out of the young generation while the client reads it).
  */
-export function keysetBatches<R extends PageKey>(
+export function keysetBatches<R>(
   build: () => SelectQueryBuilder<ObjectLiteral>,
   alias: string,
-  opts: { after: PageKey | null; batchSize: number; read: (qb: SelectQueryBuilder<ObjectLiteral>) => Promise<R[]> },
+  opts: {
+    after: PageKey | null;
+    batchSize: number;
+    read: (qb: SelectQueryBuilder<ObjectLiteral>) => Promise<R[]>;
+    keyOf: (row: R) => PageKey;
+  },
 ): AsyncIterableIterator<R[]> {
   let after = opts.after;
   let done = false;
@@ -51,8 +63,7 @@ export function keysetBatches<R extends PageKey>(
       const rows = await opts.read(applyKeyset(build(), alias, { limit: opts.batchSize - 1, after }));
       if (rows.length === 0) return end();
       if (rows.length < opts.batchSize) done = true;
-      const last = rows[rows.length - 1]!;
-      after = { created_at: last.created_at, id: last.id };
+      after = opts.keyOf(rows[rows.length - 1]!);
       return { done: false, value: rows };
     },
     async return() {

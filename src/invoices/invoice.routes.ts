@@ -1,4 +1,5 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
+import type { InvoiceRow } from '../db/entities/money';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { sendList, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
@@ -37,12 +38,13 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
     ctx.body = invoice;
   });
 
-  const list: ExportableList<InvoiceFilters, InvoiceView> = {
+  const list: ExportableList<InvoiceFilters, InvoiceView, InvoiceRow> = {
     name: 'invoices',
     columns: INVOICE_COLUMNS,
     parseFilters: parseInvoiceFilters,
     page: (accountId, filters, page) => invoices.list(accountId, filters, page),
-    batches: (accountId, filters, after) => invoices.batches(accountId, filters, after),
+    batches: (accountId, filters, after, size) => invoices.batches(accountId, filters, after, size),
+    present: (row) => invoices.present(row),
     count: (accountId, filters, after, cap) => invoices.count(accountId, filters, after, cap),
   };
   r.get('/invoices', deps.authenticate('read'), async (ctx) => {

@@ -45,8 +45,6 @@ const STATUS_EVENTS: Partial<Record<InvoiceStatus, EventType>> = {
 };
 
 const EXPIRY_BATCH = 200;
-/** Rows read per query by an export. */
-const EXPORT_BATCH = 2000;
 
 type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
 
@@ -141,11 +139,18 @@ export class InvoiceService {
     return toPage(rows, page, this.deps.presenter.present);
   }
 
-  /** The whole filtered list in list order (from `after` on), one batch in memory at a time (exports). */
-  batches(accountId: string, filters: InvoiceFilters, after: PageKey | null): AsyncIterable<InvoiceView[]> {
+  /**
+   * The whole filtered list in list order (from `after` on), `size` rows at a time, one batch in
+   * memory at a time (exports); rows as read, each presented as the export writes it.
+   */
+  batches(accountId: string, filters: InvoiceFilters, after: PageKey | null, size: number): AsyncIterable<InvoiceRow[]> {
     const build = () => listInvoicesQuery(this.deps.store.read, accountId, filters);
-    const present = this.deps.presenter.present;
-    return keysetBatches(build, 'i', { after, batchSize: EXPORT_BATCH, read: async (qb) => ((await qb.getMany()) as InvoiceRow[]).map(present) });
+    return keysetBatches(build, 'i', { after, batchSize: size, read: (qb) => qb.getMany() as Promise<InvoiceRow[]>, keyOf: (r) => r });
+  }
+
+  /** An invoice row as the API shows it. */
+  present(row: InvoiceRow): InvoiceView {
+    return this.deps.presenter.present(row);
   }
 
   /** How many invoices an export has, counting no further than `cap`. */

@@ -42,9 +42,6 @@ const COLUMNS = [
   'id', 'type', 'status', 'coin_id', 'amount', 'fee', 'net_amount', 'txid', 'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
 ] as const;
 
-/** Rows read per query by an export. */
-export const EXPORT_BATCH = 2000;
-
 /**
  * The merchant-visible transactions, read side: pages, one by id, and the whole filtered list in
  * keyset batches for exports. Confirmations come from the chain transfer a transaction belongs to
@@ -65,9 +62,17 @@ export class TransactionService {
     return row ?? null;
   }
 
-  /** The whole filtered list in list order, one batch in memory at a time. */
-  batches(accountId: string, filters: TransactionFilters, after: PageKey | null): AsyncIterable<TransactionView[]> {
-    return keysetBatches(() => this.query(accountId, filters), 't', { after, batchSize: EXPORT_BATCH, read: (qb) => this.read(qb) });
+  /**
+   * The whole filtered list in list order, `size` rows at a time, one batch in memory at a time;
+   * rows as read, each presented (`present`) as an export writes it.
+   */
+  batches(accountId: string, filters: TransactionFilters, after: PageKey | null, size: number): AsyncIterable<RawTransaction[]> {
+    return keysetBatches(() => this.query(accountId, filters), 't', {
+      after,
+      batchSize: size,
+      read: (qb) => qb.getRawMany(),
+      keyOf: (r: RawTransaction) => ({ created_at: r.t_created_at, id: r.t_id }),
+    });
   }
 
   count(accountId: string, filters: TransactionFilters, after: PageKey | null, cap: number): Promise<number> {
@@ -98,7 +103,8 @@ export class TransactionService {
     return rows.map((r) => this.present(r));
   }
 
-  private present(r: RawTransaction): TransactionView {
+  /** A row as the API shows it (a JSON page's rows, an export's one by one). */
+  present(r: RawTransaction): TransactionView {
     const coin = this.catalog.coin(r.t_coin_id);
     return {
       id: r.t_id,
@@ -125,6 +131,6 @@ export class TransactionService {
  * One row as read: the transaction's columns as `t_<name>` and its chain transfer's confirmations
  * (a string on PostgreSQL's bigint, absent or null without a transfer).
  */
-type RawTransaction = {
+export type RawTransaction = {
   [C in (typeof COLUMNS)[number] as `t_${C}`]: TransactionView[C];
 } & { confirmations?: number | string | null };

@@ -13,7 +13,7 @@ import type { Catalog } from '../catalog/coins';
 import type { Store } from '../db/store';
 import { Ledger } from '../ledger/ledger';
 import { BalanceService } from './balance.service';
-import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type TransactionFilters, type TransactionView } from './transaction.service';
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type RawTransaction, type TransactionFilters, type TransactionView } from './transaction.service';
 
 export interface TransactionRouteDeps {
   transactions: TransactionService;
@@ -57,12 +57,13 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
   const { transactions, balances } = deps;
   const r = newRouter('/v1');
 
-  const list: ExportableList<TransactionFilters, TransactionView> = {
+  const list: ExportableList<TransactionFilters, TransactionView, RawTransaction> = {
     name: 'transactions',
     columns: TRANSACTION_COLUMNS,
     parseFilters: parseTransactionFilters,
     page: async (accountId, filters, page) => toPage(await transactions.page(accountId, filters, page), page, (t) => t),
-    batches: (accountId, filters, after) => transactions.batches(accountId, filters, after),
+    batches: (accountId, filters, after, size) => transactions.batches(accountId, filters, after, size),
+    present: (r) => transactions.present(r),
     count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
   };
   r.get('/transactions', deps.authenticate('read'), async (ctx) => {
