@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReceivedRequest } from './webhook-verifier';
 
-export type SinkBehaviour = 'ok' | 'hang' | 'redirect' | 'close' | number;
+/** `long`: 200 with a 1 MiB body. */
+export type SinkBehaviour = 'ok' | 'hang' | 'redirect' | 'close' | 'long' | number;
 
 export interface SinkRequest extends ReceivedRequest {
   path: string;
@@ -76,7 +77,10 @@ export class WebhookSink {
         this.hanging.add(res);
         res.on('close', () => this.hanging.delete(res));
       } else if (b === 'close') req.socket.destroy();
-      else if (b === 'redirect') {
+      else if (b === 'long') {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end('x'.repeat(1024 * 1024));
+      } else if (b === 'redirect') {
         res.writeHead(302, { Location: `${this.base}${path}/followed` });
         res.end();
       } else {

@@ -101,6 +101,15 @@ for (const [what, behaviour, status, error] of failures) {
   });
 }
 
+test.serial('a 2xx with a long body succeeds at its status, and the next delivery to that receiver goes out too', async (t) => {
+  const ep = await f.endpoint('/long', { behaviour: 'long' });
+  const first = await f.emit('deposit.confirmed', { deposit: { amount: '1' } });
+  t.like(await f.settled(first, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
+  const second = await f.emit('deposit.confirmed', { deposit: { amount: '2' } });
+  t.like(await f.settled(second, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
+  t.is(f.sink.at('/long').length, 2);
+});
+
 test.serial('retry resends a failed delivery now; retry of a pending one is 409 conflict and changes nothing', async (t) => {
   const ep = await f.endpoint('/flaky', { behaviour: 503 });
   const eventId = await f.emit('invoice.paid', { invoice: { id: 'i9' } });
