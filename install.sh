@@ -6,9 +6,10 @@ cd "$(dirname "$0")"
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
 
-command -v node >/dev/null || fail "Node.js 20 or newer is required (node not found)"
-major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$major" -ge 20 ] || fail "Node.js 20 or newer is required (found $(node --version))"
+command -v node >/dev/null || fail "Node.js 20.18.1 or newer is required (node not found)"
+# undici 7 (the webhook sender's HTTP client) wants 20.18.1 or newer.
+node -e 'const [a, b, c] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && (b > 18 || (b === 18 && c >= 1))) ? 0 : 1)' \
+  || fail "Node.js 20.18.1 or newer is required (found $(node --version))"
 command -v npm >/dev/null || fail "npm is required (not found)"
 
 # Native modules (better-sqlite3) build from source: a C++ toolchain and python3 are needed.
