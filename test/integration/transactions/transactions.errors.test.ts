@@ -53,9 +53,11 @@ for (const route of ROUTES) {
 
     const limited = await merchant(td, { rateLimit: 1 });
     const limitedTarget = route.replace('{id}', newId());
-    t.not((await signedGet(td.url, limited.key, limitedTarget)).status, 429);
-    // Another second's signature, so it is no replay.
-    const over = await signedGet(td.url, limited.key, limitedTarget, { timestamp: Math.floor(Date.now() / 1000) - 1 });
+    // Both timestamps fixed here: the second request is signed for the second before the first's,
+    // so it is no replay even when the clock ticks between the two.
+    const first = Math.floor(Date.now() / 1000);
+    t.not((await signedGet(td.url, limited.key, limitedTarget, { timestamp: first })).status, 429);
+    const over = await signedGet(td.url, limited.key, limitedTarget, { timestamp: first - 1 });
     t.is(over.body.error.code, 'rate_limited');
     t.is(over.status, 429);
     t.is(over.body.error.details.scope, 'key');
