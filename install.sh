@@ -6,10 +6,12 @@ cd "$(dirname "$0")"
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
 
-command -v node >/dev/null || fail "Node.js 20.18.1 or newer is required (node not found)"
-# undici 7 (the webhook sender's HTTP client) wants 20.18.1 or newer.
-node -e 'const [a, b, c] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && (b > 18 || (b === 18 && c >= 1))) ? 0 : 1)' \
-  || fail "Node.js 20.18.1 or newer is required (found $(node --version))"
+# The floor of package.json's engines (undici 7, the webhook sender's HTTP client, wants 20.18.1).
+need=20.18.1
+command -v node >/dev/null || fail "Node.js $need or newer is required (node not found)"
+node -e 'const v = (s) => s.split(".").map(Number); const [h, n] = [v(process.versions.node), v(process.argv[1])];
+  process.exit((h[0] - n[0] || h[1] - n[1] || h[2] - n[2]) >= 0 ? 0 : 1)' "$need" \
+  || fail "Node.js $need or newer is required (found $(node --version))"
 command -v npm >/dev/null || fail "npm is required (not found)"
 
 # Native modules (better-sqlite3) build from source: a C++ toolchain and python3 are needed.

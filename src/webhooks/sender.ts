@@ -107,10 +107,10 @@ export class WebhookSender implements AttemptSender {
       return failed(`the receiver answered ${status}`, status);
     };
     return new Promise((resolve) => {
-      const attempt = new Attempt((status, err) => {
+      const attempt = new Attempt((outcome) => {
         clearTimeout(timer);
         live?.delete(attempt);
-        resolve(status === null ? failed(describeError(err ?? new Error(), this.timeoutMs)) : answered(status));
+        resolve(typeof outcome === 'number' ? answered(outcome) : failed(describeError(outcome, this.timeoutMs)));
       });
       // An attempt is cut short by its own timer or by a stop, without an AbortSignal per request
       // (one costs about a third of a request's CPU in undici).
@@ -204,14 +204,15 @@ class Attempt implements Dispatcher.DispatchHandler {
   private ended = false;
   private received = 0;
 
-  constructor(private readonly finish: (status: number | null, err: Error | null) => void) {}
+  /** `outcome`: the answer's status, or why there was none. */
+  constructor(private readonly finish: (outcome: number | Error) => void) {}
 
   /** Ends the attempt now; its request is aborted as soon as it has one (it may still be connecting). */
   abort(reason: Error): void {
     if (this.cut) return;
     this.cut = reason;
     this.controller?.abort(reason);
-    this.end(null, reason);
+    this.end(reason);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -221,7 +222,7 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
     // An informational answer (1xx) is not the answer.
-    if (statusCode >= 200) this.end(statusCode, null);
+    if (statusCode >= 200) this.end(statusCode);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -229,18 +230,14 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.received > MAX_ANSWER_BYTES) controller.abort(new AnswerTooLongError());
   }
 
-  onResponseEnd(): void {
-    // Ended at the status line.
-  }
-
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.end(null, err);
+    this.end(err);
   }
 
-  private end(status: number | null, err: Error | null): void {
+  private end(outcome: number | Error): void {
     if (this.ended) return;
     this.ended = true;
-    this.finish(status, err);
+    this.finish(outcome);
   }
 }
 

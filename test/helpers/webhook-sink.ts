@@ -1,19 +1,21 @@
 /**
  * A local webhook receiver on 127.0.0.1 for tests and benchmarks. Each path answers as told:
  * `ok` (200), a status code, `hang` (never answers, past the 10 s limit), `redirect` (302 to
- * another path of this sink, which would record a request if it were followed) or `close` (drops
- * the connection without answering). Every request is recorded with its raw body.
+ * another path of this sink, which would record a request if it were followed), `close` (drops
+ * the connection without answering) or `long` (200 with a 1 MiB body). Every request is recorded
+ * with its raw body and the client's port (which connection it came on).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReceivedRequest } from './webhook-verifier';
 
-/** `long`: 200 with a 1 MiB body. */
 export type SinkBehaviour = 'ok' | 'hang' | 'redirect' | 'close' | 'long' | number;
 
 export interface SinkRequest extends ReceivedRequest {
   path: string;
   receivedAt: number;
+  /** The client's port: requests with the same one came on the same connection. */
+  remotePort: number | undefined;
 }
 
 export class WebhookSink {
@@ -71,7 +73,7 @@ export class WebhookSink {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
-      this.requests.push({ method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks), path, receivedAt: Date.now() });
+      this.requests.push({ method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks), path, receivedAt: Date.now(), remotePort: req.socket.remotePort });
       const b = this.behaviours.get(path) ?? 'ok';
       if (b === 'hang') {
         this.hanging.add(res);
