@@ -4,7 +4,7 @@ import { queryTime } from '../http/query';
 import { notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { parseDeliveryFilters } from '../webhooks/delivery.service';
-import type { createWebhooks } from '../webhooks/webhooks.wiring';
+import type { createWebhooks } from '../daemon/webhooks.wiring';
 
 type Webhooks = Pick<ReturnType<typeof createWebhooks>, 'deliveries' | 'callbackSecrets'>;
 

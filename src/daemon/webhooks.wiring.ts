@@ -8,15 +8,15 @@ import { deliverWebhooksJob } from '../jobs/deliver-webhooks.job';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { TargetGuard, type Resolver } from '../shared/target-guard';
-import { AttemptStore } from './attempt.store';
-import { CallbackSecrets } from './callback-secret';
-import { DeliveryService } from './delivery.service';
-import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from './dispatcher';
-import { EndpointService } from './endpoint.service';
-import { WebhookSecrets } from './secrets';
-import { WebhookSender } from './sender';
-import { ThreadedSender } from './sender-thread';
-import { webhookRoutes } from './webhook.routes';
+import { AttemptStore } from '../webhooks/attempt.store';
+import { CallbackSecrets } from '../webhooks/callback-secret';
+import { DeliveryService } from '../webhooks/delivery.service';
+import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from '../webhooks/dispatcher';
+import { EndpointService } from '../webhooks/endpoint.service';
+import { WebhookSecrets } from '../webhooks/secrets';
+import { WebhookSender } from '../webhooks/sender';
+import { ThreadedSender } from '../webhooks/sender-thread';
+import { webhookRoutes } from '../webhooks/webhook.routes';
 
 export interface WebhooksDeps {
   config: Config;

@@ -12,10 +12,10 @@ import { unavailable } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { TargetGuard } from '../shared/target-guard';
 import type { AddressAllocator } from '../wallet/allocator';
-import { invoiceRoutes } from './invoice.routes';
-import { InvoiceService } from './invoice.service';
-import { InvoicePresenter } from './invoice.view';
-import { PaymentSink } from './payment.sink';
+import { invoiceRoutes } from '../invoices/invoice.routes';
+import { InvoiceService } from '../invoices/invoice.service';
+import { InvoicePresenter } from '../invoices/invoice.view';
+import { PaymentSink } from '../invoices/payment.sink';
 
 export interface InvoicesDeps {
   config: Config;

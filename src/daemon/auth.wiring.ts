@@ -7,16 +7,16 @@ import { keysAdminRoutes } from '../admin/keys.routes';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { TeamService } from '../team/team.service';
-import { accountRoutes } from './account.routes';
-import { Authenticator, authOf } from './auth.middleware';
-import { IpBlocker } from './ip-blocker';
-import { KeyRegistry } from './key-registry';
-import { KeyService } from './key.service';
-import { MemoryReplayGuard } from './replay-guard';
-import { SensitiveLimiter } from './sensitive-limiter';
-import { StoreReplayGuard } from './store-replay-guard';
-import { testKeysDocRoutes } from './test-keys.routes';
-import { TokenBuckets } from './token-bucket';
+import { accountRoutes } from '../auth/account.routes';
+import { Authenticator, authOf } from '../auth/auth.middleware';
+import { IpBlocker } from '../auth/ip-blocker';
+import { KeyRegistry } from '../auth/key-registry';
+import { KeyService } from '../auth/key.service';
+import { MemoryReplayGuard } from '../auth/replay-guard';
+import { SensitiveLimiter } from '../auth/sensitive-limiter';
+import { StoreReplayGuard } from '../auth/store-replay-guard';
+import { testKeysDocRoutes } from '../auth/test-keys.routes';
+import { TokenBuckets } from '../auth/token-bucket';
 
 /**
  * Authentication's parts, wired: on SQLite (one daemon) the replay guard and key cache live in
