@@ -2,6 +2,7 @@ import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
+import type { StatusResponse } from './contract';
 
 /** `coinkeep status`: what runs, where, since when, and each chain's node tip, scanned height, lag and last error. */
 export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine; chains: ChainCore }): AppRouter {
@@ -18,7 +19,7 @@ export function statusAdminRoutes(deps: { config: Config; apiUrl: string; starte
       started_at: deps.startedAt.toISOString(),
       uptime_seconds: Math.floor(process.uptime()),
       chains: deps.chains.status(),
-    };
+    } satisfies StatusResponse;
   });
   return r;
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../shared/logger';
 import type { AddressService } from '../wallet/address.service';
 import type { HdWallet } from '../wallet/hd';
 import { notFound } from '../shared/errors';
+import type { WalletBackupResponse } from './contract';
 
 /**
  * `coinkeep wallet ...`: operator commands. The backup shows the mnemonic to whoever can reach the
@@ -31,7 +32,7 @@ export function walletAdminRoutes(deps: { wallet: HdWallet; addresses: AddressSe
     const mnemonic = deps.wallet.mnemonic();
     deps.logger.warn('wallet backup words shown over the admin socket', { fingerprint: deps.wallet.fingerprint });
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { fingerprint: deps.wallet.fingerprint, words: mnemonic.split(' ').length, mnemonic };
+    ctx.body = { fingerprint: deps.wallet.fingerprint, words: mnemonic.split(' ').length, mnemonic } satisfies WalletBackupResponse;
   });
   return r;
 }

@@ -1,12 +1,15 @@
 import { newRouter, type AppRouter } from '../http/context';
-import { parsePageRequest } from '../http/pagination';
-import { queryTime } from '../http/query';
+import { parsePageRequest } from '../shared/pagination';
+import { queryTime } from '../shared/query';
 import { notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
-import { parseDeliveryFilters } from '../webhooks/delivery.service';
-import type { createWebhooks } from '../daemon/webhooks.wiring';
+import { parseDeliveryFilters, type DeliveryService } from '../webhooks/delivery.service';
+import type { CallbackSecrets } from '../webhooks/callback-secret';
 
-type Webhooks = Pick<ReturnType<typeof createWebhooks>, 'deliveries' | 'callbackSecrets'>;
+interface Webhooks {
+  deliveries: DeliveryService;
+  callbackSecrets: CallbackSecrets;
+}
 
 /** `coinkeep webhooks deliveries|replay|ping|secret`: the cabinet's webhook actions for an operator. */
 export function webhooksAdminRoutes(webhooks: Webhooks): AppRouter {

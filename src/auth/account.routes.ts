@@ -1,6 +1,6 @@
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { parsePageRequest, toPage } from '../http/pagination';
-import { queryEnum } from '../http/query';
+import { parsePageRequest, toPage } from '../shared/pagination';
+import { queryEnum } from '../shared/query';
 import { authOf, type Permission } from './auth.middleware';
 import { presentKey, type KeyService } from './key.service';
 

@@ -1,5 +1,5 @@
 import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
-import { queryString } from '../http/query';
+import { queryString } from '../shared/query';
 import { iso } from '../shared/clock';
 import { validationError } from '../shared/errors';
 import type { RateEngine } from '../rates/engine';

@@ -43,7 +43,7 @@ import type { Permission } from '../auth/auth.middleware';
 import type { AppMiddleware, AppRouter } from '../http/context';
 
 type Authenticate = (permission: Permission | null) => AppMiddleware;
-import { pidFilePath } from './paths';
+import { adminSocketPath, pidFilePath } from './paths';
 import { UserError } from '../shared/errors';
 
 export interface DaemonOptions {
@@ -158,7 +158,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const apiUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
 
   const admin = await listenAdmin(
-    config.data_dir,
+    adminSocketPath(config.data_dir),
     [
       healthRoutes(),
       statusAdminRoutes({ config, apiUrl, startedAt, rates, chains }),

@@ -1,11 +1,8 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { WhereClause } from 'typeorm/query-builder/WhereClause';
+import type { PageKey } from '../shared/pagination';
 
-/** The position of a row in a list ordered by (created_at DESC, id DESC). */
-export interface PageKey {
-  created_at: string;
-  id: string;
-}
+export type { PageKey };
 
 /**
  * Applies a keyset page (created_at DESC, id DESC) to a query; fetches one extra row to know if more

@@ -3,8 +3,8 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import type { Logger } from '../shared/logger';
 import type { AppContext } from './context';
-import { parsePageRequest, type PageKey, type PageRequest } from './pagination';
-import { queryEnum } from './query';
+import { parsePageRequest, type PageKey, type PageRequest } from '../shared/pagination';
+import { queryEnum } from '../shared/query';
 
 /**
  * Exports of a list (SPEC "What the service does": `?format=csv|xlsx`): the same rows and filters

@@ -1,7 +1,7 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { EntityManager, SelectQueryBuilder } from 'typeorm';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
-import { queryEnum, queryString, queryTime } from '../http/query';
+import { queryEnum, queryString, queryTime } from '../shared/query';
 import { validationError } from '../shared/errors';
 
 export const INVOICE_STATUSES: readonly InvoiceStatus[] = ['new', 'pending', 'paid', 'underpaid', 'expired', 'cancelled'];

@@ -1,12 +1,11 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import type { InvoiceRow } from '../db/entities/money';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { sendList, type ExportableList } from '../http/export';
+import { sendList, type ExportableList, type ExportColumn } from '../http/export';
 import type { Clock } from '../shared/clock';
 import { notFound } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
-import { INVOICE_COLUMNS } from './invoice.export';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
 import { parseInvoiceFilters, type InvoiceFilters } from './invoice.query';
 import type { InvoiceService } from './invoice.service';
@@ -61,3 +60,14 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
 
   return r;
 }
+
+/** Every field of the invoice as GET returns it, in the same order (SPEC "Invoice (payment)"). */
+const FIELDS = [
+  'id', 'status', 'currency', 'amount', 'coin_id', 'ticker', 'network', 'address', 'amount_crypto', 'payer_amount',
+  'paid_amount', 'remaining_amount', 'overpaid_amount', 'amount_fiat', 'fiat_currency', 'rate_locked', 'rate_locked_at',
+  'late_payment', 'fee_paid_by', 'order_id', 'description', 'return_url', 'webhook_url', 'metadata', 'allowed_coin_ids',
+  'checkout_url', 'ttl_expires_at', 'expired_at', 'created_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof InvoiceView>;
+
+/** The columns of an invoice export: one per field; metadata and allowed_coin_ids as their JSON. */
+const INVOICE_COLUMNS: readonly ExportColumn<InvoiceView>[] = FIELDS.map((k) => ({ header: k, value: (v: InvoiceView) => v[k] }));

@@ -8,7 +8,7 @@ import { GroupCommit, type BatchMemo } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import { toPage, type Page, type PageRequest } from '../http/pagination';
+import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
 import { ApiError, conflict, notFound } from '../shared/errors';

@@ -1,10 +1,8 @@
 import { generateMnemonic } from 'bip39';
 import { MetaEntity } from '../db/entities/team';
-import type { Config } from '../config/schema';
-import { loadMasterKey, Sealer } from '../db/seal';
-import { Store } from '../db/store';
+import type { Sealer } from '../db/seal';
+import type { Store } from '../db/store';
 import { UserError } from '../shared/errors';
-import { skipBranchesTo } from './address.service';
 import { HdWallet, normaliseMnemonic } from './hd';
 
 /**
@@ -64,23 +62,3 @@ function openSeed(sealed: string, sealer: Sealer): HdWallet {
   return new HdWallet(m);
 }
 
-/**
- * Stores the wallet seed when the database has none (init, dev): a fresh mnemonic, or the backup
- * words of a restore. Opens the store itself (the daemon is not running yet).
- */
-export async function prepareSeed(
-  config: Config,
-  mnemonic?: string,
-  opts: { firstBranch?: number } = {},
-): Promise<{ status: SeedStatus; fingerprint: string; next_branch?: number }> {
-  const sealer = new Sealer(loadMasterKey(config.data_dir, { create: true }));
-  const store = await Store.open({ url: config.database.url });
-  try {
-    await store.migrate();
-    const seed = await ensureSeed(store, sealer, mnemonic);
-    if (opts.firstBranch === undefined) return seed;
-    return { ...seed, next_branch: await skipBranchesTo(store, opts.firstBranch) };
-  } finally {
-    await store.close();
-  }
-}

@@ -3,8 +3,8 @@ import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, typ
 import { applyKeyset } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import { toPage, type Page, type PageRequest } from '../http/pagination';
-import { queryEnum, queryString, queryTime } from '../http/query';
+import { toPage, type Page, type PageRequest } from '../shared/pagination';
+import { queryEnum, queryString, queryTime } from '../shared/query';
 import { iso, type Clock } from '../shared/clock';
 import { conflict, notFound, validationError } from '../shared/errors';
 import { EVENT_TYPES } from '../shared/events';

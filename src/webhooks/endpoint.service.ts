@@ -2,7 +2,7 @@ import type { WebhookEndpointRow } from '../db/entities/webhooks';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../db/entities/webhooks';
 import { applyKeyset } from '../db/keyset';
 import type { Store } from '../db/store';
-import { toPage, type Page, type PageRequest } from '../http/pagination';
+import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { iso, type Clock } from '../shared/clock';
 import { conflict, notFound } from '../shared/errors';
 import { newId } from '../shared/ids';

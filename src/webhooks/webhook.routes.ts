@@ -1,6 +1,6 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { parsePageRequest } from '../http/pagination';
+import { parsePageRequest } from '../shared/pagination';
 import { notFound } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import type { TargetGuard } from '../shared/target-guard';

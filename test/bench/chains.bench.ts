@@ -16,7 +16,7 @@ import { startDaemon } from '../../src/daemon/main';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import { silentLogger } from '../../src/shared/logger';
 import { newId } from '../../src/shared/ids';
-import { prepareSeed } from '../../src/wallet/seed';
+import { prepareSeed } from '../../src/daemon/setup';
 import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { merchantWithKey, testConfig, TEST_MNEMONIC } from '../helpers/daemon';
 import { signRequest } from '../helpers/signer';

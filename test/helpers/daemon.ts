@@ -9,7 +9,7 @@ import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/m
 import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { totpCode, totpStep } from '../../src/team/totp';
-import { prepareSeed } from '../../src/wallet/seed';
+import { prepareSeed } from '../../src/daemon/setup';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { FIXED_RATES, testCliConfig } from './cli';
 

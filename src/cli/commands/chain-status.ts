@@ -1,4 +1,4 @@
-import type { ChainStatus } from '../../chains/chain-watcher';
+import type { ChainStatus } from '../../admin/contract';
 
 const show = (v: number | null): string => (v === null ? '-' : String(v));
 

@@ -8,7 +8,7 @@ import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
 import { demoCurl, prepareDemo } from './dev-demo';
-import { prepareSeed } from '../../wallet/seed';
+import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
 import { UserError } from '../../shared/errors';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { VerifyReport } from '../../ledger/verify';
+import type { VerifyReport } from '../../admin/contract';
 import { UserError } from '../../shared/errors';
 import { adminCall } from '../admin-client';
 import { cliConfig, output } from '../context';

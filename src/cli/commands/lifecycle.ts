@@ -4,11 +4,12 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { PROJECT_ROOT } from '../../config/load';
 import { ensureDataDir, loadMasterKey } from '../../db/seal';
+import type { StatusResponse } from '../../admin/contract';
 import type { Daemon } from '../../daemon/main';
 import { logFilePath, pidFilePath } from '../../daemon/paths';
 import { UserError } from '../../shared/errors';
 import { adminCall, DAEMON_DOWN } from '../admin-client';
-import { prepareSeed } from '../../wallet/seed';
+import { prepareSeed } from '../../daemon/setup';
 import { readMnemonic } from './wallet';
 import { chainStatusLines } from './chain-status';
 import { cliConfig, configPath, output, wholeNumber } from '../context';
@@ -51,9 +52,9 @@ export function lastLines(file: string, n: number): string {
   }
 }
 
-async function daemonStatus(dataDir: string): Promise<Record<string, unknown> | null> {
+async function daemonStatus(dataDir: string): Promise<StatusResponse | null> {
   try {
-    return await adminCall(dataDir, 'GET', '/admin/status', undefined, 2000);
+    return await adminCall<StatusResponse>(dataDir, 'GET', '/admin/status', undefined, 2000);
   } catch {
     return null;
   }

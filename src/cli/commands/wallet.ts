@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
+import type { WalletBackupResponse } from '../../admin/contract';
 import { adminCall } from '../admin-client';
 import { cliConfig, output } from '../context';
 
@@ -42,7 +43,7 @@ export function registerWalletCommands(program: Command): void {
     .command('backup')
     .description('show the seed words to write down (keep them offline)')
     .action(async (_o: unknown, cmd: Command) => {
-      const r = await adminCall<{ fingerprint: string; words: number; mnemonic: string }>(cliConfig(cmd).data_dir, 'POST', '/admin/wallet/backup', {});
+      const r = await adminCall<WalletBackupResponse>(cliConfig(cmd).data_dir, 'POST', '/admin/wallet/backup', {});
       output(cmd, r, (x) => {
         const words = String(x.mnemonic).split(' ');
         const rows: string[] = [];

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryView } from '../../webhooks/delivery.service';
-import type { CallbackSecretView } from '../../webhooks/callback-secret';
+import type { CallbackSecretResponse, DeliveryPage, DeliveryResponse, DeliveryView, ReplayExhaustedResponse } from '../../admin/contract';
 import { UserError } from '../../shared/errors';
 import { adminCall } from '../admin-client';
 import { cliConfig, output, wholeNumber } from '../context';
@@ -37,7 +36,7 @@ export function registerWebhookCommands(program: Command): void {
       if (o.eventType) q.set('event_type', String(o.eventType));
       if (o.endpoint) q.set('endpoint_id', String(o.endpoint));
       if (o.cursor) q.set('cursor', String(o.cursor));
-      const r = await call<{ items: DeliveryView[]; next_cursor: string | null }>(cmd, 'GET', `${base(o)}/deliveries?${q}`);
+      const r = await call<DeliveryPage>(cmd, 'GET', `${base(o)}/deliveries?${q}`);
       output(cmd, r, (x: typeof r) =>
         [...x.items.map(showDelivery), ...(x.next_cursor ? [`more: --cursor ${x.next_cursor}`] : []), ...(x.items.length ? [] : ['no deliveries'])].join('\n'),
       );
@@ -54,11 +53,11 @@ export function registerWebhookCommands(program: Command): void {
       if (o.allExhausted) {
         if (deliveryId !== undefined) throw new UserError('replay: give a delivery id or --all-exhausted, not both');
         if (!o.since) throw new UserError('replay --all-exhausted needs --since TIME (RFC 3339)');
-        const r = await call<{ replayed: number }>(cmd, 'POST', `${base(o)}/deliveries/replay-exhausted`, { since: o.since });
+        const r = await call<ReplayExhaustedResponse>(cmd, 'POST', `${base(o)}/deliveries/replay-exhausted`, { since: o.since });
         return output(cmd, r, (x: typeof r) => `${x.replayed} exhausted deliveries queued to be sent again`);
       }
       if (deliveryId === undefined) throw new UserError('replay: give a delivery id, or --all-exhausted --since TIME');
-      const r = await call<{ delivery: DeliveryView }>(cmd, 'POST', `${base(o)}/deliveries/${encodeURIComponent(deliveryId)}/replay`);
+      const r = await call<DeliveryResponse>(cmd, 'POST', `${base(o)}/deliveries/${encodeURIComponent(deliveryId)}/replay`);
       output(cmd, r, (x: typeof r) => `queued to be sent again\n${showDelivery(x.delivery)}`);
     });
 
@@ -69,7 +68,7 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<endpoint_id>')
     .option('--message <text>', 'the message in the ping', 'ping')
     .action(async (endpointId: string, o: Opts, cmd: Command) => {
-      const r = await call<{ delivery: DeliveryView }>(cmd, 'POST', `${base(o)}/endpoints/${encodeURIComponent(endpointId)}/ping`, { message: o.message });
+      const r = await call<DeliveryResponse>(cmd, 'POST', `${base(o)}/endpoints/${encodeURIComponent(endpointId)}/ping`, { message: o.message });
       output(cmd, r, (x: typeof r) => `ping sent as event ${x.delivery.event_id}\n${showDelivery(x.delivery)}`);
     });
 
@@ -79,7 +78,7 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--account <id>')
     .option('--rotate', 'replace it now; the old one stops signing at once')
     .action(async (o: Opts, cmd: Command) => {
-      const r = await call<{ callback_secret: CallbackSecretView }>(cmd, 'POST', `${base(o)}/callback-secret`, { rotate: Boolean(o.rotate) });
+      const r = await call<CallbackSecretResponse>(cmd, 'POST', `${base(o)}/callback-secret`, { rotate: Boolean(o.rotate) });
       output(cmd, r, (x: typeof r) => `invoice-callback secret: ${x.callback_secret.secret}\n  (since ${x.callback_secret.updated_at}; keep it on the receiving server only)`);
     });
 }

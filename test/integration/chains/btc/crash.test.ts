@@ -8,7 +8,7 @@ import { loadMasterKey } from '../../../../src/db/seal';
 import { startDaemon } from '../../../../src/daemon/main';
 import { silentLogger } from '../../../../src/shared/logger';
 import { Amount } from '../../../../src/shared/money';
-import { prepareSeed } from '../../../../src/wallet/seed';
+import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
 import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';

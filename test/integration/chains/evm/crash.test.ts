@@ -13,7 +13,7 @@ import { anvilChainEntry } from '../../../../src/dev/anvil';
 import { loadMasterKey } from '../../../../src/db/seal';
 import { startDaemon } from '../../../../src/daemon/main';
 import { silentLogger } from '../../../../src/shared/logger';
-import { prepareSeed } from '../../../../src/wallet/seed';
+import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';

@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { ParsedUrlQuery } from 'node:querystring';
-import type { PageKey } from '../db/keyset';
-import { validationError } from '../shared/errors';
+import { validationError } from './errors';
 import { queryString } from './query';
 
 /**
  * Keyset pagination over (created_at DESC, id DESC). The cursor is opaque: the last row's key plus a
  * digest of the filters it was issued for, so a cursor replayed with other filters is refused.
  * Rows inserted between requests can neither shift nor repeat a page.
+ * A PageKey is the position of a row in that order.
  */
-export type { PageKey };
+export interface PageKey {
+  created_at: string;
+  id: string;
+}
 
 export interface PageRequest {
   limit: number;

@@ -1,5 +1,5 @@
 import type { ParsedUrlQuery } from 'node:querystring';
-import { validationError } from '../shared/errors';
+import { validationError } from './errors';
 
 /** A query parameter that must appear at most once. */
 export function queryString(q: ParsedUrlQuery, name: string): string | undefined {

@@ -1,0 +1,103 @@
+/**
+ * The direction of imports (docs/ARCHITECTURE, README "Import boundaries"), checked in `npm test`:
+ *
+ *   shared ← config, db ← chains, ledger, rates, catalog, events ← domains ← http, jobs, admin ← daemon ← cli
+ *
+ * A domain is every other folder of src/ (auth, team, invoices, wallet, transactions, webhooks and
+ * those still to come), so a new domain is held by these rules without naming it here. Modules of
+ * one layer may import each other; nothing imports a layer above its own.
+ */
+const FOUNDATION = 'shared|config|db|chains|ledger|rates|catalog|events';
+const OUTER = 'http|jobs|admin|daemon|cli|dev';
+const DOMAIN = `^src/(?!(?:${FOUNDATION}|${OUTER})/)[^/]+/`;
+/** The chains' SDKs: transactions, addresses and signing. */
+const CHAIN_SDK = '(^|/)node_modules/(bitcoinjs-lib|ethers|tronweb|ecpair)/';
+/** Key-tree libraries: the wallet's seed and public derivation use them too. */
+const KEY_SDK = '(^|/)node_modules/(bip32|bip39|tiny-secp256k1)/';
+
+/** A module's HTTP edge: it lives with its module but belongs to the http layer. */
+const HTTP_EDGE = '\\.(routes|middleware)\\.ts$';
+
+const layer = (name, from, allowed, comment) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: from, pathNot: HTTP_EDGE },
+  to: { path: '^src/', pathNot: `^src/(${allowed})/` },
+});
+
+module.exports = {
+  forbidden: [
+    layer('shared-is-the-floor', '^src/shared/', 'shared', 'shared/ imports nothing else of src/'),
+    layer('config-and-db-import-only-shared', '^src/(config|db)/', 'shared|config|db', 'config/ and db/ import only shared/ and each other'),
+    layer('foundations-import-no-domain', `^src/(${FOUNDATION})/`, FOUNDATION, 'chains, ledger, rates, catalog and events import only the layers below them'),
+    {
+      name: 'domains-import-no-outer-layer',
+      comment: "a domain's services import no http/, jobs, admin, daemon, CLI or dev tooling: wiring lives in daemon/, query parsing and page types in shared/",
+      severity: 'error',
+      from: { path: DOMAIN, pathNot: HTTP_EDGE },
+      to: { path: `^src/(${OUTER})/` },
+    },
+    {
+      name: 'http-jobs-admin-import-no-daemon',
+      comment: 'http/, jobs/, admin/ and the HTTP edges are wired by the daemon, never the other way',
+      severity: 'error',
+      from: { path: `^src/(http|jobs|admin)/|${HTTP_EDGE}` },
+      to: { path: '^src/(daemon|cli|dev)/' },
+    },
+    {
+      name: 'daemon-imports-no-cli',
+      severity: 'error',
+      from: { path: '^src/daemon/' },
+      to: { path: '^src/(cli|dev)/' },
+    },
+    {
+      name: 'only-the-cli-runs-dev-tooling',
+      comment: 'src/dev (sandbox chains, payers) is started by the CLI only, and never imports it',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(cli|dev)/' },
+      to: { path: '^src/dev/' },
+    },
+    {
+      name: 'dev-imports-no-cli',
+      severity: 'error',
+      from: { path: '^src/dev/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'cli-reads-the-admin-contract',
+      comment:
+        'the CLI calls the admin API and takes its request and response types from admin/contract.ts; ' +
+        'it may start the daemon and, for init and migrate, open the database (db/) before any daemon runs',
+      severity: 'error',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/', pathNot: '^src/(cli|shared|config|db|daemon|dev)/|^src/admin/contract\\.ts$' },
+    },
+    {
+      name: 'routes-import-no-typeorm',
+      comment: 'routes go through services; queries belong to services and db/',
+      severity: 'error',
+      from: { path: '\\.routes\\.ts$' },
+      to: { path: '(^|/)node_modules/typeorm/' },
+    },
+    {
+      name: 'chain-sdk-only-in-chains-and-signer',
+      comment: 'bitcoinjs-lib, ethers, tronweb and ecpair belong to src/chains, the wallet signer and src/dev',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(chains|dev)/|^src/wallet/signer' },
+      to: { path: CHAIN_SDK },
+    },
+    {
+      name: 'key-sdk-only-in-chains-and-wallet',
+      comment: 'bip32, bip39 and tiny-secp256k1 belong to src/chains, src/wallet (seed and public derivation; private keys only in its signer) and src/dev',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(chains|wallet|dev)/' },
+      to: { path: KEY_SDK },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
