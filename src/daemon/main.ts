@@ -90,6 +90,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.data_dir);
   const sealer = new Sealer(loadMasterKey(config.data_dir, { create: false }));
+  // The one shutdown signal: stop() aborts it, and every job, chain scan and webhook attempt sees it.
+  const shutdown = new AbortController();
+  const { signal } = shutdown;
 
   const store = await Store.open({ url: config.database.url, backgroundCheckpoints: true });
   const applied = await store.migrate();
@@ -114,7 +117,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const ledger = new Ledger(clock);
   const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, ledger, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   await invoices.service.expireDue();
-  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent, ...opts.webhooks });
+  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
   const chains = new ChainCore({
     chains: config.chains,
@@ -126,9 +129,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     clock,
     logger,
   });
-  await chains.prepare(new AbortController().signal);
+  await chains.prepare(signal);
 
-  const scheduler = new Scheduler(logger);
+  const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
 
   const app = createApp({
@@ -191,6 +194,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const stop = () =>
     (stopping ??= (async () => {
       logger.info('coinkeepd stopping');
+      shutdown.abort();
       const closed = Promise.all([closeServer(server), closeServer(admin)]);
       await scheduler.stop();
       await closed;

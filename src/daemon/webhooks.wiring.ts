@@ -27,6 +27,8 @@ export interface WebhooksDeps {
   logger: Logger;
   authenticate: (permission: Permission | null) => AppMiddleware;
   idempotent: AppMiddleware;
+  /** The daemon's shutdown signal. */
+  signal: AbortSignal;
   /** Tests: the DNS resolver of the target guard (DNS rebinding without a DNS server). */
   resolve?: Resolver;
   /** Tests and benchmarks: other concurrency bounds or attempt timeout. */
@@ -45,7 +47,7 @@ export function createWebhooks(deps: WebhooksDeps) {
     ? new WebhookSender(guard, { timeoutMs: deps.timeoutMs })
     : new ThreadedSender({ allowPrivate: deps.config.webhooks.allow_private_targets, timeoutMs: deps.timeoutMs, ...limits });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
-  const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets }, limits);
+  const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets, signal: deps.signal }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });

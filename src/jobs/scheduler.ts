@@ -16,16 +16,19 @@ export class Scheduler {
   private readonly tasks: ScheduledTask[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly running = new Map<string, Promise<void>>();
-  private readonly abort = new AbortController();
 
-  constructor(private readonly logger: Logger) {}
+  /** `signal`: the daemon's shutdown signal; once aborted no job starts and running ones see it. */
+  constructor(
+    private readonly logger: Logger,
+    private readonly signal: AbortSignal,
+  ) {}
 
   add(job: Job, opts: { runAtStart?: boolean } = {}): void {
     const tick = () => this.runOnce(job);
     if (typeof job.schedule !== 'string') {
       const { everyMs } = job.schedule;
       const next = (delay: number): void => {
-        if (this.abort.signal.aborted) return;
+        if (this.signal.aborted) return;
         const timer = setTimeout(() => {
           this.timers.delete(timer);
           void tick().then(() => next(everyMs));
@@ -45,17 +48,17 @@ export class Scheduler {
   runOnce(job: Job): Promise<void> {
     const current = this.running.get(job.name);
     if (current) return current;
-    if (this.abort.signal.aborted) return Promise.resolve();
+    if (this.signal.aborted) return Promise.resolve();
     const p = job
-      .run(this.abort.signal)
+      .run(this.signal)
       .catch((err: unknown) => this.logger.error('job failed', { job: job.name, error: err instanceof Error ? err.message : String(err) }))
       .finally(() => this.running.delete(job.name));
     this.running.set(job.name, p);
     return p;
   }
 
+  /** After the shutdown signal: ends the schedules and waits for the runs under way. */
   async stop(): Promise<void> {
-    this.abort.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const t of this.tasks) await t.destroy();

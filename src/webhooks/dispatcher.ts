@@ -73,7 +73,6 @@ export class WebhookDispatcher {
   private cut = new Set<string>();
   /** Claimed attempts waiting for a slot of their target. */
   private readonly ready = new Map<string, Claimed[]>();
-  private readonly abort = new AbortController();
   private pumping: Promise<void> | null = null;
   private again = false;
   private stale = true;
@@ -99,11 +98,13 @@ export class WebhookDispatcher {
       sender: AttemptSender;
       secrets: WebhookSecrets;
       callbackSecrets: CallbackSecrets;
+      /** The daemon's shutdown signal: no new attempts once aborted; those in flight are cut short. */
+      signal: AbortSignal;
     },
     private readonly limits: DispatcherLimits = DEFAULT_LIMITS,
   ) {
     // Every attempt in flight listens to the one stop signal.
-    setMaxListeners(0, this.abort.signal);
+    setMaxListeners(0, deps.signal);
     const window = deps.sender.window ?? 1;
     this.handOver = { maxInFlight: limits.maxInFlight * window, perTarget: limits.perTarget * window };
   }
@@ -156,9 +157,8 @@ export class WebhookDispatcher {
     return this.deps.attempts.recoverInterrupted(this.deps.clock.now());
   }
 
-  /** Stops: no new attempts; those in flight are cut short and recorded, claims not sent are given back. */
+  /** After the shutdown signal: waits for the attempts in flight (cut short) and records them, gives back claims not sent. */
   async close(): Promise<void> {
-    this.abort.abort();
     await this.pumping?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight.values()]);
     if (this.flushTimer) clearTimeout(this.flushTimer);
@@ -196,7 +196,7 @@ export class WebhookDispatcher {
     this.pumping = (async () => {
       do {
         this.again = false;
-        if (this.abort.signal.aborted) return;
+        if (this.deps.signal.aborted) return;
         if (this.outboxDirty) {
           this.outboxDirty = false;
           await this.deps.attempts.fanOutNew(this.deps.clock.now(), (made) => this.enqueueNew(made));
@@ -304,7 +304,7 @@ export class WebhookDispatcher {
    * is claimed only a round ahead, so its claims do not go stale while they wait.
    */
   private async startQueued(): Promise<void> {
-    if (this.abort.signal.aborted) return;
+    if (this.deps.signal.aborted) return;
     const round = this.limits.perTarget;
     let room = AHEAD_ROUNDS * this.limits.maxInFlight - this.inFlight.size - this.readyCount();
     const chosen: DueDelivery[] = [];
@@ -340,7 +340,7 @@ export class WebhookDispatcher {
 
   /** Starts claimed attempts while their target and the total have free slots; claims no longer fresh are given back. */
   private launchReady(): void {
-    if (this.abort.signal.aborted) return;
+    if (this.deps.signal.aborted) return;
     const now = this.deps.clock.now().getTime();
     const stale: Claimed[] = [];
     for (const [t, list] of this.ready) {
@@ -362,7 +362,7 @@ export class WebhookDispatcher {
     queueMicrotask(() => {
       const claims = this.returned;
       this.returned = [];
-      if (claims.length > 0 && !this.abort.signal.aborted) this.giveBack(claims);
+      if (claims.length > 0 && !this.deps.signal.aborted) this.giveBack(claims);
       else this.returned.push(...claims);
     });
   }
@@ -384,7 +384,7 @@ export class WebhookDispatcher {
       .then((result) => {
         if (result.sent === false) {
           this.returned.push(c);
-          if (!this.abort.signal.aborted) this.giveBackReturned();
+          if (!this.deps.signal.aborted) this.giveBackReturned();
           return;
         }
         this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
@@ -406,7 +406,7 @@ export class WebhookDispatcher {
         else this.perTarget.delete(target);
         // Only targets with work are remembered: the set stays as small as the work in hand.
         if (left === 0 && !this.ready.has(target)) this.quick.delete(target);
-        if (this.abort.signal.aborted) return;
+        if (this.deps.signal.aborted) return;
         this.launchReady();
         void this.pump().catch((err: unknown) => this.logFailure(err));
       });
@@ -419,7 +419,7 @@ export class WebhookDispatcher {
       d.endpoint_id !== null && c.sealedSecret !== null
         ? this.deps.secrets.openEndpoint(d.endpoint_id, c.sealedSecret)
         : await this.deps.callbackSecrets.secretFor(d.account_id);
-    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.abort.signal, targetOf(d));
+    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.deps.signal, targetOf(d));
   }
 
   private takeOutcomes(): Outcome[] {

@@ -92,6 +92,7 @@ function setup(
       sender: sender as unknown as AttemptSender,
       secrets: {} as WebhookSecrets,
       callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
+      signal: new AbortController().signal,
     },
     // One slot by default: the second claim waits in memory while the first attempt is out.
     limits,

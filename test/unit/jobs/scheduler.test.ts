@@ -1,0 +1,30 @@
+import test from 'ava';
+import { Scheduler } from '../../../src/jobs/scheduler';
+import { silentLogger } from '../../../src/shared/logger';
+
+test('the shutdown signal reaches a running job, and no job starts once it is aborted', async (t) => {
+  const shutdown = new AbortController();
+  const scheduler = new Scheduler(silentLogger, shutdown.signal);
+  let runs = 0;
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let sawAbort!: () => void;
+  const aborted = new Promise<void>((resolve) => (sawAbort = resolve));
+  const job = {
+    name: 'waits-for-shutdown',
+    schedule: { everyMs: 1 },
+    run: (signal: AbortSignal) => {
+      runs += 1;
+      started();
+      return new Promise<void>((resolve) => signal.addEventListener('abort', () => (sawAbort(), resolve()), { once: true }));
+    },
+  };
+  scheduler.add(job, { runAtStart: true });
+  await running;
+
+  shutdown.abort();
+  await aborted;
+  await scheduler.stop();
+  await scheduler.runOnce(job);
+  t.is(runs, 1, 'nothing ran after the signal');
+});
