@@ -254,7 +254,8 @@ interface StreamState {
  * takes a piece per event-loop turn; without a bound that queue held most of the file (90 MiB and
  * more for 100000 rows). The input is found through exceljs's and archiver's inner streams
  * (`stream.pipes[0]`, a readable-stream PassThrough), duck-typed; null if the shape is not the
- * expected one, which the XLSX export test checks.
+ * expected one. test/unit/http/export.test.ts checks the shape and pins the exceljs, archiver and
+ * readable-stream versions it was checked against, so an upgrade fails there first.
  */
 export function sheetBacklog(ws: unknown): { bytes: number; input: Writable } | null {
   const pipes = (ws as { stream?: { pipes?: unknown } }).stream?.pipes;
