@@ -6,7 +6,9 @@ const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 /**
  * A fresh PostgreSQL database of this test's own (`ck_<random>`), dropped at the end; null (with
- * the reason logged) when no server answers, so the caller can skip. Never touches `test` itself.
+ * the reason logged) when no server answers, so the caller can skip. Under CI=true (.ci/run) a
+ * server that does not answer fails the test instead: the PostgreSQL tests never pass unrun there.
+ * Never touches `test` itself.
  */
 export async function tempPostgres(t: ExecutionContext): Promise<string | null> {
   const name = `ck_${randomBytes(6).toString('hex')}`;
@@ -15,8 +17,10 @@ export async function tempPostgres(t: ExecutionContext): Promise<string | null> 
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
   } catch (err) {
-    t.log(`PostgreSQL skipped: ${(err as Error).message}`);
     await admin.end().catch(() => undefined);
+    const reason = `PostgreSQL at ${ADMIN_URL}: ${(err as Error).message}`;
+    if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: the PostgreSQL tests must run)`);
+    t.log(`skipped: ${reason}`);
     return null;
   }
   t.teardown(async () => {
