@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CliEnv, COINKEEP_BIN, COINKEEPD_BIN, until, type CliResult } from '../../helpers/cli';
@@ -144,7 +144,9 @@ test.serial('logs prints the log; -n limits it', async (t) => {
 
 test.serial('stop sends SIGTERM, the daemon exits within 10 s, the pid file goes; logs -f follows it', async (t) => {
   const follow = env.spawn(COINKEEP_BIN, ['logs', '-f', '-n', '0']);
-  await new Promise((r) => setTimeout(r, 400)); // let it open its watch
+  // Following from now on: a line appended once its watch is open comes out (appended until it does).
+  const marker = JSON.stringify({ level: 'info', msg: 'the follower is watching' });
+  await until(() => (appendFileSync(logFile, `${marker}\n`), follow.stdout.includes(marker)), 10000, 'logs -f to follow');
   const r = await env.run(['--json', 'stop']);
   t.is(r.code, 0, r.stderr);
   t.like(r.json, { status: 'stopped', was_running: true, pid: daemonPid });

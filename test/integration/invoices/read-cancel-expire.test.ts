@@ -4,6 +4,7 @@ import { startDaemon } from '../../../src/daemon/main';
 import { InvoiceEntity } from '../../../src/db/entities/money';
 import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
+import { until } from '../../helpers/cli';
 import { merchantWithKey } from '../../helpers/daemon';
 import { FakeAllocator } from '../../helpers/fake-allocator';
 import { ApiClient, COINS, startInvoiceFixture, type InvoiceFixture } from '../../helpers/invoice-fixture';
@@ -59,7 +60,7 @@ test.serial('GET /v1/invoices filters by status, order_id, created_from (inclusi
   const m = await merchantWithKey(f.td.daemon);
   const api = new ApiClient(f.td.url, m.keyId, m.secret);
   const a = await create(api, { order_id: 'f-a' });
-  await new Promise((r) => setTimeout(r, 5));
+  await until(() => Date.now() > Date.parse(a.created_at), 5000, 'the clock to pass the first invoice');
   const b = await create(api, { order_id: 'f-b' });
   await api.post(`/v1/invoices/${a.id}/cancel`);
   const ids = async (q: string) => (await api.get(`/v1/invoices${q}`)).body.items.map((i: { id: string }) => i.id);

@@ -148,7 +148,9 @@ test.serial('one slow endpoint never delays the others: its attempts in flight a
   const slowOnes = await f.deliveries({ endpoint_id: slow.id });
   t.true(slowOnes.every((d) => d.status === 'pending'), 'the quick endpoint got everything while the slow one had not answered once');
   await f.sink.waitFor('/slow', 8);
-  await new Promise((r) => setTimeout(r, 100));
+  // One more event, through to the quick endpoint: the passes that sent it would have sent a ninth to /slow.
+  await f.emit('deposit.pending', { n: 20 });
+  await f.sink.waitFor('/quick', 21);
   t.is(f.sink.at('/slow').length, 8, 'attempts in flight to one endpoint are bounded');
   for (const id of ids) await f.settled(id, quick.id, 'succeeded');
   await f.td.daemon.store.write((em) => em.update(WebhookEndpointEntity, { id: slow.id }, { enabled: false }));
