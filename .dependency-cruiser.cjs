@@ -1,5 +1,5 @@
 /**
- * The direction of imports (docs/ARCHITECTURE, README "Import boundaries"), checked in `npm test`:
+ * The direction of imports (README, "Tests and benchmarks"), checked in `npm test`:
  *
  *   shared ← config, db ← chains, ledger, rates, catalog, events ← domains ← http, jobs, admin ← daemon ← cli
  *
