@@ -4,6 +4,7 @@ import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/aut
 import { applyKeyset, type PageKey } from '../db/keyset';
 import { MemberEntity, type MemberRow } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import type { Clock } from '../shared/clock';
 import { iso } from '../shared/clock';
@@ -11,7 +12,7 @@ import { ApiError, notFound, validationError } from '../shared/errors';
 import { newId, randomBase62, randomSecret } from '../shared/ids';
 import { SYSTEM, type MemberChange, type TeamService } from '../team/team.service';
 import { PERMISSIONS, type Permission } from './auth.middleware';
-import { KEY_SECRET_PURPOSE, type KeyRegistry } from './key-registry';
+import type { KeyRegistry } from './key-registry';
 import { DEFAULT_REQUESTS_PER_MINUTE } from './token-bucket';
 import type { SensitiveLimiter } from './sensitive-limiter';
 import * as wp from './withdraw-permission';
@@ -105,8 +106,9 @@ export class KeyService {
       this.limit(accountId, member, null);
       const secret = randomSecret();
       const now = this.clock.now();
+      const id = newId();
       const row: ApiKeyRow = {
-        id: newId(),
+        id,
         account_id: accountId,
         key_id: `ck_${test ? 'test' : 'live'}_${randomBase62(24)}`,
         name,
@@ -118,7 +120,7 @@ export class KeyService {
         ip_whitelist: JSON.stringify(ipWhitelist),
         rate_limit_per_minute: rateLimit,
         status: 'active',
-        secret_sealed: this.sealer.seal(secret, KEY_SECRET_PURPOSE),
+        secret_sealed: this.sealer.seal(secret, cells.keySecret(id)),
         secret_last4: secret.slice(-4),
         secret_holder: member.id,
         secret_generation: 1,
@@ -169,8 +171,9 @@ export class KeyService {
       const d = wp.rotate(toState(row), a, now, oldHolder !== null);
       if (!d.ok) return d;
       const secret = randomSecret();
-      row.previous_secret_sealed = d.next.previousSecret ? row.secret_sealed : null;
-      row.secret_sealed = this.sealer.seal(secret, KEY_SECRET_PURPOSE);
+      // The outgoing secret moves to the previous column: sealed again, bound to that column.
+      row.previous_secret_sealed = d.next.previousSecret ? this.sealer.seal(this.sealer.open(row.secret_sealed, cells.keySecret(row.id)), cells.keyPreviousSecret(row.id)) : null;
+      row.secret_sealed = this.sealer.seal(secret, cells.keySecret(row.id));
       row.secret_last4 = secret.slice(-4);
       return { ...d, secret };
     });

@@ -1,8 +1,11 @@
 import test, { type ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { IdempotencyEntity } from '../../../src/db/entities/auth';
+import { Sealer } from '../../../src/db/seal';
+import { cells } from '../../../src/db/sealed-values';
 import { Store } from '../../../src/db/store';
 import { ABANDONED_AFTER_MS, Idempotency } from '../../../src/http/idempotency';
 import { FakeClock } from '../../../src/shared/clock';
@@ -49,9 +52,12 @@ async function claims(store: Store, clock: FakeClock): Promise<void> {
   await store.write((em) => em.insert(IdempotencyEntity, [claim('fresh', 1000), claim('old', ABANDONED_AFTER_MS + 1000)]));
 }
 
+const sealer = new Sealer(randomBytes(32));
+
 const stateOf = async (store: Store, key: string) => {
   const row = await store.read.findOneByOrFail(IdempotencyEntity, { scope: 'key:test', key });
-  return { state: row.state, status: row.response_status, code: row.response_body ? JSON.parse(row.response_body).error.code : null };
+  const body = row.response_body ? JSON.parse(sealer.open(row.response_body, cells.storedAnswer('key:test', key))) : null;
+  return { state: row.state, status: row.response_status, code: body ? body.error.code : null };
 };
 const ANSWERED = { state: 'done', status: 500, code: 'internal_error' };
 const RUNNING = { state: 'in_progress', status: null, code: null };
@@ -60,7 +66,7 @@ test('SQLite: at start every claim was abandoned (one daemon owns the database) 
   const clock = new FakeClock(START);
   const store = await sqliteStore(t);
   await claims(store, clock);
-  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  await new Idempotency(store, sealer, clock, silentLogger).recoverAbandoned({ atStart: true });
   t.deepEqual(await stateOf(store, 'fresh'), ANSWERED);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
 });
@@ -69,7 +75,7 @@ test('the periodic upkeep answers only claims older than 10 minutes (a request t
   const clock = new FakeClock(START);
   const store = await sqliteStore(t);
   await claims(store, clock);
-  const idempotency = new Idempotency(store, clock, silentLogger);
+  const idempotency = new Idempotency(store, sealer, clock, silentLogger);
   await idempotency.upkeep();
   t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
@@ -84,7 +90,7 @@ test('PostgreSQL: a daemon starting beside others leaves their running claims al
   const clock = new FakeClock(START);
   const store = await postgresStore(t, url);
   await claims(store, clock);
-  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  await new Idempotency(store, sealer, clock, silentLogger).recoverAbandoned({ atStart: true });
   t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
 });
