@@ -4,6 +4,7 @@ import { IdempotencyEntity } from '../../../src/db/entities/auth';
 import { newRouter } from '../../../src/http/context';
 import { unavailable, validationError } from '../../../src/shared/errors';
 import { freshSourceIp, SignedClient, type ApiResponse } from '../../helpers/api-client';
+import { failNextWrites } from '../../helpers/failing-writes';
 import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { tempPostgres } from '../../helpers/pg-database';
 
@@ -21,16 +22,6 @@ const entered = new Map<string, () => void>();
 const arrived = new Map<string, () => void>();
 let d: TestDaemon;
 
-/** The daemon's next `times` database writes fail, as a full disk or a lost connection would. */
-function failNextWrites(times: number): void {
-  const store = d.daemon.store;
-  const write = store.write.bind(store);
-  let left = times;
-  store.write = (<T>(fn: Parameters<typeof write<T>>[0]): Promise<T> => {
-    if (--left === 0) store.write = write;
-    return Promise.reject(new Error('disk I/O error'));
-  }) as typeof store.write;
-}
 let from: string;
 
 const extraRouters: NonNullable<Parameters<typeof startTestDaemon>[1]>['extraRouters'] = ({ authenticate, idempotent }) => {
@@ -49,7 +40,7 @@ const extraRouters: NonNullable<Parameters<typeof startTestDaemon>[1]>['extraRou
     if (body.fail === 'unavailable') throw unavailable('no rate now');
     ctx.status = 201;
     ctx.body = { id: randomUUID(), tag, run: runs.get(tag) };
-    if (body.failStoring) failNextWrites(body.failStoring);
+    if (body.failStoring) failNextWrites(d.daemon.store, body.failStoring);
   };
   const arrive = async (ctx: Parameters<Parameters<typeof r.post>[1]>[0], next: () => Promise<unknown>) => {
     arrived.get(String((ctx.state.body as { tag?: string }).tag))?.();
