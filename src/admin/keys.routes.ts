@@ -40,11 +40,11 @@ export function keysAdminRoutes(keys: KeyService): AppRouter {
   r.get('/withdraw-requests', async (ctx) => {
     ctx.body = { items: await keys.withdrawRequests(ctx.params.account!) };
   });
-  r.post('/withdraw-requests/:key/approve', async (ctx) => {
-    ctx.body = await keys.approveRequest(ctx.params.account!, ctx.params.key!, actorOf(ctx));
+  r.post('/withdraw-requests/:id/approve', async (ctx) => {
+    ctx.body = await keys.approveRequest(ctx.params.account!, ctx.params.id!, actorOf(ctx));
   });
-  r.post('/withdraw-requests/:key/reject', async (ctx) => {
-    ctx.body = await keys.rejectRequest(ctx.params.account!, ctx.params.key!, actorOf(ctx));
+  r.post('/withdraw-requests/:id/reject', async (ctx) => {
+    ctx.body = await keys.rejectRequest(ctx.params.account!, ctx.params.id!, actorOf(ctx));
   });
   return r;
 }

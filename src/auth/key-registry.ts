@@ -1,9 +1,8 @@
 import { AccountEntity } from '../db/entities/team';
 import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
-
-export const KEY_SECRET_PURPOSE = 'api_key.secret';
 
 /** What authentication needs of a key: the row, its open secrets and its account's state. */
 export interface KeyEntry {
@@ -51,8 +50,8 @@ export class KeyRegistry {
     return {
       row,
       accountStatus: account?.status ?? 'frozen',
-      secret: this.sealer.open(row.secret_sealed, KEY_SECRET_PURPOSE),
-      previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, KEY_SECRET_PURPOSE) : null,
+      secret: this.sealer.open(row.secret_sealed, cells.keySecret(row.id)),
+      previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, cells.keyPreviousSecret(row.id)) : null,
       previousValidUntilMs: row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : 0,
       permissions: new Set(row.permissions.split(',').filter(Boolean)),
       ipWhitelist: JSON.parse(row.ip_whitelist) as string[],

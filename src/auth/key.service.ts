@@ -4,6 +4,7 @@ import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/aut
 import { applyKeyset, type PageKey } from '../db/keyset';
 import { MemberEntity, type MemberRow } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import type { Clock } from '../shared/clock';
 import { iso } from '../shared/clock';
@@ -11,7 +12,7 @@ import { ApiError, notFound, validationError } from '../shared/errors';
 import { newId, randomBase62, randomSecret } from '../shared/ids';
 import { SYSTEM, type MemberChange, type TeamService } from '../team/team.service';
 import { PERMISSIONS, type Permission } from './auth.middleware';
-import { KEY_SECRET_PURPOSE, type KeyRegistry } from './key-registry';
+import type { KeyRegistry } from './key-registry';
 import { DEFAULT_REQUESTS_PER_MINUTE } from './token-bucket';
 import type { SensitiveLimiter } from './sensitive-limiter';
 import * as wp from './withdraw-permission';
@@ -105,8 +106,9 @@ export class KeyService {
       this.limit(accountId, member, null);
       const secret = randomSecret();
       const now = this.clock.now();
+      const id = newId();
       const row: ApiKeyRow = {
-        id: newId(),
+        id,
         account_id: accountId,
         key_id: `ck_${test ? 'test' : 'live'}_${randomBase62(24)}`,
         name,
@@ -118,7 +120,7 @@ export class KeyService {
         ip_whitelist: JSON.stringify(ipWhitelist),
         rate_limit_per_minute: rateLimit,
         status: 'active',
-        secret_sealed: this.sealer.seal(secret, KEY_SECRET_PURPOSE),
+        secret_sealed: this.sealer.seal(secret, cells.keySecret(id)),
         secret_last4: secret.slice(-4),
         secret_holder: member.id,
         secret_generation: 1,
@@ -163,14 +165,16 @@ export class KeyService {
     return presentKey(await this.load(this.store.read, accountId, keyId));
   }
 
+  /** Any member may rotate a key of the account: a Developer who does not hold it becomes its holder (SPEC withdraw rule 8). */
   rotate(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (em, row, _who, a, now) => {
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: false }, async (em, row, _who, a, now) => {
       const oldHolder = await em.findOneBy(MemberEntity, { id: row.secret_holder, status: 'active' });
       const d = wp.rotate(toState(row), a, now, oldHolder !== null);
       if (!d.ok) return d;
       const secret = randomSecret();
-      row.previous_secret_sealed = d.next.previousSecret ? row.secret_sealed : null;
-      row.secret_sealed = this.sealer.seal(secret, KEY_SECRET_PURPOSE);
+      // The outgoing secret moves to the previous column: sealed again, bound to that column.
+      row.previous_secret_sealed = d.next.previousSecret ? this.sealer.seal(this.sealer.open(row.secret_sealed, cells.keySecret(row.id)), cells.keyPreviousSecret(row.id)) : null;
+      row.secret_sealed = this.sealer.seal(secret, cells.keySecret(row.id));
       row.secret_last4 = secret.slice(-4);
       return { ...d, secret };
     });
@@ -192,12 +196,13 @@ export class KeyService {
     return this.change(accountId, keyId, actor, { roles: ['owner', 'admin'], otp: false, own: false }, async (_em, row, _w, a) => wp.requireRotation(toState(row), a));
   }
 
-  approveRequest(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin'], otp: true, own: false }, async (_em, row, _w, a, now) => wp.approveRequest(toState(row), a, now));
+  /** `id`: the key's id or its pending request's id (a key has at most one open request). */
+  approveRequest(accountId: string, id: string, actor: KeyActor) {
+    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) => wp.approveRequest(toState(row), a, now));
   }
 
-  rejectRequest(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin'], otp: true, own: false }, async (_em, row, _w, a, now) => wp.rejectRequest(toState(row), a, now));
+  rejectRequest(accountId: string, id: string, actor: KeyActor) {
+    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) => wp.rejectRequest(toState(row), a, now));
   }
 
   /** Name and rate limit change freely; permissions and whitelist go through the withdraw rules. */
@@ -218,18 +223,10 @@ export class KeyService {
         events.push(...d.events);
       }
       if (permissions !== undefined) {
-        const others = permissions.filter((p) => p !== 'withdraw');
-        const hadWithdraw = state.withdrawStatus !== 'none';
-        state = { ...state, permissions: [...others, ...(state.permissions.includes('withdraw') ? ['withdraw'] : [])] };
-        if (permissions.includes('withdraw') && !hadWithdraw) {
-          const d = wp.addWithdraw(state, a, now);
-          if (!d.ok) return d;
-          state = d.next;
-          events.push(...d.events);
-        } else if (!permissions.includes('withdraw') && hadWithdraw) {
-          state = { ...state, permissions: others, withdrawStatus: 'none', withdrawGrantedBy: null, withdrawRequest: null };
-          events.push('withdraw.lost');
-        }
+        const d = wp.setPermissions(state, a, permissions, now);
+        if (!d.ok) return d;
+        state = d.next;
+        events.push(...d.events);
       }
       // Name, permissions and rate limit are logged here; whitelist and withdraw changes by their events.
       const changed: Record<string, unknown> = {};
@@ -288,23 +285,25 @@ export class KeyService {
     accountId: string,
     keyId: string,
     actor: KeyActor,
-    need: { roles: readonly wp.Role[]; otp: boolean; own: boolean },
+    need: { roles: readonly wp.Role[]; otp: boolean; own: boolean; byRequest?: boolean },
     decide: (em: EntityManager, row: ApiKeyRow, who: MemberRow, a: wp.Actor, now: Date) => Promise<wp.Decision | (wp.Transition & { secret: string })>,
   ) {
     let refusal: wp.Refusal | null = null;
     const result = await this.store.write(async (em) => {
-      const row = await this.load(em, accountId, keyId);
+      const row = need.byRequest ? await this.loadByRequest(em, accountId, keyId) : await this.load(em, accountId, keyId);
       const member = await this.actingMember(em, accountId, actor, need.roles, need.otp);
-      if (need.own && member.role === 'developer' && row.secret_holder !== member.id && row.created_by !== member.id) {
-        throw new ApiError(403, 'forbidden', 'a developer manages only the keys they hold');
-      }
       this.limit(accountId, member, row.key_id);
       const now = this.clock.now();
+      // The withdraw rules answer first: a Developer asking for withdraw on a key they do not
+      // hold hears that they must rotate it (rule 8), not that the key is not theirs.
       const d = await decide(em, row, member, await this.wpActor(em, member, actor, need.otp), now);
       if (!d.ok) {
         refusal = d;
         if (d.next) await this.persist(em, row, d.next, d.events, member.email);
         return null;
+      }
+      if (need.own && member.role === 'developer' && row.secret_holder !== member.id && row.created_by !== member.id) {
+        throw new ApiError(403, 'forbidden', 'a developer manages only the keys they hold or created; rotating the key makes them its holder');
       }
       await this.persist(em, row, d.next, d.events, member.email);
       const secret = 'secret' in d ? d.secret : undefined;
@@ -349,6 +348,16 @@ export class KeyService {
   private async load(em: EntityManager, accountId: string, keyId: string): Promise<ApiKeyRow> {
     const row = await em.findOneBy(ApiKeyEntity, { key_id: String(keyId), account_id: String(accountId) });
     if (!row) throw notFound('key');
+    return row;
+  }
+
+  /** The key by its id, or the key whose pending withdraw request has this id. */
+  private async loadByRequest(em: EntityManager, accountId: string, id: string): Promise<ApiKeyRow> {
+    const key = await em.findOneBy(ApiKeyEntity, { key_id: String(id), account_id: String(accountId) });
+    if (key) return key;
+    const pending = await em.find(ApiKeyEntity, { where: { account_id: String(accountId), withdraw_status: 'pending' } });
+    const row = pending.find((r) => r.withdraw_request !== null && (JSON.parse(r.withdraw_request) as StoredRequest).id === id);
+    if (!row) throw notFound('key or withdraw request');
     return row;
   }
 

@@ -288,6 +288,22 @@ export function addWithdraw(key: KeyState, actor: Actor, now: Date): Decision {
   return { ok: true, next: k, events };
 }
 
+/**
+ * Sets the key's permissions as asked. Withdraw among them, on a key without it, is added as
+ * `addWithdraw` decides (granted, or asked for, or 409 withdraw_requires_rotation); withdraw left
+ * out takes it away (a granted withdraw is lost, a pending request cancelled). Asking again for a
+ * withdraw the key has or waits for changes nothing of it.
+ */
+export function setPermissions(key: KeyState, actor: Actor, asked: readonly string[], now: Date): Decision {
+  const others = withoutWithdraw([...asked]);
+  const withOthers: KeyState = { ...clone(key), permissions: key.permissions.includes(WITHDRAW) ? [...others, WITHDRAW] : others };
+  const wants = asked.includes(WITHDRAW);
+  if (wants && key.withdrawStatus === 'none') return addWithdraw(withOthers, actor, now);
+  const { k, events } = start(withOthers, now);
+  if (!wants) dropWithdraw(k, events);
+  return { ok: true, next: k, events };
+}
+
 /** Shared checks of approve and reject: who may decide, and whether a live request exists. */
 function decideRequest(key: KeyState, approver: Actor, now: Date, verb: string): Refusal | { k: KeyState; events: KeyEvent[] } {
   if (key.status === 'revoked') return revokedKey();

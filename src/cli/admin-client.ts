@@ -4,6 +4,27 @@ import { UserError } from '../shared/errors';
 
 export const DAEMON_DOWN = 'coinkeepd is not running (start it with: coinkeep start)';
 
+/** The API's error envelope, as the daemon answered it. */
+export interface ErrorEnvelope {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * A refusal by the daemon. Its message is the line for a person: the code, then the field and the
+ * reason that say what to change; under --json the CLI prints the envelope itself.
+ */
+export class DaemonRefusal extends UserError {
+  constructor(readonly envelope: ErrorEnvelope) {
+    const d = envelope.details;
+    const retry = typeof d.retry_after === 'number' ? ` (retry in ${d.retry_after} s)` : '';
+    const field = typeof d.field === 'string' ? ` field: ${d.field}` : '';
+    const reason = typeof d.reason === 'string' ? ` reason: ${d.reason}` : '';
+    super(`${envelope.message}${retry} [${envelope.code}]${field}${reason}`);
+  }
+}
+
 /** One call to the daemon's admin API over its Unix socket. Errors become one-line UserErrors. */
 export function adminCall<T = Record<string, unknown>>(
   dataDir: string,
@@ -33,10 +54,8 @@ export function adminCall<T = Record<string, unknown>>(
             return reject(new UserError(`the daemon answered ${res.statusCode} with no JSON`));
           }
           if ((res.statusCode ?? 500) >= 400) {
-            const e = (parsed as { error?: { code?: string; message?: string; details?: { field?: string; retry_after?: number } } }).error;
-            const field = e?.details?.field ? ` (${e.details.field})` : '';
-            const retry = e?.details?.retry_after ? ` (retry in ${e.details.retry_after} s)` : '';
-            return reject(new UserError(`${e?.message ?? 'request failed'}${field}${retry} [${e?.code ?? res.statusCode}]`));
+            const e = (parsed as { error?: Partial<ErrorEnvelope> }).error;
+            return reject(new DaemonRefusal({ code: e?.code ?? String(res.statusCode), message: e?.message ?? 'request failed', details: e?.details ?? {} }));
           }
           resolve(parsed as T);
         });

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { PROJECT_ROOT } from '../config/load';
 import { ConfigError } from '../config/schema';
 import { UserError } from '../shared/errors';
+import { DaemonRefusal } from './admin-client';
 import { registerDevCommands } from './commands/dev';
 import { registerLifecycleCommands } from './commands/lifecycle';
 import { registerKeyCommands } from './commands/keys';
@@ -16,7 +17,7 @@ export function buildProgram(): Command {
   const program = new Command('coinkeep')
     .description('Coinkeep: self-hosted crypto payment processor')
     .option('--config <file>', 'config file (default config/coinkeep.yaml or $COINKEEP_CONFIG)')
-    .option('--json', 'print one JSON object on stdout')
+    .option('--json', 'print one JSON object on stdout (a failure: {"error":{"code","message","details"}} on stderr)')
     .version(version(), '-V, --version')
     .showHelpAfterError(false)
     .showSuggestionAfterError(false)
@@ -54,7 +55,11 @@ function version(): string {
   }
 }
 
-/** Every failure ends as one line on stderr and a non-zero exit code. */
+/**
+ * Every failure ends as one line on stderr and a non-zero exit code: for a person the message, and
+ * under --json one JSON object shaped like the API's envelope (a daemon's refusal as it answered
+ * it; a failure of the CLI itself with code `cli_error`, or `internal_error` when unexpected).
+ */
 export async function main(argv: string[]): Promise<void> {
   // Files the CLI and the daemon create (database, WAL, logs, pid, socket) are the owner's only.
   process.umask(0o077);
@@ -67,11 +72,14 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const code = err instanceof UserError ? err.exitCode : 1;
-    const message =
-      err instanceof UserError || err instanceof ConfigError
-        ? err.message
-        : `unexpected error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
-    process.stderr.write(`coinkeep: ${message}\n`);
+    const expected = err instanceof UserError || err instanceof ConfigError;
+    const message = expected ? err.message : `unexpected error: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    if (program.opts<{ json?: boolean }>().json) {
+      const envelope = err instanceof DaemonRefusal ? err.envelope : { code: expected ? 'cli_error' : 'internal_error', message, details: {} };
+      process.stderr.write(JSON.stringify({ error: envelope }) + '\n');
+    } else {
+      process.stderr.write(`coinkeep: ${message}\n`);
+    }
     process.exitCode = code;
     // A failed command ends now, even if something it opened still holds the event loop.
     setTimeout(() => process.exit(code), 2000).unref();

@@ -38,7 +38,7 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   });
   const limiter = new SensitiveLimiter(nowMs);
   const keys = new KeyService(deps.store, deps.sealer, deps.clock, deps.config, deps.team, registry, limiter);
-  const idempotency = new Idempotency(deps.store, deps.clock, deps.logger);
+  const idempotency = new Idempotency(deps.store, deps.sealer, deps.clock, deps.logger);
   /** Keys are remembered per API key for 24 h (withdrawals will pass a per-merchant permanent scope). */
   const idempotent = idempotency.middleware((ctx) => ({ scope: `key:${authOf(ctx).apiKeyId}`, ttlMs: IDEMPOTENCY_TTL_MS }));
   const authenticate = authenticator.authenticate;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/schema';
 import { ensureDataDir, loadMasterKey, Sealer } from '../db/seal';
+import { bindSealedValues } from '../db/sealed-values';
 import { Store } from '../db/store';
 import { createApp } from '../http/app';
 import { answerClientErrors } from '../http/client-errors';
@@ -97,6 +98,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const store = await Store.open({ url: config.database.url, backgroundCheckpoints: true });
   const applied = await store.migrate();
   if (applied.length) logger.info('migrations applied', { migrations: applied });
+  const bound = await bindSealedValues(store, sealer).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
+  if (bound) logger.info('sealed values bound to their rows', { values: bound });
 
   const wallet = await loadWallet(store, sealer).catch(async (err: unknown) => {
     await store.close();

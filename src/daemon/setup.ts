@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema';
 import { loadMasterKey, Sealer } from '../db/seal';
+import { bindSealedValues } from '../db/sealed-values';
 import { Store } from '../db/store';
 import { skipBranchesTo } from '../wallet/address.service';
 import { ensureSeed, type SeedStatus } from '../wallet/seed';
@@ -17,6 +18,7 @@ export async function prepareSeed(
   const store = await Store.open({ url: config.database.url });
   try {
     await store.migrate();
+    await bindSealedValues(store, sealer);
     const seed = await ensureSeed(store, sealer, mnemonic);
     if (opts.firstBranch === undefined) return seed;
     return { ...seed, next_branch: await skipBranchesTo(store, opts.firstBranch) };

@@ -2,35 +2,64 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const PREFIX = 'v1.';
+/** A value sealed bound to its cell. */
+const BOUND = 'v2.';
+/** A value sealed before binding (bound to a purpose only): opened once, by the carry-over at start. */
+const UNBOUND = 'v1.';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** Where a sealed value is stored: its table, its column and its row's id. */
+export interface SealedCell {
+  table: string;
+  column: string;
+  row: string;
+}
 
 /**
- * Secrets at rest (key secrets, TOTP secrets, webhook secrets, the wallet seed) are sealed with
- * AES-256-GCM under the master key. The associated data binds a sealed value to its purpose, so a
- * value copied into another column does not open.
+ * Secrets at rest (key secrets, TOTP secrets, webhook secrets, the wallet seed, stored idempotent
+ * answers) are sealed with AES-256-GCM under the master key. The associated data is the value's
+ * cell (table, column, row id), so a sealed value copied into another row or column does not open.
  */
 export class Sealer {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('master key must be 32 bytes');
   }
 
-  seal(plain: string, purpose: string): string {
-    const iv = randomBytes(12);
-    const c = createCipheriv('aes-256-gcm', this.key, iv);
-    c.setAAD(Buffer.from(purpose, 'utf8'));
+  seal(plain: string, cell: SealedCell): string {
+    const iv = randomBytes(IV_BYTES);
+    const c = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    c.setAAD(cellData(cell));
     const ct = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
-    return PREFIX + Buffer.concat([iv, c.getAuthTag(), ct]).toString('base64url');
+    return BOUND + Buffer.concat([iv, c.getAuthTag(), ct]).toString('base64url');
   }
 
-  open(sealed: string, purpose: string): string {
-    if (!sealed.startsWith(PREFIX)) throw new Error('not a sealed value');
-    const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64url');
-    const d = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-    d.setAAD(Buffer.from(purpose, 'utf8'));
-    d.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([d.update(raw.subarray(28)), d.final()]).toString('utf8');
+  open(sealed: string, cell: SealedCell): string {
+    if (!sealed.startsWith(BOUND)) throw new Error('not a sealed value');
+    return this.decrypt(sealed.slice(BOUND.length), cellData(cell));
+  }
+
+  /** Opens a value sealed before binding; only the carry-over at start calls it. */
+  openUnbound(sealed: string, purpose: string): string {
+    if (!sealed.startsWith(UNBOUND)) throw new Error('not an unbound sealed value');
+    return this.decrypt(sealed.slice(UNBOUND.length), Buffer.from(purpose, 'utf8'));
+  }
+
+  private decrypt(text: string, aad: Buffer): string {
+    const raw = Buffer.from(text, 'base64url');
+    // A shorter tag would be accepted by GCM and weaken it: the whole 16 bytes must be there.
+    if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('sealed value too short');
+    const d = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    d.setAAD(aad);
+    d.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([d.update(raw.subarray(IV_BYTES + TAG_BYTES)), d.final()]).toString('utf8');
   }
 }
+
+export const isUnboundSealed = (value: string): boolean => value.startsWith(UNBOUND);
+
+/** Table and column names never hold a NUL, so the row id (which may) is unambiguous last. */
+const cellData = (c: SealedCell): Buffer => Buffer.from(`coinkeep-sealed\u0000${c.table}\u0000${c.column}\u0000${c.row}`, 'utf8');
 
 /** Creates the data dir with mode 0700 (and tightens an existing one). */
 export function ensureDataDir(dir: string): void {

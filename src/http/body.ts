@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, validationError } from '../shared/errors';
+import { checkTextInput } from './text-input';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -60,5 +61,6 @@ export function parseJsonObject(raw: Buffer, contentType: string | undefined): R
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw validationError('body', 'the body must be a JSON object');
   }
+  checkTextInput(value as Record<string, unknown>);
   return value as Record<string, unknown>;
 }

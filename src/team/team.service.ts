@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { AccountEntity, AccountRow, MemberEntity, MemberRow, Role, SecurityLogEntity } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import { ApiError, notFound, validationError } from '../shared/errors';
 import type { Clock } from '../shared/clock';
@@ -11,7 +12,6 @@ import { matchTotpStep, newTotpSecret, otpauthUrl } from './totp';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'developer'];
 export const OPERATOR = 'operator';
-const TOTP_PURPOSE = 'member.totp';
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,189}\.[^\s@]{2,}$/;
 
 /** Who performs a team action: the host's operator, or a member (identified by email) with an optional OTP. */
@@ -257,7 +257,7 @@ export class TeamService {
   /** A code is accepted once: its step must be later than the last accepted step (guarded update). */
   private async consumeOtp(em: EntityManager, member: MemberRow, code: string | undefined): Promise<void> {
     if (code === undefined || code === '') throw validationError('otp', 'a two-factor code is required (--otp)');
-    const secret = this.sealer.open(member.totp_secret_sealed, TOTP_PURPOSE);
+    const secret = this.sealer.open(member.totp_secret_sealed, cells.memberTotp(member.id));
     const step = matchTotpStep(secret, String(code), this.clock.now());
     if (step === null) throw new ApiError(403, 'forbidden', 'the two-factor code is not valid', { field: 'otp' });
     const res = await em
@@ -271,13 +271,14 @@ export class TeamService {
 
   private async insertMember(em: EntityManager, accountId: string, email: string, role: Role, now: string) {
     const secret = newTotpSecret();
+    const id = newId();
     const member: MemberRow = {
-      id: newId(),
+      id,
       account_id: accountId,
       email,
       role,
       status: 'active',
-      totp_secret_sealed: this.sealer.seal(secret, TOTP_PURPOSE),
+      totp_secret_sealed: this.sealer.seal(secret, cells.memberTotp(id)),
       totp_last_step: null,
       created_at: now,
       updated_at: now,

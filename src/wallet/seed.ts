@@ -1,17 +1,17 @@
 import { generateMnemonic } from 'bip39';
 import { MetaEntity } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import { UserError } from '../shared/errors';
 import { HdWallet, normaliseMnemonic } from './hd';
 
 /**
  * The wallet seed lives in the store's `meta` table, sealed under the master key (AES-256-GCM,
- * associated data `wallet-seed`): it travels with the addresses it derived (one database backup
+ * bound to its cell `meta.value` of row `wallet_seed`): it travels with the addresses it derived (one database backup
  * holds both) and a database copy without the master key does not open it.
  */
 export const SEED_META_KEY = 'wallet_seed';
-const SEAL_PURPOSE = 'wallet-seed';
 
 /** A fresh 24-word BIP39 mnemonic (256 bits of entropy). */
 export const newMnemonic = (): string => generateMnemonic(256);
@@ -30,7 +30,7 @@ export async function ensureSeed(store: Store, sealer: Sealer, mnemonic?: string
     words = m;
   }
   const fresh = words ?? newMnemonic();
-  const sealed = sealer.seal(fresh, SEAL_PURPOSE);
+  const sealed = sealer.seal(fresh, cells.walletSeed());
   const value = await store.write(async (em) => {
     await em.createQueryBuilder().insert().into(MetaEntity).values({ key: SEED_META_KEY, value: sealed }).orIgnore().execute();
     return (await em.findOneByOrFail(MetaEntity, { key: SEED_META_KEY })).value;
@@ -53,7 +53,7 @@ export async function loadWallet(store: Store, sealer: Sealer): Promise<HdWallet
 function openSeed(sealed: string, sealer: Sealer): HdWallet {
   let plain: string;
   try {
-    plain = sealer.open(sealed, SEAL_PURPOSE);
+    plain = sealer.open(sealed, cells.walletSeed());
   } catch {
     throw new UserError('wallet seed cannot be opened: wrong master key or damaged seed row');
   }
@@ -61,4 +61,3 @@ function openSeed(sealed: string, sealer: Sealer): HdWallet {
   if (!m) throw new UserError('wallet seed is damaged: the stored words are not a valid mnemonic');
   return new HdWallet(m);
 }
-

@@ -1,4 +1,5 @@
 import type { Sealer } from '../db/seal';
+import { cells } from '../db/sealed-values';
 import { randomSecret } from '../shared/ids';
 
 /** Generated secrets: a recognisable prefix, then 256 random bits. */
@@ -17,22 +18,22 @@ export class WebhookSecrets {
   constructor(private readonly sealer: Sealer) {}
 
   sealEndpoint(endpointId: string, secret: string): string {
-    return this.sealer.seal(secret, `webhook-endpoint:${endpointId}`);
+    return this.sealer.seal(secret, cells.endpointSecret(endpointId));
   }
   openEndpoint(endpointId: string, sealed: string): string {
     const key = `${endpointId}:${sealed}`;
     let secret = this.opened.get(key);
     if (secret === undefined) {
-      secret = this.sealer.open(sealed, `webhook-endpoint:${endpointId}`);
+      secret = this.sealer.open(sealed, cells.endpointSecret(endpointId));
       if (this.opened.size >= 1000) this.opened.clear();
       this.opened.set(key, secret);
     }
     return secret;
   }
   sealCallback(accountId: string, secret: string): string {
-    return this.sealer.seal(secret, `webhook-callback:${accountId}`);
+    return this.sealer.seal(secret, cells.callbackSecret(accountId));
   }
   openCallback(accountId: string, sealed: string): string {
-    return this.sealer.open(sealed, `webhook-callback:${accountId}`);
+    return this.sealer.open(sealed, cells.callbackSecret(accountId));
   }
 }

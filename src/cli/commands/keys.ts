@@ -116,14 +116,14 @@ export function registerKeyCommands(program: Command): void {
     });
   for (const verb of ['approve', 'reject'] as const) {
     wr.command(verb)
-      .description(`${verb} a request (owner or admin other than the requester, with OTP)`)
+      .description(`${verb} a request (owner or admin other than the requester, with OTP); name it by its key id or its request id`)
       .requiredOption('--account <id>')
       .requiredOption('--as <email>')
       .option('--otp <code>')
-      .argument('<key_id>')
-      .action(async (keyId: string, o: Opts, cmd: Command) => {
+      .argument('<key_or_request_id>', 'the key id (ck_...) or the request_id that keys create printed; a key has at most one open request')
+      .action(async (id: string, o: Opts, cmd: Command) => {
         const otp = await otpFrom(cmd, o.otp as string | undefined);
-        const r = await call(cmd, 'POST', `${base(o)}/withdraw-requests/${encodeURIComponent(keyId)}/${verb}`, { as: o.as, otp });
+        const r = await call(cmd, 'POST', `${base(o)}/withdraw-requests/${encodeURIComponent(id)}/${verb}`, { as: o.as, otp });
         output(cmd, r, (x) => showKey(x.key));
       });
   }

@@ -149,3 +149,34 @@ test('mainnet: a ck_test_ key is 401 auth.test_key with docs_url on every reques
   t.is(ok.status, 200, ok.text);
   t.is(ok.json.items[0].network, 'mainnet');
 });
+
+test('withdraw rule 8: a developer who does not hold the secret of a payout key hears 409 withdraw_requires_rotation for a whitelist change or a re-enable, and nothing changes; after rotating it they may', async (t) => {
+  const d = await startTestDaemon();
+  t.teardown(() => d.stop());
+  const m = await merchantWithKey(d.daemon);
+  const [holder, other] = ['holder@example.com', 'other@example.com'];
+  for (const email of [holder, other]) await d.daemon.team.addMember(m.accountId, { kind: 'operator' }, email, 'developer');
+  const payout = (await d.daemon.keys.create(m.accountId, { email: holder }, { name: 'payouts', permissions: ['read', 'withdraw'] })).key;
+  t.is(payout.withdraw_status, 'pending');
+  await d.daemon.keys.disable(m.accountId, payout.key_id, { email: holder });
+  const before = await d.daemon.keys.show(m.accountId, payout.key_id);
+
+  const rotationFirst = { status: 409, code: 'conflict', details: { reason: 'withdraw_requires_rotation' } };
+  for (const ask of [
+    () => d.daemon.keys.update(m.accountId, payout.key_id, { email: other }, { ip_whitelist: ['10.0.0.0/8'] }),
+    () => d.daemon.keys.enable(m.accountId, payout.key_id, { email: other }),
+  ]) {
+    t.like(await t.throwsAsync(ask(), { instanceOf: ApiError }), rotationFirst);
+    t.deepEqual(await d.daemon.keys.show(m.accountId, payout.key_id), before, 'nothing changed');
+  }
+  // A change that asks for no withdraw stays the holder's or creator's.
+  t.like(await t.throwsAsync(d.daemon.keys.update(m.accountId, payout.key_id, { email: other }, { name: 'mine' }), { instanceOf: ApiError }), { status: 403, code: 'forbidden' });
+
+  const rotated = await d.daemon.keys.rotate(m.accountId, payout.key_id, { email: other });
+  const otherId = (await d.daemon.team.memberByEmail(d.daemon.store.read, m.accountId, other)).id;
+  t.is(rotated.key.secret_holder, otherId);
+  const enabled = await d.daemon.keys.enable(m.accountId, payout.key_id, { email: other });
+  t.like(enabled.key, { status: 'active', withdraw_status: 'pending' });
+  const [request] = await d.daemon.keys.withdrawRequests(m.accountId);
+  t.is(request!.request!.requested_by, otherId, 'the new request is theirs');
+});

@@ -206,7 +206,8 @@ test.serial('run (bin/coinkeepd) serves in the foreground and stops on SIGTERM; 
   ]);
   t.not(testKey.code, 0);
   t.is(testKey.stdout, '');
-  t.is(testKey.stderr, 'coinkeep: test keys cannot be created on a mainnet environment (mode) [validation_error]\n');
+  t.deepEqual(JSON.parse(testKey.stderr), { error: { code: 'validation_error', message: 'test keys cannot be created on a mainnet environment', details: { field: 'mode' } } });
+  t.is(testKey.stderr.split('\n').length, 2, 'one line');
   t.regex(liveKey.json.key.key_id, /^ck_live_/);
   t.is(liveKey.json.key.network, 'mainnet');
 

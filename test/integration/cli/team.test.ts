@@ -32,15 +32,27 @@ async function ok(t: ExecutionContext, args: string[]): Promise<any> {
   return r.json;
 }
 
-/** A call that must fail: non-zero, stdout empty, one line on stderr matching `re`. Also with --json. */
+/** A call that must fail: non-zero, stdout empty, one line on stderr for a person matching `re`. */
 async function fails(t: ExecutionContext, args: string[], re: RegExp): Promise<string> {
-  const r = await ck(['--json', ...args]);
+  const r = await ck(args);
   t.not(r.code, 0, `${args.join(' ')} should fail`);
   t.is(r.stdout, '', args.join(' '));
   t.is(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
   t.regex(r.stderr, /^coinkeep: /);
   t.regex(r.stderr, re);
   return r.stderr;
+}
+
+/** A call that must fail under --json: non-zero, stdout empty, the envelope as one JSON line on stderr. */
+async function refusedJson(t: ExecutionContext, args: string[]): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  const r = await ck(['--json', ...args]);
+  t.not(r.code, 0, `${args.join(' ')} should fail`);
+  t.is(r.stdout, '', args.join(' '));
+  t.is(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+  const parsed = JSON.parse(r.stderr) as { error: { code: string; message: string; details: Record<string, unknown> } };
+  t.deepEqual(Object.keys(parsed), ['error']);
+  t.deepEqual(Object.keys(parsed.error), ['code', 'message', 'details']);
+  return parsed.error;
 }
 
 /** Refusals that change nothing run side by side (each CLI call is a process start). */
@@ -92,7 +104,7 @@ test.serial('account create (operator) returns the account and the owner with to
   secrets.push(human.stdout.match(/TOTP secret: ([A-Z2-7]{32})/)![1]!);
 
   await failsAll(t, [
-    [['account', 'create', '--name', 'X', '--owner', 'not-an-email'], /a valid email is required \(email\) \[validation_error\]/],
+    [['account', 'create', '--name', 'X', '--owner', 'not-an-email'], /a valid email is required \[validation_error\] field: email$/m],
     [['account', 'create', '--name', 'X'], /required option '--owner <email>'/],
   ]);
   const list = await ok(t, ['account', 'list']);
@@ -125,7 +137,7 @@ test.serial('account show, set (owner with OTP), verify, set-fee, freeze, unfree
   t.regex(human.stdout, /verified: false/);
   await failsAll(t, [
     [['account', 'set-fee', '--account', account, '--percent', '101'], /percent must be from 0 to 100/],
-    [['account', 'set-fee', '--account', account, '--percent', 'abc'], /\(percent\) \[validation_error\]/],
+    [['account', 'set-fee', '--account', account, '--percent', 'abc'], /\[validation_error\] field: percent$/m],
     [['account', 'freeze', '--account', account, '--as', 'stranger@shop.test'], /not a member of this account \[forbidden\]/],
   ]);
   t.like((await ok(t, ['account', 'show', '--account', account])).account, { invoice_ttl_minutes: 60, platform_fee_percent: '1.5', verified: false, status: 'active' }, 'refusals changed nothing');
@@ -204,7 +216,8 @@ test.serial('keys create shows the secret once; list and show give secret_last4 
 
   const before = list.items.length;
   await failsAll(t, [
-    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read,teleport'], /unknown permission "teleport" \(permissions\)/],
+    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read,teleport'], /unknown permission "teleport" \[validation_error\] field: permissions$/m],
+    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'pay\u202Eouts', '--permissions', 'read'], /bidirectional control characters .*\[validation_error\] field: name$/m],
     [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--rate-limit', 'lots'], /--rate-limit must be a whole number/],
     [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--rate-limit', '0'], /rate_limit_per_minute/],
     [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--ip', '10.0.0.300'], /not an IP or CIDR/],
@@ -275,6 +288,45 @@ test.serial('withdraw-requests: a developer asks, another owner/admin approves o
   t.is(rejected.key.withdraw_status, 'none');
   t.deepEqual((await ok(t, ['withdraw-requests', 'list', '--account', account])).items, []);
   await fails(t, ['withdraw-requests', 'approve', '--account', account, '--as', DEV2, '--otp', await otp[DEV2]!.next(), asked2.key.key_id], /\[conflict\]|not pending|no pending/i);
+});
+
+test.serial('a developer who does not hold the secret asks for withdraw: 409 withdraw_requires_rotation, shown to a person and a script; after rotating the key they ask, and the request is approved by its id', async (t) => {
+  const DEV3 = 'dev3@shop.test';
+  const added = await ok(t, ['member', 'add', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), '--email', DEV3, '--role', 'developer']);
+  secrets.push(added.member.totp_secret);
+  const created = await ok(t, ['keys', 'create', '--account', account, '--as', OWNER, '--name', 'shared', '--permissions', 'read']);
+  secrets.push(created.key.secret);
+  const key = created.key.key_id as string;
+  const before = (await ok(t, ['keys', 'show', '--account', account, key])).key;
+
+  const ask = ['keys', 'update', '--account', account, '--as', DEV3, '--permissions', 'read,withdraw', key];
+  await fails(t, ask, /rotate the key first \[conflict\] reason: withdraw_requires_rotation$/m);
+  const envelope = await refusedJson(t, ask);
+  t.is(envelope.code, 'conflict');
+  t.deepEqual(envelope.details, { reason: 'withdraw_requires_rotation' });
+  t.deepEqual((await ok(t, ['keys', 'show', '--account', account, key])).key, before, 'nothing changed');
+
+  const rotated = await ok(t, ['keys', 'rotate', '--account', account, '--as', DEV3, key]);
+  secrets.push(rotated.key.secret);
+  t.is(rotated.key.secret_holder, added.member.id);
+  t.is(rotated.key.secret_generation, before.secret_generation + 1);
+  const asked = await ok(t, ask);
+  t.is(asked.key.withdraw_status, 'pending');
+  const pending = await ok(t, ['withdraw-requests', 'list', '--account', account]);
+  const request = pending.items.find((i: any) => i.key.key_id === key).request;
+  t.is(request.requested_by, added.member.id);
+
+  const help = await ck(['withdraw-requests', 'approve', '--help']);
+  t.regex(help.stdout, /<key_or_request_id>/);
+  t.regex(help.stdout, /the key id \(ck_\.\.\.\) or the request_id/);
+  const approved = await ok(t, ['withdraw-requests', 'approve', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), request.id]);
+  t.like(approved.key, { key_id: key, withdraw_status: 'granted' });
+  const unknown = await refusedJson(t, ['withdraw-requests', 'reject', '--account', account, '--as', OWNER, '--otp', '123456', '00000000-0000-4000-8000-000000000000']);
+  t.is(unknown.code, 'not_found');
+  // A failure of the CLI itself under --json is the same envelope.
+  const usage = await refusedJson(t, ['keys', 'update', '--account', account, '--as', DEV3, '--rate-limit', 'many', key]);
+  t.like(usage, { code: 'cli_error', message: '--rate-limit must be a whole number', details: {} });
+  t.is((await ok(t, ['keys', 'revoke', '--account', account, '--as', OWNER, key])).key.status, 'revoked');
 });
 
 test.serial('removing a member marks the keys they hold for rotation; the last owner stays', async (t) => {

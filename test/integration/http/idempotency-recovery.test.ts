@@ -1,12 +1,21 @@
 import test, { type ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { IdempotencyEntity } from '../../../src/db/entities/auth';
+import { Sealer } from '../../../src/db/seal';
+import { cells } from '../../../src/db/sealed-values';
 import { Store } from '../../../src/db/store';
 import { ABANDONED_AFTER_MS, Idempotency } from '../../../src/http/idempotency';
+import { createApp } from '../../../src/http/app';
+import { newRouter } from '../../../src/http/context';
 import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
+import { call } from '../../helpers/api-client';
+import { failNextWrites } from '../../helpers/failing-writes';
 import { tempPostgres } from '../../helpers/pg-database';
 
 /**
@@ -49,9 +58,12 @@ async function claims(store: Store, clock: FakeClock): Promise<void> {
   await store.write((em) => em.insert(IdempotencyEntity, [claim('fresh', 1000), claim('old', ABANDONED_AFTER_MS + 1000)]));
 }
 
+const sealer = new Sealer(randomBytes(32));
+
 const stateOf = async (store: Store, key: string) => {
   const row = await store.read.findOneByOrFail(IdempotencyEntity, { scope: 'key:test', key });
-  return { state: row.state, status: row.response_status, code: row.response_body ? JSON.parse(row.response_body).error.code : null };
+  const body = row.response_body ? JSON.parse(sealer.open(row.response_body, cells.storedAnswer('key:test', key))) : null;
+  return { state: row.state, status: row.response_status, code: body ? body.error.code : null };
 };
 const ANSWERED = { state: 'done', status: 500, code: 'internal_error' };
 const RUNNING = { state: 'in_progress', status: null, code: null };
@@ -60,7 +72,7 @@ test('SQLite: at start every claim was abandoned (one daemon owns the database) 
   const clock = new FakeClock(START);
   const store = await sqliteStore(t);
   await claims(store, clock);
-  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  await new Idempotency(store, sealer, clock, silentLogger).recoverAbandoned({ atStart: true });
   t.deepEqual(await stateOf(store, 'fresh'), ANSWERED);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
 });
@@ -69,7 +81,7 @@ test('the periodic upkeep answers only claims older than 10 minutes (a request t
   const clock = new FakeClock(START);
   const store = await sqliteStore(t);
   await claims(store, clock);
-  const idempotency = new Idempotency(store, clock, silentLogger);
+  const idempotency = new Idempotency(store, sealer, clock, silentLogger);
   await idempotency.upkeep();
   t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
@@ -84,7 +96,41 @@ test('PostgreSQL: a daemon starting beside others leaves their running claims al
   const clock = new FakeClock(START);
   const store = await postgresStore(t, url);
   await claims(store, clock);
-  await new Idempotency(store, clock, silentLogger).recoverAbandoned({ atStart: true });
+  await new Idempotency(store, sealer, clock, silentLogger).recoverAbandoned({ atStart: true });
   t.deepEqual(await stateOf(store, 'fresh'), RUNNING);
   t.deepEqual(await stateOf(store, 'old'), ANSWERED);
+});
+
+test('an answer that could not be stored is replayed from memory meanwhile, and the next upkeep stores it instead of a 500', async (t) => {
+  const clock = new FakeClock(START);
+  const store = await sqliteStore(t);
+  await store.migrate();
+  const idempotency = new Idempotency(store, sealer, clock, silentLogger);
+  let runs = 0;
+  const router = newRouter();
+  router.post('/things', idempotency.middleware(() => ({ scope: 'key:test', ttlMs: 86_400_000 })), async (ctx) => {
+    runs++;
+    ctx.status = 201;
+    ctx.body = { id: `thing-${runs}` };
+    // Storing the answer fails twice.
+    failNextWrites(store, 2);
+  });
+  const server = createApp({ logger: silentLogger, trustProxy: false, routers: [router] }).listen(0, '127.0.0.1');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  await once(server, 'listening');
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const post = () => call(base, '/things', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k1' } });
+
+  const first = await post();
+  t.is(first.status, 201, first.text);
+  t.deepEqual(await stateOf(store, 'k1'), RUNNING);
+  const meanwhile = await post();
+  t.is(meanwhile.headers['idempotent-replayed'], 'true');
+  t.deepEqual(meanwhile.json, { id: 'thing-1' });
+
+  await idempotency.upkeep();
+  const row = await store.read.findOneByOrFail(IdempotencyEntity, { scope: 'key:test', key: 'k1' });
+  t.like(row, { state: 'done', response_status: 201 });
+  t.deepEqual(JSON.parse(sealer.open(row.response_body!, cells.storedAnswer('key:test', 'k1'))), { id: 'thing-1' });
+  t.is(runs, 1);
 });

@@ -1,8 +1,10 @@
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
+import { IdempotencyEntity } from '../../../src/db/entities/auth';
 import { newRouter } from '../../../src/http/context';
 import { unavailable, validationError } from '../../../src/shared/errors';
 import { freshSourceIp, SignedClient, type ApiResponse } from '../../helpers/api-client';
+import { failNextWrites } from '../../helpers/failing-writes';
 import { merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { tempPostgres } from '../../helpers/pg-database';
 
@@ -16,16 +18,19 @@ import { tempPostgres } from '../../helpers/pg-database';
 const runs = new Map<string, number>();
 const gates = new Map<string, () => void>();
 const entered = new Map<string, () => void>();
+/** Called when a request reaches the idempotency layer (it is authenticated and about to claim). */
+const arrived = new Map<string, () => void>();
 let d: TestDaemon;
+
 let from: string;
 
 const extraRouters: NonNullable<Parameters<typeof startTestDaemon>[1]>['extraRouters'] = ({ authenticate, idempotent }) => {
   const r = newRouter('/test');
   const create = async (ctx: Parameters<Parameters<typeof r.post>[1]>[0]) => {
-    const body = ctx.state.body as { tag?: string; fail?: string; wait?: boolean };
+    const body = ctx.state.body as { tag?: string; fail?: string; wait?: boolean; holdFirst?: boolean; failStoring?: number };
     const tag = String(body.tag);
     runs.set(tag, (runs.get(tag) ?? 0) + 1);
-    if (body.wait) {
+    if (body.wait || (body.holdFirst && runs.get(tag) === 1)) {
       entered.get(tag)?.();
       await new Promise<void>((resolve) => gates.set(tag, resolve));
     }
@@ -35,8 +40,13 @@ const extraRouters: NonNullable<Parameters<typeof startTestDaemon>[1]>['extraRou
     if (body.fail === 'unavailable') throw unavailable('no rate now');
     ctx.status = 201;
     ctx.body = { id: randomUUID(), tag, run: runs.get(tag) };
+    if (body.failStoring) failNextWrites(d.daemon.store, body.failStoring);
   };
-  r.post('/things', authenticate('create_invoice'), idempotent, create);
+  const arrive = async (ctx: Parameters<Parameters<typeof r.post>[1]>[0], next: () => Promise<unknown>) => {
+    arrived.get(String((ctx.state.body as { tag?: string }).tag))?.();
+    await next();
+  };
+  r.post('/things', authenticate('create_invoice'), arrive, idempotent, create);
   r.post('/other-things', authenticate('create_invoice'), idempotent, create);
   return [r];
 };
@@ -154,6 +164,45 @@ test('a 4xx releases the key: the same request runs again, and so does a correct
   const fixed = await post(c, { tag }, k);
   t.is(fixed.status, 201, fixed.text);
   t.is(runs.get(tag), 3);
+});
+
+test('a repeat waiting on a request that ends in 4xx gets the freed key at once and runs, never idempotency.in_progress', async (t) => {
+  const c = await client();
+  const tag = randomUUID();
+  const k = `w-${tag}`;
+  const body = { tag, holdFirst: true, fail: 'validation' };
+  const inside = new Promise<void>((resolve) => entered.set(tag, resolve));
+  const first = post(c, body, k);
+  await inside;
+  const waiting = new Promise<void>((resolve) => arrived.set(tag, resolve));
+  const second = post(c, body, k);
+  await waiting;
+  gates.get(tag)!();
+  const [a, b] = await Promise.all([first, second]);
+  t.is(a.status, 400);
+  t.is(b.status, 400, b.text);
+  t.is(b.json.error.code, 'validation_error');
+  t.is(b.json.error.details.field, 'tag');
+  t.is(b.headers['idempotent-replayed'], undefined, 'it ran itself');
+  t.is(runs.get(tag), 2);
+});
+
+test.serial('a request that ran but whose answer failed to be stored still answers it, and a repeat replays it instead of a stored 500', async (t) => {
+  const c = await client();
+  for (const failures of [1, 2]) {
+    const tag = randomUUID();
+    const k = `s-${tag}`;
+    const first = await post(c, { tag, failStoring: failures }, k);
+    t.is(first.status, 201, first.text);
+    const again = await post(c, { tag, failStoring: failures }, k);
+    t.is(again.status, 201, again.text);
+    t.is(again.headers['idempotent-replayed'], 'true');
+    t.deepEqual(again.json, first.json);
+    t.is(runs.get(tag), 1);
+    const row = await d.daemon.store.read.findOneByOrFail(IdempotencyEntity, { key: k });
+    // One failure: stored on the second try. Two: kept for the upkeep, replayed meanwhile.
+    t.is(row.state, failures === 1 ? 'done' : 'in_progress');
+  }
 });
 
 test('a 5xx is stored and replayed; a 503 unavailable releases the key', async (t) => {

@@ -130,6 +130,12 @@ const bad: Array<[string, Record<string, unknown>, string]> = [
   ['webhook_url not a URL', { amount: '1', currency: 'USD', webhook_url: 'nope' }, 'webhook_url'],
   ['webhook_url of another scheme', { amount: '1', currency: 'USD', webhook_url: 'ftp://example.com/x' }, 'webhook_url'],
   ['an unknown field', { amount: '1', currency: 'USD', colour: 'red' }, 'colour'],
+  // An object would drop the key silently; JSON.parse keeps it as the client sent it.
+  ['a metadata key __proto__', JSON.parse('{"amount":"1","currency":"USD","metadata":{"__proto__":"x","cart":"42"}}'), 'metadata.__proto__'],
+  ['a right-to-left override in order_id', { amount: '1', currency: 'USD', order_id: 'order-\u202E1000' }, 'order_id'],
+  ['a first-strong isolate in description', { amount: '1', currency: 'USD', description: 'pay \u2066100\u2069 USD' }, 'description'],
+  ['a right-to-left mark in a metadata value', { amount: '1', currency: 'USD', metadata: { note: 'a\u200Fb' } }, 'metadata.note'],
+  ['a left-to-right embedding in a metadata key', { amount: '1', currency: 'USD', metadata: { 'k\u202Ay': 'v' } }, 'metadata'],
 ];
 
 for (const [what, body, field] of bad) {

@@ -132,7 +132,7 @@ test('CLI: init creates a seed (0600 master key and database), init --restore re
   t.is(statSync(path.join(dataDir, 'coinkeep.db')).mode & 0o777, 0o600, 'the database holding the sealed seed too');
   t.like(JSON.parse((await cli(['init'])).stdout), { wallet_seed: 'kept', wallet_fingerprint: init.wallet_fingerprint });
   const err = await t.throwsAsync(cli(['init', '--restore'], `${OTHER}\n`));
-  t.regex((err as unknown as { stderr: string }).stderr, /^coinkeep: a different wallet seed is already stored/);
+  t.regex((err as unknown as { stderr: string }).stderr, /^\{"error":\{"code":"cli_error","message":"a different wallet seed is already stored/);
   t.false((err as unknown as { stderr: string }).stderr.includes('legal'));
   // A second install restored from the first one's words has the same fingerprint.
   const dir2 = tempDir(t);

@@ -100,6 +100,8 @@ const refusedCreates: Array<[string, Record<string, unknown>, string]> = [
   ['a secret too short', { secret: 'short' }, 'secret'],
   ['a secret with a newline', { secret: 'line one\nline two' }, 'secret'],
   ['description not a string', { description: 5 }, 'description'],
+  ['a right-to-left override in description', { description: 'refunds \u202Edlo' }, 'description'],
+  ['a pop directional isolate in description', { description: 'shop\u2069' }, 'description'],
   ['enabled not a boolean', { enabled: 'yes' }, 'enabled'],
   ['an unknown field', { colour: 'blue' }, 'colour'],
 ];
@@ -121,6 +123,7 @@ test.serial('PATCH with a bad value or a secret is validation_error and changes 
     [{ event_types: ['nope'] }, 'event_types'],
     [{ url: 'gopher://127.0.0.1/' }, 'url'],
     [{ secret: 'a new secret here' }, 'secret'],
+    [{ description: 'new \u202Bname' }, 'description'],
   ] as const) {
     const before = await rows();
     const res = await api.call('PATCH', `/v1/webhooks/endpoints/${e.id}`, body);

@@ -20,6 +20,7 @@ import {
   requireRotation,
   revoke,
   rotate,
+  setPermissions,
 } from '../../../src/auth/withdraw-permission';
 import { ApiError } from '../../../src/shared/errors';
 
@@ -721,4 +722,43 @@ test('decisions never change the key they are given', (t) => {
   t.not(next.permissions, key.permissions);
   t.not(next.ipWhitelist, key.ipWhitelist);
   t.not(next.withdrawRequest?.requestedAt, key.withdrawRequest?.requestedAt);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Setting a key's permissions (the key service's update)
+
+test('setting permissions with withdraw: a Developer holding the secret asks, an owner with a code grants', (t) => {
+  const asked = ok(t, setPermissions(baseKey(), dev, ['read', 'withdraw'], T0));
+  t.deepEqual(asked.next.permissions, ['read']);
+  t.is(asked.next.withdrawStatus, 'pending');
+  t.deepEqual(asked.events, ['withdraw.requested']);
+  const granted = ok(t, setPermissions(baseKey(), owner, ['read', 'withdraw'], T0));
+  t.deepEqual(granted.next.permissions, ['read', 'withdraw']);
+  t.deepEqual(granted.events, ['withdraw.granted']);
+});
+
+test('rule 8: a Developer who does not hold the secret asks for withdraw by setting permissions: 409 withdraw_requires_rotation, nothing changes; after rotating they may ask', (t) => {
+  const key = baseKey({ secretHolder: OWNER });
+  refusedUnchanged(t, setPermissions(key, dev2, ['read', 'withdraw'], T0), 409, 'conflict', 'withdraw_requires_rotation');
+  const rotated = ok(t, rotate(key, dev2, T0));
+  t.is(rotated.next.secretHolder, DEV2);
+  t.is(ok(t, setPermissions(rotated.next, dev2, ['read', 'withdraw'], T0)).next.withdrawStatus, 'pending');
+});
+
+test('setting permissions without withdraw takes it away: a granted withdraw is lost, a waiting request cancelled', (t) => {
+  const lost = ok(t, setPermissions(approvedKey(), dev, ['read'], at(HOUR)));
+  t.deepEqual(lost.next.permissions, ['read']);
+  t.is(lost.next.withdrawStatus, 'none');
+  t.is(lost.next.withdrawRequest, null);
+  t.deepEqual(lost.events, ['withdraw.lost']);
+  const cancelled = ok(t, setPermissions(pendingKey(), dev, ['read'], at(HOUR)));
+  t.is(cancelled.next.withdrawStatus, 'none');
+  t.deepEqual(cancelled.events, ['withdraw.request_cancelled']);
+});
+
+test('setting permissions that keep withdraw changes the others only', (t) => {
+  const kept = ok(t, setPermissions(approvedKey(), dev, ['read', 'withdraw'], at(HOUR)));
+  t.deepEqual(kept.next.permissions, ['read', 'withdraw']);
+  t.is(kept.next.withdrawStatus, 'granted');
+  t.deepEqual(kept.events, []);
 });
