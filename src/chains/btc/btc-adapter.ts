@@ -157,7 +157,9 @@ export class BtcAdapter implements ChainAdapter {
    * From what any node answers without a wallet or a transaction index: in its mempool; else an
    * unspent output of it in the UTXO set (mined, at the tip's height less its depth); else, on a
    * node with a transaction index, its block; else an input spent by another transaction
-   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again). A mined
+   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again). Bitcoin
+   * Core's gettxout counts spends waiting in its mempool, bcoin's only those in blocks: on bcoin a
+   * rival waiting in the mempool shows as unknown until it is mined. A mined
    * transaction whose outputs were all spent again is told from a conflict only by a node with a
    * transaction index; the block scan's spends (NormalisedBlock.spends) say it on any node.
    */

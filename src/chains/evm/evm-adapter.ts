@@ -195,28 +195,29 @@ export class EvmAdapter implements ChainAdapter {
     return { kind: 'evm', baseFeePerGas, maxPriorityFeePerGas, maxFeePerGas: 2n * baseFeePerGas + maxPriorityFeePerGas };
   }
 
-  /** Sends a signed transaction (hex); one the node already holds counts as sent. */
+  /** Sends a signed transaction (hex); one the node already holds (geth's `already known`, anvil's `already imported`) counts as sent. */
   async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
     try {
       return await this.rpc.call<string>('eth_sendRawTransaction', [rawHex], signal);
     } catch (err) {
-      if (err instanceof Error && /already known/i.test(err.message)) return keccak256(rawHex);
+      if (err instanceof Error && /already (known|imported)|alreadyknown/i.test(err.message)) return keccak256(rawHex);
       throw err;
     }
   }
 
   /**
    * Mined when the node has its receipt (`succeeded` from the receipt's status); in the mempool
-   * while the node knows it unmined; conflicted once its sender's mined nonce passed it (another
-   * transaction took its nonce); otherwise unknown.
+   * while the node knows it unmined; conflicted once its sender's nonce, pending transactions
+   * counted, passed it while the node does not know it (another transaction took its nonce: a
+   * replacement waiting or mined); otherwise unknown.
    */
   async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
     const tx = Transaction.from(sent.raw);
-    const [receipt, known, mined] = await this.rpc.batch<unknown>(
+    const [receipt, known, taken] = await this.rpc.batch<unknown>(
       [
         { method: 'eth_getTransactionReceipt', params: [sent.txid] },
         { method: 'eth_getTransactionByHash', params: [sent.txid] },
-        { method: 'eth_getTransactionCount', params: [tx.from, 'latest'] },
+        { method: 'eth_getTransactionCount', params: [tx.from, 'pending'] },
       ],
       signal,
     );
@@ -225,7 +226,7 @@ export class EvmAdapter implements ChainAdapter {
       return { state: 'mined', height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1' };
     }
     if (known) return { state: 'mempool' };
-    return Number(mined) > tx.nonce ? { state: 'conflicted' } : { state: 'unknown' };
+    return Number(taken) > tx.nonce ? { state: 'conflicted' } : { state: 'unknown' };
   }
 
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {
