@@ -5,7 +5,12 @@
  */
 import test from 'ava';
 import { BtcAdapter } from '../../../../src/chains/btc/btc-adapter';
+import { btcScheme } from '../../../../src/chains/btc/derive';
 import { parseConfig } from '../../../../src/config/schema';
+import { silentLogger } from '../../../../src/shared/logger';
+import { HdWallet } from '../../../../src/wallet/hd';
+import { WalletSigner } from '../../../../src/wallet/signer';
+import { TEST_MNEMONIC } from '../../../helpers/daemon';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
 import { btcChain, until } from './btc-fixture';
 
@@ -36,4 +41,31 @@ test('a sent transaction is unknown, then in the mempool, then mined at its heig
   t.deepEqual(await adapter.sentStatus(b), { state: 'conflicted' });
   await node.mine(2);
   t.deepEqual(await adapter.sentStatus(a), { state: 'mined', height, blockHash: hash!, succeeded: true });
+});
+
+test('a spend of a coin paid to a wallet address, signed by the signer, is accepted by bcoin and mined; its block lists the outpoint it spends', async (t) => {
+  const node = await startBcoin();
+  const chain = parseConfig({ chains: [btcChain(node)] }).chains[0]!;
+  const adapter = new BtcAdapter(chain);
+  const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+  const owner = new HdWallet(signer).derive(btcScheme(chain), 0, 3);
+  await node.pay([{ address: owner.address, value: sats('0.5') }]);
+  await node.mine(1);
+  const height = await node.height();
+  const paid = (await adapter.blocks(height, height))[0]!.transfers.find((x) => x.to === owner.address)!;
+
+  const sent = signer.signBitcoin({
+    chain,
+    coins: [{ txid: paid.txid, vout: paid.index, value: paid.amount, path: owner.path }],
+    outputs: [{ address: node.payer.address, value: paid.amount - 2_000n }],
+  });
+  t.is(await adapter.broadcast(sent.raw), sent.txid);
+  await until(async () => (await adapter.sentStatus(sent)).state === 'mempool', 'the spend in the mempool');
+  const [hash] = await node.mine(1);
+  t.deepEqual(await adapter.sentStatus(sent), { state: 'mined', height: height + 1, blockHash: hash!, succeeded: true });
+  const block = (await adapter.blocks(height + 1, height + 1))[0]!;
+  t.deepEqual(
+    block.spends!.filter((s) => s.txid === sent.txid),
+    [{ txid: sent.txid, outpoint: { txid: paid.txid, index: paid.index } }],
+  );
 });

@@ -5,11 +5,17 @@
  */
 import test from 'ava';
 import { HDNodeWallet, parseEther, Transaction } from 'ethers';
+import { erc20TransferData } from '../../../../src/chains/evm/erc20';
+import { evmScheme } from '../../../../src/chains/evm/derive';
 import { EvmAdapter } from '../../../../src/chains/evm/evm-adapter';
 import { parseConfig } from '../../../../src/config/schema';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, type AnvilNode } from '../../../../src/dev/anvil-node';
-import { killAllAnvils, startAnvil } from '../../../helpers/anvil';
+import { silentLogger } from '../../../../src/shared/logger';
+import { HdWallet } from '../../../../src/wallet/hd';
+import { WalletSigner } from '../../../../src/wallet/signer';
+import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
+import { TEST_MNEMONIC } from '../../../helpers/daemon';
 
 test.after.always(killAllAnvils);
 
@@ -60,4 +66,36 @@ test('a quote from the fee history; a sent transaction is unknown, pending, then
   t.is(mined.state === 'mined' ? mined.blockHash : null, (await adapter.header(height)).hash);
   t.deepEqual(await adapter.sentStatus(first), { state: 'conflicted' });
   t.deepEqual(await adapter.nonce(sender.address), { latest: 1, pending: 1 });
+});
+
+test('an ERC-20 transfer from a wallet address, signed by the signer at the quoted fee and the account nonce, is mined; its block shows the transfer and the sender at that nonce', async (t) => {
+  const { node, usdt } = await startAnvil();
+  const adapter = new EvmAdapter(parseConfig({ chains: [anvilChainEntry(node.rpcUrl, usdt)] }).chains[0]!);
+  const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+  const owner = new HdWallet(signer).derive(evmScheme(), 1, 0);
+  await payFromAnvil(node, 'native', owner.address, '1', 18);
+  await payFromAnvil(node, usdt, owner.address, '10', 6);
+
+  const quote = await adapter.feeQuote();
+  if (quote.kind !== 'evm') return t.fail('an EVM quote');
+  const { pending } = await adapter.nonce(owner.address);
+  const sent = signer.signEvm({
+    chainId: ANVIL_CHAIN_ID,
+    path: owner.path,
+    nonce: pending,
+    to: usdt,
+    value: 0n,
+    data: erc20TransferData(to, 4_000_000n),
+    gasLimit: 100_000n,
+    maxFeePerGas: quote.maxFeePerGas,
+    maxPriorityFeePerGas: quote.maxPriorityFeePerGas,
+  });
+  t.is(await adapter.broadcast(sent.raw), sent.txid);
+  const status = await adapter.sentStatus(sent);
+  if (status.state !== 'mined') return t.fail(`mined (anvil mines each transaction), not ${status.state}`);
+  t.true(status.succeeded);
+  const block = (await adapter.blocks(status.height, status.height))[0]!;
+  t.deepEqual(block.transfers.map((x) => [x.asset, x.to, x.amount, x.txid]), [[usdt, to, 4_000_000n, sent.txid]]);
+  t.deepEqual(block.spends!.map((x) => ({ txid: x.txid, from: x.from, nonce: x.nonce })), [{ txid: sent.txid, from: owner.address, nonce: pending }]);
+  t.deepEqual(await adapter.nonce(owner.address), { latest: pending + 1, pending: pending + 1 });
 });
