@@ -92,21 +92,14 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   /**
-   * The best block, and the chain id, in one request: a node of another network (at first contact,
+   * The best block, and the chain id, side by side: a node of another network (at first contact,
    * after a restart on other settings, or behind a different node at the same URL) would credit its
    * payments to this one's coins, so every poll checks it.
    */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const [theirs, b] = await this.rpc.batch<unknown>(
-      [
-        { method: 'eth_chainId', params: [] },
-        { method: 'eth_getBlockByNumber', params: ['latest', false] },
-      ],
-      signal,
-    );
+    const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
     if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
-    if (!b) throw new Error('evm node has no block latest');
-    return { height: Number((b as RpcHeader).number), hash: (b as RpcHeader).hash };
+    return { height: Number(b.number), hash: b.hash };
   }
 
   collectSpends(wanted: ((spend: NormalisedSpend) => boolean) | null): void {
