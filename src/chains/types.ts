@@ -39,9 +39,12 @@ export interface NormalisedTransfer {
  */
 export interface NormalisedSpend { txid: string; outpoint?: { txid: string; index: number }; from?: string; nonce?: number; }
 
+/** Which spends a reader lists: those it keeps, or every one (null). */
+export type SpendFilter = ((spend: NormalisedSpend) => boolean) | null;
+
 export interface NormalisedBlock extends BlockHeader {
   transfers: NormalisedTransfer[];
-  /** Absent when the adapter was told to collect none (ChainAdapter.collectSpends). */
+  /** Every spend of the block's transactions, or those ChainReader.collectSpends keeps; absent from a reader that lists none. */
   spends?: NormalisedSpend[];
 }
 
@@ -101,7 +104,7 @@ export interface ChainReader {
    * Which spends `blocks` lists: every one (the default), or only those `wanted` keeps (the core
    * sets it to the wallet's own addresses or outpoints when collecting all costs too much).
    */
-  collectSpends?(wanted: ((spend: NormalisedSpend) => boolean) | null): void;
+  collectSpends?(wanted: SpendFilter): void;
   close?(): Promise<void>;
 }
 

@@ -10,9 +10,10 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
+  type SpendFilter,
 } from '../types';
 import { btcNetwork } from './derive';
-import { outputScript, parseBlock, parseTransaction, type SpendFilter } from './parse';
+import { outputScript, parseBlock, parseTransaction } from './parse';
 import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
@@ -157,11 +158,11 @@ export class BtcAdapter implements ChainAdapter {
    * From what any node answers without a wallet or a transaction index: in its mempool; else an
    * unspent output of it in the UTXO set (mined, at the tip's height less its depth); else, on a
    * node with a transaction index, its block; else an input spent by another transaction
-   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again). Bitcoin
-   * Core's gettxout counts spends waiting in its mempool, bcoin's only those in blocks: on bcoin a
-   * rival waiting in the mempool shows as unknown until it is mined. A mined
-   * transaction whose outputs were all spent again is told from a conflict only by a node with a
-   * transaction index; the block scan's spends (NormalisedBlock.spends) say it on any node.
+   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again).
+   * Bitcoin Core's gettxout counts spends waiting in its mempool, bcoin's only those in blocks: on
+   * bcoin a rival waiting in the mempool shows as unknown until it is mined. A mined transaction
+   * whose outputs were all spent again is told from a conflict only by a node with a transaction
+   * index; the block scan's spends (NormalisedBlock.spends) say it on any node.
    */
   async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
     const tx = Transaction.fromHex(sent.raw);

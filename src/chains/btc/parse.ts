@@ -1,5 +1,5 @@
 import { address, Block, Transaction, type Network } from 'bitcoinjs-lib';
-import { NodeFault, type NormalisedBlock, type NormalisedSpend, type NormalisedTransfer } from '../types';
+import { NodeFault, type NormalisedBlock, type NormalisedSpend, type NormalisedTransfer, type SpendFilter } from '../types';
 
 const OP_0 = 0x00;
 const OP_1 = 0x51;
@@ -104,9 +104,6 @@ export function transactionTransfers(tx: Transaction, network: Network, txid = t
 
 /** Display order (the RPC's) of a hash bitcoinjs-lib holds in internal byte order. */
 const displayHash = (internal: Uint8Array): string => Buffer.from(internal).reverse().toString('hex');
-
-/** Which spends a block lists: all, none, or those a filter keeps (ChainReader.collectSpends). */
-export type SpendFilter = ((spend: NormalisedSpend) => boolean) | null;
 
 /** The outpoints `tx` spends, one spend each; a coinbase spends none. */
 function transactionSpends(tx: Transaction, txid: string, wanted: SpendFilter, into: NormalisedSpend[]): void {

@@ -11,6 +11,7 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
+  type SpendFilter,
 } from '../types';
 import { EvmRpc } from './json-rpc';
 
@@ -79,7 +80,7 @@ export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
   private readonly expectedChainId: number;
-  private spendFilter: ((spend: NormalisedSpend) => boolean) | null = null;
+  private spendFilter: SpendFilter = null;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
@@ -102,7 +103,7 @@ export class EvmAdapter implements ChainAdapter {
     return { height: Number(b.number), hash: b.hash };
   }
 
-  collectSpends(wanted: ((spend: NormalisedSpend) => boolean) | null): void {
+  collectSpends(wanted: SpendFilter): void {
     this.spendFilter = wanted;
   }
 
