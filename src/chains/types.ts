@@ -39,12 +39,9 @@ export interface NormalisedTransfer {
  */
 export interface NormalisedSpend { txid: string; outpoint?: { txid: string; index: number }; from?: string; nonce?: number; }
 
-/** Which spends a reader lists: those it keeps, or every one (null). */
-export type SpendFilter = ((spend: NormalisedSpend) => boolean) | null;
-
 export interface NormalisedBlock extends BlockHeader {
   transfers: NormalisedTransfer[];
-  /** Every spend of the block's transactions, or those ChainReader.collectSpends keeps; absent from a reader that lists none. */
+  /** Every spend of the block's transactions; absent from a reader that lists none. */
   spends?: NormalisedSpend[];
 }
 
@@ -100,11 +97,6 @@ export interface ChainReader {
    * transfers carry as `watchKey` for payments to `address`; null for an address it cannot pay.
    */
   watchKey?(address: string): Uint8Array | null;
-  /**
-   * Which spends `blocks` lists: every one (the default), or only those `wanted` keeps (the core
-   * sets it to the wallet's own addresses or outpoints when collecting all costs too much).
-   */
-  collectSpends?(wanted: SpendFilter): void;
   close?(): Promise<void>;
 }
 

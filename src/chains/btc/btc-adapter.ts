@@ -10,7 +10,6 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
-  type SpendFilter,
 } from '../types';
 import { btcNetwork } from './derive';
 import { outputScript, parseBlock, parseTransaction } from './parse';
@@ -42,7 +41,6 @@ export class BtcAdapter implements ChainAdapter {
   private readonly network: Network;
   private readonly fees: BtcFeeOptions;
   private readonly configuredNetwork: string;
-  private spendFilter: SpendFilter = null;
   /** The mempool's transactions already parsed, by txid: each poll fetches only the new ones. */
   private readonly pooled = new Map<string, NormalisedTransfer[]>();
 
@@ -66,10 +64,6 @@ export class BtcAdapter implements ChainAdapter {
     return { height: info.blocks as number, hash: info.bestblockhash };
   }
 
-  collectSpends(wanted: SpendFilter): void {
-    this.spendFilter = wanted;
-  }
-
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
     const hash = await this.rpc.call<string>('getblockhash', [height], signal);
     const header = await this.rpc.call<{ previousblockhash?: string }>('getblockheader', [hash, true], signal);
@@ -82,7 +76,7 @@ export class BtcAdapter implements ChainAdapter {
     const hashes = await this.rpc.all<string>(heights.map((h) => ({ method: 'getblockhash', params: [h] })), signal);
     const raws = await this.rpc.all<string>(hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })), signal);
     return raws.map((hex, i) => {
-      const block = parseBlock(hex, heights[i]!, this.network, this.spendFilter);
+      const block = parseBlock(hex, heights[i]!, this.network);
       if (block.hash !== hashes[i]) throw new Error(`bitcoin node getblock: asked for ${hashes[i]}, got ${block.hash}`);
       return block;
     });

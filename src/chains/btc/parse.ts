@@ -1,5 +1,5 @@
 import { address, Block, Transaction, type Network } from 'bitcoinjs-lib';
-import { NodeFault, type NormalisedBlock, type NormalisedSpend, type NormalisedTransfer, type SpendFilter } from '../types';
+import { NodeFault, type NormalisedBlock, type NormalisedSpend, type NormalisedTransfer } from '../types';
 
 const OP_0 = 0x00;
 const OP_1 = 0x51;
@@ -106,23 +106,20 @@ export function transactionTransfers(tx: Transaction, network: Network, txid = t
 const displayHash = (internal: Uint8Array): string => Buffer.from(internal).reverse().toString('hex');
 
 /** The outpoints `tx` spends, one spend each; a coinbase spends none. */
-function transactionSpends(tx: Transaction, txid: string, wanted: SpendFilter, into: NormalisedSpend[]): void {
+function transactionSpends(tx: Transaction, txid: string, into: NormalisedSpend[]): void {
   if (tx.isCoinbase()) return;
-  for (const input of tx.ins) {
-    const spend: NormalisedSpend = { txid, outpoint: { txid: displayHash(input.hash), index: input.index } };
-    if (!wanted || wanted(spend)) into.push(spend);
-  }
+  for (const input of tx.ins) into.push({ txid, outpoint: { txid: displayHash(input.hash), index: input.index } });
 }
 
-/** A raw block (hex, as `getblock HASH 0` returns it) at `height`, normalised, with the spends `wanted` keeps. */
-export function parseBlock(hex: string, height: number, network: Network, wanted: SpendFilter = null): NormalisedBlock {
+/** A raw block (hex, as `getblock HASH 0` returns it) at `height`, normalised. */
+export function parseBlock(hex: string, height: number, network: Network): NormalisedBlock {
   const block = Block.fromHex(hex);
   const transfers: NormalisedTransfer[] = [];
   const spends: NormalisedSpend[] = [];
   for (const tx of block.transactions ?? []) {
     const txid = tx.getId();
     for (const t of transactionTransfers(tx, network, txid)) transfers.push(t);
-    transactionSpends(tx, txid, wanted, spends);
+    transactionSpends(tx, txid, spends);
   }
   return { height, hash: block.getId(), parentHash: displayHash(block.prevHash!), transfers, spends };
 }

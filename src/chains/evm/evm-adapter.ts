@@ -11,7 +11,6 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
-  type SpendFilter,
 } from '../types';
 import { EvmRpc } from './json-rpc';
 
@@ -80,7 +79,6 @@ export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
   private readonly expectedChainId: number;
-  private spendFilter: SpendFilter = null;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
@@ -101,10 +99,6 @@ export class EvmAdapter implements ChainAdapter {
     const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
     if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
     return { height: Number(b.number), hash: b.hash };
-  }
-
-  collectSpends(wanted: SpendFilter): void {
-    this.spendFilter = wanted;
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
@@ -140,23 +134,13 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The blocks with their transfers; null when a log belongs to another branch than its block. */
   private normalise(blocks: RpcBlock[], logs: RpcLog[]): NormalisedBlock[] | null {
-    const out = blocks.map((b): NormalisedBlock => ({ ...toHeader(b), transfers: nativeTransfers(b), spends: this.spends(b) }));
+    const out = blocks.map((b): NormalisedBlock => ({ ...toHeader(b), transfers: nativeTransfers(b), spends: b.transactions.map((tx) => new TransactionSpend(tx)) }));
     const first = out[0]!.height;
     for (const log of logs) {
       const block = out[Number(log.blockNumber) - first];
       if (!block || log.blockHash !== block.hash || log.removed) return null;
       const transfer = this.tokenTransfer(log);
       if (transfer) block.transfers.push(transfer);
-    }
-    return out;
-  }
-
-  /** One spend a transaction, its sender read only when asked for. */
-  private spends(b: RpcBlock): NormalisedSpend[] {
-    const out: NormalisedSpend[] = [];
-    for (const tx of b.transactions) {
-      const spend = new TransactionSpend(tx);
-      if (!this.spendFilter || this.spendFilter(spend)) out.push(spend);
     }
     return out;
   }
