@@ -1,9 +1,9 @@
 import type { ChainConfig } from '../config/schema';
 import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
-import type { ChainAdapter } from './types';
+import type { ChainReader } from './types';
 
 /** Builds the adapter of a configured chain; null for a family this version does not watch yet. */
-export type AdapterFactory = (chain: ChainConfig) => ChainAdapter | null;
+export type AdapterFactory = (chain: ChainConfig) => ChainReader | null;
 
 export interface ChainCoreDeps extends Omit<ChainWatcherDeps, 'chain' | 'adapter'> {
   chains: readonly ChainConfig[];
@@ -13,14 +13,16 @@ export interface ChainCoreDeps extends Omit<ChainWatcherDeps, 'chain' | 'adapter
 /** Every configured chain's watcher, and the status lines of `coinkeep status`. */
 export class ChainCore {
   readonly watchers: ChainWatcher[] = [];
-  private readonly adapters: ChainAdapter[] = [];
+  private readonly adapters: ChainReader[] = [];
   private readonly unwatched: ChainConfig[] = [];
 
   constructor(deps: ChainCoreDeps) {
     for (const chain of deps.chains) {
       const adapter = deps.adapterFor(chain);
       if (!adapter) {
-        deps.logger.warn('chain not watched: no adapter for its kind in this version', { chain: chain.id, kind: chain.kind });
+        // Its coins would issue invoices nobody watches: they stay in maintenance instead.
+        deps.logger.warn('chain not watched: no adapter for its kind in this version; its coins are in maintenance', { chain: chain.id, kind: chain.kind });
+        for (const coin of deps.catalog.coins()) if (coin.chain_id === chain.id) deps.catalog.setMaintenance(coin.id, true);
         this.unwatched.push(chain);
         continue;
       }
@@ -43,8 +45,8 @@ export class ChainCore {
         node_tip: null,
         scanned_height: null,
         lag: null,
-        maintenance: false,
-        last_error: `chains of kind ${c.kind} are not watched by this version`,
+        maintenance: true,
+        last_error: `chains of kind ${c.kind} are not watched by this version: its coins are in maintenance`,
         last_error_at: null,
         last_poll_at: null,
       })),

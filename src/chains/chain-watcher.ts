@@ -10,7 +10,7 @@ import { Amount } from '../shared/money';
 import { MempoolTracker } from './mempool-tracker';
 import { insertHeaders, pruneHeaders, saveCursor } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
-import type { BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferObservation } from './types';
+import type { BlockRef, ChainReader, NormalisedBlock, NormalisedTransfer, TransferObservation } from './types';
 import type { WatchedAddresses } from './watched-addresses';
 
 /** One chain's line of `coinkeep status`. */
@@ -35,7 +35,7 @@ interface Cursor {
 
 export interface ChainWatcherDeps {
   chain: ChainConfig;
-  adapter: ChainAdapter;
+  adapter: ChainReader;
   store: Store;
   recorder: TransferRecorder;
   watched: WatchedAddresses;

@@ -33,11 +33,55 @@ export interface NormalisedTransfer {
   watchKey?: Uint8Array;
 }
 
+/**
+ * One spend a block's transaction makes, for tracking the wallet's own outgoing transactions:
+ * Bitcoin one per input (the outpoint it spends), EVM one per transaction (its sender and nonce).
+ */
+export interface NormalisedSpend { txid: string; outpoint?: { txid: string; index: number }; from?: string; nonce?: number; }
+
 export interface NormalisedBlock extends BlockHeader {
   transfers: NormalisedTransfer[];
+  /** Every spend of the block's transactions; absent from a reader that lists none. */
+  spends?: NormalisedSpend[];
 }
 
-export interface ChainAdapter {
+/**
+ * What the node says it is, or says about an amount, that cannot be true of the configured chain:
+ * another network, a value no real output can have. The chain core treats it as node trouble (the
+ * chain's coins in maintenance, the reason in `coinkeep status`) and credits nothing from it.
+ */
+export class NodeFault extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeFault';
+  }
+}
+
+/** The current price of getting a transaction mined, per family. */
+export type FeeQuote =
+  | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
+  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint };
+
+/** A signed transaction as it was broadcast: its id and its bytes (hex), which say what it spends. */
+export interface SentTransaction {
+  txid: string;
+  raw: string;
+}
+
+/**
+ * Where a broadcast transaction stands on the node: waiting in its mempool; mined (`succeeded`
+ * false for an EVM transaction that reverted: mined, fee paid, nothing moved); replaced or
+ * double-spent by another transaction that the chain holds or waits for (`conflicted`); or not
+ * known to the node at all (`unknown`: dropped, or never arrived; safe to broadcast again).
+ */
+export type SentStatus =
+  | { state: 'mempool' }
+  | { state: 'mined'; height: number; blockHash: string; succeeded: boolean }
+  | { state: 'conflicted' }
+  | { state: 'unknown' };
+
+/** The read half of a chain's adapter: all the chain core needs to watch it. */
+export interface ChainReader {
   /** The config chain id this adapter serves. */
   readonly chainId: string;
   /** The node's best block. */
@@ -55,6 +99,21 @@ export interface ChainAdapter {
   watchKey?(address: string): Uint8Array | null;
   close?(): Promise<void>;
 }
+
+/** The send half: what a payout needs from the node. */
+export interface ChainSender {
+  /** The fee that gets a transaction mined soon (Bitcoin: within the configured target blocks). */
+  feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
+  /** Hands a signed transaction (hex) to the node; returns its txid. Broadcasting it again is harmless. */
+  broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
+  /** Where a transaction this daemon broadcast stands. */
+  sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
+  /** Account families (EVM): the next nonce of `address`, counting mined transactions only and counting the mempool too. */
+  nonce?(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }>;
+}
+
+/** A chain family's adapter: it turns its node into normalised blocks, and sends what the wallet signed. */
+export interface ChainAdapter extends ChainReader, ChainSender {}
 
 /** A transfer to a watched address, as the core saw it in a block (or the mempool). */
 export interface TransferObservation {

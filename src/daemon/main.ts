@@ -31,8 +31,9 @@ import { TransferRecorder } from '../chains/transfer-recorder';
 import { watchChainJob } from '../jobs/watch-chain.job';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
-import type { HdWallet } from '../wallet/hd';
-import { loadWallet } from '../wallet/seed';
+import { HdWallet } from '../wallet/hd';
+import { loadSigner } from '../wallet/seed';
+import type { WalletSigner } from '../wallet/signer';
 import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { createInvoices } from './invoices.wiring';
@@ -70,8 +71,10 @@ export interface Daemon {
   keys: KeyService;
   rates: RateEngine;
   catalog: Catalog;
-  /** The HD wallet, the watched set and the deposit-address allocator (the wallet issue). */
+  /** The HD wallet (public keys only), the watched set and the deposit-address allocator (the wallet issue). */
   wallet: HdWallet;
+  /** The one holder of the seed: signs payouts. */
+  signer: WalletSigner;
   watched: WatchedAddresses;
   addresses: AddressService;
   outbox: Outbox;
@@ -104,10 +107,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
   if (bound) logger.info('sealed values bound to their rows', { values: bound });
 
-  const wallet = await loadWallet(store, sealer).catch(async (err: unknown) => {
+  const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' })).catch(async (err: unknown) => {
     await store.close();
     throw err;
   });
+  const wallet = new HdWallet(signer);
   const catalog = new Catalog(config.chains, config.fiat);
   const watched = new WatchedAddresses();
   const lookahead = new AddressLookahead(config.chains);
@@ -172,7 +176,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       healthRoutes(),
       statusAdminRoutes({ config, apiUrl, startedAt, rates, chains }),
       teamAdminRoutes(team),
-      walletAdminRoutes({ wallet, addresses, chains: config.chains, logger }),
+      // The backup words and the fingerprint only: the routes cannot reach the signer.
+      walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes(store),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
@@ -218,7 +223,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, watched, addresses, outbox, ledger, invoices, webhooks, chains, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -8,11 +8,6 @@ export interface PublicBranchKey {
   chainCode: Uint8Array;
 }
 
-/** A branch node with its private key. */
-export interface BranchKey extends PublicBranchKey {
-  privateKey: Uint8Array;
-}
-
 const HARDENED = 0x80000000;
 
 /** IL of BIP32's CKD for a non-hardened index: HMAC-SHA512(chain code, serP(K) ‖ ser32(i))[0..32]. */
@@ -25,27 +20,16 @@ function tweakOf(branch: PublicBranchKey, index: number): Buffer {
 }
 
 // BIP32 says to skip to the next index when IL ≥ n or the key is zero (odds about 2^-127); bip32
-// would do so silently and the recorded path would lie, so these refuse instead.
+// would do so silently and the recorded path would lie, so this refuses instead.
 const noKey = (index: number): Error => new Error(`index ${index} gives no valid key; skip it`);
 
 /**
- * The public key of the non-hardened child `index` of a branch (CKDpriv, then point(k)). Written
- * out rather than taken from bip32's `derive`, which also hashes the parent for the child's
- * fingerprint and always yields a compressed key: an address then costs one HMAC-SHA512 and one
- * base-point multiplication (the hot path of invoice creation).
- */
-export function childPublicKey(branch: BranchKey, index: number, compressed: boolean): Uint8Array {
-  const tweak = tweakOf(branch, index);
-  const child = ecc.isPrivate(tweak) ? ecc.privateAdd(branch.privateKey, tweak) : null;
-  const pub = child ? ecc.pointFromScalar(child, compressed) : null;
-  if (!pub) throw noKey(index);
-  return pub;
-}
-
-/**
- * The same keys from the public branch alone (CKDpub: K + IL·G), for any index of the branch. IL·G
- * is a base-point multiplication and the sum a cheap addition of two uncompressed points:
- * measured, a third less work than libsecp256k1's tweak-add, which multiplies the general way.
+ * The public keys of a branch's non-hardened children from the public branch alone (CKDpub:
+ * K + IL·G). Written out rather than taken from bip32's `derive`, which also hashes the parent for
+ * the child's fingerprint and always yields a compressed key: an address then costs one
+ * HMAC-SHA512, one base-point multiplication (IL·G) and a cheap addition of two uncompressed points
+ * (measured, a third less work than libsecp256k1's tweak-add, which multiplies the general way).
+ * This is the hot path of invoice creation.
  */
 export function publicChildKeys(branch: PublicBranchKey): (index: number, compressed: boolean) => Uint8Array {
   const parent = ecc.pointCompress(branch.publicKey, false);

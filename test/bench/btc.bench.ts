@@ -12,7 +12,7 @@ import { btcNetwork } from '../../src/chains/btc/derive';
 import { parseBlock } from '../../src/chains/btc/parse';
 import { ChainWatcher } from '../../src/chains/chain-watcher';
 import { TransferRecorder } from '../../src/chains/transfer-recorder';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, TransferSink } from '../../src/chains/types';
+import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, TransferSink } from '../../src/chains/types';
 import { WatchedAddresses } from '../../src/chains/watched-addresses';
 import { parseConfig, type ChainConfig } from '../../src/config/schema';
 import { AddressEntity, type ChainTransferRow } from '../../src/db/entities/chain';
@@ -55,7 +55,7 @@ function randomAddresses(n: number): string[] {
  * The block, fetched once, served again without a node: what the core does with it is all that is
  * timed. Watch keys are the real adapter's.
  */
-class PrefetchedAdapter implements ChainAdapter {
+class PrefetchedAdapter implements ChainReader {
   readonly chainId = 'bitcoin';
   /** Before the block is served, the tip is its parent: the core creates its cursor there. */
   served = false;

@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { getAddress, id, Interface } from 'ethers';
 import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock } from '../../src/chains/types';
+import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock } from '../../src/chains/types';
 import { WatchedAddresses } from '../../src/chains/watched-addresses';
 import { coinId } from '../../src/catalog/coins';
 import { ChainTransferEntity } from '../../src/db/entities/chain';
@@ -209,7 +209,7 @@ function watchedSetMemory(): void {
  * A node that serves the blocks fetched from anvil, revealing one more at each step; below them, an
  * empty block with the first one's parent hash (where the daemon's cursor starts) and its parent.
  */
-class ReplayAdapter implements ChainAdapter {
+class ReplayAdapter implements ChainReader {
   private revealed = -1;
   private readonly chain: NormalisedBlock[];
 

@@ -7,27 +7,34 @@ import type { Clock } from '../../src/shared/clock';
 import { merchantWithKey, startTestDaemon, type TestDaemon } from './daemon';
 import { FakeAllocator } from './fake-allocator';
 import { FakeChainSource } from './fake-chain';
+import { IdleChain } from './idle-chain';
 import { signRequest } from './signer';
 
 export const USDT_ETH_CONTRACT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 export const USDT_TRON_CONTRACT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 export const DAI_CONTRACT = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512';
 
-/** Chains for invoice tests: no node is contacted (the fake chain source drives payments). */
+/**
+ * Chains for invoice tests: no node is contacted (the fake chain source drives payments); each is
+ * watched on an idle node whose tip never moves, which is no stall.
+ */
+const IDLE = { stall_seconds: 0 };
+
 export const TEST_CHAINS = [
-  { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:9', confirmations: 2 },
+  { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:9', confirmations: 2, options: IDLE },
   {
     id: 'ethereum',
     kind: 'evm',
     chain_id: 31337,
     rpc_url: 'http://127.0.0.1:9',
     confirmations: 3,
+    options: IDLE,
     tokens: [
       { ticker: 'USDT', contract: USDT_ETH_CONTRACT, decimals: 6 },
       { ticker: 'DAI', contract: DAI_CONTRACT, decimals: 18, invoice_enabled: false },
     ],
   },
-  { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:9', confirmations: 1, tokens: [{ ticker: 'USDT', contract: USDT_TRON_CONTRACT, decimals: 6 }] },
+  { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:9', confirmations: 1, options: IDLE, tokens: [{ ticker: 'USDT', contract: USDT_TRON_CONTRACT, decimals: 6 }] },
 ];
 
 export const COINS = {
@@ -97,9 +104,9 @@ export async function startInvoiceFixture(
 ): Promise<InvoiceFixture> {
   // The fake allocator keeps addresses unique across fixtures; `realWallet` derives them from the test seed.
   const allocator = opts.realWallet ? undefined : new FakeAllocator((id) => CHAIN_OF[id] ?? 'unknown');
-  // No node is watched (their URLs lead nowhere, which would put the coins in maintenance): the
-  // tests drive payments with the fake chain source.
-  const td = await startTestDaemon({ chains: TEST_CHAINS, ...opts.overrides }, { clock: opts.clock, allocator, adapterFor: () => null });
+  // Every chain is an idle node (their URLs lead nowhere, which would put the coins in maintenance):
+  // the tests drive payments with the fake chain source.
+  const td = await startTestDaemon({ chains: TEST_CHAINS, ...opts.overrides }, { clock: opts.clock, allocator, adapterFor: (chain) => new IdleChain(chain.id) });
   const m = await merchantWithKey(td.daemon, { permissions: opts.permissions, rateLimit: opts.rateLimit });
   const clock = opts.clock ?? { now: () => new Date() };
   const api = new ApiClient(td.url, m.keyId, m.secret, clock);

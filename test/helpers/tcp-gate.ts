@@ -1,7 +1,8 @@
 /**
  * A TCP forwarder on 127.0.0.1 between the daemon and a node: `close()` makes the node unreachable
  * for the daemon (refused connections, open ones cut) while the node itself goes on, so a test can
- * make blocks the daemon has not seen; `open()` listens again on the same port.
+ * make blocks the daemon has not seen; `open()` listens again on the same port, and `retarget()`
+ * puts another node behind it (a node replaced at the same address).
  */
 import net from 'node:net';
 
@@ -10,7 +11,12 @@ export class TcpGate {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
 
-  constructor(private readonly targetPort: number) {}
+  constructor(private targetPort: number) {}
+
+  /** New connections go to `port`; open ones are left as they are (close first to cut them). */
+  retarget(port: number): void {
+    this.targetPort = port;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;

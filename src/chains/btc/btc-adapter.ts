@@ -1,18 +1,33 @@
-import type { Network } from 'bitcoinjs-lib';
+import { Transaction, type Network } from 'bitcoinjs-lib';
 import type { BtcFeeOptions, ChainConfig } from '../../config/schema';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer } from '../types';
+import {
+  NodeFault,
+  type BlockHeader,
+  type BlockRef,
+  type ChainAdapter,
+  type FeeQuote,
+  type NormalisedBlock,
+  type NormalisedTransfer,
+  type SentStatus,
+  type SentTransaction,
+} from '../types';
 import { btcNetwork } from './derive';
 import { outputScript, parseBlock, parseTransaction } from './parse';
-import { BitcoinRpc } from './rpc';
+import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
 const MEMPOOL_BATCH = 250;
 
-/** Where the fee rate came from: the node's estimate, or the configured fallback when it has none (regtest, a fresh node). */
-export interface FeeRate {
-  satPerVbyte: number;
-  source: 'node' | 'fallback';
-}
+/**
+ * The names `getblockchaininfo` gives each configured network: Bitcoin Core's (`main`, `test`,
+ * `testnet4`, `signet`, `regtest`) and bcoin's (`main`, `test`, `regtest`).
+ */
+const NODE_CHAINS: Record<string, readonly string[]> = {
+  mainnet: ['main'],
+  testnet: ['test', 'testnet4'],
+  signet: ['signet'],
+  regtest: ['regtest'],
+};
 
 /**
  * A Bitcoin node (Bitcoin Core or bcoin) as the chain core sees it, over the JSON-RPC both share.
@@ -25,6 +40,7 @@ export class BtcAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly network: Network;
   private readonly fees: BtcFeeOptions;
+  private readonly configuredNetwork: string;
   /** The mempool's transactions already parsed, by txid: each poll fetches only the new ones. */
   private readonly pooled = new Map<string, NormalisedTransfer[]>();
 
@@ -32,13 +48,20 @@ export class BtcAdapter implements ChainAdapter {
     this.chainId = chain.id;
     this.network = btcNetwork(chain);
     this.fees = chain.fees!;
+    this.configuredNetwork = chain.network ?? 'mainnet';
   }
 
-  /** The best block's hash, then its height: a pair that holds even if the chain moves in between. */
+  /**
+   * The best block, and the network the node is on, in one call: a node of another network (at
+   * first contact, after a restart on other settings, or behind a different node at the same URL)
+   * would credit its payments to this one's coins, so every poll checks it.
+   */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const hash = await this.rpc.call<string>('getbestblockhash', [], signal);
-    const { height } = await this.rpc.call<{ height: number }>('getblockheader', [hash, true], signal);
-    return { height, hash };
+    const info = await this.rpc.call<{ chain?: unknown; blocks?: unknown; bestblockhash?: unknown }>('getblockchaininfo', [], signal);
+    if (!NODE_CHAINS[this.configuredNetwork]!.includes(String(info.chain)))
+      throw new NodeFault(`bitcoin node is on chain ${String(info.chain)}, the config says ${this.configuredNetwork}`);
+    if (!Number.isSafeInteger(info.blocks) || typeof info.bestblockhash !== 'string') throw new NodeFault('bitcoin node getblockchaininfo: no best block');
+    return { height: info.blocks as number, hash: info.bestblockhash };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
@@ -91,27 +114,75 @@ export class BtcAdapter implements ChainAdapter {
     let parsed: ReturnType<typeof parseTransaction>;
     try {
       parsed = parseTransaction(rawHex, this.network);
-    } catch {
+    } catch (err) {
+      if (err instanceof NodeFault) throw err;
       return [];
     }
     if (parsed.txid !== txid) throw new Error(`bitcoin node getrawtransaction: asked for ${txid}, got ${parsed.txid}`);
     return parsed.transfers;
   }
 
-  /** Broadcasts a signed transaction (hex); returns its txid. */
+  /**
+   * Broadcasts a signed transaction (hex); returns its txid. One the node already holds (mempool or
+   * chain) counts as broadcast.
+   */
   async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
-    return this.rpc.call<string>('sendrawtransaction', [rawHex], signal);
+    const txid = Transaction.fromHex(rawHex).getId();
+    try {
+      return await this.rpc.call<string>('sendrawtransaction', [rawHex], signal);
+    } catch (err) {
+      if (err instanceof BitcoinRpcError && /already (in|known)|txn-already/i.test(err.message)) return txid;
+      throw err;
+    }
   }
 
   /**
    * The fee rate for confirmation within the configured target. Core answers `feerate` (BTC/kvB),
    * bcoin `fee` (BTC/kB, -1 without data); no estimate falls back to the configured rate.
    */
-  async feeRate(signal?: AbortSignal): Promise<FeeRate> {
+  async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
     const estimate = await this.rpc.call<{ feerate?: unknown; fee?: unknown } | null>('estimatesmartfee', [this.fees.target_blocks], signal);
     const perKvb = typeof estimate?.feerate === 'number' ? estimate.feerate : typeof estimate?.fee === 'number' ? estimate.fee : -1;
-    if (!(perKvb > 0)) return { satPerVbyte: this.fees.fallback_sat_vb, source: 'fallback' };
+    if (!(perKvb > 0)) return { kind: 'btc', satPerVbyte: this.fees.fallback_sat_vb, source: 'fallback' };
     // Whole satoshi per kvB first: a float such as 0.00002 × 1e8 is not exactly 2000.
-    return { satPerVbyte: Math.max(1, Math.ceil(Math.round(perKvb * 1e8) / 1000)), source: 'node' };
+    return { kind: 'btc', satPerVbyte: Math.max(1, Math.ceil(Math.round(perKvb * 1e8) / 1000)), source: 'node' };
+  }
+
+  /**
+   * From what any node answers without a wallet or a transaction index: in its mempool; else an
+   * unspent output of it in the UTXO set (mined, at the tip's height less its depth); else, on a
+   * node with a transaction index, its block; else an input spent by another transaction
+   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again).
+   * Bitcoin Core's gettxout counts spends waiting in its mempool, bcoin's only those in blocks: on
+   * bcoin a rival waiting in the mempool shows as unknown until it is mined. A mined transaction
+   * whose outputs were all spent again is told from a conflict only by a node with a transaction
+   * index; the block scan's spends (NormalisedBlock.spends) say it on any node.
+   */
+  async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
+    const tx = Transaction.fromHex(sent.raw);
+    const [inPool, ...outs] = await this.rpc.batch(
+      [{ method: 'getmempoolentry', params: [sent.txid] }, ...tx.outs.map((_, vout) => ({ method: 'gettxout', params: [sent.txid, vout, false] }))],
+      signal,
+    );
+    if (inPool!.ok) return { state: 'mempool' };
+    for (const o of outs) {
+      const coin = o.ok ? (o.result as { bestblock?: string; confirmations?: number } | null) : null;
+      if (coin?.bestblock && typeof coin.confirmations === 'number' && coin.confirmations > 0) {
+        const tip = await this.rpc.call<{ height: number }>('getblockheader', [coin.bestblock, true], signal);
+        const height = tip.height - coin.confirmations + 1;
+        return { state: 'mined', height, blockHash: await this.rpc.call<string>('getblockhash', [height], signal), succeeded: true };
+      }
+    }
+    const indexed = (await this.rpc.batch([{ method: 'getrawtransaction', params: [sent.txid, true] }], signal))[0]!;
+    const found = indexed.ok ? (indexed.result as { blockhash?: string } | null) : null;
+    if (found?.blockhash) {
+      const header = await this.rpc.call<{ height: number; confirmations: number }>('getblockheader', [found.blockhash, true], signal);
+      if (header.confirmations > 0) return { state: 'mined', height: header.height, blockHash: found.blockhash, succeeded: true };
+    }
+    const inputs = await this.rpc.all<unknown>(
+      tx.ins.map((i) => ({ method: 'gettxout', params: [Buffer.from(i.hash).reverse().toString('hex'), i.index, true] })),
+      signal,
+    );
+    return inputs.some((coin) => coin === null) ? { state: 'conflicted' } : { state: 'unknown' };
   }
 }

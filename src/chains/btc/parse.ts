@@ -1,5 +1,5 @@
 import { address, Block, Transaction, type Network } from 'bitcoinjs-lib';
-import type { NormalisedBlock, NormalisedTransfer } from '../types';
+import { NodeFault, type NormalisedBlock, type NormalisedSpend, type NormalisedTransfer } from '../types';
 
 const OP_0 = 0x00;
 const OP_1 = 0x51;
@@ -83,11 +83,19 @@ class OutputTransfer implements NormalisedTransfer {
   }
 }
 
-/** Every output of `tx` paying an address: one transfer each (txid + vout), so two outputs to one address are two. */
+/** 21 million BTC in satoshi: no output can carry more (consensus' MAX_MONEY). */
+export const MAX_SATOSHI = 21_000_000n * 100_000_000n;
+
+/**
+ * Every output of `tx` paying an address: one transfer each (txid + vout), so two outputs to one
+ * address are two. A value below zero or above all the bitcoin there is cannot come from a valid
+ * chain: the node is at fault, and nothing of the transaction counts.
+ */
 export function transactionTransfers(tx: Transaction, network: Network, txid = tx.getId()): NormalisedTransfer[] {
   const transfers: NormalisedTransfer[] = [];
   tx.outs.forEach((out, index) => {
-    if (out.value <= 0n) return;
+    if (out.value < 0n || out.value > MAX_SATOSHI) throw new NodeFault(`bitcoin node: output ${txid}:${index} has the impossible value ${out.value} sat`);
+    if (out.value === 0n) return;
     const encoding = encodingOf(out.script);
     if (encoding !== null) transfers.push(new OutputTransfer(out.script, encoding, network, out.value, txid, index));
   });
@@ -97,15 +105,23 @@ export function transactionTransfers(tx: Transaction, network: Network, txid = t
 /** Display order (the RPC's) of a hash bitcoinjs-lib holds in internal byte order. */
 const displayHash = (internal: Uint8Array): string => Buffer.from(internal).reverse().toString('hex');
 
+/** The outpoints `tx` spends, one spend each; a coinbase spends none. */
+function transactionSpends(tx: Transaction, txid: string, into: NormalisedSpend[]): void {
+  if (tx.isCoinbase()) return;
+  for (const input of tx.ins) into.push({ txid, outpoint: { txid: displayHash(input.hash), index: input.index } });
+}
+
 /** A raw block (hex, as `getblock HASH 0` returns it) at `height`, normalised. */
 export function parseBlock(hex: string, height: number, network: Network): NormalisedBlock {
   const block = Block.fromHex(hex);
-  return {
-    height,
-    hash: block.getId(),
-    parentHash: displayHash(block.prevHash!),
-    transfers: (block.transactions ?? []).flatMap((tx) => transactionTransfers(tx, network)),
-  };
+  const transfers: NormalisedTransfer[] = [];
+  const spends: NormalisedSpend[] = [];
+  for (const tx of block.transactions ?? []) {
+    const txid = tx.getId();
+    for (const t of transactionTransfers(tx, network, txid)) transfers.push(t);
+    transactionSpends(tx, txid, spends);
+  }
+  return { height, hash: block.getId(), parentHash: displayHash(block.prevHash!), transfers, spends };
 }
 
 /** A raw transaction (hex, as `getrawtransaction TXID false` returns it), normalised. */

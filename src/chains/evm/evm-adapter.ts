@@ -1,6 +1,17 @@
-import { getAddress, id } from 'ethers';
+import { getAddress, id, keccak256, Transaction } from 'ethers';
 import type { ChainConfig } from '../../config/schema';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer } from '../types';
+import {
+  NodeFault,
+  type BlockHeader,
+  type BlockRef,
+  type ChainAdapter,
+  type FeeQuote,
+  type NormalisedBlock,
+  type NormalisedSpend,
+  type NormalisedTransfer,
+  type SentStatus,
+  type SentTransaction,
+} from '../types';
 import { EvmRpc } from './json-rpc';
 
 /** topic0 of ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`. */
@@ -8,6 +19,17 @@ const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
 
 /** How often one `blocks` call re-reads a range the node reorganised while it was being read. */
 const CONSISTENT_READ_ATTEMPTS = 3;
+
+/**
+ * No real amount reaches 2^128 base units (3.4e20 ETH at 18 decimals; a token's supply is bounded
+ * by what its contract mints, and reading each totalSupply would cost a call): a value above it
+ * comes from a faulty node.
+ */
+const MAX_AMOUNT = 2n ** 128n;
+
+/** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
+const FEE_HISTORY_BLOCKS = 10;
+const TIP_PERCENTILE = 50;
 
 interface RpcHeader {
   number: string;
@@ -17,8 +39,16 @@ interface RpcHeader {
 
 interface RpcTransaction {
   hash: string;
+  from: string;
+  nonce: string;
   to: string | null;
   value: string;
+}
+
+interface RpcReceipt {
+  blockNumber: string;
+  blockHash: string;
+  status: string;
 }
 
 interface RpcBlock extends RpcHeader {
@@ -49,7 +79,6 @@ export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
   private readonly expectedChainId: number;
-  private networkChecked = false;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
@@ -61,9 +90,14 @@ export class EvmAdapter implements ChainAdapter {
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
   }
 
+  /**
+   * The best block, and the chain id, side by side: a node of another network (at first contact,
+   * after a restart on other settings, or behind a different node at the same URL) would credit its
+   * payments to this one's coins, so every poll checks it.
+   */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    await this.checkNetwork(signal);
-    const b = await this.rpcHeader('latest', signal);
+    const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
+    if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
     return { height: Number(b.number), hash: b.hash };
   }
 
@@ -86,14 +120,6 @@ export class EvmAdapter implements ChainAdapter {
     }
   }
 
-  /** Once per adapter: a node of another network would credit its payments to this one's coins. */
-  private async checkNetwork(signal?: AbortSignal): Promise<void> {
-    if (this.networkChecked) return;
-    const theirs = Number(await this.rpc.call<string>('eth_chainId', [], signal));
-    if (theirs !== this.expectedChainId) throw new Error(`evm node is on chain id ${theirs}, the config says ${this.expectedChainId}`);
-    this.networkChecked = true;
-  }
-
   private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {
     const b = await this.rpc.call<RpcHeader | null>('eth_getBlockByNumber', [tag, false], signal);
     if (!b) throw new Error(`evm node has no block ${tag === 'latest' ? tag : Number(tag)}`);
@@ -108,7 +134,7 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The blocks with their transfers; null when a log belongs to another branch than its block. */
   private normalise(blocks: RpcBlock[], logs: RpcLog[]): NormalisedBlock[] | null {
-    const out = blocks.map((b): NormalisedBlock => ({ ...toHeader(b), transfers: nativeTransfers(b) }));
+    const out = blocks.map((b): NormalisedBlock => ({ ...toHeader(b), transfers: nativeTransfers(b), spends: b.transactions.map((tx) => new TransactionSpend(tx)) }));
     const first = out[0]!.height;
     for (const log of logs) {
       const block = out[Number(log.blockNumber) - first];
@@ -127,11 +153,93 @@ export class EvmAdapter implements ChainAdapter {
     return {
       asset,
       to: getAddress('0x' + log.topics[2]!.slice(26)),
-      amount: BigInt(log.data),
+      amount: amountOf(log.data, `log ${log.transactionHash}:${Number(log.logIndex)}`),
       txid: log.transactionHash,
       index: Number(log.logIndex),
     };
   }
+
+  /**
+   * EIP-1559 from the node's fee history: the next block's base fee, the median tip of the last
+   * blocks, and a fee cap of twice the base fee plus the tip (room for six full blocks of growth).
+   */
+  async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
+    const history = await this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>('eth_feeHistory', [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]], signal);
+    const next = history.baseFeePerGas?.at(-1);
+    if (next === undefined) throw new Error('evm node eth_feeHistory: no base fee (a chain without EIP-1559)');
+    const baseFeePerGas = amountOf(next, 'eth_feeHistory base fee');
+    const tips = (history.reward ?? []).map((r) => amountOf(r[0] ?? '0x0', 'eth_feeHistory reward')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const maxPriorityFeePerGas = tips.length > 0 ? tips[Math.floor(tips.length / 2)]! : 0n;
+    return { kind: 'evm', baseFeePerGas, maxPriorityFeePerGas, maxFeePerGas: 2n * baseFeePerGas + maxPriorityFeePerGas };
+  }
+
+  /** Sends a signed transaction (hex); one the node already holds (geth's `already known`, anvil's `already imported`) counts as sent. */
+  async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
+    try {
+      return await this.rpc.call<string>('eth_sendRawTransaction', [rawHex], signal);
+    } catch (err) {
+      if (err instanceof Error && /already (known|imported)|alreadyknown/i.test(err.message)) return keccak256(rawHex);
+      throw err;
+    }
+  }
+
+  /**
+   * Mined when the node has its receipt (`succeeded` from the receipt's status); in the mempool
+   * while the node knows it unmined; conflicted once its sender's nonce, pending transactions
+   * counted, passed it while the node does not know it (another transaction took its nonce: a
+   * replacement waiting or mined); otherwise unknown.
+   */
+  async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
+    const tx = Transaction.from(sent.raw);
+    const [receipt, known, taken] = await this.rpc.batch<unknown>(
+      [
+        { method: 'eth_getTransactionReceipt', params: [sent.txid] },
+        { method: 'eth_getTransactionByHash', params: [sent.txid] },
+        { method: 'eth_getTransactionCount', params: [tx.from, 'pending'] },
+      ],
+      signal,
+    );
+    if (receipt) {
+      const r = receipt as RpcReceipt;
+      return { state: 'mined', height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1' };
+    }
+    if (known) return { state: 'mempool' };
+    return Number(taken) > tx.nonce ? { state: 'conflicted' } : { state: 'unknown' };
+  }
+
+  async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {
+    const [latest, pending] = await this.rpc.batch<string>(
+      ['latest', 'pending'].map((tag) => ({ method: 'eth_getTransactionCount', params: [address, tag] })),
+      signal,
+    );
+    return { latest: Number(latest), pending: Number(pending) };
+  }
+}
+
+/** A transaction's spend: the sender's EIP-55 form costs a hash, so it is built on first read. */
+class TransactionSpend implements NormalisedSpend {
+  readonly txid: string;
+  readonly nonce: number;
+  private sender: string | undefined;
+  constructor(private readonly tx: RpcTransaction) {
+    this.txid = tx.hash;
+    this.nonce = Number(tx.nonce);
+  }
+
+  get from(): string {
+    return (this.sender ??= getAddress(this.tx.from));
+  }
+}
+
+/**
+ * Base units from a node's hex quantity. Anything else (a negative or fractional number, a decimal
+ * string, a value no real amount reaches) is the node's fault: nothing of its block is credited.
+ */
+function amountOf(value: unknown, what: string): bigint {
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(value)) throw new NodeFault(`evm node: ${what} has the value ${String(value).slice(0, 80)}, not a hex quantity`);
+  const amount = BigInt(value);
+  if (amount > MAX_AMOUNT) throw new NodeFault(`evm node: ${what} has the impossible value ${amount}`);
+  return amount;
 }
 
 const toHeader = (b: RpcHeader): BlockHeader => ({ height: Number(b.number), hash: b.hash, parentHash: b.parentHash });
@@ -139,8 +247,9 @@ const toHeader = (b: RpcHeader): BlockHeader => ({ height: Number(b.number), has
 function nativeTransfers(b: RpcBlock): NormalisedTransfer[] {
   const out: NormalisedTransfer[] = [];
   for (const tx of b.transactions) {
-    if (!tx.to || BigInt(tx.value) === 0n) continue;
-    out.push({ asset: 'native', to: getAddress(tx.to), amount: BigInt(tx.value), txid: tx.hash, index: 0 });
+    const amount = amountOf(tx.value, `transaction ${tx.hash}`);
+    if (!tx.to || amount === 0n) continue;
+    out.push({ asset: 'native', to: getAddress(tx.to), amount, txid: tx.hash, index: 0 });
   }
   return out;
 }

@@ -82,5 +82,5 @@ test('a database sealed before binding is carried over at start: every value bou
   const replay = await after.post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] }, { 'Idempotency-Key': 'old-answer' });
   t.is(replay.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(replay.body, endpoint.body);
-  t.is(daemon.wallet.mnemonic(), TEST_MNEMONIC);
+  t.is(daemon.signer.backupWords(), TEST_MNEMONIC);
 });

@@ -9,6 +9,8 @@ import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { AddressService, skipBranchesTo } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
+import { WalletSigner } from '../../../src/wallet/signer';
+import { silentLogger } from '../../../src/shared/logger';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
 
@@ -23,7 +25,7 @@ const config = parseConfig({
   ],
 });
 const catalog = new Catalog(config.chains, config.fiat);
-const wallet = new HdWallet(MNEMONIC);
+const wallet = new HdWallet(new WalletSigner(() => MNEMONIC, silentLogger));
 const BTC = coinId('bitcoin', NATIVE_ASSET);
 const ETH = coinId('ethereum', NATIVE_ASSET);
 const USDT = coinId('ethereum', USDT_ERC20);

@@ -7,6 +7,8 @@ import { FakeClock } from '../../../src/shared/clock';
 import { AddressLookahead, LOOKAHEAD_DEPTH } from '../../../src/wallet/address-lookahead';
 import { AddressService } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
+import { WalletSigner } from '../../../src/wallet/signer';
+import { silentLogger } from '../../../src/shared/logger';
 import { TEST_MNEMONIC } from '../../helpers/daemon';
 import { tempStore } from '../../helpers/memory-store';
 
@@ -17,7 +19,7 @@ const config = parseConfig({
     { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090' },
   ],
 });
-const wallet = new HdWallet(TEST_MNEMONIC);
+const wallet = new HdWallet(new WalletSigner(() => TEST_MNEMONIC, silentLogger));
 
 async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;

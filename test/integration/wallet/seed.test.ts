@@ -12,7 +12,7 @@ import { loadMasterKey, Sealer } from '../../../src/db/seal';
 import { Store } from '../../../src/db/store';
 import { createLogger } from '../../../src/shared/logger';
 import { UserError } from '../../../src/shared/errors';
-import { ensureSeed, loadWallet, SEED_META_KEY } from '../../../src/wallet/seed';
+import { ensureSeed, loadSigner, SEED_META_KEY } from '../../../src/wallet/seed';
 import { startTestDaemon, testConfig, TEST_MNEMONIC } from '../../helpers/daemon';
 import { tempStore } from '../../helpers/memory-store';
 
@@ -33,8 +33,8 @@ test('a fresh seed is 24 words, sealed at rest, kept on a second call', async (t
   t.is(first.status, 'created');
   t.regex(first.fingerprint, /^[0-9a-f]{8}$/);
   const row = await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY });
-  const wallet = await loadWallet(store, sealer);
-  const words = wallet.mnemonic().split(' ');
+  const signer = await loadSigner(store, sealer);
+  const words = signer.backupWords().split(' ');
   t.is(words.length, 24);
   for (const w of words) t.false(row.value.includes(w), 'no word of the seed in the stored row');
   t.deepEqual(await ensureSeed(store, sealer), { status: 'kept', fingerprint: first.fingerprint });
@@ -56,12 +56,12 @@ test('restore: given words are stored; the same words again are kept; other word
 
 test('loading: a missing seed and one sealed under another master key each fail with one line and no secret', async (t) => {
   const store = await tempStore(t);
-  await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 2))), { instanceOf: UserError, message: /^wallet seed missing: run `coinkeep init`/ });
+  await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 2))), { instanceOf: UserError, message: /^wallet seed missing: run `coinkeep init`/ });
   await ensureSeed(store, new Sealer(Buffer.alloc(32, 2)), TEST_MNEMONIC);
-  const err = await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 3))), { instanceOf: UserError });
+  const err = await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 3))), { instanceOf: UserError });
   t.is(err!.message, 'wallet seed cannot be opened: wrong master key or damaged seed row');
   await store.write((em) => em.update(MetaEntity, { key: SEED_META_KEY }, { value: 'v1.garbage' }));
-  await t.throwsAsync(loadWallet(store, new Sealer(Buffer.alloc(32, 2))), { message: /cannot be opened/ });
+  await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 2))), { message: /cannot be opened/ });
 });
 
 test('the daemon refuses to start without a seed, with one line, and closes its store', async (t) => {
@@ -109,7 +109,7 @@ test('the test daemon has the tests\' seed; wallet info and backup answer over t
 test('startTestDaemon comes with the fixed test seed', async (t) => {
   const td = await startTestDaemon();
   t.teardown(() => td.stop());
-  t.is(td.daemon.wallet.mnemonic(), TEST_MNEMONIC);
+  t.is(td.daemon.signer.backupWords(), TEST_MNEMONIC);
   t.is(td.daemon.watched.size(), 0);
 });
 

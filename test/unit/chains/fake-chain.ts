@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferSink } from '../../../src/chains/types';
+import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, NormalisedTransfer, TransferSink } from '../../../src/chains/types';
 import type { ChainTransferRow, TransferStatus } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
 import type { Store } from '../../../src/db/store';
@@ -11,7 +11,7 @@ import type { EventType } from '../../../src/shared/events';
  * A node in memory: blocks by height on one best chain, which tests extend, cut back (a
  * reorganisation), or take down. Block hashes carry the branch tag, so two branches never share one.
  */
-export class FakeChain implements ChainAdapter {
+export class FakeChain implements ChainReader {
   readonly chainId = 'ethereum';
   down: string | null = null;
   requests = 0;

@@ -52,5 +52,5 @@ test('blocks, headers, mempool, broadcast and fee rate, read from bcoin', async 
     block!.transfers.filter((x) => x.txid === tx.getId()).map((x) => x.index),
     waiting.map((x) => x.index),
   );
-  t.deepEqual(await adapter.feeRate(), { satPerVbyte: 3, source: 'fallback' });
+  t.deepEqual(await adapter.feeQuote(), { kind: 'btc', satPerVbyte: 3, source: 'fallback' });
 });

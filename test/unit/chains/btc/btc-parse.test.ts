@@ -1,8 +1,9 @@
 import test from 'ava';
-import { networks, payments, Transaction } from 'bitcoinjs-lib';
+import { Block, networks, payments, Transaction } from 'bitcoinjs-lib';
 import { BtcAdapter } from '../../../../src/chains/btc/btc-adapter';
 import { btcNetwork } from '../../../../src/chains/btc/derive';
-import { outputAddress, outputScript, parseTransaction } from '../../../../src/chains/btc/parse';
+import { MAX_SATOSHI, outputAddress, outputScript, parseBlock, parseTransaction } from '../../../../src/chains/btc/parse';
+import { NodeFault } from '../../../../src/chains/types';
 import type { BitcoinRpc } from '../../../../src/chains/btc/rpc';
 import { parseConfig } from '../../../../src/config/schema';
 
@@ -88,14 +89,14 @@ const feeAdapter = (answer: unknown, options: Record<string, unknown> = {}) => {
 
 test('the fee rate is the node\'s estimate in sat/vB (Core\'s feerate or bcoin\'s fee), rounded up', async (t) => {
   const core = feeAdapter({ feerate: 0.00012345, blocks: 6 }, { fee_target_blocks: 3 });
-  t.deepEqual(await core.adapter.feeRate(), { satPerVbyte: 13, source: 'node' });
+  t.deepEqual(await core.adapter.feeQuote(), { kind: 'btc', satPerVbyte: 13, source: 'node' });
   t.deepEqual(core.asked, [[3]]);
-  t.deepEqual(await feeAdapter({ fee: 0.00002, blocks: 6 }).adapter.feeRate(), { satPerVbyte: 2, source: 'node' });
+  t.deepEqual(await feeAdapter({ fee: 0.00002, blocks: 6 }).adapter.feeQuote(), { kind: 'btc', satPerVbyte: 2, source: 'node' });
 });
 
 test('without an estimate from the node the configured fallback rate is used', async (t) => {
-  t.deepEqual(await feeAdapter({ fee: -1, blocks: 2 }, { fee_fallback_sat_vb: 4 }).adapter.feeRate(), { satPerVbyte: 4, source: 'fallback' });
-  t.deepEqual(await feeAdapter({ errors: ['Insufficient data or no feerate found'], blocks: 0 }).adapter.feeRate(), { satPerVbyte: 10, source: 'fallback' });
+  t.deepEqual(await feeAdapter({ fee: -1, blocks: 2 }, { fee_fallback_sat_vb: 4 }).adapter.feeQuote(), { kind: 'btc', satPerVbyte: 4, source: 'fallback' });
+  t.deepEqual(await feeAdapter({ errors: ['Insufficient data or no feerate found'], blocks: 0 }).adapter.feeQuote(), { kind: 'btc', satPerVbyte: 10, source: 'fallback' });
 });
 
 test('fee options are checked at load', (t) => {
@@ -103,4 +104,44 @@ test('fee options are checked at load', (t) => {
     parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:1', options }] });
   t.throws(load({ fee_fallback_sat_vb: 0 }), { message: /chains\[0\]\.options\.fee_fallback_sat_vb/ });
   t.throws(load({ fee_target_blocks: 'soon' }), { message: /chains\[0\]\.options\.fee_target_blocks/ });
+});
+
+/** A transaction paying 1 sat to a P2WPKH script, its output value then overwritten with `value` (int64 LE) as a node could send it. */
+function withOutputValue(value: bigint): string {
+  const tx = new Transaction();
+  tx.addInput(new Uint8Array(32).fill(1), 0);
+  tx.addOutput(payments.p2wpkh({ hash: hash20, network: BCOIN }).output!, 1n);
+  const bytes = Buffer.from(tx.toBuffer());
+  // version (4), one input (1 + 32 + 4 + 1 + 4), one output (1): its value follows.
+  bytes.writeBigInt64LE(value, 47);
+  return bytes.toString('hex');
+}
+
+test('an output of a negative value or of more than 21 million BTC is a node fault, never a transfer', (t) => {
+  t.is(parseTransaction(withOutputValue(MAX_SATOSHI), BCOIN).transfers[0]!.amount, MAX_SATOSHI);
+  for (const value of [-1n, MAX_SATOSHI + 1n, 2n ** 62n])
+    t.throws(() => parseTransaction(withOutputValue(value), BCOIN), { instanceOf: NodeFault, message: /impossible value/ }, String(value));
+});
+
+test('a block lists one spend per input of its transactions (the outpoint spent), none for the coinbase', (t) => {
+  const coinbase = new Transaction();
+  coinbase.addInput(new Uint8Array(32), 0xffffffff, 0xffffffff, Uint8Array.from([1, 5]));
+  coinbase.addOutput(payments.p2wpkh({ hash: hash20, network: BCOIN }).output!, 50n);
+  const spender = new Transaction();
+  spender.addInput(new Uint8Array(32).fill(0xaa), 3);
+  spender.addInput(new Uint8Array(32).fill(0xbb), 0);
+  spender.addOutput(payments.p2wpkh({ hash: hash20, network: BCOIN }).output!, 10n);
+  const block = new Block();
+  block.version = 4;
+  block.prevHash = new Uint8Array(32).fill(2);
+  block.timestamp = 1_700_000_000;
+  block.bits = 0x207fffff;
+  block.nonce = 0;
+  block.transactions = [coinbase, spender];
+  block.merkleRoot = Block.calculateMerkleRoot(block.transactions);
+  const parsed = parseBlock(block.toHex(), 7, BCOIN);
+  t.deepEqual(parsed.spends, [
+    { txid: spender.getId(), outpoint: { txid: 'aa'.repeat(32), index: 3 } },
+    { txid: spender.getId(), outpoint: { txid: 'bb'.repeat(32), index: 0 } },
+  ]);
 });

@@ -6,6 +6,7 @@
 import test from 'ava';
 import { getAddress, id } from 'ethers';
 import { EvmAdapter } from '../../../../src/chains/evm/evm-adapter';
+import { NodeFault } from '../../../../src/chains/types';
 import type { RpcCall } from '../../../../src/chains/evm/json-rpc';
 import { parseConfig } from '../../../../src/config/schema';
 
@@ -24,7 +25,7 @@ interface Block {
   number: string;
   hash: string;
   parentHash: string;
-  transactions: Array<{ hash: string; to: string | null; value: string }>;
+  transactions: Array<{ hash: string; from: string; nonce: string; to: string | null; value: unknown }>;
 }
 
 /** Answers eth_getBlockByNumber from `blocks` and eth_getLogs from `logs()` (called at each read). */
@@ -57,6 +58,10 @@ const block = (n: number, transactions: Block['transactions'] = [], tag = 'a'): 
   transactions,
 });
 
+const BOB = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc';
+/** A transaction of BOB's with nonce `nonce`. */
+const tx = (n: string, to: string | null, value: unknown, nonce = 0) => ({ hash: word(n), from: BOB, nonce: hex(nonce), to, value });
+
 const log = (over: Record<string, unknown>) => ({
   address: TOKEN.toLowerCase(),
   topics: [TRANSFER, word('01'), word(ALICE.slice(2))],
@@ -73,9 +78,9 @@ test('native value to an address and token Transfer logs become transfers, addre
     [
       block(4),
       block(5, [
-        { hash: word('t0'), to: ALICE, value: hex(10n ** 18n) },
-        { hash: word('t1'), to: TOKEN.toLowerCase(), value: '0x0' },
-        { hash: word('t2'), to: null, value: hex(5) },
+        tx('t0', ALICE, hex(10n ** 18n)),
+        tx('t1', TOKEN.toLowerCase(), '0x0'),
+        tx('t2', null, hex(5)),
       ]),
     ],
     () => [log({})],
@@ -84,7 +89,8 @@ test('native value to an address and token Transfer logs become transfers, addre
   t.deepEqual(await adapter.tip(), { height: 5, hash: word('a5') });
   t.deepEqual(await adapter.header(4), { height: 4, hash: word('a4'), parentHash: word('a3') });
   const [b] = await adapter.blocks(5, 5);
-  t.deepEqual(b, {
+  t.deepEqual({ ...b, spends: undefined }, {
+    spends: undefined,
     height: 5,
     hash: word('a5'),
     parentHash: word('a4'),
@@ -132,4 +138,33 @@ test('a node on another chain id than the config is refused, with both ids in th
   const node = new MemoryNode([block(4)], () => []);
   node.chainId = '0x89';
   await t.throwsAsync(new EvmAdapter(chain, node).tip(), { message: 'evm node is on chain id 137, the config says 1' });
+});
+
+test('every transaction of a block is a spend of its sender (EIP-55) at its nonce', async (t) => {
+  const node = new MemoryNode([block(4), block(5, [tx('t0', ALICE, '0x1', 7), tx('t1', null, '0x0', 8)])], () => []);
+  const adapter = new EvmAdapter(chain, node);
+  const spends = (await adapter.blocks(5, 5))[0]!.spends!.map((s) => ({ txid: s.txid, from: s.from, nonce: s.nonce }));
+  t.deepEqual(spends, [
+    { txid: word('t0'), from: getAddress(BOB), nonce: 7 },
+    { txid: word('t1'), from: getAddress(BOB), nonce: 8 },
+  ]);
+});
+
+test('a negative, fractional, decimal or impossibly large value from the node is a node fault, not a transfer', async (t) => {
+  for (const value of ['-0x1', '0x1.8', 1.5, '1000', '0x' + (2n ** 128n + 1n).toString(16)]) {
+    const node = new MemoryNode([block(4), block(5, [tx('t0', ALICE, value)])], () => []);
+    await t.throwsAsync(new EvmAdapter(chain, node).blocks(5, 5), { instanceOf: NodeFault }, String(value));
+  }
+  const huge = new MemoryNode([block(4), block(5)], () => [log({ data: word((2n ** 128n + 1n).toString(16)) })]);
+  await t.throwsAsync(new EvmAdapter(chain, huge).blocks(5, 5), { instanceOf: NodeFault, message: /impossible value/ });
+  const most = new MemoryNode([block(4), block(5, [tx('t0', ALICE, '0x' + (2n ** 128n).toString(16))])], () => []);
+  t.is((await new EvmAdapter(chain, most).blocks(5, 5))[0]!.transfers[0]!.amount, 2n ** 128n);
+});
+
+test('the chain id is checked at every tip read, not once: a node swapped for another network is refused', async (t) => {
+  const node = new MemoryNode([block(4)], () => []);
+  const adapter = new EvmAdapter(chain, node);
+  t.is((await adapter.tip()).height, 4);
+  node.chainId = '0x7a69';
+  await t.throwsAsync(adapter.tip(), { instanceOf: NodeFault, message: 'evm node is on chain id 31337, the config says 1' });
 });

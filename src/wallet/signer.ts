@@ -1,0 +1,138 @@
+import { pbkdf2Sync } from 'node:crypto';
+import { BIP32Factory, type BIP32Interface } from 'bip32';
+import { payments, Psbt } from 'bitcoinjs-lib';
+import { getBytes, hexlify, Signature, Transaction as EvmTransaction } from 'ethers';
+import * as ecc from 'tiny-secp256k1';
+import { btcNetwork } from '../chains/btc/derive';
+import { receiveBranchPath, type AddressScheme } from '../chains/derivation';
+import type { SentTransaction } from '../chains/types';
+import type { ChainConfig } from '../config/schema';
+import type { Logger } from '../shared/logger';
+import type { PublicBranchKey } from './child-key';
+
+const bip32 = BIP32Factory(ecc);
+
+/** A coin of the wallet's: a P2WPKH output paying the key at `path`. */
+export interface BtcCoin {
+  txid: string;
+  vout: number;
+  /** Satoshi. */
+  value: bigint;
+  path: string;
+}
+
+export interface BtcSpend {
+  chain: Pick<ChainConfig, 'id' | 'network' | 'options'>;
+  coins: BtcCoin[];
+  outputs: Array<{ address: string; value: bigint }>;
+}
+
+/** An EIP-1559 transaction from the key at `path` (`data`: a contract call, e.g. an ERC-20 transfer). */
+export interface EvmSpend {
+  chainId: number;
+  path: string;
+  nonce: number;
+  to: string;
+  /** Wei. */
+  value: bigint;
+  data?: string;
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/**
+ * The one place that derives a private key (ARCHITECTURE "The money path, both ways"). It holds no
+ * key and no seed: each use opens the words (sealed at rest, `openWords`), derives what it needs,
+ * and wipes the private keys before it returns. Everything else gets public keys: the branch keys
+ * addresses are derived from (HdWallet), and the signed bytes of a transaction.
+ */
+export class WalletSigner {
+  /** The BIP32 master key fingerprint (8 hex digits): names the seed without revealing it. */
+  readonly fingerprint: string;
+
+  constructor(
+    private readonly openWords: () => string,
+    private readonly logger: Logger,
+  ) {
+    this.fingerprint = this.withRoot((root) => Buffer.from(root.fingerprint).toString('hex'));
+  }
+
+  /** The public half of an account's receive branch (m/purpose'/coin'/account'/0), whose hardened levels need the seed. */
+  branchKey(scheme: AddressScheme, account: number): PublicBranchKey {
+    return this.withNode(receiveBranchPath(scheme, account), (node) => ({ publicKey: Uint8Array.from(node.publicKey), chainCode: Uint8Array.from(node.chainCode) }));
+  }
+
+  /** For `coinkeep wallet backup` only. */
+  backupWords(): string {
+    return this.openWords();
+  }
+
+  /** A transaction spending P2WPKH coins of the wallet, every input signed (SIGHASH_ALL). */
+  signBitcoin(spend: BtcSpend): SentTransaction {
+    const network = btcNetwork(spend.chain);
+    const psbt = new Psbt({ network });
+    const paths = spend.coins.map((c) => c.path);
+    this.withRoot((root) => {
+      const nodes = paths.map((p) => root.derivePath(p));
+      try {
+        spend.coins.forEach((c, i) => {
+          const script = payments.p2wpkh({ pubkey: nodes[i]!.publicKey, network }).output!;
+          psbt.addInput({ hash: c.txid, index: c.vout, witnessUtxo: { script, value: c.value } });
+        });
+        for (const o of spend.outputs) psbt.addOutput(o);
+        nodes.forEach((node, i) => psbt.signInput(i, { publicKey: node.publicKey, sign: (hash) => ecc.sign(hash, node.privateKey!) }));
+      } finally {
+        for (const node of nodes) wipe(node);
+      }
+    });
+    psbt.finalizeAllInputs();
+    const tx = psbt.extractTransaction();
+    const signed = { txid: tx.getId(), raw: tx.toHex() };
+    this.logger.info('bitcoin transaction signed', { chain: spend.chain.id, txid: signed.txid, inputs: paths.length });
+    return signed;
+  }
+
+  /** An EIP-1559 (type 2) transaction, signed by the key at `spend.path`. */
+  signEvm(spend: EvmSpend): SentTransaction {
+    const { path, ...fields } = spend;
+    const tx = EvmTransaction.from({ type: 2, ...fields, data: fields.data ?? '0x' });
+    // tiny-secp256k1 rather than ethers' SigningKey, which keeps the key as a hex string nobody can wipe.
+    tx.signature = this.withNode(path, (node) => {
+      const { signature, recoveryId } = ecc.signRecoverable(getBytes(tx.unsignedHash), node.privateKey!);
+      return Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recoveryId as 0 | 1 });
+    });
+    const signed = { txid: tx.hash!, raw: tx.serialized };
+    this.logger.info('evm transaction signed', { chain_id: spend.chainId, txid: signed.txid, nonce: spend.nonce });
+    return signed;
+  }
+
+  private withNode<T>(path: string, use: (node: BIP32Interface) => T): T {
+    return this.withRoot((root) => {
+      const node = root.derivePath(path);
+      try {
+        return use(node);
+      } finally {
+        wipe(node);
+      }
+    });
+  }
+
+  private withRoot<T>(use: (root: BIP32Interface) => T): T {
+    // BIP39's seed (no passphrase) with Node's native PBKDF2: bip39's own, in JavaScript, takes
+    // tens of milliseconds of the event loop at each use.
+    const seed = pbkdf2Sync(this.openWords().normalize('NFKD'), 'mnemonic', 2048, 64, 'sha512');
+    const root = bip32.fromSeed(seed);
+    try {
+      return use(root);
+    } finally {
+      seed.fill(0);
+      wipe(root);
+    }
+  }
+}
+
+/** Overwrites a node's private key in place (bip32 hands out its own buffer). */
+function wipe(node: BIP32Interface): void {
+  node.privateKey?.fill(0);
+}

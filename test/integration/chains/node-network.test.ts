@@ -1,0 +1,97 @@
+/**
+ * A node of another network than the chain's config, black-box through the daemon: at first
+ * contact (bcoin regtest under a chain configured `testnet`), and after a reconnect (the anvil
+ * behind the chain's URL replaced by one of another chain id). Either way the chain's coins are in
+ * maintenance with the reason in `coinkeep status`, new invoices for them answer 503, and a payment
+ * on the wrong network credits nothing.
+ */
+import test from 'ava';
+import { coinId } from '../../../src/catalog/coins';
+import { anvilChainEntry } from '../../../src/dev/anvil';
+import { SignedClient } from '../../helpers/api-client';
+import { killAllAnvils, payFromAnvil, startAnvil } from '../../helpers/anvil';
+import { killAllBcoins, startBcoin } from '../../helpers/bcoin';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { TcpGate } from '../../helpers/tcp-gate';
+import { btcChain, BTC } from './btc/btc-fixture';
+import { FAST_WATCH, RATES } from './evm/evm-fixture';
+
+test.after.always(killAllBcoins);
+test.after.always(killAllAnvils);
+
+const json = { headers: { 'Content-Type': 'application/json' } };
+
+async function chainStatus(td: TestDaemon, chainId: string): Promise<{ maintenance: boolean; last_error: string | null }> {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), '--json', 'status'], { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`coinkeep status failed: ${r.stderr}`);
+  return (r.json as { chains: Array<{ chain_id: string; maintenance: boolean; last_error: string | null }> }).chains.find((c) => c.chain_id === chainId)!;
+}
+
+async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('bcoin on regtest under a chain configured testnet: BTC is in maintenance with the reason in coinkeep status, and a BTC invoice answers 503', async (t) => {
+  const node = await startBcoin();
+  const td = await startTestDaemon({ chains: [{ ...btcChain(node), network: 'testnet' }] });
+  t.teardown(() => td.stop());
+  const status = await chainStatus(td, 'bitcoin');
+  t.like(status, { maintenance: true, last_error: 'bitcoin node is on chain regtest, the config says testnet' });
+  const m = await merchantWithKey(td.daemon);
+  const api = new SignedClient(td.url, m.keyId, m.secret);
+  const res = await api.post('/v1/invoices', { amount: '0.001', currency: 'BTC', coin_id: BTC }, json);
+  t.is(res.status, 503);
+  t.is(res.json.error.code, 'unavailable');
+  t.deepEqual((await api.get('/v1/invoices')).json.items, []);
+});
+
+test('the anvil behind an EVM chain replaced by one of another chain id: ETH goes into maintenance with the reason, and a payment there credits nothing', async (t) => {
+  const good = await startAnvil();
+  const other = await startAnvil({ chainId: 137 });
+  const gate = new TcpGate(good.node.port);
+  await gate.open();
+  t.teardown(() => gate.close());
+  const td = await startTestDaemon({ chains: [anvilChainEntry(gate.url, good.usdt, { options: FAST_WATCH })], rates: RATES });
+  t.teardown(() => td.stop());
+  const m = await merchantWithKey(td.daemon);
+  const api = new SignedClient(td.url, m.keyId, m.secret);
+  await until('the chain watched', () => td.daemon.chains.status()[0]!.scanned_height !== null && !td.daemon.chains.status()[0]!.maintenance);
+  const eth = coinId('ethereum', 'native');
+  const created = await api.post('/v1/invoices', { amount: '1', currency: 'ETH', coin_id: eth }, json);
+  t.is(created.status, 201, created.text);
+
+  // The same URL now leads to a node of chain id 137, where the invoice's address is paid in full.
+  await gate.close();
+  gate.retarget(other.node.port);
+  await gate.open();
+  await payFromAnvil(other.node, 'native', created.json.address, '1', 18);
+  await other.node.mine(5);
+  await until('maintenance', () => td.daemon.chains.status()[0]!.maintenance);
+  t.like(await chainStatus(td, 'ethereum'), { maintenance: true, last_error: 'evm node is on chain id 137, the config says 31337' });
+  const refused = await api.post('/v1/invoices', { amount: '1', currency: 'ETH', coin_id: eth }, json);
+  t.is(refused.status, 503);
+  t.is(refused.json.error.code, 'unavailable');
+  t.like((await api.get(`/v1/invoices/${created.json.id}`)).json, { status: 'new', paid_amount: '0' });
+  t.deepEqual((await api.get(`/v1/transactions?invoice_id=${created.json.id}`)).json.items, []);
+  const balances = (await api.get('/v1/balances')).json.items as Array<{ coin_id: string; available: string }>;
+  t.is(balances.find((b) => b.coin_id === eth)?.available ?? '0', '0');
+});
+
+test('a configured chain of a kind this version does not watch (tron): its coins are in maintenance with the reason in coinkeep status, and an invoice for them answers 503', async (t) => {
+  const td = await startTestDaemon({ chains: [{ id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:9', confirmations: 1 }] });
+  t.teardown(() => td.stop());
+  t.like(await chainStatus(td, 'tron'), { maintenance: true, last_error: 'chains of kind tron are not watched by this version: its coins are in maintenance' });
+  const m = await merchantWithKey(td.daemon);
+  const api = new SignedClient(td.url, m.keyId, m.secret);
+  const currencies = (await (await fetch(`${td.url}/v1/currencies`)).json()) as { items: Array<{ id: string; maintenance: boolean }> };
+  t.true(currencies.items.find((c) => c.id === coinId('tron', 'native'))!.maintenance);
+  const res = await api.post('/v1/invoices', { amount: '5', currency: 'TRX', coin_id: coinId('tron', 'native') }, json);
+  t.is(res.status, 503);
+  t.is(res.json.error.code, 'unavailable');
+  t.deepEqual((await api.get('/v1/invoices')).json.items, []);
+});
