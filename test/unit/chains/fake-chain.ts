@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferSink } from '../../../src/chains/types';
+import type { BlockHeader, BlockRef, ChainAdapter, NormalisedBlock, NormalisedTransfer, TransferHandler } from '../../../src/chains/types';
 import type { ChainTransferRow, TransferStatus } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
 import type { Store } from '../../../src/db/store';
@@ -87,7 +87,7 @@ const EVENT_OF: Record<TransferStatus, EventType> = { seen: 'deposit.pending', c
  * transaction, as a payments sink writes its credits: what it reports is what committed.
  * `failWhen` makes it throw, a crash in the middle of a transaction.
  */
-export class RecordingSink implements TransferSink {
+export class RecordingSink implements TransferHandler {
   failWhen: ((row: ChainTransferRow) => boolean) | null = null;
   private readonly outbox = new Outbox();
 
