@@ -53,7 +53,6 @@ export async function setup<N extends FakeChain = FakeChain>(
   const router = new TransferRouter().register('invoice', 'incoming', sink);
   const watched = new WatchedAddresses();
   const coins = new WalletCoins(watched);
-  const recorder = new TransferRecorder(router, coins, clock);
   const node = opts.node ?? (new FakeChain() as N);
   const logs: Array<{ level: string; msg: string }> = [];
   const logger = createLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l) as { level: string; msg: string }) });
@@ -77,8 +76,9 @@ export async function setup<N extends FakeChain = FakeChain>(
     );
     watched.add('ethereum', address, id);
   }
-  /** A fresh watcher on the same database: what a restarted daemon builds. */
-  const restart = () => new ChainWatcher({ chain, adapter: node, store, recorder, watched, coins, catalog, clock, logger });
+  /** A fresh watcher on the same database: what a restarted daemon builds (with `coins` loaded afresh, as it does). */
+  const restart = (walletCoins = coins) =>
+    new ChainWatcher({ chain, adapter: node, store, recorder: new TransferRecorder(router, walletCoins, clock), watched, coins: walletCoins, catalog, clock, logger });
   const watcher = restart();
   const signal = new AbortController().signal;
   const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
