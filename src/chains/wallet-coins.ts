@@ -73,7 +73,10 @@ export class WalletCoins {
     );
   }
 
-  /** Fills the filters from the received outputs not reverted (at start); returns how many. */
+  /**
+   * Fills the filters from every output the wallet received (at start); returns how many. Reverted
+   * ones too: one included again later is only updated, never recorded anew.
+   */
   async load(store: Store): Promise<number> {
     const em = store.read;
     let last = '';
@@ -81,7 +84,7 @@ export class WalletCoins {
     for (;;) {
       const rows = await rawQuery<{ id: string; chain_id: string; txid: string; output_index: number }>(
         em,
-        `SELECT id, chain_id, txid, output_index FROM chain_transfers WHERE id > ${placeholder(em, 1)} AND direction = 'incoming' AND status <> 'reverted' ORDER BY id LIMIT ${LOAD_PAGE}`,
+        `SELECT id, chain_id, txid, output_index FROM chain_transfers WHERE id > ${placeholder(em, 1)} AND direction = 'incoming' ORDER BY id LIMIT ${LOAD_PAGE}`,
         [last],
       );
       for (const r of rows) this.received(r.chain_id, r.txid, r.output_index);
