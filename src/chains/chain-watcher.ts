@@ -51,7 +51,7 @@ export interface ChainWatcherDeps {
  * The one chain core, for one chain (ARCHITECTURE "One chain core"). Each poll reads the node's tip,
  * fetches the blocks after the cursor in batches, records the transfers to watched addresses through
  * the TransferRecorder and promotes the ones deep enough; the cursor, the block headers, the
- * transfers and (through the sink) the credits of a batch commit in one transaction, so a crash at
+ * transfers and (through the router) the credits of a batch commit in one transaction, so a crash at
  * any point resumes after the last committed batch and a rescan is harmless. A parent hash that
  * does not match walks back to the fork point and replays the new branch. Node trouble puts the
  * chain's coins in maintenance until a poll succeeds again.
