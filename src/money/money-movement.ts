@@ -74,18 +74,27 @@ export class MoneyMovement {
    * book is credited with the net and the fee book with the fee. Whether this call credited.
    */
   async credit(em: EntityManager, r: Receipt, terms: FeeTerms): Promise<boolean> {
-    await this.receive(em, r);
     const t = r.transfer;
     const decimals = this.deps.catalog.coin(t.coin_id)?.decimals ?? MAX_DECIMALS;
     const { fee, net } = feeOf(Amount.of(t.amount), terms, decimals);
-    const now = iso(this.deps.clock.now());
-    const p = (i: number) => placeholder(em, i);
-    const [row] = await returning<{ id: string }>(
-      em,
-      `UPDATE transactions SET status = 'confirmed', fee = ${p(1)}, net_amount = ${p(2)}, confirmed_at = ${p(3)}, updated_at = ${p(4)}
-       WHERE chain_transfer_id = ${p(5)} AND type = ${p(6)} AND status = 'pending' AND reverses_id IS NULL RETURNING id`,
-      [fee.toString(), net.toString(), now, now, t.id, r.type],
-    );
+    const confirm = async (): Promise<{ id: string } | undefined> => {
+      const now = iso(this.deps.clock.now());
+      const p = (i: number) => placeholder(em, i);
+      const [row] = await returning<{ id: string }>(
+        em,
+        `UPDATE transactions SET status = 'confirmed', fee = ${p(1)}, net_amount = ${p(2)}, confirmed_at = ${p(3)}, updated_at = ${p(4)}
+         WHERE chain_transfer_id = ${p(5)} AND type = ${p(6)} AND status = 'pending' AND reverses_id IS NULL RETURNING id`,
+        [fee.toString(), net.toString(), now, now, t.id, r.type],
+      );
+      return row;
+    };
+    // A payment is nearly always seen before it is confirmed: its pending row is there already.
+    // Otherwise it is written (or found written by a concurrent receive) and the guard tried again.
+    let row = await confirm();
+    if (!row) {
+      await this.receive(em, r);
+      row = await confirm();
+    }
     if (!row) return false;
     const movements: Movement[] = [];
     if (net.isPositive()) movements.push({ coinId: t.coin_id, debit: EXTERNAL_BOOK, credit: accountBook(r.accountId), amount: net, code: r.type, refId: row.id });
