@@ -10,7 +10,9 @@ import { Amount } from '../shared/money';
 import { MempoolTracker } from './mempool-tracker';
 import { insertHeaders, pruneHeaders, saveCursor } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
-import type { BlockRef, ChainReader, NormalisedBlock, NormalisedTransfer, TransferObservation } from './types';
+import { spendObservations, transferKeys } from './block-transfers';
+import type { BlockRef, ChainReader, IncomingObservation, NormalisedBlock, NormalisedTransfer } from './types';
+import type { WalletCoins } from './wallet-coins';
 import type { WatchedAddresses } from './watched-addresses';
 
 /** One chain's line of `coinkeep status`. */
@@ -39,6 +41,7 @@ export interface ChainWatcherDeps {
   store: Store;
   recorder: TransferRecorder;
   watched: WatchedAddresses;
+  coins: WalletCoins;
   catalog: Catalog;
   clock: Clock;
   logger: Logger;
@@ -48,7 +51,7 @@ export interface ChainWatcherDeps {
  * The one chain core, for one chain (ARCHITECTURE "One chain core"). Each poll reads the node's tip,
  * fetches the blocks after the cursor in batches, records the transfers to watched addresses through
  * the TransferRecorder and promotes the ones deep enough; the cursor, the block headers, the
- * transfers and (through the sink) the credits of a batch commit in one transaction, so a crash at
+ * transfers and (through the router) the credits of a batch commit in one transaction, so a crash at
  * any point resumes after the last committed batch and a rescan is harmless. A parent hash that
  * does not match walks back to the fork point and replays the new branch. Node trouble puts the
  * chain's coins in maintenance until a poll succeeds again.
@@ -191,13 +194,15 @@ export class ChainWatcher {
     const top = blocks.length > 0 ? blocks[blocks.length - 1]! : null;
     const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
     // A loop rather than flatMaps: thousands of outputs a block, nearly all of them screened out.
-    const observations: TransferObservation[] = [];
+    const observations: IncomingObservation[] = [];
     for (const block of blocks)
       for (const t of this.deps.watched.mayWatch(this.chainId, block.transfers)) {
         const observed = this.observation(t, block, cursor.height - block.height + 1);
         if (observed) observations.push(observed);
       }
     await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
+    // After the payments: an output received in this batch may be spent in it too.
+    await this.deps.recorder.observeAll(em, spendObservations(this.deps.coins, this.chainId, this.coinByAsset, blocks, cursor.height), this.deps.chain.confirmations);
     await insertHeaders(em, blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })));
     await saveCursor(em, chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
     await pruneHeaders(em, chainId, cursor.height - this.options.reorg_max_depth);
@@ -244,17 +249,12 @@ export class ChainWatcher {
 
     let reverted = 0;
     const next = await this.deps.store.write(async (em) => {
-      const kept = new Set<string>();
-      for (const b of branch)
-        for (const t of b.transfers) {
-          const coin = this.coinByAsset.get(t.asset);
-          if (coin) kept.add(transferKey(t.txid, coin.id, t.index));
-        }
+      const kept = transferKeys(branch, this.coinByAsset);
       const dropped = await em.find(ChainTransferEntity, {
         where: { chain_id: this.chainId, block_height: MoreThan(fork!.height), status: Not('reverted') },
       });
       for (const row of dropped) {
-        if (kept.has(transferKey(row.txid, row.coin_id, row.output_index))) continue;
+        if (kept.has(transferKey(row.txid, row.coin_id, row.output_index, row.direction))) continue;
         await this.deps.recorder.revert(em, row);
         reverted++;
       }
@@ -275,7 +275,7 @@ export class ChainWatcher {
    * A transfer to a watched address of a known coin, as the recorder takes it; null for any other.
    * Only for transfers that passed WatchedAddresses.mayWatch: this builds their address text.
    */
-  private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): TransferObservation | null {
+  private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): IncomingObservation | null {
     if (this.deps.watched.lookup(this.chainId, t.to) === undefined) return null;
     const coin = this.coinByAsset.get(t.asset);
     if (!coin || t.amount <= 0n) return null;

@@ -13,15 +13,23 @@ export class KeyFilter {
   private hashes = new Uint32Array(0);
 
   add(key: Uint8Array): void {
-    const h = hashKey(key);
+    this.addHash(hashKey(key));
+  }
+
+  mayHave(key: Uint8Array): boolean {
+    return this.mayHaveHash(hashKey(key));
+  }
+
+  /** For keys its user hashes itself (never 0; see `mix`): the same set, without the bytes. */
+  addHash(h: number): void {
     if (this.findSlot(this.slots, h) >= 0) return;
     if (2 * (this.count + 1) > this.slots.length) this.grow();
     this.place(this.slots, h);
     this.count++;
   }
 
-  mayHave(key: Uint8Array): boolean {
-    return this.findSlot(this.slots, hashKey(key)) >= 0;
+  mayHaveHash(h: number): boolean {
+    return this.findSlot(this.slots, h) >= 0;
   }
 
   /**
@@ -87,7 +95,11 @@ function hashKey(key: Uint8Array): number {
     const hi = key[m + 4]! | (key[m + 5]! << 8) | (key[m + 6]! << 16) | (key[m + 7]! << 24);
     h = Math.imul(lo ^ n, 0xcc9e2d51) ^ Math.imul(hi, 0x1b873593);
   }
-  // A final mix: the low bits pick the slot. Never 0, the empty mark.
+  return mix(h);
+}
+
+/** A key hash's final mix: the low bits pick the slot. Never 0, the empty mark. */
+export function mix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

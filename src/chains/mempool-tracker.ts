@@ -1,7 +1,7 @@
 import { IsNull, type EntityManager } from 'typeorm';
 import { ChainTransferEntity } from '../db/entities/chain';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
-import type { TransferObservation } from './types';
+import type { IncomingObservation } from './types';
 
 /**
  * Keeps the transfers a node holds in its mempool (Bitcoin) in step with it, inside the caller's
@@ -17,22 +17,22 @@ export class MempoolTracker {
   constructor(private readonly recorder: TransferRecorder, private readonly chainId: string, private readonly required: number) {}
 
   /** `waiting`: the mempool's transfers to watched addresses, as observations without a block. */
-  async apply(em: EntityManager, waiting: TransferObservation[]): Promise<{ seen: number; dropped: number }> {
-    const held = await em.find(ChainTransferEntity, { where: { chain_id: this.chainId, block_height: IsNull(), status: 'seen' } });
-    const heldKeys = new Set(held.map((r) => transferKey(r.txid, r.coin_id, r.output_index)));
+  async apply(em: EntityManager, waiting: IncomingObservation[]): Promise<{ seen: number; dropped: number }> {
+    const held = await em.find(ChainTransferEntity, { where: { chain_id: this.chainId, direction: 'incoming', block_height: IsNull(), status: 'seen' } });
+    const heldKeys = new Set(held.map((r) => transferKey(r.txid, r.coin_id, r.output_index, 'incoming')));
     const waitingKeys = new Set<string>();
     let seen = 0;
     for (const obs of waiting) {
-      const key = transferKey(obs.txid, obs.coinId, obs.index);
+      const key = transferKey(obs.txid, obs.coinId, obs.index, 'incoming');
       waitingKeys.add(key);
       if (heldKeys.has(key)) continue;
-      const existing = await em.findOneBy(ChainTransferEntity, { chain_id: this.chainId, txid: obs.txid, coin_id: obs.coinId, output_index: obs.index });
+      const existing = await em.findOneBy(ChainTransferEntity, { chain_id: this.chainId, txid: obs.txid, coin_id: obs.coinId, output_index: obs.index, direction: 'incoming' });
       if (existing && existing.status !== 'reverted' && existing.block_height !== null) continue;
       if (await this.recorder.observe(em, obs, this.required)) seen++;
     }
     let dropped = 0;
     for (const row of held) {
-      if (waitingKeys.has(transferKey(row.txid, row.coin_id, row.output_index))) continue;
+      if (waitingKeys.has(transferKey(row.txid, row.coin_id, row.output_index, 'incoming'))) continue;
       await this.recorder.revert(em, row);
       dropped++;
     }

@@ -1,17 +1,35 @@
 import type { EntityManager } from 'typeorm';
-import type { AddressRow, ChainTransferRow, TransferStatus } from '../db/entities/chain';
+import type { AddressRow, ChainTransferRow, TransferDirection, TransferStatus } from '../db/entities/chain';
 import { inList, insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
-import type { TransferObservation, TransferSink } from './types';
+import type { TransferRouter } from './transfer-router';
+import type { OutgoingObservation, TransferObservation } from './types';
+import type { WalletCoins } from './wallet-coins';
 
-/** A transfer's identity on its chain: one output (or log) of one transaction, per coin. */
-export const transferKey = (txid: string, coinId: string, index: number): string => `${txid}\u0000${coinId}\u0000${index}`;
+/**
+ * A transfer's identity on its chain: one output (or log) of one transaction per coin, incoming;
+ * one input (or transaction) spending the wallet's coins, outgoing.
+ */
+export const transferKey = (txid: string, coinId: string, index: number, direction: TransferDirection): string =>
+  `${txid}\u0000${coinId}\u0000${index}\u0000${direction}`;
 
 /** The same across chains: a batch of observations may span several. */
-const chainTransferKey = (chainId: string, txid: string, coinId: string, index: number): string => `${chainId}\u0000${transferKey(txid, coinId, index)}`;
-const obsKey = (o: TransferObservation): string => chainTransferKey(o.chainId, o.txid, o.coinId, o.index);
+const chainTransferKey = (chainId: string, txid: string, coinId: string, index: number, direction: TransferDirection): string =>
+  `${chainId}\u0000${transferKey(txid, coinId, index, direction)}`;
+const obsKey = (o: TransferObservation): string => chainTransferKey(o.chainId, o.txid, o.coinId, o.index, o.direction ?? 'incoming');
+const rowKey = (r: ChainTransferRow): string => chainTransferKey(r.chain_id, r.txid, r.coin_id, r.output_index, r.direction);
 const addressKey = (chainId: string, address: string): string => `${chainId}\u0000${address}`;
+
+/** The wallet address an observation pays or spends from; none for a Bitcoin input (its output's). */
+const walletAddressOf = (o: TransferObservation): string | undefined => (o.direction === 'outgoing' ? o.from : o.address);
+
+/** The received output's row a Bitcoin input spends, by the key it has as an incoming transfer. */
+const spentKey = (o: OutgoingObservation): string | undefined =>
+  o.outpoint && chainTransferKey(o.chainId, o.outpoint.txid, o.coinId, o.outpoint.index, 'incoming');
+
+/** What a new transfer row takes from the wallet's side: its address row, or the output it spends. */
+type Origin = Pick<ChainTransferRow, 'purpose' | 'address' | 'address_id' | 'account_id' | 'amount' | 'spent_transfer_id' | 'nonce'>;
 
 /** Values per query: far below any database's bound-parameter limit. */
 const IN_CHUNK = 500;
@@ -43,30 +61,38 @@ const changeOf = (r: ChainTransferRow) => ({
   updated_at: r.updated_at,
 });
 
-/** The distinct values of `pick` per chain. */
-function groupByChain(observations: TransferObservation[], pick: (o: TransferObservation) => string): Map<string, string[]> {
+/** The distinct values of `pick` per chain (observations it gives none are left out). */
+function groupByChain(observations: TransferObservation[], pick: (o: TransferObservation) => string | undefined): Map<string, string[]> {
   const byChain = new Map<string, Set<string>>();
   for (const o of observations) {
+    const value = pick(o);
+    if (value === undefined) continue;
     let values = byChain.get(o.chainId);
     if (!values) byChain.set(o.chainId, (values = new Set()));
-    values.add(pick(o));
+    values.add(value);
   }
   return new Map([...byChain].map(([chainId, values]) => [chainId, [...values]]));
 }
 
 /**
- * Keeps `chain_transfers` true to what the chains show and tells the sink of every status change,
- * inside the caller's transaction. The one place that decides seen / confirmed / reverted: the
- * chain core calls it for real nodes, tests call it with an in-memory source. Observing the same
- * transfer again is harmless (idempotent), which is what makes a rescan after a crash safe.
+ * Keeps `chain_transfers` true to what the chains show and hands every status change to the
+ * transfer router, inside the caller's transaction. The one place that decides seen / confirmed /
+ * reverted, for payments to the wallet and spends of its coins alike: the chain core calls it for
+ * real nodes, tests call it with an in-memory source. Every change of a row is guarded by the status
+ * it was read with. Observing the same transfer again is harmless (idempotent), which is what makes
+ * a rescan after a crash safe.
  */
 export class TransferRecorder {
-  constructor(private readonly sink: TransferSink, private readonly clock: Clock) {}
+  constructor(
+    private readonly router: TransferRouter,
+    private readonly coins: WalletCoins,
+    private readonly clock: Clock,
+  ) {}
 
   /**
-   * A transfer to a watched address, in a block (`confirmations` = tip − height + 1) or in the
+   * A transfer to or from the wallet, in a block (`confirmations` = tip − height + 1) or in the
    * mempool (block null, 0 confirmations). It is confirmed once in a block with at least
-   * `required` confirmations. Returns the row, or null when the address is not ours.
+   * `required` confirmations. Returns the row, or null when the transfer is not the wallet's.
    */
   async observe(em: EntityManager, obs: TransferObservation, required: number): Promise<ChainTransferRow | null> {
     return (await this.observeAll(em, [obs], required))[0]!;
@@ -78,54 +104,79 @@ export class TransferRecorder {
    */
   async observeAll(em: EntityManager, observations: TransferObservation[], required: number): Promise<Array<ChainTransferRow | null>> {
     if (observations.length === 0) return [];
-    const known = await this.knownTransfers(em, observations);
-    const addresses = await this.addressRows(em, observations.filter((o) => !known.has(obsKey(o))));
+    const known = await this.transfersOf(em, groupByChain(observations, (o) => o.txid));
+    const fresh = observations.filter((o) => !known.has(obsKey(o)));
+    const addresses = await this.addressRows(em, fresh);
+    const spent = await this.transfersOf(em, groupByChain(fresh, (o) => (o.direction === 'outgoing' ? o.outpoint?.txid : undefined)));
     const rows: Array<ChainTransferRow | null> = [];
     for (const obs of observations) {
-      const row = await this.record(em, obs, required, known.get(obsKey(obs)), addresses.get(addressKey(obs.chainId, obs.address)));
-      if (row) known.set(obsKey(obs), row);
+      const key = obsKey(obs);
+      const existing = known.get(key);
+      const row = existing ? await this.change(em, obs, required, existing) : await this.insert(em, obs, required, this.originOf(obs, addresses, known, spent));
+      if (row) known.set(key, row);
       rows.push(row);
     }
     return rows;
   }
 
-  private async record(
-    em: EntityManager,
-    obs: TransferObservation,
-    required: number,
-    existing: ChainTransferRow | undefined,
-    address: AddressRow | undefined,
-  ): Promise<ChainTransferRow | null> {
-    const now = iso(this.clock.now());
-    const status: TransferStatus = obs.blockHeight !== null && obs.confirmations >= required ? 'confirmed' : 'seen';
-    if (!existing) {
-      if (!address) return null;
-      const row: ChainTransferRow = {
-        id: newId(),
-        chain_id: obs.chainId,
-        coin_id: obs.coinId,
-        txid: obs.txid,
-        output_index: obs.index,
-        address: obs.address,
-        address_id: address.id,
-        account_id: address.account_id,
-        amount: obs.amount,
-        block_height: obs.blockHeight,
-        block_hash: obs.blockHash,
-        confirmations: obs.confirmations,
-        status,
-        seen_at: now,
-        confirmed_at: status === 'confirmed' ? now : null,
-        reverted_at: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await insertRow(em, 'chain_transfers', row);
-      await this.sink.onTransfer(em, row, null);
-      return row;
+  /** The wallet's side of a transfer not recorded yet; null when it is not the wallet's. */
+  private originOf(obs: TransferObservation, addresses: Map<string, AddressRow>, known: Map<string, ChainTransferRow>, spent: Map<string, ChainTransferRow>): Origin | null {
+    if (obs.direction === 'outgoing' && obs.outpoint) {
+      // An output recorded earlier in this batch is in `known`, fresher than what was read up front.
+      const key = spentKey(obs)!;
+      const output = known.get(key) ?? spent.get(key);
+      if (!output || output.status === 'reverted') return null;
+      const { purpose, address, address_id, account_id, amount } = output;
+      return { purpose, address, address_id, account_id, amount, spent_transfer_id: output.id, nonce: null };
     }
+    const address = walletAddressOf(obs);
+    const row = address === undefined ? undefined : addresses.get(addressKey(obs.chainId, address));
+    if (!row) return null;
+    const outgoing = obs.direction === 'outgoing';
+    return {
+      purpose: row.purpose,
+      address: row.address,
+      address_id: row.id,
+      account_id: row.account_id,
+      amount: outgoing ? '0' : obs.amount,
+      spent_transfer_id: null,
+      nonce: outgoing ? (obs.nonce ?? null) : null,
+    };
+  }
+
+  private async insert(em: EntityManager, obs: TransferObservation, required: number, origin: Origin | null): Promise<ChainTransferRow | null> {
+    if (!origin) return null;
+    const now = iso(this.clock.now());
+    const status = statusOf(obs, required);
+    const row: ChainTransferRow = {
+      id: newId(),
+      chain_id: obs.chainId,
+      coin_id: obs.coinId,
+      txid: obs.txid,
+      output_index: obs.index,
+      direction: obs.direction ?? 'incoming',
+      ...origin,
+      block_height: obs.blockHeight,
+      block_hash: obs.blockHash,
+      confirmations: obs.confirmations,
+      status,
+      seen_at: now,
+      confirmed_at: status === 'confirmed' ? now : null,
+      reverted_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertRow(em, 'chain_transfers', row);
+    if (row.direction === 'incoming') this.coins.received(row.chain_id, row.txid, row.output_index);
+    await this.router.route(em, row, null);
+    return row;
+  }
+
+  private async change(em: EntityManager, obs: TransferObservation, required: number, existing: ChainTransferRow): Promise<ChainTransferRow> {
+    const status = statusOf(obs, required);
     // A confirmed transfer seen again in the mempool or a younger block changes nothing.
     if (existing.status === 'confirmed' && status === 'seen' && obs.blockHeight === null) return existing;
+    const now = iso(this.clock.now());
     const next: ChainTransferRow = {
       ...existing,
       block_height: obs.blockHeight,
@@ -136,24 +187,27 @@ export class TransferRecorder {
     };
     if (next.status === 'confirmed' && existing.status !== 'confirmed') next.confirmed_at = now;
     if (existing.status === 'reverted') next.reverted_at = null;
-    await updateRows(em, 'chain_transfers', changeOf(next), { id: existing.id });
-    if (next.status !== existing.status) await this.sink.onTransfer(em, next, existing.status);
+    // Read in this transaction: another change in between means another scanner of this chain is
+    // at work; this transaction gives way (the next poll observes again).
+    if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: existing.id, status: existing.status })) !== 1)
+      throw new Error(`chain transfer ${existing.id} changed while it was recorded`);
+    if (next.status !== existing.status) await this.router.route(em, next, existing.status);
     return next;
   }
-  /** The stored transfers `observations` refer to, by obsKey. */
-  private async knownTransfers(em: EntityManager, observations: TransferObservation[]): Promise<Map<string, ChainTransferRow>> {
-    const known = new Map<string, ChainTransferRow>();
-    for (const [chainId, txids] of groupByChain(observations, (o) => o.txid))
+
+  /** The stored transfers of these txids (per chain), by their key. */
+  private async transfersOf(em: EntityManager, txidsByChain: Map<string, string[]>): Promise<Map<string, ChainTransferRow>> {
+    const rows = new Map<string, ChainTransferRow>();
+    for (const [chainId, txids] of txidsByChain)
       for (const chunk of chunks(txids))
-        for (const row of await selectWhereIn<ChainTransferRow>(em, 'chain_transfers', chainId, 'txid', chunk))
-          known.set(chainTransferKey(row.chain_id, row.txid, row.coin_id, row.output_index), row);
-    return known;
+        for (const row of await selectWhereIn<ChainTransferRow>(em, 'chain_transfers', chainId, 'txid', chunk)) rows.set(rowKey(row), row);
+    return rows;
   }
 
-  /** The address rows `observations` pay, by chain and address. */
+  /** The address rows `observations` pay or spend from, by chain and address. */
   private async addressRows(em: EntityManager, observations: TransferObservation[]): Promise<Map<string, AddressRow>> {
     const rows = new Map<string, AddressRow>();
-    for (const [chainId, addresses] of groupByChain(observations, (o) => o.address))
+    for (const [chainId, addresses] of groupByChain(observations, walletAddressOf))
       for (const chunk of chunks(addresses))
         for (const row of await selectWhereIn<AddressRow>(em, 'addresses', chainId, 'address', chunk)) rows.set(addressKey(chainId, row.address), row);
     return rows;
@@ -177,7 +231,7 @@ export class TransferRecorder {
         confirmed_at: now,
         updated_at: now,
       };
-      if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: 'seen' })) === 1) await this.sink.onTransfer(em, next, 'seen');
+      if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: 'seen' })) === 1) await this.router.route(em, next, 'seen');
     }
     return rows.length;
   }
@@ -187,6 +241,10 @@ export class TransferRecorder {
     if (row.status === 'reverted') return;
     const now = iso(this.clock.now());
     const next: ChainTransferRow = { ...row, status: 'reverted', confirmations: 0, reverted_at: now, updated_at: now };
-    if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: row.status })) === 1) await this.sink.onTransfer(em, next, row.status);
+    if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: row.status })) === 1) await this.router.route(em, next, row.status);
   }
+}
+
+function statusOf(obs: TransferObservation, required: number): TransferStatus {
+  return obs.blockHeight !== null && obs.confirmations >= required ? 'confirmed' : 'seen';
 }

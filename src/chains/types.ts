@@ -115,27 +115,48 @@ export interface ChainSender {
 /** A chain family's adapter: it turns its node into normalised blocks, and sends what the wallet signed. */
 export interface ChainAdapter extends ChainReader, ChainSender {}
 
-/** A transfer to a watched address, as the core saw it in a block (or the mempool). */
-export interface TransferObservation {
+/** Where and when the core saw a transfer: in a block, or in the mempool (block null, 0 confirmations). */
+interface Sighting {
   chainId: string;
   coinId: string;
   txid: string;
+  /** Incoming: the output or log index; outgoing: the spend's position among its transaction's. */
   index: number;
-  address: string;
-  /** Decimal string in coin units. */
-  amount: string;
   blockHeight: number | null;
   blockHash: string | null;
   confirmations: number;
 }
 
+/** A transfer to a watched address. */
+export interface IncomingObservation extends Sighting {
+  direction?: 'incoming';
+  address: string;
+  /** Decimal string in coin units. */
+  amount: string;
+}
+
 /**
- * Where observed transfers go: the payments side (invoices, static addresses) implements it. It is
- * called inside the core's write transaction with the transfer's row after the change and its
- * status before it (null: first sight), so the cursor, the transfer and the credit commit together.
+ * A spend of the wallet's coins: a Bitcoin input spending an output the wallet received
+ * (`outpoint`), or an EVM or Tron transaction sent from a watched address (`from`, `nonce`).
+ */
+export interface OutgoingObservation extends Sighting {
+  direction: 'outgoing';
+  outpoint?: { txid: string; index: number };
+  from?: string;
+  nonce?: number;
+}
+
+/** A transfer as the core saw it, which the TransferRecorder records. */
+export type TransferObservation = IncomingObservation | OutgoingObservation;
+
+/**
+ * What handles the transfers of one kind of address and one direction (TransferRouter): the
+ * payments side implements it (invoices; static deposits and payouts next). It is called inside the
+ * core's write transaction with the transfer's row after the change and its status before it
+ * (null: first sight), so the cursor, the transfer and the credit commit together.
  * seen → confirmed → (reverted); seen → reverted (dropped from the mempool, or its block reorganised
  * away); reverted → seen/confirmed (included again).
  */
-export interface TransferSink {
+export interface TransferHandler {
   onTransfer(em: EntityManager, transfer: ChainTransferRow, previous: TransferStatus | null): Promise<void>;
 }

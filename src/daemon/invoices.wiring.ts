@@ -5,7 +5,7 @@ import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import type { AppMiddleware } from '../http/context';
 import { expireInvoicesJob } from '../jobs/expire-invoices.job';
-import type { Ledger } from '../ledger/ledger';
+import type { MoneyMovement } from '../money/money-movement';
 import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
 import { unavailable } from '../shared/errors';
@@ -15,7 +15,7 @@ import type { AddressAllocator } from '../wallet/allocator';
 import { invoiceRoutes } from '../invoices/invoice.routes';
 import { InvoiceService } from '../invoices/invoice.service';
 import { InvoicePresenter } from '../invoices/invoice.view';
-import { PaymentSink } from '../invoices/payment.sink';
+import { InvoicePaymentHandler } from '../invoices/payment.handler';
 
 export interface InvoicesDeps {
   config: Config;
@@ -25,18 +25,18 @@ export interface InvoicesDeps {
   /** The wallet's allocator; without one, invoices with a coin answer 503 unavailable. */
   allocator?: AddressAllocator;
   outbox: Outbox;
-  ledger: Ledger;
+  money: MoneyMovement;
   clock: Clock;
   logger: Logger;
   authenticate: (permission: Permission | null) => AppMiddleware;
   idempotent: AppMiddleware;
 }
 
-/** Invoices wired: the service, its API routes, the payment sink for the chain core, the expiry job. */
+/** Invoices wired: the service, its API routes, the payment handler for the transfer router, the expiry job. */
 export function createInvoices(deps: InvoicesDeps) {
   const presenter = new InvoicePresenter(deps.catalog, deps.config.base_url);
   const service = new InvoiceService({ ...deps, allocator: deps.allocator ?? noWallet, presenter });
-  const sink = new PaymentSink({ invoices: service, ledger: deps.ledger, catalog: deps.catalog, clock: deps.clock });
+  const payments = new InvoicePaymentHandler({ invoices: service, money: deps.money });
   const routes = invoiceRoutes({
     invoices: service,
     catalog: deps.catalog,
@@ -47,7 +47,7 @@ export function createInvoices(deps: InvoicesDeps) {
     clock: deps.clock,
     logger: deps.logger,
   });
-  return { service, presenter, sink, routes, expiryJob: expireInvoicesJob(service) };
+  return { service, presenter, payments, routes, expiryJob: expireInvoicesJob(service) };
 }
 
 const noWallet: AddressAllocator = {

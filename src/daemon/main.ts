@@ -28,6 +28,8 @@ import { WatchedAddresses } from '../chains/watched-addresses';
 import { ChainCore, type AdapterFactory } from '../chains/chain-core';
 import { adapterFor } from '../chains/adapters';
 import { TransferRecorder } from '../chains/transfer-recorder';
+import { TransferRouter } from '../chains/transfer-router';
+import { WalletCoins } from '../chains/wallet-coins';
 import { watchChainJob } from '../jobs/watch-chain.job';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
@@ -36,6 +38,7 @@ import { loadSigner } from '../wallet/seed';
 import type { WalletSigner } from '../wallet/signer';
 import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
+import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
@@ -82,6 +85,8 @@ export interface Daemon {
   invoices: ReturnType<typeof createInvoices>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
+  /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
+  recorder: TransferRecorder;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -125,16 +130,22 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
 
   const outbox = new Outbox();
   const ledger = new Ledger(clock);
-  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, ledger, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const money = new MoneyMovement({ ledger, catalog, clock });
+  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   await invoices.service.expireDue();
   const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
+  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments);
+  const coins = new WalletCoins(watched);
+  await coins.load(store);
+  const recorder = new TransferRecorder(router, coins, clock);
   const chains = new ChainCore({
     chains: config.chains,
     adapterFor: opts.adapterFor ?? adapterFor,
     store,
-    recorder: new TransferRecorder(invoices.sink, clock),
+    recorder,
     watched,
+    coins,
     catalog,
     clock,
     logger,
@@ -223,7 +234,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, recorder, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -75,14 +75,26 @@ function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
 
 /** INSERT of one row whose keys are the table's column names. */
 export async function insertRow(em: EntityManager, table: string, row: object): Promise<void> {
+  await rawQuery(em, insertSql(em, table, row, ''), Object.values(row));
+}
+
+/**
+ * `insertRow` that does nothing when the row would break a unique index; whether it inserted. A
+ * unique index is then the guard of a create, as `status = ?` is of an update.
+ */
+export async function insertRowIfAbsent(em: EntityManager, table: string, row: object): Promise<boolean> {
+  return (await rawRun(em, insertSql(em, table, row, ' ON CONFLICT DO NOTHING'), Object.values(row))) === 1;
+}
+
+function insertSql(em: EntityManager, table: string, row: object, tail: string): string {
   const cols = Object.keys(row);
-  const key = `${em.connection.options.type}\u0000${table}\u0000${cols.join(',')}`;
+  const key = `${em.connection.options.type}\u0000${table}\u0000${cols.join(',')}\u0000${tail}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
-    sql = `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map((_, i) => placeholder(em, i + 1)).join(', ')})`;
+    sql = `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map((_, i) => placeholder(em, i + 1)).join(', ')})${tail}`;
     sqlCache.set(key, sql);
   }
-  await rawQuery(em, sql, Object.values(row));
+  return sql;
 }
 
 /**

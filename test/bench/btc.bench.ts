@@ -12,7 +12,9 @@ import { btcNetwork } from '../../src/chains/btc/derive';
 import { parseBlock } from '../../src/chains/btc/parse';
 import { ChainWatcher } from '../../src/chains/chain-watcher';
 import { TransferRecorder } from '../../src/chains/transfer-recorder';
-import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, TransferSink } from '../../src/chains/types';
+import { TransferRouter } from '../../src/chains/transfer-router';
+import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, TransferHandler } from '../../src/chains/types';
+import { WalletCoins } from '../../src/chains/wallet-coins';
 import { WatchedAddresses } from '../../src/chains/watched-addresses';
 import { parseConfig, type ChainConfig } from '../../src/config/schema';
 import { AddressEntity, type ChainTransferRow } from '../../src/db/entities/chain';
@@ -77,7 +79,7 @@ class PrefetchedAdapter implements ChainReader {
 }
 
 /** The payments side's cost stand-in: one outbox event per status change, in the core's transaction. */
-class OutboxSink implements TransferSink {
+class OutboxSink implements TransferHandler {
   private readonly outbox = new Outbox();
   async onTransfer(em: EntityManager, row: ChainTransferRow): Promise<void> {
     await this.outbox.emit(em, { accountId: row.account_id, type: 'deposit.pending', data: { txid: row.txid, amount: row.amount }, objectId: row.id, at: new Date() });
@@ -122,9 +124,10 @@ async function processOnce(chain: ChainConfig, block: NormalisedBlock, node: Btc
         });
     });
     const catalog = new Catalog([chain], parseConfig({}).fiat);
-    const recorder = new TransferRecorder(new OutboxSink(), systemClock);
+    const coins = new WalletCoins(watched);
+    const recorder = new TransferRecorder(new TransferRouter().register('invoice', 'incoming', new OutboxSink()), coins, systemClock);
     const adapter = new PrefetchedAdapter(block, node);
-    const watcher = new ChainWatcher({ chain, adapter, store, recorder, watched, catalog, clock: systemClock, logger: silentLogger });
+    const watcher = new ChainWatcher({ chain, adapter, store, recorder, watched, coins, catalog, clock: systemClock, logger: silentLogger });
     const signal = new AbortController().signal;
     await watcher.poll(signal);
     adapter.served = true;

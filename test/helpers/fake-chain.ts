@@ -1,8 +1,6 @@
 import { ChainTransferEntity, type ChainTransferRow } from '../../src/db/entities/chain';
 import type { Store } from '../../src/db/store';
-import { TransferRecorder } from '../../src/chains/transfer-recorder';
-import type { TransferSink } from '../../src/chains/types';
-import type { Clock } from '../../src/shared/clock';
+import type { TransferRecorder } from '../../src/chains/transfer-recorder';
 
 export interface FakeTransfer {
   chainId: string;
@@ -15,22 +13,18 @@ export interface FakeTransfer {
 
 /**
  * An in-memory chain source for payment tests: it drives the real TransferRecorder (and through it
- * the sink under test) with transfers seen in a mempool, confirmed in a block, or reverted by a
+ * the transfer router and the handlers under test) with transfers seen in a mempool, confirmed in a block, or reverted by a
  * reorganisation, each in its own write transaction as the chain core does, so no node is needed.
  */
 export class FakeChainSource {
-  readonly recorder: TransferRecorder;
   private height = 1000;
   private tx = 0;
 
   constructor(
     private readonly store: Store,
-    sink: TransferSink,
-    clock: Clock,
+    readonly recorder: TransferRecorder,
     private readonly opts: { chainId: string; confirmations: number },
-  ) {
-    this.recorder = new TransferRecorder(sink, clock);
-  }
+  ) {}
 
   /** A transfer enters the mempool: seen, 0 confirmations. */
   async send(address: string, coinId: string, amount: string): Promise<FakeTransfer> {
@@ -55,7 +49,7 @@ export class FakeChainSource {
   /** A reorganisation drops the transfer. */
   async revert(t: FakeTransfer): Promise<void> {
     await this.store.write(async (em) => {
-      const row = await em.findOneByOrFail(ChainTransferEntity, { chain_id: t.chainId, txid: t.txid, coin_id: t.coinId, output_index: t.index });
+      const row = await em.findOneByOrFail(ChainTransferEntity, { chain_id: t.chainId, txid: t.txid, coin_id: t.coinId, output_index: t.index, direction: 'incoming' });
       await this.recorder.revert(em, row);
     });
   }

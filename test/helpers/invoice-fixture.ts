@@ -118,7 +118,7 @@ export async function startInvoiceFixture(
     accountId: m.accountId,
     chain: (chainId) => {
       let c = chains.get(chainId);
-      if (!c) chains.set(chainId, (c = new FakeChainSource(store, td.daemon.invoices.sink, clock, { chainId, confirmations: CONFIRMATIONS[chainId] ?? 1 })));
+      if (!c) chains.set(chainId, (c = new FakeChainSource(store, td.daemon.recorder, { chainId, confirmations: CONFIRMATIONS[chainId] ?? 1 })));
       return c;
     },
     setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),

@@ -6,6 +6,7 @@ import { Wallet1767225600005 } from './0005-wallet';
 import { Chains1767225600006 } from './0006-chains';
 import { Webhooks1767225600008 } from './0008-webhooks';
 import { OpenIndexes1767225600009 } from './0009-open-indexes';
+import { MoneyPath1767225600013 } from './0013-money-path';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Chains1767225600006,
   Webhooks1767225600008,
   OpenIndexes1767225600009,
+  MoneyPath1767225600013,
 ];

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, NormalisedTransfer, TransferSink } from '../../../src/chains/types';
-import type { ChainTransferRow, TransferStatus } from '../../../src/db/entities/chain';
+import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock, NormalisedSpend, NormalisedTransfer, TransferHandler } from '../../../src/chains/types';
+import type { ChainTransferRow, TransferDirection, TransferStatus } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
 import type { Store } from '../../../src/db/store';
 import { Outbox } from '../../../src/events/outbox';
@@ -25,14 +25,15 @@ export class FakeChain implements ChainReader {
     return this.chain.length - 1;
   }
 
-  /** Appends one block holding `transfers`, on the branch `tag`. */
-  mine(transfers: NormalisedTransfer[] = [], tag = 'a'): NormalisedBlock {
+  /** Appends one block holding `transfers` (and `spends`), on the branch `tag`. */
+  mine(transfers: NormalisedTransfer[] = [], tag = 'a', spends: NormalisedSpend[] = []): NormalisedBlock {
     const height = this.chain.length;
     const block: NormalisedBlock = {
       height,
       hash: `0x${tag}${height}`,
       parentHash: height === 0 ? '0x00' : this.chain[height - 1]!.hash,
       transfers,
+      spends,
     };
     this.chain.push(block);
     return block;
@@ -62,7 +63,7 @@ export class FakeChain implements ChainReader {
 
   async blocks(from: number, to: number): Promise<NormalisedBlock[]> {
     this.request();
-    return this.chain.slice(from, to + 1).map((b) => ({ ...b, transfers: b.transfers.map((t) => ({ ...t })) }));
+    return this.chain.slice(from, to + 1).map((b) => ({ ...b, transfers: b.transfers.map((t) => ({ ...t })), spends: b.spends?.map((s) => ({ ...s })) }));
   }
 
   private request(): void {
@@ -72,6 +73,7 @@ export class FakeChain implements ChainReader {
 }
 
 export interface SinkCall {
+  direction: TransferDirection;
   txid: string;
   index: number;
   amount: string;
@@ -87,7 +89,7 @@ const EVENT_OF: Record<TransferStatus, EventType> = { seen: 'deposit.pending', c
  * transaction, as a payments sink writes its credits: what it reports is what committed.
  * `failWhen` makes it throw, a crash in the middle of a transaction.
  */
-export class RecordingSink implements TransferSink {
+export class RecordingSink implements TransferHandler {
   failWhen: ((row: ChainTransferRow) => boolean) | null = null;
   private readonly outbox = new Outbox();
 
@@ -95,7 +97,7 @@ export class RecordingSink implements TransferSink {
 
   async onTransfer(em: EntityManager, row: ChainTransferRow, previous: TransferStatus | null): Promise<void> {
     if (this.failWhen?.(row)) throw new Error('crash inside the transaction');
-    const call: SinkCall = { txid: row.txid, index: row.output_index, amount: row.amount, status: row.status, previous, height: row.block_height };
+    const call: SinkCall = { direction: row.direction, txid: row.txid, index: row.output_index, amount: row.amount, status: row.status, previous, height: row.block_height };
     await this.outbox.emit(em, { accountId: row.account_id, type: EVENT_OF[row.status], data: { ...call }, objectId: row.id, at: this.clock.now() });
   }
 

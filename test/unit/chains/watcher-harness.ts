@@ -2,7 +2,9 @@ import type { ExecutionContext } from 'ava';
 import { Catalog, coinId } from '../../../src/catalog/coins';
 import { ChainWatcher } from '../../../src/chains/chain-watcher';
 import { TransferRecorder } from '../../../src/chains/transfer-recorder';
+import { TransferRouter } from '../../../src/chains/transfer-router';
 import type { NormalisedTransfer } from '../../../src/chains/types';
+import { WalletCoins } from '../../../src/chains/wallet-coins';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { parseConfig } from '../../../src/config/schema';
 import { AddressEntity, ChainTransferEntity } from '../../../src/db/entities/chain';
@@ -48,8 +50,9 @@ export async function setup<N extends FakeChain = FakeChain>(
   const catalog = new Catalog(config.chains, config.fiat);
   const clock = new FakeClock();
   const sink = new RecordingSink(store, clock);
-  const recorder = new TransferRecorder(sink, clock);
+  const router = new TransferRouter().register('invoice', 'incoming', sink);
   const watched = new WatchedAddresses();
+  const coins = new WalletCoins(watched);
   const node = opts.node ?? (new FakeChain() as N);
   const logs: Array<{ level: string; msg: string }> = [];
   const logger = createLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l) as { level: string; msg: string }) });
@@ -73,12 +76,13 @@ export async function setup<N extends FakeChain = FakeChain>(
     );
     watched.add('ethereum', address, id);
   }
-  /** A fresh watcher on the same database: what a restarted daemon builds. */
-  const restart = () => new ChainWatcher({ chain, adapter: node, store, recorder, watched, catalog, clock, logger });
+  /** A fresh watcher on the same database: what a restarted daemon builds (with `coins` loaded afresh, as it does). */
+  const restart = (walletCoins = coins) =>
+    new ChainWatcher({ chain, adapter: node, store, recorder: new TransferRecorder(router, walletCoins, clock), watched, coins: walletCoins, catalog, clock, logger });
   const watcher = restart();
   const signal = new AbortController().signal;
   const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
   const transfers = () => store.read.find(ChainTransferEntity, { order: { block_height: 'ASC', txid: 'ASC' } });
-  return { store, node, sink, watcher, restart, signal, clock, catalog, watched, coinsInMaintenance, transfers, logs };
+  return { store, node, sink, router, watcher, restart, signal, clock, catalog, watched, coinsInMaintenance, transfers, logs };
 }
 

@@ -1,0 +1,201 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import type { ChainTransferRow } from '../db/entities/chain';
+import type { TransactionRow, TransactionType } from '../db/entities/money';
+import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning, updateRows } from '../db/raw';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, type Ledger, type Movement } from '../ledger/ledger';
+import { iso, type Clock } from '../shared/clock';
+import { newId } from '../shared/ids';
+import { Amount, MAX_DECIMALS } from '../shared/money';
+import { feeOf, type FeeTerms } from './fee';
+
+/** An incoming chain transfer to one of an account's addresses, as its transaction row books it. */
+export interface Receipt {
+  transfer: ChainTransferRow;
+  accountId: string;
+  type: Extract<TransactionType, 'invoice_payment' | 'deposit'>;
+  invoiceId: string | null;
+  addressId: string | null;
+}
+
+/** Money of an account reserved for a withdrawal until it is settled or voided. */
+export interface Hold {
+  accountId: string;
+  coinId: string;
+  withdrawalId: string;
+  /** The row's amount. */
+  amount: Amount;
+  /** Where the held money goes once settled: each a pending ledger transfer from the account's book. */
+  legs: ReadonlyArray<{ book: string; amount: Amount; code: string }>;
+}
+
+const negate = (s: string | null): string | null => (s === null ? null : Amount.zero().minus(Amount.of(s)).toString());
+
+/**
+ * The one owner of money movement (ARCHITECTURE "The money path, both ways"): the only writer of
+ * the `transactions` table and the only caller of the ledger for account money. Every operation
+ * runs inside the caller's write transaction and makes its state change first, guarded (an insert
+ * that a unique index refuses once a live row exists, an `UPDATE ... WHERE status = ?` whose row
+ * count is checked); it posts to the ledger only when its guard held, so an operation made twice
+ * (a rescan, two daemons, a retry) moves the money once with or without a lock around it. The
+ * payment path's statements are plain prepared SQL: they run for every payment inside the chain
+ * core's transaction (`npm run bench chains`).
+ */
+export class MoneyMovement {
+  constructor(private readonly deps: { ledger: Ledger; catalog: Catalog; clock: Clock }) {}
+
+  /** An incoming transfer seen: its pending row, once. Whether this call wrote it. */
+  async receive(em: EntityManager, r: Receipt): Promise<boolean> {
+    const now = iso(this.deps.clock.now());
+    const t = r.transfer;
+    return insertRowIfAbsent(em, 'transactions', {
+      id: newId(),
+      account_id: r.accountId,
+      type: r.type,
+      status: 'pending',
+      coin_id: t.coin_id,
+      amount: t.amount,
+      fee: null,
+      net_amount: null,
+      txid: t.txid,
+      chain_transfer_id: t.id,
+      invoice_id: r.invoiceId,
+      address_id: r.addressId,
+      withdrawal_id: null,
+      reverses_id: null,
+      created_at: now,
+      confirmed_at: null,
+      updated_at: now,
+    } satisfies TransactionRow);
+  }
+
+  /**
+   * An incoming transfer confirmed: its row becomes confirmed with the platform fee, the account's
+   * book is credited with the net and the fee book with the fee. Whether this call credited.
+   */
+  async credit(em: EntityManager, r: Receipt, terms: FeeTerms): Promise<boolean> {
+    const t = r.transfer;
+    const decimals = this.deps.catalog.coin(t.coin_id)?.decimals ?? MAX_DECIMALS;
+    const { fee, net } = feeOf(Amount.of(t.amount), terms, decimals);
+    const confirm = async (): Promise<{ id: string } | undefined> => {
+      const now = iso(this.deps.clock.now());
+      const p = (i: number) => placeholder(em, i);
+      const [row] = await returning<{ id: string }>(
+        em,
+        `UPDATE transactions SET status = 'confirmed', fee = ${p(1)}, net_amount = ${p(2)}, confirmed_at = ${p(3)}, updated_at = ${p(4)}
+         WHERE chain_transfer_id = ${p(5)} AND type = ${p(6)} AND status = 'pending' AND reverses_id IS NULL RETURNING id`,
+        [fee.toString(), net.toString(), now, now, t.id, r.type],
+      );
+      return row;
+    };
+    // A payment is nearly always seen before it is confirmed: its pending row is there already.
+    // Otherwise it is written (or found written by a concurrent receive) and the guard tried again.
+    let row = await confirm();
+    if (!row) {
+      await this.receive(em, r);
+      row = await confirm();
+    }
+    if (!row) return false;
+    const movements: Movement[] = [];
+    if (net.isPositive()) movements.push({ coinId: t.coin_id, debit: EXTERNAL_BOOK, credit: accountBook(r.accountId), amount: net, code: r.type, refId: row.id });
+    if (fee.isPositive()) movements.push({ coinId: t.coin_id, debit: EXTERNAL_BOOK, credit: FEE_BOOK, amount: fee, code: 'platform_fee', refId: row.id });
+    await this.deps.ledger.post(em, movements);
+    return true;
+  }
+
+  /**
+   * An incoming transfer reverted (reorganisation, or gone from the mempool): its pending row is
+   * marked reverted; a credited one is taken back by an `adjustment` row and ledger entries that
+   * reverse the credit. Whether this call changed anything.
+   */
+  async takeBack(em: EntityManager, r: Pick<Receipt, 'transfer' | 'type'>): Promise<boolean> {
+    const [tx] = await rawQuery<TransactionRow>(
+      em,
+      `SELECT * FROM transactions WHERE chain_transfer_id = ${placeholder(em, 1)} AND type = ${placeholder(em, 2)} AND status <> 'reverted' AND reverses_id IS NULL`,
+      [r.transfer.id, r.type],
+    );
+    if (!tx) return false;
+    const now = iso(this.deps.clock.now());
+    if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: tx.id, status: tx.status })) !== 1) return false;
+    if (tx.status !== 'confirmed') return true;
+    const adjustmentId = newId();
+    const posted = await rawQuery<{ id: string }>(
+      em,
+      `SELECT id FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'posted' AND reverses_id IS NULL ORDER BY seq`,
+      [tx.id],
+    );
+    await this.deps.ledger.reverse(em, posted.map((e) => e.id), 'adjustment', adjustmentId);
+    await insertRow(em, 'transactions', {
+      ...tx,
+      id: adjustmentId,
+      type: 'adjustment',
+      status: 'confirmed',
+      amount: negate(tx.amount)!,
+      fee: negate(tx.fee),
+      net_amount: negate(tx.net_amount),
+      reverses_id: tx.id,
+      created_at: now,
+      confirmed_at: now,
+      updated_at: now,
+    } satisfies TransactionRow);
+    return true;
+  }
+
+  /**
+   * Reserves a withdrawal's money: its pending `withdrawal` row (one live row per withdrawal) and a
+   * ledger hold per leg, refused with 409 `insufficient_funds` when the account's available balance
+   * cannot cover them (the caller's transaction then writes nothing). The row, or null when the
+   * withdrawal already has one.
+   */
+  async hold(em: EntityManager, h: Hold): Promise<TransactionRow | null> {
+    const now = iso(this.deps.clock.now());
+    const row: TransactionRow = {
+      id: newId(),
+      account_id: h.accountId,
+      type: 'withdrawal',
+      status: 'pending',
+      coin_id: h.coinId,
+      amount: h.amount.toString(),
+      fee: null,
+      net_amount: null,
+      txid: null,
+      chain_transfer_id: null,
+      invoice_id: null,
+      address_id: null,
+      withdrawal_id: h.withdrawalId,
+      reverses_id: null,
+      created_at: now,
+      confirmed_at: null,
+      updated_at: now,
+    };
+    if (!(await insertRowIfAbsent(em, 'transactions', row))) return null;
+    for (const leg of h.legs) {
+      await this.deps.ledger.hold(em, { coinId: h.coinId, debit: accountBook(h.accountId), credit: leg.book, amount: leg.amount, code: leg.code, refId: row.id, ensureFunds: true });
+    }
+    return row;
+  }
+
+  /**
+   * A held withdrawal completed: its row confirmed, each hold posted (`posted` by leg code: what
+   * was really taken, at most what was held; the rest returns to available). Whether this call
+   * settled it.
+   */
+  async settle(em: EntityManager, transactionId: string, posted: ReadonlyMap<string, Amount> = new Map()): Promise<boolean> {
+    const now = iso(this.deps.clock.now());
+    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
+    for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.postPending(em, pending.id, posted.get(pending.code));
+    return true;
+  }
+
+  /** A held withdrawal that will not happen: its row reverted, every hold released. Whether this call voided it. */
+  async void(em: EntityManager, transactionId: string): Promise<boolean> {
+    const now = iso(this.deps.clock.now());
+    if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
+    for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.voidPending(em, pending.id);
+    return true;
+  }
+
+  private holdsOf(em: EntityManager, transactionId: string): Promise<Array<{ id: string; code: string }>> {
+    return rawQuery(em, `SELECT id, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`, [transactionId]);
+  }
+}
