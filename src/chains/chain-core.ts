@@ -44,6 +44,7 @@ export class ChainCore {
         scanned_height: null,
         lag: null,
         maintenance: false,
+        scanning: false,
         last_error: `chains of kind ${c.kind} are not watched by this version`,
         last_error_at: null,
         last_poll_at: null,

@@ -122,6 +122,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     store,
     recorder: new TransferRecorder(invoices.sink, clock),
     watched,
+    learnAddresses: () => addresses.loadWatched(),
     catalog,
     clock,
     logger,
