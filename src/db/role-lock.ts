@@ -25,10 +25,11 @@ export const soleDaemon: RoleLock = {
 const QUERY_TIMEOUT_MS = 5000;
 /**
  * Keepalives of the lock's session (seconds): a holder whose host or network is gone, so whose
- * connection never closes, is dropped by the server after about idle + interval x count, and its
- * roles go to another daemon.
+ * connection never closes, is dropped by the server after about idle + interval x count (or, with
+ * an answer unacknowledged, after the same time in all), and its roles go to another daemon.
  */
 const KEEPALIVE = { idle: 5, interval: 2, count: 3 };
+const USER_TIMEOUT_MS = (KEEPALIVE.idle + KEEPALIVE.interval * KEEPALIVE.count) * 1000;
 
 /**
  * PostgreSQL: each role is a session-level advisory lock, all of them on one connection of the
@@ -78,7 +79,12 @@ export class PostgresRoleLock implements RoleLock {
       client,
       ready: client
         .connect()
-        .then(() => client.query(`SET tcp_keepalives_idle = ${KEEPALIVE.idle}; SET tcp_keepalives_interval = ${KEEPALIVE.interval}; SET tcp_keepalives_count = ${KEEPALIVE.count}`))
+        .then(() =>
+          client.query(
+            `SET tcp_keepalives_idle = ${KEEPALIVE.idle}; SET tcp_keepalives_interval = ${KEEPALIVE.interval}; ` +
+              `SET tcp_keepalives_count = ${KEEPALIVE.count}; SET tcp_user_timeout = ${USER_TIMEOUT_MS}`,
+          ),
+        )
         .then(() => undefined),
     };
     // An error between questions (the server gone, the session ended): every role is lost.
