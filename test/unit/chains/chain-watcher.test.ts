@@ -266,3 +266,21 @@ test('a reorganisation reaching a height whose scanned header is not stored stop
   t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
   t.regex(watcher.status().last_error!, /reaches height 7, whose scanned header is not stored: no fork point can be verified, scanning stopped/);
 });
+
+test('a scanner whose cursor another scanner moved records nothing twice, stays out of maintenance and goes on from the stored cursor', async (t) => {
+  const { node, sink, watcher, restart, signal, coinsInMaintenance, logs } = await setup(t, { confirmations: 2 });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  await watcher.poll(signal);
+  // A second scanner of the same chain (as a daemon that believes it holds the role) goes ahead.
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  await restart().poll(signal);
+  node.mine([eth(ALICE, 3n, '0xt3')]);
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), []);
+  t.true(logs.some((l) => l.msg === 'chain cursor moved by another daemon; reloading it'));
+  await watcher.poll(signal);
+  t.like(watcher.status(), { scanned_height: 3, maintenance: false, last_error: null });
+  t.deepEqual(await sink.of('0xt1'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt2'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt3'), ['new>seen']);
+});
