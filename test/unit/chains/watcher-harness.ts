@@ -73,8 +73,8 @@ export async function setup<N extends FakeChain = FakeChain>(
     );
     watched.add('ethereum', address, id);
   }
-  /** A fresh watcher on the same database: what a restarted daemon builds. */
-  const restart = () => new ChainWatcher({ chain, adapter: node, store, recorder, watched, catalog, clock, logger });
+  /** A fresh watcher on the same database: what a restarted daemon builds (`on`: another daemon's handle). */
+  const restart = (on: Store = store) => new ChainWatcher({ chain, adapter: node, store: on, recorder, watched, catalog, clock, logger });
   const watcher = restart();
   const signal = new AbortController().signal;
   const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
