@@ -32,6 +32,8 @@ const LOAD_PAGE = 20000;
  * transaction stays open, plus the clock difference between daemons sharing the database.
  */
 const LOOKBACK_MS = 30_000;
+/** How far ahead of this daemon's clock another daemon's ids are still read (its clock ahead). */
+const AHEAD_MS = 24 * 3600_000;
 
 /**
  * Deposit addresses (PRODUCT §6, §7): each merchant account has its own wallet branch (the BIP44
@@ -147,17 +149,19 @@ export class AddressService implements AddressAllocator {
   async loadWatched(): Promise<number> {
     const { store } = this.deps;
     const startedAt = this.deps.clock.now().getTime();
+    // After the first load, only time-ordered ids near now: addresses issued before ids were
+    // time-ordered have random ones, most of which sort above any of today's.
+    const before = this.loadedFrom === '' ? null : timeOrderedIdFloor(startedAt + AHEAD_MS);
     let last = this.loadedFrom;
     let n = 0;
     for (;;) {
       // Raw rows (no entity hydration): a million addresses load in a few seconds.
-      const rows: Array<{ id: string; chain_id: string; address: string }> = await store.read
+      const query = store.read
         .createQueryBuilder(AddressEntity, 'a')
         .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
-        .where('a.id > :last', { last })
-        .orderBy('a.id', 'ASC')
-        .limit(LOAD_PAGE)
-        .getRawMany();
+        .where('a.id > :last', { last });
+      if (before !== null) query.andWhere('a.id < :before', { before });
+      const rows: Array<{ id: string; chain_id: string; address: string }> = await query.orderBy('a.id', 'ASC').limit(LOAD_PAGE).getRawMany();
       for (const r of rows) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
       n += rows.length;
       if (rows.length < LOAD_PAGE) break;

@@ -162,6 +162,22 @@ test('loadWatched fills the set from the table at start', async (t) => {
   for (const r of made) t.is(watched.lookup(r.chain_id, r.address), r.id);
 });
 
+test('called again, loadWatched reads only the addresses issued since, never again every row with an older or a random id', async (t) => {
+  const store = await tempStore(t);
+  const clock = new FakeClock();
+  const svc = new AddressService({ store, wallet, chains: config.chains, catalog, watched: new WatchedAddresses(), clock });
+  await allocate(store, svc, A, ETH);
+  // A row from before ids were time-ordered.
+  const old = await allocate(store, svc, B, ETH);
+  await store.write((em) => em.update(AddressEntity, { id: old.id }, { id: 'f0000000-0000-4000-8000-000000000000' }));
+  clock.advance(1000);
+  t.is(await svc.loadWatched(), 2);
+  clock.advance(60_000);
+  t.is(await svc.loadWatched(), 0);
+  await allocate(store, svc, A, ETH);
+  t.is(await svc.loadWatched(), 1);
+});
+
 test('after a restore without the old database, new accounts start at the branch given, never lower', async (t) => {
   const store = await tempStore(t);
   const svc = service(store);
