@@ -46,6 +46,7 @@ export class ChainCore {
         scanned_height: null,
         lag: null,
         maintenance: true,
+        scanning: false,
         last_error: `chains of kind ${c.kind} are not watched by this version: its coins are in maintenance`,
         last_error_at: null,
         last_poll_at: null,

@@ -2,13 +2,13 @@ import { MoreThan, MoreThanOrEqual, Not, type EntityManager } from 'typeorm';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { ChainConfig } from '../config/schema';
 import { ChainTransferEntity } from '../db/entities/chain';
-import { ChainBlockEntity, ChainCursorEntity } from '../db/entities/chain-scan';
+import { ChainBlockEntity, ChainCursorEntity, type ChainBlockRow } from '../db/entities/chain-scan';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import { MempoolTracker } from './mempool-tracker';
-import { insertHeaders, pruneHeaders, saveCursor } from './scan-rows';
+import { createCursor, insertHeaders, moveCursor, pruneHeaders, type ScanPoint } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
 import { spendObservations, transferKeys } from './block-transfers';
 import type { BlockRef, ChainReader, IncomingObservation, NormalisedBlock, NormalisedTransfer } from './types';
@@ -24,16 +24,21 @@ export interface ChainStatus {
   lag: number | null;
   /** The chain's coins are in maintenance: node unreachable or stalled, or scanning stopped. */
   maintenance: boolean;
+  /**
+   * This daemon scans the chain. False: another daemon on the same database does (or nobody yet),
+   * and `scanned_height` is that daemon's progress as the database shows it.
+   */
+  scanning: boolean;
   last_error: string | null;
   last_error_at: string | null;
   last_poll_at: string | null;
 }
 
 /** The last scanned block; `hash` null only before the genesis block. */
-interface Cursor {
-  height: number;
-  hash: string | null;
-}
+type Cursor = ScanPoint;
+
+/** Another daemon moved the chain's cursor since this one read it: this daemon's scan is void. */
+class CursorMoved extends Error {}
 
 export interface ChainWatcherDeps {
   chain: ChainConfig;
@@ -45,6 +50,13 @@ export interface ChainWatcherDeps {
   catalog: Catalog;
   clock: Clock;
   logger: Logger;
+  /**
+   * Adds to `watched` the addresses other daemons on the same database issued since the last call
+   * (this daemon's own are watched as they are issued). Called after blocks are read and before
+   * they are recorded: an address is paid only after it was issued, so every address a block can
+   * pay is watched by then.
+   */
+  learnAddresses?: () => Promise<unknown>;
 }
 
 /**
@@ -55,6 +67,11 @@ export interface ChainWatcherDeps {
  * any point resumes after the last committed batch and a rescan is harmless. A parent hash that
  * does not match walks back to the fork point and replays the new branch. Node trouble puts the
  * chain's coins in maintenance until a poll succeeds again.
+ *
+ * With several daemons on one database, one of them scans the chain (its scanner role, see
+ * RoleLock) and the others follow what it records; when it dies another takes the role and goes on
+ * from the cursor in the database. Each scan's transaction moves the cursor from where this daemon
+ * read it first (moveCursor), so two daemons that both believe they scan never record a block twice.
  */
 export class ChainWatcher {
   readonly chainId: string;
@@ -72,6 +89,10 @@ export class ChainWatcher {
   private lastError: { message: string; at: Date } | null = null;
   private lastPollAt: Date | null = null;
   private readonly mempool: MempoolTracker;
+  /** This daemon holds the chain's scanner role. */
+  private scanning = false;
+  /** The stored headers reach reorg_max_depth below the cursor (see fillHeaders). */
+  private headersFull = false;
 
   constructor(private readonly deps: ChainWatcherDeps) {
     this.chainId = deps.chain.id;
@@ -90,21 +111,29 @@ export class ChainWatcher {
     return this.options.poll_interval_ms;
   }
 
-  /** One pass: catch up with the node's tip. Never throws; trouble is recorded in the status. */
+  /**
+   * One pass: catch up with the node's tip, or, while another daemon scans the chain, read its
+   * progress. Never throws; trouble is recorded in the status.
+   */
   async poll(signal: AbortSignal): Promise<void> {
     if (this.halted) return;
     try {
+      if (!(await this.takeRole())) return await this.follow();
       // Read before the tip: see MempoolTracker.
       const waiting = this.deps.adapter.mempool ? await this.deps.adapter.mempool(signal) : null;
       const tip = await this.deps.adapter.tip(signal);
       this.noteTip(tip);
       const cursor = this.cursor ?? (await this.loadCursor(tip, signal));
-      if (cursor) await this.catchUp(cursor, tip, signal);
+      if (cursor) {
+        await this.fillHeaders(cursor, signal);
+        await this.catchUp(cursor, tip, signal);
+      }
       if (cursor && waiting) await this.applyMempool(waiting);
       this.checkStall(tip);
       this.recover();
     } catch (err) {
       if (signal.aborted) return;
+      if (err instanceof CursorMoved) return this.reload(err.message);
       this.fail(err instanceof Error ? err.message : String(err));
     } finally {
       this.lastPollAt = this.deps.clock.now();
@@ -121,9 +150,11 @@ export class ChainWatcher {
    */
   async prepare(signal: AbortSignal): Promise<void> {
     try {
+      if (!(await this.takeRole())) return await this.follow();
       const tip = await this.deps.adapter.tip(signal);
       this.noteTip(tip);
-      if (!this.cursor) await this.loadCursor(tip, signal);
+      const cursor = this.cursor ?? (await this.loadCursor(tip, signal));
+      if (cursor) await this.fillHeaders(cursor, signal);
     } catch (err) {
       if (signal.aborted) return;
       this.fail(err instanceof Error ? err.message : String(err));
@@ -143,6 +174,7 @@ export class ChainWatcher {
       // Negative while the node is behind what was already scanned (a node syncing again).
       lag: tip !== null && scanned !== null ? tip - scanned : null,
       maintenance: this.inMaintenance,
+      scanning: this.scanning,
       last_error: this.lastError?.message ?? null,
       last_error_at: this.lastError ? iso(this.lastError.at) : null,
       last_poll_at: this.lastPollAt ? iso(this.lastPollAt) : null,
@@ -167,6 +199,7 @@ export class ChainWatcher {
       const to = Math.min(tip.height, from + this.options.batch_size - 1);
       const blocks = await this.deps.adapter.blocks(from, to, signal);
       checkRange(blocks, from, to);
+      await this.deps.learnAddresses?.();
       if (cursor.hash !== null && blocks[0]!.parentHash !== cursor.hash) {
         cursor = await this.reorganise(cursor, tip, signal);
         continue;
@@ -178,21 +211,34 @@ export class ChainWatcher {
   }
 
   /** Records a batch of blocks that extends the cursor. */
-  private async commit(blocks: NormalisedBlock[], from: Cursor): Promise<Cursor> {
-    const cursor = await this.deps.store.write((em) => this.apply(em, blocks, from));
-    this.cursor = cursor;
-    return cursor;
+  private commit(blocks: NormalisedBlock[], from: Cursor): Promise<Cursor> {
+    const top = blocks[blocks.length - 1]!;
+    const to: Cursor = { height: top.height, hash: top.hash };
+    return this.scanWrite(from, to, (em) => this.apply(em, blocks, to));
   }
 
   /**
-   * Inside the caller's transaction: observes the transfers of `blocks` (which extend `base`),
-   * stores their headers, moves the cursor and promotes what is now deep enough. Confirmations count
-   * up to the last block linked to our chain, never to a node tip not yet checked.
+   * One write transaction of the scan: it moves the cursor from `from` (where this daemon left it)
+   * to `to` first, then does `work`; the cursor in memory follows once it committed.
    */
-  private async apply(em: EntityManager, blocks: NormalisedBlock[], base: Cursor): Promise<Cursor> {
+  private async scanWrite(from: Cursor, to: Cursor, work: (em: EntityManager) => Promise<void>): Promise<Cursor> {
+    await this.deps.store.write(async (em) => {
+      if (!(await moveCursor(em, this.chainId, from, to, iso(this.deps.clock.now()))))
+        throw new CursorMoved(`another daemon scanned past height ${from.height}`);
+      await work(em);
+    });
+    this.cursor = to;
+    return to;
+  }
+
+  /**
+   * Inside a scan's transaction that moves the cursor to `cursor`: observes the transfers of
+   * `blocks` (which end at `cursor`, or none), stores their headers and promotes what is now deep
+   * enough. Confirmations count up to the last block linked to our chain, never to a node tip not
+   * yet checked.
+   */
+  private async apply(em: EntityManager, blocks: NormalisedBlock[], cursor: Cursor): Promise<void> {
     const { chainId } = this;
-    const top = blocks.length > 0 ? blocks[blocks.length - 1]! : null;
-    const cursor: Cursor = top ? { height: top.height, hash: top.hash } : base;
     // A loop rather than flatMaps: thousands of outputs a block, nearly all of them screened out.
     const observations: IncomingObservation[] = [];
     for (const block of blocks)
@@ -204,16 +250,16 @@ export class ChainWatcher {
     // After the payments: an output received in this batch may be spent in it too.
     await this.deps.recorder.observeAll(em, spendObservations(this.deps.coins, this.chainId, this.coinByAsset, blocks, cursor.height), this.deps.chain.confirmations);
     await insertHeaders(em, blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })));
-    await saveCursor(em, chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
     await pruneHeaders(em, chainId, cursor.height - this.options.reorg_max_depth);
     await this.deps.recorder.promote(em, chainId, cursor.height, this.deps.chain.confirmations);
-    return cursor;
   }
 
   /**
    * The node's chain no longer contains our cursor block: find the highest stored header the node
    * still has (at most reorg_max_depth below the cursor), revert every transfer above it that the
    * new branch does not hold, record the new branch up to the old height, and go on from there.
+   * Only a stored header the node holds is a fork point: one missing (never stored, or pruned) is
+   * never taken on the node's word. fillHeaders keeps them stored down to reorg_max_depth.
    */
   private async reorganise(cursor: Cursor, tip: BlockRef, signal: AbortSignal): Promise<Cursor> {
     const depth = this.options.reorg_max_depth;
@@ -223,11 +269,15 @@ export class ChainWatcher {
     );
     let fork: Cursor | null = null;
     for (let h = Math.min(cursor.height, tip.height); h >= floor; h--) {
+      if (h < 0) {
+        // Before the genesis block: the whole chain is replaced.
+        fork = { height: -1, hash: null };
+        break;
+      }
       const ours = stored.get(h);
       if (!ours) {
-        // Below the first block this install scanned: all of what it scanned is replaced.
-        fork = h < 0 ? { height: -1, hash: null } : { height: h, hash: (await this.deps.adapter.header(h, signal)).hash };
-        break;
+        this.halt(`reorganisation below scanned height ${cursor.height} reaches height ${h}, whose scanned header is not stored: no fork point can be verified, scanning stopped`);
+        throw new Error(this.halted!);
       }
       const theirs = await this.deps.adapter.header(h, signal);
       if (theirs.hash === ours.hash) {
@@ -246,9 +296,12 @@ export class ChainWatcher {
     checkRange(branch, fork.height + 1, top);
     if (branch.length > 0 && ((fork.hash !== null && branch[0]!.parentHash !== fork.hash) || linkedPrefix(branch).length < branch.length))
       throw new Error('the node switched branches again during a reorganisation; retrying');
+    await this.deps.learnAddresses?.();
 
     let reverted = 0;
-    const next = await this.deps.store.write(async (em) => {
+    const last = branch[branch.length - 1];
+    const target: Cursor = last ? { height: last.height, hash: last.hash } : fork;
+    const next = await this.scanWrite(cursor, target, async (em) => {
       const kept = transferKeys(branch, this.coinByAsset);
       const dropped = await em.find(ChainTransferEntity, {
         where: { chain_id: this.chainId, block_height: MoreThan(fork!.height), status: Not('reverted') },
@@ -259,15 +312,18 @@ export class ChainWatcher {
         reverted++;
       }
       await em.delete(ChainBlockEntity, { chain_id: this.chainId, height: MoreThan(fork!.height) });
-      return this.apply(em, branch, fork!);
+      await this.apply(em, branch, target);
     });
-    this.cursor = next;
     this.log.warn('chain reorganisation', {
       fork_height: fork.height,
       dropped_blocks: cursor.height - fork.height,
       new_blocks: branch.length,
       reverted_transfers: reverted,
     });
+    // A shorter branch moved the cursor down: the walk-back of a later reorganisation reaches
+    // below the headers kept so far.
+    this.headersFull = false;
+    await this.fillHeaders(next, signal);
     return next;
   }
 
@@ -293,6 +349,7 @@ export class ChainWatcher {
   }
 
   private async applyMempool(waiting: NormalisedTransfer[]): Promise<void> {
+    await this.deps.learnAddresses?.();
     const observations = this.deps.watched.mayWatch(this.chainId, waiting).flatMap((t) => this.observation(t, null, 0) ?? []);
     const { dropped } = await this.deps.store.write((em) => this.mempool.apply(em, observations));
     if (dropped > 0) this.log.info('transfers left the mempool unconfirmed', { reverted_transfers: dropped });
@@ -309,11 +366,85 @@ export class ChainWatcher {
     const base = start === 0 ? null : await this.deps.adapter.header(start - 1, signal);
     const cursor: Cursor = base ? { height: base.height, hash: base.hash } : { height: -1, hash: null };
     await this.deps.store.write(async (em) => {
-      await saveCursor(em, this.chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
+      await createCursor(em, this.chainId, cursor.height, cursor.hash, iso(this.deps.clock.now()));
       if (base) await insertHeaders(em, [{ chain_id: this.chainId, height: base.height, hash: base.hash, parent_hash: base.parentHash }]);
     });
     this.log.info('chain cursor created', { start_height: start });
     return (this.cursor = cursor);
+  }
+
+  /**
+   * Makes the stored headers reach reorg_max_depth below `cursor` (or the genesis block), so the
+   * walk-back of a reorganisation can verify every fork point it may take. They fall short after
+   * the cursor is created (only its base block is stored) and after a reorganisation to a shorter
+   * branch (the headers below were pruned while the cursor was higher); the headers below the
+   * lowest stored one are the node's, each checked to be the parent of the one above it.
+   */
+  private async fillHeaders(cursor: Cursor, signal: AbortSignal): Promise<void> {
+    if (this.headersFull) return;
+    const bottom = Math.max(cursor.height - this.options.reorg_max_depth, 0);
+    const lowest = await this.deps.store.read.findOne(ChainBlockEntity, { where: { chain_id: this.chainId }, order: { height: 'ASC' } });
+    if (lowest && lowest.height > bottom) {
+      const below = await this.headersBelow(lowest, bottom, signal);
+      if (below.length > 0) await this.deps.store.write((em) => insertHeaders(em, below));
+    }
+    this.headersFull = true;
+  }
+
+  /**
+   * The node's headers from just below `lowest` down to `bottom`, as long as each is the parent of
+   * the one above: the blocks under what was scanned. Stops at the first that is not (the node's
+   * chain no longer holds `lowest`, a reorganisation the walk-back meets).
+   */
+  private async headersBelow(lowest: ChainBlockRow, bottom: number, signal: AbortSignal): Promise<ChainBlockRow[]> {
+    const headers: ChainBlockRow[] = [];
+    let parent = lowest.parent_hash;
+    for (let h = lowest.height - 1; h >= bottom; h--) {
+      const header = await this.deps.adapter.header(h, signal);
+      if (header.hash !== parent) {
+        this.log.warn('the node\'s chain changed under the lowest scanned header', { height: h + 1 });
+        break;
+      }
+      headers.push({ chain_id: this.chainId, height: h, hash: header.hash, parent_hash: header.parentHash });
+      parent = header.parentHash;
+    }
+    return headers;
+  }
+
+  /**
+   * Whether this daemon scans the chain now (its scanner role). A daemon that takes the role, or
+   * loses it, forgets what it knew of the chain: a scanner starts from the cursor and the headers
+   * the database holds, which another daemon may have moved.
+   */
+  private async takeRole(): Promise<boolean> {
+    const held = await this.deps.store.roles.hold(`scanner:${this.chainId}`);
+    if (held !== this.scanning) {
+      this.scanning = held;
+      this.cursor = undefined;
+      this.nodeTip = undefined;
+      this.headersFull = false;
+      this.log.info(held ? 'this daemon scans the chain' : 'another daemon scans the chain');
+    }
+    return held;
+  }
+
+  /**
+   * Another daemon scans the chain: its progress in the database is this daemon's status. The coins
+   * are offered once the chain has a cursor (see prepare: every address issued from then on is
+   * scanned from a block before it, whichever daemon issued it).
+   */
+  private async follow(): Promise<void> {
+    const row = await this.deps.store.read.findOneBy(ChainCursorEntity, { chain_id: this.chainId });
+    if (!row) throw new Error('waiting for the daemon that scans this chain to reach its node');
+    this.cursor = { height: row.height, hash: row.hash };
+    this.recover();
+  }
+
+  /** Another daemon scanned the chain meanwhile: the next poll reads again what it recorded. */
+  private reload(reason: string): void {
+    this.log.warn('chain cursor moved by another daemon; reloading it', { reason });
+    this.cursor = undefined;
+    this.headersFull = false;
   }
 
   private async storedHash(height: number): Promise<string | undefined> {

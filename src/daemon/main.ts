@@ -146,6 +146,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     recorder,
     watched,
     coins,
+    learnAddresses: () => addresses.loadWatched(),
     catalog,
     clock,
     logger,

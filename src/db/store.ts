@@ -5,6 +5,7 @@ import { DataSource, EntityManager, EntitySchema, MixedList } from 'typeorm';
 import { AsyncLock } from '../shared/async-lock';
 import { MIGRATIONS } from './migrations';
 import { ENTITIES } from './entities';
+import { PostgresRoleLock, soleDaemon, type RoleLock } from './role-lock';
 import { WalCheckpointer } from './wal-checkpointer';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,12 +24,14 @@ export interface StoreOptions {
 /**
  * The one database handle. Every write transaction goes through `write`: on SQLite one async lock
  * serialises them (TypeORM's better-sqlite3 driver shares one connection, so concurrent
- * transactions would interleave); on PostgreSQL they are real concurrent transactions.
+ * transactions would interleave); on PostgreSQL they are real concurrent transactions. `roles` are
+ * the roles that run once among the daemons on this database.
  */
 export class Store {
   private constructor(
     readonly ds: DataSource,
     readonly dialect: Dialect,
+    readonly roles: RoleLock,
     private readonly checkpointer: WalCheckpointer | null,
     private readonly lock = new AsyncLock(),
   ) {}
@@ -71,7 +74,7 @@ export class Store {
     }
     await ds.initialize();
     if (file !== null) restrictSqliteFiles(file);
-    if (!backgroundCheckpoints) return new Store(ds, dialect, null);
+    if (!backgroundCheckpoints) return new Store(ds, dialect, dialect === 'postgres' ? new PostgresRoleLock(opts.url) : soleDaemon, null);
     const lock = new AsyncLock();
     // Emptying the log must never wait on the event loop: while a reader is still on the old log
     // (another connection's long read) or the worker is checkpointing, it is busy at once and the
@@ -87,7 +90,7 @@ export class Store {
           await ds.query(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
         }
       });
-    return new Store(ds, dialect, WalCheckpointer.start(file!, truncate), lock);
+    return new Store(ds, dialect, soleDaemon, WalCheckpointer.start(file!, truncate), lock);
   }
 
   /** Applies pending migrations; returns the names applied. */
@@ -122,6 +125,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    await this.roles.close();
     // The checkpointer's connection closes first, so the main one is the last and its close
     // checkpoints what is left and removes the WAL.
     await this.checkpointer?.stop();

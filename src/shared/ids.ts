@@ -18,6 +18,12 @@ export function newTimeOrderedId(nowMs: number = Date.now()): string {
   return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(15)}`;
 }
 
+/** A string that sorts after every time-ordered id made before `ms` and before every one made at `ms` or later. */
+export function timeOrderedIdFloor(ms: number): string {
+  const t = Math.max(ms, 0).toString(16).padStart(12, '0');
+  return `${t.slice(0, 8)}-${t.slice(8)}`;
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);
 

@@ -9,7 +9,7 @@ import { insertRow, placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
-import { newTimeOrderedId } from '../shared/ids';
+import { newTimeOrderedId, timeOrderedIdFloor } from '../shared/ids';
 import type { AddressLookahead } from './address-lookahead';
 import type { AddressAllocator, AllocateRequest } from './allocator';
 import type { HdWallet } from './hd';
@@ -27,6 +27,13 @@ export interface AddressServiceDeps {
 
 /** Rows per page when the watched set is filled at start. */
 const LOAD_PAGE = 20000;
+/**
+ * How far back (by id time) loadWatched reads again on PostgreSQL: longer than an address's
+ * transaction stays open, plus the clock difference between daemons sharing the database.
+ */
+const LOOKBACK_MS = 30_000;
+/** How far ahead of this daemon's clock another daemon's ids are still read (its clock ahead). */
+const AHEAD_MS = 24 * 3600_000;
 
 /**
  * Deposit addresses (PRODUCT §6, §7): each merchant account has its own wallet branch (the BIP44
@@ -37,6 +44,8 @@ const LOAD_PAGE = 20000;
  */
 export class AddressService implements AddressAllocator {
   private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme }>();
+  /** The id after which loadWatched reads ('' before the first load). */
+  private loadedFrom = '';
 
   constructor(private readonly deps: AddressServiceDeps) {
     for (const chain of deps.chains) this.chains.set(chain.id, { chain, scheme: schemeFor(chain) });
@@ -132,25 +141,39 @@ export class AddressService implements AddressAllocator {
     return (await this.deps.store.read.findOneBy(WalletBranchEntity, { account_id: accountId }))?.branch ?? null;
   }
 
-  /** Fills the watched set from the addresses table (at start); returns how many were added. */
+  /**
+   * Fills the watched set from the addresses table: at start every row, then (called again) the
+   * rows added since, which on a shared database includes those other daemons issued. Returns how
+   * many rows were read.
+   */
   async loadWatched(): Promise<number> {
     const { store } = this.deps;
-    let last = '';
+    const startedAt = this.deps.clock.now().getTime();
+    // After the first load, only time-ordered ids near now: addresses issued before ids were
+    // time-ordered have random ones, most of which sort above any of today's.
+    const before = this.loadedFrom === '' ? null : timeOrderedIdFloor(startedAt + AHEAD_MS);
+    let last = this.loadedFrom;
     let n = 0;
     for (;;) {
       // Raw rows (no entity hydration): a million addresses load in a few seconds.
-      const rows: Array<{ id: string; chain_id: string; address: string }> = await store.read
+      const query = store.read
         .createQueryBuilder(AddressEntity, 'a')
         .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
-        .where('a.id > :last', { last })
-        .orderBy('a.id', 'ASC')
-        .limit(LOAD_PAGE)
-        .getRawMany();
-      for (const r of rows) this.deps.watched.add(r.chain_id, r.address, r.id);
+        .where('a.id > :last', { last });
+      if (before !== null) query.andWhere('a.id < :before', { before });
+      const rows: Array<{ id: string; chain_id: string; address: string }> = await query.orderBy('a.id', 'ASC').limit(LOAD_PAGE).getRawMany();
+      for (const r of rows) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
       n += rows.length;
-      if (rows.length < LOAD_PAGE) return n;
+      if (rows.length < LOAD_PAGE) break;
       last = rows[rows.length - 1]!.id;
     }
+    // Ids are time-ordered, but a row may commit after rows with later ids (another daemon's
+    // transaction still open, or its clock a little behind): the next call reads again the ids of
+    // the last LOOKBACK_MS (none on SQLite, where this daemon is the only one and watches its own
+    // addresses before they commit).
+    const lookback = store.dialect === 'postgres' ? LOOKBACK_MS : 0;
+    this.loadedFrom = timeOrderedIdFloor(startedAt - lookback);
+    return n;
   }
 }
 

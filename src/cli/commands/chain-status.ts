@@ -8,7 +8,7 @@ export function chainStatusLines(chains: readonly ChainStatus[]): string[] {
   const lines = ['chains:'];
   const width = Math.max(...chains.map((c) => `${c.chain_id} (${c.kind})`.length));
   for (const c of chains) {
-    const state = c.maintenance ? 'MAINTENANCE' : c.scanned_height === null ? 'not scanning' : 'ok';
+    const state = c.maintenance ? 'MAINTENANCE' : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (scanned by another daemon)';
     lines.push(`  ${`${c.chain_id} (${c.kind})`.padEnd(width)}  tip ${show(c.node_tip)}  scanned ${show(c.scanned_height)}  lag ${show(c.lag)}  ${state}`);
     if (c.last_error) lines.push(`    last error${c.last_error_at ? ` at ${c.last_error_at}` : ''}: ${c.last_error}`);
   }

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { ChainBlockEntity, ChainCursorEntity } from '../../../src/db/entities/chain-scan';
+import { Store } from '../../../src/db/store';
 import { tempPostgres } from '../../helpers/pg-database';
 import { ALICE, BOB, eth, setup, usdt } from '../../unit/chains/watcher-harness';
 
@@ -52,4 +53,30 @@ test('on PostgreSQL: a reorganisation reverts the dropped block\'s transfer and 
     ],
   );
   t.like(watcher.status(), { scanned_height: 3, maintenance: false });
+});
+
+test('on PostgreSQL: of two daemons one scans the chain; the other shows its progress out of maintenance and scans on from its cursor once the first is gone', async (t) => {
+  const url = await tempPostgres(t);
+  if (!url) return t.pass();
+  const { node, sink, watcher, restart, signal, store } = await setup(t, { url, confirmations: 2 });
+  const other = await Store.open({ url });
+  t.teardown(() => other.close());
+  const follower = restart(undefined, other);
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  await watcher.prepare(signal);
+  await follower.prepare(signal);
+  await watcher.poll(signal);
+  await follower.poll(signal);
+  t.like(watcher.status(), { scanning: true, scanned_height: 1, maintenance: false });
+  t.like(follower.status(), { scanning: false, scanned_height: 1, node_tip: null, maintenance: false, last_error: null });
+
+  // The scanning daemon's session ends (the daemon died).
+  await store.roles.close();
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  await follower.poll(signal);
+  t.like(follower.status(), { scanning: true, scanned_height: 2, node_tip: 2, maintenance: false });
+  await watcher.poll(signal);
+  t.like(watcher.status(), { scanning: false, scanned_height: 2, maintenance: false });
+  t.deepEqual(await sink.of('0xt1'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt2'), ['new>seen']);
 });

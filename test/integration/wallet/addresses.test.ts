@@ -164,6 +164,22 @@ test('loadWatched fills the set from the table at start', async (t) => {
   for (const r of made) t.is(watched.lookup(r.chain_id, r.address), r.id);
 });
 
+test('called again, loadWatched reads only the addresses issued since, never again every row with an older or a random id', async (t) => {
+  const store = await tempStore(t);
+  const clock = new FakeClock();
+  const svc = new AddressService({ store, wallet, chains: config.chains, catalog, watched: new WatchedAddresses(), clock });
+  await allocate(store, svc, A, ETH);
+  // A row from before ids were time-ordered.
+  const old = await allocate(store, svc, B, ETH);
+  await store.write((em) => em.update(AddressEntity, { id: old.id }, { id: 'f0000000-0000-4000-8000-000000000000' }));
+  clock.advance(1000);
+  t.is(await svc.loadWatched(), 2);
+  clock.advance(60_000);
+  t.is(await svc.loadWatched(), 0);
+  await allocate(store, svc, A, ETH);
+  t.is(await svc.loadWatched(), 1);
+});
+
 test('after a restore without the old database, new accounts start at the branch given, never lower', async (t) => {
   const store = await tempStore(t);
   const svc = service(store);
@@ -217,4 +233,42 @@ test('PostgreSQL: concurrent allocations get distinct indices and branches; a ro
   t.is(await store.read.count(AddressEntity), before);
   const next = await allocate(store, svc, A, ETH);
   t.is(await store.read.countBy(AddressEntity, { chain_id: 'ethereum', derivation_path: next.derivation_path }), 1);
+});
+
+test('PostgreSQL: two daemons issuing at once never issue one address twice, and each learns the other\'s addresses, also one committed after its last look', async (t) => {
+  const url = await tempPostgres(t);
+  if (!url) return t.pass('no PostgreSQL server');
+  const stores = [await Store.open({ url }), await Store.open({ url })] as const;
+  t.teardown(async () => {
+    for (const s of stores) await s.close();
+  });
+  await stores[0].migrate();
+  const watched = [new WatchedAddresses(), new WatchedAddresses()] as const;
+  const svcs = [service(stores[0], watched[0]), service(stores[1], watched[1])] as const;
+  for (const svc of svcs) await svc.loadWatched();
+
+  const made = await Promise.all(Array.from({ length: 40 }, (_, i) => allocate(stores[i % 2]!, svcs[i % 2]!, i % 4 < 2 ? A : B, ETH)));
+  t.is(new Set(made.map((r) => r.address)).size, 40, 'no address twice');
+  t.is(new Set(made.map((r) => `${r.account_id}|${r.derivation_index}`)).size, 40, 'no index twice');
+  for (const [i, svc] of svcs.entries()) {
+    await svc.loadWatched();
+    t.true(made.every((r) => watched[i]!.lookup('ethereum', r.address) === r.id));
+  }
+
+  // An allocation whose transaction is still open when the other daemon looks.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let issued!: (row: AddressRow) => void;
+  const late = new Promise<AddressRow>((resolve) => (issued = resolve));
+  const open = stores[0].write(async (em) => {
+    issued(await svcs[0].allocate(em, { accountId: A, coinId: ETH, purpose: 'invoice' }));
+    await held;
+  });
+  const row = await late;
+  await svcs[1].loadWatched();
+  t.is(watched[1].lookup('ethereum', row.address), undefined, 'not committed yet');
+  release();
+  await open;
+  await svcs[1].loadWatched();
+  t.is(watched[1].lookup('ethereum', row.address), row.id);
 });

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { coinId } from '../../../src/catalog/coins';
-import { ChainCursorEntity } from '../../../src/db/entities/chain-scan';
+import { LessThan } from 'typeorm';
+import { ChainBlockEntity, ChainCursorEntity } from '../../../src/db/entities/chain-scan';
 import { ALICE, BOB, eth, setup, STRANGER, USDT, usdt } from './watcher-harness';
 
 test('a transfer in a block with fewer than `confirmations` blocks is seen, then confirmed once deep enough', async (t) => {
@@ -227,4 +228,59 @@ test('a node behind the scanned height on the same chain reverts nothing', async
   await watcher.poll(signal);
   t.deepEqual(await sink.of('0xt1'), ['new>confirmed']);
   t.like(watcher.status(), { node_tip: 2, scanned_height: 4, lag: -2, maintenance: false });
+});
+
+test('after a reorganisation to a shorter chain, a deeper one is walked back to a fork point checked against what was scanned: the replaced block\'s transfer is reverted', async (t) => {
+  const { node, sink, watcher, signal, transfers, store } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 5 } });
+  node.mineEmpty(3);
+  node.mine([eth(ALICE, 10n, '0xt')]);
+  node.mineEmpty(6);
+  await watcher.poll(signal);
+  // Headers are kept 5 deep under the cursor: 5..10.
+  node.cutBackTo(8);
+  node.mine([], 'b');
+  await watcher.poll(signal);
+  t.like(watcher.status(), { scanned_height: 8, maintenance: false });
+  t.deepEqual((await store.read.find(ChainBlockEntity, { order: { height: 'ASC' } })).map((b) => b.hash), ['0xa3', '0xa4', '0xa5', '0xa6', '0xa7', '0xb8']);
+
+  // Block 4, which paid, is replaced: the fork is block 3.
+  node.cutBackTo(4);
+  node.mineEmpty(7, 'c');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>confirmed', 'confirmed>reverted']);
+  t.like((await transfers())[0], { status: 'reverted', block_height: 4 });
+  t.like(watcher.status(), { scanned_height: 10, maintenance: false, last_error: null });
+});
+
+test('a reorganisation reaching a height whose scanned header is not stored stops scanning instead of taking the node\'s block there as the fork point', async (t) => {
+  const { node, sink, watcher, signal, store, coinsInMaintenance } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 5 } });
+  node.mineEmpty(6);
+  node.mine([eth(ALICE, 10n, '0xt')]);
+  node.mineEmpty(3);
+  await watcher.poll(signal);
+  await store.write((em) => em.delete(ChainBlockEntity, { chain_id: 'ethereum', height: LessThan(8) }));
+  node.cutBackTo(7);
+  node.mineEmpty(5, 'b');
+  await watcher.poll(signal);
+  t.deepEqual(await sink.of('0xt'), ['new>confirmed']);
+  t.deepEqual(coinsInMaintenance(), ['ETH', 'USDT']);
+  t.regex(watcher.status().last_error!, /reaches height 7, whose scanned header is not stored: no fork point can be verified, scanning stopped/);
+});
+
+test('a scanner whose cursor another scanner moved records nothing twice, stays out of maintenance and goes on from the stored cursor', async (t) => {
+  const { node, sink, watcher, restart, signal, coinsInMaintenance, logs } = await setup(t, { confirmations: 2 });
+  node.mine([eth(ALICE, 1n, '0xt1')]);
+  await watcher.poll(signal);
+  // A second scanner of the same chain (as a daemon that believes it holds the role) goes ahead.
+  node.mine([eth(BOB, 2n, '0xt2')]);
+  await restart().poll(signal);
+  node.mine([eth(ALICE, 3n, '0xt3')]);
+  await watcher.poll(signal);
+  t.deepEqual(coinsInMaintenance(), []);
+  t.true(logs.some((l) => l.msg === 'chain cursor moved by another daemon; reloading it'));
+  await watcher.poll(signal);
+  t.like(watcher.status(), { scanned_height: 3, maintenance: false, last_error: null });
+  t.deepEqual(await sink.of('0xt1'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt2'), ['new>seen', 'seen>confirmed']);
+  t.deepEqual(await sink.of('0xt3'), ['new>seen']);
 });

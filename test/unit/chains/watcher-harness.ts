@@ -76,9 +76,12 @@ export async function setup<N extends FakeChain = FakeChain>(
     );
     watched.add('ethereum', address, id);
   }
-  /** A fresh watcher on the same database: what a restarted daemon builds (with `coins` loaded afresh, as it does). */
-  const restart = (walletCoins = coins) =>
-    new ChainWatcher({ chain, adapter: node, store, recorder: new TransferRecorder(router, walletCoins, clock), watched, coins: walletCoins, catalog, clock, logger });
+  /**
+   * A fresh watcher on the same database: what a restarted daemon builds (with `coins` loaded
+   * afresh, as it does; `on`: another daemon's handle on the database).
+   */
+  const restart = (walletCoins = coins, on: Store = store) =>
+    new ChainWatcher({ chain, adapter: node, store: on, recorder: new TransferRecorder(router, walletCoins, clock), watched, coins: walletCoins, catalog, clock, logger });
   const watcher = restart();
   const signal = new AbortController().signal;
   const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);

@@ -9,6 +9,7 @@ const row = (over: Partial<ChainStatus>): ChainStatus => ({
   scanned_height: 118,
   lag: 2,
   maintenance: false,
+  scanning: true,
   last_error: null,
   last_error_at: null,
   last_poll_at: '2026-01-01T00:00:00.000Z',
@@ -34,8 +35,12 @@ test('a chain in maintenance shows it and its last error with the time', (t) => 
   ]);
 });
 
+test('a chain another daemon scans shows that daemon\'s progress and says so', (t) => {
+  t.deepEqual(chainStatusLines([row({ scanning: false, node_tip: null, lag: null })]), ['chains:', '  ethereum (evm)  tip -  scanned 118  lag -  ok (scanned by another daemon)']);
+});
+
 test('an unwatched chain has no heights; no chains says so', (t) => {
-  t.deepEqual(chainStatusLines([row({ chain_id: 'tron', kind: 'tron', node_tip: null, scanned_height: null, lag: null, last_error: 'not watched' })]), [
+  t.deepEqual(chainStatusLines([row({ chain_id: 'tron', kind: 'tron', scanning: false, node_tip: null, scanned_height: null, lag: null, last_error: 'not watched' })]), [
     'chains:',
     '  tron (tron)  tip -  scanned -  lag -  not scanning',
     '    last error: not watched',

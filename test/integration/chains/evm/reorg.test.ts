@@ -75,3 +75,43 @@ test('a payment mined again in a block of the new branch stays credited once, no
   t.is((await f.events('invoice.reverted')).length, 0);
   t.true(await f.ledgerClean());
 });
+
+test('after a reorganisation to a shorter branch, a deeper one that drops the payment\'s block still reverts the payment', async (t) => {
+  // Headers are kept 3 blocks under the scanned height.
+  const f = await startEvmFixture({ watch: { reorg_max_depth: 3 } });
+  t.teardown(() => f.stop());
+  const [, , other] = await f.node.rpc<string[]>('eth_accounts');
+  // A block of its own on a new branch: a transaction no other branch holds.
+  const branchBlock = () => f.node.rpc('eth_sendTransaction', [{ from: other, to: '0x000000000000000000000000000000000000dEaD', value: '0x1' }]);
+  const scannedTo = async (height: number) => {
+    const deadline = Date.now() + 10_000;
+    while (f.td.daemon.chains.status()[0]!.scanned_height !== height) {
+      if (Date.now() > deadline) throw new Error(`not scanned to ${height}: ${JSON.stringify(f.td.daemon.chains.status()[0])}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const inv = await f.createInvoice('ETH', '1');
+  const beforePayment = await f.node.rpc<string>('evm_snapshot');
+  await f.pay(inv.address, 'ETH', '1');
+  const paidAt = await f.node.blockNumber();
+  await f.node.mine(1);
+  const abovePayment = await f.node.rpc<string>('evm_snapshot');
+  await f.node.mine(3);
+  await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid');
+
+  // A shorter branch from the block above the payment's: the scanned height goes down by two.
+  t.true(await f.node.rpc<boolean>('evm_revert', [abovePayment]));
+  await branchBlock();
+  await scannedTo(paidAt + 2);
+  t.like(await f.invoice(inv.id), { status: 'paid' });
+
+  // Then a longer branch from below the payment's block.
+  t.true(await f.node.rpc<boolean>('evm_revert', [beforePayment]));
+  await branchBlock();
+  await f.node.mine(4);
+  await scannedTo(paidAt + 4);
+  t.like(await f.invoice(inv.id), { status: 'new', paid_amount: '0' });
+  t.is(await f.available('ETH'), '0');
+  t.like(f.td.daemon.chains.status()[0], { maintenance: false, last_error: null });
+  t.true(await f.ledgerClean());
+});
