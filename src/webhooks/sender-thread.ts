@@ -1,9 +1,12 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { DnsOptions } from '../shared/target-guard';
 import type { AttemptResult, AttemptSender, OutgoingEvent } from './sender';
 
 export interface SenderThreadData {
   allowPrivate: boolean;
+  /** The guard's resolver on the thread (`webhooks.dns`); DEFAULT_DNS if absent. */
+  dns?: DnsOptions;
   timeoutMs?: number;
   /** Attempts in flight to one target, and overall: the dispatcher's bounds, kept on the thread. */
   perTarget: number;
@@ -34,8 +37,8 @@ const STOPPED = 'interrupted: the daemon stopped during the attempt';
  * and a delivery's two halves run side by side. The dispatcher hands over up to WINDOW times its
  * bounds; the rest wait on the thread in their target's line and start as slots free, without a
  * round trip between the threads. Posts made in one turn go over in one message, results come
- * back batched. The guard there uses the system resolver (a test that injects its own runs
- * WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
+ * back batched. The guard there resolves with `webhooks.dns` (a test that injects its own
+ * resolver runs WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
  * a new one.
  */
 export class ThreadedSender implements AttemptSender {

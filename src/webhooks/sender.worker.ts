@@ -1,17 +1,17 @@
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
-import { TargetGuard } from '../shared/target-guard';
+import { DEFAULT_DNS, dnsResolver, TargetGuard } from '../shared/target-guard';
 import { WebhookSender, type AttemptResult } from './sender';
 import { NOT_SENT, type Post, type SenderThreadData, type ToSender } from './sender-thread';
 
 /**
  * The sender's thread (see sender-thread.ts): the same WebhookSender, its target guard on the
- * system resolver, and the dispatcher's bounds on what is in flight (per target and overall). An
+ * configured DNS, and the dispatcher's bounds on what is in flight (per target and overall). An
  * attempt handed over waits here, in its target's line, for a free slot, so a slot is refilled
  * the moment an answer comes in. Results go back in batches, one message per turn of the loop.
  */
-const { allowPrivate, timeoutMs, perTarget, maxInFlight } = workerData as SenderThreadData;
-const sender = new WebhookSender(new TargetGuard({ allowPrivate }), { timeoutMs });
+const { allowPrivate, dns, timeoutMs, perTarget, maxInFlight } = workerData as SenderThreadData;
+const sender = new WebhookSender(new TargetGuard({ allowPrivate, resolve: dnsResolver(dns ?? DEFAULT_DNS) }), { timeoutMs });
 /** Cuts short what is in flight at a stop; posts after it get a fresh one. */
 let stop = new AbortController();
 setMaxListeners(0, stop.signal);
