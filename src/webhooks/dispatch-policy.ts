@@ -101,8 +101,10 @@ export class DispatchPolicy {
   private readonly claimsOfAccount = new Map<string, number>();
   private readonly pace = new Map<string, Pace>();
   readonly bounds: Bounds;
-  /** What may be handed over to a sender that keeps the bounds itself: the bounds times its window. */
+  /** What a quick target may hand over to a sender that keeps the bounds itself: the bounds times its window. */
   private readonly handOver: Bounds;
+  /** A slow target's: its own and its account's bounds, within the hand-over overall. */
+  private readonly slowHandOver: Bounds;
 
   constructor(limits: DispatcherLimits, senderWindow: number) {
     this.bounds = boundsOf(limits);
@@ -111,6 +113,7 @@ export class DispatchPolicy {
       perTarget: this.bounds.perTarget * senderWindow,
       perAccount: this.bounds.perAccount * senderWindow,
     };
+    this.slowHandOver = { ...this.bounds, maxInFlight: this.handOver.maxInFlight };
   }
 
   /** A read of everything due: fresh queues. */
@@ -223,7 +226,7 @@ export class DispatchPolicy {
     const start: Claimed[] = [];
     const expired: Claimed[] = [];
     for (const [t, list] of this.claims) {
-      const bounds = this.pace.get(t) === 'quick' ? this.handOver : { ...this.bounds, maxInFlight: this.handOver.maxInFlight };
+      const bounds = this.pace.get(t) === 'quick' ? this.handOver : this.slowHandOver;
       while (list.length > 0 && this.slots.fits(t, list[0]!.delivery.account_id, bounds)) {
         const c = list.shift()!;
         this.countClaim(c.delivery.account_id, -1);
