@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * The configuration file's shape and its validation. Every problem is reported as one line naming
  * the key path and the reason (`chains[0].rpc_url: must be an http(s) URL`).
@@ -75,7 +77,13 @@ export interface Config {
   chains: ChainConfig[];
   rates: RatesConfig;
   fiat: { enabled: string[]; default: string };
-  webhooks: { allow_private_targets: boolean };
+  webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  allow_private_targets: boolean;
+  /** Where host names of webhook targets are resolved (the target guard's own DNS queries). */
+  dns: { servers: string[]; timeout_ms: number };
 }
 
 export class ConfigError extends Error {
@@ -350,6 +358,27 @@ export function parseConfig(input: unknown): Config {
     chains,
     rates,
     fiat: { enabled, default: def },
-    webhooks: { allow_private_targets: r.child('webhooks').bool('allow_private_targets', false) },
+    webhooks: readWebhooks(r.child('webhooks')),
   };
+}
+
+function readWebhooks(r: Reader): WebhooksConfig {
+  r.unknownKeys(['allow_private_targets', 'dns']);
+  const dnsR = r.child('dns');
+  dnsR.unknownKeys(['servers', 'timeout_ms']);
+  const servers = dnsR.strList('servers', []);
+  servers.forEach((s, i) => {
+    if (!isNameserver(s)) throw new ConfigError(`${dnsR.key('servers')}[${i}]`, 'must be an IP address, with a port as 1.2.3.4:53 or [::1]:53');
+  });
+  return {
+    allow_private_targets: r.bool('allow_private_targets', false),
+    dns: { servers, timeout_ms: dnsR.int('timeout_ms', 3000, 100, 30000) },
+  };
+}
+
+/** A nameserver as c-ares takes it: an IP address, or one with a port (`1.2.3.4:53`, `[::1]:53`). */
+function isNameserver(s: string): boolean {
+  const withPort = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(s);
+  if (withPort) return Number(withPort[3]) >= 1 && Number(withPort[3]) <= 65535 && isIP(withPort[1] ?? withPort[2]!) !== 0;
+  return isIP(s) !== 0;
 }

@@ -10,7 +10,7 @@ import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
 import { unavailable } from '../shared/errors';
 import type { Logger } from '../shared/logger';
-import { TargetGuard } from '../shared/target-guard';
+import type { TargetGuard } from '../shared/target-guard';
 import type { AddressAllocator } from '../wallet/allocator';
 import { invoiceRoutes } from '../invoices/invoice.routes';
 import { InvoiceService } from '../invoices/invoice.service';
@@ -28,6 +28,8 @@ export interface InvoicesDeps {
   money: MoneyMovement;
   clock: Clock;
   logger: Logger;
+  /** Checks an invoice's webhook_url. */
+  guard: TargetGuard;
   authenticate: (permission: Permission | null) => AppMiddleware;
   idempotent: AppMiddleware;
 }
@@ -40,7 +42,7 @@ export function createInvoices(deps: InvoicesDeps) {
   const routes = invoiceRoutes({
     invoices: service,
     catalog: deps.catalog,
-    guard: new TargetGuard({ allowPrivate: deps.config.webhooks.allow_private_targets }),
+    guard: deps.guard,
     testnet: deps.config.network === 'testnet',
     authenticate: deps.authenticate,
     idempotent: deps.idempotent,

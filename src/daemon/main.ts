@@ -50,6 +50,7 @@ import type { AppMiddleware, AppRouter } from '../http/context';
 type Authenticate = (permission: Permission | null) => AppMiddleware;
 import { adminSocketPath, pidFilePath } from './paths';
 import { UserError } from '../shared/errors';
+import { dnsResolver, TargetGuard } from '../shared/target-guard';
 
 export interface DaemonOptions {
   logger?: Logger;
@@ -131,9 +132,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const outbox = new Outbox();
   const ledger = new Ledger(clock);
   const money = new MoneyMovement({ ledger, catalog, clock });
-  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  // One guard for every URL an account gives, so its bound on names resolving at once is one.
+  const guard = new TargetGuard({ allowPrivate: config.webhooks.allow_private_targets, resolve: opts.webhooks?.resolve ?? dnsResolver(config.webhooks.dns) });
+  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent });
   await invoices.service.expireDue();
-  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
+  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
   const router = new TransferRouter().register('invoice', 'incoming', invoices.payments);
   const coins = new WalletCoins(watched);

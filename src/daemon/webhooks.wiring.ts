@@ -7,7 +7,7 @@ import type { AppMiddleware } from '../http/context';
 import { deliverWebhooksJob } from '../jobs/deliver-webhooks.job';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
-import { TargetGuard, type Resolver } from '../shared/target-guard';
+import type { Resolver, TargetGuard } from '../shared/target-guard';
 import { AttemptStore } from '../webhooks/attempt.store';
 import { CallbackSecrets } from '../webhooks/callback-secret';
 import { DeliveryService } from '../webhooks/delivery.service';
@@ -29,7 +29,9 @@ export interface WebhooksDeps {
   idempotent: AppMiddleware;
   /** The daemon's shutdown signal. */
   signal: AbortSignal;
-  /** Tests: the DNS resolver of the target guard (DNS rebinding without a DNS server). */
+  /** Checks endpoint URLs, and every attempt's connection when the sender runs on this thread. */
+  guard: TargetGuard;
+  /** Tests: the DNS resolver the guard was given (DNS rebinding without a DNS server). */
   resolve?: Resolver;
   /** Tests and benchmarks: other concurrency bounds or attempt timeout. */
   limits?: DispatcherLimits;
@@ -38,19 +40,19 @@ export interface WebhooksDeps {
 
 /** Webhooks wired: endpoints, the delivery log, the dispatcher woken by the outbox, and its job. */
 export function createWebhooks(deps: WebhooksDeps) {
-  const guard = new TargetGuard({ allowPrivate: deps.config.webhooks.allow_private_targets, resolve: deps.resolve });
   const secrets = new WebhookSecrets(deps.sealer);
   const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
   const limits = deps.limits ?? DEFAULT_LIMITS;
   // On its own thread, unless a test brings its own resolver (a function stays on this thread).
+  const { allow_private_targets: allowPrivate, dns } = deps.config.webhooks;
   const sender = deps.resolve
-    ? new WebhookSender(guard, { timeoutMs: deps.timeoutMs })
-    : new ThreadedSender({ allowPrivate: deps.config.webhooks.allow_private_targets, timeoutMs: deps.timeoutMs, ...limits });
+    ? new WebhookSender(deps.guard, { timeoutMs: deps.timeoutMs })
+    : new ThreadedSender({ allowPrivate, dns, timeoutMs: deps.timeoutMs, ...limits });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
   const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets, signal: deps.signal }, limits);
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
-  const routes = webhookRoutes({ endpoints, deliveries, guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
+  const routes = webhookRoutes({ endpoints, deliveries, guard: deps.guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
   return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };
 }

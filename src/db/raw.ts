@@ -129,3 +129,12 @@ export function inList(em: EntityManager, values: readonly unknown[], first: num
   while (params.length < size) params.push(values[values.length - 1]);
   return { sql: `IN (${params.map((_, i) => placeholder(em, first + i)).join(', ')})`, params };
 }
+
+/**
+ * Locks one row of `table` until the caller's transaction ends, so checks that read other rows
+ * (a count, a limit) hold against concurrent transactions. PostgreSQL only: SQLite's write
+ * transactions already take turns.
+ */
+export async function lockRow(em: EntityManager, table: string, id: string): Promise<void> {
+  if (isPostgres(em)) await em.query(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
+}

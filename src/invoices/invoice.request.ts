@@ -56,7 +56,7 @@ export interface RequestParserDeps {
   testnet: boolean;
 }
 
-export async function parseCreateInvoice(body: Record<string, unknown>, deps: RequestParserDeps): Promise<CreateInvoiceRequest> {
+export async function parseCreateInvoice(body: Record<string, unknown>, deps: RequestParserDeps, accountId: string): Promise<CreateInvoiceRequest> {
   const { catalog } = deps;
   for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw validationError(k, `${k} is not a field of an invoice request`);
   const given = (k: string): boolean => body[k] !== undefined && body[k] !== null;
@@ -93,7 +93,7 @@ export async function parseCreateInvoice(body: Record<string, unknown>, deps: Re
   }
   const description = optString(body, 'description', DESCRIPTION_MAX);
   const returnUrl = given('return_url') ? checkReturnUrl(body.return_url, deps.testnet) : null;
-  const webhookUrl = given('webhook_url') ? await deps.guard.checkUrl(body.webhook_url, 'webhook_url') : null;
+  const webhookUrl = given('webhook_url') ? await deps.guard.checkUrl(body.webhook_url, 'webhook_url', accountId) : null;
   const metadata = given('metadata') ? checkMetadata(body.metadata) : null;
 
   let feePaidBy: FeePaidBy = 'merchant';

@@ -31,8 +31,9 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   };
 
   r.post('/invoices', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
-    const req = await parseCreateInvoice(ctx.state.body, deps);
-    const { invoice, created } = await invoices.create(authOf(ctx).accountId, req);
+    const { accountId } = authOf(ctx);
+    const req = await parseCreateInvoice(ctx.state.body, deps, accountId);
+    const { invoice, created } = await invoices.create(accountId, req);
     ctx.status = created ? 201 : 200;
     ctx.body = invoice;
   });

@@ -1,6 +1,6 @@
 import { promises as dns, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
-import { validationError } from './errors';
+import { ApiError, unavailable, validationError } from './errors';
 
 /**
  * The outbound target guard (PRODUCT §10, "outbound URLs guarded against SSRF"): webhook endpoints
@@ -8,13 +8,69 @@ import { validationError } from './errors';
  * It is checked twice: when the URL is given (`checkUrl`, a validation_error on the field) and at
  * every connection (`lookup` and `assertConnectable`), so a name that re-resolves to a private
  * address later (DNS rebinding) is refused at the moment of connecting. `allowPrivate`
- * (`webhooks.allow_private_targets`, development and tests only) lifts both and also allows http.
+ * (`webhooks.allow_private_targets`, development and tests only) lifts the address rule and
+ * also allows http; a name must still resolve.
+ *
+ * Names are resolved by DNS queries of the daemon's own (`webhooks.dns`), never by `dns.lookup`:
+ * that runs on libuv's four-thread pool without a timeout, so a few names on a nameserver that
+ * never answers would stall every file, zlib and lookup task of the daemon behind them.
  */
 
-/** Resolves a host name to every address it has (A and AAAA). */
-export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
 
-export const systemResolver: Resolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+/** Resolves a host name to every address it has (A and AAAA). */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** `webhooks.dns` of the config: where and how long host names of webhook targets are looked up. */
+export interface DnsOptions {
+  /** Nameservers (`1.1.1.1`, `127.0.0.1:5353`, `[::1]:53`); none: those of /etc/resolv.conf. */
+  servers: string[];
+  /** A name with no answer within this long does not resolve. */
+  timeout_ms: number;
+}
+
+export const DEFAULT_DNS: DnsOptions = { servers: [], timeout_ms: 3000 };
+
+/**
+ * Queries A and AAAA at once with c-ares, which sends them on its own sockets (no thread pool).
+ * Each server gets two tries (the second waits twice as long: about `timeout_ms` in all for one
+ * server); the deadline holds the bound with several servers. A name answers with the addresses
+ * of whichever query answered; it does not resolve when neither did.
+ */
+export function dnsResolver(opts: DnsOptions): Resolver {
+  const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(opts.timeout_ms / 3)), tries: 2 });
+  if (opts.servers.length > 0) resolver.setServers(opts.servers);
+  return async (hostname) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('the host name does not resolve'), { code: 'ETIMEOUT' })), opts.timeout_ms);
+    });
+    try {
+      const [v4, v6] = await Promise.race([Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]), deadline]);
+      const found = [
+        ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+        ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+      ];
+      if (found.length === 0 && v4.status === 'rejected') throw v4.reason;
+      return found;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** `localhost` and names under it are the loopback addresses without asking anyone (RFC 6761 §6.3). */
+const isLocalhost = (hostname: string): boolean => hostname === 'localhost' || hostname.endsWith('.localhost');
+const LOOPBACK: ResolvedAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/** Distinct host names one account may have resolving at once for the URLs it gives. */
+export const RESOLUTIONS_PER_ACCOUNT = 4;
 
 /** The lookup signature Node's net/http/https accept as the `lookup` option. */
 export type ConnectLookup = (
@@ -170,23 +226,27 @@ function parseIPv6(s: string): bigint | null {
 export interface TargetGuardOptions {
   /** `webhooks.allow_private_targets`: development and tests only. */
   allowPrivate: boolean;
+  /** Tests: a stand-in for DNS. Default: `dnsResolver(DEFAULT_DNS)`. */
   resolve?: Resolver;
 }
 
 export class TargetGuard {
   readonly allowPrivate: boolean;
-  private readonly resolve: Resolver;
+  private readonly resolver: Resolver;
+  /** Per account, the names being resolved for the URLs it gave; a second check of a name joins the first. */
+  private readonly resolving = new Map<string, Map<string, Promise<ResolvedAddress[]>>>();
 
   constructor(opts: TargetGuardOptions) {
     this.allowPrivate = opts.allowPrivate;
-    this.resolve = opts.resolve ?? systemResolver;
+    this.resolver = opts.resolve ?? dnsResolver(DEFAULT_DNS);
   }
 
   /**
-   * The check when a URL is given (endpoint create/update, an invoice's webhook_url): returns the
-   * URL in its normalised form, or throws validation_error on `field`.
+   * The check when an account gives a URL (endpoint create/update, an invoice's webhook_url):
+   * returns the URL in its normalised form, or throws validation_error on `field`; 503
+   * unavailable when the account already has RESOLUTIONS_PER_ACCOUNT names resolving.
    */
-  async checkUrl(value: unknown, field: string): Promise<string> {
+  async checkUrl(value: unknown, field: string, accountId: string): Promise<string> {
     if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URL_LENGTH) {
       throw validationError(field, `${field} must be a URL of at most ${MAX_URL_LENGTH} characters`);
     }
@@ -200,32 +260,56 @@ export class TargetGuard {
     if (!schemes.includes(url.protocol)) throw validationError(field, `${field} must be an https:// URL`);
     if (url.username !== '' || url.password !== '') throw validationError(field, `${field} must not carry a user name or password`);
     if (url.hostname === '') throw validationError(field, `${field} must name a host`);
-    if (!this.allowPrivate) {
-      const reason = await this.hostRefusal(url.hostname);
-      if (reason !== null) throw validationError(field, `${field} must be on a public host: ${reason}`);
-    }
+    const reason = await this.hostRefusal(url.hostname, field, accountId);
+    if (reason !== null) throw validationError(field, `${field} must be on a public host: ${reason}`);
     return url.href;
   }
 
-  /** Why a host (name or literal) is not a public target, or null: every address it resolves to must be public. */
-  private async hostRefusal(hostname: string): Promise<string | null> {
+  /**
+   * Why a host (name or literal) is not a target, or null: a name must resolve, and without
+   * allowPrivate every address of it must be public.
+   */
+  private async hostRefusal(hostname: string, field: string, accountId: string): Promise<string | null> {
     const literal = hostname.replace(/^\[|\]$/g, '');
     if (isIP(literal)) {
-      const reason = nonPublicReason(literal);
+      const reason = this.allowPrivate ? null : nonPublicReason(literal);
       return reason === null ? null : `the host is ${reason}`;
     }
-    let addresses: Array<{ address: string }>;
+    let addresses: ResolvedAddress[];
     try {
-      addresses = await this.resolve(hostname);
-    } catch {
+      addresses = await this.resolveFor(accountId, hostname, field);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
       return 'the host name does not resolve';
     }
     if (addresses.length === 0) return 'the host name does not resolve';
+    if (this.allowPrivate) return null;
     for (const a of addresses) {
       const reason = nonPublicReason(a.address);
       if (reason !== null) return `the host resolves to ${reason}`;
     }
     return null;
+  }
+
+  /** A name resolved for an account, within its bound on names resolving at once. */
+  private resolveFor(accountId: string, hostname: string, field: string): Promise<ResolvedAddress[]> {
+    let names = this.resolving.get(accountId);
+    const joined = names?.get(hostname);
+    if (joined) return joined;
+    if (!names) this.resolving.set(accountId, (names = new Map()));
+    if (names.size >= RESOLUTIONS_PER_ACCOUNT) {
+      throw unavailable(`${field}'s host name cannot be checked now: this account has ${RESOLUTIONS_PER_ACCOUNT} host names resolving; retry later`, { field });
+    }
+    const resolution = this.resolve(hostname).finally(() => {
+      names.delete(hostname);
+      if (names.size === 0) this.resolving.delete(accountId);
+    });
+    names.set(hostname, resolution);
+    return resolution;
+  }
+
+  private resolve(hostname: string): Promise<ResolvedAddress[]> {
+    return isLocalhost(hostname.toLowerCase()) ? Promise.resolve(LOOPBACK) : this.resolver(hostname);
   }
 
   /**
@@ -243,7 +327,8 @@ export class TargetGuard {
   /**
    * Connect time, for a host name: the `lookup` of the HTTP client. It resolves the name itself
    * and hands the connection only public addresses, so the address checked is the address
-   * connected to. A name with any non-public address is refused whole.
+   * connected to. A name with any non-public address is refused whole. An account's attempts
+   * (and so its lookups) in flight are bounded by the webhook dispatcher.
    */
   readonly lookup: ConnectLookup = (hostname, options, callback) => {
     this.resolve(hostname).then(
@@ -256,15 +341,16 @@ export class TargetGuard {
         }
         const family = typeof options.family === 'number' ? options.family : 0;
         const usable = found.filter((a) => family === 0 || a.family === family);
-        if (usable.length === 0) {
-          const err: NodeJS.ErrnoException = new Error(`the host name does not resolve`);
-          err.code = 'ENOTFOUND';
-          return callback(err, '');
-        }
+        if (usable.length === 0) return callback(notResolved(), '');
         if (options.all) return callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
         return callback(null, usable[0]!.address, usable[0]!.family);
       },
-      (err: NodeJS.ErrnoException) => callback(err, ''),
+      // Whatever the resolver said (no such name, no answer in time, a server failure): one code.
+      () => callback(notResolved(), ''),
     );
   };
+}
+
+function notResolved(): NodeJS.ErrnoException {
+  return Object.assign(new Error('the host name does not resolve'), { code: 'ENOTFOUND' });
 }

@@ -5,6 +5,7 @@ import { placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
+import { QUEUE_PER_TARGET } from './bounds';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
 import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule';
@@ -12,8 +13,6 @@ import type { AttemptResult } from './sender';
 import { insertRows, list, shaped, updateFromValues } from './sql';
 
 export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
-/** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
-export const QUEUE_PER_TARGET = 128;
 const FAN_OUT_BATCH = 500;
 /** Event bodies the fan-out read, kept for the claims that follow it (most claims then read none). */
 const BODIES_KEPT = 4096;

@@ -20,20 +20,20 @@ const CREATE_FIELDS = ['url', 'event_types', 'description', 'enabled', 'secret']
 const UPDATE_FIELDS = ['url', 'event_types', 'description', 'enabled'];
 
 /** The body of POST /v1/webhooks/endpoints: url and event_types required, the rest optional. */
-export async function parseCreateEndpoint(body: Record<string, unknown>, guard: TargetGuard): Promise<EndpointInput & { url: string; event_types: string[] }> {
+export async function parseCreateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput & { url: string; event_types: string[] }> {
   refuseUnknown(body, CREATE_FIELDS, 'create');
   if (body.url === undefined) throw validationError('url', 'url is required');
   if (body.event_types === undefined) throw validationError('event_types', 'event_types is required (a list of event types, or ["*"] for all)');
-  const input = await parseFields(body, guard);
+  const input = await parseFields(body, guard, accountId);
   if (body.secret !== undefined) input.secret = parseSecret(body.secret, 'secret');
   return { ...input, url: input.url!, event_types: input.event_types! };
 }
 
 /** The body of PATCH /v1/webhooks/endpoints/{id}: any of url, event_types, description, enabled. */
-export async function parseUpdateEndpoint(body: Record<string, unknown>, guard: TargetGuard): Promise<EndpointInput> {
+export async function parseUpdateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput> {
   if (body.secret !== undefined) throw validationError('secret', 'the secret is changed with POST /v1/webhooks/endpoints/{id}/rotate-secret');
   refuseUnknown(body, UPDATE_FIELDS, 'update');
-  return parseFields(body, guard);
+  return parseFields(body, guard, accountId);
 }
 
 /** The optional body of rotate-secret: a secret to use, else one is generated. */
@@ -48,9 +48,9 @@ function refuseUnknown(body: Record<string, unknown>, allowed: string[], what: s
   }
 }
 
-async function parseFields(body: Record<string, unknown>, guard: TargetGuard): Promise<EndpointInput> {
+async function parseFields(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput> {
   const input: EndpointInput = {};
-  if (body.url !== undefined) input.url = await guard.checkUrl(body.url, 'url');
+  if (body.url !== undefined) input.url = await guard.checkUrl(body.url, 'url', accountId);
   if (body.event_types !== undefined) input.event_types = parseEventTypes(body.event_types);
   if (body.description !== undefined) {
     const d = body.description;

@@ -1,6 +1,7 @@
 import type { WebhookEndpointRow } from '../db/entities/webhooks';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../db/entities/webhooks';
 import { applyKeyset } from '../db/keyset';
+import { lockRow } from '../db/raw';
 import type { Store } from '../db/store';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { iso, type Clock } from '../shared/clock';
@@ -63,6 +64,8 @@ export class EndpointService {
       updated_at: now,
     };
     await this.deps.store.write(async (em) => {
+      // Creates of one account take turns, so two of them never both pass the count.
+      await lockRow(em, 'accounts', accountId);
       const count = await em.count(WebhookEndpointEntity, { where: { account_id: accountId } });
       if (count >= MAX_ENDPOINTS) throw conflict(`an account has at most ${MAX_ENDPOINTS} webhook endpoints`, { reason: 'endpoint_limit' });
       await em.insert(WebhookEndpointEntity, row);

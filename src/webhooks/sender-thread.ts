@@ -1,19 +1,25 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { DnsOptions } from '../shared/target-guard';
 import type { AttemptResult, AttemptSender, OutgoingEvent } from './sender';
 
 export interface SenderThreadData {
   allowPrivate: boolean;
+  /** The guard's resolver on the thread (`webhooks.dns`); DEFAULT_DNS if absent. */
+  dns?: DnsOptions;
   timeoutMs?: number;
-  /** Attempts in flight to one target, and overall: the dispatcher's bounds, kept on the thread. */
+  /** Attempts in flight to one target, one account and overall: the dispatcher's bounds, kept on the thread. */
   perTarget: number;
   maxInFlight: number;
+  perAccount?: number;
 }
 
 export interface Post {
   id: number;
   /** The dispatcher's target key (an endpoint, or one invoice webhook_url): the bounds apply per key. */
   target: string;
+  /** The target's account ('' when not told): the bound per account applies per key. */
+  account: string;
   url: string;
   event: OutgoingEvent;
   secret: string;
@@ -34,8 +40,8 @@ const STOPPED = 'interrupted: the daemon stopped during the attempt';
  * and a delivery's two halves run side by side. The dispatcher hands over up to WINDOW times its
  * bounds; the rest wait on the thread in their target's line and start as slots free, without a
  * round trip between the threads. Posts made in one turn go over in one message, results come
- * back batched. The guard there uses the system resolver (a test that injects its own runs
- * WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
+ * back batched. The guard there resolves with `webhooks.dns` (a test that injects its own
+ * resolver runs WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
  * a new one.
  */
 export class ThreadedSender implements AttemptSender {
@@ -51,7 +57,7 @@ export class ThreadedSender implements AttemptSender {
 
   constructor(private readonly data: SenderThreadData) {}
 
-  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target = url): Promise<AttemptResult> {
+  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target = url, account = ''): Promise<AttemptResult> {
     if (signal?.aborted) return Promise.resolve({ ok: false, responseStatus: null, error: STOPPED, durationMs: 0 });
     // One listener per signal (the dispatcher has one for all its attempts): a stop cuts every attempt short.
     if (signal && !this.watched.has(signal)) {
@@ -61,7 +67,7 @@ export class ThreadedSender implements AttemptSender {
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.pending.set(id, resolve);
-      this.outgoing.push({ id, target, url, event, secret, now: now.getTime() });
+      this.outgoing.push({ id, target, account, url, event, secret, now: now.getTime() });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         queueMicrotask(() => this.flush());

@@ -27,8 +27,8 @@ export interface AttemptResult {
 
 /** What the dispatcher sends with: the sender itself, or the same sender run on its own thread (sender-thread.ts). */
 export interface AttemptSender {
-  /** `target` is the dispatcher's key for the bounds (an endpoint, or one invoice webhook_url). */
-  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target?: string): Promise<AttemptResult>;
+  /** `target` and `account` are the dispatcher's keys for the bounds (an endpoint or one invoice webhook_url; its account). */
+  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target?: string, account?: string): Promise<AttemptResult>;
   /** How many times its bounds the dispatcher may hand over (a sender that keeps the bounds itself queues the rest); 1 if absent. */
   readonly window?: number;
   /** A target changed: attempts handed over and not yet started come back with `sent: false`. */

@@ -1,23 +1,24 @@
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
-import { TargetGuard } from '../shared/target-guard';
+import { DEFAULT_DNS, dnsResolver, TargetGuard } from '../shared/target-guard';
+import { boundsOf, Slots } from './bounds';
 import { WebhookSender, type AttemptResult } from './sender';
 import { NOT_SENT, type Post, type SenderThreadData, type ToSender } from './sender-thread';
 
 /**
  * The sender's thread (see sender-thread.ts): the same WebhookSender, its target guard on the
- * system resolver, and the dispatcher's bounds on what is in flight (per target and overall). An
- * attempt handed over waits here, in its target's line, for a free slot, so a slot is refilled
- * the moment an answer comes in. Results go back in batches, one message per turn of the loop.
+ * configured DNS, and the dispatcher's bounds on what is in flight (per target, per account and
+ * overall). An attempt handed over waits here, in its target's line, for a free slot, so a slot is
+ * refilled the moment an answer comes in. Results go back in batches, one message per turn of the loop.
  */
-const { allowPrivate, timeoutMs, perTarget, maxInFlight } = workerData as SenderThreadData;
-const sender = new WebhookSender(new TargetGuard({ allowPrivate }), { timeoutMs });
+const { allowPrivate, dns, timeoutMs, ...limits } = workerData as SenderThreadData;
+const bounds = boundsOf(limits);
+const sender = new WebhookSender(new TargetGuard({ allowPrivate, resolve: dnsResolver(dns ?? DEFAULT_DNS) }), { timeoutMs });
 /** Cuts short what is in flight at a stop; posts after it get a fresh one. */
 let stop = new AbortController();
 setMaxListeners(0, stop.signal);
 const waiting = new Map<string, Post[]>();
-const running = new Map<string, number>();
-let inFlight = 0;
+const slots = new Slots();
 let done: Array<{ id: number; result: AttemptResult }> = [];
 let replyScheduled = false;
 
@@ -50,24 +51,20 @@ const reply = (id: number, result: AttemptResult): void => {
 };
 
 const start = (p: Post): void => {
-  running.set(p.target, (running.get(p.target) ?? 0) + 1);
-  inFlight++;
+  slots.take(p.target, p.account);
   void sender.post(p.url, p.event, p.secret, new Date(p.now), stop.signal).then((result) => {
-    const left = running.get(p.target)! - 1;
-    if (left > 0) running.set(p.target, left);
-    else running.delete(p.target);
-    inFlight--;
+    slots.free(p.target, p.account);
     reply(p.id, result);
-    // Its own target's line first, then any line the overall bound held back.
+    // Its own target's line first, then any line the overall or the account's bound held back.
     startWaiting(p.target);
-    if (inFlight < maxInFlight) for (const target of [...waiting.keys()]) startWaiting(target);
+    if (slots.inFlight < bounds.maxInFlight) for (const target of [...waiting.keys()]) startWaiting(target);
   });
 };
 
 const startWaiting = (target: string): void => {
   const line = waiting.get(target);
   if (!line) return;
-  while (line.length > 0 && (running.get(target) ?? 0) < perTarget && inFlight < maxInFlight) start(line.shift()!);
+  while (line.length > 0 && slots.fits(target, line[0]!.account, bounds)) start(line.shift()!);
   if (line.length === 0) waiting.delete(target);
 };
 

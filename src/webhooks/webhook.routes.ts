@@ -34,9 +34,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): AppRouter {
     ctx.body = await endpoints.list(authOf(ctx).accountId, parsePageRequest(ctx.query, {}));
   });
   r.post('/endpoints', change, deps.idempotent, async (ctx) => {
-    const input = await parseCreateEndpoint(ctx.state.body, deps.guard);
+    const { accountId } = authOf(ctx);
+    const input = await parseCreateEndpoint(ctx.state.body, deps.guard, accountId);
     ctx.status = 201;
-    ctx.body = await endpoints.create(authOf(ctx).accountId, input);
+    ctx.body = await endpoints.create(accountId, input);
   });
   r.get('/endpoints/:id', read, async (ctx) => {
     ctx.body = await endpoints.get(authOf(ctx).accountId, endpointId(ctx.params.id));
@@ -44,8 +45,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): AppRouter {
   r.patch('/endpoints/:id', change, async (ctx) => {
     const id = endpointId(ctx.params.id);
     // The id is checked before the body so another account's endpoint is not_found whatever the body.
-    await endpoints.find(authOf(ctx).accountId, id);
-    ctx.body = await endpoints.update(authOf(ctx).accountId, id, await parseUpdateEndpoint(ctx.state.body, deps.guard));
+    const { accountId } = authOf(ctx);
+    await endpoints.find(accountId, id);
+    ctx.body = await endpoints.update(accountId, id, await parseUpdateEndpoint(ctx.state.body, deps.guard, accountId));
   });
   r.delete('/endpoints/:id', change, async (ctx) => {
     ctx.body = await endpoints.remove(authOf(ctx).accountId, endpointId(ctx.params.id));

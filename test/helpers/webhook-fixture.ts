@@ -24,7 +24,7 @@ export interface WebhookFixture {
 }
 
 export async function startWebhookFixture(
-  opts: { clock?: Clock; overrides?: Record<string, unknown>; daemon?: Pick<DaemonOptions, 'webhooks'> } = {},
+  opts: { clock?: Clock; overrides?: Record<string, unknown>; daemon?: Pick<DaemonOptions, 'webhooks' | 'adapterFor'> } = {},
 ): Promise<WebhookFixture> {
   const sink = await WebhookSink.start();
   const td = await startTestDaemon(opts.overrides ?? {}, { clock: opts.clock, ...opts.daemon });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { nonPublicReason, TargetGuard, TargetRefusedError, type Resolver } from '../../../src/shared/target-guard';
+import { nonPublicReason, RESOLUTIONS_PER_ACCOUNT, TargetGuard, TargetRefusedError, type ResolvedAddress, type Resolver } from '../../../src/shared/target-guard';
 
 const REFUSED: Array<[string, RegExp]> = [
   ['0.0.0.0', /unspecified/],
@@ -66,6 +66,8 @@ test('public IPv4 and IPv6 addresses, and mapped forms of public IPv4, are publi
   for (const ip of PUBLIC) t.is(nonPublicReason(ip), null, ip);
 });
 
+const ACCOUNT = 'account-1';
+
 /** A resolver from a table; names not in it do not resolve. */
 const table = (entries: Record<string, string[]>): Resolver => async (name) => {
   const list = entries[name];
@@ -85,15 +87,15 @@ const guard = new TargetGuard({
 });
 
 const refusedUrl = async (t: import('ava').ExecutionContext, url: unknown, why: RegExp) => {
-  const err = await t.throwsAsync(guard.checkUrl(url, 'url'));
+  const err = await t.throwsAsync(guard.checkUrl(url, 'url', ACCOUNT));
   t.like((err as unknown as { toBody(): unknown }).toBody(), { error: { code: 'validation_error', details: { field: 'url' } } });
   t.regex(err!.message, why);
 };
 
 test('an https URL on a host that resolves only to public addresses is accepted, normalised', async (t) => {
-  t.is(await guard.checkUrl('https://HOOKS.example.com/in?x=1', 'url'), 'https://hooks.example.com/in?x=1');
-  t.is(await guard.checkUrl('https://93.184.216.34:8443/h', 'webhook_url'), 'https://93.184.216.34:8443/h');
-  t.is(await guard.checkUrl('https://[2606:4700:4700::1111]/h', 'url'), 'https://[2606:4700:4700::1111]/h');
+  t.is(await guard.checkUrl('https://HOOKS.example.com/in?x=1', 'url', ACCOUNT), 'https://hooks.example.com/in?x=1');
+  t.is(await guard.checkUrl('https://93.184.216.34:8443/h', 'webhook_url', ACCOUNT), 'https://93.184.216.34:8443/h');
+  t.is(await guard.checkUrl('https://[2606:4700:4700::1111]/h', 'url', ACCOUNT), 'https://[2606:4700:4700::1111]/h');
 });
 
 test('http:// and other schemes are refused without allow_private_targets', async (t) => {
@@ -107,7 +109,7 @@ test('a URL that is not a string, empty, too long or unparsable is refused on th
   await refusedUrl(t, '', /URL/);
   await refusedUrl(t, `https://hooks.example.com/${'a'.repeat(2100)}`, /2048/);
   await refusedUrl(t, 'not a url', /not a valid URL/);
-  const err = await t.throwsAsync(guard.checkUrl('nope', 'webhook_url'));
+  const err = await t.throwsAsync(guard.checkUrl('nope', 'webhook_url', ACCOUNT));
   t.like((err as unknown as { details: unknown }).details, { field: 'webhook_url' });
 });
 
@@ -140,10 +142,38 @@ test('a name that does not resolve is refused', async (t) => {
 
 test('allow_private_targets lifts the address check and allows http://, but not other schemes', async (t) => {
   const open = new TargetGuard({ allowPrivate: true, resolve: table({}) });
-  t.is(await open.checkUrl('http://127.0.0.1:8080/hook', 'url'), 'http://127.0.0.1:8080/hook');
-  t.is(await open.checkUrl('https://localhost/hook', 'url'), 'https://localhost/hook');
-  await t.throwsAsync(open.checkUrl('ftp://127.0.0.1/', 'url'), { message: /https/ });
+  t.is(await open.checkUrl('http://127.0.0.1:8080/hook', 'url', ACCOUNT), 'http://127.0.0.1:8080/hook');
+  t.is(await open.checkUrl('https://localhost/hook', 'url', ACCOUNT), 'https://localhost/hook');
+  await t.throwsAsync(open.checkUrl('ftp://127.0.0.1/', 'url', ACCOUNT), { message: /https/ });
   t.notThrows(() => open.assertConnectable('127.0.0.1'));
+});
+
+test('with allow_private_targets a host name must still resolve; localhost is loopback without asking the resolver', async (t) => {
+  const asked: string[] = [];
+  const open = new TargetGuard({ allowPrivate: true, resolve: async (name) => (asked.push(name), table({})(name)) });
+  await t.throwsAsync(open.checkUrl('http://nowhere.example.com/hook', 'url', ACCOUNT), { message: /does not resolve/ });
+  t.is(await open.checkUrl('http://api.localhost:8080/hook', 'url', ACCOUNT), 'http://api.localhost:8080/hook');
+  t.deepEqual(asked, ['nowhere.example.com']);
+});
+
+test('an account resolves a bounded number of names at once: past it 503 unavailable on the field; a name already resolving is joined; other accounts are not held', async (t) => {
+  const pending = new Map<string, (found: ResolvedAddress[]) => void>();
+  const held = new TargetGuard({ allowPrivate: false, resolve: (name) => new Promise((resolve) => pending.set(name, resolve)) });
+  const names = Array.from({ length: RESOLUTIONS_PER_ACCOUNT }, (_, i) => `n${i}.example.com`);
+  const checks = names.map((n) => held.checkUrl(`https://${n}/`, 'webhook_url', ACCOUNT));
+  const joined = held.checkUrl(`https://${names[0]}/again`, 'webhook_url', ACCOUNT);
+  const err = await t.throwsAsync(held.checkUrl('https://one-more.example.com/', 'webhook_url', ACCOUNT));
+  t.like((err as unknown as { toBody(): unknown }).toBody(), { error: { code: 'unavailable', details: { field: 'webhook_url' } } });
+  const elsewhere = held.checkUrl('https://other.example.com/', 'url', 'account-2');
+  t.is(pending.size, RESOLUTIONS_PER_ACCOUNT + 1, 'one query per name: the repeat joined the first');
+  for (const resolve of pending.values()) resolve([{ address: '93.184.216.34', family: 4 }]);
+  t.is((await Promise.all(checks)).length, RESOLUTIONS_PER_ACCOUNT);
+  t.is(await joined, `https://${names[0]}/again`);
+  t.is(await elsewhere, 'https://other.example.com/');
+  pending.clear();
+  const later = held.checkUrl('https://one-more.example.com/', 'webhook_url', ACCOUNT);
+  pending.get('one-more.example.com')!([{ address: '93.184.216.34', family: 4 }]);
+  t.is(await later, 'https://one-more.example.com/', 'the bound frees as names resolve');
 });
 
 const lookup = (g: TargetGuard, host: string, options: { all?: boolean; family?: number }) =>
@@ -154,7 +184,7 @@ const lookup = (g: TargetGuard, host: string, options: { all?: boolean; family?:
 test('the connect-time lookup refuses a name that resolves to a private address at that moment', async (t) => {
   let answer = ['93.184.216.34'];
   const rebinding = new TargetGuard({ allowPrivate: false, resolve: async () => answer.map((address) => ({ address, family: 4 })) });
-  t.is(await rebinding.checkUrl('https://rebind.example.com/', 'url'), 'https://rebind.example.com/');
+  t.is(await rebinding.checkUrl('https://rebind.example.com/', 'url', ACCOUNT), 'https://rebind.example.com/');
   answer = ['127.0.0.1'];
   const r = await lookup(rebinding, 'rebind.example.com', { all: true });
   t.true(r.err instanceof TargetRefusedError);
