@@ -4,6 +4,7 @@ import type { DaemonOptions } from '../../src/daemon/main';
 import type { Clock } from '../../src/shared/clock';
 import type { EventType } from '../../src/shared/events';
 import { until } from './cli';
+import { IdleChain } from './idle-chain';
 import { merchantWithKey, startTestDaemon, type TestDaemon } from './daemon';
 import { ApiClient } from './invoice-fixture';
 import { WebhookSink, type SinkBehaviour } from './webhook-sink';
@@ -27,7 +28,8 @@ export async function startWebhookFixture(
   opts: { clock?: Clock; overrides?: Record<string, unknown>; daemon?: Pick<DaemonOptions, 'webhooks' | 'adapterFor'> } = {},
 ): Promise<WebhookFixture> {
   const sink = await WebhookSink.start();
-  const td = await startTestDaemon(opts.overrides ?? {}, { clock: opts.clock, ...opts.daemon });
+  // Chains are idle nodes unless a test brings its own (their URLs lead nowhere: maintenance).
+  const td = await startTestDaemon(opts.overrides ?? {}, { clock: opts.clock, adapterFor: (chain) => new IdleChain(chain.id), ...opts.daemon });
   const m = await merchantWithKey(td.daemon);
   const clock = opts.clock ?? { now: () => new Date() };
   const api = new ApiClient(td.url, m.keyId, m.secret, clock);

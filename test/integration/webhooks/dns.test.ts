@@ -80,10 +80,9 @@ test.serial('a name whose nameserver never answers does not resolve, within the 
 
 test.serial("webhook_urls on a name whose nameserver never answers are refused in bounded time, while another account's invoice, export and webhook are served on time", async (t) => {
   const ns = await TestNameserver.start('swallow');
-  // Coins configured (fiat invoices offer them) but no node watched.
+  // Coins configured (fiat invoices offer them) on idle nodes.
   const f = await startWebhookFixture({
     overrides: { chains: TEST_CHAINS, webhooks: { allow_private_targets: true, dns: { servers: [ns.address], timeout_ms: TIMEOUT_MS } } },
-    daemon: { adapterFor: () => null },
   });
   t.teardown(async () => {
     await f.stop();
