@@ -13,6 +13,7 @@ import { IpBlocker } from './ip-blocker';
 import { KeyRegistry } from './key-registry';
 import { KeyService } from './key.service';
 import { MemoryReplayGuard } from './replay-guard';
+import { openReplayState } from './replay-state';
 import { SensitiveLimiter } from './sensitive-limiter';
 import { StoreReplayGuard } from './store-replay-guard';
 import { testKeysDocRoutes } from './test-keys.routes';
@@ -20,14 +21,16 @@ import { TokenBuckets } from './token-bucket';
 
 /**
  * Authentication's parts, wired: on SQLite (one daemon) the replay guard and key cache live in
- * memory; on PostgreSQL (possibly several daemons) replays are recorded in the store and cached
- * keys live 2 s.
+ * memory (the guard saved at `close` and restored at the next start); on PostgreSQL (possibly
+ * several daemons) replays are recorded in the store and cached keys live 2 s.
  */
 export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService }) {
   const nowMs = () => deps.clock.now().getTime();
   const shared = deps.store.dialect === 'postgres';
   const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);
-  const replay = shared ? new StoreReplayGuard(deps.store) : new MemoryReplayGuard();
+  const memoryGuard = shared ? null : new MemoryReplayGuard();
+  const replay = memoryGuard ?? new StoreReplayGuard(deps.store);
+  const replayState = memoryGuard && openReplayState(deps.config.data_dir, memoryGuard, nowMs());
   const authenticator = new Authenticator({
     config: deps.config,
     clock: deps.clock,
@@ -44,5 +47,6 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   const authenticate = authenticator.authenticate;
   const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
-  return { authenticate, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
+  const close = () => replayState?.close();
+  return { authenticate, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
 }

@@ -20,3 +20,23 @@ export function ipAllowed(whitelist: readonly string[], ip: string): boolean {
   }
   return list.check(addr, family === 4 ? 'ipv4' : 'ipv6');
 }
+
+/** The hextets of an IPv6 address, `::` expanded (an embedded IPv4 tail counts as its two). */
+function ipv6Groups(ip: string): number[] {
+  const split = (part: string): number[] =>
+    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? [0, 0] : [parseInt(g, 16)]));
+  const [left, right] = ip.split('%')[0]!.split('::');
+  const head = split(left!);
+  if (right === undefined) return head;
+  const tail = split(right);
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+/**
+ * What refused authentications are counted against: an IPv4 address, or an IPv6 client's /64 (one
+ * host is handed a whole /64 and could otherwise spread its failures over as many entries as it likes).
+ */
+export function blockKey(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  return `${ipv6Groups(ip).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}

@@ -134,6 +134,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
+    screen: auth.screen,
     routers: [
       healthRoutes(),
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
@@ -194,6 +195,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       const closed = Promise.all([closeServer(server), closeServer(admin)]);
       await scheduler.stop();
       await closed;
+      auth.close();
       await chains.close();
       await webhooks.dispatcher.close();
       await lookahead.close();

@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
-import { parseJsonObject, readRawBody } from './body';
+import { announcesBody, parseJsonObject, readRawBody } from './body';
 import type { AppContext, AppRouter, AppState } from './context';
 
 export const API_VERSION = 'v1';
@@ -10,7 +10,14 @@ export const SUPPORTED_VERSIONS = [API_VERSION];
 
 export interface AppOptions {
   logger: Logger;
-  trustProxy: boolean;
+  /**
+   * Proxy hops in front of the app: the client IP is the N-th X-Forwarded-For address from the
+   * right (each proxy appends the address it was reached from, so the client's own entries, to the
+   * left, are never taken). 0: the connection's address, and the header is ignored.
+   */
+  trustProxy: number;
+  /** Checks made before the body is read (a blocked address, missing signature headers): throwing refuses the request. */
+  screen?: (ctx: Koa.ParameterizedContext<AppState>, hasBody: boolean) => void;
   /** Routers mounted in order (each carries its own prefix and per-route middleware). */
   routers: AppRouter[];
 }
@@ -24,7 +31,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * signatures, JSON-object bodies, and 404 for unknown routes and methods.
  */
 export function createApp(opts: AppOptions): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: opts.trustProxy });
+  const app = new Koa<AppState>({ proxy: opts.trustProxy > 0, maxIpsCount: opts.trustProxy });
   const log = opts.logger;
 
   app.use(async (ctx, next) => {
@@ -37,8 +44,17 @@ export function createApp(opts: AppOptions): Koa<AppState> {
           supported: SUPPORTED_VERSIONS,
         });
       }
-      ctx.state.rawBody = await readRawBody(ctx.req);
-      ctx.state.body = BODY_METHODS.has(ctx.method) ? parseJsonObject(ctx.state.rawBody, ctx.get('Content-Type') || undefined) : {};
+      opts.screen?.(ctx, announcesBody(ctx.req));
+      const raw = await readRawBody(ctx.req);
+      ctx.state.rawBody = raw;
+      // Parsed when a handler first reads it: on a signed route that is after authentication, so a
+      // request that is not validly signed is refused (and counted against its address) unparsed.
+      let parsed: Record<string, unknown> | undefined;
+      const contentType = ctx.get('Content-Type') || undefined;
+      Object.defineProperty(ctx.state, 'body', {
+        enumerable: true,
+        get: () => (parsed ??= BODY_METHODS.has(ctx.method) ? parseJsonObject(raw, contentType) : {}),
+      });
       await next();
       if (ctx.body === undefined && ctx.status === 404) {
         throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
