@@ -12,7 +12,7 @@ import { Authenticator, authOf } from './auth.middleware';
 import { IpBlocker } from './ip-blocker';
 import { KeyRegistry } from './key-registry';
 import { KeyService } from './key.service';
-import { MemoryReplayGuard } from './replay-guard';
+import { MemoryReplayGuard, REPLAY_BUCKET_MS, REPLAY_RETENTION_MS } from './replay-guard';
 import { openReplayState } from './replay-state';
 import { SensitiveLimiter } from './sensitive-limiter';
 import { StoreReplayGuard } from './store-replay-guard';
@@ -24,11 +24,11 @@ import { TokenBuckets } from './token-bucket';
  * memory (the guard saved at `close` and restored at the next start); on PostgreSQL (possibly
  * several daemons) replays are recorded in the store and cached keys live 2 s.
  */
-export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService }) {
+export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService; replayKeyShare?: number }) {
   const nowMs = () => deps.clock.now().getTime();
   const shared = deps.store.dialect === 'postgres';
   const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);
-  const memoryGuard = shared ? null : new MemoryReplayGuard();
+  const memoryGuard = shared ? null : new MemoryReplayGuard(REPLAY_RETENTION_MS, REPLAY_BUCKET_MS, deps.replayKeyShare);
   const replay = memoryGuard ?? new StoreReplayGuard(deps.store);
   const replayState = memoryGuard && openReplayState(deps.config.data_dir, memoryGuard, nowMs());
   const authenticator = new Authenticator({
