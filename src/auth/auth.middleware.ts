@@ -5,12 +5,12 @@ import type { ParameterizedContext } from 'koa';
 import { ApiError } from '../shared/errors';
 import type { Clock } from '../shared/clock';
 import type { IpBlocker } from './ip-blocker';
-import { blockKey, ipAllowed, normalizeIp } from './ip-match';
+import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
 import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
 import { canonicalString, checkTimestamp, signatureMatches } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
-import type { TokenBuckets } from './token-bucket';
+import type { TakeResult, TokenBuckets } from './token-bucket';
 
 export type Permission = 'read' | 'create_invoice' | 'create_address' | 'withdraw';
 export const PERMISSIONS: readonly Permission[] = ['read', 'create_invoice', 'create_address', 'withdraw'];
@@ -109,7 +109,11 @@ export class Authenticator {
       throw err;
     }
     ipBlocker.recordSuccess(client);
-    await this.takeToken(ctx, signed);
+    const take = this.takeToken(ctx, signed.entry);
+    if (!take.allowed) {
+      await this.forgetQuietly(signed);
+      throw keyOverLimit(take.retryAfterSeconds, 'this key is over its request limit');
+    }
     return this.checkKeyState(signed, permission);
   }
 
@@ -124,18 +128,20 @@ export class Authenticator {
     if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
   }
 
-  /** Over the limit, the request is refused and its signature forgotten (it may be sent again later). */
-  private async takeToken(ctx: AppContext, { entry, signature }: SignedKey): Promise<void> {
+  private takeToken(ctx: AppContext, entry: KeyEntry): TakeResult {
     const take = this.deps.buckets.take(entry.row.id, entry.row.rate_limit_per_minute);
     ctx.set('X-RateLimit-Limit', String(take.limit));
     ctx.set('X-RateLimit-Remaining', String(take.remaining));
-    if (take.allowed) return;
+    return take;
+  }
+
+  /** A request refused for its key's rate leaves no trace in the replay guard: it may be sent again later. */
+  private async forgetQuietly({ entry, signature }: SignedKey): Promise<void> {
     try {
       await this.deps.replay.forget(signature, entry.row.id);
     } catch {
       // Not forgotten: the same signature is then refused as a replay, which is safe.
     }
-    throw keyOverLimit(take.retryAfterSeconds, 'this key is over its request limit');
   }
 
   /** Every request from a blocked address is 429 (scope ip), a correct one too. */
@@ -166,13 +172,15 @@ export class Authenticator {
     const entry = /^ck_(live|test)_[0-9A-Za-z]{24}$/.test(keyId) ? await keys.get(keyId) : null;
     const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
     const previousLive = entry !== null && entry.previousSecret !== null && entry.previousValidUntilMs > nowMs;
+    // A second HMAC only when the first does not match: every refused signature costs two, whatever
+    // the key's state, and only a correct one (which learns it is correct anyway) costs one.
     const currentOk = signatureMatches(entry?.secret ?? DUMMY_SECRET, canonical, signature);
-    const previousOk = signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
+    const previousOk = !currentOk && signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
     if (!entry || (!currentOk && !(previousLive && previousOk))) {
       throw unauthorized('auth.invalid_signature', 'the signature does not match');
     }
     if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
-    if (!ipAllowed(entry.ipWhitelist, ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+    if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
     return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds };
   }
 

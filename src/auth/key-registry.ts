@@ -2,6 +2,7 @@ import { AccountEntity } from '../db/entities/team';
 import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
 import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
+import { whitelistMatcher } from './ip-match';
 
 export const KEY_SECRET_PURPOSE = 'api_key.secret';
 
@@ -14,6 +15,8 @@ export interface KeyEntry {
   previousValidUntilMs: number;
   permissions: Set<string>;
   ipWhitelist: string[];
+  /** The whitelist, compiled: whether a client address may use the key. */
+  allowsIp: (ip: string) => boolean;
 }
 
 /**
@@ -48,6 +51,7 @@ export class KeyRegistry {
     const row = await this.store.read.findOneBy(ApiKeyEntity, { key_id: keyId });
     if (!row) return null;
     const account = await this.store.read.findOneBy(AccountEntity, { id: row.account_id });
+    const ipWhitelist = JSON.parse(row.ip_whitelist) as string[];
     return {
       row,
       accountStatus: account?.status ?? 'frozen',
@@ -55,7 +59,8 @@ export class KeyRegistry {
       previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, KEY_SECRET_PURPOSE) : null,
       previousValidUntilMs: row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : 0,
       permissions: new Set(row.permissions.split(',').filter(Boolean)),
-      ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
+      ipWhitelist,
+      allowsIp: whitelistMatcher(ipWhitelist),
     };
   }
 }

@@ -14,7 +14,7 @@
  * key's flood can neither grow memory without bound nor crowd out another
  * key's requests. A digest of the signature is kept, never the signature.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { TIMESTAMP_SKEW_SECONDS } from './signature';
 
 /** What authentication asks of a replay guard (in memory on SQLite, in the store on PostgreSQL). */
@@ -40,7 +40,7 @@ export const REPLAY_BUCKET_MS = 30_000;
 export const REPLAY_KEY_SHARE = 100_000;
 
 /** What the guard keeps of a signature: a digest, so nothing it holds or saves can be presented again. */
-export const replayDigest = (signature: string): string => createHash('sha256').update(signature).digest('base64');
+export const replayDigest = (signature: string): string => hash('sha256', signature, 'base64');
 
 /** Thrown by `seen` when the signing key holds its whole share; that key alone is refused. */
 export class ReplayShareFullError extends Error {
