@@ -34,7 +34,7 @@ const unauthorized = (code: string, message: string, details: Record<string, unk
   new ApiError(401, code, message, details, WWW_AUTHENTICATE);
 const missingHeader = (header: string) => unauthorized('auth.missing_header', `the ${header} header is required`, { field: header });
 
-/** Every route under this prefix that takes a body is signed. */
+/** The merchant API: every route under it that takes a body is signed. */
 const SIGNED_API_PREFIX = `/${API_VERSION}/`;
 
 /** A request signed with a valid secret of an active key, from an allowed address. */
@@ -67,14 +67,15 @@ export class Authenticator {
   ) {}
 
   /**
-   * What is refused before a request's body is read: every request from a blocked address (a
-   * correct one too, public ones too), and a request with a body to the signed API that lacks a
+   * What is refused on the API's paths before a request's body is read: every request from a
+   * blocked address (a correct one too, public ones too), and a request with a body that lacks a
    * signature header (counted as a refused authentication).
    */
   screen = (ctx: ParameterizedContext<AppState>, hasBody: boolean): void => {
+    if (!ctx.path.startsWith(SIGNED_API_PREFIX)) return;
     const client = blockKey(normalizeIp(ctx.ip));
     this.refuseIfBlocked(client);
-    if (!hasBody || !ctx.path.startsWith(SIGNED_API_PREFIX)) return;
+    if (!hasBody) return;
     const missing = HEADERS.find((h) => ctx.get(h) === '');
     if (missing === undefined) return;
     this.deps.ipBlocker.recordFailure(client);
