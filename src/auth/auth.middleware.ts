@@ -43,6 +43,7 @@ interface SignedKey {
   usedSecret: 'current' | 'previous';
   signature: string;
   timestampSeconds: number;
+  nowMs: number;
 }
 
 const keyOverLimit = (retryAfterSeconds: number, message: string) =>
@@ -118,10 +119,10 @@ export class Authenticator {
     return this.checkKeyState(signed, permission);
   }
 
-  private async checkReplay({ entry, signature, timestampSeconds }: SignedKey): Promise<void> {
+  private async checkReplay({ entry, signature, timestampSeconds, nowMs }: SignedKey): Promise<void> {
     let replayed: boolean;
     try {
-      replayed = await this.deps.replay.seen(signature, entry.row.id, timestampSeconds, this.deps.clock.now().getTime());
+      replayed = await this.deps.replay.seen(signature, entry.row.id, timestampSeconds, nowMs);
     } catch (err) {
       if (err instanceof ReplayShareFullError) throw keyOverLimit(err.retryAfterSeconds, 'this key has made too many requests in the last minutes');
       throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
@@ -182,7 +183,7 @@ export class Authenticator {
     }
     if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
     if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
-    return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds };
+    return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
   }
 
   private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission): AuthContext {

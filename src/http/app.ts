@@ -25,6 +25,31 @@ export interface AppOptions {
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * A request's state. The body is parsed when a handler first reads it: on a signed route that is
+ * after authentication, so a request that is not validly signed is refused (and counted against
+ * its address) unparsed.
+ */
+class RequestState implements AppState {
+  rawBody: Buffer = Buffer.alloc(0);
+  auth?: unknown;
+  private parsed: Record<string, unknown> | undefined;
+  private contentType: string | undefined;
+  private takesBody = false;
+
+  constructor(readonly requestId: string) {}
+
+  received(raw: Buffer, takesBody: boolean, contentType: string | undefined): void {
+    this.rawBody = raw;
+    this.takesBody = takesBody;
+    this.contentType = contentType;
+  }
+
+  get body(): Record<string, unknown> {
+    return (this.parsed ??= this.takesBody ? parseJsonObject(this.rawBody, this.contentType) : {});
+  }
+}
+
+/**
  * The Koa application of the merchant API and the payment page, without `listen`. Its
  * conventions hold on every route, including those added later: the envelope for every failure,
  * `X-API-Version` on every response, the version check, the 1 MiB body limit, the raw body kept for
@@ -35,7 +60,8 @@ export function createApp(opts: AppOptions): Koa<AppState> {
   const log = opts.logger;
 
   app.use(async (ctx, next) => {
-    ctx.state.requestId = randomUUID();
+    const state = new RequestState(randomUUID());
+    ctx.state = state;
     ctx.set('X-API-Version', API_VERSION);
     try {
       const asked = ctx.get('X-API-Version');
@@ -45,16 +71,7 @@ export function createApp(opts: AppOptions): Koa<AppState> {
         });
       }
       opts.screen?.(ctx, announcesBody(ctx.req));
-      const raw = await readRawBody(ctx.req);
-      ctx.state.rawBody = raw;
-      // Parsed when a handler first reads it: on a signed route that is after authentication, so a
-      // request that is not validly signed is refused (and counted against its address) unparsed.
-      let parsed: Record<string, unknown> | undefined;
-      const contentType = ctx.get('Content-Type') || undefined;
-      Object.defineProperty(ctx.state, 'body', {
-        enumerable: true,
-        get: () => (parsed ??= BODY_METHODS.has(ctx.method) ? parseJsonObject(raw, contentType) : {}),
-      });
+      state.received(await readRawBody(ctx.req), BODY_METHODS.has(ctx.method), ctx.get('Content-Type') || undefined);
       await next();
       if (ctx.body === undefined && ctx.status === 404) {
         throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
