@@ -47,6 +47,13 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   const authenticate = authenticator.authenticate;
   const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
-  const close = () => replayState?.close();
+  /** Saves the replay guard; if that fails the next start finds it open and refuses what this run may have accepted. */
+  const close = () => {
+    try {
+      replayState?.close();
+    } catch (err) {
+      deps.logger.warn('the replay guard could not be saved; the next start refuses signatures made before it', { error: (err as Error).message });
+    }
+  };
   return { authenticate, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
 }
