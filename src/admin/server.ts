@@ -17,7 +17,7 @@ export async function listenAdmin(socket: string, routers: AppRouter[], logger: 
     if (await answers(socket)) throw new UserError(`another coinkeepd is running with the data dir ${path.dirname(socket)}`);
     unlinkSync(socket);
   }
-  const app = createApp({ logger, trustProxy: false, routers });
+  const app = createApp({ logger, trustProxy: 0, routers });
   const server = http.createServer(app.callback());
   const oldMask = process.umask(0o177);
   try {

@@ -1,13 +1,16 @@
 import type { Config } from '../config/schema';
-import type { AppContext, AppMiddleware } from '../http/context';
+import { API_VERSION } from '../http/app';
+import type { AppContext, AppMiddleware, AppState } from '../http/context';
+import type { ParameterizedContext } from 'koa';
 import { ApiError } from '../shared/errors';
 import type { Clock } from '../shared/clock';
 import type { IpBlocker } from './ip-blocker';
-import { ipAllowed, normalizeIp } from './ip-match';
+import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
+import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
 import { canonicalString, checkTimestamp, signatureMatches } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
-import type { TokenBuckets } from './token-bucket';
+import type { TakeResult, TokenBuckets } from './token-bucket';
 
 export type Permission = 'read' | 'create_invoice' | 'create_address' | 'withdraw';
 export const PERMISSIONS: readonly Permission[] = ['read', 'create_invoice', 'create_address', 'withdraw'];
@@ -29,16 +32,22 @@ const DUMMY_SECRET = 'dummy-secret-for-constant-work-0000000000000';
 
 const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) =>
   new ApiError(401, code, message, details, WWW_AUTHENTICATE);
+const missingHeader = (header: string) => unauthorized('auth.missing_header', `the ${header} header is required`, { field: header });
+
+/** The merchant API: every route under it that takes a body is signed. */
+const SIGNED_API_PREFIX = `/${API_VERSION}/`;
 
 /** A request signed with a valid secret of an active key, from an allowed address. */
 interface SignedKey {
   entry: KeyEntry;
   usedSecret: 'current' | 'previous';
+  signature: string;
+  timestampSeconds: number;
+  nowMs: number;
 }
 
-export interface ReplayCheck {
-  seen(signature: string, nowMs: number): boolean | Promise<boolean>;
-}
+const keyOverLimit = (retryAfterSeconds: number, message: string) =>
+  new ApiError(429, 'rate_limited', message, { scope: 'key', retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
 
 /**
  * Request signing as SPEC orders the checks: headers, timestamp format, skew, test key on mainnet
@@ -52,52 +61,88 @@ export class Authenticator {
       config: Config;
       clock: Clock;
       keys: KeyRegistry;
-      replay: ReplayCheck;
+      replay: ReplayGuard;
       buckets: TokenBuckets;
       ipBlocker: IpBlocker;
     },
   ) {}
 
+  /**
+   * What is refused on the API's paths before a request's body is read: every request from a
+   * blocked address (a correct one too, public ones too), and a request with a body that lacks a
+   * signature header (counted as a refused authentication).
+   */
+  screen = (ctx: ParameterizedContext<AppState>, hasBody: boolean): void => {
+    if (!ctx.path.startsWith(SIGNED_API_PREFIX)) return;
+    const client = blockKey(normalizeIp(ctx.ip));
+    this.refuseIfBlocked(client);
+    if (!hasBody) return;
+    const missing = HEADERS.find((h) => ctx.get(h) === '');
+    if (missing === undefined) return;
+    this.deps.ipBlocker.recordFailure(client);
+    throw missingHeader(missing);
+  };
+
   /** Middleware for a route: `null` means optional (public unless signed; a signed request needs read). */
   authenticate = (permission: Permission | null): AppMiddleware => {
     return async (ctx, next) => {
-      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) {
-        // Public (unsigned) requests are refused too while the client's address is blocked.
-        this.refuseIfBlocked(normalizeIp(ctx.ip));
-        return next();
-      }
+      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) return next();
       ctx.state.auth = await this.verify(ctx, permission ?? 'read');
       return next();
     };
   };
 
   /**
-   * A request spends one of its key's tokens once it is authenticated: validly signed, not a
-   * replay, its key active, and sent from an allowed address (a leaked secret used from elsewhere
-   * must not drain the key's budget). Frozen accounts and missing permissions spend one too.
+   * A request spends one of its key's tokens once it is authenticated: validly signed, its key
+   * active, sent from an allowed address (a leaked secret used from elsewhere must not drain the
+   * key's budget), and not a replay. Frozen accounts and missing permissions spend one too. Its
+   * signature is remembered only once it has its token.
    */
   private async verify(ctx: AppContext, permission: Permission): Promise<AuthContext> {
     const { ipBlocker } = this.deps;
     const ip = normalizeIp(ctx.ip);
-    this.refuseIfBlocked(ip);
+    const client = blockKey(ip);
     let signed: SignedKey;
     try {
       signed = await this.checkSignature(ctx, ip);
+      await this.checkReplay(signed);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(ip);
+      if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(client);
       throw err;
     }
-    ipBlocker.recordSuccess(ip);
-    this.takeToken(ctx, signed.entry);
+    ipBlocker.recordSuccess(client);
+    const take = this.takeToken(ctx, signed.entry);
+    if (!take.allowed) {
+      await this.forgetQuietly(signed);
+      throw keyOverLimit(take.retryAfterSeconds, 'this key is over its request limit');
+    }
     return this.checkKeyState(signed, permission);
   }
 
-  private takeToken(ctx: AppContext, entry: KeyEntry): void {
+  private async checkReplay({ entry, signature, timestampSeconds, nowMs }: SignedKey): Promise<void> {
+    let replayed: boolean;
+    try {
+      replayed = await this.deps.replay.seen(signature, entry.row.id, timestampSeconds, nowMs);
+    } catch (err) {
+      if (err instanceof ReplayShareFullError) throw keyOverLimit(err.retryAfterSeconds, 'this key has made too many requests in the last minutes');
+      throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
+    }
+    if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
+  }
+
+  private takeToken(ctx: AppContext, entry: KeyEntry): TakeResult {
     const take = this.deps.buckets.take(entry.row.id, entry.row.rate_limit_per_minute);
     ctx.set('X-RateLimit-Limit', String(take.limit));
     ctx.set('X-RateLimit-Remaining', String(take.remaining));
-    if (!take.allowed) {
-      throw new ApiError(429, 'rate_limited', 'this key is over its request limit', { scope: 'key', retry_after: take.retryAfterSeconds }, { 'Retry-After': String(take.retryAfterSeconds) });
+    return take;
+  }
+
+  /** A request refused for its key's rate leaves no trace in the replay guard: it may be sent again later. */
+  private async forgetQuietly({ entry, signature }: SignedKey): Promise<void> {
+    try {
+      await this.deps.replay.forget(signature, entry.row.id);
+    } catch {
+      // Not forgotten: the same signature is then refused as a replay, which is safe.
     }
   }
 
@@ -110,12 +155,11 @@ export class Authenticator {
     }
   }
 
-  /** Headers, timestamp, test key on mainnet, signature, replay, then the key's own state (active, IP). */
+  /** Headers, timestamp, test key on mainnet, signature, then the key's own state (active, IP). */
   private async checkSignature(ctx: AppContext, ip: string): Promise<SignedKey> {
-    const { config, clock, keys, replay } = this.deps;
-    for (const h of HEADERS) {
-      if (ctx.get(h) === '') throw unauthorized('auth.missing_header', `the ${h} header is required`, { field: h });
-    }
+    const { config, clock, keys } = this.deps;
+    const missing = HEADERS.find((h) => ctx.get(h) === '');
+    if (missing !== undefined) throw missingHeader(missing);
     const keyId = ctx.get('X-API-Key');
     const timestamp = ctx.get('X-Timestamp');
     const signature = ctx.get('X-Signature');
@@ -130,22 +174,16 @@ export class Authenticator {
     const entry = /^ck_(live|test)_[0-9A-Za-z]{24}$/.test(keyId) ? await keys.get(keyId) : null;
     const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
     const previousLive = entry !== null && entry.previousSecret !== null && entry.previousValidUntilMs > nowMs;
+    // A second HMAC only when the first does not match: every refused signature costs two, whatever
+    // the key's state, and only a correct one (which learns it is correct anyway) costs one.
     const currentOk = signatureMatches(entry?.secret ?? DUMMY_SECRET, canonical, signature);
-    const previousOk = signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
+    const previousOk = !currentOk && signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
     if (!entry || (!currentOk && !(previousLive && previousOk))) {
       throw unauthorized('auth.invalid_signature', 'the signature does not match');
     }
-    let replayed: boolean;
-    try {
-      replayed = await replay.seen(signature, nowMs);
-    } catch {
-      throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
-    }
-    if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
-
     if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
-    if (!ipAllowed(entry.ipWhitelist, ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
-    return { entry, usedSecret: currentOk ? 'current' : 'previous' };
+    if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+    return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
   }
 
   private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission): AuthContext {

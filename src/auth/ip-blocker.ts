@@ -32,11 +32,15 @@
  *   correct requests to keep an endless stream of bad ones under the
  *   threshold); it only lets the entry be forgotten early once nothing is
  *   left to remember.
- * - Memory: at most MAX_TRACKED IPs. Entries are kept in last-touch order
- *   and expired ones are dropped from the front (O(1) amortised); above the
- *   cap the least recently touched entry is dropped. Callers should key
- *   IPv6 clients by their /64 prefix so one host cannot spread over many
- *   entries.
+ * - Memory: at most MAX_TRACKED IPs. Blocked addresses are held apart and
+ *   are never evicted to make room: a flood of new addresses cannot lift a
+ *   block. Unblocked entries are kept in last-touch order and expired ones
+ *   are dropped from the front (O(1) amortised); above the cap the least
+ *   recently touched unblocked entry is dropped. When every slot holds a
+ *   blocked address, a new address is not tracked (its refusals are answered
+ *   401 but not counted) until a block ends: the blocks that hold matter more
+ *   than counting yet another address. Callers key IPv6 clients by their /64
+ *   prefix (`blockKey`) so one host cannot spread over many entries.
  */
 
 /** Refused authentications from one IP, within the window, that trigger a block. */
@@ -73,8 +77,12 @@ interface IpState {
 
 export class IpBlocker {
   private readonly opts: Required<IpBlockerOptions>;
-  /** Map in last-touch order (delete + set on touch). */
+  /** Addresses not blocked now, in last-touch order (delete + set on touch). */
   private readonly entries = new Map<string, IpState>();
+  /** Addresses whose block had not ended when last looked at; never evicted. */
+  private readonly blocked = new Map<string, IpState>();
+  /** No block in `blocked` ends before this time. */
+  private nextBlockEndMs = Infinity;
   private lastNowMs = -Infinity;
 
   constructor(private readonly nowMs: () => number, opts?: Partial<IpBlockerOptions>) {
@@ -93,7 +101,7 @@ export class IpBlocker {
 
   /** Number of IPs currently tracked. */
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.blocked.size;
   }
 
   /**
@@ -103,8 +111,8 @@ export class IpBlocker {
    */
   blockedFor(ip: string): number {
     const now = this.now();
-    const st = this.entries.get(ip);
-    if (st === undefined || now >= st.blockedUntil) return 0;
+    const st = this.blocked.get(ip);
+    if (st === undefined) return 0;
     const { blockMs, maxBlockMs } = this.opts;
     if (!st.told) {
       st.told = true;
@@ -113,19 +121,19 @@ export class IpBlocker {
       st.blockedUntil = Math.max(st.blockedUntil, now + st.blockLenMs);
       st.lastEscalationMs = now;
     }
-    this.touch(ip, st);
     return st.blockedUntil - now;
   }
 
   /** Count one refused authentication from `ip`. */
   recordFailure(ip: string): void {
     const now = this.now();
+    if (this.blocked.has(ip)) return; // already refused as blocked; blockedFor handles repeats
     let st = this.entries.get(ip);
     if (st === undefined) {
       st = { failures: [], blockedUntil: 0, blockLenMs: 0, lastEscalationMs: -Infinity, told: false };
+      if (!this.makeRoom()) return;
     }
     this.touch(ip, st);
-    if (now < st.blockedUntil) return; // already refused as blocked; blockedFor handles repeats
     this.pruneFailures(st, now);
     st.failures.push(now);
     if (st.failures.length < this.opts.failures) return;
@@ -137,6 +145,9 @@ export class IpBlocker {
     st.lastEscalationMs = -Infinity;
     st.told = false;
     st.failures = [];
+    this.entries.delete(ip);
+    this.blocked.set(ip, st);
+    this.nextBlockEndMs = Math.min(this.nextBlockEndMs, st.blockedUntil);
   }
 
   /** Note an accepted authentication from `ip` (does not lift a block nor cancel counted failures). */
@@ -151,8 +162,30 @@ export class IpBlocker {
   private now(): number {
     const now = Math.max(this.nowMs(), this.lastNowMs);
     this.lastNowMs = now;
+    if (now >= this.nextBlockEndMs) this.releaseEndedBlocks(now);
     this.evictStale(now);
     return now;
+  }
+
+  /** Blocks that ended go back among the unblocked entries (they still carry the escalation memory). */
+  private releaseEndedBlocks(now: number): void {
+    let next = Infinity;
+    for (const [ip, st] of this.blocked) {
+      if (now >= st.blockedUntil) {
+        this.blocked.delete(ip);
+        this.touch(ip, st);
+      } else next = Math.min(next, st.blockedUntil);
+    }
+    this.nextBlockEndMs = next;
+  }
+
+  /** A free slot for a new address: the least recently touched unblocked entry goes; false when every slot is blocked. */
+  private makeRoom(): boolean {
+    if (this.size < this.opts.maxTracked) return true;
+    const oldest = this.entries.keys().next();
+    if (oldest.done) return false;
+    this.entries.delete(oldest.value);
+    return true;
   }
 
   private pruneFailures(st: IpState, now: number): void {
@@ -173,10 +206,6 @@ export class IpBlocker {
   private touch(ip: string, st: IpState): void {
     this.entries.delete(ip);
     this.entries.set(ip, st);
-    if (this.entries.size > this.opts.maxTracked) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
   }
 
   private evictStale(now: number): void {

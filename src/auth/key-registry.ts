@@ -3,6 +3,7 @@ import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
+import { whitelistMatcher } from './ip-match';
 
 /** What authentication needs of a key: the row, its open secrets and its account's state. */
 export interface KeyEntry {
@@ -13,6 +14,8 @@ export interface KeyEntry {
   previousValidUntilMs: number;
   permissions: Set<string>;
   ipWhitelist: string[];
+  /** The whitelist, compiled: whether a client address may use the key. */
+  allowsIp: (ip: string) => boolean;
 }
 
 /**
@@ -47,6 +50,7 @@ export class KeyRegistry {
     const row = await this.store.read.findOneBy(ApiKeyEntity, { key_id: keyId });
     if (!row) return null;
     const account = await this.store.read.findOneBy(AccountEntity, { id: row.account_id });
+    const ipWhitelist = JSON.parse(row.ip_whitelist) as string[];
     return {
       row,
       accountStatus: account?.status ?? 'frozen',
@@ -54,7 +58,8 @@ export class KeyRegistry {
       previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, cells.keyPreviousSecret(row.id)) : null,
       previousValidUntilMs: row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : 0,
       permissions: new Set(row.permissions.split(',').filter(Boolean)),
-      ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
+      ipWhitelist,
+      allowsIp: whitelistMatcher(ipWhitelist),
     };
   }
 }

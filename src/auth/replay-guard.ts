@@ -8,82 +8,162 @@
  * accepted signature for that long (plus a margin for clock steps and bucket
  * granularity) is enough; after that the timestamp check refuses it anyway.
  *
- * Call `seen` only after the signature has been verified, so that only
- * authenticated requests (already limited by the per-key token buckets)
- * occupy memory.
+ * Only requests that passed every other check (signature, key status, IP
+ * whitelist, and the key's token bucket: a claim refused by the bucket is
+ * forgotten) are remembered, and each key holds at most its share, so one
+ * key's flood can neither grow memory without bound nor crowd out another
+ * key's requests. A digest of the signature is kept, never the signature.
  */
+import { hash } from 'node:crypto';
 import { TIMESTAMP_SKEW_SECONDS } from './signature';
 
+/** What authentication asks of a replay guard (in memory on SQLite, in the store on PostgreSQL). */
 export interface ReplayGuard {
-  /** Returns true if the signature was already seen; otherwise records it and returns false. */
-  seen(signature: string, nowMs: number): boolean;
+  /**
+   * Records the signature of a request that passed the other checks; true when it was recorded
+   * before (a replay). `owner` is the key the request was signed with. Throws
+   * ReplayShareFullError when that key already holds its whole share.
+   */
+  seen(signature: string, owner: string, timestampSeconds: number, nowMs: number): boolean | Promise<boolean>;
+  /** Forgets what `seen` just recorded for a request that was refused afterwards (over its key's rate). */
+  forget(signature: string, owner: string): void | Promise<void>;
 }
 
 /** How long an accepted signature is remembered: 2 × skew + 60 s margin (660 s). */
 export const REPLAY_RETENTION_MS = 2 * TIMESTAMP_SKEW_SECONDS * 1000 + 60_000;
 /** Width of one eviction bucket. */
 export const REPLAY_BUCKET_MS = 30_000;
-/** Default hard cap on remembered signatures (about 1500 authenticated requests/s sustained; roughly 150 MB worst case). */
-export const REPLAY_MAX_ENTRIES = 1_000_000;
-
 /**
- * Thrown by MemoryReplayGuard.seen when the cap is reached and nothing can be
- * evicted yet. The caller answers 503 `unavailable` (the request could not be
- * checked) rather than risk accepting a replay.
+ * Most signatures one key holds at once: 150 requests/s sustained over the retention (about 12 MiB).
+ * A key at its share is refused (429, scope key) until its oldest signatures expire.
  */
-export class ReplayGuardFullError extends Error {
-  constructor() {
-    super('replay guard is full');
-    this.name = 'ReplayGuardFullError';
+export const REPLAY_KEY_SHARE = 100_000;
+
+/** What the guard keeps of a signature: a digest, so nothing it holds or saves can be presented again. */
+export const replayDigest = (signature: string): string => hash('sha256', signature, 'base64');
+
+/** Thrown by `seen` when the signing key holds its whole share; that key alone is refused. */
+export class ReplayShareFullError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('this key holds its whole share of the replay guard');
+    this.name = 'ReplayShareFullError';
   }
+}
+
+/** The guard's content as saved at shutdown and restored at the next start. */
+export interface ReplaySnapshot {
+  /** [digest, owner, bucket index] of every remembered signature. */
+  entries: Array<[string, string, number]>;
+}
+
+interface Bucket {
+  digests: string[];
+  owners: string[];
 }
 
 /**
  * In-memory ReplayGuard for a single process.
  *
- * Signatures live in one Map (O(1) lookup). Each is also listed in the
- * time bucket of its arrival; whole buckets are dropped once they are older
- * than the retention, so eviction costs O(1) amortised per signature.
- * A bucket is kept while its end is after `now - retention`, so every
+ * Digests live in one Map (O(1) lookup). Each is also listed in the time bucket of its arrival;
+ * whole buckets are dropped once they are older than the retention, so eviction costs O(1)
+ * amortised per signature. A bucket is kept while its end is after `now - retention`, so every
  * signature is remembered for at least REPLAY_RETENTION_MS.
  */
 export class MemoryReplayGuard implements ReplayGuard {
-  private readonly signatures = new Map<string, number>();
+  private readonly digests = new Map<string, number>();
   /** bucket index → signatures that arrived in it; insertion order = ascending index. */
-  private readonly buckets = new Map<number, string[]>();
+  private readonly buckets = new Map<number, Bucket>();
+  /** Signatures held per key. */
+  private readonly held = new Map<string, number>();
   private lastNowMs = -Infinity;
+  /** After a start that could not restore the guard: signatures timestamped at or before this second are refused. */
+  private refuseUpToSeconds = -Infinity;
 
   constructor(
     private readonly retentionMs: number = REPLAY_RETENTION_MS,
     private readonly bucketMs: number = REPLAY_BUCKET_MS,
-    private readonly maxEntries: number = REPLAY_MAX_ENTRIES,
+    private readonly keyShare: number = REPLAY_KEY_SHARE,
   ) {
-    if (!(bucketMs > 0) || !(retentionMs > 0) || !(maxEntries > 0)) throw new RangeError('invalid replay guard options');
+    if (!(bucketMs > 0) || !(retentionMs > 0) || !(keyShare > 0)) throw new RangeError('invalid replay guard options');
   }
 
   /** Number of signatures currently remembered. */
   get size(): number {
-    return this.signatures.size;
+    return this.digests.size;
   }
 
-  seen(signature: string, nowMs: number): boolean {
+  seen(signature: string, owner: string, timestampSeconds: number, nowMs: number): boolean {
     // A clock that steps backwards must not shorten retention or reorder buckets.
     const now = Math.max(nowMs, this.lastNowMs);
     this.lastNowMs = now;
     this.evict(now);
 
-    if (this.signatures.has(signature)) return true;
-    if (this.signatures.size >= this.maxEntries) throw new ReplayGuardFullError();
+    if (timestampSeconds <= this.refuseUpToSeconds) return true;
+    const digest = replayDigest(signature);
+    if (this.digests.has(digest)) return true;
+    const held = this.held.get(owner) ?? 0;
+    if (held >= this.keyShare) throw new ReplayShareFullError(this.secondsUntilEviction(now));
 
     const index = Math.floor(now / this.bucketMs);
+    this.add(digest, owner, index);
+    this.held.set(owner, held + 1);
+    return false;
+  }
+
+  forget(signature: string, owner: string): void {
+    if (this.digests.delete(replayDigest(signature))) this.release(owner);
+  }
+
+  /**
+   * After a start whose previous run ended without saving the guard (a crash): every signature
+   * timestamped at or before `startMs` may have been accepted by that run, so it is a replay.
+   */
+  refuseSignedUpTo(startMs: number): void {
+    this.refuseUpToSeconds = Math.floor(startMs / 1000);
+  }
+
+  snapshot(): ReplaySnapshot {
+    const entries: ReplaySnapshot['entries'] = [];
+    for (const [index, bucket] of this.buckets) {
+      bucket.digests.forEach((digest, i) => {
+        if (this.digests.get(digest) === index) entries.push([digest, bucket.owners[i]!, index]);
+      });
+    }
+    return { entries };
+  }
+
+  restore(snapshot: ReplaySnapshot, nowMs: number): void {
+    for (const [digest, owner, index] of snapshot.entries) {
+      if (this.digests.has(digest)) continue;
+      this.add(digest, owner, index);
+      this.held.set(owner, (this.held.get(owner) ?? 0) + 1);
+    }
+    this.evict(Math.max(nowMs, this.lastNowMs));
+  }
+
+  private add(digest: string, owner: string, index: number): void {
     let bucket = this.buckets.get(index);
     if (bucket === undefined) {
-      bucket = [];
+      bucket = { digests: [], owners: [] };
       this.buckets.set(index, bucket);
     }
-    bucket.push(signature);
-    this.signatures.set(signature, index);
-    return false;
+    bucket.digests.push(digest);
+    bucket.owners.push(owner);
+    this.digests.set(digest, index);
+  }
+
+  private release(owner: string): void {
+    const held = (this.held.get(owner) ?? 1) - 1;
+    if (held > 0) this.held.set(owner, held);
+    else this.held.delete(owner);
+  }
+
+  /** Seconds until the oldest bucket is dropped (at least 1). */
+  private secondsUntilEviction(now: number): number {
+    const first = this.buckets.keys().next();
+    if (first.done) return 1;
+    const dropAt = (first.value + 1) * this.bucketMs + this.retentionMs;
+    return Math.max(1, Math.ceil((dropAt - now) / 1000));
   }
 
   private evict(now: number): void {
@@ -91,9 +171,11 @@ export class MemoryReplayGuard implements ReplayGuard {
     const cutoff = now - this.retentionMs;
     for (const [index, bucket] of this.buckets) {
       if ((index + 1) * this.bucketMs > cutoff) break;
-      for (const sig of bucket) {
-        if (this.signatures.get(sig) === index) this.signatures.delete(sig);
-      }
+      bucket.digests.forEach((digest, i) => {
+        if (this.digests.get(digest) !== index) return;
+        this.digests.delete(digest);
+        this.release(bucket.owners[i]!);
+      });
       this.buckets.delete(index);
     }
   }

@@ -4,7 +4,7 @@
  * Pure and I/O-free: the HTTP layer supplies the header values, the request
  * target exactly as sent and the raw body bytes.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
 /** Allowed clock difference between X-Timestamp and server time, in seconds. */
 export const TIMESTAMP_SKEW_SECONDS = 300;
@@ -14,9 +14,12 @@ export const SIGNATURE_HEX_LENGTH = 64;
 
 const SIGNATURE_RE = /^[0-9a-f]{64}$/;
 
+/** Most signed requests have no body: its hash is computed once. */
+const EMPTY_BODY_SHA256 = hash('sha256', '', 'hex');
+
 /** Lower-case hex SHA-256 of the raw body bytes (empty body → hash of the empty string). */
 export function bodySha256(rawBody: Buffer): string {
-  return createHash('sha256').update(rawBody).digest('hex');
+  return rawBody.length === 0 ? EMPTY_BODY_SHA256 : hash('sha256', rawBody, 'hex');
 }
 
 /**

@@ -72,7 +72,8 @@ export interface Config {
   listen: { host: string; port: number };
   base_url: string;
   database: { url: string };
-  trust_proxy: boolean;
+  /** Proxy hops in front of the daemon (0: none): the client IP is the N-th X-Forwarded-For address from the right. */
+  trust_proxy: number;
   log_level: 'debug' | 'info' | 'warn' | 'error';
   chains: ChainConfig[];
   rates: RatesConfig;
@@ -307,6 +308,14 @@ function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
   return { kind, url: httpUrl(r, 'url', true)!, timeout_ms: r.int('timeout_ms', 5000, 100, 60000) };
 }
 
+/** `trust_proxy`: a hop count from 0 to 10; `true` is 1 (one proxy) and `false` 0. */
+function proxyHops(r: Reader): number {
+  const v = r.raw('trust_proxy');
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v !== undefined && v !== null && typeof v !== 'number') throw new ConfigError(r.key('trust_proxy'), 'must be a number of proxy hops from 0 to 10, or true (1) or false (0)');
+  return r.int('trust_proxy', 0, 0, 10);
+}
+
 export function parseConfig(input: unknown): Config {
   const r = Reader.root(input);
   r.unknownKeys([
@@ -353,7 +362,7 @@ export function parseConfig(input: unknown): Config {
     listen,
     base_url: base_url.replace(/\/$/, ''),
     database: { url: dbUrl },
-    trust_proxy: r.bool('trust_proxy', false),
+    trust_proxy: proxyHops(r),
     log_level: r.oneOf('log_level', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     chains,
     rates,

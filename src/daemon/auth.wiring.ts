@@ -12,7 +12,8 @@ import { Authenticator, authOf } from '../auth/auth.middleware';
 import { IpBlocker } from '../auth/ip-blocker';
 import { KeyRegistry } from '../auth/key-registry';
 import { KeyService } from '../auth/key.service';
-import { MemoryReplayGuard } from '../auth/replay-guard';
+import { MemoryReplayGuard, REPLAY_BUCKET_MS, REPLAY_RETENTION_MS } from '../auth/replay-guard';
+import { openReplayState } from '../auth/replay-state';
 import { SensitiveLimiter } from '../auth/sensitive-limiter';
 import { StoreReplayGuard } from '../auth/store-replay-guard';
 import { testKeysDocRoutes } from '../auth/test-keys.routes';
@@ -20,14 +21,16 @@ import { TokenBuckets } from '../auth/token-bucket';
 
 /**
  * Authentication's parts, wired: on SQLite (one daemon) the replay guard and key cache live in
- * memory; on PostgreSQL (possibly several daemons) replays are recorded in the store and cached
- * keys live 2 s.
+ * memory (the guard saved at `close` and restored at the next start); on PostgreSQL (possibly
+ * several daemons) replays are recorded in the store and cached keys live 2 s.
  */
-export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService }) {
+export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService; replayKeyShare?: number }) {
   const nowMs = () => deps.clock.now().getTime();
   const shared = deps.store.dialect === 'postgres';
   const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);
-  const replay = shared ? new StoreReplayGuard(deps.store) : new MemoryReplayGuard();
+  const memoryGuard = shared ? null : new MemoryReplayGuard(REPLAY_RETENTION_MS, REPLAY_BUCKET_MS, deps.replayKeyShare);
+  const replay = memoryGuard ?? new StoreReplayGuard(deps.store);
+  const replayState = memoryGuard && openReplayState(deps.config.data_dir, memoryGuard, nowMs());
   const authenticator = new Authenticator({
     config: deps.config,
     clock: deps.clock,
@@ -44,5 +47,13 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   const authenticate = authenticator.authenticate;
   const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
-  return { authenticate, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
+  /** Saves the replay guard; if that fails the next start finds it open and refuses what this run may have accepted. */
+  const close = () => {
+    try {
+      replayState?.close();
+    } catch (err) {
+      deps.logger.warn('the replay guard could not be saved; the next start refuses signatures made before it', { error: (err as Error).message });
+    }
+  };
+  return { authenticate, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
 }

@@ -63,6 +63,8 @@ export interface DaemonOptions {
   adapterFor?: AdapterFactory;
   /** Tests only: extra API routers, mounted last, built with the real auth and idempotency middleware. */
   extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
+  /** Tests: how many signatures one key may hold in the replay guard (REPLAY_KEY_SHARE otherwise). */
+  replayKeyShare?: number;
   /** Tests and benchmarks: the webhook guard's resolver, concurrency bounds and attempt timeout. */
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
 }
@@ -126,7 +128,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
-  const auth = createAuth({ config, store, sealer, clock, logger, team });
+  const auth = createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare });
   await auth.idempotency.recoverAbandoned({ atStart: true });
 
   const outbox = new Outbox();
@@ -162,6 +164,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
+    screen: auth.screen,
     routers: [
       healthRoutes(),
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
@@ -224,6 +227,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       const closed = Promise.all([closeServer(server), closeServer(admin)]);
       await scheduler.stop();
       await closed;
+      auth.close();
       await chains.close();
       await webhooks.dispatcher.close();
       await lookahead.close();

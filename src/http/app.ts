@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
-import { parseJsonObject, readRawBody } from './body';
+import { announcesBody, parseJsonObject, readRawBody } from './body';
 import type { AppContext, AppRouter, AppState } from './context';
 
 export const API_VERSION = 'v1';
@@ -10,12 +10,44 @@ export const SUPPORTED_VERSIONS = [API_VERSION];
 
 export interface AppOptions {
   logger: Logger;
-  trustProxy: boolean;
+  /**
+   * Proxy hops in front of the app: the client IP is the N-th X-Forwarded-For address from the
+   * right (each proxy appends the address it was reached from, so the client's own entries, to the
+   * left, are never taken). 0: the connection's address, and the header is ignored.
+   */
+  trustProxy: number;
+  /** Checks made before the body is read (a blocked address, missing signature headers): throwing refuses the request. */
+  screen?: (ctx: Koa.ParameterizedContext<AppState>, hasBody: boolean) => void;
   /** Routers mounted in order (each carries its own prefix and per-route middleware). */
   routers: AppRouter[];
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A request's state. The body is parsed when a handler first reads it: on a signed route that is
+ * after authentication, so a request that is not validly signed is refused (and counted against
+ * its address) unparsed.
+ */
+class RequestState implements AppState {
+  rawBody: Buffer = Buffer.alloc(0);
+  auth?: unknown;
+  private parsed: Record<string, unknown> | undefined;
+  private contentType: string | undefined;
+  private takesBody = false;
+
+  constructor(readonly requestId: string) {}
+
+  received(raw: Buffer, takesBody: boolean, contentType: string | undefined): void {
+    this.rawBody = raw;
+    this.takesBody = takesBody;
+    this.contentType = contentType;
+  }
+
+  get body(): Record<string, unknown> {
+    return (this.parsed ??= this.takesBody ? parseJsonObject(this.rawBody, this.contentType) : {});
+  }
+}
 
 /**
  * The Koa application of the merchant API and the payment page, without `listen`. Its
@@ -24,11 +56,12 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * signatures, JSON-object bodies, and 404 for unknown routes and methods.
  */
 export function createApp(opts: AppOptions): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: opts.trustProxy });
+  const app = new Koa<AppState>({ proxy: opts.trustProxy > 0, maxIpsCount: opts.trustProxy });
   const log = opts.logger;
 
   app.use(async (ctx, next) => {
-    ctx.state.requestId = randomUUID();
+    const state = new RequestState(randomUUID());
+    ctx.state = state;
     ctx.set('X-API-Version', API_VERSION);
     try {
       const asked = ctx.get('X-API-Version');
@@ -37,8 +70,8 @@ export function createApp(opts: AppOptions): Koa<AppState> {
           supported: SUPPORTED_VERSIONS,
         });
       }
-      ctx.state.rawBody = await readRawBody(ctx.req);
-      ctx.state.body = BODY_METHODS.has(ctx.method) ? parseJsonObject(ctx.state.rawBody, ctx.get('Content-Type') || undefined) : {};
+      opts.screen?.(ctx, announcesBody(ctx.req));
+      state.received(await readRawBody(ctx.req), BODY_METHODS.has(ctx.method), ctx.get('Content-Type') || undefined);
       await next();
       if (ctx.body === undefined && ctx.status === 404) {
         throw new ApiError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);

@@ -7,8 +7,11 @@ import { fmt, load, report, request, startHelloWorld, type LoadResult } from './
  * the public GET /v1/currencies through the daemon's whole middleware stack, and against the signed
  * GET /v1/currencies (a valid signature, a new target per request so replay never refuses it).
  * Everything runs in this process (the daemon as startTestDaemon starts it, on SQLite), so the
- * baseline and the stack share the same client and the same event loop. Goal for both ratios: ≥ 0.6.
+ * baseline and the stack share the same client and the same event loop. Goals: public ≥ 0.6 by
+ * req/s; signed ≥ 0.7 by req/s and by CPU time (issue 14 §11: HMAC over a short string and the
+ * replay and limit bookkeeping cost microseconds).
  */
+const SIGNED_GOAL = 0.7;
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 5_000);
 /** Interleaved rounds (hello-world, public, signed back to back); medians are reported: the machine is shared and noisy. */
@@ -94,10 +97,11 @@ export async function run(): Promise<void> {
       ok: rp >= 0.6,
     });
     const rs = median(ratios.signed);
-    console.log(`  ${'ratio signed / hello-world (median req/s)'.padEnd(44)} ${rs.toFixed(3)}  (goal >= 0.6: ${rs >= 0.6 ? 'met' : 'NOT met'})`);
+    const goal = (value: number, min: number) => `${value.toFixed(3)}  (goal >= ${min}: ${value >= min ? 'met' : 'NOT met'})`;
+    console.log(`  ${'ratio signed / hello-world (median req/s)'.padEnd(44)} ${goal(rs, SIGNED_GOAL)}`);
     const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUs));
     console.log(`  ${'ratio public / hello-world (by CPU time)'.padEnd(44)} ${(cpu(runs.hello) / cpu(runs.pub)).toFixed(3)}`);
-    console.log(`  ${'ratio signed / hello-world (by CPU time)'.padEnd(44)} ${(cpu(runs.hello) / cpu(runs.signed)).toFixed(3)}`);
+    console.log(`  ${'ratio signed / hello-world (by CPU time)'.padEnd(44)} ${goal(cpu(runs.hello) / cpu(runs.signed), SIGNED_GOAL)}`);
     const p99 = (rs: Run[]) => median(rs.map((r) => r.p99Ms));
     console.log(`  ${'p99 public / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.pub) / p99(runs.hello)).toFixed(2)}x`);
     console.log(`  ${'p99 signed / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.signed) / p99(runs.hello)).toFixed(2)}x`);

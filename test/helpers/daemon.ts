@@ -40,13 +40,13 @@ export interface TestDaemon {
 /** The real daemon, in this process, on 127.0.0.1 port 0 with a temp data dir. */
 export async function startTestDaemon(
   overrides: Record<string, unknown> = {},
-  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters']; webhooks?: DaemonOptions['webhooks']; adapterFor?: DaemonOptions['adapterFor'] } = {},
+  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters']; webhooks?: DaemonOptions['webhooks']; adapterFor?: DaemonOptions['adapterFor']; replayKeyShare?: number } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   const config = testConfig(dataDir, overrides);
   loadMasterKey(config.data_dir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
-  const daemon = await startDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor });
+  const daemon = await startDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare });
   return {
     daemon,
     url: daemon.apiUrl,

@@ -115,7 +115,7 @@ test('an answer that could not be stored is replayed from memory meanwhile, and 
     // Storing the answer fails twice.
     failNextWrites(store, 2);
   });
-  const server = createApp({ logger: silentLogger, trustProxy: false, routers: [router] }).listen(0, '127.0.0.1');
+  const server = createApp({ logger: silentLogger, trustProxy: 0, routers: [router] }).listen(0, '127.0.0.1');
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -155,6 +155,32 @@ test('memory is bounded: stale entries expire, and the cap holds', (t) => {
   t.is(b.size, 0);
 });
 
+test('a flood of new addresses never evicts a blocked one: the oldest unblocked entry goes first', (t) => {
+  const c = clock();
+  const b = new IpBlocker(c.fn, { failures: 3, windowMs: 60_000, blockMs: 60_000, maxBlockMs: 3_600_000, maxTracked: 10 });
+  fail(b, 'blocked', 3);
+  fail(b, 'counting', 2);
+  for (let i = 0; i < 1000; i++) b.recordFailure(`flood-${i}`);
+  t.true(b.size <= 10);
+  t.true(b.blockedFor('blocked') > 0, 'the block holds');
+  // 'counting' was the oldest unblocked entry: it was evicted, its two failures forgotten.
+  fail(b, 'counting', 2);
+  t.is(b.blockedFor('counting'), 0);
+});
+
+test('a table full of blocked addresses keeps every block; new addresses go uncounted until a block ends', (t) => {
+  const c = clock();
+  const b = new IpBlocker(c.fn, { failures: 2, windowMs: 60_000, blockMs: 60_000, maxBlockMs: 3_600_000, maxTracked: 3 });
+  for (const ip of ['a', 'b', 'c']) fail(b, ip, 2);
+  fail(b, 'newcomer', 5);
+  t.is(b.blockedFor('newcomer'), 0, 'not tracked while every slot is blocked');
+  for (const ip of ['a', 'b', 'c']) t.true(b.blockedFor(ip) > 0, ip);
+  c.now += 5 * 60_000; // every block (even a doubled one) has ended
+  fail(b, 'newcomer', 2);
+  t.true(b.blockedFor('newcomer') > 0, 'counted again once a slot is free');
+  t.true(b.size <= 3);
+});
+
 test('invalid options are rejected', (t) => {
   t.throws(() => new IpBlocker(() => 0, { failures: 0, windowMs: 1, blockMs: 1, maxBlockMs: 1 }), { instanceOf: RangeError });
   t.throws(() => new IpBlocker(() => 0, { failures: 1, windowMs: 1, blockMs: 10, maxBlockMs: 5 }), { instanceOf: RangeError });

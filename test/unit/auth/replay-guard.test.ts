@@ -1,33 +1,37 @@
 import test from 'ava';
-import { MemoryReplayGuard, REPLAY_RETENTION_MS, ReplayGuardFullError, type ReplayGuard } from '../../../src/auth/replay-guard';
+import { MemoryReplayGuard, REPLAY_RETENTION_MS, ReplayShareFullError } from '../../../src/auth/replay-guard';
 
 const T0 = 1_767_225_600_000;
+const TS = Math.floor(T0 / 1000);
+
+/** Most tests look at one key; `seen` as the authenticator calls it for key `k`. */
+const see = (g: MemoryReplayGuard, sig: string, nowMs: number, owner = 'k'): boolean => g.seen(sig, owner, TS, nowMs);
 
 test('first sight records, second sight is a replay', (t) => {
-  const g: ReplayGuard = new MemoryReplayGuard();
-  t.false(g.seen('a', T0));
-  t.true(g.seen('a', T0 + 1));
-  t.true(g.seen('a', T0 + 1000));
-  t.false(g.seen('b', T0 + 1000));
-  t.true(g.seen('b', T0 + 1001));
+  const g = new MemoryReplayGuard();
+  t.false(see(g, 'a', T0));
+  t.true(see(g, 'a', T0 + 1));
+  t.true(see(g, 'a', T0 + 1000));
+  t.false(see(g, 'b', T0 + 1000));
+  t.true(see(g, 'b', T0 + 1001));
 });
 
 test('retention covers 2 × 300 s skew plus margin', (t) => {
   t.true(REPLAY_RETENTION_MS >= 600_000);
   const g = new MemoryReplayGuard();
-  t.false(g.seen('sig', T0));
+  t.false(see(g, 'sig', T0));
   // Still refused at every point of the window in which its timestamp could be accepted.
-  for (let dt = 0; dt <= 601_000; dt += 7_000) t.true(g.seen('sig', T0 + dt), `at +${dt}`);
-  t.true(g.seen('sig', T0 + REPLAY_RETENTION_MS - 1));
+  for (let dt = 0; dt <= 601_000; dt += 7_000) t.true(see(g, 'sig', T0 + dt), `at +${dt}`);
+  t.true(see(g, 'sig', T0 + REPLAY_RETENTION_MS - 1));
 });
 
 test('old signatures are evicted after the retention', (t) => {
   const g = new MemoryReplayGuard();
-  for (let i = 0; i < 1000; i++) g.seen(`s${i}`, T0 + i);
+  for (let i = 0; i < 1000; i++) see(g, `s${i}`, T0 + i);
   t.is(g.size, 1000);
-  g.seen('late', T0 + REPLAY_RETENTION_MS + 60_000);
+  see(g, 'late', T0 + REPLAY_RETENTION_MS + 60_000);
   t.is(g.size, 1);
-  t.false(g.seen('s1', T0 + REPLAY_RETENTION_MS + 60_001));
+  t.false(see(g, 's1', T0 + REPLAY_RETENTION_MS + 60_001));
 });
 
 test('memory stays bounded under a steady stream', (t) => {
@@ -35,7 +39,7 @@ test('memory stays bounded under a steady stream', (t) => {
   let max = 0;
   let replays = 0;
   for (let i = 0; i < 100_000; i++) {
-    if (g.seen(`s${i}`, T0 + i * 10)) replays++; // 100 per second for 1000 s
+    if (see(g, `s${i}`, T0 + i * 10)) replays++; // 100 per second for 1000 s
     max = Math.max(max, g.size);
   }
   t.is(replays, 0);
@@ -45,18 +49,54 @@ test('memory stays bounded under a steady stream', (t) => {
 
 test('a clock stepping backwards does not forget signatures', (t) => {
   const g = new MemoryReplayGuard();
-  t.false(g.seen('x', T0 + 1_000_000));
-  t.true(g.seen('x', T0));
-  t.false(g.seen('y', T0));
-  t.true(g.seen('y', T0 + 1_000_000 + 1));
+  t.false(see(g, 'x', T0 + 1_000_000));
+  t.true(see(g, 'x', T0));
+  t.false(see(g, 'y', T0));
+  t.true(see(g, 'y', T0 + 1_000_000 + 1));
 });
 
-test('cap reached: refuses to check rather than forget', (t) => {
+test('a key at its share is refused alone; other keys and known signatures still answer', (t) => {
   const g = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 3);
-  t.false(g.seen('a', T0));
-  t.false(g.seen('b', T0));
-  t.false(g.seen('c', T0));
-  t.true(g.seen('a', T0)); // known ones still answer
-  t.throws(() => g.seen('d', T0), { instanceOf: ReplayGuardFullError });
-  t.false(g.seen('d', T0 + REPLAY_RETENTION_MS + 30_000)); // space again after eviction
+  t.false(see(g, 'a', T0));
+  t.false(see(g, 'b', T0));
+  t.false(see(g, 'c', T0));
+  t.true(see(g, 'a', T0)); // known ones still answer
+  const full = t.throws(() => see(g, 'd', T0), { instanceOf: ReplayShareFullError });
+  t.true(full.retryAfterSeconds > 0 && full.retryAfterSeconds <= (REPLAY_RETENTION_MS + 30_000) / 1000);
+  t.false(see(g, 'd', T0, 'other key'));
+  t.false(see(g, 'd', T0 + REPLAY_RETENTION_MS + 30_000)); // space again after eviction
+});
+
+test('a forgotten claim frees its place in the key\'s share and may be presented again', (t) => {
+  const g = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 1);
+  t.false(see(g, 'a', T0));
+  g.forget('a', 'k');
+  t.is(g.size, 0);
+  t.false(see(g, 'b', T0));
+  t.throws(() => see(g, 'a', T0), { instanceOf: ReplayShareFullError });
+});
+
+test('a snapshot restored into a new guard refuses the same signatures and counts the same shares', (t) => {
+  const g = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 2);
+  see(g, 'a', T0);
+  see(g, 'b', T0 + 40_000);
+  const snapshot = g.snapshot();
+  t.false(JSON.stringify(snapshot).includes('"a"'), 'digests, not signatures');
+  const restored = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 2);
+  restored.restore(snapshot, T0 + 60_000);
+  t.true(see(restored, 'a', T0 + 60_000));
+  t.true(see(restored, 'b', T0 + 60_000));
+  t.throws(() => see(restored, 'c', T0 + 60_000), { instanceOf: ReplayShareFullError });
+  // Expired entries are not brought back.
+  const late = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 2);
+  late.restore(snapshot, T0 + REPLAY_RETENTION_MS + 31_000);
+  t.is(late.size, 1);
+});
+
+test('after a start without a saved guard, signatures timestamped up to the start are replays', (t) => {
+  const g = new MemoryReplayGuard();
+  g.refuseSignedUpTo(T0 + 999);
+  t.true(g.seen('old', 'k', TS - 1, T0 + 1000));
+  t.true(g.seen('same second', 'k', TS, T0 + 1000));
+  t.false(g.seen('new', 'k', TS + 1, T0 + 1000));
 });

@@ -32,7 +32,7 @@ async function serve(t: import('ava').ExecutionContext) {
   const catalog = new Catalog(config.chains, config.fiat);
   const clock = new FakeClock('2026-01-01T00:00:00.000Z');
   const rates = new RateEngine({ sources: config.rates, tickers: catalog.tickers(), fiats: config.fiat.enabled, clock, logger: silentLogger });
-  const app = createApp({ logger: silentLogger, trustProxy: false, routers: [catalogRoutes({ catalog, rates, authenticate })] });
+  const app = createApp({ logger: silentLogger, trustProxy: 0, routers: [catalogRoutes({ catalog, rates, authenticate })] });
   const server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
