@@ -66,9 +66,10 @@ export function call(base: string, target: string, opts: CallOptions = {}): Prom
 
 /**
  * Signs and sends requests for one key. Every call gets a timestamp of its own (the clock's second,
- * or the nearest earlier second not yet used by this client, never more than 250 s back) so
+ * or the nearest later second not yet used by this client, never more than 250 s ahead) so
  * identical requests in one second never share a signature and replay protection does not refuse
- * them, as SPEC asks of a client ("sign again").
+ * them, as SPEC asks of a client ("sign again"). Later, not earlier: after a crash the daemon
+ * refuses every signature timestamped up to its start (the replay guard was not saved).
  */
 export class SignedClient {
   private readonly used = new Set<number>();
@@ -84,8 +85,8 @@ export class SignedClient {
     const now = Math.floor(this.clock.now().getTime() / 1000);
     for (const u of this.used) if (u < now - 300) this.used.delete(u);
     let ts = now;
-    while (this.used.has(ts)) ts--;
-    if (ts < now - 250) throw new Error('SignedClient: over 250 signed requests in one second; wait or advance the clock');
+    while (this.used.has(ts)) ts++;
+    if (ts > now + 250) throw new Error('SignedClient: 250 signed requests ahead of the clock; wait or advance the clock');
     this.used.add(ts);
     return ts;
   }

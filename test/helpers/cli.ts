@@ -172,6 +172,16 @@ export function runBin(bin: string, args: string[], opts: CliOptions = {}): Prom
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value, or throws at the deadline. */
+/**
+ * After a daemon restarted from a crash (kill -9) every signature timestamped up to its start's
+ * second is refused as a replay (the replay guard was not saved): waits until the clock is in a
+ * later second, so the next signed request is fresh.
+ */
+export async function pastStartSecond(startedBy = Date.now()): Promise<void> {
+  const second = Math.floor(startedBy / 1000);
+  await until(() => Math.floor(Date.now() / 1000) > second, 2000, 'the next second');
+}
+
 export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 10000, what = 'condition'): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -49,12 +49,13 @@ export function hmacHex(secret: string, message: string): string {
 const issued = new Set<string>();
 
 /**
- * The current second, or an earlier one when this process already signed the same request in it:
+ * The current second, or a later one when this process already signed the same request in it:
  * SPEC's replay rule refuses a second identical signature, so a test that reads the same route
- * twice within one second must not produce one by accident.
+ * twice within one second must not produce one by accident. Later, not earlier: after a crash the
+ * daemon refuses every signature timestamped up to its start (the replay guard was not saved).
  */
 function freshTimestamp(keyId: string, method: string, target: string, hash: string): string {
-  for (let ts = Math.floor(Date.now() / 1000); ; ts--) {
+  for (let ts = Math.floor(Date.now() / 1000); ; ts++) {
     const id = `${keyId}\n${canonicalOfHash(ts, method, target, hash)}`;
     if (!issued.has(id)) {
       issued.add(id);

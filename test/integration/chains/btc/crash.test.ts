@@ -11,7 +11,7 @@ import { Amount } from '../../../../src/shared/money';
 import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
-import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';
+import { CliEnv, COINKEEPD_BIN, pastStartSecond, type Running } from '../../../helpers/cli';
 import { merchantWithKey, TEST_MNEMONIC, testConfig } from '../../../helpers/daemon';
 import { btcChain, CONFIRMATIONS, until } from './btc-fixture';
 
@@ -23,6 +23,7 @@ async function startChild(env: CliEnv): Promise<{ d: Running; url: string }> {
   const d = env.spawn(COINKEEPD_BIN, []);
   await d.waitFor(/"msg":"coinkeepd started"/);
   const line = d.stdout.split('\n').find((l) => l.includes('coinkeepd started'))!;
+  await pastStartSecond();
   return { d, url: JSON.parse(line).api_url as string };
 }
 
@@ -76,7 +77,7 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
   await until(async () => (await credited()) === PAYMENTS.length, 'every payment credited');
   for (const inv of invoices) {
     const res = await api.get(`/v1/invoices/${inv.id}`);
-    t.like(res.json, { status: 'paid', paid_amount: inv.amount });
+    t.like(res.json, { status: 'paid', paid_amount: inv.amount }, JSON.stringify(res.json));
   }
   const all = await api.get('/v1/transactions?limit=100');
   t.is(all.json.items.length, PAYMENTS.length, 'one transaction per payment, no adjustment');

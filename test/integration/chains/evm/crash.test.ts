@@ -16,7 +16,7 @@ import { silentLogger } from '../../../../src/shared/logger';
 import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
-import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';
+import { CliEnv, COINKEEPD_BIN, pastStartSecond, type Running } from '../../../helpers/cli';
 import { merchantWithKey, TEST_MNEMONIC } from '../../../helpers/daemon';
 import { CONFIRMATIONS, RATES } from './evm-fixture';
 
@@ -38,6 +38,7 @@ const confirmedPayments = async (api: SignedClient): Promise<Tx[]> => {
 async function startChild(env: CliEnv): Promise<{ child: Running; api: (keyId: string, secret: string) => SignedClient }> {
   const child = env.spawn(COINKEEPD_BIN, []);
   const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
+  await pastStartSecond();
   return { child, api: (keyId, secret) => new SignedClient(url, keyId, secret) };
 }
 
