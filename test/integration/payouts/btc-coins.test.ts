@@ -12,8 +12,8 @@ import { btcScheme } from '../../../src/chains/btc/derive';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { parseConfig } from '../../../src/config/schema';
 import { AddressEntity, type ChainTransferRow } from '../../../src/db/entities/chain';
-import { insertRow, rawQuery } from '../../../src/db/raw';
-import type { Store } from '../../../src/db/store';
+import { insertRow, placeholder, rawQuery } from '../../../src/db/raw';
+import { Store } from '../../../src/db/store';
 import { BtcPayoutEngine, BtcPayoutRefused } from '../../../src/payouts/btc/btc-payout-engine';
 import { CoinTaken, reserveCoins, spendableCoins } from '../../../src/payouts/btc/coin-store';
 import { FakeClock } from '../../../src/shared/clock';
@@ -23,6 +23,7 @@ import { AddressService } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
 import { WalletSigner } from '../../../src/wallet/signer';
 import { tempStore } from '../../helpers/memory-store';
+import { tempPostgres } from '../../helpers/pg-database';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const config = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] });
@@ -53,7 +54,7 @@ async function received(store: Store, account: string, sat: bigint, status: Chai
 
 /** An input of a block spending the received output `spent` (outgoing), in `status`. */
 async function spent(store: Store, spentId: string, status: ChainTransferRow['status']): Promise<void> {
-  const [row] = await rawQuery<ChainTransferRow>(store.read, 'SELECT * FROM chain_transfers WHERE id = ?', [spentId]);
+  const [row] = await rawQuery<ChainTransferRow>(store.read, `SELECT * FROM chain_transfers WHERE id = ${placeholder(store.read, 1)}`, [spentId]);
   const now = new Date().toISOString();
   await store.write((em) =>
     insertRow(em, 'chain_transfers', transfer({ ...row!, id: `out-${spentId}`, direction: 'outgoing', spent_transfer_id: spentId, status, now })),
@@ -76,8 +77,8 @@ function engineFor(store: Store): BtcPayoutEngine {
 
 const ids = async (store: Store, account = A): Promise<string[]> => (await spendableCoins(store.read, 'bitcoin', account)).map((c) => c.transferId).sort();
 
-async function fixture(t: ExecutionContext) {
-  const store = await tempStore(t);
+async function fixture(t: ExecutionContext, given?: Store) {
+  const store = given ?? (await tempStore(t));
   const coins = {
     confirmed1: await received(store, A, 100_000n),
     confirmed2: await received(store, A, 200_000n),
@@ -143,4 +144,27 @@ test('a withdrawal to an address of another network, or below dust, is refused b
   const dust = (await build(elsewhere(), 293n)) as BtcPayoutRefused;
   t.like(dust, { reason: 'below_dust', withdrawalId: 'bad' });
   t.is((await rawQuery(store.read, 'SELECT 1 FROM btc_coin_reservations')).length, 0);
+});
+
+test('PostgreSQL: payouts built at the same moment in separate transactions never spend one coin; the loser rolls back whole', async (t) => {
+  const url = await tempPostgres(t);
+  if (!url) return t.pass('no PostgreSQL server');
+  const opened = await Store.open({ url });
+  t.teardown(() => opened.close());
+  await opened.migrate();
+  const { store } = await fixture(t, opened);
+  const engine = engineFor(store);
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 6 }, (_, i) =>
+      store.write((em) => engine.build(em, { accountId: A, orders: [{ withdrawalId: `w${i}`, address: elsewhere(), amount: 50_000n }], satPerVbyte: 1 })),
+    ),
+  );
+  const built = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  for (const o of outcomes) if (o.status === 'rejected') t.true(o.reason instanceof CoinTaken || o.reason instanceof BtcPayoutRefused, String(o.reason));
+  t.true(built.length >= 1);
+  const spentIds = built.flatMap((p) => p.inputs.map((c) => c.transferId));
+  t.is(new Set(spentIds).size, spentIds.length, 'no coin in two payouts');
+  const reserved = await rawQuery<{ transfer_id: string; payout_id: string }>(store.read, 'SELECT transfer_id, payout_id FROM btc_coin_reservations');
+  t.deepEqual(reserved.map((r) => r.transfer_id).sort(), [...spentIds].sort());
+  t.is(await store.read.countBy(AddressEntity, { purpose: 'change' }), built.filter((p) => p.outputs.some((o) => o.withdrawalId === null)).length, 'a failed build left no change address');
 });
