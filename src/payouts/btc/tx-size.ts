@@ -2,11 +2,13 @@
  * Virtual sizes (vbytes) of the parts of a transaction spending P2WPKH coins, to price a
  * transaction before it is signed. A P2WPKH input: outpoint, empty script, sequence (41 bytes) and a
  * witness of a signature and a key (at most 108 weight units: 27 vbytes, rounded up). The overhead:
- * version, locktime, input and output counts (10 bytes) and the segwit marker and flag (half a
- * vbyte, rounded up).
+ * version and locktime (8 bytes), the input and output counts (3 bytes each, enough for up to
+ * 65,535 of either: a batch can exceed the 252 a 1-byte count holds), and the segwit marker and flag
+ * (half a vbyte, rounded up). Every figure is an upper bound, so a signed payout never pays under
+ * the rate it was priced at.
  */
 export const P2WPKH_INPUT_VSIZE = 68;
-export const TX_OVERHEAD_VSIZE = 11;
+export const TX_OVERHEAD_VSIZE = 15;
 
 /** An output paying `scriptLength` bytes of script: value (8), script length (1), script. */
 export const outputVsize = (scriptLength: number): number => 9 + scriptLength;

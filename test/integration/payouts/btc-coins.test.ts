@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
-import { address as baddress } from 'bitcoinjs-lib';
+import { address as baddress, Transaction } from 'bitcoinjs-lib';
 import { Catalog, coinId } from '../../../src/catalog/coins';
 import { btcScheme } from '../../../src/chains/btc/derive';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
@@ -167,4 +167,16 @@ test('PostgreSQL: payouts built at the same moment in separate transactions neve
   const reserved = await rawQuery<{ transfer_id: string; payout_id: string }>(store.read, 'SELECT transfer_id, payout_id FROM btc_coin_reservations');
   t.deepEqual(reserved.map((r) => r.transfer_id).sort(), [...spentIds].sort());
   t.is(await store.read.countBy(AddressEntity, { purpose: 'change' }), built.filter((p) => p.outputs.some((o) => o.withdrawalId === null)).length, 'a failed build left no change address');
+});
+
+test('a batch of more than 252 withdrawals from more than 252 coins is priced on its real size: the fee covers the rate', async (t) => {
+  const store = await tempStore(t);
+  for (let i = 0; i < 300; i++) await received(store, A, 10_000n);
+  const orders = Array.from({ length: 260 }, (_, i) => ({ withdrawalId: `w${i}`, address: elsewhere(), amount: 10_000n }));
+  const payout = await store.write((em) => engineFor(store).build(em, { accountId: A, orders, satPerVbyte: 1 }));
+  const tx = Transaction.fromHex(payout.raw);
+  t.true(tx.ins.length > 252);
+  t.is(tx.outs.length >= 260, true);
+  t.true(payout.fee >= BigInt(tx.virtualSize()));
+  t.true(tx.virtualSize() <= payout.vsize);
 });
