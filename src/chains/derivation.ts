@@ -28,14 +28,17 @@ export function schemeFor(chain: ChainConfig): AddressScheme {
 
 const MAX_INDEX = 0x7fffffff;
 
-/** The external (receive) branch of one wallet account: m/purpose'/coin'/account'/0. */
-export function receiveBranchPath(scheme: AddressScheme, account: number): string {
+/** BIP44's change level: 0 the external (receive) chain, 1 the internal chain (Bitcoin change). */
+export type KeyChain = 0 | 1;
+
+/** A key chain of one wallet account: m/purpose'/coin'/account'/0 (receive) or /1 (change). */
+export function receiveBranchPath(scheme: AddressScheme, account: number, keyChain: KeyChain = 0): string {
   if (!Number.isInteger(account) || account < 0 || account > MAX_INDEX) throw new Error('account out of range');
-  return `m/${scheme.purpose}'/${scheme.coinType}'/${account}'/0`;
+  return `m/${scheme.purpose}'/${scheme.coinType}'/${account}'/${keyChain}`;
 }
 
-/** m/purpose'/coin'/account'/0/index. */
-export function addressPath(scheme: AddressScheme, account: number, index: number): string {
+/** m/purpose'/coin'/account'/keyChain/index. */
+export function addressPath(scheme: AddressScheme, account: number, index: number, keyChain: KeyChain = 0): string {
   if (!Number.isInteger(index) || index < 0 || index > MAX_INDEX) throw new Error('index out of range');
-  return `${receiveBranchPath(scheme, account)}/${index}`;
+  return `${receiveBranchPath(scheme, account, keyChain)}/${index}`;
 }

@@ -53,6 +53,8 @@ export interface BtcFeeOptions {
   target_blocks: number;
   /** The rate used when the node has no estimate (regtest, a node just started), sat/vB. */
   fallback_sat_vb: number;
+  /** The highest rate a payout pays, whatever the node estimates, sat/vB. */
+  max_sat_vb: number;
 }
 
 export type RateSourceConfig =
@@ -242,10 +244,11 @@ function readBtcAddressOptions(r: Reader): void {
   for (const k of BTC_ADDRESS_OPTION_KEYS.slice(1)) if (r.raw(k) != null) r.int(k, undefined, 0, 255);
 }
 
-const BTC_FEE_OPTION_KEYS = ['fee_target_blocks', 'fee_fallback_sat_vb'];
+const BTC_FEE_OPTION_KEYS = ['fee_target_blocks', 'fee_fallback_sat_vb', 'fee_max_sat_vb'];
 
 function readBtcFeeOptions(r: Reader): BtcFeeOptions {
-  return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: r.int('fee_fallback_sat_vb', 10, 1, 100000) };
+  const fallback = r.int('fee_fallback_sat_vb', 10, 1, 100000);
+  return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: fallback, max_sat_vb: r.int('fee_max_sat_vb', Math.max(500, fallback), fallback, 100000) };
 }
 
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {

@@ -68,6 +68,8 @@ export class BcoinNode {
       `--memory=${options.dataDir ? 'false' : 'true'}`,
       '--no-wallet=true',
       '--index-tx=true',
+      // Accept transactions that signal replaceability (BIP125), as the wallet's payouts do.
+      '--replace-by-fee=true',
       '--workers=false',
       '--listen=false',
       '--http-host=127.0.0.1',

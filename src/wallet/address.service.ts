@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
-import { addressPath, schemeFor, type AddressScheme } from '../chains/derivation';
+import { addressPath, schemeFor, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
@@ -55,10 +55,15 @@ export class AddressService implements AddressAllocator {
     const coin = this.deps.catalog.coin(req.coinId);
     const chain = coin && this.chains.get(coin.chain_id);
     if (!coin || !chain) throw validationError('coin_id', 'unknown coin');
+    if (req.purpose === 'change' && chain.chain.kind !== 'btc') throw validationError('purpose', 'change addresses are for Bitcoin chains only');
     const branch = await this.branchOf(em, req.accountId);
-    const index = await this.next(em, `index:${chain.chain.id}:${req.accountId}`);
-    const { wallet, lookahead } = this.deps;
-    const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index).address;
+    // Change comes from the internal chain (BIP44 change level 1), numbered on its own counter; the
+    // lookahead derives the receive chain only (change is issued once a payout, not per invoice).
+    const keyChain: KeyChain = req.purpose === 'change' ? 1 : 0;
+    const index = await this.next(em, `${keyChain === 1 ? 'change' : 'index'}:${chain.chain.id}:${req.accountId}`);
+    const { wallet } = this.deps;
+    const lookahead = keyChain === 0 ? this.deps.lookahead : undefined;
+    const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index, keyChain).address;
     lookahead?.issuedUpTo(chain.chain.id, branch, index, () => wallet.branchPublicKey(chain.scheme, branch));
     // The store keeps (chain, path) unique; an address is a function of them, so one issued twice
     // means a derivation fault. The watched set holds every address: an entry there is checked
@@ -67,7 +72,7 @@ export class AddressService implements AddressAllocator {
     if (watchedId !== undefined && (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)}`, [watchedId])).length > 0) {
       throw new Error(`derivation fault: index ${index} of branch ${branch} on ${chain.chain.id} gives an address already issued`);
     }
-    const path = addressPath(chain.scheme, branch, index);
+    const path = addressPath(chain.scheme, branch, index, keyChain);
     const at = this.deps.clock.now();
     const now = iso(at);
     const row: AddressRow = {

@@ -1,4 +1,4 @@
-import { addressPath, receiveBranchPath, type AddressScheme } from '../chains/derivation';
+import { addressPath, receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import { publicChildKeys, type PublicBranchKey } from './child-key';
 
 export interface DerivedAddress {
@@ -9,7 +9,7 @@ export interface DerivedAddress {
 /** Where the public keys of the wallet's branches come from: the signer, which alone holds the seed. */
 export interface BranchKeySource {
   readonly fingerprint: string;
-  branchKey(scheme: AddressScheme, account: number): PublicBranchKey;
+  branchKey(scheme: AddressScheme, account: number, keyChain?: KeyChain): PublicBranchKey;
 }
 
 interface PublicBranch {
@@ -18,7 +18,7 @@ interface PublicBranch {
 }
 
 /**
- * The wallet's addresses, from the public keys of its receive branches only (BIP32 CKDpub): the
+ * The wallet's addresses, from the public keys of its receive and change branches only (BIP32 CKDpub): the
  * branch key is asked of the signer once and cached, and an address costs one child derivation.
  * Nothing here can reach a private key.
  */
@@ -32,9 +32,10 @@ export class HdWallet {
     return this.keys.fingerprint;
   }
 
-  derive(scheme: AddressScheme, account: number, index: number): DerivedAddress {
-    const publicKey = this.branch(scheme, account).childKey(index, scheme.compressedKey);
-    return { address: scheme.address(publicKey), path: addressPath(scheme, account, index) };
+  /** An address of the account's receive chain, or (keyChain 1) of its change chain. */
+  derive(scheme: AddressScheme, account: number, index: number, keyChain: KeyChain = 0): DerivedAddress {
+    const publicKey = this.branch(scheme, account, keyChain).childKey(index, scheme.compressedKey);
+    return { address: scheme.address(publicKey), path: addressPath(scheme, account, index, keyChain) };
   }
 
   /** The public half of an account's receive branch (to derive addresses ahead, off the event loop). */
@@ -42,11 +43,11 @@ export class HdWallet {
     return this.branch(scheme, account).key;
   }
 
-  private branch(scheme: AddressScheme, account: number): PublicBranch {
-    const branchPath = receiveBranchPath(scheme, account);
+  private branch(scheme: AddressScheme, account: number, keyChain: KeyChain = 0): PublicBranch {
+    const branchPath = receiveBranchPath(scheme, account, keyChain);
     let branch = this.branches.get(branchPath);
     if (!branch) {
-      const key = this.keys.branchKey(scheme, account);
+      const key = this.keys.branchKey(scheme, account, keyChain);
       branch = { key, childKey: publicChildKeys(key) };
       if (this.branches.size > 10000) this.branches.clear();
       this.branches.set(branchPath, branch);

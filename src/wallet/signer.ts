@@ -4,7 +4,7 @@ import { payments, Psbt } from 'bitcoinjs-lib';
 import { getBytes, hexlify, Signature, Transaction as EvmTransaction } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
 import { btcNetwork } from '../chains/btc/derive';
-import { receiveBranchPath, type AddressScheme } from '../chains/derivation';
+import { receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { SentTransaction } from '../chains/types';
 import type { ChainConfig } from '../config/schema';
 import type { Logger } from '../shared/logger';
@@ -25,6 +25,13 @@ export interface BtcSpend {
   chain: Pick<ChainConfig, 'id' | 'network' | 'options'>;
   coins: BtcCoin[];
   outputs: Array<{ address: string; value: bigint }>;
+  /** nSequence of every input; 0xfffffffd signals replaceability (BIP125). Default 0xffffffff. */
+  sequence?: number;
+}
+
+/** A signed Bitcoin transaction and its virtual size (what its fee rate is measured over). */
+export interface SignedBtc extends SentTransaction {
+  vsize: number;
 }
 
 /** An EIP-1559 transaction from the key at `path` (`data`: a contract call, e.g. an ERC-20 transfer). */
@@ -58,9 +65,9 @@ export class WalletSigner {
     this.fingerprint = this.withRoot((root) => Buffer.from(root.fingerprint).toString('hex'));
   }
 
-  /** The public half of an account's receive branch (m/purpose'/coin'/account'/0), whose hardened levels need the seed. */
-  branchKey(scheme: AddressScheme, account: number): PublicBranchKey {
-    return this.withNode(receiveBranchPath(scheme, account), (node) => ({ publicKey: Uint8Array.from(node.publicKey), chainCode: Uint8Array.from(node.chainCode) }));
+  /** The public half of an account's receive (…/0) or change (…/1) branch, whose hardened levels need the seed. */
+  branchKey(scheme: AddressScheme, account: number, keyChain: KeyChain = 0): PublicBranchKey {
+    return this.withNode(receiveBranchPath(scheme, account, keyChain), (node) => ({ publicKey: Uint8Array.from(node.publicKey), chainCode: Uint8Array.from(node.chainCode) }));
   }
 
   /** For `coinkeep wallet backup` only. */
@@ -68,27 +75,32 @@ export class WalletSigner {
     return this.openWords();
   }
 
-  /** A transaction spending P2WPKH coins of the wallet, every input signed (SIGHASH_ALL). */
-  signBitcoin(spend: BtcSpend): SentTransaction {
+  /**
+   * A transaction spending P2WPKH coins of the wallet, every input signed (SIGHASH_ALL) by the key
+   * of its own path (receive or change chain of any account): each key is derived here, from a
+   * root opened for this call, and wiped before it returns.
+   */
+  signBitcoin(spend: BtcSpend): SignedBtc {
     const network = btcNetwork(spend.chain);
     const psbt = new Psbt({ network });
     const paths = spend.coins.map((c) => c.path);
     this.withRoot((root) => {
-      const nodes = paths.map((p) => root.derivePath(p));
+      const derived = new Map<string, BIP32Interface>([['m', root]]);
       try {
+        const nodes = paths.map((p) => deriveCached(derived, p));
         spend.coins.forEach((c, i) => {
           const script = payments.p2wpkh({ pubkey: nodes[i]!.publicKey, network }).output!;
-          psbt.addInput({ hash: c.txid, index: c.vout, witnessUtxo: { script, value: c.value } });
+          psbt.addInput({ hash: c.txid, index: c.vout, sequence: spend.sequence, witnessUtxo: { script, value: c.value } });
         });
         for (const o of spend.outputs) psbt.addOutput(o);
         nodes.forEach((node, i) => psbt.signInput(i, { publicKey: node.publicKey, sign: (hash) => ecc.sign(hash, node.privateKey!) }));
       } finally {
-        for (const node of nodes) wipe(node);
+        for (const [path, node] of derived) if (path !== 'm') wipe(node);
       }
     });
     psbt.finalizeAllInputs();
     const tx = psbt.extractTransaction();
-    const signed = { txid: tx.getId(), raw: tx.toHex() };
+    const signed = { txid: tx.getId(), raw: tx.toHex(), vsize: tx.virtualSize() };
     this.logger.info('bitcoin transaction signed', { chain: spend.chain.id, txid: signed.txid, inputs: paths.length });
     return signed;
   }
@@ -130,6 +142,25 @@ export class WalletSigner {
       wipe(root);
     }
   }
+}
+
+/**
+ * The node at `path`, through the nodes of its prefixes kept in `derived` (keyed by path, the root
+ * at 'm'): many coins of one account share every level but the last, derived once.
+ */
+function deriveCached(derived: Map<string, BIP32Interface>, path: string): BIP32Interface {
+  const found = derived.get(path);
+  if (found) return found;
+  const cut = path.lastIndexOf('/');
+  if (cut < 0) throw new Error(`not a derivation path: ${path}`);
+  const parent = deriveCached(derived, path.slice(0, cut));
+  const level = path.slice(cut + 1);
+  const hardened = level.endsWith("'");
+  const index = Number(hardened ? level.slice(0, -1) : level);
+  if (!Number.isInteger(index) || index < 0) throw new Error(`not a derivation path: ${path}`);
+  const node = hardened ? parent.deriveHardened(index) : parent.derive(index);
+  derived.set(path, node);
+  return node;
 }
 
 /** Overwrites a node's private key in place (bip32 hands out its own buffer). */

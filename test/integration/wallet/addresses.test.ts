@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { Catalog, coinId, NATIVE_ASSET } from '../../../src/catalog/coins';
+import { btcScheme } from '../../../src/chains/btc/derive';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { parseConfig } from '../../../src/config/schema';
 import { AddressEntity, type AddressRow } from '../../../src/db/entities/chain';
@@ -271,4 +272,30 @@ test('PostgreSQL: two daemons issuing at once never issue one address twice, and
   await open;
   await svcs[1].loadWatched();
   t.is(watched[1].lookup('ethereum', row.address), row.id);
+});
+
+test('a Bitcoin change address comes from the account internal chain (/1/i), counted apart from its receive addresses, and is watched', async (t) => {
+  const store = await tempStore(t);
+  const watched = new WatchedAddresses();
+  const svc = service(store, watched);
+  const receive = await allocate(store, svc, A, BTC);
+  const change = () => store.write((em) => svc.allocate(em, { accountId: A, coinId: BTC, purpose: 'change' }));
+  const c0 = await change();
+  const c1 = await change();
+  const branch = (await svc.branchFor(A))!;
+  t.is(receive.derivation_path, `m/84'/1'/${branch}'/0/0`);
+  t.like(c0, { purpose: 'change', derivation_path: `m/84'/1'/${branch}'/1/0`, derivation_index: 0 });
+  t.like(c1, { purpose: 'change', derivation_path: `m/84'/1'/${branch}'/1/1`, derivation_index: 1 });
+  t.is(c0.address, wallet.derive(btcScheme(config.chains[0]!), branch, 0, 1).address);
+  t.not(c0.address, receive.address);
+  t.is(watched.lookup('bitcoin', c0.address), c0.id);
+  t.is((await allocate(store, svc, A, BTC)).derivation_path, `m/84'/1'/${branch}'/0/1`, 'the receive counter did not move');
+});
+
+test('change addresses are refused on a chain without change (EVM): nothing is issued', async (t) => {
+  const store = await tempStore(t);
+  const svc = service(store);
+  const err = await t.throwsAsync(store.write((em) => svc.allocate(em, { accountId: A, coinId: ETH, purpose: 'change' })));
+  t.true(err instanceof ApiError);
+  t.is((await rows(store)).length, 0);
 });

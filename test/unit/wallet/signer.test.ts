@@ -66,6 +66,27 @@ test('a P2WPKH spend signed by the signer verifies with bitcoinjs-lib: each inpu
   });
 });
 
+test('a payout spending receive and change coins of one account is signed input by input with each path\'s key, replaceable, and its vsize reported', (t) => {
+  const { signer, wallet, lines } = signerWithLog();
+  const scheme = btcScheme(CHAIN);
+  const owners = [wallet.derive(scheme, 4, 2), wallet.derive(scheme, 4, 0, 1), wallet.derive(scheme, 4, 9), wallet.derive(scheme, 4, 3, 1)];
+  t.regex(owners[1]!.path, /^m\/84'\/1'\/4'\/1\/0$/);
+  const coins = owners.map((o, i) => ({ txid: `${i + 5}`.repeat(64), vout: i, value: 40_000n, path: o.path }));
+  const signed = signer.signBitcoin({ chain: CHAIN, coins, outputs: [{ address: owners[0]!.address, value: 150_000n }], sequence: 0xfffffffd });
+
+  const tx = Transaction.fromHex(signed.raw);
+  t.is(signed.vsize, tx.virtualSize());
+  tx.ins.forEach((input, i) => {
+    t.is(input.sequence, 0xfffffffd);
+    const [sig, pubkey] = input.witness;
+    t.is(payments.p2wpkh({ pubkey: pubkey!, network: NETWORK }).address, owners[i]!.address);
+    const { signature, hashType } = bscript.signature.decode(sig!);
+    t.true(ecc.verify(tx.hashForWitnessV0(i, payments.p2pkh({ pubkey: pubkey! }).output!, coins[i]!.value, hashType), pubkey!, signature));
+  });
+  const text = lines.join('\n');
+  for (const secret of secrets(owners.map((o) => o.path))) t.false(text.includes(secret));
+});
+
 test('EIP-1559 transactions signed by the signer, a value transfer and an ERC-20 transfer call, recover with ethers to the address the wallet derived', (t) => {
   const { signer, wallet } = signerWithLog();
   const from = wallet.derive(evmScheme(), 2, 5);
