@@ -40,6 +40,7 @@ import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
+import { createStaticAddresses } from './addresses.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
@@ -138,7 +139,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   await invoices.service.expireDue();
   const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
-  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments);
+  const staticAddresses = createStaticAddresses({ store, catalog, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
   const coins = new WalletCoins(watched);
   await coins.load(store);
   const recorder = new TransferRecorder(router, coins, clock);
@@ -167,6 +169,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
+      staticAddresses.routes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
