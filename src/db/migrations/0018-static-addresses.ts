@@ -6,8 +6,8 @@ import { col } from './table-helpers';
  * wallet address row it was issued as. At most one active address per (account, coin, customer)
  * is the unique partial index `static_addresses_active`: two creations at once cannot both commit.
  * The list reads the account's rows newest first; `search` matches a prefix of the address, the
- * customer id or the label, each with its own index per account. A deposit's history is the
- * transactions of its address, newest first.
+ * customer id or the label, each with its own index per account. A deposit's history is read
+ * through the transactions' existing address_id index.
  */
 export class StaticAddresses1767225600018 implements MigrationInterface {
   name = 'StaticAddresses1767225600018';
@@ -38,11 +38,9 @@ export class StaticAddresses1767225600018 implements MigrationInterface {
       }),
     );
     await q.query(`CREATE UNIQUE INDEX static_addresses_active ON static_addresses (account_id, coin_id, customer_id) WHERE status = 'active'`);
-    await q.query('CREATE INDEX transactions_address ON transactions (address_id, created_at) WHERE address_id IS NOT NULL');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP INDEX transactions_address');
     await q.dropTable('static_addresses');
   }
 }
