@@ -2,7 +2,7 @@ import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import { StaticAddressEntity, type StaticAddressRow } from '../db/entities/static-address';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRow, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
+import { insertRow, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { iso, type Clock } from '../shared/clock';
@@ -26,6 +26,9 @@ export const DEPOSIT_HISTORY_MAX = 100;
 
 /** Why an address became active again. */
 export type RestoreReason = 'manual' | 'deposit';
+
+/** Idle addresses handled per read of the automatic archive. */
+const IDLE_BATCH = 200;
 
 const activeConflict = (activeId: string): ApiError =>
   conflict('the customer already has an active address for this coin', { active_address_id: activeId });
@@ -59,6 +62,8 @@ export class StaticAddressService {
           status: 'active',
           archived_at: null,
           last_deposit_at: null,
+          idle_since: now,
+          warned_at: null,
           created_at: now,
           updated_at: now,
         };
@@ -118,7 +123,7 @@ export class StaticAddressService {
       if ((await updateRows(em, 'static_addresses', { status: 'archived', archived_at: now, updated_at: now }, { id, status: 'active' })) !== 1) {
         throw conflict('the address is already archived');
       }
-      await this.emit(em, 'static_address.archived', next, { address: this.present(next) });
+      await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'manual' });
       return this.present(next);
     });
   }
@@ -161,13 +166,61 @@ export class StaticAddressService {
     let next = row;
     if (row.last_deposit_at === null || row.last_deposit_at < seenAt) {
       const now = iso(this.deps.clock.now());
-      await updateRows(em, 'static_addresses', { last_deposit_at: seenAt, updated_at: now }, { id: row.id });
-      next = { ...row, last_deposit_at: seenAt, updated_at: now };
+      const set = { last_deposit_at: seenAt, idle_since: now, warned_at: null, updated_at: now };
+      await updateRows(em, 'static_addresses', set, { id: row.id });
+      next = { ...row, ...set };
     }
     if (next.status === 'archived' && !(await this.activeOf(em, next.account_id, next.coin_id, next.customer_id))) {
       next = (await this.reactivate(em, next, 'deposit')) ?? next;
     }
     return next;
+  }
+
+  /**
+   * The automatic archive (SPEC "Static address"): every active address idle for `archiveAfterMs`
+   * (no creation, restore or deposit since) is archived (`static_address.archived`, reason
+   * `inactive`), each announced `warnMs` before by `static_address.archive_warning`. Each address
+   * is its own guarded change, so a deposit arriving meanwhile keeps it active. How many were
+   * warned and archived.
+   */
+  async archiveIdle(opts: { archiveAfterMs: number; warnMs: number; signal?: AbortSignal }): Promise<{ warned: number; archived: number }> {
+    const { store, clock } = this.deps;
+    const at = clock.now().getTime();
+    const archiveBefore = iso(new Date(at - opts.archiveAfterMs));
+    const warnBefore = iso(new Date(at - Math.max(0, opts.archiveAfterMs - opts.warnMs)));
+    const done = { warned: 0, archived: 0 };
+    const idle = (em: EntityManager, before: string, unwarned: boolean) =>
+      rawQuery<StaticAddressRow>(
+        em,
+        `SELECT * FROM static_addresses WHERE status = 'active' AND idle_since <= ${placeholder(em, 1)}${unwarned ? ' AND warned_at IS NULL' : ''} ORDER BY idle_since LIMIT ${IDLE_BATCH}`,
+        [before],
+      );
+    for (let rows = await idle(store.read, warnBefore, true); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, warnBefore, true)) {
+      for (const row of rows) {
+        await store.write(async (em) => {
+          const now = iso(clock.now());
+          const p = (i: number) => placeholder(em, i);
+          const sql = `UPDATE static_addresses SET warned_at = ${p(1)} WHERE id = ${p(2)} AND status = 'active' AND idle_since = ${p(3)} AND warned_at IS NULL`;
+          if ((await rawRun(em, sql, [now, row.id, row.idle_since])) !== 1) return;
+          const archiveAt = iso(new Date(new Date(row.idle_since).getTime() + opts.archiveAfterMs));
+          await this.emit(em, 'static_address.archive_warning', row, { address: this.present(row), archive_at: archiveAt });
+          done.warned++;
+        });
+      }
+    }
+    for (let rows = await idle(store.read, archiveBefore, false); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, archiveBefore, false)) {
+      for (const row of rows) {
+        await store.write(async (em) => {
+          const now = iso(clock.now());
+          const set = { status: 'archived' as const, archived_at: now, updated_at: now };
+          if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'active', idle_since: row.idle_since })) !== 1) return;
+          const next = { ...row, ...set };
+          await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'inactive' });
+          done.archived++;
+        });
+      }
+    }
+    return done;
   }
 
   /** A `deposit.*` event: the address and the deposit (and, on a reversal, its adjustment). */
@@ -177,8 +230,9 @@ export class StaticAddressService {
 
   private async reactivate(em: EntityManager, row: StaticAddressRow, reason: RestoreReason): Promise<StaticAddressRow | null> {
     const now = iso(this.deps.clock.now());
-    if ((await updateRows(em, 'static_addresses', { status: 'active', archived_at: null, updated_at: now }, { id: row.id, status: 'archived' })) !== 1) return null;
-    const next: StaticAddressRow = { ...row, status: 'active', archived_at: null, updated_at: now };
+    const set = { status: 'active' as const, archived_at: null, idle_since: now, warned_at: null, updated_at: now };
+    if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'archived' })) !== 1) return null;
+    const next: StaticAddressRow = { ...row, ...set };
     await this.emit(em, 'static_address.restored', next, { address: this.present(next), reason });
     return next;
   }

@@ -85,6 +85,7 @@ export interface Daemon {
   outbox: Outbox;
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
+  staticAddresses: ReturnType<typeof createStaticAddresses>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
@@ -139,7 +140,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   await invoices.service.expireDue();
   const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
-  const staticAddresses = createStaticAddresses({ store, catalog, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
   const coins = new WalletCoins(watched);
   await coins.load(store);
@@ -209,6 +210,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
@@ -241,7 +243,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, recorder, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, staticAddresses, webhooks, chains, recorder, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -17,6 +17,10 @@ export interface StaticAddressRow {
   status: StaticAddressStatus;
   archived_at: string | null;
   last_deposit_at: string | null;
+  /** The last creation, restore or deposit: what the automatic archive counts from. */
+  idle_since: string;
+  /** When `static_address.archive_warning` was sent for this idle period; null before. */
+  warned_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -36,6 +40,8 @@ export const StaticAddressEntity = new EntitySchema<StaticAddressRow>({
     status: { type: 'varchar', length: 16 },
     archived_at: { ...ts, nullable: true },
     last_deposit_at: { ...ts, nullable: true },
+    idle_since: ts,
+    warned_at: { ...ts, nullable: true },
     created_at: ts,
     updated_at: ts,
   },

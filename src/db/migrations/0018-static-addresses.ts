@@ -5,9 +5,11 @@ import { col } from './table-helpers';
  * Static addresses (PRODUCT §7): a customer's permanent deposit address of one coin, keyed by the
  * wallet address row it was issued as. At most one active address per (account, coin, customer)
  * is the unique partial index `static_addresses_active`: two creations at once cannot both commit.
- * The list reads the account's rows newest first; `search` matches a prefix of the address, the
- * customer id or the label, each with its own index per account. A deposit's history is read
- * through the transactions' existing address_id index.
+ * `idle_since` is the last creation, restore or deposit: the automatic archive reads the active
+ * rows by it; `warned_at` says the archive warning of this idle period was sent. The list reads
+ * the account's rows newest first; `search` matches a prefix of the address, the customer id or
+ * the label, each with its own index per account. A deposit's history is read through the
+ * transactions' existing address_id index.
  */
 export class StaticAddresses1767225600018 implements MigrationInterface {
   name = 'StaticAddresses1767225600018';
@@ -26,6 +28,8 @@ export class StaticAddresses1767225600018 implements MigrationInterface {
           col.str('status', 16),
           col.time('archived_at', true),
           col.time('last_deposit_at', true),
+          col.time('idle_since'),
+          col.time('warned_at', true),
           col.time('created_at'),
           col.time('updated_at'),
         ],
@@ -34,6 +38,7 @@ export class StaticAddresses1767225600018 implements MigrationInterface {
           new TableIndex({ name: 'static_addresses_account_customer', columnNames: ['account_id', 'customer_id'] }),
           new TableIndex({ name: 'static_addresses_account_address', columnNames: ['account_id', 'address'] }),
           new TableIndex({ name: 'static_addresses_account_label', columnNames: ['account_id', 'label'] }),
+          new TableIndex({ name: 'static_addresses_idle', columnNames: ['status', 'idle_since'] }),
         ],
       }),
     );
