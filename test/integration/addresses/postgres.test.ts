@@ -32,6 +32,15 @@ test('on PostgreSQL: 50 identical creations at once make one address, every othe
   t.deepEqual(lost.body.error.details, { active_address_id: won[0]!.body.id });
   t.is(await f.td.daemon.store.read.count(StaticAddressEntity, { where: { status: 'active' } }), 1);
 
+  // search: a prefix of the customer id, the address or the label, whatever the database's collation.
+  const labelled = (await f.api.post('/v1/addresses', { customer_id: 'Zoë-1', coin_id: COINS.BTC, label: 'Über Kunde' })).body;
+  const ids = async (q: string) => (await f.api.get(`/v1/addresses?search=${encodeURIComponent(q)}`)).body.items.map((x: { id: string }) => x.id);
+  t.deepEqual(await ids('Zoë'), [labelled.id]);
+  t.deepEqual(await ids('Über'), [labelled.id]);
+  t.deepEqual(await ids(labelled.address), [labelled.id]);
+  t.deepEqual((await ids('rac')).sort(), [a.id, b.id].sort());
+  t.deepEqual(await ids('zoë'), []);
+
   await f.chain('ethereum').pay(won[0]!.body.address, COINS.ETH, '3');
   const bal = await f.td.daemon.ledger.balance(f.td.daemon.store.read, accountBook(f.accountId), COINS.ETH);
   t.is(bal.available.toString(), '3');
