@@ -81,6 +81,12 @@ export interface Config {
   rates: RatesConfig;
   fiat: { enabled: string[]; default: string };
   webhooks: WebhooksConfig;
+  static_addresses: StaticAddressesConfig;
+}
+
+export interface StaticAddressesConfig {
+  /** An active static address without a deposit, creation or restore for this long is archived (fractions allowed). */
+  archive_after_days: number;
 }
 
 export interface WebhooksConfig {
@@ -323,7 +329,7 @@ export function parseConfig(input: unknown): Config {
   const r = Reader.root(input);
   r.unknownKeys([
     'network', 'data_dir', 'listen', 'base_url', 'database', 'trust_proxy', 'log_level',
-    'chains', 'rates', 'fiat', 'webhooks',
+    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
   const data_dir = r.str('data_dir', './data');
@@ -371,7 +377,15 @@ export function parseConfig(input: unknown): Config {
     rates,
     fiat: { enabled, default: def },
     webhooks: readWebhooks(r.child('webhooks')),
+    static_addresses: readStaticAddresses(r.child('static_addresses')),
   };
+}
+
+function readStaticAddresses(r: Reader): StaticAddressesConfig {
+  r.unknownKeys(['archive_after_days']);
+  const days = r.num('archive_after_days', 180, 0, 36500);
+  if (days === 0) throw new ConfigError(r.key('archive_after_days'), 'must be greater than 0');
+  return { archive_after_days: days };
 }
 
 function readWebhooks(r: Reader): WebhooksConfig {

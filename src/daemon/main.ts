@@ -40,6 +40,7 @@ import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
+import { createStaticAddresses } from './addresses.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
@@ -86,6 +87,7 @@ export interface Daemon {
   outbox: Outbox;
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
+  staticAddresses: ReturnType<typeof createStaticAddresses>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
@@ -140,7 +142,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   await invoices.service.expireDue();
   const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
-  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments);
+  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
   const coins = new WalletCoins(watched);
   await coins.load(store);
   const recorder = new TransferRecorder(router, coins, clock);
@@ -170,6 +173,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
+      staticAddresses.routes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
@@ -209,6 +213,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
@@ -242,7 +247,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, recorder, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, staticAddresses, webhooks, chains, recorder, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -3,6 +3,7 @@ import { AddressEntity, ChainTransferEntity } from './entities/chain';
 import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
+import { StaticAddressEntity } from './entities/static-address';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
 import { CallbackSecretEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity } from './entities/webhooks';
@@ -31,4 +32,5 @@ export const ENTITIES = [
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
   CallbackSecretEntity,
+  StaticAddressEntity,
 ];

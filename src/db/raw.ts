@@ -138,3 +138,10 @@ export function inList(em: EntityManager, values: readonly unknown[], first: num
 export async function lockRow(em: EntityManager, table: string, id: string): Promise<void> {
   if (isPostgres(em)) await em.query(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
 }
+
+/** Whether a statement failed on a unique index or primary key (either dialect). */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  const code = e.driverError?.code ?? e.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

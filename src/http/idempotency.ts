@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyEntity, type IdempotencyRow } from '../db/entities/auth';
 import type { Sealer } from '../db/seal';
+import { isUniqueViolation } from '../db/raw';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import { ApiError, validationError } from '../shared/errors';
@@ -218,10 +219,4 @@ export class Idempotency {
     ctx.body = answer.body;
     ctx.set('Idempotent-Replayed', 'true');
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; driverError?: { code?: string } };
-  const code = e.driverError?.code ?? e.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }

@@ -8,6 +8,7 @@ import { Webhooks1767225600008 } from './0008-webhooks';
 import { OpenIndexes1767225600009 } from './0009-open-indexes';
 import { MoneyPath1767225600013 } from './0013-money-path';
 import { CoinReservations1767225600017 } from './0017-coin-reservations';
+import { StaticAddresses1767225600018 } from './0018-static-addresses';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   OpenIndexes1767225600009,
   MoneyPath1767225600013,
   CoinReservations1767225600017,
+  StaticAddresses1767225600018,
 ];

@@ -22,3 +22,12 @@ test('a valid file parses; an unknown key and a bad value name the key', (t) => 
   t.is(t.throws(() => configFromText('network: testnet\nbogus: 1\n'), { instanceOf: ConfigError }).message, 'bogus: unknown key');
   t.regex(t.throws(() => configFromText('network: moonnet\n'), { instanceOf: ConfigError }).message, /^network: /);
 });
+
+test('static_addresses.archive_after_days: 180 by default, fractions accepted, zero or negative refused naming the key', (t) => {
+  t.is(configFromText('network: testnet\n').static_addresses.archive_after_days, 180);
+  t.is(configFromText('static_addresses: { archive_after_days: 0.5 }\n').static_addresses.archive_after_days, 0.5);
+  for (const bad of ['0', '-1', '"x"']) {
+    t.regex(t.throws(() => configFromText(`static_addresses: { archive_after_days: ${bad} }\n`), { instanceOf: ConfigError }).message, /^static_addresses\.archive_after_days: /);
+  }
+  t.is(t.throws(() => configFromText('static_addresses: { scan: 1 }\n'), { instanceOf: ConfigError }).message, 'static_addresses.scan: unknown key');
+});

@@ -1,0 +1,284 @@
+import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import { StaticAddressEntity, type StaticAddressRow } from '../db/entities/static-address';
+import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
+import { insertRow, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import { iso, type Clock } from '../shared/clock';
+import { conflict, notFound, type ApiError } from '../shared/errors';
+import type { EventType } from '../shared/events';
+import { toPage, type Page, type PageRequest } from '../shared/pagination';
+import type { AddressAllocator } from '../wallet/allocator';
+import type { CreateStaticAddressRequest, StaticAddressFilters } from './static-address.request';
+import { presentDeposit, presentStaticAddress, type DepositRow, type DepositView, type StaticAddressView } from './static-address.view';
+
+export interface StaticAddressServiceDeps {
+  store: Store;
+  catalog: Catalog;
+  allocator: AddressAllocator;
+  outbox: Outbox;
+  clock: Clock;
+}
+
+/** How many deposits GET /v1/addresses/{id} shows, newest first; the transactions list has them all. */
+export const DEPOSIT_HISTORY_MAX = 100;
+
+/** Why an address became active again. */
+export type RestoreReason = 'manual' | 'deposit';
+
+/** Idle addresses handled per read of the automatic archive. */
+const IDLE_BATCH = 200;
+
+const activeConflict = (activeId: string): ApiError =>
+  conflict('the customer already has an active address for this coin', { active_address_id: activeId });
+
+/**
+ * Static addresses (PRODUCT §7): creation (one active address per account, coin and customer,
+ * held by a unique index), reads, archive and restore, each state change with its event in the
+ * same transaction. The deposit handler books deposits through the money owner and calls
+ * `noteDeposit` and `emitDeposit` here.
+ */
+export class StaticAddressService {
+  constructor(private readonly deps: StaticAddressServiceDeps) {}
+
+  present = (r: StaticAddressRow): StaticAddressView => presentStaticAddress(this.deps.catalog, r);
+
+  async create(accountId: string, req: CreateStaticAddressRequest): Promise<StaticAddressView> {
+    const { store, clock } = this.deps;
+    try {
+      const row = await store.write(async (em) => {
+        const active = await this.activeOf(em, accountId, req.coin.id, req.customerId);
+        if (active) throw activeConflict(active.id);
+        const issued = await this.deps.allocator.allocate(em, { accountId, coinId: req.coin.id, purpose: 'static' });
+        const now = iso(clock.now());
+        const row: StaticAddressRow = {
+          id: issued.id,
+          account_id: accountId,
+          customer_id: req.customerId,
+          coin_id: req.coin.id,
+          address: issued.address,
+          label: req.label,
+          status: 'active',
+          archived_at: null,
+          last_deposit_at: null,
+          idle_since: now,
+          warned_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await insertRow(em, 'static_addresses', row);
+        return row;
+      });
+      return this.present(row);
+    } catch (err) {
+      // Two creations at once (PostgreSQL): the unique index refused the second; it names the first.
+      if (!isUniqueViolation(err)) throw err;
+      const active = await this.activeOf(store.read, accountId, req.coin.id, req.customerId);
+      if (!active) throw err;
+      throw activeConflict(active.id);
+    }
+  }
+
+  async get(accountId: string, id: string): Promise<StaticAddressView & { deposits: DepositView[] }> {
+    const em = this.deps.store.read;
+    const row = await this.find(em, accountId, id);
+    const deposits = await rawQuery<DepositRow>(
+      em,
+      `SELECT t.*, ct.confirmations AS confirmations FROM transactions t LEFT JOIN chain_transfers ct ON ct.id = t.chain_transfer_id
+       WHERE t.address_id = ${placeholder(em, 1)} AND t.account_id = ${placeholder(em, 2)} AND t.type = 'deposit'
+       ORDER BY t.created_at DESC, t.id DESC LIMIT ${DEPOSIT_HISTORY_MAX}`,
+      [id, accountId],
+    );
+    return { ...this.present(row), deposits: deposits.map(presentDeposit) };
+  }
+
+  async page(accountId: string, filters: StaticAddressFilters, page: PageRequest): Promise<Page<StaticAddressView>> {
+    const rows = await applyKeyset(this.query(accountId, filters), 's', page).getMany();
+    return toPage(rows, page, this.present);
+  }
+
+  batches(accountId: string, filters: StaticAddressFilters, after: PageKey | null, size: number): AsyncIterable<StaticAddressRow[]> {
+    return keysetBatches(() => this.query(accountId, filters) as SelectQueryBuilder<ObjectLiteral>, 's', {
+      after,
+      batchSize: size,
+      read: (qb) => qb.getMany() as Promise<StaticAddressRow[]>,
+      keyOf: (r) => r,
+    });
+  }
+
+  count(accountId: string, filters: StaticAddressFilters, after: PageKey | null, cap: number): Promise<number> {
+    const qb = this.query(accountId, filters);
+    if (after) applyKeyset(qb, 's', { limit: cap, after });
+    return countUpTo(qb as SelectQueryBuilder<ObjectLiteral>, cap);
+  }
+
+  /** POST /v1/addresses/{id}/archive: an active address leaves the customer's active set. */
+  async archive(accountId: string, id: string): Promise<StaticAddressView> {
+    return this.deps.store.write(async (em) => {
+      const row = await this.find(em, accountId, id, true);
+      if (row.status !== 'active') throw conflict('the address is already archived');
+      const now = iso(this.deps.clock.now());
+      const next: StaticAddressRow = { ...row, status: 'archived', archived_at: now, updated_at: now };
+      if ((await updateRows(em, 'static_addresses', { status: 'archived', archived_at: now, updated_at: now }, { id, status: 'active' })) !== 1) {
+        throw conflict('the address is already archived');
+      }
+      await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'manual' });
+      return this.present(next);
+    });
+  }
+
+  /** POST /v1/addresses/{id}/restore: refused while the customer has another active address for the coin. */
+  async restore(accountId: string, id: string): Promise<StaticAddressView> {
+    const { store } = this.deps;
+    try {
+      return await store.write(async (em) => {
+        const row = await this.find(em, accountId, id, true);
+        if (row.status === 'active') throw conflict('the address is already active', { active_address_id: row.id });
+        const active = await this.activeOf(em, accountId, row.coin_id, row.customer_id);
+        if (active) throw activeConflict(active.id);
+        const next = await this.reactivate(em, row, 'manual');
+        if (!next) throw conflict('the address is already active', { active_address_id: row.id });
+        return this.present(next);
+      });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const row = await this.find(store.read, accountId, id);
+      const active = await this.activeOf(store.read, accountId, row.coin_id, row.customer_id);
+      if (!active) throw err;
+      throw activeConflict(active.id);
+    }
+  }
+
+  /** The address a transfer paid, locked for the deposit's change (PostgreSQL); null when it is not a static address. */
+  async lockForDeposit(em: EntityManager, id: string): Promise<StaticAddressRow | null> {
+    const lock = em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
+    const [row] = await rawQuery<StaticAddressRow>(em, `SELECT * FROM static_addresses WHERE id = ${placeholder(em, 1)}${lock}`, [id]);
+    return row ?? null;
+  }
+
+  /**
+   * A transfer to the address was seen: `last_deposit_at` moves forward, and an archived address
+   * becomes active again (`static_address.restored`, reason `deposit`) unless the customer has
+   * another active address for the coin (docs/decisions.md). The row after the change.
+   */
+  async noteDeposit(em: EntityManager, row: StaticAddressRow, seenAt: string): Promise<StaticAddressRow> {
+    let next = row;
+    if (row.last_deposit_at === null || row.last_deposit_at < seenAt) {
+      const now = iso(this.deps.clock.now());
+      const set = { last_deposit_at: seenAt, idle_since: now, warned_at: null, updated_at: now };
+      await updateRows(em, 'static_addresses', set, { id: row.id });
+      next = { ...row, ...set };
+    }
+    if (next.status === 'archived' && !(await this.activeOf(em, next.account_id, next.coin_id, next.customer_id))) {
+      next = (await this.reactivate(em, next, 'deposit')) ?? next;
+    }
+    return next;
+  }
+
+  /**
+   * The automatic archive (SPEC "Static address"): every active address idle for `archiveAfterMs`
+   * (no creation, restore or deposit since) is archived (`static_address.archived`, reason
+   * `inactive`), each announced `warnMs` before by `static_address.archive_warning`. Each address
+   * is its own guarded change, so a deposit arriving meanwhile keeps it active. How many were
+   * warned and archived.
+   */
+  async archiveIdle(opts: { archiveAfterMs: number; warnMs: number; signal?: AbortSignal }): Promise<{ warned: number; archived: number }> {
+    const { store, clock } = this.deps;
+    const at = clock.now().getTime();
+    const archiveBefore = iso(new Date(at - opts.archiveAfterMs));
+    const warnBefore = iso(new Date(at - Math.max(0, opts.archiveAfterMs - opts.warnMs)));
+    const done = { warned: 0, archived: 0 };
+    const idle = (em: EntityManager, before: string, unwarned: boolean) =>
+      rawQuery<StaticAddressRow>(
+        em,
+        `SELECT * FROM static_addresses WHERE status = 'active' AND idle_since <= ${placeholder(em, 1)}${unwarned ? ' AND warned_at IS NULL' : ''} ORDER BY idle_since LIMIT ${IDLE_BATCH}`,
+        [before],
+      );
+    for (let rows = await idle(store.read, warnBefore, true); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, warnBefore, true)) {
+      for (const row of rows) {
+        await store.write(async (em) => {
+          const now = iso(clock.now());
+          const p = (i: number) => placeholder(em, i);
+          const sql = `UPDATE static_addresses SET warned_at = ${p(1)} WHERE id = ${p(2)} AND status = 'active' AND idle_since = ${p(3)} AND warned_at IS NULL`;
+          if ((await rawRun(em, sql, [now, row.id, row.idle_since])) !== 1) return;
+          const archiveAt = iso(new Date(new Date(row.idle_since).getTime() + opts.archiveAfterMs));
+          await this.emit(em, 'static_address.archive_warning', row, { address: this.present(row), archive_at: archiveAt });
+          done.warned++;
+        });
+      }
+    }
+    for (let rows = await idle(store.read, archiveBefore, false); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, archiveBefore, false)) {
+      for (const row of rows) {
+        await store.write(async (em) => {
+          const now = iso(clock.now());
+          const set = { status: 'archived' as const, archived_at: now, updated_at: now };
+          if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'active', idle_since: row.idle_since })) !== 1) return;
+          const next = { ...row, ...set };
+          await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'inactive' });
+          done.archived++;
+        });
+      }
+    }
+    return done;
+  }
+
+  /** A `deposit.*` event: the address and the deposit (and, on a reversal, its adjustment). */
+  async emitDeposit(em: EntityManager, type: Extract<EventType, `deposit.${string}`>, row: StaticAddressRow, deposit: DepositView, extra: Record<string, unknown> = {}): Promise<void> {
+    await this.emit(em, type, row, { address: this.present(row), deposit, ...extra });
+  }
+
+  private async reactivate(em: EntityManager, row: StaticAddressRow, reason: RestoreReason): Promise<StaticAddressRow | null> {
+    const now = iso(this.deps.clock.now());
+    const set = { status: 'active' as const, archived_at: null, idle_since: now, warned_at: null, updated_at: now };
+    if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'archived' })) !== 1) return null;
+    const next: StaticAddressRow = { ...row, ...set };
+    await this.emit(em, 'static_address.restored', next, { address: this.present(next), reason });
+    return next;
+  }
+
+  private emit(em: EntityManager, type: EventType, row: StaticAddressRow, data: Record<string, unknown>): Promise<unknown> {
+    return this.deps.outbox.emit(em, { accountId: row.account_id, type, data, objectId: row.id, at: this.deps.clock.now() });
+  }
+
+  private async find(em: EntityManager, accountId: string, id: string, lock = false): Promise<StaticAddressRow> {
+    const forUpdate = lock && em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
+    const [row] = await rawQuery<StaticAddressRow>(
+      em,
+      `SELECT * FROM static_addresses WHERE id = ${placeholder(em, 1)} AND account_id = ${placeholder(em, 2)}${forUpdate}`,
+      [id, accountId],
+    );
+    if (!row) throw notFound('address');
+    return row;
+  }
+
+  private async activeOf(em: EntityManager, accountId: string, coinId: string, customerId: string): Promise<{ id: string } | null> {
+    const [row] = await rawQuery<{ id: string }>(
+      em,
+      `SELECT id FROM static_addresses WHERE account_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND customer_id = ${placeholder(em, 3)} AND status = 'active'`,
+      [accountId, coinId, customerId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * One account's addresses matching the filters, newest first. `search` is a prefix of the
+   * address, the customer id or the label: each alternative is a range on its own per-account
+   * index (the exact prefix test keeps the match right whatever the collation's order).
+   */
+  private query(accountId: string, f: StaticAddressFilters): SelectQueryBuilder<StaticAddressRow> {
+    const qb = this.deps.store.read.createQueryBuilder(StaticAddressEntity, 's').where('s.account_id = :accountId', { accountId });
+    if (f.status !== undefined) qb.andWhere('s.status = :status', { status: f.status });
+    if (f.coin_id !== undefined) qb.andWhere('s.coin_id = :coinId', { coinId: f.coin_id });
+    if (f.customer_id !== undefined) qb.andWhere('s.customer_id = :customerId', { customerId: f.customer_id });
+    if (f.search !== undefined) {
+      const prefix = (c: string) => `(s.account_id = :accountId AND s.${c} >= :sFrom AND s.${c} < :sTo AND substr(s.${c}, 1, :sLen) = :sFrom)`;
+      qb.andWhere(`(${prefix('address')} OR ${prefix('customer_id')} OR ${prefix('label')})`, {
+        sFrom: f.search,
+        sTo: `${f.search}\uffff`,
+        sLen: f.search.length,
+      });
+    }
+    return qb;
+  }
+}

@@ -1,0 +1,35 @@
+import type { Permission } from '../auth/auth.middleware';
+import type { Catalog } from '../catalog/coins';
+import type { Config } from '../config/schema';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import type { AppMiddleware } from '../http/context';
+import type { MoneyMovement } from '../money/money-movement';
+import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import type { AddressAllocator } from '../wallet/allocator';
+import { DepositHandler } from '../addresses/deposit.handler';
+import { staticAddressRoutes } from '../addresses/static-address.routes';
+import { StaticAddressService } from '../addresses/static-address.service';
+import { archiveStaticAddressesJob } from '../jobs/archive-static-addresses.job';
+
+export interface StaticAddressesDeps {
+  config: Config;
+  store: Store;
+  catalog: Catalog;
+  allocator: AddressAllocator;
+  outbox: Outbox;
+  money: MoneyMovement;
+  clock: Clock;
+  logger: Logger;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  idempotent: AppMiddleware;
+}
+
+/** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job. */
+export function createStaticAddresses(deps: StaticAddressesDeps) {
+  const service = new StaticAddressService(deps);
+  const deposits = new DepositHandler({ addresses: service, money: deps.money });
+  const routes = staticAddressRoutes({ ...deps, addresses: service });
+  return { service, deposits, routes, archiveJob: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days) };
+}
