@@ -6,7 +6,8 @@
  * call that fails (the payer short of tokens, or told to) is mined with receipt REVERT and no log.
  * Test hooks: `pay` (into the next block), `mine`, `reorg` (drop blocks; the next mined ones form the
  * new branch), `requireApiKey`. `/wallet/broadcasthex` checks a broadcast transaction's signature
- * against its owner address and its expiration against the head block.
+ * against its owner address, its expiration against the head block and its reference block against
+ * the chain, and mines it into the next block.
  *
  * Not emulated: bandwidth, energy and staking (fees are fixed figures), witnesses and solidification
  * (every block is final only by the test's word), TRC-10 assets, contracts other than the one token,
@@ -65,11 +66,12 @@ export interface TronBlock {
 
 interface Pending {
   tx: TronTx;
-  /** The token transfer a mined call makes, or null for TRX and for a call that fails. */
-  token: { from: string; to: string; amount: bigint } | null;
-  trx: { from: string; to: string; amount: bigint } | null;
+  /** The test asked this token call to fail. */
   revert: boolean;
 }
+
+/** A refusal of broadcasthex, in java-tron's shape (the message is hex of its text). */
+const refusal = (code: string, message: string) => ({ result: false, code, message: Buffer.from(message).toString('hex') });
 
 /** 20-byte hex (no 0x, no 41) of a `T...` address. */
 const hex20 = (base58: string): string => TronWeb.address.toHex(base58).slice(2).toLowerCase();
@@ -173,9 +175,7 @@ export class TronNode {
       : { data: TRANSFER_SELECTOR + word(hex20(to)) + word(amount.toString(16)), owner_address: owner, contract_address: '41' + hex20(asset) };
     const type = native ? 'TransferContract' : 'TriggerSmartContract';
     const tx = this.build(type, value, native ? undefined : 100_000_000);
-    const revert = !native && (opts.revert === true || this.tokenBalance(this.payer) < amount || asset !== this.usdt);
-    const move = { from: hex20(this.payer), to: hex20(to), amount };
-    this.pending.push({ tx, token: native || revert ? null : move, trx: native ? move : null, revert });
+    this.pending.push({ tx, revert: opts.revert === true });
     return tx.txID;
   }
 
@@ -197,23 +197,55 @@ export class TronNode {
     this.branch++;
   }
 
+  /** The head block's reference (TaPoS) and time, for a transaction built against this chain. */
+  head(): { ref_block_bytes: string; ref_block_hash: string; timestamp: number } {
+    const head = this.blocks.at(-1)!;
+    return { ref_block_bytes: head.blockID.slice(12, 16), ref_block_hash: head.blockID.slice(16, 32), timestamp: head.block_header.raw_data.timestamp };
+  }
+
   private build(type: string, value: Record<string, unknown>, feeLimit?: number): TronTx {
-    const head = this.blocks.at(-1);
-    const now = (head?.block_header.raw_data.timestamp ?? Date.now()) + BLOCK_MS;
+    const head = this.head();
+    const now = head.timestamp + BLOCK_MS;
     const raw = {
       contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${type}` }, type }],
-      ref_block_bytes: head ? head.block_header.raw_data.number.toString(16).padStart(16, '0').slice(-4) : '0000',
-      ref_block_hash: head ? head.blockID.slice(16, 32) : '0000000000000000',
+      ref_block_bytes: head.ref_block_bytes,
+      ref_block_hash: head.ref_block_hash,
       expiration: now + 60_000,
       timestamp: now,
       ...(feeLimit === undefined ? {} : { fee_limit: feeLimit }),
     };
-    const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never);
-    const txID = utils.transaction.txPbToTxID(pb).replace(/^0x/, '');
-    const rawHex = utils.transaction.txPbToRawDataHex(pb).toLowerCase();
-    const sig = new SigningKey('0x' + this.payerKey).sign('0x' + txID);
-    const signature = sig.r.slice(2) + sig.s.slice(2) + (sig.v - 27).toString(16).padStart(2, '0');
+    const { txID, rawHex, signature } = signTronTransaction(raw, this.payerKey);
     return { txID, raw_data: raw, raw_data_hex: rawHex, signature: [signature], ret: [{ contractRet: 'SUCCESS' }] };
+  }
+
+  /** `/wallet/broadcasthex`: a signed Transaction protobuf, checked as a node checks it before it spreads. */
+  private broadcastHex(hex: unknown): unknown {
+    let parts: { raw: Buffer; signatures: Buffer[] };
+    let raw: TronTx['raw_data'];
+    let type: string;
+    try {
+      parts = splitTransaction(Buffer.from(String(hex), 'hex'));
+      [type, raw] = decodeRaw(parts.raw.toString('hex'));
+    } catch {
+      return refusal('OTHER_ERROR', 'transaction cannot be parsed');
+    }
+    const txID = sha256(parts.raw.toString('hex'));
+    if (this.known.has(txID) || this.pending.some((p) => p.tx.txID === txID)) return refusal('DUP_TRANSACTION_ERROR', 'dup transaction');
+    const owner = String(raw.contract[0]!.parameter.value.owner_address).toLowerCase();
+    if (recoverOwner(txID, parts.signatures[0]) !== owner) return refusal('SIGERROR', 'validate signature error: the signature does not recover the owner address');
+    const head = this.head();
+    if (raw.expiration <= head.timestamp) return refusal('TRANSACTION_EXPIRATION_ERROR', 'transaction expired');
+    if (!this.blocks.some((b) => b.blockID.slice(12, 16) === raw.ref_block_bytes.toLowerCase() && b.blockID.slice(16, 32) === raw.ref_block_hash.toLowerCase())) return refusal('TAPOS_ERROR', 'Tapos check error');
+    const value = raw.contract[0]!.parameter.value;
+    if (type === 'TransferContract' && (this.trx.get(owner.slice(2)) ?? 0n) < BigInt(value.amount as number)) return refusal('CONTRACT_VALIDATE_ERROR', 'balance is not sufficient');
+    const tx: TronTx = { txID, raw_data: raw, raw_data_hex: parts.raw.toString('hex'), signature: parts.signatures.map((b) => b.toString('hex')), ret: [{ contractRet: 'SUCCESS' }] };
+    this.pending.push({ tx, revert: false });
+    return { result: true, txid: txID };
+  }
+
+  /** TRX of `address` in sun. */
+  trxBalance(address: string): bigint {
+    return this.trx.get(hex20(address)) ?? 0n;
   }
 
   private mineBlock(txs: Pending[]): void {
@@ -236,20 +268,24 @@ export class TronNode {
 
   private apply(p: Pending, blockNumber: number, blockTimeStamp: number): TronTxInfo {
     const info: TronTxInfo = { id: p.tx.txID, blockNumber, blockTimeStamp, contractResult: [''], receipt: { net_usage: 268 } };
-    if (p.trx) {
-      this.trx.set(p.trx.from, (this.trx.get(p.trx.from) ?? 0n) - p.trx.amount);
-      this.trx.set(p.trx.to, (this.trx.get(p.trx.to) ?? 0n) + p.trx.amount);
+    const value = p.tx.raw_data.contract[0]!.parameter.value;
+    const from = String(value.owner_address).slice(2).toLowerCase();
+    if (p.tx.raw_data.contract[0]!.type === 'TransferContract') {
+      const [to, amount] = [String(value.to_address).slice(2).toLowerCase(), BigInt(value.amount as number)];
+      this.trx.set(from, (this.trx.get(from) ?? 0n) - amount);
+      this.trx.set(to, (this.trx.get(to) ?? 0n) + amount);
     } else {
-      const contract = String(p.tx.raw_data.contract[0]!.parameter.value.contract_address);
-      const to = p.token?.to ?? '';
-      const energy = (this.balances.get(to) ?? 0n) > 0n ? ENERGY_TO_HOLDER : ENERGY_TO_NEW_HOLDER;
+      const contract = String(value.contract_address).toLowerCase();
+      const data = String(value.data);
+      const t = { from, to: data.slice(32, 72), amount: BigInt('0x' + (data.slice(72, 136) || '0')) };
+      const revert = p.revert || contract !== '41' + hex20(this.usdt) || !data.startsWith(TRANSFER_SELECTOR) || (this.balances.get(from) ?? 0n) < t.amount;
+      const energy = (this.balances.get(t.to) ?? 0n) > 0n ? ENERGY_TO_HOLDER : ENERGY_TO_NEW_HOLDER;
       Object.assign(info, { contract_address: contract, fee: energy * SUN_PER_ENERGY });
-      info.receipt = { energy_usage_total: energy, energy_fee: energy * SUN_PER_ENERGY, net_usage: 345, result: p.revert ? 'REVERT' : 'SUCCESS' };
-      if (p.revert) {
+      info.receipt = { energy_usage_total: energy, energy_fee: energy * SUN_PER_ENERGY, net_usage: 345, result: revert ? 'REVERT' : 'SUCCESS' };
+      if (revert) {
         p.tx.ret = [{ contractRet: 'REVERT' }];
         Object.assign(info, { result: 'FAILED', resMessage: Buffer.from('REVERT opcode executed').toString('hex'), contractResult: ['08c379a0'] });
       } else {
-        const t = p.token!;
         this.balances.set(t.from, (this.balances.get(t.from) ?? 0n) - t.amount);
         this.balances.set(t.to, (this.balances.get(t.to) ?? 0n) + t.amount);
         info.contractResult = [word('1')];
@@ -293,12 +329,83 @@ export class TronNode {
       }
       case '/wallet/gettransactioninfobyid':
         return this.known.get(String(body.value))?.info ?? {};
+      case '/wallet/gettransactionfrompending':
+        return this.pending.find((p) => p.tx.txID === String(body.value))?.tx ?? {};
+      case '/wallet/broadcasthex':
+        return this.broadcastHex(body.transaction);
       case '/wallet/getchainparameters':
         return { chainParameter: [{ key: 'getTransactionFee', value: 1000 }, { key: 'getEnergyFee', value: SUN_PER_ENERGY }, { key: 'getCreateAccountFee', value: 100_000 }] };
       default:
         return { Error: `no such endpoint ${path}` };
     }
   }
+}
+
+/**
+ * Signs a transaction's raw_data (JSON, hex addresses) with `privateKey` (hex) as a Tron wallet
+ * does: txID = sha256 of the raw_data protobuf, a 65-byte r‖s‖v signature of it. `hex` is the
+ * whole signed Transaction protobuf, as /wallet/broadcasthex takes it.
+ */
+export function signTronTransaction(raw: Record<string, unknown>, privateKey: string): { txID: string; rawHex: string; signature: string; hex: string } {
+  const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never);
+  const txID = utils.transaction.txPbToTxID(pb).replace(/^0x/, '');
+  const rawHex = utils.transaction.txPbToRawDataHex(pb).toLowerCase();
+  const sig = new SigningKey('0x' + privateKey).sign('0x' + txID);
+  const signature = sig.r.slice(2) + sig.s.slice(2) + (sig.v - 27).toString(16).padStart(2, '0');
+  pb.addSignature(Buffer.from(signature, 'hex'));
+  return { txID, rawHex, signature, hex: Buffer.from(pb.serializeBinary()).toString('hex') };
+}
+
+/** The hex owner address (41 ‖ 20 bytes) whose key made `signature` (r‖s‖v) of `txID`; '' when none. */
+function recoverOwner(txID: string, signature: Buffer | undefined): string {
+  if (signature?.length !== 65) return '';
+  try {
+    const hex = signature.toString('hex');
+    const pub = SigningKey.recoverPublicKey('0x' + txID, { r: '0x' + hex.slice(0, 64), s: '0x' + hex.slice(64, 128), v: signature[64]! + 27 });
+    return '41' + keccak256('0x' + pub.slice(4)).slice(-40);
+  } catch {
+    return '';
+  }
+}
+
+/** The raw_data (field 1) and signatures (field 2) of a Transaction protobuf. */
+function splitTransaction(bytes: Buffer): { raw: Buffer; signatures: Buffer[] } {
+  let raw: Buffer | null = null;
+  const signatures: Buffer[] = [];
+  let i = 0;
+  const varint = (): number => {
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[i++];
+      if (b === undefined || shift > 35) throw new Error('truncated');
+      n += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) return n;
+    }
+  };
+  while (i < bytes.length) {
+    const key = varint();
+    if ((key & 7) !== 2) throw new Error('unexpected wire type');
+    const len = varint();
+    const field = bytes.subarray(i, i + len);
+    if (field.length !== len) throw new Error('truncated');
+    i += len;
+    if (key >> 3 === 1) raw = field;
+    if (key >> 3 === 2) signatures.push(field);
+  }
+  if (!raw) throw new Error('no raw_data');
+  return { raw, signatures };
+}
+
+/** The contract type and raw_data JSON of a raw_data protobuf (the two contract types the stand-in runs). */
+function decodeRaw(rawHex: string): [string, TronTx['raw_data']] {
+  for (const type of ['TransferContract', 'TriggerSmartContract']) {
+    try {
+      return [type, utils.deserializeTx.deserializeTransaction(type, rawHex) as TronTx['raw_data']];
+    } catch {
+      continue;
+    }
+  }
+  throw new Error('unsupported contract');
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {

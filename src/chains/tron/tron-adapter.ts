@@ -159,12 +159,20 @@ export class TronAdapter implements ChainAdapter {
     throw new Error(`tron node broadcasthex: ${got.code ?? 'refused'} ${readable(got.message)}`.trim());
   }
 
-  /** Mined once the node has its info (`succeeded` false for a call that failed); otherwise unknown to the node's chain. */
+  /**
+   * Mined once the node has its info (`succeeded` false for a call that failed, fee burnt); in the
+   * mempool while the node's pending pool holds it; otherwise unknown. (A Tron transaction has no
+   * nonce that another could take: one that expired unmined can never confirm, which the payouts
+   * that will send on Tron decide from its expiration.)
+   */
   async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
     const info = await this.node.post<TronTxInfo>('gettransactioninfobyid', { value: sent.txid }, signal);
-    if (!Number.isSafeInteger(info.blockNumber)) return { state: 'unknown' };
-    const block = await this.header(info.blockNumber!, signal);
-    return { state: 'mined', height: block.height, blockHash: block.hash, succeeded: info.result !== 'FAILED' };
+    if (Number.isSafeInteger(info.blockNumber)) {
+      const block = await this.header(info.blockNumber!, signal);
+      return { state: 'mined', height: block.height, blockHash: block.hash, succeeded: info.result !== 'FAILED' };
+    }
+    const pending = await this.node.post<{ txID?: string }>('gettransactionfrompending', { value: sent.txid }, signal);
+    return pending.txID === sent.txid ? { state: 'mempool' } : { state: 'unknown' };
   }
 }
 
