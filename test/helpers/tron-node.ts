@@ -205,7 +205,8 @@ export class TronNode {
 
   private build(type: string, value: Record<string, unknown>, feeLimit?: number): TronTx {
     const head = this.head();
-    const now = head.timestamp + BLOCK_MS;
+    // A millisecond apart, so that two equal payments into one block are two transactions.
+    const now = head.timestamp + BLOCK_MS + this.pending.length;
     const raw = {
       contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${type}` }, type }],
       ref_block_bytes: head.ref_block_bytes,
@@ -241,6 +242,11 @@ export class TronNode {
     const tx: TronTx = { txID, raw_data: raw, raw_data_hex: parts.raw.toString('hex'), signature: parts.signatures.map((b) => b.toString('hex')), ret: [{ contractRet: 'SUCCESS' }] };
     this.pending.push({ tx, revert: false });
     return { result: true, txid: txID };
+  }
+
+  /** The node's info of a mined transaction, as it answers it (a test may alter it to play a faulty node). */
+  info(txid: string): TronTxInfo {
+    return this.known.get(txid)!.info;
   }
 
   /** TRX of `address` in sun. */

@@ -96,3 +96,28 @@ test('an unreachable node fails with the endpoint and the reason, not its URL', 
   t.regex(err!.message, /^tron node getnowblock: unreachable/);
   t.false(err!.message.includes(String(node.port)));
 });
+
+test('an amount no real transfer can have is the node\'s fault: a negative TRX amount, a token value of 2^128 or more', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  node.pay(RECIPIENT, 'native', 1_000_000n);
+  node.mine();
+  node.blocks[1]!.transactions![0]!.raw_data.contract[0]!.parameter.value.amount = -5;
+  await t.throwsAsync(adapter.blocks(1, 1), { name: 'NodeFault', message: /^tron node: transaction \w+ has the amount -5$/ });
+  const txid = node.pay(RECIPIENT, node.usdt, 1n);
+  node.mine();
+  node.info(txid).log![0]!.data = (2n ** 128n + 1n).toString(16).padStart(64, '0');
+  await t.throwsAsync(adapter.blocks(2, 2), { name: 'NodeFault', message: /has the impossible value/ });
+});
+
+test('a Transfer log of a contract not configured, or of a call that failed, credits nothing', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  const good = node.pay(RECIPIENT, node.usdt, 1n);
+  const failed = node.pay(RECIPIENT, node.usdt, 1n, { revert: true });
+  node.mine();
+  const log = node.info(good).log![0]!;
+  node.info(failed).log = [{ ...log }];
+  log.address = TronWeb.address.toHex(TronWeb.address.fromPrivateKey('33'.repeat(32)) as string).slice(2);
+  t.deepEqual((await adapter.blocks(1, 1))[0]!.transfers, []);
+});
