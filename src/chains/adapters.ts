@@ -3,11 +3,9 @@ import type { AdapterFactory } from './chain-core';
 import type { ChainAdapter } from './types';
 import { BtcAdapter } from './btc/btc-adapter';
 import { EvmAdapter } from './evm/evm-adapter';
+import { TronAdapter } from './tron/tron-adapter';
 
-/**
- * The adapter of each chain family: the only switch on `kind` outside the config. A family whose
- * adapter is not built yet answers null, and the core reports the chain as not watched.
- */
+/** The adapter of each chain family: the only switch on `kind` outside the config. */
 export const adapterFor: AdapterFactory = (chain: ChainConfig): ChainAdapter | null => {
   switch (chain.kind) {
     case 'evm':
@@ -15,6 +13,6 @@ export const adapterFor: AdapterFactory = (chain: ChainConfig): ChainAdapter | n
     case 'btc':
       return new BtcAdapter(chain);
     case 'tron':
-      return null;
+      return new TronAdapter(chain);
   }
 };

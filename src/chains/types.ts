@@ -60,7 +60,8 @@ export class NodeFault extends Error {
 /** The current price of getting a transaction mined, per family. */
 export type FeeQuote =
   | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
-  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint };
+  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }
+  | { kind: 'tron'; sunPerEnergy: bigint; sunPerBandwidth: bigint };
 
 /** A signed transaction as it was broadcast: its id and its bytes (hex), which say what it spends. */
 export interface SentTransaction {

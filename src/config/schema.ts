@@ -36,6 +36,8 @@ export interface ChainConfig {
   chain_id?: number;
   rpc_url?: string;
   full_node_url?: string;
+  /** tron only: a hosted node's API key, sent as the `TRON-PRO-API-KEY` header. */
+  api_key?: string;
   confirmations: number;
   native: { ticker: string; decimals: number; name?: string; invoice_enabled: boolean };
   tokens: TokenConfig[];
@@ -236,6 +238,9 @@ const NATIVE_DEFAULTS: Record<ChainConfig['kind'], { ticker: string; decimals: n
   tron: { ticker: 'TRX', decimals: 6 },
 };
 
+/** A base58check Tron address: `T` and 33 base58 characters (its checksum is the adapter's to check). */
+const TRON_ADDRESS_RE = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
+
 /** Keys of a chain's `options` the chain core reads; a family's adapter adds its own to this list. */
 const WATCH_OPTION_KEYS = ['reorg_max_depth', 'poll_interval_ms', 'batch_size', 'start_height', 'stall_seconds', 'rpc_timeout_ms'];
 
@@ -281,6 +286,7 @@ function readChain(r: Reader): ChainConfig {
     chain_id: r.raw('chain_id') === undefined ? undefined : r.int('chain_id', undefined, 1, Number.MAX_SAFE_INTEGER),
     rpc_url: httpUrl(r, 'rpc_url', kind !== 'tron'),
     full_node_url: httpUrl(r, 'full_node_url', kind === 'tron'),
+    api_key: r.optStr('api_key'),
     confirmations: r.int('confirmations', 1, 0, 1000),
     native: readAsset(r.child('native'), NATIVE_DEFAULTS[kind]),
     tokens: r.list('tokens').map((t) => ({ ...readAsset(t, {}), contract: t.str('contract') })),
@@ -291,6 +297,11 @@ function readChain(r: Reader): ChainConfig {
     r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
     chain.fees = readBtcFeeOptions(r.child('options'));
   }
+  if (kind === 'tron')
+    chain.tokens.forEach((t, i) => {
+      if (!TRON_ADDRESS_RE.test(t.contract)) throw new ConfigError(`${r.key('tokens')}[${i}].contract`, 'must be a base58 Tron address (T...)');
+    });
+  if (kind !== 'tron' && chain.api_key !== undefined) throw new ConfigError(r.key('api_key'), 'is for tron chains only');
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
   return chain;
 }

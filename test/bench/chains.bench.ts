@@ -6,6 +6,8 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { getAddress, id, Interface } from 'ethers';
 import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
+import { tronFromHex } from '../../src/chains/tron/derive';
+import { TronAdapter } from '../../src/chains/tron/tron-adapter';
 import type { BlockHeader, BlockRef, ChainReader, NormalisedBlock } from '../../src/chains/types';
 import { WatchedAddresses } from '../../src/chains/watched-addresses';
 import { coinId } from '../../src/catalog/coins';
@@ -20,6 +22,7 @@ import { prepareSeed } from '../../src/daemon/setup';
 import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { merchantWithKey, testConfig, TEST_MNEMONIC } from '../helpers/daemon';
 import { signRequest } from '../helpers/signer';
+import { TronNode } from '../helpers/tron-node';
 import { fmt, report } from './lib';
 
 const TRANSFERS_PER_BLOCK = Number(process.env.BENCH_BLOCK_TRANSFERS ?? 1000);
@@ -34,21 +37,22 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
 
 /**
- * The EVM chain core per block: blocks of 1,000 ERC-20 transfers on a real anvil node, fetched by
- * the real adapter (the baseline: node fetch time), then processed by the real daemon's chain core
- * with 1,000,000 watched addresses (goal: processing ≤ 0.1 × fetch); and the memory of the watched
- * set at 1,000,000 addresses.
+ * The chain core per block, on EVM and on Tron: blocks of 1,000 token transfers on a real anvil node
+ * and on the Tron node stand-in, fetched by the real adapter (the baseline: node fetch time), then
+ * processed by the real daemon's chain core with 1,000,000 watched addresses (goal: processing ≤
+ * 0.1 × fetch); and the memory of the watched set at 1,000,000 addresses.
  */
 export async function run(): Promise<void> {
   try {
-    await chainCore();
+    await evmChainCore();
   } finally {
     await killAllAnvils();
   }
+  await tronChainCore();
   watchedSetMemory();
 }
 
-async function chainCore(): Promise<void> {
+async function evmChainCore(): Promise<void> {
   const { node, usdt } = await startAnvil();
   await node.rpc('evm_setBlockGasLimit', ['0x' + (200_000_000).toString(16)]);
   await node.rpc('evm_setAutomine', [false]);
@@ -73,8 +77,46 @@ async function chainCore(): Promise<void> {
   }
 
   const chainEntry = anvilChainEntry(node.rpcUrl, usdt, { options: { poll_interval_ms: 3_600_000, stall_seconds: 0 } });
-  const chain = parseConfig({ chains: [chainEntry] }).chains[0]!;
-  const adapter = new EvmAdapter(chain);
+  const adapter = new EvmAdapter(parseConfig({ chains: [chainEntry] }).chains[0]!);
+  const { fetched, fetchMs, rawMs } = await timeFetches(heights, (h) => adapter.blocks(h, h), (h) => rawFetch(node.rpcUrl, h, usdt));
+  await coreRatio({
+    title: `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block`,
+    chainEntry,
+    fetched,
+    fetchMs,
+    rawMs,
+    token: usdt,
+    rates: { ETH: { USD: '3400' }, USDT: { USD: '1' } },
+    randomAddress: () => getAddress('0x' + randomBytes(20).toString('hex')),
+  });
+}
+
+/** The same on the Tron node stand-in: 1,000 TRC-20 transfers a block, read by the Tron adapter. */
+async function tronChainCore(): Promise<void> {
+  const node = await TronNode.start();
+  try {
+    const randomAddress = () => tronFromHex('0x' + randomBytes(20).toString('hex'));
+    const heights: number[] = [];
+    for (let b = 0; b < BLOCKS; b++) {
+      for (let i = 0; i < TRANSFERS_PER_BLOCK; i++) node.pay(randomAddress(), node.usdt, 1n);
+      node.mine();
+      heights.push(node.height);
+    }
+    const chainEntry = { id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { poll_interval_ms: 3_600_000, stall_seconds: 0 } };
+    const adapter = new TronAdapter(parseConfig({ chains: [chainEntry] }).chains[0]!);
+    const post = async (endpoint: string, body: unknown) => (await fetch(`${node.url}/wallet/${endpoint}`, { method: 'POST', body: JSON.stringify(body) })).text();
+    const { fetched, fetchMs, rawMs } = await timeFetches(heights, (h) => adapter.blocks(h, h), async (h) => {
+      await post('getblockbylimitnext', { startNum: h, endNum: h + 1 });
+      await post('gettransactioninfobyblocknum', { num: h });
+    });
+    await coreRatio({ title: `Tron chain core per block: ${TRANSFERS_PER_BLOCK} TRC-20 transfers a block (node stand-in)`, chainEntry, fetched, fetchMs, rawMs, token: node.usdt, rates: { TRX: { USD: '0.25' }, USDT: { USD: '1' } }, randomAddress });
+  } finally {
+    await node.stop();
+  }
+}
+
+/** Each block fetched FETCH_ROUNDS times, raw (the node answering) and through the adapter. */
+async function timeFetches(heights: number[], viaAdapter: (h: number) => Promise<NormalisedBlock[]>, raw: (h: number) => Promise<void>): Promise<{ fetched: NormalisedBlock[]; fetchMs: number[]; rawMs: number[] }> {
   const fetchMs: number[] = [];
   const rawMs: number[] = [];
   let fetched: NormalisedBlock[] = [];
@@ -82,28 +124,55 @@ async function chainCore(): Promise<void> {
     fetched = [];
     for (const h of heights) {
       let t0 = process.hrtime.bigint();
-      await rawFetch(node.rpcUrl, h, usdt);
+      await raw(h);
       rawMs.push(ms(t0));
       t0 = process.hrtime.bigint();
-      fetched.push(...(await adapter.blocks(h, h)));
+      fetched.push(...(await viaAdapter(h)));
       fetchMs.push(ms(t0));
     }
   }
+  return { fetched, fetchMs, rawMs };
+}
+
+interface CoreRun {
+  title: string;
+  chainEntry: Record<string, unknown>;
+  fetched: NormalisedBlock[];
+  fetchMs: number[];
+  rawMs: number[];
+  /** The token contract the blocks' transfers move (the invoices' coin). */
+  token: string;
+  rates: Record<string, Record<string, string>>;
+  randomAddress: () => string;
+}
+
+/** The real daemon's chain core over the fetched blocks (a replay node), with WATCHED addresses: its time per block against the fetch time. */
+async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, rates, randomAddress }: CoreRun): Promise<void> {
   const transfers = fetched[0]!.transfers.length;
   if (transfers !== TRANSFERS_PER_BLOCK) throw new Error(`a block holds ${transfers} transfers, not ${TRANSFERS_PER_BLOCK}`);
+  const chain = parseConfig({ chains: [chainEntry] }).chains[0]!;
 
   // The real daemon with a replay node serving the fetched blocks, one more at each poll.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-'));
   const replay = new ReplayAdapter(chain.id, fetched);
-  const config = testConfig(dataDir, { chains: [chainEntry], rates: { sources: [{ kind: 'fixed', rates: { ETH: { USD: '3400' }, USDT: { USD: '1' } } }] } });
+  const config = testConfig(dataDir, { chains: [chainEntry], rates: { sources: [{ kind: 'fixed', rates }] } });
   loadMasterKey(dataDir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
   const daemon = await startDaemon(config, { logger: silentLogger, adapterFor: () => replay });
   try {
+    const watcher = daemon.chains.watchers[0]!;
+    const signal = new AbortController().signal;
+    // The daemon's first poll (at start) creates the cursor below the first block; invoices are
+    // taken once the chain is watched.
+    const ready = Date.now() + 10_000;
+    while (watcher.status().scanned_height !== fetched[0]!.height - 1) {
+      if (Date.now() > ready) throw new Error(`the cursor was not created: ${JSON.stringify(watcher.status())}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const m = await merchantWithKey(daemon, { rateLimit: 100_000 });
     const invoiceAddresses: string[] = [];
     for (let i = 0; i < HITS_PER_BLOCK * HIT_BLOCKS; i++) {
-      const body = JSON.stringify({ amount: '0.000005', currency: 'USDT', coin_id: coinId(chain.id, usdt), order_id: `bench-${i}` });
+      const body = JSON.stringify({ amount: '0.000005', currency: 'USDT', coin_id: coinId(chain.id, token), order_id: `bench-${i}` });
       const res = await fetch(`${daemon.apiUrl}/v1/invoices`, {
         method: 'POST',
         headers: { ...signRequest({ keyId: m.keyId, secret: m.secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' },
@@ -115,15 +184,7 @@ async function chainCore(): Promise<void> {
     fetched.slice(BLOCKS - HIT_BLOCKS).forEach((block, b) => {
       for (let i = 0; i < HITS_PER_BLOCK; i++) block.transfers[i * Math.floor(TRANSFERS_PER_BLOCK / HITS_PER_BLOCK)]!.to = invoiceAddresses[b * HITS_PER_BLOCK + i]!;
     });
-    fillWatched(daemon.watched, chain.id, WATCHED - daemon.watched.size(chain.id));
-    const watcher = daemon.chains.watchers[0]!;
-    const signal = new AbortController().signal;
-    // The daemon's first poll (at start) creates the cursor below the first block.
-    const ready = Date.now() + 10_000;
-    while (watcher.status().scanned_height !== fetched[0]!.height - 1) {
-      if (Date.now() > ready) throw new Error(`the cursor was not created: ${JSON.stringify(watcher.status())}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    for (let i = daemon.watched.size(chain.id); i < WATCHED; i++) daemon.watched.add(chain.id, randomAddress(), newId());
     const processMs: number[] = [];
     for (let b = 0; b < BLOCKS; b++) {
       replay.reveal(b);
@@ -140,10 +201,10 @@ async function chainCore(): Promise<void> {
     const processMedian = median(processMs.slice(BLOCKS - HIT_BLOCKS));
     const ratio = processMedian / fetchMedian;
     report(
-      `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block, ${daemon.watched.size(chain.id).toLocaleString('en')} watched addresses, ${BLOCKS} blocks`,
+      `${title}, ${daemon.watched.size(chain.id).toLocaleString('en')} watched addresses, ${BLOCKS} blocks`,
       [
         ['node fetch ms per block via the adapter, median (baseline)', fmt(fetchMedian, 2)],
-        ['  of which the node answering (raw JSON-RPC), median', fmt(rawMedian, 2)],
+        ['  of which the node answering (raw requests), median', fmt(rawMedian, 2)],
         ['node fetch ms per block via the adapter, all', fetchMs.map((x) => fmt(x, 1)).join(' ')],
         ['core ms per block paying nobody we watch, median', fmt(missMedian, 2)],
         [`core ms per block with ${HITS_PER_BLOCK} invoice payments, median`, fmt(processMedian, 2)],
@@ -153,7 +214,7 @@ async function chainCore(): Promise<void> {
       { name: 'ratio processing (with payments) / fetch', value: ratio, goal: '<= 0.1', ok: ratio <= 0.1 },
     );
     console.log(`  ${'ratio processing (no payments) / fetch'.padEnd(44)} ${(missMedian / fetchMedian).toFixed(3)}`);
-    console.log(`  ${'ratio processing (with payments) / raw JSON-RPC'.padEnd(44)} ${(processMedian / rawMedian).toFixed(3)}`);
+    console.log(`  ${'ratio processing (with payments) / raw requests'.padEnd(44)} ${(processMedian / rawMedian).toFixed(3)}`);
   } finally {
     await daemon.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -169,10 +230,6 @@ async function rawFetch(rpcUrl: string, height: number, token: string): Promise<
     post('eth_getBlockByNumber', [tag, true]),
     post('eth_getLogs', [{ fromBlock: tag, toBlock: tag, address: [token.toLowerCase()], topics: [id('Transfer(address,address,uint256)')] }]),
   ]);
-}
-
-function fillWatched(watched: WatchedAddresses, chainId: string, n: number): void {
-  for (let i = 0; i < n; i++) watched.add(chainId, getAddress('0x' + randomBytes(20).toString('hex')), newId());
 }
 
 function watchedSetMemory(): void {
@@ -206,8 +263,8 @@ function watchedSetMemory(): void {
 }
 
 /**
- * A node that serves the blocks fetched from anvil, revealing one more at each step; below them, an
- * empty block with the first one's parent hash (where the daemon's cursor starts) and its parent.
+ * A node that serves the blocks fetched, revealing one more at each step; below them, an empty block
+ * with the first one's parent hash (where the daemon's cursor starts) on a chain of empty headers.
  */
 class ReplayAdapter implements ChainReader {
   private revealed = -1;
@@ -215,7 +272,7 @@ class ReplayAdapter implements ChainReader {
 
   constructor(readonly chainId: string, blocks: NormalisedBlock[]) {
     const first = blocks[0]!;
-    this.chain = [{ height: first.height - 1, hash: first.parentHash, parentHash: '0xbench-prefix', transfers: [] }, ...blocks];
+    this.chain = [{ height: first.height - 1, hash: first.parentHash, parentHash: prefixHash(first.height - 2), transfers: [] }, ...blocks];
   }
 
   reveal(index: number): void {
@@ -230,7 +287,7 @@ class ReplayAdapter implements ChainReader {
   async header(height: number): Promise<BlockHeader> {
     const b = this.chain.find((x) => x.height === height);
     if (b) return b;
-    if (height === this.chain[0]!.height - 1) return { height, hash: '0xbench-prefix', parentHash: '0x' };
+    if (height >= 0 && height < this.chain[0]!.height) return { height, hash: prefixHash(height), parentHash: prefixHash(height - 1) };
     throw new Error(`no header ${height}`);
   }
 
@@ -238,3 +295,5 @@ class ReplayAdapter implements ChainReader {
     return this.chain.filter((b) => b.height >= from && b.height <= to);
   }
 }
+
+const prefixHash = (height: number): string => `0xbench-prefix-${height}`;

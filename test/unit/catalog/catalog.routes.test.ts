@@ -15,7 +15,7 @@ const config = parseConfig({
   chains: [
     { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443' },
     { id: 'ethereum', kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', tokens: [{ ticker: 'USDT', contract: '0xabc', decimals: 6 }] },
-    { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', tokens: [{ ticker: 'USDT', contract: 'Tabc', decimals: 6 }] },
+    { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', tokens: [{ ticker: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }] },
   ],
   fiat: { enabled: ['USD', 'EUR', 'JPY'], default: 'USD' },
   rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '68000.10', EUR: '62000' }, USDT: { USD: '1' } } }] },

@@ -34,3 +34,21 @@ for (const [options, message] of [
     t.throws(() => evm(options), { message });
   });
 }
+
+const tron = (extra: Record<string, unknown>) => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', ...extra }] }).chains[0]!;
+
+test('a tron chain takes an optional api_key and base58 token contracts', (t) => {
+  const chain = tron({ api_key: 'k-1', confirmations: 19, tokens: [{ ticker: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }] });
+  t.like(chain, { api_key: 'k-1', confirmations: 19, native: { ticker: 'TRX', decimals: 6 } });
+  t.is(tron({}).api_key, undefined);
+});
+
+for (const [chain, message] of [
+  [{ id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', tokens: [{ ticker: 'USDT', contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 }] }, 'chains[0].tokens[0].contract: must be a base58 Tron address (T...)'],
+  [{ id: 'tron', kind: 'tron' }, 'chains[0].full_node_url: is required'],
+  [{ id: 'ethereum', kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', api_key: 'k' }, 'chains[0].api_key: is for tron chains only'],
+] as const) {
+  test(`a bad tron setting is refused at load with one line: ${message}`, (t) => {
+    t.throws(() => parseConfig({ chains: [chain] }), { message });
+  });
+}

@@ -34,7 +34,7 @@ const EXERCISE = {
       id: 'ethereum', kind: 'evm', chain_id: 31337, rpc_url: 'http://127.0.0.1:8545',
       native: { ticker: 'ETH', decimals: 18 }, tokens: [{ ticker: 'USDT', contract: '0x1', decimals: 6 }],
     },
-    { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090' },
+    { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', api_key: 'k' },
   ],
   rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '1' } } }, { kind: 'coinbase', url: 'http://127.0.0.1:1' }] },
 };

@@ -1,0 +1,77 @@
+/**
+ * The send half of the Tron adapter against the node stand-in: a transaction signed offline
+ * (tronweb's encoding, the payer's key) is broadcast as hex, waits in the pending pool, is mined;
+ * a TRC-20 call that fails is mined with `succeeded` false; the node refuses a bad signature, an
+ * expired transaction and one whose reference block is not on its chain.
+ */
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { TronWeb } from 'tronweb';
+import { TronAdapter } from '../../../../src/chains/tron/tron-adapter';
+import { parseConfig } from '../../../../src/config/schema';
+import { signTronTransaction, TronNode } from '../../../helpers/tron-node';
+
+const RECIPIENT = TronWeb.address.fromPrivateKey('22'.repeat(32)) as string;
+
+async function setup() {
+  const node = await TronNode.start();
+  node.mine(2);
+  const adapter = new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }] }] }).chains[0]!);
+  return { node, adapter };
+}
+
+/** A TRX transfer from the payer, signed with `key` (the payer's unless told). */
+function trxTransfer(node: TronNode, amount: number, opts: { key?: string; expiration?: number; refHash?: string } = {}) {
+  const head = node.head();
+  const raw = {
+    contract: [{ parameter: { value: { amount, owner_address: TronWeb.address.toHex(node.payer), to_address: TronWeb.address.toHex(RECIPIENT) }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+    ref_block_bytes: head.ref_block_bytes,
+    ref_block_hash: opts.refHash ?? head.ref_block_hash,
+    expiration: opts.expiration ?? head.timestamp + 60_000,
+    timestamp: head.timestamp,
+  };
+  return signTronTransaction(raw, opts.key ?? node.payerKey);
+}
+
+test('a signed TRX transfer broadcast as hex waits in the pending pool, then is mined; broadcasting it again is harmless', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  const tx = trxTransfer(node, 3_000_000);
+  t.is(await adapter.broadcast(tx.hex), tx.txID);
+  t.is(await adapter.broadcast(tx.hex), tx.txID);
+  t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), { state: 'mempool' });
+  node.mine();
+  t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), { state: 'mined', height: node.height, blockHash: node.blocks.at(-1)!.blockID, succeeded: true });
+  t.is(node.trxBalance(RECIPIENT), 3_000_000n);
+  t.deepEqual((await adapter.blocks(node.height, node.height))[0]!.transfers, [{ asset: 'native', to: RECIPIENT, amount: 3_000_000n, txid: tx.txID, index: 0 }]);
+});
+
+test('a TRC-20 call that reverted is mined with succeeded false', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  const txid = node.pay(RECIPIENT, node.usdt, 1n, { revert: true });
+  node.mine();
+  t.like(await adapter.sentStatus({ txid, raw: '' }), { state: 'mined', succeeded: false });
+});
+
+test('the node refuses a transaction signed by another key, an expired one and one on an unknown reference block; none is known after', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  const cases = [
+    [trxTransfer(node, 1_000_000, { key: randomBytes(32).toString('hex') }), /^tron node broadcasthex: SIGERROR validate signature error/],
+    [trxTransfer(node, 1_000_000, { expiration: node.head().timestamp - 1 }), /^tron node broadcasthex: TRANSACTION_EXPIRATION_ERROR/],
+    [trxTransfer(node, 1_000_000, { refHash: '00'.repeat(8) }), /^tron node broadcasthex: TAPOS_ERROR/],
+  ] as const;
+  for (const [tx, message] of cases) {
+    await t.throwsAsync(adapter.broadcast(tx.hex), { message });
+    t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), { state: 'unknown' });
+  }
+  node.mine();
+  t.is(node.trxBalance(RECIPIENT), 0n);
+});
+
+test('the fee quote is the chain\'s prices of energy and bandwidth in sun', async (t) => {
+  const { node, adapter } = await setup();
+  t.teardown(() => node.stop());
+  t.deepEqual(await adapter.feeQuote(), { kind: 'tron', sunPerEnergy: 420n, sunPerBandwidth: 1000n });
+});

@@ -1,0 +1,100 @@
+/**
+ * A Tron invoice test as a merchant sees it: the Tron node stand-in with its TRC-20 USDT, the real
+ * daemon watching it through the Tron adapter (polling every 50 ms, 3 confirmations), a merchant
+ * with a signed API client. With `gate`, the daemon reaches the node only through a TCP gate.
+ */
+import { coinId } from '../../../../src/catalog/coins';
+import type { Clock } from '../../../../src/shared/clock';
+import { TcpGate } from '../../../helpers/tcp-gate';
+import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
+import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
+import { TronNode } from '../../../helpers/tron-node';
+
+export const CONFIRMATIONS = 3;
+const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 5000 };
+const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, TRX: { USD: '0.25', EUR: '0.23' }, USDT: { USD: '1', EUR: '0.93' } } }] };
+const DECIMALS = 6;
+
+export type Ticker = 'TRX' | 'USDT';
+
+export interface TronFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'> {
+  node: TronNode;
+  gate: TcpGate | null;
+  td: TestDaemon;
+  coin: Record<Ticker, string>;
+  createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
+  /** A payment from the stand-in's payer, mined in a block of its own (1 confirmation); returns the txid. */
+  pay(to: string, ticker: Ticker, amount: string, opts?: { revert?: boolean }): string;
+  /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
+  waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
+  /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
+  scanned(timeoutMs?: number): Promise<void>;
+  transactions(invoiceId: string): Promise<any[]>;
+  available(ticker: Ticker): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Coin units (decimal string) to base units of a 6-decimal coin. */
+function baseUnits(amount: string): bigint {
+  const [whole, frac = ''] = amount.split('.');
+  return BigInt(whole!) * 10n ** BigInt(DECIMALS) + BigInt(frac.padEnd(DECIMALS, '0'));
+}
+
+export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } = {}): Promise<TronFixture> {
+  const node = await TronNode.start();
+  const gate = opts.gate ? new TcpGate(node.port) : null;
+  await gate?.open();
+  const chain = {
+    id: 'tron',
+    kind: 'tron',
+    full_node_url: gate?.url ?? node.url,
+    confirmations: CONFIRMATIONS,
+    tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: DECIMALS }],
+    options: FAST_WATCH,
+  };
+  const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
+  const side = await merchantSide(td, opts.clock);
+  const coin = { TRX: coinId('tron', 'native'), USDT: coinId('tron', node.usdt) };
+  const fixture: TronFixture = {
+    ...side,
+    node,
+    gate,
+    td,
+    coin,
+    createInvoice: (ticker, amount, extra = {}) => side.createInvoice({ amount, currency: ticker, coin_id: coin[ticker], ...extra }),
+    pay(to, ticker, amount, payOpts) {
+      const txid = node.pay(to, ticker === 'TRX' ? 'native' : node.usdt, baseUnits(amount), payOpts);
+      node.mine();
+      return txid;
+    },
+    async waitInvoice(id, ok, what, timeoutMs = 10_000) {
+      await fixture.scanned(timeoutMs);
+      const inv = await side.invoice(id);
+      if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
+      return inv;
+    },
+    async scanned(timeoutMs = 10_000) {
+      const tip = node.height;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const status = td.daemon.chains.status()[0]!;
+        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
+        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
+    available: (ticker) => side.available(coin[ticker]),
+    async stop() {
+      await td.stop();
+      await gate?.close();
+      await node.stop();
+    },
+  };
+  const deadline = Date.now() + 20_000;
+  while (td.daemon.chains.status()[0]!.scanned_height === null) {
+    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return fixture;
+}
