@@ -1,0 +1,28 @@
+import QRCode from 'qrcode';
+import { NATIVE_ASSET, type Coin } from '../catalog/coins';
+import { Amount } from '../shared/money';
+
+/**
+ * What a wallet scans to pay (the issue's QR rules): BIP21 `bitcoin:` with the amount in BTC;
+ * EIP-681 for EVM chains (the native coin's value in wei, an ERC-20 as a `transfer` call with the
+ * amount in base units); a plain address for Tron, whose wallets agree on no URI scheme.
+ */
+export function paymentUri(coin: Coin, address: string, amount: string, evmChainId: number | undefined): string {
+  const units = Amount.of(amount).toBaseUnits(coin.decimals).toString();
+  switch (coin.family) {
+    case 'btc':
+      return `bitcoin:${address}?amount=${amount}`;
+    case 'evm': {
+      const on = evmChainId === undefined ? '' : `@${evmChainId}`;
+      if (coin.asset === NATIVE_ASSET) return `ethereum:${address}${on}?value=${units}`;
+      return `ethereum:${coin.asset}${on}/transfer?address=${address}&uint256=${units}`;
+    }
+    case 'tron':
+      return address;
+  }
+}
+
+/** The QR code of a payment URI as an SVG element (dark modules on a light quiet zone: scanners want that in dark mode too). */
+export function qrSvg(text: string): Promise<string> {
+  return QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#000000', light: '#ffffff' } });
+}
