@@ -20,11 +20,11 @@ const jsonBlock = (id: string, value: unknown): string => `<script type="applica
  */
 export function pageCsp(frameAncestors: readonly string[]): string {
   const ancestors = frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ');
-  return `default-src 'none'; script-src ${SCRIPT_HASH}; style-src ${STYLE_HASH}; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`;
+  return `default-src 'none'; script-src ${SCRIPT_HASH}; style-src ${STYLE_HASH}; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`;
 }
 
 function shell(lang: string, title: string, body: string): string {
-  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body>${body}</body></html>`;
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body>${body}</body></html>`;
 }
 
 export interface PageInput {
@@ -58,9 +58,9 @@ export function renderPage({ view, lang, m, qr, parents }: PageInput): string {
       `<section id="pay-box" aria-labelledby="coin-h"><h2 id="coin-h">${e(coinLabel(view.coin))}</h2>` +
         (qr ? `<div class="qr" role="img" aria-label="${e(m.qr_label)}">${qr}</div>` : '') +
         `<p class="label" id="amount-l">${e(m.send_exactly)}</p><div class="row"><code id="pay-amount" data-value="${e(due)}" aria-labelledby="amount-l">${e(due)} ${e(view.coin.ticker)}</code>` +
-        `<button type="button" class="copy" data-copy="pay-amount" aria-label="${e(m.copy_amount)}">${e(m.copy)}</button></div>` +
+        `<button type="button" class="copy" data-copy="pay-amount">${e(m.copy_amount)}</button></div>` +
         `<p class="label" id="address-l">${e(m.to_address)}</p><div class="row"><code id="pay-address" data-value="${e(view.address)}" aria-labelledby="address-l">${e(view.address)}</code>` +
-        `<button type="button" class="copy" data-copy="pay-address" aria-label="${e(m.copy_address)}">${e(m.copy)}</button></div>` +
+        `<button type="button" class="copy" data-copy="pay-address">${e(m.copy_address)}</button></div>` +
         `<p class="label">${e(m.time_left)}: <time id="countdown" datetime="${e(view.ttl_expires_at)}"></time></p></section>`,
     );
   }
