@@ -52,10 +52,10 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     ctx.set('Content-Language', lang);
     ctx.vary('Accept-Language');
     try {
-      const view = await deps.checkout.view(idOf(ctx.params.id));
-      ctx.set('Content-Security-Policy', pageCsp([]));
+      const { view, frameAncestors } = await deps.checkout.page(idOf(ctx.params.id));
+      ctx.set('Content-Security-Policy', pageCsp(frameAncestors));
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = renderPage({ view, lang, m, qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: [] });
+      ctx.body = renderPage({ view, lang, m, qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: frameAncestors });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 404) throw err;
       notFoundPage(ctx, lang);

@@ -9,6 +9,7 @@ import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
 import { ApiError, notFound } from '../shared/errors';
 import { Amount } from '../shared/money';
+import type { EmbedService } from './embed.service';
 import { paymentUri } from './payment-uri';
 
 export interface PayerCoin {
@@ -51,47 +52,58 @@ const CACHE_MAX = 10_000;
 
 const payerCoin = (c: Coin): PayerCoin => ({ coin_id: c.id, ticker: c.ticker, name: c.name, network: c.network });
 
+/** A view with what the page itself needs besides: the origins that may frame it. */
+export interface PayerPage {
+  view: PayerView;
+  frameAncestors: string[];
+}
+
 /** The payment page's reads and the payer's coin choice (PRODUCT §11). */
 export class CheckoutService {
-  private readonly cache = new Map<string, { at: number; view: PayerView | null }>();
+  private readonly cache = new Map<string, { at: number; page: PayerPage | null }>();
   private readonly chains: Map<string, ChainConfig>;
 
   constructor(
-    private readonly deps: { store: Store; catalog: Catalog; rates: RateEngine; invoices: InvoiceService; chains: readonly ChainConfig[]; clock: Clock },
+    private readonly deps: { store: Store; catalog: Catalog; rates: RateEngine; invoices: InvoiceService; embed: EmbedService; chains: readonly ChainConfig[]; clock: Clock },
   ) {
     this.chains = new Map(deps.chains.map((c) => [c.id, c]));
   }
 
   /** The payer's view of an invoice (at most a second old); 404 for an id that is no invoice. */
   async view(id: string): Promise<PayerView> {
+    return (await this.page(id)).view;
+  }
+
+  /** The view and the invoice's account's embedding origins, at most a second old. */
+  async page(id: string): Promise<PayerPage> {
     const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(id);
-    if (hit && now - hit.at < CACHE_MS) return hit.view ?? Promise.reject(notFound('invoice'));
+    if (hit && now - hit.at < CACHE_MS) return hit.page ?? Promise.reject(notFound('invoice'));
     const row = await this.deps.store.read.findOneBy(InvoiceEntity, { id });
-    const view = row ? await this.present(row) : null;
-    this.remember(id, now, view);
-    if (!view) throw notFound('invoice');
-    return view;
+    const page = row ? await this.present(row) : null;
+    this.remember(id, now, page);
+    if (!page) throw notFound('invoice');
+    return page;
   }
 
   /** POST /pay/{id}/coin: fixes the coin through the invoice service (the one code path of creation). */
   async chooseCoin(id: string, coinId: string): Promise<PayerView> {
     const row = await this.deps.invoices.chooseCoin(id, coinId);
-    const view = await this.present(row);
-    this.remember(id, this.deps.clock.now().getTime(), view);
-    return view;
+    const page = await this.present(row);
+    this.remember(id, this.deps.clock.now().getTime(), page);
+    return page.view;
   }
 
-  private remember(id: string, at: number, view: PayerView | null): void {
+  private remember(id: string, at: number, page: PayerPage | null): void {
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(id, { at, view });
+    this.cache.set(id, { at, page });
   }
 
-  private async present(row: InvoiceRow): Promise<PayerView> {
+  private async present(row: InvoiceRow): Promise<PayerPage> {
     const { catalog } = this.deps;
     const coin = row.coin_id ? catalog.coin(row.coin_id) : undefined;
     const account = await this.deps.store.read.findOne(AccountEntity, { where: { id: row.account_id }, select: { name: true } });
-    return {
+    const view: PayerView = {
       id: row.id,
       status: row.status,
       merchant: account?.name ?? '',
@@ -109,6 +121,7 @@ export class CheckoutService {
       choices: coin || row.status !== 'new' ? [] : this.deps.invoices.coinChoices(row).map((c) => ({ ...payerCoin(c), approx_amount: this.approx(row, c) })),
       payment_uri: coin && row.address && row.payer_amount ? paymentUri(coin, row.address, row.remaining_amount !== '0' ? row.remaining_amount : row.payer_amount, this.chains.get(coin.chain_id)?.chain_id) : null,
     };
+    return { view, frameAncestors: await this.deps.embed.get(row.account_id) };
   }
 
   private async confirmations(row: InvoiceRow, coin: Coin): Promise<{ seen: number; needed: number }> {

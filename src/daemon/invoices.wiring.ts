@@ -19,6 +19,8 @@ import { InvoicePaymentHandler } from '../invoices/payment.handler';
 import { TokenBuckets } from '../auth/token-bucket';
 import { checkoutRoutes } from '../checkout/checkout.routes';
 import { CheckoutService } from '../checkout/checkout.service';
+import { embedRoutes } from '../checkout/embed.routes';
+import { EmbedService } from '../checkout/embed.service';
 
 export interface InvoicesDeps {
   config: Config;
@@ -52,9 +54,13 @@ export function createInvoices(deps: InvoicesDeps) {
     clock: deps.clock,
     logger: deps.logger,
   });
-  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
-  const checkoutRouter = checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) });
-  return { service, presenter, payments, routes, checkout, checkoutRoutes: checkoutRouter, expiryJob: expireInvoicesJob(service) };
+  const embed = new EmbedService(deps.store, deps.clock);
+  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, embed, chains: deps.config.chains, clock: deps.clock });
+  const pageRoutes = [
+    checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
+    embedRoutes({ embed, testnet: deps.config.network === 'testnet', authenticate: deps.authenticate }),
+  ];
+  return { service, presenter, payments, routes, checkout, pageRoutes, expiryJob: expireInvoicesJob(service) };
 }
 
 const noWallet: AddressAllocator = {

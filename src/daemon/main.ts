@@ -167,7 +167,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
-      invoices.checkoutRoutes,
+      ...invoices.pageRoutes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),

@@ -1,6 +1,7 @@
 import { ApiKeyEntity, IdempotencyEntity, ReplayEntity } from './entities/auth';
 import { AddressEntity, ChainTransferEntity } from './entities/chain';
 import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
+import { EmbedOriginsEntity } from './entities/embed';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
@@ -31,4 +32,5 @@ export const ENTITIES = [
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
   CallbackSecretEntity,
+  EmbedOriginsEntity,
 ];
