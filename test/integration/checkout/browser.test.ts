@@ -12,18 +12,47 @@ let f: InvoiceFixture;
 let browser: Browser;
 let shop: http.Server;
 let shopUrl: string;
+let stranger: http.Server;
+let strangerUrl: string;
+
+/**
+ * A merchant's site on its own port: /thanks is where return_url leads; /frame?src= frames a
+ * payment page and keeps every message it receives in `window.received`.
+ */
+function site(): http.Server {
+  return http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://site');
+    if (url.pathname === '/frame') {
+      const src = url.searchParams.get('src') ?? '';
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        '<!doctype html><title>Shop checkout</title><h1>Shop checkout</h1>' +
+          '<script>window.received=[];addEventListener("message",function(e){window.received.push({origin:e.origin,data:e.data})})</script>' +
+          `<iframe title="Payment" src="${src.replace(/"/g, '&quot;')}" width="360" height="700"></iframe>`,
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><h1>Thanks from the shop</h1>');
+  });
+}
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 test.before(async () => {
   f = await startInvoiceFixture();
   browser = await launchChromium();
-  // The merchant's shop, on another port: where return_url leads.
-  shop = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Shop</title><h1>Thanks from the shop</h1>'));
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  shop = site();
+  shopUrl = await listen(shop);
+  stranger = site();
+  strangerUrl = await listen(stranger);
 });
 test.after.always(async () => {
   await browser?.close();
   await new Promise((resolve) => shop?.close(resolve));
+  await new Promise((resolve) => stranger?.close(resolve));
   await f?.stop();
 });
 
@@ -135,4 +164,31 @@ test.serial('an expired invoice says so and offers no address to pay; one that r
   t.deepEqual(await axeProblems(page), []);
   t.deepEqual(seen.errors, []);
   await page.close();
+});
+
+test.serial('framed by an allowed origin the page loads and posts its status changes to it; framed by another origin it is blocked', async (t) => {
+  t.is((await f.api.call('PUT', '/v1/embed', { allowed_origins: [shopUrl] })).status, 200);
+  const inv = await invoice({ amount: '0.2', currency: 'ETH', coin_id: COINS.ETH });
+  const src = encodeURIComponent(`${f.td.url}/pay/${inv.id}`);
+
+  const page = await browser.context.newPage();
+  const seen = watchPage(page);
+  await page.goto(`${shopUrl}/frame?src=${src}`);
+  const framed = page.frameLocator('iframe');
+  await framed.getByRole('heading', { name: 'Payment to Test shop' }).waitFor();
+  const eth = f.chain('ethereum');
+  await eth.pay(inv.address, COINS.ETH, '0.2');
+  await framed.getByText('Paid. Thank you!').waitFor({ timeout: 15_000 });
+  const received = await page.evaluate<Array<{ origin: string; data: unknown }>>('window.received');
+  t.deepEqual(received, [{ origin: f.td.url, data: { type: 'coinkeep.invoice.status', invoice_id: inv.id, status: 'paid' } }]);
+  t.deepEqual(seen.errors, []);
+  await page.close();
+
+  const other = await browser.context.newPage();
+  const refused = new Promise<string>((resolve) => other.on('console', (m) => m.text().includes('frame-ancestors') && resolve(m.text())));
+  await other.goto(`${strangerUrl}/frame?src=${src}`);
+  t.regex(await refused, /violates the following Content Security Policy directive: "frame-ancestors /);
+  t.is(await other.frameLocator('iframe').getByRole('heading', { name: 'Payment to Test shop' }).count(), 0);
+  await other.close();
+  await f.api.call('PUT', '/v1/embed', { allowed_origins: [] });
 });
