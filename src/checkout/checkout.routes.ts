@@ -3,7 +3,7 @@ import type { TokenBuckets } from '../auth/token-bucket';
 import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
 import { ApiError, notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
-import type { CheckoutService } from './checkout.service';
+import type { CheckoutService, PayerPage } from './checkout.service';
 import { messagesOf, pickLanguage } from './messages';
 import { pageCsp, renderNotFound, renderPage } from './page';
 import { qrSvg } from './payment-uri';
@@ -41,6 +41,10 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     }
     await next();
   };
+  // What a cached view (at most a second old) renders to, kept with it: a payer's polls, and many
+  // payers of one invoice, cost one rendering a second.
+  const rendered = new WeakMap<PayerPage, Map<string, string>>();
+  const serialized = new WeakMap<PayerPage, string>();
   const idOf = (raw: string): string => {
     if (!isUuid(raw)) throw notFound('invoice');
     return raw.toLowerCase();
@@ -52,10 +56,18 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     ctx.set('Content-Language', lang);
     ctx.vary('Accept-Language');
     try {
-      const { view, frameAncestors } = await deps.checkout.page(idOf(ctx.params.id));
+      const page = await deps.checkout.page(idOf(ctx.params.id));
+      const { view, frameAncestors } = page;
       ctx.set('Content-Security-Policy', pageCsp(frameAncestors));
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = renderPage({ view, lang, m, qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: frameAncestors });
+      const byLang = rendered.get(page) ?? new Map<string, string>();
+      rendered.set(page, byLang);
+      let html = byLang.get(lang);
+      if (html === undefined) {
+        html = renderPage({ view, lang, m, qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: frameAncestors });
+        byLang.set(lang, html);
+      }
+      ctx.body = html;
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 404) throw err;
       notFoundPage(ctx, lang);
@@ -64,7 +76,11 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
 
   r.get('/:id/status', publicHeaders, limit('pay', PUBLIC_READS_PER_MINUTE), async (ctx) => {
     ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
-    ctx.body = await deps.checkout.view(idOf(ctx.params.id));
+    const page = await deps.checkout.page(idOf(ctx.params.id));
+    let json = serialized.get(page);
+    if (json === undefined) serialized.set(page, (json = JSON.stringify(page.view)));
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = json;
   });
 
   r.post('/:id/coin', publicHeaders, limit('pay-coin', COIN_CHOICES_PER_MINUTE), async (ctx) => {

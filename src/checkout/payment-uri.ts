@@ -22,7 +22,16 @@ export function paymentUri(coin: Coin, address: string, amount: string, evmChain
   }
 }
 
+/** QR codes already drawn, by payment URI: a payer's reloads and status-driven reloads draw each once. */
+const drawn = new Map<string, string>();
+const DRAWN_MAX = 1000;
+
 /** The QR code of a payment URI as an SVG element (dark modules on a light quiet zone: scanners want that in dark mode too). */
-export function qrSvg(text: string): Promise<string> {
-  return QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#000000', light: '#ffffff' } });
+export async function qrSvg(text: string): Promise<string> {
+  const known = drawn.get(text);
+  if (known !== undefined) return known;
+  const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#000000', light: '#ffffff' } });
+  if (drawn.size >= DRAWN_MAX) drawn.clear();
+  drawn.set(text, svg);
+  return svg;
 }
