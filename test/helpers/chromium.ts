@@ -22,7 +22,7 @@ export const PHONE = { width: 360, height: 740 };
 
 export interface Browser {
   context: BrowserContext;
-  /** Screenshots go here; removed with the browser. */
+  /** Screenshots go here (a temp dir of their own, kept for a look after the run). */
   shotsDir: string;
   close(): Promise<void>;
 }
@@ -30,7 +30,8 @@ export interface Browser {
 /** Debian's Chromium, headless, with a fresh profile in a temp dir and a phone-sized viewport. */
 export async function launchChromium(opts: { colorScheme?: 'light' | 'dark' } = {}): Promise<Browser> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-chromium-'));
-  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+  const shotsDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-screenshots-'));
+  const context = await chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM,
     headless: true,
     args: FLAGS,
@@ -41,7 +42,7 @@ export async function launchChromium(opts: { colorScheme?: 'light' | 'dark' } = 
   });
   return {
     context,
-    shotsDir: dir,
+    shotsDir,
     close: async () => {
       await context.close();
       rmSync(dir, { recursive: true, force: true });

@@ -88,7 +88,10 @@ test.serial('a payer on a phone picks a coin, copies the address, pays, watches 
   t.deepEqual(await axeProblems(page), []);
   await page.screenshot({ path: path.join(browser.shotsDir, 'choice.png'), fullPage: true });
 
-  await page.getByRole('button', { name: /Pay with ETH on ethereum/ }).click();
+  // Keyboard only: Tab to the ETH choice, Enter.
+  const eth = page.getByRole('button', { name: /Pay with ETH on ethereum/ });
+  for (let i = 0; i < 10 && !(await eth.evaluate((el) => el === el.ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
   const address = page.locator('#pay-address');
   await address.waitFor();
   const chosen = (await f.api.get(`/v1/invoices/${inv.id}`)).body;
@@ -102,13 +105,18 @@ test.serial('a payer on a phone picks a coin, copies the address, pays, watches 
   t.true(await noHorizontalScroll(page));
   t.deepEqual(await axeProblems(page), []);
   await page.screenshot({ path: path.join(browser.shotsDir, 'pay.png'), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: path.join(browser.shotsDir, 'pay-dark.png'), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'light' });
+  t.log(`screenshots in ${browser.shotsDir}`);
 
   // A mark on the window: it survives only if the page is never reloaded.
   await page.evaluate('window.notReloaded = true');
-  const eth = f.chain('ethereum');
-  const transfer = await eth.send(chosen.address, COINS.ETH, chosen.payer_amount);
+  const chain = f.chain('ethereum');
+  const transfer = await chain.send(chosen.address, COINS.ETH, chosen.payer_amount);
   await page.getByText('Payment seen, waiting for confirmations').waitFor({ timeout: 15_000 });
-  await eth.confirm(transfer);
+  t.is(await page.locator('#status-detail').textContent(), '0 of 3 confirmations');
+  await chain.confirm(transfer);
   await page.getByText('Paid. Thank you!').waitFor({ timeout: 15_000 });
   t.true(await page.evaluate<boolean>('window.notReloaded === true'));
   t.false(await page.locator('#pay-box').isVisible());
