@@ -1,7 +1,6 @@
 import type { Catalog, Coin } from '../catalog/coins';
 import type { ChainConfig } from '../config/schema';
-import { InvoiceEntity, type InvoiceRow } from '../db/entities/money';
-import { AccountEntity } from '../db/entities/team';
+import type { InvoiceRow } from '../db/entities/money';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import type { InvoiceService } from '../invoices/invoice.service';
@@ -9,7 +8,6 @@ import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
 import { ApiError, notFound } from '../shared/errors';
 import { Amount } from '../shared/money';
-import type { EmbedService } from './embed.service';
 import { paymentUri } from './payment-uri';
 
 export interface PayerCoin {
@@ -64,7 +62,7 @@ export class CheckoutService {
   private readonly chains: Map<string, ChainConfig>;
 
   constructor(
-    private readonly deps: { store: Store; catalog: Catalog; rates: RateEngine; invoices: InvoiceService; embed: EmbedService; chains: readonly ChainConfig[]; clock: Clock },
+    private readonly deps: { store: Store; catalog: Catalog; rates: RateEngine; invoices: InvoiceService; chains: readonly ChainConfig[]; clock: Clock },
   ) {
     this.chains = new Map(deps.chains.map((c) => [c.id, c]));
   }
@@ -79,8 +77,7 @@ export class CheckoutService {
     const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(id);
     if (hit && now - hit.at < CACHE_MS) return hit.page ?? Promise.reject(notFound('invoice'));
-    const row = await this.deps.store.read.findOneBy(InvoiceEntity, { id });
-    const page = row ? await this.present(row) : null;
+    const page = await this.read(id);
     this.remember(id, now, page);
     if (!page) throw notFound('invoice');
     return page;
@@ -88,10 +85,25 @@ export class CheckoutService {
 
   /** POST /pay/{id}/coin: fixes the coin through the invoice service (the one code path of creation). */
   async chooseCoin(id: string, coinId: string): Promise<PayerView> {
-    const row = await this.deps.invoices.chooseCoin(id, coinId);
-    const page = await this.present(row);
+    await this.deps.invoices.chooseCoin(id, coinId);
+    const page = await this.read(id);
     this.remember(id, this.deps.clock.now().getTime(), page);
-    return page.view;
+    return page!.view;
+  }
+
+  /** The invoice with its account's name and embedding origins, in one query (the public routes' one database read). */
+  private async read(id: string): Promise<PayerPage | null> {
+    const em = this.deps.store.read;
+    const rows = await rawQuery<InvoiceRow & { merchant_name: string; embed_origins: string | null }>(
+      em,
+      'SELECT i.*, a.name AS merchant_name, e.allowed_origins AS embed_origins FROM invoices i JOIN accounts a ON a.id = i.account_id ' +
+        `LEFT JOIN embed_origins e ON e.account_id = i.account_id WHERE i.id = ${placeholder(em, 1)}`,
+      [id],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    const { merchant_name, embed_origins, ...row } = r;
+    return { view: await this.present(row, merchant_name), frameAncestors: embed_origins === null ? [] : (JSON.parse(embed_origins) as string[]) };
   }
 
   private remember(id: string, at: number, page: PayerPage | null): void {
@@ -99,14 +111,13 @@ export class CheckoutService {
     this.cache.set(id, { at, page });
   }
 
-  private async present(row: InvoiceRow): Promise<PayerPage> {
+  private async present(row: InvoiceRow, merchant: string): Promise<PayerView> {
     const { catalog } = this.deps;
     const coin = row.coin_id ? catalog.coin(row.coin_id) : undefined;
-    const account = await this.deps.store.read.findOne(AccountEntity, { where: { id: row.account_id }, select: { name: true } });
-    const view: PayerView = {
+    return {
       id: row.id,
       status: row.status,
-      merchant: account?.name ?? '',
+      merchant,
       amount: row.amount,
       currency: row.currency,
       coin: coin ? payerCoin(coin) : null,
@@ -121,7 +132,6 @@ export class CheckoutService {
       choices: coin || row.status !== 'new' ? [] : this.deps.invoices.coinChoices(row).map((c) => ({ ...payerCoin(c), approx_amount: this.approx(row, c) })),
       payment_uri: coin && row.address && row.payer_amount ? paymentUri(coin, row.address, row.remaining_amount !== '0' ? row.remaining_amount : row.payer_amount, this.chains.get(coin.chain_id)?.chain_id) : null,
     };
-    return { view, frameAncestors: await this.deps.embed.get(row.account_id) };
   }
 
   private async confirmations(row: InvoiceRow, coin: Coin): Promise<{ seen: number; needed: number }> {

@@ -55,7 +55,7 @@ export function createInvoices(deps: InvoicesDeps) {
     logger: deps.logger,
   });
   const embed = new EmbedService(deps.store, deps.clock);
-  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, embed, chains: deps.config.chains, clock: deps.clock });
+  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
   const pageRoutes = [
     checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
     embedRoutes({ embed, testnet: deps.config.network === 'testnet', authenticate: deps.authenticate }),
