@@ -1,9 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import type { TestFn } from 'ava';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
+
+/** Whether Debian's Chromium is installed; under CI=true (.ci/run) it must be. */
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} not found (CI=true: the browser tests must run; ./install.sh installs it as root)`);
+  return false;
+}
+
+/** Serial tests in Chromium; without it (outside CI) they are skipped, which ava reports by name. */
+export function chromiumTest(test: TestFn): TestFn['serial'] {
+  return chromiumAvailable() ? test.serial : (test.serial.skip as TestFn['serial']);
+}
 
 /** Without the background-networking flags Chromium reaches for the network, which is closed here. */
 const FLAGS = [
