@@ -34,6 +34,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The payment page's tests drive Debian's Chromium (/usr/bin/chromium); the daemon does not need it,
+# so without root or apt-get its absence is only reported.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "install.sh: installing chromium (for the payment page's browser tests)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+      || fail "apt-get could not install chromium"
+  else
+    echo "install.sh: /usr/bin/chromium not found; the payment page's browser tests need it (apt-get install chromium)" >&2
+  fi
+fi
+
 # Dependencies: exactly the lock file's versions; skipped when node_modules already matches it
 # and its native module loads (it follows the ABI of the Node.js that built it).
 stamp=node_modules/.coinkeep-lock-stamp

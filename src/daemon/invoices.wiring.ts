@@ -16,6 +16,11 @@ import { invoiceRoutes } from '../invoices/invoice.routes';
 import { InvoiceService } from '../invoices/invoice.service';
 import { InvoicePresenter } from '../invoices/invoice.view';
 import { InvoicePaymentHandler } from '../invoices/payment.handler';
+import { TokenBuckets } from '../auth/token-bucket';
+import { checkoutRoutes } from '../checkout/checkout.routes';
+import { CheckoutService } from '../checkout/checkout.service';
+import { embedRoutes } from '../checkout/embed.routes';
+import { EmbedService } from '../checkout/embed.service';
 
 export interface InvoicesDeps {
   config: Config;
@@ -34,7 +39,7 @@ export interface InvoicesDeps {
   idempotent: AppMiddleware;
 }
 
-/** Invoices wired: the service, its API routes, the payment handler for the transfer router, the expiry job. */
+/** Invoices wired: the service, its API routes, the payment page, the payment handler for the transfer router, the expiry job. */
 export function createInvoices(deps: InvoicesDeps) {
   const presenter = new InvoicePresenter(deps.catalog, deps.config.base_url);
   const service = new InvoiceService({ ...deps, allocator: deps.allocator ?? noWallet, presenter });
@@ -49,7 +54,13 @@ export function createInvoices(deps: InvoicesDeps) {
     clock: deps.clock,
     logger: deps.logger,
   });
-  return { service, presenter, payments, routes, expiryJob: expireInvoicesJob(service) };
+  const embed = new EmbedService(deps.store, deps.clock);
+  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
+  const pageRoutes = [
+    checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
+    embedRoutes({ embed, testnet: deps.config.network === 'testnet', authenticate: deps.authenticate }),
+  ];
+  return { service, presenter, payments, routes, checkout, pageRoutes, expiryJob: expireInvoicesJob(service) };
 }
 
 const noWallet: AddressAllocator = {

@@ -174,6 +174,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ...auth.apiRoutes,
       invoices.routes,
       staticAddresses.routes,
+      ...invoices.pageRoutes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),

@@ -1,6 +1,7 @@
 import { ApiKeyEntity, IdempotencyEntity, ReplayEntity } from './entities/auth';
 import { AddressEntity, ChainTransferEntity } from './entities/chain';
 import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
+import { EmbedOriginsEntity } from './entities/embed';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { StaticAddressEntity } from './entities/static-address';
@@ -33,4 +34,5 @@ export const ENTITIES = [
   WebhookAttemptEntity,
   CallbackSecretEntity,
   StaticAddressEntity,
+  EmbedOriginsEntity,
 ];

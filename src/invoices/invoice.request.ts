@@ -47,6 +47,14 @@ const ALLOWED_MAX = 100;
 /** Printable, no control characters. */
 const PRINTABLE = /^[^\p{Cc}]+$/u;
 
+/** SPEC rule 4 of the invoice fields: only invoice coins of this currency (a ticker keeps its own networks), none in maintenance. */
+export function offersCoin(catalog: Catalog, currency: string, fiat: boolean, c: Coin): boolean {
+  return c.invoice_enabled && !catalog.inMaintenance(c.id) && (fiat || c.ticker === currency);
+}
+
+/** Whether an invoice's currency is a fiat code (else a coin ticker). */
+export const isFiat = (catalog: Catalog, currency: string): boolean => catalog.fiats().some((f) => f.code === currency);
+
 export const noAllowedCoins = (): ApiError => new ApiError(422, 'no_allowed_coins', 'no allowed coin is left for this currency');
 
 export interface RequestParserDeps {
@@ -102,8 +110,7 @@ export async function parseCreateInvoice(body: Record<string, unknown>, deps: Re
     feePaidBy = body.fee_paid_by;
   }
 
-  // SPEC rule 4 of the invoice fields: only invoice coins of this currency, a ticker keeps its own networks.
-  const offered = (c: Coin): boolean => c.invoice_enabled && !catalog.inMaintenance(c.id) && (fiat !== undefined || c.ticker === currency);
+  const offered = (c: Coin): boolean => offersCoin(catalog, currency, fiat !== undefined, c);
   let allowedCoinIds: string[] | null = null;
   if (given('allowed_coin_ids')) {
     const list = body.allowed_coin_ids;

@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import { IsNull, type EntityManager } from 'typeorm';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
@@ -11,13 +11,13 @@ import type { Outbox } from '../events/outbox';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
-import { ApiError, conflict, notFound } from '../shared/errors';
+import { ApiError, conflict, notFound, validationError } from '../shared/errors';
 import type { EventType } from '../shared/events';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { AddressAllocator } from '../wallet/allocator';
-import type { CreateInvoiceRequest } from './invoice.request';
+import { isFiat, offersCoin, type CreateInvoiceRequest } from './invoice.request';
 import { listInvoicesQuery, type InvoiceFilters } from './invoice.query';
 import type { InvoicePresenter, InvoiceView } from './invoice.view';
 import { computeInvoiceState, isInTime, type InvoiceTerms } from './state';
@@ -45,6 +45,9 @@ const STATUS_EVENTS: Partial<Record<InvoiceStatus, EventType>> = {
 };
 
 const EXPIRY_BATCH = 200;
+
+/** What the price of an invoice depends on besides the coin. */
+type PricingTerms = Pick<CreateInvoiceRequest, 'amount' | 'currency' | 'fiat' | 'feePaidBy'>;
 
 type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
 
@@ -83,28 +86,27 @@ export class InvoiceService {
       const now = clock.now();
       const at = iso(now);
       const id = newTimeOrderedId(now.getTime());
-      const pricing = req.coin ? this.price(req, req.coin, account) : null;
       const row: InvoiceRow = {
         id,
         account_id: accountId,
         status: 'new',
         currency: req.currency,
         amount: req.amount.toString(),
-        coin_id: req.coin?.id ?? null,
+        coin_id: null,
         address_id: null,
         address: null,
-        amount_crypto: pricing?.amountCrypto ?? null,
-        payer_amount: pricing?.payerAmount ?? null,
+        amount_crypto: null,
+        payer_amount: null,
         paid_amount: '0',
-        remaining_amount: pricing?.payerAmount ?? '0',
+        remaining_amount: '0',
         overpaid_amount: '0',
-        amount_fiat: pricing?.amountFiat ?? null,
-        fiat_currency: pricing?.fiatCurrency ?? null,
-        rate_locked: pricing?.rate ?? null,
-        rate_locked_at: pricing?.rate ? at : null,
+        amount_fiat: null,
+        fiat_currency: null,
+        rate_locked: null,
+        rate_locked_at: null,
         late_payment: false,
         fee_paid_by: req.feePaidBy,
-        fee_percent: req.coin ? account.platform_fee_percent : null,
+        fee_percent: null,
         tolerance_percent: account.underpayment_tolerance_percent,
         order_id: req.orderId,
         idempotency_by_order_id: req.idempotencyByOrderId,
@@ -119,14 +121,44 @@ export class InvoiceService {
         created_at: at,
         updated_at: at,
       };
-      if (req.coin) {
-        const address = await this.deps.allocator.allocate(em, { accountId, coinId: req.coin.id, purpose: 'invoice', invoiceId: id });
-        row.address_id = address.id;
-        row.address = address.address;
-      }
+      if (req.coin) Object.assign(row, await this.fixCoin(em, row, req.coin, account, now));
       await insertRow(em, 'invoices', row);
       return { invoice: this.deps.presenter.present(row), created: true };
     });
+  }
+
+  /**
+   * The payer's coin choice on the payment page (PRODUCT §6): fixes the coin exactly as creation
+   * with `coin_id` does, once. The row is locked (PostgreSQL) or the write serialised (SQLite) and
+   * the update is guarded on a still coinless row, so of two choices at the same time the second
+   * finds the coin fixed and gets that same invoice back, whatever coin it asked for.
+   */
+  async chooseCoin(id: string, coinId: string): Promise<InvoiceRow> {
+    return this.creations.run(async (em, memo) => {
+      const row = await this.lockInvoice(em, id);
+      if (!row) throw notFound('invoice');
+      if (row.coin_id !== null) return row;
+      const now = this.deps.clock.now();
+      const current = computeInvoiceState(termsOf(row), [], now).status;
+      if (row.status !== 'new' || current !== 'new') {
+        throw conflict(`a coin can be chosen only while the invoice is new; this one is ${current}`, { status: current });
+      }
+      const coin = this.deps.catalog.coin(coinId);
+      if (!coin || !this.coinChoices(row).includes(coin)) throw validationError('coin_id', 'coin_id is not among the coins this invoice can be paid in');
+      const account = await this.lockAccount(em, row.account_id, false, memo);
+      const patch = { ...(await this.fixCoin(em, row, coin, account, now)), updated_at: iso(now) };
+      const res = await em.update(InvoiceEntity, { id: row.id, status: 'new', coin_id: IsNull() }, patch);
+      if (res.affected !== 1) throw new Error(`invoice ${row.id} changed under a coin choice`);
+      return { ...row, ...patch };
+    });
+  }
+
+  /** The coins a coinless invoice can still be paid in: its allowed ones, or all offered for its currency, none in maintenance. */
+  coinChoices(row: InvoiceRow): Coin[] {
+    const { catalog } = this.deps;
+    const fiat = isFiat(catalog, row.currency);
+    const ids: string[] | null = row.allowed_coin_ids === null ? null : JSON.parse(row.allowed_coin_ids);
+    return catalog.coins().filter((c) => (ids === null || ids.includes(c.id)) && offersCoin(catalog, row.currency, fiat, c));
   }
 
   async get(accountId: string, id: string): Promise<InvoiceView> {
@@ -329,12 +361,35 @@ export class InvoiceService {
   }
 
   /**
+   * Everything that fixing the coin sets on an invoice (creation with `coin_id`, or the payer's
+   * choice): the locked price and a deposit address issued for this invoice.
+   */
+  private async fixCoin(em: EntityManager, row: InvoiceRow, coin: Coin, account: AccountSettings, now: Date) {
+    const terms = { amount: Amount.of(row.amount), currency: row.currency, fiat: isFiat(this.deps.catalog, row.currency), feePaidBy: row.fee_paid_by };
+    const pricing = this.price(terms, coin, account);
+    const address = await this.deps.allocator.allocate(em, { accountId: row.account_id, coinId: coin.id, purpose: 'invoice', invoiceId: row.id });
+    return {
+      coin_id: coin.id,
+      address_id: address.id,
+      address: address.address,
+      amount_crypto: pricing.amountCrypto,
+      payer_amount: pricing.payerAmount,
+      remaining_amount: pricing.payerAmount,
+      amount_fiat: pricing.amountFiat,
+      fiat_currency: pricing.fiatCurrency,
+      rate_locked: pricing.rate,
+      rate_locked_at: pricing.rate ? iso(now) : null,
+      fee_percent: account.platform_fee_percent,
+    };
+  }
+
+  /**
    * Locks the price when the coin is known (PRODUCT §6): a fiat amount over the rate, rounded up to
    * the coin's decimals so the merchant never gets less; the payer's amount adds the platform fee
    * (rounded up) when the payer pays it. A coin-priced invoice shows its value in the account's
    * default fiat when a rate is at hand, and never fails for want of one.
    */
-  private price(req: CreateInvoiceRequest, coin: Coin, account: AccountSettings) {
+  private price(req: PricingTerms, coin: Coin, account: AccountSettings) {
     let amountCrypto: Amount;
     let amountFiat: string | null = null;
     let fiatCurrency: string | null = null;

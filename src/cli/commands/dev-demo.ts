@@ -1,4 +1,5 @@
 import type { Daemon } from '../../daemon/main';
+import { Amount } from '../../shared/money';
 import { signedCurl } from './signed-curl';
 
 export const DEMO_OWNER = 'owner@demo.coinkeep.test';
@@ -26,3 +27,22 @@ export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknow
  */
 export const demoCurl = (baseUrl: string, keyId: string, secret: string, coinId: string): string =>
   signedCurl(baseUrl, keyId, secret, 'POST', '/v1/invoices', JSON.stringify({ amount: '25', currency: 'USD', coin_id: coinId }));
+
+/** A USD 25 invoice without a coin, made at every start: its payment page lets the payer choose the coin. */
+export async function demoInvoice(daemon: Daemon, accountId: string): Promise<{ id: string; checkout_url: string }> {
+  const { invoice } = await daemon.invoices.service.create(accountId, {
+    amount: Amount.of('25'),
+    currency: 'USD',
+    fiat: true,
+    coin: null,
+    allowedCoinIds: null,
+    orderId: null,
+    idempotencyByOrderId: false,
+    description: 'Sandbox demo',
+    returnUrl: null,
+    webhookUrl: null,
+    metadata: null,
+    feePaidBy: 'merchant',
+  });
+  return invoice;
+}

@@ -7,7 +7,7 @@ import type { Daemon } from '../../daemon/main';
 import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
-import { demoCurl, prepareDemo } from './dev-demo';
+import { demoCurl, demoInvoice, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
@@ -49,6 +49,7 @@ export function registerDevCommands(program: Command): void {
           const chains = sandboxChainsInfo(daemon, sandbox.chains);
           const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains };
           info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
+          info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
           if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
           else process.stdout.write(devBanner(info) + '\n');
         }, config);
@@ -132,6 +133,7 @@ function devBanner(info: Record<string, any>): string {
     lines.push('', `  chain ${c.id} (${c.kind}) at ${c.rpc_url}`);
     for (const coin of c.coins) lines.push(`    ${coin.ticker.padEnd(6)} coin_id ${coin.coin_id}${coin.contract ? `  contract ${coin.contract}` : ''}`);
   }
+  lines.push('', `Payment page of a demo invoice (USD 25, the payer picks the coin): ${info.checkout_url}`);
   lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID]');
   lines.push('', `  public catalogue: curl -s ${info.base_url}/v1/currencies`);
   return lines.join('\n');

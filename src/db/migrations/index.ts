@@ -9,6 +9,7 @@ import { OpenIndexes1767225600009 } from './0009-open-indexes';
 import { MoneyPath1767225600013 } from './0013-money-path';
 import { CoinReservations1767225600017 } from './0017-coin-reservations';
 import { StaticAddresses1767225600018 } from './0018-static-addresses';
+import { EmbedOrigins1767225600020 } from './0020-embed-origins';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   MoneyPath1767225600013,
   CoinReservations1767225600017,
   StaticAddresses1767225600018,
+  EmbedOrigins1767225600020,
 ];

@@ -121,6 +121,11 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
   t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.true(info.curl_example.includes(info.base_url));
+  // A ready demo invoice without a coin: its payment page offers the sandbox's coins.
+  const demoId = /\/pay\/([0-9a-f-]{36})$/.exec(info.checkout_url)![1];
+  const demoPage = await fetch(`${info.base_url}/pay/${demoId}`);
+  t.is(demoPage.status, 200);
+  t.true((await demoPage.text()).includes('Pay with USDT on ethereum'));
   t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
   t.deepEqual(info.chains[0].coins.map((c: { ticker: string }) => c.ticker), ['ETH', 'USDT']);
   // The chain went on from where it stopped (kept under the data dir): the payment is still there.

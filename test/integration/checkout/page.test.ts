@@ -1,0 +1,176 @@
+import test from 'ava';
+import { COINS, startInvoiceFixture, type InvoiceFixture } from '../../helpers/invoice-fixture';
+import { Payer } from '../../helpers/payer';
+
+let f: InvoiceFixture;
+let payer: Payer;
+test.before(async () => {
+  f = await startInvoiceFixture();
+  payer = new Payer(f.td.url);
+});
+test.after.always(async () => {
+  await f?.stop();
+});
+
+const STATUS_FIELDS = [
+  'id', 'status', 'merchant', 'amount', 'currency', 'coin', 'address', 'payer_amount', 'paid_amount', 'remaining_amount',
+  'late_payment', 'confirmations', 'ttl_expires_at', 'return_url', 'choices', 'payment_uri',
+];
+
+const SECRETS = { order_id: 'order-secret-771', metadata: { customer: 'meta-secret-552' }, webhook_url: 'https://127.0.0.1/hook-secret-913' };
+
+const invoice = async (body: Record<string, unknown>) => {
+  const res = await f.api.post('/v1/invoices', body);
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+};
+
+test('the page of a coinless invoice is self-contained HTML under 60 KB with a strict policy, the merchant name, the amount and the coin choice', async (t) => {
+  const inv = await invoice({ amount: '25', currency: 'USD', ...SECRETS });
+  const res = await payer.page(inv.id);
+  t.is(res.status, 200);
+  t.regex(res.headers.get('content-type')!, /^text\/html/);
+  t.is(res.headers.get('x-content-type-options'), 'nosniff');
+  t.is(res.headers.get('referrer-policy'), 'no-referrer');
+  const csp = res.headers.get('content-security-policy')!;
+  t.regex(csp, /default-src 'none'/);
+  t.regex(csp, /script-src 'sha256-[A-Za-z0-9+/=]+'(;|$)/);
+  t.regex(csp, /frame-ancestors 'none'/);
+  t.notRegex(csp, /unsafe|https?:|\*/);
+  t.true(Buffer.byteLength(res.text) < 60 * 1024, `${Buffer.byteLength(res.text)} bytes`);
+  t.notRegex(res.text, /(src|href)="?(https?:)?\/\//);
+  t.true(res.text.includes('Payment to Test shop'));
+  t.true(res.text.includes('25 USD'));
+  t.true(res.text.includes(`data-coin="${COINS.USDT_ETH}"`));
+  t.true(res.text.includes('USDT on ethereum'));
+  t.true(res.text.includes(`data-coin="${COINS.BTC}"`));
+  // DAI is not offered for invoices.
+  t.false(res.text.includes(COINS.DAI));
+  for (const secret of ['order-secret-771', 'meta-secret-552', 'hook-secret-913']) t.false(res.text.includes(secret), secret);
+});
+
+test('the public status shows what paying needs and never metadata, webhook_url, order_id or account details beyond its name', async (t) => {
+  const inv = await invoice({ amount: '25', currency: 'USD', return_url: 'https://shop.example/thanks', ...SECRETS });
+  const res = await payer.status(inv.id);
+  t.is(res.status, 200);
+  t.is(res.headers.get('x-content-type-options'), 'nosniff');
+  t.is(res.headers.get('referrer-policy'), 'no-referrer');
+  t.deepEqual(Object.keys(res.body).sort(), [...STATUS_FIELDS].sort());
+  t.like(res.body, { id: inv.id, status: 'new', merchant: 'Test shop', amount: '25', currency: 'USD', coin: null, address: null, return_url: 'https://shop.example/thanks' });
+  const usdt = res.body.choices.find((c: any) => c.coin_id === COINS.USDT_ETH);
+  t.deepEqual(usdt, { coin_id: COINS.USDT_ETH, ticker: 'USDT', name: 'Tether USD', network: 'ethereum', approx_amount: null });
+  t.is(res.body.choices.find((c: any) => c.coin_id === COINS.BTC).approx_amount, '0.00036765');
+  const text = JSON.stringify(res.body);
+  for (const secret of ['order-secret-771', 'meta-secret-552', 'hook-secret-913', f.accountId]) t.false(text.includes(secret), secret);
+});
+
+test.serial('choosing a coin fixes it as creation with coin_id does: address, locked rate, amount_crypto and payer_amount', async (t) => {
+  await f.setAccount({ platform_fee_percent: '1' });
+  t.teardown(() => f.setAccount({ platform_fee_percent: '0' }));
+  const fixed = await invoice({ amount: '100', currency: 'USD', coin_id: COINS.BTC, fee_paid_by: 'payer' });
+  const open = await invoice({ amount: '100', currency: 'USD', fee_paid_by: 'payer' });
+  const chosen = await payer.choose(open.id, { coin_id: COINS.BTC });
+  t.is(chosen.status, 200);
+  t.like(chosen.body, { status: 'new', coin: { coin_id: COINS.BTC, ticker: 'BTC', name: 'Bitcoin', network: 'bitcoin' }, payer_amount: fixed.payer_amount, choices: [] });
+  t.truthy(chosen.body.address);
+  t.is(chosen.body.payment_uri, `bitcoin:${chosen.body.address}?amount=${fixed.payer_amount}`);
+
+  const merchantSees = (await f.api.get(`/v1/invoices/${open.id}`)).body;
+  for (const k of ['coin_id', 'ticker', 'network', 'amount_crypto', 'payer_amount', 'remaining_amount', 'amount_fiat', 'fiat_currency', 'rate_locked']) {
+    t.deepEqual(merchantSees[k], fixed[k], k);
+  }
+  t.is(merchantSees.address, chosen.body.address);
+  t.truthy(merchantSees.rate_locked_at);
+
+  const page = await payer.page(open.id);
+  t.true(page.text.includes(chosen.body.address));
+  t.true(page.text.includes(`${fixed.payer_amount} BTC`));
+  t.regex(page.text, /<svg[^>]*viewBox/);
+  t.false(page.text.includes('data-coin='));
+});
+
+test('an ERC-20 choice shows "USDT on ethereum" with an EIP-681 transfer in the QR and the amount in base units', async (t) => {
+  const open = await invoice({ amount: '12.5', currency: 'USDT' });
+  const chosen = await payer.choose(open.id, { coin_id: COINS.USDT_ETH });
+  t.is(chosen.status, 200);
+  t.is(chosen.body.payer_amount, '12.5');
+  t.regex(chosen.body.payment_uri, new RegExp(`^ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3(@\\d+)?/transfer\\?address=${chosen.body.address}&uint256=12500000$`));
+  t.true((await payer.page(open.id)).text.includes('USDT on ethereum'));
+});
+
+test.serial('two choices at the same time, even of different coins, get the same one coin and one address', async (t) => {
+  const open = await invoice({ amount: '40', currency: 'USD' });
+  const before = await f.counts();
+  const [a, b] = await Promise.all([payer.choose(open.id, { coin_id: COINS.ETH }), payer.choose(open.id, { coin_id: COINS.BTC })]);
+  t.is(a.status, 200);
+  t.is(b.status, 200);
+  t.deepEqual(a.body.coin, b.body.coin);
+  t.is(a.body.address, b.body.address);
+  t.is((await f.counts()).addresses, before.addresses + 1);
+  const again = await payer.choose(open.id, { coin_id: COINS.TRX });
+  t.deepEqual(again.body.coin, a.body.coin);
+  t.is((await f.counts()).addresses, before.addresses + 1);
+});
+
+test.serial('a coin outside the allowed ones, a malformed body or a cancelled invoice is refused and changes nothing', async (t) => {
+  const open = await invoice({ amount: '40', currency: 'USD', allowed_coin_ids: [COINS.BTC] });
+  t.deepEqual((await payer.status(open.id)).body.choices.map((c: any) => c.coin_id), [COINS.BTC]);
+  const cancelled = await invoice({ amount: '40', currency: 'USD' });
+  t.is((await f.api.post(`/v1/invoices/${cancelled.id}/cancel`)).status, 200);
+  const before = await f.counts();
+  const refused = [
+    await payer.choose(open.id, { coin_id: COINS.ETH }),
+    await payer.choose(open.id, { coin_id: COINS.DAI }),
+    await payer.choose(open.id, { coin_id: 'bitcoin' }),
+    await payer.choose(open.id, { coin_id: COINS.BTC, address: 'mine' }),
+    await payer.choose(open.id, {}),
+  ];
+  for (const r of refused) {
+    t.is(r.status, 400);
+    t.is(r.body.error.code, 'validation_error');
+  }
+  const late = await payer.choose(cancelled.id, { coin_id: COINS.BTC });
+  t.is(late.status, 409);
+  t.is(late.body.error.code, 'conflict');
+  t.deepEqual(await f.counts(), before);
+  t.like((await f.api.get(`/v1/invoices/${open.id}`)).body, { coin_id: null, address: null, rate_locked: null });
+});
+
+test('an unknown invoice id and a malformed one get the same 404 page with no detail', async (t) => {
+  const unknown = await payer.page('0190a0a0-0000-7000-8000-000000000000');
+  const malformed = await payer.page('not-an-id');
+  t.is(unknown.status, 404);
+  t.is(malformed.status, 404);
+  t.is(unknown.text, malformed.text);
+  t.regex(unknown.text, /<h1>Page not found<\/h1>/);
+  t.is(unknown.headers.get('x-content-type-options'), 'nosniff');
+  for (const id of ['0190a0a0-0000-7000-8000-000000000000', 'not-an-id']) {
+    const s = await payer.status(id);
+    t.is(s.status, 404);
+    t.is(s.body.error.code, 'not_found');
+    const c = await payer.choose(id, { coin_id: COINS.BTC });
+    t.is(c.status, 404);
+  }
+});
+
+test('the status turns pending with confirmations, then paid, after a payment to the chosen address', async (t) => {
+  const open = await invoice({ amount: '0.5', currency: 'ETH' });
+  const chosen = (await payer.choose(open.id, { coin_id: COINS.ETH })).body;
+  t.is(chosen.payment_uri, `ethereum:${chosen.address}@31337?value=500000000000000000`);
+  const eth = f.chain('ethereum');
+  const transfer = await eth.send(chosen.address, COINS.ETH, '0.5');
+  const pending = await payer.statusUntil(open.id, (b) => b.status === 'pending');
+  t.deepEqual(pending.confirmations, { seen: 0, needed: 3 });
+  await eth.confirm(transfer);
+  const paid = await payer.statusUntil(open.id, (b) => b.status === 'paid');
+  t.like(paid, { paid_amount: '0.5', remaining_amount: '0', confirmations: null });
+});
+
+test('the page speaks German with ?lang=de or Accept-Language de, English otherwise', async (t) => {
+  const inv = await invoice({ amount: '5', currency: 'EUR' });
+  const de = await payer.page(`${inv.id}?lang=de`);
+  t.true(de.text.includes('Zahlung an Test shop'));
+  t.regex(de.text, /<html lang="de">/);
+  t.true((await payer.page(inv.id, { 'accept-language': 'fr;q=1, de-DE;q=0.8, en;q=0.5' })).text.includes('Zahlung an Test shop'));
+  t.true((await payer.page(`${inv.id}?lang=xx`, { 'accept-language': 'fr' })).text.includes('Payment to Test shop'));
+});
