@@ -80,7 +80,7 @@ test('a database sealed before binding is carried over at start: every value bou
   const updated = await daemon.keys.update(m.accountId, m.keyId, { email: m.owner, otp }, { ip_whitelist: ['127.0.0.0/8'] });
   t.deepEqual(updated.key.ip_whitelist, ['127.0.0.0/8']);
   const replay = await after.post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] }, { 'Idempotency-Key': 'old-answer' });
-  t.is(replay.headers.get('idempotent-replayed'), 'true');
+  t.is(replay.headers.get('idempotent-replayed'), 'true', `${replay.status} ${JSON.stringify(replay.body)}`);
   t.deepEqual(replay.body, endpoint.body);
   t.is(daemon.signer.backupWords(), TEST_MNEMONIC);
 });

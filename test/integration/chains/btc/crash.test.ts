@@ -11,7 +11,7 @@ import { Amount } from '../../../../src/shared/money';
 import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
-import { CliEnv, COINKEEPD_BIN, pastStartSecond, type Running } from '../../../helpers/cli';
+import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';
 import { merchantWithKey, TEST_MNEMONIC, testConfig } from '../../../helpers/daemon';
 import { btcChain, CONFIRMATIONS, until } from './btc-fixture';
 
@@ -23,7 +23,6 @@ async function startChild(env: CliEnv): Promise<{ d: Running; url: string }> {
   const d = env.spawn(COINKEEPD_BIN, []);
   await d.waitFor(/"msg":"coinkeepd started"/);
   const line = d.stdout.split('\n').find((l) => l.includes('coinkeepd started'))!;
-  await pastStartSecond();
   return { d, url: JSON.parse(line).api_url as string };
 }
 
