@@ -4,6 +4,7 @@ import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
+import { WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
 import { CallbackSecretEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity } from './entities/webhooks';
 
@@ -31,4 +32,6 @@ export const ENTITIES = [
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
   CallbackSecretEntity,
+  WithdrawalEntity,
+  WithdrawalKeyEntity,
 ];

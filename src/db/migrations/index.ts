@@ -7,6 +7,7 @@ import { Chains1767225600006 } from './0006-chains';
 import { Webhooks1767225600008 } from './0008-webhooks';
 import { OpenIndexes1767225600009 } from './0009-open-indexes';
 import { MoneyPath1767225600013 } from './0013-money-path';
+import { Withdrawals1767225600016 } from './0016-withdrawals';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   Webhooks1767225600008,
   OpenIndexes1767225600009,
   MoneyPath1767225600013,
+  Withdrawals1767225600016,
 ];
