@@ -44,5 +44,5 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   const authenticate = authenticator.authenticate;
   const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
-  return { authenticate, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
+  return { authenticate, signed: authenticator.signed, limiter, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes };
 }

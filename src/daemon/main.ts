@@ -40,6 +40,7 @@ import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
+import { createWithdrawals } from './withdrawals.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
@@ -84,6 +85,7 @@ export interface Daemon {
   outbox: Outbox;
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
+  withdrawals: ReturnType<typeof createWithdrawals>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
@@ -155,6 +157,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
+  const withdrawals = createWithdrawals({ store, catalog, rates, chains, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent });
 
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
@@ -167,6 +170,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
+      withdrawals.routes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
@@ -196,6 +200,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ledgerAdminRoutes(store),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
+      withdrawals.adminRoutes,
       ...auth.adminRoutes,
     ],
     logger,
@@ -206,6 +211,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
@@ -238,7 +244,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, webhooks, chains, recorder, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, withdrawals, webhooks, chains, recorder, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

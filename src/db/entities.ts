@@ -4,7 +4,7 @@ import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
-import { WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
+import { WhitelistEntryEntity, WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
 import { CallbackSecretEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity } from './entities/webhooks';
 
@@ -34,4 +34,5 @@ export const ENTITIES = [
   CallbackSecretEntity,
   WithdrawalEntity,
   WithdrawalKeyEntity,
+  WhitelistEntryEntity,
 ];

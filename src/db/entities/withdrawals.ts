@@ -34,8 +34,6 @@ export interface WithdrawalRow {
   total_debit: string;
   /** The key that created it (a dual approval must come from another member than its secret holder). */
   api_key_id: string;
-  /** The `withdrawal` transaction row that carries the hold. */
-  transaction_id: string;
   /** The member who approved or rejected it (review, awaiting_approval). */
   decided_by: string | null;
   decided_at: string | null;
@@ -84,7 +82,6 @@ export const WithdrawalEntity = new EntitySchema<WithdrawalRow>({
     network_fee_mode: { type: 'varchar', length: 16 },
     total_debit: amount,
     api_key_id: ref,
-    transaction_id: ref,
     decided_by: { ...ref, nullable: true },
     decided_at: { ...ts, nullable: true },
     signed_tx: { type: 'text', nullable: true },
@@ -105,5 +102,34 @@ export const WithdrawalKeyEntity = new EntitySchema<WithdrawalKeyRow>({
     key: { type: 'varchar', length: 128, primary: true },
     withdrawal_id: ref,
     created_at: ts,
+  },
+});
+
+/** An address an account allows payouts to, per coin (SPEC POST /v1/withdrawals rule 3). */
+export interface WhitelistEntryRow {
+  id: string;
+  account_id: string;
+  coin_id: string;
+  address: string;
+  label: string | null;
+  status: 'active' | 'removed';
+  created_by: string;
+  created_at: string;
+  removed_at: string | null;
+}
+
+export const WhitelistEntryEntity = new EntitySchema<WhitelistEntryRow>({
+  name: 'WhitelistEntry',
+  tableName: 'withdrawal_whitelist',
+  columns: {
+    id: { ...ref, primary: true },
+    account_id: ref,
+    coin_id: ref,
+    address: { type: 'varchar', length: 128 },
+    label: { type: 'varchar', length: 200, nullable: true },
+    status: { type: 'varchar', length: 16 },
+    created_by: { type: 'varchar', length: 254 },
+    created_at: ts,
+    removed_at: { ...ts, nullable: true },
   },
 });

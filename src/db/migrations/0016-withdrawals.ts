@@ -7,7 +7,8 @@ import { col } from './table-helpers';
  * both unique indexes are the guards that make parallel copies of one request create one
  * withdrawal. The payout side's columns are here too: the signed transaction as it was handed to
  * the node (public once broadcast), every candidate txid (a replacement adds one), and the worker's
- * claim.
+ * claim. The payout-address whitelist an account may enforce (SPEC rule 3) is kept here too: an
+ * entry is removed by marking it, so the security log's history keeps meaning.
  */
 export class Withdrawals1767225600016 implements MigrationInterface {
   name = 'Withdrawals1767225600016';
@@ -35,7 +36,6 @@ export class Withdrawals1767225600016 implements MigrationInterface {
           col.str('network_fee_mode', 16),
           col.str('total_debit', 80),
           col.ref('api_key_id'),
-          col.ref('transaction_id'),
           col.ref('decided_by', true),
           col.time('decided_at', true),
           col.text('signed_tx', true),
@@ -59,9 +59,28 @@ export class Withdrawals1767225600016 implements MigrationInterface {
         columns: [{ ...col.ref('account_id'), isPrimary: true }, { ...col.str('key', 128), isPrimary: true }, col.ref('withdrawal_id'), col.time('created_at')],
       }),
     );
+    await q.createTable(
+      new Table({
+        name: 'withdrawal_whitelist',
+        columns: [
+          col.id(),
+          col.ref('account_id'),
+          col.ref('coin_id'),
+          col.str('address', 128),
+          col.str('label', 200, true),
+          col.str('status', 16),
+          col.str('created_by', 254),
+          col.time('created_at'),
+          col.time('removed_at', true),
+        ],
+      }),
+    );
+    await q.query(`CREATE UNIQUE INDEX withdrawal_whitelist_active ON withdrawal_whitelist (account_id, coin_id, address) WHERE status = 'active'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP INDEX withdrawal_whitelist_active');
+    await q.dropTable('withdrawal_whitelist');
     await q.dropTable('withdrawal_keys');
     await q.query('DROP INDEX withdrawals_payout_id');
     await q.dropTable('withdrawals');
