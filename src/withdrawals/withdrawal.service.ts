@@ -155,10 +155,6 @@ export class WithdrawalService {
       store.write(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found), created: false };
-        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
-        if (!limited.allowed) {
-          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
-        }
         const now = this.deps.clock.now();
         const row: WithdrawalRow = {
           id: newTimeOrderedId(now.getTime()),
@@ -193,6 +189,11 @@ export class WithdrawalService {
         // withdrawal, its key and its hold are written together or not at all.
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
         if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
+        // Counted only by the copy that won the guards: parallel copies of one request are one payout.
+        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
+        if (!limited.allowed) {
+          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
+        }
         const legs = [
           { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
           { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },

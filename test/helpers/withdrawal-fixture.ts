@@ -31,7 +31,10 @@ export class IdleBitcoin extends BtcAdapter {
   override async mempool(): Promise<NormalisedTransfer[]> {
     return [];
   }
+  /** Tests: the node cannot estimate a fee now. */
+  quoteFails = false;
   override async feeQuote(): Promise<FeeQuote> {
+    if (this.quoteFails) throw new Error('estimatesmartfee failed');
     return { kind: 'btc', satPerVbyte: this.satPerVbyte, source: 'node' };
   }
 }
@@ -62,10 +65,10 @@ export interface WithdrawalFixture {
  * A verified merchant whose key may withdraw, its security changes a day old (so new payouts are
  * not sent to review), on the test chains with an idle Bitcoin node.
  */
-export async function startWithdrawalFixture(opts: { clock?: Clock } = {}): Promise<WithdrawalFixture> {
+export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: Record<string, unknown> } = {}): Promise<WithdrawalFixture> {
   let bitcoin!: IdleBitcoin;
   const td = await startTestDaemon(
-    { chains: TEST_CHAINS },
+    { chains: TEST_CHAINS, ...opts.overrides },
     { clock: opts.clock, adapterFor: (chain) => (chain.kind === 'btc' ? (bitcoin = new IdleBitcoin(chain)) : new IdleChain(chain.id)) },
   );
   const clock = opts.clock ?? { now: () => new Date() };

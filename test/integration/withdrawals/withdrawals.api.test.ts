@@ -182,3 +182,32 @@ test('cancel before processing releases the hold and sends withdrawal.cancelled;
   t.deepEqual(JSON.parse(events[0].body).data.withdrawal, c.body);
   t.true((await f.td.daemon.store.snapshot((em) => verifyLedger(em))).ok);
 });
+
+test('without a network fee estimate the answer is 503 unavailable, nothing is held, and the Idempotency-Key stays free', async (t) => {
+  const f = await fixture(t);
+  f.bitcoin.quoteFails = true;
+  assertError(t, await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' }), 503, 'unavailable');
+  assertError(t, await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'k-503' }), 503, 'unavailable');
+  t.deepEqual(await f.counts(), { withdrawals: 0, holds: 0 });
+  t.deepEqual(await f.balance(), { available: '1', hold: '0' });
+  f.bitcoin.quoteFails = false;
+  t.is((await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'k-503' })).status, 201);
+});
+
+test('payouts are sensitive operations: the eleventh withdrawal of a key within a minute is 429 with details.scope, and is not created', async (t) => {
+  const f = await fixture(t);
+  for (let i = 0; i < 10; i++) t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.001', payout_id: `lim-${i}` }))).status, 201);
+  const res = await f.api.post('/v1/withdrawals', body({ amount: '0.001', payout_id: 'lim-10' }));
+  assertError(t, res, 429, 'rate_limited', { scope: 'key' });
+  t.deepEqual(await f.counts(), { withdrawals: 10, holds: 10 });
+  // A repeat of an existing withdrawal is an answer, not a new payout: it is not refused.
+  t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.001', payout_id: 'lim-3' }))).status, 200);
+});
+
+test('the estimate needs read or withdraw; a key with neither is 403', async (t) => {
+  const f = await fixture(t);
+  const invoicesOnly = await f.key(['create_invoice']);
+  assertError(t, await invoicesOnly.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' }), 403, 'auth.permission_denied');
+  const readOnly = await f.key(['read']);
+  t.is((await readOnly.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' })).status, 200);
+});
