@@ -211,3 +211,19 @@ test('the estimate needs read or withdraw; a key with neither is 403', async (t)
   const readOnly = await f.key(['read']);
   t.is((await readOnly.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' })).status, 200);
 });
+
+test('a payout signed with the previous secret is 403 auth.permission_denied (reason previous_secret) unless the owner who granted withdraw rotated their own key', async (t) => {
+  const f = await fixture(t);
+  await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin');
+  const rotated = await f.td.daemon.keys.rotate(f.accountId, f.api.keyId, { email: 'admin@example.com' });
+  assertError(t, await f.api.post('/v1/withdrawals', body()), 403, 'auth.permission_denied', { reason: 'previous_secret' });
+  t.deepEqual(await f.counts(), { withdrawals: 0, holds: 0 });
+  const current = new ApiClient(f.td.url, f.api.keyId, (rotated as { key: { secret: string } }).key.secret);
+  t.is((await current.post('/v1/withdrawals', body())).status, 201);
+
+  // SPEC's exception: the owner held the secret and granted withdraw, and rotates it themselves.
+  const own = await f.key(['read', 'withdraw']);
+  await f.td.daemon.keys.rotate(f.accountId, own.keyId, { email: f.owner });
+  const res = await own.post('/v1/withdrawals', body({ amount: '0.2' }));
+  t.is(res.status, 201, JSON.stringify(res.body));
+});
