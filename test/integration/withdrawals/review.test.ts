@@ -112,3 +112,17 @@ test('an enforced whitelist accepts only its active addresses; whitelist add and
   const actions = (await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId })).map((e) => e.action);
   t.true(actions.includes('whitelist.added') && actions.includes('whitelist.removed'));
 });
+
+test('with a dual-approval threshold and no current rate in the default fiat, a withdrawal is 503 unavailable and nothing is held', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ dual_approval_threshold: '100000', default_fiat: 'JPY' }); // the test rates have no JPY
+  const res = await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'no-rate' });
+  t.is(res.status, 503, JSON.stringify(res.body));
+  t.is(res.body.error.code, 'unavailable');
+  t.deepEqual(await f.counts(), { withdrawals: 0, holds: 0 });
+  t.deepEqual(await f.balance(), { available: '1', hold: '0' });
+  await f.setAccount({ default_fiat: 'USD' });
+  const ok = await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'no-rate' });
+  t.is(ok.status, 201, 'the key stayed free');
+  t.is(ok.body.status, 'pending', '6800 USD is under the threshold');
+});
