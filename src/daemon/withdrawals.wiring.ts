@@ -2,6 +2,7 @@ import type { Permission } from '../auth/auth.middleware';
 import type { KeyService } from '../auth/key.service';
 import type { SensitiveLimiter } from '../auth/sensitive-limiter';
 import type { Catalog } from '../catalog/coins';
+import type { Config } from '../config/schema';
 import type { ChainCore } from '../chains/chain-core';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
@@ -17,6 +18,7 @@ import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
 
 export interface WithdrawalsDeps {
+  config: Config;
   store: Store;
   catalog: Catalog;
   rates: RateEngine;
@@ -43,6 +45,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     money: deps.money,
     outbox: deps.outbox,
     team: deps.team,
+    signerLimits: deps.config.payouts.max_per_transaction,
     limit: (subjects) => deps.limiter.check(subjects),
     clock: deps.clock,
   });

@@ -82,6 +82,8 @@ export interface WithdrawalServiceDeps {
   outbox: Outbox;
   team: TeamService;
   /** The sensitive-operation limiter: counts a creation against its subjects, or answers where it is blocked. */
+  /** `payouts.max_per_transaction`: per coin ticker, the signer's cap in the config's default fiat. */
+  signerLimits: Readonly<Record<string, string>>;
   limit: (subjects: { key: string; merchant: string; ip: string }) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
 }
@@ -449,7 +451,7 @@ export class WithdrawalService {
   /**
    * PRODUCT §8: `awaiting_approval` above the dual-approval threshold (valued in the default fiat
    * at the current rate: 503 without one); else `review` with `pattern` after a security change
-   * in the last 24 hours; else `pending`.
+   * in the last 24 hours, or `signer_limit` above the signer's cap for the coin; else `pending`.
    */
   private async initialStatus(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
     if (account.dual_approval_threshold !== null) {
@@ -463,6 +465,11 @@ export class WithdrawalService {
       .where('s.account_id = :id AND s.created_at >= :since AND s.action IN (:...actions)', { id: account.id, since, actions: PATTERN_ACTIONS })
       .getCount();
     if (recent > 0) return { status: 'review', reviewReason: 'pattern' };
+    const cap = this.deps.signerLimits[payout.coin.ticker];
+    if (cap !== undefined) {
+      const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);
+      if (amount.times(rate).cmp(Amount.of(cap)) > 0) return { status: 'review', reviewReason: 'signer_limit' };
+    }
     return { status: 'pending', reviewReason: null };
   }
 

@@ -126,3 +126,14 @@ test('with a dual-approval threshold and no current rate in the default fiat, a 
   t.is(ok.status, 201, 'the key stayed free');
   t.is(ok.body.status, 'pending', '6800 USD is under the threshold');
 });
+
+test('a withdrawal above the signer cap of payouts.max_per_transaction waits in review with signer_limit', async (t) => {
+  const f = await startWithdrawalFixture({ overrides: { payouts: { max_per_transaction: { BTC: '5000' } } } });
+  t.teardown(() => f.stop());
+  await f.fund('1');
+  const small = await f.api.post('/v1/withdrawals', body({ amount: '0.05' })); // 3400 USD
+  t.like(small.body, { status: 'pending', review_reason: null });
+  const large = await f.api.post('/v1/withdrawals', body({ amount: '0.1' })); // 6800 USD
+  t.like(large.body, { status: 'review', review_reason: 'signer_limit' });
+  t.deepEqual((await eventsOf(f, large.body.id)).map((e) => e.type), ['withdrawal.review']);
+});
