@@ -451,7 +451,9 @@ export class WithdrawalService {
   /**
    * PRODUCT §8: `awaiting_approval` above the dual-approval threshold (valued in the default fiat
    * at the current rate: 503 without one); else `review` with `pattern` after a security change
-   * in the last 24 hours, or `signer_limit` above the signer's cap for the coin; else `pending`.
+   * in the last 24 hours, `limit` when the last 24 hours' withdrawals with this one are worth more
+   * than the account's daily limit, or `signer_limit` above the signer's cap for the coin; else
+   * `pending`.
    */
   private async initialStatus(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
     if (account.dual_approval_threshold !== null) {
@@ -465,6 +467,20 @@ export class WithdrawalService {
       .where('s.account_id = :id AND s.created_at >= :since AND s.action IN (:...actions)', { id: account.id, since, actions: PATTERN_ACTIONS })
       .getCount();
     if (recent > 0) return { status: 'review', reviewReason: 'pattern' };
+    if (account.daily_withdrawal_limit !== null) {
+      const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
+      const day = await this.deps.store.read
+        .createQueryBuilder(WithdrawalEntity, 'w')
+        .select(['w.coin_id', 'w.amount'])
+        .where("w.account_id = :id AND w.created_at >= :since AND w.status NOT IN ('cancelled', 'rejected', 'failed')", { id: account.id, since })
+        .getMany();
+      let value = amount.times(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
+      for (const w of day) {
+        const ticker = this.deps.catalog.coin(w.coin_id)?.ticker;
+        if (ticker) value = value.plus(Amount.of(w.amount).times(this.deps.rates.rate(ticker, fiat).rate));
+      }
+      if (value.cmp(Amount.of(account.daily_withdrawal_limit)) > 0) return { status: 'review', reviewReason: 'limit' };
+    }
     const cap = this.deps.signerLimits[payout.coin.ticker];
     if (cap !== undefined) {
       const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);

@@ -8,7 +8,8 @@ import { col } from './table-helpers';
  * withdrawal. The payout side's columns are here too: the signed transaction as it was handed to
  * the node (public once broadcast), every candidate txid (a replacement adds one), and the worker's
  * claim. The payout-address whitelist an account may enforce (SPEC rule 3) is kept here too: an
- * entry is removed by marking it, so the security log's history keeps meaning.
+ * entry is removed by marking it, so the security log's history keeps meaning. An account may set a
+ * daily withdrawal limit (in its default fiat) beyond which payouts wait in review.
  */
 export class Withdrawals1767225600016 implements MigrationInterface {
   name = 'Withdrawals1767225600016';
@@ -75,11 +76,13 @@ export class Withdrawals1767225600016 implements MigrationInterface {
         ],
       }),
     );
+    await q.query('ALTER TABLE accounts ADD COLUMN daily_withdrawal_limit varchar(60)');
     await q.query(`CREATE UNIQUE INDEX withdrawal_whitelist_active ON withdrawal_whitelist (account_id, coin_id, address) WHERE status = 'active'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP INDEX withdrawal_whitelist_active');
+    await q.query('ALTER TABLE accounts DROP COLUMN daily_withdrawal_limit');
     await q.dropTable('withdrawal_whitelist');
     await q.dropTable('withdrawal_keys');
     await q.query('DROP INDEX withdrawals_payout_id');

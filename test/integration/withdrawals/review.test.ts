@@ -137,3 +137,16 @@ test('a withdrawal above the signer cap of payouts.max_per_transaction waits in 
   t.like(large.body, { status: 'review', review_reason: 'signer_limit' });
   t.deepEqual((await eventsOf(f, large.body.id)).map((e) => e.type), ['withdrawal.review']);
 });
+
+test('withdrawals beyond the account daily limit within 24 hours wait in review with limit', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ daily_withdrawal_limit: '10000' });
+  const first = await f.api.post('/v1/withdrawals', body()); // 6800 USD
+  t.like(first.body, { status: 'pending', review_reason: null });
+  const second = await f.api.post('/v1/withdrawals', body()); // 13600 USD in 24 hours
+  t.like(second.body, { status: 'review', review_reason: 'limit' });
+  // A cancelled withdrawal no longer counts.
+  await f.api.post(`/v1/withdrawals/${first.body.id}/cancel`);
+  await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
+});
