@@ -157,7 +157,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent });
 
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();

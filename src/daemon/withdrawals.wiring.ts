@@ -4,6 +4,7 @@ import type { SensitiveLimiter } from '../auth/sensitive-limiter';
 import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
 import type { ChainCore } from '../chains/chain-core';
+import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import type { AppMiddleware } from '../http/context';
@@ -23,6 +24,8 @@ export interface WithdrawalsDeps {
   catalog: Catalog;
   rates: RateEngine;
   chains: ChainCore;
+  /** The wallet's addresses, all of them in memory. */
+  watched: WatchedAddresses;
   money: MoneyMovement;
   outbox: Outbox;
   team: TeamService;
@@ -42,6 +45,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     catalog: deps.catalog,
     rates: deps.rates,
     senderOf: (chainId) => deps.chains.sender(chainId),
+    isOwnAddress: (chainId, address) => deps.watched.lookup(chainId, address) !== undefined,
     money: deps.money,
     outbox: deps.outbox,
     team: deps.team,

@@ -78,13 +78,15 @@ export interface WithdrawalServiceDeps {
   catalog: Catalog;
   rates: RateEngine;
   senderOf: (chainId: string) => ChainSender | null;
+  /** One of the wallet's own addresses (any account's): paying it would move coins in a circle. */
+  isOwnAddress: (chainId: string, address: string) => boolean;
   money: MoneyMovement;
   outbox: Outbox;
   team: TeamService;
   /** The sensitive-operation limiter: counts a creation against its subjects, or answers where it is blocked. */
   /** `payouts.max_per_transaction`: per coin ticker, the signer's cap in the config's default fiat. */
   signerLimits: Readonly<Record<string, string>>;
-  limit: (subjects: { key: string; merchant: string; ip: string }) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
+  limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
 }
 
@@ -113,7 +115,8 @@ export class WithdrawalService {
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
     if (body.to_address !== undefined && body.to_address !== null) {
-      if (typeof body.to_address !== 'string' || !payout.sender.payable(body.to_address)) throw addressRefused();
+      const to = body.to_address;
+      if (typeof to !== 'string' || !payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
     }
     const amount = parsePayoutAmount(body.amount, payout);
     const account = await this.account(accountId);
@@ -143,7 +146,7 @@ export class WithdrawalService {
     if (account.withdrawal_whitelist_enforced && !(await this.whitelisted(caller.accountId, coin.id, shape.toAddress))) {
       throw new ApiError(403, 'forbidden', 'this address is not on the account\'s withdrawal whitelist');
     }
-    if (!sender.payable(shape.toAddress) || (await this.isOwnAddress(coin.chain_id, shape.toAddress))) throw addressRefused();
+    if (!sender.payable(shape.toAddress) || this.deps.isOwnAddress(coin.chain_id, shape.toAddress)) throw addressRefused();
     const amount = parsePayoutAmount(shape.rawAmount, shape.payout);
     const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
 
@@ -343,7 +346,7 @@ export class WithdrawalService {
   /** Adds a payout address (owner or admin, two-factor code, sensitive-operation limits, security log). */
   async addWhitelisted(accountId: string, actor: Actor, body: { coin_id?: unknown; address?: unknown; label?: unknown }) {
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
-    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || (await this.isOwnAddress(payout.coin.chain_id, body.address))) throw addressRefused();
+    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || this.deps.isOwnAddress(payout.coin.chain_id, body.address)) throw addressRefused();
     const label = typeof body.label === 'string' && body.label.length <= 200 ? body.label : null;
     const address = body.address;
     return this.deps.store.write(async (em) => {
@@ -370,7 +373,7 @@ export class WithdrawalService {
   private async managerAct(em: EntityManager, accountId: string, actor: Actor): Promise<string> {
     const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
     const member = await this.deps.team.memberByEmail(em, accountId, who);
-    const r = this.deps.limit({ key: `member:${member.id}`, merchant: accountId, ip: `member:${member.id}` });
+    const r = this.deps.limit({ person: member.id, merchant: accountId });
     if (!r.allowed) throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
     return who;
   }
@@ -497,13 +500,6 @@ export class WithdrawalService {
 
   private async whitelisted(accountId: string, coinId: string, address: string): Promise<boolean> {
     return this.deps.store.read.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
-  }
-
-  /** One of the wallet's own addresses (any account's): paying it would move coins in a circle. */
-  private async isOwnAddress(chainId: string, address: string): Promise<boolean> {
-    const em = this.deps.store.read;
-    const rows = await rawQuery(em, `SELECT 1 AS one FROM addresses WHERE chain_id = ${placeholder(em, 1)} AND lower(address) = lower(${placeholder(em, 2)}) LIMIT 1`, [chainId, address]);
-    return rows.length > 0;
   }
 }
 
