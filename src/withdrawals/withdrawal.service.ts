@@ -17,7 +17,7 @@ import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyse
 import { insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
+import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
 import type { MoneyMovement } from '../money/money-movement';
 import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
