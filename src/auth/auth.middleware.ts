@@ -93,12 +93,24 @@ export class Authenticator {
   };
 
   /**
+   * Middleware for a route whose permission its domain decides (payouts: a waiting withdraw request
+   * answers differently from none): a validly signed request of an active key, with no permission
+   * checked here.
+   */
+  signed = (): AppMiddleware => {
+    return async (ctx, next) => {
+      ctx.state.auth = await this.verify(ctx, null);
+      return next();
+    };
+  };
+
+  /**
    * A request spends one of its key's tokens once it is authenticated: validly signed, its key
    * active, sent from an allowed address (a leaked secret used from elsewhere must not drain the
    * key's budget), and not a replay. Frozen accounts and missing permissions spend one too. Its
    * signature is remembered only once it has its token.
    */
-  private async verify(ctx: AppContext, permission: Permission): Promise<AuthContext> {
+  private async verify(ctx: AppContext, permission: Permission | null): Promise<AuthContext> {
     const { ipBlocker } = this.deps;
     const ip = normalizeIp(ctx.ip);
     const client = blockKey(ip);
@@ -186,9 +198,9 @@ export class Authenticator {
     return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
   }
 
-  private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission): AuthContext {
+  private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission | null): AuthContext {
     if (entry.accountStatus === 'frozen') throw new ApiError(403, 'account_frozen', 'the account is frozen; support can unfreeze it');
-    if (!entry.permissions.has(permission)) {
+    if (permission !== null && !entry.permissions.has(permission)) {
       throw new ApiError(403, 'auth.permission_denied', `this key lacks the ${permission} permission`, { required: permission });
     }
     const row = entry.row;

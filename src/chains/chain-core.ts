@@ -1,6 +1,6 @@
 import type { ChainConfig } from '../config/schema';
 import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
-import type { ChainReader } from './types';
+import type { ChainReader, ChainSender } from './types';
 
 /** Builds the adapter of a configured chain; null for a family this version does not watch yet. */
 export type AdapterFactory = (chain: ChainConfig) => ChainReader | null;
@@ -13,7 +13,7 @@ export interface ChainCoreDeps extends Omit<ChainWatcherDeps, 'chain' | 'adapter
 /** Every configured chain's watcher, and the status lines of `coinkeep status`. */
 export class ChainCore {
   readonly watchers: ChainWatcher[] = [];
-  private readonly adapters: ChainReader[] = [];
+  private readonly adapters = new Map<string, ChainReader>();
   private readonly unwatched: ChainConfig[] = [];
 
   constructor(deps: ChainCoreDeps) {
@@ -26,7 +26,7 @@ export class ChainCore {
         this.unwatched.push(chain);
         continue;
       }
-      this.adapters.push(adapter);
+      this.adapters.set(chain.id, adapter);
       this.watchers.push(new ChainWatcher({ ...deps, chain, adapter }));
     }
   }
@@ -54,7 +54,13 @@ export class ChainCore {
     ];
   }
 
+  /** The send half of a watched chain's adapter (fee quote, payable destinations); null when it has none. */
+  sender(chainId: string): ChainSender | null {
+    const adapter = this.adapters.get(chainId);
+    return adapter && 'feeQuote' in adapter ? (adapter as ChainReader & ChainSender) : null;
+  }
+
   async close(): Promise<void> {
-    await Promise.all(this.adapters.map((a) => a.close?.()));
+    await Promise.all([...this.adapters.values()].map((a) => a.close?.()));
   }
 }

@@ -111,6 +111,14 @@ export interface ChainSender {
   sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
   /** Account families (EVM): the next nonce of `address`, counting mined transactions only and counting the mempool too. */
   nonce?(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }>;
+  /**
+   * Families with a payout engine: whether `address` is an address of this network, in its
+   * canonical form, that a plain payment can reach (Bitcoin: a standard output template). Families
+   * without one do not offer withdrawals.
+   */
+  payable?(address: string): boolean;
+  /** With `payable`: the smallest amount one payment output may carry, in base units (dust). */
+  readonly minimumPayment?: bigint;
 }
 
 /** A chain family's adapter: it turns its node into normalised blocks, and sends what the wallet signed. */

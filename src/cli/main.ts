@@ -12,6 +12,7 @@ import { registerLedgerCommands } from './commands/ledger';
 import { registerTeamCommands } from './commands/team';
 import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
+import { registerWithdrawalCommands } from './commands/withdrawals';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerKeyCommands(program);
   registerWalletCommands(program);
   registerWebhookCommands(program);
+  registerWithdrawalCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
   registerDevCommands(program);

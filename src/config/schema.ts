@@ -84,6 +84,15 @@ export interface Config {
   fiat: { enabled: string[]; default: string };
   webhooks: WebhooksConfig;
   static_addresses: StaticAddressesConfig;
+  payouts: PayoutsConfig;
+}
+
+export interface PayoutsConfig {
+  /**
+   * Per coin ticker: the largest withdrawal, valued in `fiat.default`, that goes out without a
+   * person's review; a larger one waits in `review` (`signer_limit`). A decimal string.
+   */
+  max_per_transaction: Record<string, string>;
 }
 
 export interface StaticAddressesConfig {
@@ -340,7 +349,7 @@ export function parseConfig(input: unknown): Config {
   const r = Reader.root(input);
   r.unknownKeys([
     'network', 'data_dir', 'listen', 'base_url', 'database', 'trust_proxy', 'log_level',
-    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses',
+    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses', 'payouts',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
   const data_dir = r.str('data_dir', './data');
@@ -389,7 +398,23 @@ export function parseConfig(input: unknown): Config {
     fiat: { enabled, default: def },
     webhooks: readWebhooks(r.child('webhooks')),
     static_addresses: readStaticAddresses(r.child('static_addresses')),
+    payouts: readPayouts(r.child('payouts')),
   };
+}
+
+function readPayouts(r: Reader): PayoutsConfig {
+  r.unknownKeys(['max_per_transaction']);
+  const limits = r.raw('max_per_transaction') ?? {};
+  if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
+  const out: Record<string, string> = {};
+  for (const [ticker, v] of Object.entries(limits)) {
+    const key = `${r.key('max_per_transaction')}.${ticker}`;
+    if (!/^[A-Z0-9]{2,10}$/.test(ticker)) throw new ConfigError(key, 'must be a coin ticker (BTC, USDT, ...)');
+    const text = typeof v === 'number' ? String(v) : v;
+    if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new ConfigError(key, 'must be a positive amount in the default fiat');
+    out[ticker] = text;
+  }
+  return { max_per_transaction: out };
 }
 
 function readStaticAddresses(r: Reader): StaticAddressesConfig {

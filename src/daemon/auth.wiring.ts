@@ -55,5 +55,5 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
       deps.logger.warn('the replay guard could not be saved; the next start refuses signatures made before it', { error: (err as Error).message });
     }
   };
-  return { authenticate, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
+  return { authenticate, signed: authenticator.signed, limiter, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
 }

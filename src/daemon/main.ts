@@ -41,6 +41,7 @@ import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
 import { createStaticAddresses } from './addresses.wiring';
+import { createWithdrawals } from './withdrawals.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
@@ -88,6 +89,7 @@ export interface Daemon {
   ledger: Ledger;
   invoices: ReturnType<typeof createInvoices>;
   staticAddresses: ReturnType<typeof createStaticAddresses>;
+  withdrawals: ReturnType<typeof createWithdrawals>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
@@ -160,6 +162,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent });
 
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
@@ -175,6 +178,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       invoices.routes,
       staticAddresses.routes,
       ...invoices.pageRoutes,
+      withdrawals.routes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
       transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
@@ -204,6 +208,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ledgerAdminRoutes(store),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
+      withdrawals.adminRoutes,
       ...auth.adminRoutes,
     ],
     logger,
@@ -215,6 +220,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
 
   scheduler.add(invoices.expiryJob);
   scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
+  scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
@@ -248,7 +254,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, staticAddresses, webhooks, chains, recorder, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -6,6 +6,7 @@ import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { StaticAddressEntity } from './entities/static-address';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
+import { WhitelistEntryEntity, WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
 import { CallbackSecretEntity, WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity } from './entities/webhooks';
 
@@ -35,4 +36,7 @@ export const ENTITIES = [
   CallbackSecretEntity,
   StaticAddressEntity,
   EmbedOriginsEntity,
+  WithdrawalEntity,
+  WithdrawalKeyEntity,
+  WhitelistEntryEntity,
 ];

@@ -17,6 +17,14 @@ export const IN_PROGRESS_WAIT_MS = 2000;
 export const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 const KEY_RE = /^[\x20-\x7e]{1,128}$/;
 
+/** The request's Idempotency-Key (SPEC rule 1), null when none was sent; a malformed one is validation_error. */
+export function idempotencyKeyOf(ctx: AppContext): string | null {
+  const key = ctx.get('Idempotency-Key');
+  if (key === '') return null;
+  if (!KEY_RE.test(key)) throw validationError('Idempotency-Key', 'Idempotency-Key must be 1 to 128 printable ASCII characters');
+  return key;
+}
+
 /** Which scope a request's key lives in, and for how long (null: permanently). */
 export type IdempotencyScope = (ctx: AppContext) => { scope: string; ttlMs: number | null };
 
@@ -87,9 +95,9 @@ export class Idempotency {
 
   middleware(scopeOf: IdempotencyScope): AppMiddleware {
     return async (ctx, next) => {
-      const key = ctx.get('Idempotency-Key');
-      if (ctx.method !== 'POST' || key === '') return next();
-      if (!KEY_RE.test(key)) throw validationError('Idempotency-Key', 'Idempotency-Key must be 1 to 128 printable ASCII characters');
+      if (ctx.method !== 'POST') return next();
+      const key = idempotencyKeyOf(ctx);
+      if (key === null) return next();
       const { scope, ttlMs } = scopeOf(ctx);
       const fingerprint = createHash('sha256')
         .update(`${ctx.method}\n${ctx.originalUrl}\n`)

@@ -11,6 +11,8 @@ import { applyDelta, availableOf, deltasOf, holdOf, SUM_FIELDS, zeroSums, type S
 export const FEE_BOOK = 'fees';
 /** The chains' side of every incoming and outgoing movement: its balance is minus what the books hold. */
 export const EXTERNAL_BOOK = 'external';
+/** The operator's book of network fees: what merchants are charged for payouts, less what the chains took. */
+export const NETWORK_BOOK = 'network';
 /** A merchant account's book. */
 export const accountBook = (accountId: string): string => `account:${accountId}`;
 

@@ -33,6 +33,7 @@ export interface AccountSettings {
   invoice_ttl_minutes?: number;
   underpayment_tolerance_percent?: string;
   dual_approval_threshold?: string | null;
+  daily_withdrawal_limit?: string | null;
   withdrawal_whitelist_enforced?: boolean;
 }
 
@@ -46,6 +47,7 @@ export const presentAccount = (a: AccountRow) => ({
   invoice_ttl_minutes: a.invoice_ttl_minutes,
   underpayment_tolerance_percent: a.underpayment_tolerance_percent,
   dual_approval_threshold: a.dual_approval_threshold,
+  daily_withdrawal_limit: a.daily_withdrawal_limit,
   withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced),
   created_at: a.created_at,
   updated_at: a.updated_at,
@@ -105,6 +107,7 @@ export class TeamService {
         invoice_ttl_minutes: 30,
         underpayment_tolerance_percent: '0',
         dual_approval_threshold: null,
+        daily_withdrawal_limit: null,
         withdrawal_whitelist_enforced: false,
         created_at: now,
         updated_at: now,
@@ -322,7 +325,7 @@ export class TeamService {
 
   private checkSettings(s: Record<string, unknown>): AccountSettings {
     const out: AccountSettings = {};
-    const known = ['default_fiat', 'invoice_ttl_minutes', 'underpayment_tolerance_percent', 'dual_approval_threshold', 'withdrawal_whitelist_enforced'];
+    const known = ['default_fiat', 'invoice_ttl_minutes', 'underpayment_tolerance_percent', 'dual_approval_threshold', 'daily_withdrawal_limit', 'withdrawal_whitelist_enforced'];
     for (const k of Object.keys(s)) if (!known.includes(k)) throw validationError(k, `unknown setting ${k}`);
     if (Object.keys(s).length === 0) throw validationError('settings', 'name at least one setting');
     if (s.default_fiat !== undefined) {
@@ -341,10 +344,9 @@ export class TeamService {
       if (p.gt(Amount.of('100'))) throw validationError('underpayment_tolerance_percent', 'must be from 0 to 100');
       out.underpayment_tolerance_percent = p.toString();
     }
-    if (s.dual_approval_threshold !== undefined) {
-      const v = s.dual_approval_threshold;
-      out.dual_approval_threshold =
-        v === null || v === 'none' ? null : Amount.parse(String(v), { field: 'dual_approval_threshold', decimals: 2 }).toString();
+    for (const k of ['dual_approval_threshold', 'daily_withdrawal_limit'] as const) {
+      const v = s[k];
+      if (v !== undefined) out[k] = v === null || v === 'none' ? null : Amount.parse(String(v), { field: k, decimals: 2 }).toString();
     }
     if (s.withdrawal_whitelist_enforced !== undefined) {
       const v = s.withdrawal_whitelist_enforced;

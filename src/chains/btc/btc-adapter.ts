@@ -12,7 +12,7 @@ import {
   type SentTransaction,
 } from '../types';
 import { btcNetwork } from './derive';
-import { outputScript, parseBlock, parseTransaction } from './parse';
+import { outputAddress, outputScript, parseBlock, parseTransaction } from './parse';
 import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
@@ -86,6 +86,15 @@ export class BtcAdapter implements ChainAdapter {
   watchKey(address: string): Uint8Array | null {
     return outputScript(address, this.network);
   }
+
+  /** An address of this network whose output script is a standard template (P2PKH, P2SH, P2WPKH, P2WSH, P2TR). */
+  payable(address: string): boolean {
+    const script = outputScript(address, this.network);
+    return script !== null && outputAddress(script, this.network) !== null;
+  }
+
+  /** Bitcoin Core's dust threshold of the costliest standard output (P2PKH), so no template is refused as dust. */
+  readonly minimumPayment = 546n;
 
   /**
    * The transfers of every transaction in the node's mempool. A transaction that left the mempool

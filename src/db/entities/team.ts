@@ -13,6 +13,8 @@ export interface AccountRow {
   invoice_ttl_minutes: number;
   underpayment_tolerance_percent: string;
   dual_approval_threshold: string | null;
+  /** In the default fiat: withdrawals beyond it within 24 hours wait in review (`limit`); null: none. */
+  daily_withdrawal_limit: string | null;
   withdrawal_whitelist_enforced: boolean;
   created_at: string;
   updated_at: string;
@@ -59,6 +61,7 @@ export const AccountEntity = new EntitySchema<AccountRow>({
     invoice_ttl_minutes: { type: 'integer' },
     underpayment_tolerance_percent: { type: 'varchar', length: 40 },
     dual_approval_threshold: { type: 'varchar', length: 60, nullable: true },
+    daily_withdrawal_limit: { type: 'varchar', length: 60, nullable: true },
     withdrawal_whitelist_enforced: { type: 'boolean' },
     created_at: ts,
     updated_at: ts,

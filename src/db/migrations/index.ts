@@ -7,6 +7,7 @@ import { Chains1767225600006 } from './0006-chains';
 import { Webhooks1767225600008 } from './0008-webhooks';
 import { OpenIndexes1767225600009 } from './0009-open-indexes';
 import { MoneyPath1767225600013 } from './0013-money-path';
+import { Withdrawals1767225600016 } from './0016-withdrawals';
 import { CoinReservations1767225600017 } from './0017-coin-reservations';
 import { StaticAddresses1767225600018 } from './0018-static-addresses';
 import { EmbedOrigins1767225600020 } from './0020-embed-origins';
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   Webhooks1767225600008,
   OpenIndexes1767225600009,
   MoneyPath1767225600013,
+  Withdrawals1767225600016,
   CoinReservations1767225600017,
   StaticAddresses1767225600018,
   EmbedOrigins1767225600020,

@@ -1,0 +1,66 @@
+import type { Permission } from '../auth/auth.middleware';
+import type { KeyService } from '../auth/key.service';
+import type { SensitiveLimiter } from '../auth/sensitive-limiter';
+import type { Catalog } from '../catalog/coins';
+import type { Config } from '../config/schema';
+import type { ChainCore } from '../chains/chain-core';
+import type { WatchedAddresses } from '../chains/watched-addresses';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import type { AppMiddleware } from '../http/context';
+import { expireWithdrawalReviewsJob } from '../jobs/expire-withdrawal-reviews.job';
+import { withdrawalsAdminRoutes } from '../admin/withdrawals.routes';
+import type { MoneyMovement } from '../money/money-movement';
+import type { RateEngine } from '../rates/engine';
+import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import type { TeamService } from '../team/team.service';
+import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
+import { WithdrawalService } from '../withdrawals/withdrawal.service';
+
+export interface WithdrawalsDeps {
+  config: Config;
+  store: Store;
+  catalog: Catalog;
+  rates: RateEngine;
+  chains: ChainCore;
+  /** The wallet's addresses, all of them in memory. */
+  watched: WatchedAddresses;
+  money: MoneyMovement;
+  outbox: Outbox;
+  team: TeamService;
+  keys: KeyService;
+  limiter: SensitiveLimiter;
+  clock: Clock;
+  logger: Logger;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  signed: () => AppMiddleware;
+  idempotent: AppMiddleware;
+}
+
+/** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
+export function createWithdrawals(deps: WithdrawalsDeps) {
+  const service = new WithdrawalService({
+    store: deps.store,
+    catalog: deps.catalog,
+    rates: deps.rates,
+    senderOf: (chainId) => deps.chains.sender(chainId),
+    isOwnAddress: (chainId, address) => deps.watched.lookup(chainId, address) !== undefined,
+    money: deps.money,
+    outbox: deps.outbox,
+    team: deps.team,
+    signerLimits: deps.config.payouts.max_per_transaction,
+    limit: (subjects) => deps.limiter.check(subjects),
+    clock: deps.clock,
+  });
+  const routes = withdrawalRoutes({
+    withdrawals: service,
+    keys: deps.keys,
+    authenticate: deps.authenticate,
+    signed: deps.signed,
+    idempotent: deps.idempotent,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+  return { service, routes, adminRoutes: withdrawalsAdminRoutes(service), reviewExpiryJob: expireWithdrawalReviewsJob(service) };
+}

@@ -1,0 +1,75 @@
+import type { Catalog, Coin } from '../catalog/coins';
+import type { ChainSender } from '../chains/types';
+import type { NetworkFeeMode } from '../db/entities/withdrawals';
+import { ApiError, validationError } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import { Amount } from '../shared/money';
+
+const FIELDS = new Set(['coin_id', 'amount', 'to_address', 'payout_id', 'comment', 'network_fee_mode']);
+const PRINTABLE = /^[\x20-\x7e]{1,128}$/;
+const COMMENT_MAX = 500;
+
+/** The coin of a withdrawal and its chain's send half. */
+export interface PayoutCoin {
+  coin: Coin;
+  sender: ChainSender & Required<Pick<ChainSender, 'payable' | 'minimumPayment'>>;
+}
+
+/** A withdrawal request whose fields have their types; the amount and address are checked later, in SPEC's order. */
+export interface WithdrawalShape {
+  payout: PayoutCoin;
+  rawAmount: unknown;
+  toAddress: string;
+  payoutId: string | null;
+  comment: string | null;
+  feeMode: NetworkFeeMode;
+}
+
+export const addressRefused = (): ApiError => new ApiError(422, 'address_refused', 'this destination is not accepted');
+
+/** The coin named by `coin_id`, if withdrawals of it are offered: its chain must have a payout engine. */
+export function payoutCoinOf(raw: unknown, catalog: Catalog, senderOf: (chainId: string) => ChainSender | null): PayoutCoin {
+  if (!isUuid(raw)) throw validationError('coin_id', 'coin_id must be a coin id (uuid) from GET /v1/currencies');
+  const coin = catalog.coin(raw.toLowerCase());
+  if (!coin) throw validationError('coin_id', 'coin_id is not a coin of the catalogue');
+  const sender = senderOf(coin.chain_id);
+  if (!sender?.payable || sender.minimumPayment === undefined) throw validationError('coin_id', 'withdrawals of this coin are not offered');
+  return { coin, sender: sender as PayoutCoin['sender'] };
+}
+
+export function feeModeOf(raw: unknown): NetworkFeeMode {
+  if (raw === undefined || raw === null) return 'reserved';
+  if (raw !== 'reserved' && raw !== 'actual') throw validationError('network_fee_mode', 'network_fee_mode must be reserved or actual');
+  return raw;
+}
+
+/** Every field's type and size (the body of POST /v1/withdrawals, PRODUCT §8). */
+export function parseShape(body: Record<string, unknown>, catalog: Catalog, senderOf: (chainId: string) => ChainSender | null): WithdrawalShape {
+  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw validationError(k, `${k} is not a field of a withdrawal request`);
+  const payout = payoutCoinOf(body.coin_id, catalog, senderOf);
+  if (body.amount === undefined || body.amount === null) throw validationError('amount', 'amount is required');
+  if (typeof body.to_address !== 'string' || body.to_address === '') throw validationError('to_address', 'to_address is required');
+  let payoutId: string | null = null;
+  if (body.payout_id !== undefined && body.payout_id !== null) {
+    if (typeof body.payout_id !== 'string' || !PRINTABLE.test(body.payout_id)) throw validationError('payout_id', 'payout_id must be 1 to 128 printable ASCII characters');
+    payoutId = body.payout_id;
+  }
+  let comment: string | null = null;
+  if (body.comment !== undefined && body.comment !== null) {
+    if (typeof body.comment !== 'string' || body.comment.length > COMMENT_MAX) throw validationError('comment', `comment must be a string of at most ${COMMENT_MAX} characters`);
+    comment = body.comment;
+  }
+  return { payout, rawAmount: body.amount, toAddress: body.to_address, payoutId, comment, feeMode: feeModeOf(body.network_fee_mode) };
+}
+
+/**
+ * The amount to pay: a decimal string with at most the coin's decimals, positive, and at least
+ * what one payment output of the chain may carry.
+ */
+export function parsePayoutAmount(raw: unknown, payout: PayoutCoin): Amount {
+  const { coin, sender } = payout;
+  const amount = Amount.parse(raw, { field: 'amount', decimals: coin.decimals });
+  const minimum = Amount.fromBaseUnits(sender.minimumPayment, coin.decimals);
+  if (amount.cmp(minimum) < 0) throw validationError('amount', `amount must be at least ${minimum.toString()} ${coin.ticker}`, { minimum: minimum.toString() });
+  return amount;
+}

@@ -1,0 +1,90 @@
+import { authOf, type Permission } from '../auth/auth.middleware';
+import { normalizeIp } from '../auth/ip-match';
+import type { KeyService } from '../auth/key.service';
+import { refusalToApiError } from '../auth/withdraw-permission';
+import type { WithdrawalRow } from '../db/entities/withdrawals';
+import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { idempotencyKeyOf } from '../http/idempotency';
+import type { Clock } from '../shared/clock';
+import { ApiError, notFound } from '../shared/errors';
+import { isUuid } from '../shared/ids';
+import type { Logger } from '../shared/logger';
+import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
+import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
+
+export interface WithdrawalRouteDeps {
+  withdrawals: WithdrawalService;
+  keys: Pick<KeyService, 'payoutDecision'>;
+  authenticate: (permission: Permission | null) => AppMiddleware;
+  /** Signed, with the permission left to the route (payouts, estimate). */
+  signed: () => AppMiddleware;
+  /** The per-key Idempotency-Key middleware, for cancel. */
+  idempotent: AppMiddleware;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The withdrawal endpoints of SPEC: estimate, create, cancel, list (and its exports), get. */
+export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
+  const r = newRouter('/v1');
+  const { withdrawals } = deps;
+  const idOf = (raw: string): string => {
+    if (!isUuid(raw)) throw notFound('withdrawal');
+    return raw.toLowerCase();
+  };
+
+  // PRODUCT §5: the estimate needs read or withdraw.
+  r.post('/withdrawals/estimate', deps.signed(), async (ctx) => {
+    const auth = authOf(ctx);
+    if (!auth.permissions.has('read') && !auth.permissions.has('withdraw')) {
+      throw new ApiError(403, 'auth.permission_denied', 'this key lacks the read or withdraw permission', { required: 'read' });
+    }
+    ctx.body = await withdrawals.estimate(auth.accountId, ctx.state.body);
+  });
+
+  // Idempotency-Keys of withdrawals are bound by the service, per merchant and for good (SPEC 7–10),
+  // in the transaction that creates the withdrawal: not by the per-key middleware.
+  r.post('/withdrawals', deps.signed(), async (ctx) => {
+    const auth = authOf(ctx);
+    const decision = await deps.keys.payoutDecision(auth.apiKeyId, auth.usedSecret);
+    if (!decision.allowed) throw refusalToApiError(decision);
+    const key = idempotencyKeyOf(ctx);
+    const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) } };
+    const { withdrawal, created } = await withdrawals.create(caller, ctx.state.body, key);
+    ctx.status = created ? 201 : 200;
+    ctx.body = withdrawal;
+  });
+
+  const list: ExportableList<WithdrawalFilters, WithdrawalView, WithdrawalRow> = {
+    name: 'withdrawals',
+    columns: WITHDRAWAL_COLUMNS,
+    parseFilters: parseWithdrawalFilters,
+    page: (accountId, filters, page) => withdrawals.list(accountId, filters, page),
+    batches: (accountId, filters, after, size) => withdrawals.batches(accountId, filters, after, size),
+    present: (row) => withdrawals.present(row),
+    count: (accountId, filters, after, cap) => withdrawals.count(accountId, filters, after, cap),
+  };
+  r.get('/withdrawals', deps.authenticate('read'), async (ctx) => {
+    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
+  });
+
+  r.get('/withdrawals/:id', deps.authenticate('read'), async (ctx) => {
+    ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+  });
+
+  r.post('/withdrawals/:id/cancel', deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
+    ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+  });
+
+  return r;
+}
+
+const FIELDS = [
+  'id', 'status', 'payout_id', 'coin_id', 'ticker', 'network', 'amount', 'to_address', 'comment', 'review_reason', 'txid',
+  'confirmations', 'failure_reason', 'platform_fee', 'network_fee_reserved', 'network_fee_charged', 'network_fee_mode',
+  'total_debit', 'created_at', 'updated_at', 'completed_at',
+] as const satisfies ReadonlyArray<keyof WithdrawalView>;
+
+/** The columns of a withdrawal export: the JSON fields, in the same order. */
+const WITHDRAWAL_COLUMNS: readonly ExportColumn<WithdrawalView>[] = FIELDS.map((k) => ({ header: k, value: (v: WithdrawalView) => v[k] }));

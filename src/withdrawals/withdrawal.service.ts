@@ -1,0 +1,527 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import type { ChainSender, FeeQuote } from '../chains/types';
+import { ApiKeyEntity } from '../db/entities/auth';
+import type { TransactionRow } from '../db/entities/money';
+import { AccountEntity, SecurityLogEntity, type AccountRow } from '../db/entities/team';
+import {
+  WhitelistEntryEntity,
+  WithdrawalEntity,
+  WithdrawalKeyEntity,
+  type NetworkFeeMode,
+  type ReviewReason,
+  type WithdrawalRow,
+  type WithdrawalStatus,
+} from '../db/entities/withdrawals';
+import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
+import { insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../db/raw';
+import type { Store } from '../db/store';
+import type { Outbox } from '../events/outbox';
+import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
+import type { MoneyMovement } from '../money/money-movement';
+import type { RateEngine } from '../rates/engine';
+import { iso, type Clock } from '../shared/clock';
+import { ApiError, conflict, notFound, unavailable } from '../shared/errors';
+import { newTimeOrderedId } from '../shared/ids';
+import { Amount } from '../shared/money';
+import { toPage, type Page, type PageRequest } from '../shared/pagination';
+import type { TeamService, Actor } from '../team/team.service';
+import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
+import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
+import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
+
+/** The withdrawal as GET returns it (PRODUCT §8). */
+export interface WithdrawalView {
+  id: string;
+  status: WithdrawalStatus;
+  payout_id: string | null;
+  coin_id: string;
+  ticker: string;
+  network: string;
+  amount: string;
+  to_address: string;
+  comment: string | null;
+  review_reason: ReviewReason | null;
+  txid: string | null;
+  confirmations: number;
+  failure_reason: string | null;
+  platform_fee: string;
+  network_fee_reserved: string;
+  network_fee_charged: string | null;
+  network_fee_mode: NetworkFeeMode;
+  total_debit: string;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export interface EstimateView {
+  coin_id: string;
+  amount: string;
+  platform_fee: string;
+  network_fee_reserved: string;
+  network_fee_mode: NetworkFeeMode;
+  total_debit: string;
+  expires_at: string;
+}
+
+/** Who is asking to pay out: the signed request's key. */
+export interface PayoutCaller {
+  accountId: string;
+  apiKeyId: string;
+  /** Subjects of the sensitive-operation limits (SPEC "Limits"). */
+  limits: { key: string; ip: string };
+}
+
+export interface WithdrawalServiceDeps {
+  store: Store;
+  catalog: Catalog;
+  rates: RateEngine;
+  senderOf: (chainId: string) => ChainSender | null;
+  /** One of the wallet's own addresses (any account's): paying it would move coins in a circle. */
+  isOwnAddress: (chainId: string, address: string) => boolean;
+  money: MoneyMovement;
+  outbox: Outbox;
+  team: TeamService;
+  /** The sensitive-operation limiter: counts a creation against its subjects, or answers where it is blocked. */
+  /** `payouts.max_per_transaction`: per coin ticker, the signer's cap in the config's default fiat. */
+  signerLimits: Readonly<Record<string, string>>;
+  limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
+  clock: Clock;
+}
+
+/** Virtual bytes reserved per payout (Bitcoin): a payment with two P2WPKH inputs, its output and change, rounded up. */
+export const RESERVED_VBYTES = 250;
+/** How long an estimate's figures hold (the fee quote moves with the mempool). */
+const ESTIMATE_TTL_MS = 5 * 60 * 1000;
+/** A review left undecided this long is rejected (SPEC "Limits"). */
+export const REVIEW_TTL_MS = 24 * 3600 * 1000;
+/** Security changes that send the next 24 hours' payouts to review (`pattern`). */
+const PATTERN_ACTIONS = ['withdraw.granted', 'withdraw.approved', 'member.added', 'member.role_changed', 'whitelist.added', 'whitelist.removed'];
+
+/** A concurrent request won a unique index: the write runs again and finds what it wrote. */
+class Raced extends Error {}
+
+/**
+ * Withdrawals: estimate, creation with its checks in SPEC's order, the hold, the permanent binding
+ * of Idempotency-Keys and payout_ids (SPEC "Idempotency" 7–10), cancel, review and dual-approval
+ * decisions, the review expiry, and the payout-address whitelist. Every move goes through the
+ * pure state table and writes its event in its own transaction. Payouts themselves (processing and
+ * later) are the payout worker's.
+ */
+export class WithdrawalService {
+  constructor(private readonly deps: WithdrawalServiceDeps) {}
+
+  async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
+    const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
+    if (body.to_address !== undefined && body.to_address !== null) {
+      const to = body.to_address;
+      if (typeof to !== 'string' || !payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
+    }
+    const amount = parsePayoutAmount(body.amount, payout);
+    const account = await this.account(accountId);
+    const fees = await this.fees(account, payout, amount);
+    return {
+      coin_id: payout.coin.id,
+      amount: amount.toString(),
+      platform_fee: fees.platformFee.toString(),
+      network_fee_reserved: fees.networkFee.toString(),
+      network_fee_mode: feeModeOf(body.network_fee_mode),
+      total_debit: fees.total.toString(),
+      expires_at: iso(new Date(this.deps.clock.now().getTime() + ESTIMATE_TTL_MS)),
+    };
+  }
+
+  /**
+   * POST /v1/withdrawals after the payout permission held: kyb, body, whitelist, destination,
+   * amount, then the idempotency key, the payout_id, the limits and the hold, in one transaction.
+   * `created` is false when an existing withdrawal is returned.
+   */
+  async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean }> {
+    const { catalog, store } = this.deps;
+    const account = await this.account(caller.accountId);
+    if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
+    const shape = parseShape(body, catalog, this.deps.senderOf);
+    const { coin, sender } = shape.payout;
+    if (account.withdrawal_whitelist_enforced && !(await this.whitelisted(caller.accountId, coin.id, shape.toAddress))) {
+      throw new ApiError(403, 'forbidden', 'this address is not on the account\'s withdrawal whitelist');
+    }
+    if (!sender.payable(shape.toAddress) || this.deps.isOwnAddress(coin.chain_id, shape.toAddress)) throw addressRefused();
+    const amount = parsePayoutAmount(shape.rawAmount, shape.payout);
+    const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
+
+    // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
+    const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+    if (repeat) return { withdrawal: this.present(repeat), created: false };
+
+    const fees = await this.fees(account, shape.payout, amount);
+    const initial = await this.initialStatus(account, shape.payout, amount);
+    return retrying(() =>
+      store.write(async (em) => {
+        const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
+        if (found) return { withdrawal: this.present(found), created: false };
+        const now = this.deps.clock.now();
+        const row: WithdrawalRow = {
+          id: newTimeOrderedId(now.getTime()),
+          account_id: caller.accountId,
+          status: initial.status,
+          payout_id: shape.payoutId,
+          coin_id: coin.id,
+          amount: amount.toString(),
+          to_address: shape.toAddress,
+          comment: shape.comment,
+          review_reason: initial.reviewReason,
+          txid: null,
+          confirmations: 0,
+          failure_reason: null,
+          platform_fee: fees.platformFee.toString(),
+          network_fee_reserved: fees.networkFee.toString(),
+          network_fee_charged: null,
+          network_fee_mode: shape.feeMode,
+          total_debit: fees.total.toString(),
+          api_key_id: caller.apiKeyId,
+          decided_by: null,
+          decided_at: null,
+          signed_tx: null,
+          candidate_txids: '[]',
+          claimed_by: null,
+          claimed_at: null,
+          created_at: iso(now),
+          updated_at: iso(now),
+          completed_at: null,
+        };
+        // The unique indexes on (account, payout_id) and (account, key) are the guards: the
+        // withdrawal, its key and its hold are written together or not at all.
+        if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
+        if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
+        // Counted only by the copy that won the guards: parallel copies of one request are one payout.
+        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
+        if (!limited.allowed) {
+          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
+        }
+        const legs = [
+          { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
+          { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },
+          { book: NETWORK_BOOK, amount: fees.networkFee, code: 'network_fee' },
+        ].filter((l) => l.amount.isPositive());
+        await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs });
+        const view = this.present(row);
+        const event = creationEvent(row.status);
+        if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
+        return { withdrawal: view, created: true };
+      }),
+    );
+  }
+
+  async get(accountId: string, id: string): Promise<WithdrawalView> {
+    const row = await this.deps.store.read.findOneBy(WithdrawalEntity, { id, account_id: accountId });
+    if (!row) throw notFound('withdrawal');
+    return this.present(row);
+  }
+
+  async list(accountId: string, filters: WithdrawalFilters, page: PageRequest): Promise<Page<WithdrawalView>> {
+    const rows = await applyKeyset(listWithdrawalsQuery(this.deps.store.read, accountId, filters), 'w', page).getMany();
+    return toPage(rows, page, (r) => this.present(r));
+  }
+
+  batches(accountId: string, filters: WithdrawalFilters, after: PageKey | null, size: number): AsyncIterable<WithdrawalRow[]> {
+    const build = () => listWithdrawalsQuery(this.deps.store.read, accountId, filters);
+    return keysetBatches(build, 'w', { after, batchSize: size, read: (qb) => qb.getMany() as Promise<WithdrawalRow[]>, keyOf: (r) => r });
+  }
+
+  count(accountId: string, filters: WithdrawalFilters, after: PageKey | null, cap: number): Promise<number> {
+    const qb = listWithdrawalsQuery(this.deps.store.read, accountId, filters);
+    if (after) applyKeyset(qb, 'w', { limit: cap, after });
+    return countUpTo(qb, cap);
+  }
+
+  present(row: WithdrawalRow): WithdrawalView {
+    const coin = this.deps.catalog.coin(row.coin_id);
+    return {
+      id: row.id,
+      status: row.status,
+      payout_id: row.payout_id,
+      coin_id: row.coin_id,
+      ticker: coin?.ticker ?? '',
+      network: coin?.network ?? '',
+      amount: row.amount,
+      to_address: row.to_address,
+      comment: row.comment,
+      review_reason: row.review_reason,
+      txid: row.txid,
+      confirmations: Number(row.confirmations),
+      failure_reason: row.failure_reason,
+      platform_fee: row.platform_fee,
+      network_fee_reserved: row.network_fee_reserved,
+      network_fee_charged: row.network_fee_charged,
+      network_fee_mode: row.network_fee_mode,
+      total_debit: row.total_debit,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      completed_at: row.completed_at,
+    };
+  }
+
+  /** The merchant's cancel: only before processing (SPEC), the hold released. */
+  async cancel(accountId: string, id: string): Promise<WithdrawalView> {
+    return this.deps.store.write(async (em) => {
+      const row = await em.findOneBy(WithdrawalEntity, { id, account_id: accountId });
+      if (!row) throw notFound('withdrawal');
+      return this.present(await this.move(em, row, 'cancel', {}));
+    });
+  }
+
+  /** An account's withdrawals for a member (the CLI's list), newest first, at most 200; `status` filters. */
+  async listForMember(accountId: string, actor: Actor, status?: WithdrawalStatus): Promise<WithdrawalView[]> {
+    const em = this.deps.store.read;
+    await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
+    const rows = await listWithdrawalsQuery(em, accountId, status ? { status } : {}).limit(200).getMany();
+    return rows.map((r) => this.present(r));
+  }
+
+  async getForMember(accountId: string, actor: Actor, id: string): Promise<WithdrawalView> {
+    await this.deps.team.authorize(this.deps.store.read, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
+    return this.get(accountId, id);
+  }
+
+  /**
+   * An owner's or admin's decision on a withdrawal in `review` or `awaiting_approval`, with their
+   * two-factor code. A dual approval must come from a member other than the one holding the
+   * secret of the key that asked for the payout.
+   */
+  async decide(accountId: string, id: string, actor: Actor, decision: 'approve' | 'reject'): Promise<WithdrawalView> {
+    return this.deps.store.write(async (em) => {
+      const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
+      const row = await em.findOneBy(WithdrawalEntity, { id, account_id: accountId });
+      if (!row) throw notFound('withdrawal');
+      if (row.status !== 'review' && row.status !== 'awaiting_approval') throw conflict(`only a withdrawal in review or awaiting approval is decided; this one is ${row.status}`, { status: row.status });
+      const member = await this.deps.team.memberByEmail(em, accountId, who);
+      if (decision === 'approve' && row.status === 'awaiting_approval') {
+        const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
+        if (key?.secret_holder === member.id) {
+          throw new ApiError(403, 'forbidden', 'the second approval must come from a member other than the holder of the requesting key\'s secret');
+        }
+      }
+      const now = iso(this.deps.clock.now());
+      const moved = await this.move(em, row, decision, { decided_by: member.id, decided_at: now });
+      await this.deps.team.log(em, accountId, who, `withdrawal.${decision === 'approve' ? 'approved' : 'rejected'}`, { withdrawal_id: row.id, from: row.status, amount: row.amount, coin_id: row.coin_id, to_address: row.to_address });
+      return this.present(moved);
+    });
+  }
+
+  /** Reviews left undecided for 24 hours are rejected, their holds released. How many. */
+  async expireReviews(): Promise<number> {
+    const cutoff = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
+    const due = await this.deps.store.read
+      .createQueryBuilder(WithdrawalEntity, 'w')
+      .where("w.status = 'review' AND w.created_at <= :cutoff", { cutoff })
+      .orderBy('w.created_at', 'ASC')
+      .limit(200)
+      .getMany();
+    let done = 0;
+    for (const row of due) {
+      const moved = await this.deps.store.write(async (em) => {
+        try {
+          await this.move(em, row, 'expire', {});
+        } catch (err) {
+          // Decided or cancelled meanwhile.
+          if (err instanceof ApiError && err.status === 409) return false;
+          throw err;
+        }
+        await this.deps.team.log(em, row.account_id, 'system', 'withdrawal.review_expired', { withdrawal_id: row.id });
+        return true;
+      });
+      if (moved) done++;
+    }
+    return done;
+  }
+
+  async whitelist(accountId: string, actor: Actor): Promise<Array<{ id: string; coin_id: string; address: string; label: string | null; created_by: string; created_at: string }>> {
+    const em = this.deps.store.read;
+    await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
+    const rows = await em.find(WhitelistEntryEntity, { where: { account_id: accountId, status: 'active' }, order: { created_at: 'ASC' } });
+    return rows.map(({ id, coin_id, address, label, created_by, created_at }) => ({ id, coin_id, address, label, created_by, created_at }));
+  }
+
+  /** Adds a payout address (owner or admin, two-factor code, sensitive-operation limits, security log). */
+  async addWhitelisted(accountId: string, actor: Actor, body: { coin_id?: unknown; address?: unknown; label?: unknown }) {
+    const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
+    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || this.deps.isOwnAddress(payout.coin.chain_id, body.address)) throw addressRefused();
+    const label = typeof body.label === 'string' && body.label.length <= 200 ? body.label : null;
+    const address = body.address;
+    return this.deps.store.write(async (em) => {
+      const who = await this.managerAct(em, accountId, actor);
+      const now = iso(this.deps.clock.now());
+      const entry = { id: newTimeOrderedId(), account_id: accountId, coin_id: payout.coin.id, address, label, status: 'active' as const, created_by: who, created_at: now, removed_at: null };
+      if (!(await insertRowIfAbsent(em, 'withdrawal_whitelist', entry))) throw conflict('this address is already on the whitelist');
+      await this.deps.team.log(em, accountId, who, 'whitelist.added', { id: entry.id, coin_id: entry.coin_id, address, label });
+      return { id: entry.id, coin_id: entry.coin_id, address, label, created_by: who, created_at: now };
+    });
+  }
+
+  async removeWhitelisted(accountId: string, actor: Actor, id: string): Promise<{ id: string; removed: true }> {
+    return this.deps.store.write(async (em) => {
+      const who = await this.managerAct(em, accountId, actor);
+      const entry = await em.findOneBy(WhitelistEntryEntity, { id, account_id: accountId, status: 'active' });
+      if (!entry) throw notFound('whitelist entry');
+      await updateRows(em, 'withdrawal_whitelist', { status: 'removed', removed_at: iso(this.deps.clock.now()) }, { id, status: 'active' });
+      await this.deps.team.log(em, accountId, who, 'whitelist.removed', { id, coin_id: entry.coin_id, address: entry.address });
+      return { id, removed: true };
+    });
+  }
+
+  private async managerAct(em: EntityManager, accountId: string, actor: Actor): Promise<string> {
+    const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
+    const member = await this.deps.team.memberByEmail(em, accountId, who);
+    const r = this.deps.limit({ person: member.id, merchant: accountId });
+    if (!r.allowed) throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
+    return who;
+  }
+
+  /**
+   * One move of the state table, guarded by the status the row was read in, with its hold action
+   * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
+   */
+  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> {
+    const m = nextMove(row.status, trigger);
+    if (!m) throw conflict(`a withdrawal in ${row.status} cannot be ${trigger === 'cancel' ? 'cancelled' : `moved by ${trigger}`}`, { status: row.status });
+    const now = this.deps.clock.now();
+    const next: WithdrawalRow = { ...row, ...patch, status: m.to, updated_at: iso(now) };
+    if ((await updateRows(em, 'withdrawals', { ...patch, status: m.to, updated_at: next.updated_at }, { id: row.id, status: row.status })) !== 1) {
+      throw conflict('the withdrawal changed meanwhile; read it again');
+    }
+    if (m.hold !== 'keep') {
+      const [hold] = await rawQuery<Pick<TransactionRow, 'id'>>(
+        em,
+        `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending'`,
+        [row.id],
+      );
+      if (!hold) throw new Error(`withdrawal ${row.id} has no pending hold`);
+      if (m.hold === 'release') await this.deps.money.void(em, hold.id);
+      else await this.deps.money.settle(em, hold.id);
+    }
+    if (m.event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
+    return next;
+  }
+
+  /**
+   * The withdrawal a request repeats, if any. The key decides first (rule 9): bound to a
+   * withdrawal, the request must carry the same values (rule 8). Then the payout_id: the same coin,
+   * amount and address return its withdrawal and bind a new key to it (rule 10); others are 409.
+   */
+  private async findRepeat(
+    em: EntityManager,
+    accountId: string,
+    req: { coin_id: string; amount: Amount; to_address: string; payout_id: string | null; comment: string | null },
+    key: string | null,
+  ): Promise<WithdrawalRow | null> {
+    if (key !== null) {
+      const bound = await em.findOneBy(WithdrawalKeyEntity, { account_id: accountId, key });
+      if (bound) {
+        const w = await em.findOneByOrFail(WithdrawalEntity, { id: bound.withdrawal_id });
+        const same = samePayment(w, req) && w.payout_id === req.payout_id && (w.comment ?? null) === req.comment;
+        if (!same) throw new ApiError(422, 'idempotency.mismatch', 'this Idempotency-Key was used for a different withdrawal');
+        return w;
+      }
+    }
+    if (req.payout_id === null) return null;
+    const w = await em.findOneBy(WithdrawalEntity, { account_id: accountId, payout_id: req.payout_id });
+    if (!w) return null;
+    if (!samePayment(w, req)) throw conflict('this payout_id names a withdrawal with other parameters', { withdrawal_id: w.id });
+    if (key !== null && !(await this.bindKey(em, accountId, key, w.id, this.deps.clock.now()))) throw new Raced();
+    return w;
+  }
+
+  private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
+    return insertRowIfAbsent(em, 'withdrawal_keys', { account_id: accountId, key, withdrawal_id: withdrawalId, created_at: iso(now) });
+  }
+
+  /** Fees in the withdrawn coin: the platform's percentage (rounded up) and the reserved network fee. */
+  private async fees(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
+    const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
+    let quote: FeeQuote;
+    try {
+      quote = await payout.sender.feeQuote();
+    } catch {
+      throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
+    }
+    if (quote.kind !== 'btc') throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
+    const sats = BigInt(Math.ceil(quote.satPerVbyte * RESERVED_VBYTES));
+    const networkFee = Amount.fromBaseUnits(sats, payout.coin.decimals);
+    return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+  }
+
+  /**
+   * PRODUCT §8: `awaiting_approval` above the dual-approval threshold (valued in the default fiat
+   * at the current rate: 503 without one); else `review` with `pattern` after a security change
+   * in the last 24 hours, `limit` when the last 24 hours' withdrawals with this one are worth more
+   * than the account's daily limit, or `signer_limit` above the signer's cap for the coin; else
+   * `pending`.
+   */
+  private async initialStatus(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
+    if (account.dual_approval_threshold !== null) {
+      const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
+      const { rate } = this.deps.rates.rate(payout.coin.ticker, fiat);
+      if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
+    }
+    const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
+    const recent = await this.deps.store.read
+      .createQueryBuilder(SecurityLogEntity, 's')
+      .where('s.account_id = :id AND s.created_at >= :since AND s.action IN (:...actions)', { id: account.id, since, actions: PATTERN_ACTIONS })
+      .getCount();
+    if (recent > 0) return { status: 'review', reviewReason: 'pattern' };
+    if (account.daily_withdrawal_limit !== null) {
+      const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
+      const day = await this.deps.store.read
+        .createQueryBuilder(WithdrawalEntity, 'w')
+        .select(['w.coin_id', 'w.amount'])
+        .where("w.account_id = :id AND w.created_at >= :since AND w.status NOT IN ('cancelled', 'rejected', 'failed')", { id: account.id, since })
+        .getMany();
+      let value = amount.times(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
+      for (const w of day) {
+        const ticker = this.deps.catalog.coin(w.coin_id)?.ticker;
+        if (ticker) value = value.plus(Amount.of(w.amount).times(this.deps.rates.rate(ticker, fiat).rate));
+      }
+      if (value.cmp(Amount.of(account.daily_withdrawal_limit)) > 0) return { status: 'review', reviewReason: 'limit' };
+    }
+    const cap = this.deps.signerLimits[payout.coin.ticker];
+    if (cap !== undefined) {
+      const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);
+      if (amount.times(rate).cmp(Amount.of(cap)) > 0) return { status: 'review', reviewReason: 'signer_limit' };
+    }
+    return { status: 'pending', reviewReason: null };
+  }
+
+  private async account(accountId: string): Promise<AccountRow> {
+    const a = await this.deps.store.read.findOneBy(AccountEntity, { id: accountId });
+    if (!a) throw notFound('account');
+    return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
+  }
+
+  private async whitelisted(accountId: string, coinId: string, address: string): Promise<boolean> {
+    return this.deps.store.read.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
+  }
+}
+
+/** Rule 7's comparison: values, not bytes (`0.10` equals `0.1`). */
+function samePayment(w: WithdrawalRow, req: { coin_id: string; amount: Amount; to_address: string }): boolean {
+  return w.coin_id === req.coin_id && Amount.of(w.amount).eq(req.amount) && w.to_address === req.to_address;
+}
+
+/** Runs `fn` again while a concurrent request wins a unique index first (a few times at most). */
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if ((err instanceof Raced || isUniqueViolation(err)) && attempt < 5) continue;
+      throw err;
+    }
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  const code = e.driverError?.code ?? e.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

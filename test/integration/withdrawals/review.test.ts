@@ -1,0 +1,152 @@
+import test, { type ExecutionContext } from 'ava';
+import { SecurityLogEntity } from '../../../src/db/entities/team';
+import { WithdrawalEntity } from '../../../src/db/entities/withdrawals';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, OtpSource } from '../../helpers/daemon';
+import { COINS } from '../../helpers/invoice-fixture';
+import { PAY_TO, startWithdrawalFixture, type WithdrawalFixture } from '../../helpers/withdrawal-fixture';
+
+const body = (over: Record<string, unknown> = {}) => ({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, ...over });
+
+async function fixture(t: ExecutionContext): Promise<WithdrawalFixture & { cli(args: string[]): ReturnType<typeof runBin> }> {
+  const f = await startWithdrawalFixture();
+  t.teardown(() => f.stop());
+  await f.fund('1');
+  const config = cliConfigFile(f.td);
+  return Object.assign(f, { cli: (args: string[]) => runBin(COINKEEP_BIN, ['--config', config, '--json', ...args], { timeoutMs: 60_000 }) });
+}
+
+const eventsOf = async (f: WithdrawalFixture, id: string): Promise<Array<{ type: string; withdrawal: Record<string, unknown> }>> =>
+  (await f.td.daemon.store.read.query(`SELECT type, body FROM events WHERE object_id = '${id}' ORDER BY seq`)).map((e: { type: string; body: string }) => ({
+    type: e.type,
+    withdrawal: JSON.parse(e.body).data.withdrawal,
+  }));
+
+test('above the dual-approval threshold a withdrawal awaits a second approval: not from the key secret holder, then from an admin through the CLI', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ dual_approval_threshold: '1000' }); // 0.1 BTC is 6800 USD at the test rates
+  const w = await f.api.post('/v1/withdrawals', body());
+  t.is(w.status, 201, JSON.stringify(w.body));
+  t.is(w.body.status, 'awaiting_approval');
+  t.deepEqual(await eventsOf(f, w.body.id), [{ type: 'withdrawal.awaiting_approval', withdrawal: w.body }]);
+  t.deepEqual(await f.balance(), { available: '0.899975', hold: '0.100025' });
+
+  const listed = await f.cli(['withdrawals', 'list', '--account', f.accountId, '--as', f.owner, '--status', 'awaiting_approval']);
+  t.is(listed.code, 0, listed.stderr);
+  t.deepEqual(listed.json.items.map((i: { id: string }) => i.id), [w.body.id]);
+
+  // The owner holds the secret of the key that asked: their approval is not the second one.
+  const own = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), w.body.id]);
+  t.not(own.code, 0);
+  t.regex(own.stderr, /forbidden/);
+  t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'awaiting_approval');
+
+  const added = await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin');
+  const adminOtp = new OtpSource(added.member.totp_secret, { now: () => new Date() });
+  const approved = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', 'admin@example.com', '--otp', adminOtp.next(), w.body.id]);
+  t.is(approved.code, 0, approved.stderr);
+  t.is(approved.json.status, 'pending');
+  t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'pending');
+  t.deepEqual(await f.balance(), { available: '0.899975', hold: '0.100025' }, 'still held');
+  const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.approved' });
+  t.is(log.length, 1);
+  t.is(log[0]!.actor, 'admin@example.com');
+});
+
+test('a rejected withdrawal returns its whole total_debit to available and sends withdrawal.rejected', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ dual_approval_threshold: '1000' });
+  const w = await f.api.post('/v1/withdrawals', body());
+  const rejected = await f.cli(['withdrawals', 'reject', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), w.body.id]);
+  t.is(rejected.code, 0, rejected.stderr);
+  t.is(rejected.json.status, 'rejected');
+  t.deepEqual(await f.balance(), { available: '1', hold: '0' });
+  const events = await eventsOf(f, w.body.id);
+  t.deepEqual(events.map((e) => e.type), ['withdrawal.awaiting_approval', 'withdrawal.rejected']);
+  t.deepEqual(events[1]!.withdrawal, (await f.api.get(`/v1/withdrawals/${w.body.id}`)).body);
+  const again = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), w.body.id]);
+  t.not(again.code, 0, 'a decided withdrawal is not decided again');
+});
+
+test('after a security change a withdrawal goes to review (pattern); undecided for 24 hours it is rejected and released', async (t) => {
+  const f = await fixture(t);
+  await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'new@example.com', 'developer');
+  const w = await f.api.post('/v1/withdrawals', body());
+  t.like(w.body, { status: 'review', review_reason: 'pattern' });
+  t.deepEqual((await eventsOf(f, w.body.id)).map((e) => e.type), ['withdrawal.review']);
+
+  t.is(await f.td.daemon.withdrawals.service.expireReviews(), 0, 'not yet');
+  const dayAgo = new Date(Date.now() - 24 * 3600 * 1000 - 1000).toISOString();
+  await f.td.daemon.store.write((em) => em.update(WithdrawalEntity, { id: w.body.id }, { created_at: dayAgo }));
+  t.is(await f.td.daemon.withdrawals.service.expireReviews(), 1);
+  t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'rejected');
+  t.deepEqual(await f.balance(), { available: '1', hold: '0' });
+  t.deepEqual((await eventsOf(f, w.body.id)).map((e) => e.type), ['withdrawal.review', 'withdrawal.rejected']);
+});
+
+test('an enforced whitelist accepts only its active addresses; whitelist add and remove go through the CLI with a two-factor code', async (t) => {
+  const f = await fixture(t);
+  const enforce = await f.cli(['account', 'set', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), 'withdrawal_whitelist_enforced=true']);
+  t.is(enforce.code, 0, enforce.stderr);
+  t.is((await f.api.post('/v1/withdrawals', body())).status, 403);
+
+  const noOtp = await f.cli(['whitelist', 'add', '--account', f.accountId, '--as', f.owner, '--coin', COINS.BTC, '--address', PAY_TO]);
+  t.not(noOtp.code, 0);
+  const added = await f.cli(['whitelist', 'add', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), '--coin', COINS.BTC, '--address', PAY_TO, '--label', 'supplier']);
+  t.is(added.code, 0, added.stderr);
+  const listed = await f.cli(['whitelist', 'list', '--account', f.accountId, '--as', f.owner]);
+  t.deepEqual(listed.json.items.map((e: { address: string }) => e.address), [PAY_TO]);
+  // Whitelist changes are security changes: payouts go to review for a day.
+  const w = await f.api.post('/v1/withdrawals', body());
+  t.is(w.status, 201, JSON.stringify(w.body));
+  t.like(w.body, { status: 'review', review_reason: 'pattern' });
+
+  // The owner's codes of this minute are spent: an admin removes it.
+  const admin = await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin');
+  const adminOtp = new OtpSource(admin.member.totp_secret, { now: () => new Date() });
+  const removed = await f.cli(['whitelist', 'remove', '--account', f.accountId, '--as', 'admin@example.com', '--otp', adminOtp.next(), added.json.id]);
+  t.is(removed.code, 0, removed.stderr);
+  const refused = await f.api.post('/v1/withdrawals', body({ amount: '0.2' }));
+  t.is(refused.status, 403);
+  t.is(refused.body.error.code, 'forbidden');
+  const actions = (await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId })).map((e) => e.action);
+  t.true(actions.includes('whitelist.added') && actions.includes('whitelist.removed'));
+});
+
+test('with a dual-approval threshold and no current rate in the default fiat, a withdrawal is 503 unavailable and nothing is held', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ dual_approval_threshold: '100000', default_fiat: 'JPY' }); // the test rates have no JPY
+  const res = await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'no-rate' });
+  t.is(res.status, 503, JSON.stringify(res.body));
+  t.is(res.body.error.code, 'unavailable');
+  t.deepEqual(await f.counts(), { withdrawals: 0, holds: 0 });
+  t.deepEqual(await f.balance(), { available: '1', hold: '0' });
+  await f.setAccount({ default_fiat: 'USD' });
+  const ok = await f.api.post('/v1/withdrawals', body(), { 'Idempotency-Key': 'no-rate' });
+  t.is(ok.status, 201, 'the key stayed free');
+  t.is(ok.body.status, 'pending', '6800 USD is under the threshold');
+});
+
+test('a withdrawal above the signer cap of payouts.max_per_transaction waits in review with signer_limit', async (t) => {
+  const f = await startWithdrawalFixture({ overrides: { payouts: { max_per_transaction: { BTC: '5000' } } } });
+  t.teardown(() => f.stop());
+  await f.fund('1');
+  const small = await f.api.post('/v1/withdrawals', body({ amount: '0.05' })); // 3400 USD
+  t.like(small.body, { status: 'pending', review_reason: null });
+  const large = await f.api.post('/v1/withdrawals', body({ amount: '0.1' })); // 6800 USD
+  t.like(large.body, { status: 'review', review_reason: 'signer_limit' });
+  t.deepEqual((await eventsOf(f, large.body.id)).map((e) => e.type), ['withdrawal.review']);
+});
+
+test('withdrawals beyond the account daily limit within 24 hours wait in review with limit', async (t) => {
+  const f = await fixture(t);
+  await f.setAccount({ daily_withdrawal_limit: '10000' });
+  const first = await f.api.post('/v1/withdrawals', body()); // 6800 USD
+  t.like(first.body, { status: 'pending', review_reason: null });
+  const second = await f.api.post('/v1/withdrawals', body()); // 13600 USD in 24 hours
+  t.like(second.body, { status: 'review', review_reason: 'limit' });
+  // A cancelled withdrawal no longer counts.
+  await f.api.post(`/v1/withdrawals/${first.body.id}/cancel`);
+  await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
+});
