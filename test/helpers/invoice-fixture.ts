@@ -60,18 +60,23 @@ export interface ApiResponse<T = any> {
   body: T;
 }
 
+/**
+ * The last second each (key, request) was signed in, across every client of the process: two
+ * clients of one key sending the same request in one second would share a signature (a replay).
+ */
+const lastSigned = new Map<string, number>();
+
 /** A merchant back end: signs every request from SPEC (test/helpers/signer.ts). */
 export class ApiClient {
-  private readonly lastTs = new Map<string, number>();
 
   constructor(readonly baseUrl: string, readonly keyId: string, readonly secret: string, private readonly clock: Clock = { now: () => new Date() }) {}
 
   async call<T = any>(method: string, target: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     // Identical requests in the same second share a signature (SPEC: a replay); sign them a second later.
-    const k = `${method} ${target} ${raw ?? ''}`;
-    const ts = Math.max(Math.floor(this.clock.now().getTime() / 1000), (this.lastTs.get(k) ?? 0) + 1);
-    this.lastTs.set(k, ts);
+    const k = `${this.keyId} ${method} ${target} ${raw ?? ''}`;
+    const ts = Math.max(Math.floor(this.clock.now().getTime() / 1000), (lastSigned.get(k) ?? 0) + 1);
+    lastSigned.set(k, ts);
     const signed = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: ts });
     const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw });
     const text = await res.text();

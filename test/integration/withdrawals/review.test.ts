@@ -2,7 +2,8 @@ import test, { type ExecutionContext } from 'ava';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { WithdrawalEntity } from '../../../src/db/entities/withdrawals';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
-import { cliConfigFile, OtpSource } from '../../helpers/daemon';
+import { cliConfigFile } from '../../helpers/daemon';
+import { RealOtp } from '../../helpers/cli-otp';
 import { COINS } from '../../helpers/invoice-fixture';
 import { PAY_TO, startWithdrawalFixture, type WithdrawalFixture } from '../../helpers/withdrawal-fixture';
 
@@ -42,8 +43,8 @@ test('above the dual-approval threshold a withdrawal awaits a second approval: n
   t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'awaiting_approval');
 
   const added = await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin');
-  const adminOtp = new OtpSource(added.member.totp_secret, { now: () => new Date() });
-  const approved = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', 'admin@example.com', '--otp', adminOtp.next(), w.body.id]);
+  const adminOtp = new RealOtp(added.member.totp_secret);
+  const approved = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', 'admin@example.com', '--otp', await adminOtp.next(), w.body.id]);
   t.is(approved.code, 0, approved.stderr);
   t.is(approved.json.status, 'pending');
   t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'pending');
@@ -103,8 +104,8 @@ test('an enforced whitelist accepts only its active addresses; whitelist add and
 
   // The owner's codes of this minute are spent: an admin removes it.
   const admin = await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin');
-  const adminOtp = new OtpSource(admin.member.totp_secret, { now: () => new Date() });
-  const removed = await f.cli(['whitelist', 'remove', '--account', f.accountId, '--as', 'admin@example.com', '--otp', adminOtp.next(), added.json.id]);
+  const adminOtp = new RealOtp(admin.member.totp_secret);
+  const removed = await f.cli(['whitelist', 'remove', '--account', f.accountId, '--as', 'admin@example.com', '--otp', await adminOtp.next(), added.json.id]);
   t.is(removed.code, 0, removed.stderr);
   const refused = await f.api.post('/v1/withdrawals', body({ amount: '0.2' }));
   t.is(refused.status, 403);
