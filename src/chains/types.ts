@@ -37,7 +37,17 @@ export interface NormalisedTransfer {
  * One spend a block's transaction makes, for tracking the wallet's own outgoing transactions:
  * Bitcoin one per input (the outpoint it spends), EVM one per transaction (its sender and nonce).
  */
-export interface NormalisedSpend { txid: string; outpoint?: { txid: string; index: number }; from?: string; nonce?: number; }
+export interface NormalisedSpend {
+  txid: string;
+  outpoint?: { txid: string; index: number };
+  from?: string;
+  nonce?: number;
+  /**
+   * The sender's watch key (ChainAdapter.watchKey of `from`), for a family that has one: the core
+   * screens on it and reads `from` (which may cost a hash to build) only for the few that pass.
+   */
+  watchKey?: Uint8Array;
+}
 
 export interface NormalisedBlock extends BlockHeader {
   transfers: NormalisedTransfer[];

@@ -69,7 +69,7 @@ export class WalletCoins {
     return indexSpends(spends, (s) =>
       s.outpoint !== undefined
         ? filter !== undefined && filter.mayHaveHash(outpointHash(s.outpoint.txid, s.outpoint.index))
-        : s.from !== undefined && this.watched.lookup(chainId, s.from) !== undefined,
+        : (s.watchKey === undefined || this.watched.mayHaveKey(chainId, s.watchKey)) && s.from !== undefined && this.watched.lookup(chainId, s.from) !== undefined,
     );
   }
 

@@ -54,6 +54,11 @@ export class WatchedAddresses {
     return keys === undefined ? transfers : keys.filter.pass(transfers, watchKeyOf);
   }
 
+  /** Whether a watched address of this chain may have this watch key: always, on a chain without keys. */
+  mayHaveKey(chainId: string, key: Uint8Array): boolean {
+    return this.keyed.get(chainId)?.filter.mayHave(key) ?? true;
+  }
+
   size(chainId?: string): number {
     if (chainId !== undefined) return this.byChain.get(chainId)?.size ?? 0;
     let n = 0;

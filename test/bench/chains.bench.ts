@@ -88,6 +88,7 @@ async function evmChainCore(): Promise<void> {
     token: usdt,
     rates: { ETH: { USD: '3400' }, USDT: { USD: '1' } },
     randomAddress: () => getAddress('0x' + randomBytes(20).toString('hex')),
+    watchKey: (address) => adapter.watchKey(address),
   });
 }
 
@@ -144,17 +145,19 @@ interface CoreRun {
   token: string;
   rates: Record<string, Record<string, string>>;
   randomAddress: () => string;
+  /** The real adapter's watch keys, where its family has them (the core screens on them). */
+  watchKey?: (address: string) => Uint8Array | null;
 }
 
 /** The real daemon's chain core over the fetched blocks (a replay node), with WATCHED addresses: its time per block against the fetch time. */
-async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, rates, randomAddress }: CoreRun): Promise<void> {
+async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, rates, randomAddress, watchKey }: CoreRun): Promise<void> {
   const transfers = fetched[0]!.transfers.length;
   if (transfers !== TRANSFERS_PER_BLOCK) throw new Error(`a block holds ${transfers} transfers, not ${TRANSFERS_PER_BLOCK}`);
   const chain = parseConfig({ chains: [chainEntry] }).chains[0]!;
 
   // The real daemon with a replay node serving the fetched blocks, one more at each poll.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-'));
-  const replay = new ReplayAdapter(chain.id, fetched);
+  const replay = new ReplayAdapter(chain.id, fetched, watchKey);
   const config = testConfig(dataDir, { chains: [chainEntry], rates: { sources: [{ kind: 'fixed', rates }] } });
   loadMasterKey(dataDir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
@@ -270,7 +273,11 @@ class ReplayAdapter implements ChainReader {
   private revealed = -1;
   private readonly chain: NormalisedBlock[];
 
-  constructor(readonly chainId: string, blocks: NormalisedBlock[]) {
+  constructor(
+    readonly chainId: string,
+    blocks: NormalisedBlock[],
+    readonly watchKey?: (address: string) => Uint8Array | null,
+  ) {
     const first = blocks[0]!;
     this.chain = [{ height: first.height - 1, hash: first.parentHash, parentHash: prefixHash(first.height - 2), transfers: [] }, ...blocks];
   }

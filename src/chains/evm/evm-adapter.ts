@@ -207,6 +207,11 @@ export class EvmAdapter implements ChainAdapter {
     return Number(taken) > tx.nonce ? { state: 'conflicted' } : { state: 'unknown' };
   }
 
+  /** A watched address's 20 bytes: the core screens the senders of a block's transactions on them. */
+  watchKey(address: string): Uint8Array | null {
+    return evmWatchKey(address);
+  }
+
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {
     const [latest, pending] = await this.rpc.batch<string>(
       ['latest', 'pending'].map((tag) => ({ method: 'eth_getTransactionCount', params: [address, tag] })),
@@ -216,14 +221,19 @@ export class EvmAdapter implements ChainAdapter {
   }
 }
 
-/** A transaction's spend: the sender's EIP-55 form costs a hash, so it is built on first read. */
+/**
+ * A transaction's spend: the sender's EIP-55 form costs a hash, so it is built on first read; the
+ * core screens the block's spends on their watch key (the sender's 20 bytes) first.
+ */
 class TransactionSpend implements NormalisedSpend {
   readonly txid: string;
   readonly nonce: number;
+  readonly watchKey: Uint8Array;
   private sender: string | undefined;
   constructor(private readonly tx: RpcTransaction) {
     this.txid = tx.hash;
     this.nonce = Number(tx.nonce);
+    this.watchKey = evmWatchKey(tx.from) ?? new Uint8Array(0);
   }
 
   get from(): string {
@@ -240,6 +250,11 @@ function amountOf(value: unknown, what: string): bigint {
   const amount = BigInt(value);
   if (amount > MAX_AMOUNT) throw new NodeFault(`evm node: ${what} has the impossible value ${amount}`);
   return amount;
+}
+
+/** An EVM address's watch key: its 20 bytes, whatever the letters' case; null for a malformed one. */
+function evmWatchKey(address: string): Uint8Array | null {
+  return /^0x[0-9a-fA-F]{40}$/.test(address) ? Buffer.from(address.slice(2), 'hex') : null;
 }
 
 const toHeader = (b: RpcHeader): BlockHeader => ({ height: Number(b.number), hash: b.hash, parentHash: b.parentHash });
