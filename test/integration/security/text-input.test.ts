@@ -31,3 +31,24 @@ for (const db of ['SQLite', 'PostgreSQL'] as const) {
     t.deepEqual({ ...(await f.counts()), balance: await f.balance(), invoices: (await api.get('/v1/invoices')).body.items.length, addresses: (await api.get('/v1/addresses')).body.items.length }, before);
   });
 }
+
+for (const db of ['SQLite', 'PostgreSQL'] as const) {
+  test(`${db}: a list filter holding a NUL character is 400 validation_error naming the filter, never a failed query`, async (t) => {
+    const url = db === 'PostgreSQL' ? await tempPostgres(t) : undefined;
+    if (url === null) return t.pass('no PostgreSQL server answers; skipped');
+    const f = await startWithdrawalFixture(url ? { overrides: { database: { url } } } : {});
+    t.teardown(() => f.stop());
+    const api = await f.key(['read']);
+    for (const [target, field] of [
+      ['/v1/withdrawals?payout_id=a%00', 'payout_id'],
+      ['/v1/addresses?customer_id=a%00', 'customer_id'],
+      ['/v1/addresses?search=a%00', 'search'],
+      ['/v1/invoices?order_id=a%00', 'order_id'],
+    ] as const) {
+      const res = await api.get(target);
+      t.is(res.status, 400, `${target} ${JSON.stringify(res.body)}`);
+      t.is(res.body.error.code, 'validation_error', target);
+      t.is(res.body.error.details.field, field, target);
+    }
+  });
+}
