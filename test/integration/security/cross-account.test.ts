@@ -58,7 +58,7 @@ async function rowsOf(f: WithdrawalFixture) {
 
 const notFound = (res: ApiResponse, what: string) => ({ status: res.status, code: res.body?.error?.code, details: res.body?.error?.details, what });
 
-test('a merchant reaching with its own key for every withdrawal, address and invoice id of another account gets 404 not_found and changes nothing', async (t) => {
+test('a merchant reaching with its own key for every withdrawal, address and invoice id of another account gets 404 not_found and changes nothing; the pay page knows no withdrawal or address id', async (t) => {
   const { f, a, b } = await twoMerchants();
   t.teardown(() => f.stop());
   const w = await a.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'p-a' });
@@ -83,6 +83,13 @@ test('a merchant reaching with its own key for every withdrawal, address and inv
   ];
   for (const [what, attempt] of attempts) {
     t.deepEqual(notFound(await attempt(), what), { status: 404, code: 'not_found', details: {}, what });
+  }
+  // The public pay page knows invoices only: a withdrawal's or an address's id is no page.
+  for (const id of [w.body.id, addr.body.id]) {
+    t.is((await fetch(`${f.td.url}/pay/${id}`)).status, 404);
+    const status = await fetch(`${f.td.url}/pay/${id}/status`);
+    t.is(status.status, 404);
+    t.is(((await status.json()) as { error: { code: string } }).error.code, 'not_found');
   }
   t.deepEqual(await rowsOf(f), before);
   // A still reaches all of it: the 404s were about the account, not the ids.
