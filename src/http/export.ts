@@ -15,7 +15,9 @@ import { queryEnum } from '../shared/query';
  * - CSV is RFC 4180: CRLF lines, a field with a comma, quote, CR or LF is quoted, quotes doubled.
  * - Formula injection: a CSV field starting with = + - @ TAB or CR is prefixed with `'` so a
  *   spreadsheet never evaluates it, except a plain decimal number (`-0.5`), which is no formula and
- *   must keep its value. XLSX cells are typed strings, never evaluated, so they stay as they are.
+ *   must keep its value. A spreadsheet whose list separator is `;` (German Excel) splits lines at
+ *   every `;`, quoted or not (and so starts a row at a line break inside a quoted field), so a
+ *   formula start after a `;`, TAB, CR or LF inside a field (spaces or quotes between) gets the same `'`. XLSX cells are typed strings, never evaluated, so they stay as they are.
  * - An XLSX of more than XLSX_MAX_ROWS rows is answered as CSV: the rows are counted first (a count
  *   that stops at XLSX_MAX_ROWS + 1) with the same filters; rows committed between the count and
  *   the stream may still join the file.
@@ -119,12 +121,15 @@ export function cellText(v: CellValue): string {
 }
 
 const FORMULA_START = /^[=+\-@\t\r]/;
+/** A cell a `;`-separating spreadsheet would start inside the field: after `;`, TAB, CR or LF, and any spaces or quotes. */
+const INNER_FORMULA_START = /([;\t\r\n][ "]*)(?=[=+\-@\t\r])/g;
 const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
-const NEEDS_QUOTES = /[",\r\n]/;
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
-/** One CSV field: the formula guard, then RFC 4180 quoting. */
+/** One CSV field: the formula guard (at its start and after every inner separator), then RFC 4180 quoting. */
 export function csvField(text: string): string {
-  const safe = FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
+  const inner = text.replace(INNER_FORMULA_START, "$1'");
+  const safe = FORMULA_START.test(inner) && !PLAIN_NUMBER.test(inner) ? `'${inner}` : inner;
   return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

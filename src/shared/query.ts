@@ -1,11 +1,15 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { validationError } from './errors';
 
-/** A query parameter that must appear at most once. */
+/**
+ * A query parameter that must appear at most once, without the NUL character (as a body's strings:
+ * PostgreSQL cannot compare text with one, so a filter holding it would fail its query).
+ */
 export function queryString(q: ParsedUrlQuery, name: string): string | undefined {
   const v = q[name];
   if (v === undefined) return undefined;
   if (Array.isArray(v)) throw validationError(name, `${name} must be given once`);
+  if (v.includes('\u0000')) throw validationError(name, `${name} must not contain the NUL character (U+0000)`);
   return v;
 }
 

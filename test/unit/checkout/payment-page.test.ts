@@ -32,6 +32,11 @@ test('?lang= wins when shipped; else the most preferred shipped language of Acce
   t.is(pickLanguage(undefined, 'de;q=0'), 'en');
   t.is(pickLanguage(undefined, ''), 'en');
   t.is(pickLanguage(['de'], ''), 'en');
+  // Names every object has are no language.
+  for (const name of ['constructor', '__proto__', 'toString']) {
+    t.is(pickLanguage(name, `${name}, de;q=0.1`), 'de');
+    t.is(pickLanguage(name, name), 'en');
+  }
 });
 
 test('embed origins are exact https origins (http too on a testnet), at most 20, kept once each', (t) => {

@@ -125,3 +125,15 @@ test('an XLSX export reads every batch into a workbook of every row', async (t) 
   t.is(ws.getRow(8001).getCell(1).value, '7999');
   t.true(e.stopped());
 });
+
+test('a CSV field never starts a formula: at its start, or after a ; TAB or line break where a ;-separating spreadsheet starts a cell', (t) => {
+  t.is(csvField('=1+1'), "'=1+1");
+  t.is(csvField('-0.5'), '-0.5');
+  t.is(csvField('-1+1'), "'-1+1");
+  t.is(csvField('ok;=1+1'), `"ok;'=1+1"`);
+  t.is(csvField('ok; @SUM(1);x'), `"ok; '@SUM(1);x"`);
+  t.is(csvField('a\r\n+1'), `"a\r\n'+1"`);
+  t.is(csvField('a;"=1'), `"a;""'=1"`);
+  t.is(csvField('a;b-c'), '"a;b-c"');
+  t.is(csvField('a-b'), 'a-b');
+});
