@@ -2,10 +2,9 @@ import { authOf, type Permission } from '../auth/auth.middleware';
 import type { Catalog } from '../catalog/coins';
 import type { StaticAddressRow } from '../db/entities/static-address';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { sendList, type ExportableList, type ExportColumn } from '../http/export';
 import type { Clock } from '../shared/clock';
-import { notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { parseCreateStaticAddress, parseStaticAddressFilters, type StaticAddressFilters } from './static-address.request';
 import type { StaticAddressService } from './static-address.service';
@@ -26,11 +25,7 @@ const COLUMNS: readonly ExportColumn<StaticAddressView>[] = STATIC_ADDRESS_FIELD
 export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { addresses } = deps;
-  const idOf = (raw: string): string => {
-    // Not an id at all: the same 404 as another account's id.
-    if (!isUuid(raw)) throw notFound('address');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'address');
 
   r.post('/addresses', deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
     const req = parseCreateStaticAddress(ctx.state.body, deps.catalog);

@@ -1,10 +1,9 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import type { InvoiceRow } from '../db/entities/money';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { sendList, type ExportableList, type ExportColumn } from '../http/export';
 import type { Clock } from '../shared/clock';
-import { notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
 import { parseInvoiceFilters, type InvoiceFilters } from './invoice.query';
@@ -24,11 +23,7 @@ export interface InvoiceRouteDeps extends RequestParserDeps {
 export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { invoices } = deps;
-  const idOf = (raw: string): string => {
-    // Not an id at all: the same 404 as another account's id.
-    if (!isUuid(raw)) throw notFound('invoice');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
   r.post('/invoices', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
     const { accountId } = authOf(ctx);

@@ -4,11 +4,11 @@ import type { KeyService } from '../auth/key.service';
 import { refusalToApiError } from '../auth/withdraw-permission';
 import type { WithdrawalRow } from '../db/entities/withdrawals';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { sendList, type ExportableList, type ExportColumn } from '../http/export';
 import { idempotencyKeyOf } from '../http/idempotency';
 import type { Clock } from '../shared/clock';
-import { ApiError, notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
+import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
 import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
@@ -29,10 +29,7 @@ export interface WithdrawalRouteDeps {
 export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { withdrawals } = deps;
-  const idOf = (raw: string): string => {
-    if (!isUuid(raw)) throw notFound('withdrawal');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'withdrawal');
 
   // PRODUCT §5: the estimate needs read or withdraw.
   r.post('/withdrawals/estimate', deps.signed(), async (ctx) => {
@@ -70,11 +67,11 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   });
 
   r.get('/withdrawals/:id', deps.authenticate('read'), async (ctx) => {
-    ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+    ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
   r.post('/withdrawals/:id/cancel', deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
-    ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+    ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
   return r;
