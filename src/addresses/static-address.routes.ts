@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import type { StaticAddressRow } from '../db/entities/static-address';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { pathId } from '../http/path-id';
-import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { parseCreateStaticAddress, parseStaticAddressFilters, type StaticAddressFilters } from './static-address.request';
@@ -19,8 +19,6 @@ export interface StaticAddressRouteDeps {
   logger: Logger;
 }
 
-const COLUMNS: readonly ExportColumn<StaticAddressView>[] = STATIC_ADDRESS_FIELDS.map((k) => ({ header: k, value: (v: StaticAddressView) => v[k] }));
-
 /** POST/GET /v1/addresses, GET /v1/addresses/{id}, POST /v1/addresses/{id}/archive and /restore. */
 export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
   const r = newRouter('/v1');
@@ -35,16 +33,11 @@ export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
 
   const list: ExportableList<StaticAddressFilters, StaticAddressView, StaticAddressRow> = {
     name: 'addresses',
-    columns: COLUMNS,
+    columns: fieldColumns(STATIC_ADDRESS_FIELDS),
     parseFilters: parseStaticAddressFilters,
-    page: (accountId, filters, page) => addresses.page(accountId, filters, page),
-    batches: (accountId, filters, after, size) => addresses.batches(accountId, filters, after, size),
-    present: addresses.present,
-    count: (accountId, filters, after, cap) => addresses.count(accountId, filters, after, cap),
+    source: addresses,
   };
-  r.get('/addresses', deps.authenticate('read'), async (ctx) => {
-    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
-  });
+  r.get('/addresses', deps.authenticate('read'), listHandler(list, deps));
 
   r.get('/addresses/:id', deps.authenticate('read'), async (ctx) => {
     ctx.body = await addresses.get(authOf(ctx).accountId, idOf(ctx.params.id));

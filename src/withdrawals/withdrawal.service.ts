@@ -219,7 +219,7 @@ export class WithdrawalService {
     return this.present(row);
   }
 
-  async list(accountId: string, filters: WithdrawalFilters, page: PageRequest): Promise<Page<WithdrawalView>> {
+  async page(accountId: string, filters: WithdrawalFilters, page: PageRequest): Promise<Page<WithdrawalView>> {
     const rows = await applyKeyset(listWithdrawalsQuery(this.deps.store.read, accountId, filters), 'w', page).getMany();
     return toPage(rows, page, (r) => this.present(r));
   }
