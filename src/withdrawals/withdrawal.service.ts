@@ -30,30 +30,13 @@ import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
 
-/** The withdrawal as GET returns it (PRODUCT §8). */
-export interface WithdrawalView {
-  id: string;
-  status: WithdrawalStatus;
-  payout_id: string | null;
-  coin_id: string;
-  ticker: string;
-  network: string;
-  amount: string;
-  to_address: string;
-  comment: string | null;
-  review_reason: ReviewReason | null;
-  txid: string | null;
-  confirmations: number;
-  failure_reason: string | null;
-  platform_fee: string;
-  network_fee_reserved: string;
-  network_fee_charged: string | null;
-  network_fee_mode: NetworkFeeMode;
-  total_debit: string;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
+/** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
+export type WithdrawalView = Pick<
+  WithdrawalRow,
+  | 'id' | 'status' | 'payout_id' | 'coin_id' | 'amount' | 'to_address' | 'comment' | 'review_reason' | 'txid' | 'confirmations'
+  | 'failure_reason' | 'platform_fee' | 'network_fee_reserved' | 'network_fee_charged' | 'network_fee_mode' | 'total_debit'
+  | 'created_at' | 'updated_at' | 'completed_at'
+> & { ticker: string; network: string };
 
 export interface EstimateView {
   coin_id: string;
