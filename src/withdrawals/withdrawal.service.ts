@@ -14,7 +14,7 @@ import {
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../db/raw';
+import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
@@ -501,10 +501,4 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
       throw err;
     }
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; driverError?: { code?: string } };
-  const code = e.driverError?.code ?? e.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
