@@ -12,13 +12,11 @@ import {
   type SentTransaction,
 } from '../types';
 import { tronFromHex, tronToHex } from './derive';
+import { readConsistently } from '../consistent-read';
 import { TronFullNode } from './full-node';
 
 /** topic0 of TRC-20 `Transfer(address indexed from, address indexed to, uint256 value)` (as on EVM), without 0x. */
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/** How often one `blocks` call re-reads a range the node reorganised while it was being read. */
-const CONSISTENT_READ_ATTEMPTS = 3;
 
 /** Blocks one getblockbylimitnext may ask for (java-tron refuses more than 100). */
 const MAX_RANGE = 100;
@@ -82,7 +80,7 @@ export class TronAdapter implements ChainAdapter {
   }
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
-    for (let attempt = 1; ; attempt++) {
+    return readConsistently('tron node', from, to, async () => {
       const raw: TronBlock[] = [];
       for (let start = from; start <= to; start += MAX_RANGE) {
         const end = Math.min(to + 1, start + MAX_RANGE);
@@ -91,10 +89,8 @@ export class TronAdapter implements ChainAdapter {
         blocks.forEach((b, i) => raw.push(checkedBlock(b, start + i)));
         if (blocks.length !== end - start) throw new Error(`tron node has no block ${start + blocks.length}`);
       }
-      const normalised = await this.normalise(raw, signal);
-      if (normalised) return normalised;
-      if (attempt === CONSISTENT_READ_ATTEMPTS) throw new Error(`tron node: blocks ${from}..${to} changed while they were read; retrying at the next poll`);
-    }
+      return this.normalise(raw, signal);
+    });
   }
 
   /** The blocks with their transfers; null when a block's transaction infos belong to another branch. */
