@@ -7,6 +7,7 @@ import type { AnvilNode } from '../../../../src/dev/anvil-node';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
 import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
+import { waitScannedTo, waitWatched } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
@@ -65,14 +66,7 @@ export async function startEvmFixture(
       return inv;
     },
     async scanned(timeoutMs = 10_000) {
-      const tip = await fixture.node.blockNumber();
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const status = td.daemon.chains.status()[0]!;
-        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
-        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitScannedTo(td, await fixture.node.blockNumber(), timeoutMs);
     },
     transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
     available: (ticker) => side.available(coin[ticker]),
@@ -82,12 +76,7 @@ export async function startEvmFixture(
       await fixture.node.kill();
     },
   };
-  // A loaded machine may miss the first contact at start (the coins then wait in maintenance until
-  // a poll succeeds): tests of a reachable node begin once the chain has its cursor.
-  const deadline = Date.now() + 20_000;
-  while (opts.gate !== 'closed' && td.daemon.chains.status()[0]!.scanned_height === null) {
-    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  // Tests of a reachable node begin once the chain has its cursor.
+  if (opts.gate !== 'closed') await waitWatched(td);
   return fixture;
 }

@@ -5,6 +5,7 @@
  */
 import { coinId } from '../../../../src/catalog/coins';
 import type { Clock } from '../../../../src/shared/clock';
+import { waitScannedTo, waitWatched } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
@@ -74,14 +75,7 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } =
       return inv;
     },
     async scanned(timeoutMs = 10_000) {
-      const tip = node.height;
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const status = td.daemon.chains.status()[0]!;
-        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
-        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitScannedTo(td, node.height, timeoutMs);
     },
     transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
     available: (ticker) => side.available(coin[ticker]),
@@ -91,10 +85,6 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } =
       await node.stop();
     },
   };
-  const deadline = Date.now() + 20_000;
-  while (td.daemon.chains.status()[0]!.scanned_height === null) {
-    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitWatched(td);
   return fixture;
 }
