@@ -11,6 +11,7 @@ import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { newId } from '../../../src/shared/ids';
 import { Amount } from '../../../src/shared/money';
+import { confirmedTransferRow } from '../../helpers/chain-transfer-row';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
 
@@ -59,31 +60,7 @@ async function setup(t: ExecutionContext, url?: string) {
 }
 
 function transferRow(amount: string): ChainTransferRow {
-  const now = '2026-01-01T00:00:00.000Z';
-  return {
-    id: newId(),
-    chain_id: 'ethereum',
-    coin_id: ETH,
-    txid: `0x${newId().replace(/-/g, '')}`,
-    output_index: 0,
-    direction: 'incoming',
-    purpose: 'invoice',
-    address: '0xA11CE',
-    address_id: newId(),
-    account_id: ACCOUNT,
-    amount,
-    spent_transfer_id: null,
-    nonce: null,
-    block_height: 10,
-    block_hash: '0xb10',
-    confirmations: 3,
-    status: 'confirmed',
-    seen_at: now,
-    confirmed_at: now,
-    reverted_at: null,
-    created_at: now,
-    updated_at: now,
-  };
+  return confirmedTransferRow({ coin_id: ETH, account_id: ACCOUNT, amount, address: '0xA11CE', block_hash: '0xb10' }, '2026-01-01T00:00:00.000Z');
 }
 
 for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
