@@ -2,6 +2,7 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { StaticAddressStatus } from '../db/entities/static-address';
 import { validationError } from '../shared/errors';
+import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
 import { queryEnum, queryString } from '../shared/query';
 
@@ -15,8 +16,6 @@ export interface CreateStaticAddressRequest {
 const FIELDS = new Set(['customer_id', 'coin_id', 'currency', 'network', 'label']);
 const CUSTOMER_ID_MAX = 128;
 const LABEL_MAX = 200;
-/** Printable, no control characters. */
-const PRINTABLE = /^[^\p{Cc}]+$/u;
 
 export const STATIC_ADDRESS_STATUSES: readonly StaticAddressStatus[] = ['active', 'archived'];
 
@@ -25,7 +24,7 @@ export function parseCreateStaticAddress(body: Record<string, unknown>, catalog:
   const given = (k: string): boolean => body[k] !== undefined && body[k] !== null;
 
   const customerId = body.customer_id;
-  if (typeof customerId !== 'string' || customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX || !PRINTABLE.test(customerId)) {
+  if (typeof customerId !== 'string' || customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX || !isPrintable(customerId)) {
     throw validationError('customer_id', `customer_id is required: 1 to ${CUSTOMER_ID_MAX} printable characters`);
   }
 
@@ -52,7 +51,7 @@ export function parseCreateStaticAddress(body: Record<string, unknown>, catalog:
 
   let label: string | null = null;
   if (given('label')) {
-    if (typeof body.label !== 'string' || body.label.length > LABEL_MAX || (body.label !== '' && !PRINTABLE.test(body.label))) {
+    if (typeof body.label !== 'string' || body.label.length > LABEL_MAX || (body.label !== '' && !isPrintable(body.label))) {
       throw validationError('label', `label must be text of at most ${LABEL_MAX} printable characters`);
     }
     label = body.label;
