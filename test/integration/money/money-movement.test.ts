@@ -1,12 +1,13 @@
 import test, { type ExecutionContext } from 'ava';
+import type { EntityManager } from 'typeorm';
 import { Catalog, coinId } from '../../../src/catalog/coins';
 import { parseConfig } from '../../../src/config/schema';
 import type { ChainTransferRow } from '../../../src/db/entities/chain';
 import { LedgerEntryEntity, TransactionEntity } from '../../../src/db/entities/money';
 import { Store } from '../../../src/db/store';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger } from '../../../src/ledger/ledger';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger, NETWORK_BOOK } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
-import { MoneyMovement, type Receipt } from '../../../src/money/money-movement';
+import { MoneyMovement, type Hold, type Receipt } from '../../../src/money/money-movement';
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { newId } from '../../../src/shared/ids';
@@ -17,7 +18,6 @@ import { tempPostgres } from '../../helpers/pg-database';
 
 const ETH = coinId('ethereum', 'native');
 const ACCOUNT = 'acc-1';
-const NETWORK_BOOK = 'network';
 const TERMS = { percent: '1', paidBy: 'merchant' as const };
 
 async function setup(t: ExecutionContext, url?: string) {
@@ -30,6 +30,9 @@ async function setup(t: ExecutionContext, url?: string) {
   const clock = new FakeClock();
   const ledger = new Ledger(clock);
   const money = new MoneyMovement({ ledger, catalog: new Catalog(config.chains, config.fiat), clock });
+  /** A hold of ETH from ACCOUNT for a new withdrawal: `amount` moved to `legs` once settled. */
+  const hold = (em: EntityManager, amount: string, legs: Hold['legs']) =>
+    money.hold(em, { accountId: ACCOUNT, coinId: ETH, withdrawalId: newId(), amount: Amount.of(amount), legs });
   const receipt = (amount: string): Receipt => ({ transfer: transferRow(amount), accountId: ACCOUNT, type: 'invoice_payment', invoiceId: newId(), addressId: null });
   const balance = async (book = accountBook(ACCOUNT)) => {
     const b = await ledger.balance(store.read, book, ETH);
@@ -56,7 +59,7 @@ async function setup(t: ExecutionContext, url?: string) {
       ),
     );
   };
-  return { store, ledger, money, receipt, balance, entries, transactions, verified, atOnce };
+  return { store, ledger, money, hold, receipt, balance, entries, transactions, verified, atOnce };
 }
 
 function transferRow(amount: string): ChainTransferRow {
@@ -148,17 +151,11 @@ test('a settle posts each leg of a hold once, what was not taken returns to avai
   const s = await setup(t);
   await s.store.write((em) => s.money.credit(em, s.receipt('100'), { percent: '0', paidBy: 'merchant' }));
   const row = await s.store.write((em) =>
-    s.money.hold(em, {
-      accountId: ACCOUNT,
-      coinId: ETH,
-      withdrawalId: newId(),
-      amount: Amount.of('50'),
-      legs: [
-        { book: EXTERNAL_BOOK, amount: Amount.of('50'), code: 'withdrawal' },
-        { book: FEE_BOOK, amount: Amount.of('1'), code: 'platform_fee' },
-        { book: NETWORK_BOOK, amount: Amount.of('3'), code: 'network_fee' },
-      ],
-    }),
+    s.hold(em, '50', [
+      { book: EXTERNAL_BOOK, amount: Amount.of('50'), code: 'withdrawal' },
+      { book: FEE_BOOK, amount: Amount.of('1'), code: 'platform_fee' },
+      { book: NETWORK_BOOK, amount: Amount.of('3'), code: 'network_fee' },
+    ]),
   );
   t.deepEqual(await s.balance(), { available: '46', hold: '54' });
   t.true(await s.store.write((em) => s.money.settle(em, row!.id, new Map([['network_fee', Amount.of('2')]]))));
@@ -175,7 +172,7 @@ test('a void releases a hold whole, and a settle after it changes nothing', asyn
   const s = await setup(t);
   await s.store.write((em) => s.money.credit(em, s.receipt('10'), { percent: '0', paidBy: 'merchant' }));
   const row = await s.store.write((em) =>
-    s.money.hold(em, { accountId: ACCOUNT, coinId: ETH, withdrawalId: newId(), amount: Amount.of('8'), legs: [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }] }),
+    s.hold(em, '8', [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }]),
   );
   t.true(await s.store.write((em) => s.money.void(em, row!.id)));
   t.false(await s.store.write((em) => s.money.settle(em, row!.id)));
@@ -190,16 +187,10 @@ test('a hold the available balance cannot cover is refused with insufficient_fun
   const before = { entries: (await s.entries()).length, transactions: (await s.transactions()).length };
   const err = await t.throwsAsync(
     s.store.write((em) =>
-      s.money.hold(em, {
-        accountId: ACCOUNT,
-        coinId: ETH,
-        withdrawalId: newId(),
-        amount: Amount.of('10'),
-        legs: [
-          { book: EXTERNAL_BOOK, amount: Amount.of('10'), code: 'withdrawal' },
-          { book: FEE_BOOK, amount: Amount.of('0.5'), code: 'platform_fee' },
-        ],
-      }),
+      s.hold(em, '10', [
+        { book: EXTERNAL_BOOK, amount: Amount.of('10'), code: 'withdrawal' },
+        { book: FEE_BOOK, amount: Amount.of('0.5'), code: 'platform_fee' },
+      ]),
     ),
   );
   t.true(err instanceof ApiError);
