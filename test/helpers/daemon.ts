@@ -12,11 +12,9 @@ import { totpCode, totpStep } from '../../src/team/totp';
 import { prepareSeed } from '../../src/daemon/setup';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { FIXED_RATES, testCliConfig } from './cli';
+import { TEST_MNEMONIC } from './test-mnemonic';
 
-/** The tests' wallet seed: the mnemonic of the BIP84/BIP44 test vectors (never for real funds). */
-export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-
-export { FIXED_RATES };
+export { FIXED_RATES, TEST_MNEMONIC };
 
 /** A config for tests (testCliConfig's, parsed as the daemon reads it); `overrides` merge on top. */
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
