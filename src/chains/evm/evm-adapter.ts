@@ -1,4 +1,4 @@
-import { getAddress, id, keccak256, Transaction } from 'ethers';
+import { getAddress, keccak256, Transaction } from 'ethers';
 import type { ChainConfig } from '../../config/schema';
 import {
   NodeFault,
@@ -13,17 +13,8 @@ import {
   type SentTransaction,
 } from '../types';
 import { readConsistently } from '../consistent-read';
+import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { EvmRpc } from './json-rpc';
-
-/** topic0 of ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`. */
-const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
-
-/**
- * No real amount reaches 2^128 base units (3.4e20 ETH at 18 decimals; a token's supply is bounded
- * by what its contract mints, and reading each totalSupply would cost a call): a value above it
- * comes from a faulty node.
- */
-const MAX_AMOUNT = 2n ** 128n;
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
 const FEE_HISTORY_BLOCKS = 10;
