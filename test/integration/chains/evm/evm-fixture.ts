@@ -7,7 +7,7 @@ import type { AnvilNode } from '../../../../src/dev/anvil-node';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
 import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
-import { waitScannedTo, waitWatched } from '../../../helpers/chain-scan';
+import { chainFixtureSide, waitWatched, type ChainFixtureSide } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
@@ -18,7 +18,7 @@ export const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, USDT:
 
 export type Ticker = 'ETH' | 'USDT';
 
-export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'> {
+export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'>, ChainFixtureSide<Ticker> {
   /** Replace it after a restart: payments and mining go to this node. */
   node: AnvilNode;
   /** With `gate`: the daemon reaches the node only through it. */
@@ -26,15 +26,8 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
   usdt: string;
   td: TestDaemon;
   coin: Record<Ticker, string>;
-  createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** A payment in a block of its own, 1 confirmation; returns the txid. */
   pay(to: string, ticker: Ticker, amount: string): Promise<string>;
-  /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
-  waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
-  /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
-  scanned(timeoutMs?: number): Promise<void>;
-  transactions(invoiceId: string): Promise<any[]>;
-  available(ticker: Ticker): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -52,24 +45,13 @@ export async function startEvmFixture(
   const decimals = { ETH: 18, USDT: 6 };
   const fixture: EvmFixture = {
     ...side,
+    ...chainFixtureSide(td, side, coin, () => fixture.node.blockNumber()),
     node,
     gate,
     usdt,
     td,
     coin,
-    createInvoice: (ticker, amount, extra = {}) => side.createInvoice({ amount, currency: ticker, coin_id: coin[ticker], ...extra }),
     pay: (to, ticker, amount) => payFromAnvil(fixture.node, ticker === 'ETH' ? 'native' : usdt, to, amount, decimals[ticker]),
-    async waitInvoice(id, ok, what, timeoutMs = 10_000) {
-      await fixture.scanned(timeoutMs);
-      const inv = await side.invoice(id);
-      if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
-      return inv;
-    },
-    async scanned(timeoutMs = 10_000) {
-      await waitScannedTo(td, await fixture.node.blockNumber(), timeoutMs);
-    },
-    transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
-    available: (ticker) => side.available(coin[ticker]),
     async stop() {
       await td.stop();
       await gate?.close();
