@@ -4,7 +4,7 @@ import type { StaticAddressStatus } from '../db/entities/static-address';
 import { validationError } from '../shared/errors';
 import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
-import { queryEnum, queryString } from '../shared/query';
+import { queryEnum, queryString, queryUuid } from '../shared/query';
 
 /** A POST /v1/addresses body, checked field by field (PRODUCT §7). */
 export interface CreateStaticAddressRequest {
@@ -71,13 +71,12 @@ export interface StaticAddressFilters {
 const SEARCH_MAX = 200;
 
 export function parseStaticAddressFilters(q: ParsedUrlQuery): StaticAddressFilters {
-  const coinId = queryString(q, 'coin_id');
-  if (coinId !== undefined && !isUuid(coinId)) throw validationError('coin_id', 'coin_id must be a UUID');
+  const coinId = queryUuid(q, 'coin_id');
   const search = queryString(q, 'search');
   if (search !== undefined && (search.length === 0 || search.length > SEARCH_MAX)) throw validationError('search', `search must be 1 to ${SEARCH_MAX} characters`);
   const customerId = queryString(q, 'customer_id');
   if (customerId !== undefined && (customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX)) {
     throw validationError('customer_id', `customer_id must be 1 to ${CUSTOMER_ID_MAX} characters`);
   }
-  return { status: queryEnum(q, 'status', STATIC_ADDRESS_STATUSES), search, coin_id: coinId?.toLowerCase(), customer_id: customerId };
+  return { status: queryEnum(q, 'status', STATIC_ADDRESS_STATUSES), search, coin_id: coinId, customer_id: customerId };
 }

@@ -4,7 +4,7 @@ import { authOf } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { fieldColumns, listHandler, type ExportableList, type ExportColumn } from '../http/export';
 import { parsePageRequest, toPage } from '../shared/pagination';
-import { queryEnum, queryString, queryTime } from '../shared/query';
+import { queryEnum, queryTime, queryUuid } from '../shared/query';
 import type { Clock } from '../shared/clock';
 import { notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
@@ -22,12 +22,6 @@ export interface TransactionRouteDeps {
   clock: Clock;
   logger: Logger;
 }
-
-const queryUuid = (q: ParsedUrlQuery, name: string): string | undefined => {
-  const v = queryString(q, name);
-  if (v !== undefined && !isUuid(v)) throw validationError(name, `${name} must be a UUID`);
-  return v?.toLowerCase();
-};
 
 /** The filters of PRODUCT §9; an empty window (`to` not after `from`) is refused on `to`. */
 export function parseTransactionFilters(q: ParsedUrlQuery): TransactionFilters {
