@@ -2,8 +2,9 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { StaticAddressStatus } from '../db/entities/static-address';
 import { validationError } from '../shared/errors';
+import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
-import { queryEnum, queryString } from '../shared/query';
+import { queryEnum, queryString, queryUuid } from '../shared/query';
 
 /** A POST /v1/addresses body, checked field by field (PRODUCT §7). */
 export interface CreateStaticAddressRequest {
@@ -15,8 +16,6 @@ export interface CreateStaticAddressRequest {
 const FIELDS = new Set(['customer_id', 'coin_id', 'currency', 'network', 'label']);
 const CUSTOMER_ID_MAX = 128;
 const LABEL_MAX = 200;
-/** Printable, no control characters. */
-const PRINTABLE = /^[^\p{Cc}]+$/u;
 
 export const STATIC_ADDRESS_STATUSES: readonly StaticAddressStatus[] = ['active', 'archived'];
 
@@ -25,7 +24,7 @@ export function parseCreateStaticAddress(body: Record<string, unknown>, catalog:
   const given = (k: string): boolean => body[k] !== undefined && body[k] !== null;
 
   const customerId = body.customer_id;
-  if (typeof customerId !== 'string' || customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX || !PRINTABLE.test(customerId)) {
+  if (typeof customerId !== 'string' || customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX || !isPrintable(customerId)) {
     throw validationError('customer_id', `customer_id is required: 1 to ${CUSTOMER_ID_MAX} printable characters`);
   }
 
@@ -52,7 +51,7 @@ export function parseCreateStaticAddress(body: Record<string, unknown>, catalog:
 
   let label: string | null = null;
   if (given('label')) {
-    if (typeof body.label !== 'string' || body.label.length > LABEL_MAX || (body.label !== '' && !PRINTABLE.test(body.label))) {
+    if (typeof body.label !== 'string' || body.label.length > LABEL_MAX || (body.label !== '' && !isPrintable(body.label))) {
       throw validationError('label', `label must be text of at most ${LABEL_MAX} printable characters`);
     }
     label = body.label;
@@ -72,13 +71,12 @@ export interface StaticAddressFilters {
 const SEARCH_MAX = 200;
 
 export function parseStaticAddressFilters(q: ParsedUrlQuery): StaticAddressFilters {
-  const coinId = queryString(q, 'coin_id');
-  if (coinId !== undefined && !isUuid(coinId)) throw validationError('coin_id', 'coin_id must be a UUID');
+  const coinId = queryUuid(q, 'coin_id');
   const search = queryString(q, 'search');
   if (search !== undefined && (search.length === 0 || search.length > SEARCH_MAX)) throw validationError('search', `search must be 1 to ${SEARCH_MAX} characters`);
   const customerId = queryString(q, 'customer_id');
   if (customerId !== undefined && (customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX)) {
     throw validationError('customer_id', `customer_id must be 1 to ${CUSTOMER_ID_MAX} characters`);
   }
-  return { status: queryEnum(q, 'status', STATIC_ADDRESS_STATUSES), search, coin_id: coinId?.toLowerCase(), customer_id: customerId };
+  return { status: queryEnum(q, 'status', STATIC_ADDRESS_STATUSES), search, coin_id: coinId, customer_id: customerId };
 }

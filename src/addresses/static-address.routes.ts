@@ -2,10 +2,9 @@ import { authOf, type Permission } from '../auth/auth.middleware';
 import type { Catalog } from '../catalog/coins';
 import type { StaticAddressRow } from '../db/entities/static-address';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { pathId } from '../http/path-id';
+import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
-import { notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { parseCreateStaticAddress, parseStaticAddressFilters, type StaticAddressFilters } from './static-address.request';
 import type { StaticAddressService } from './static-address.service';
@@ -20,17 +19,11 @@ export interface StaticAddressRouteDeps {
   logger: Logger;
 }
 
-const COLUMNS: readonly ExportColumn<StaticAddressView>[] = STATIC_ADDRESS_FIELDS.map((k) => ({ header: k, value: (v: StaticAddressView) => v[k] }));
-
 /** POST/GET /v1/addresses, GET /v1/addresses/{id}, POST /v1/addresses/{id}/archive and /restore. */
 export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { addresses } = deps;
-  const idOf = (raw: string): string => {
-    // Not an id at all: the same 404 as another account's id.
-    if (!isUuid(raw)) throw notFound('address');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'address');
 
   r.post('/addresses', deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
     const req = parseCreateStaticAddress(ctx.state.body, deps.catalog);
@@ -40,16 +33,11 @@ export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
 
   const list: ExportableList<StaticAddressFilters, StaticAddressView, StaticAddressRow> = {
     name: 'addresses',
-    columns: COLUMNS,
+    columns: fieldColumns(STATIC_ADDRESS_FIELDS),
     parseFilters: parseStaticAddressFilters,
-    page: (accountId, filters, page) => addresses.page(accountId, filters, page),
-    batches: (accountId, filters, after, size) => addresses.batches(accountId, filters, after, size),
-    present: addresses.present,
-    count: (accountId, filters, after, cap) => addresses.count(accountId, filters, after, cap),
+    source: addresses,
   };
-  r.get('/addresses', deps.authenticate('read'), async (ctx) => {
-    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
-  });
+  r.get('/addresses', deps.authenticate('read'), listHandler(list, deps));
 
   r.get('/addresses/:id', deps.authenticate('read'), async (ctx) => {
     ctx.body = await addresses.get(authOf(ctx).accountId, idOf(ctx.params.id));

@@ -1,8 +1,8 @@
 import { newRouter, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { parsePageRequest } from '../shared/pagination';
 import { queryTime } from '../shared/query';
-import { notFound, validationError } from '../shared/errors';
-import { isUuid } from '../shared/ids';
+import { validationError } from '../shared/errors';
 import { parseDeliveryFilters, type DeliveryService } from '../webhooks/delivery.service';
 import type { CallbackSecrets } from '../webhooks/callback-secret';
 
@@ -15,17 +15,13 @@ interface Webhooks {
 export function webhooksAdminRoutes(webhooks: Webhooks): AppRouter {
   const r = newRouter('/admin/accounts/:account/webhooks');
   const { deliveries, callbackSecrets } = webhooks;
-  const idOf = (raw: string, what: string): string => {
-    if (!isUuid(raw)) throw notFound(what);
-    return raw.toLowerCase();
-  };
 
   r.get('/deliveries', async (ctx) => {
     const filters = parseDeliveryFilters(ctx.query);
     ctx.body = await deliveries.list(ctx.params.account!, filters, parsePageRequest(ctx.query, { ...filters }));
   });
   r.post('/deliveries/:id/replay', async (ctx) => {
-    ctx.body = { delivery: await deliveries.retry(ctx.params.account!, idOf(ctx.params.id!, 'webhook delivery')) };
+    ctx.body = { delivery: await deliveries.retry(ctx.params.account!, pathId(ctx.params.id!, 'webhook delivery')) };
   });
   r.post('/deliveries/replay-exhausted', async (ctx) => {
     const raw = ctx.state.body.since;
@@ -36,7 +32,7 @@ export function webhooksAdminRoutes(webhooks: Webhooks): AppRouter {
   r.post('/endpoints/:id/ping', async (ctx) => {
     const message = ctx.state.body.message ?? 'ping';
     if (typeof message !== 'string' || message.length > 500) throw validationError('message', 'message must be a string of at most 500 characters');
-    ctx.body = { delivery: await deliveries.ping(ctx.params.account!, idOf(ctx.params.id!, 'webhook endpoint'), message) };
+    ctx.body = { delivery: await deliveries.ping(ctx.params.account!, pathId(ctx.params.id!, 'webhook endpoint'), message) };
   });
   r.post('/callback-secret', async (ctx) => {
     ctx.body = { callback_secret: await callbackSecrets.show(ctx.params.account!, ctx.state.body.rotate === true) };

@@ -1,15 +1,11 @@
 import { newRouter, type AppRouter } from '../http/context';
-import { notFound, validationError } from '../shared/errors';
-import { isUuid } from '../shared/ids';
+import { pathId } from '../http/path-id';
+import { validationError } from '../shared/errors';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { WITHDRAWAL_STATUSES } from '../withdrawals/state';
 import type { WithdrawalStatus } from '../db/entities/withdrawals';
 import { memberActor } from './actor';
 
-const idOf = (raw: string | undefined, what: string): string => {
-  if (!isUuid(raw)) throw notFound(what);
-  return raw.toLowerCase();
-};
 
 /** `coinkeep withdrawals` and `coinkeep whitelist`: members read, owners and admins decide and change. */
 export function withdrawalsAdminRoutes(withdrawals: WithdrawalService): AppRouter {
@@ -20,11 +16,11 @@ export function withdrawalsAdminRoutes(withdrawals: WithdrawalService): AppRoute
     ctx.body = { items: await withdrawals.listForMember(ctx.params.id!, memberActor(ctx.query), status as WithdrawalStatus | undefined) };
   });
   r.get('/withdrawals/:wid', async (ctx) => {
-    ctx.body = await withdrawals.getForMember(ctx.params.id!, memberActor(ctx.query), idOf(ctx.params.wid, 'withdrawal'));
+    ctx.body = await withdrawals.getForMember(ctx.params.id!, memberActor(ctx.query), pathId(ctx.params.wid, 'withdrawal'));
   });
   for (const decision of ['approve', 'reject'] as const) {
     r.post(`/withdrawals/:wid/${decision}`, async (ctx) => {
-      ctx.body = await withdrawals.decide(ctx.params.id!, idOf(ctx.params.wid, 'withdrawal'), memberActor(ctx.state.body), decision);
+      ctx.body = await withdrawals.decide(ctx.params.id!, pathId(ctx.params.wid, 'withdrawal'), memberActor(ctx.state.body), decision);
     });
   }
   r.get('/whitelist', async (ctx) => {
@@ -35,7 +31,7 @@ export function withdrawalsAdminRoutes(withdrawals: WithdrawalService): AppRoute
     ctx.body = await withdrawals.addWhitelisted(ctx.params.id!, memberActor(ctx.state.body), ctx.state.body);
   });
   r.post('/whitelist/:eid/remove', async (ctx) => {
-    ctx.body = await withdrawals.removeWhitelisted(ctx.params.id!, memberActor(ctx.state.body), idOf(ctx.params.eid, 'whitelist entry'));
+    ctx.body = await withdrawals.removeWhitelisted(ctx.params.id!, memberActor(ctx.state.body), pathId(ctx.params.eid, 'whitelist entry'));
   });
   return r;
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/schema';
 import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/auth';
 import { applyKeyset, type PageKey } from '../db/keyset';
-import { MemberEntity, type MemberRow } from '../db/entities/team';
+import { MemberEntity, type MemberRow, type Role } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
@@ -285,7 +285,7 @@ export class KeyService {
     accountId: string,
     keyId: string,
     actor: KeyActor,
-    need: { roles: readonly wp.Role[]; otp: boolean; own: boolean; byRequest?: boolean },
+    need: { roles: readonly Role[]; otp: boolean; own: boolean; byRequest?: boolean },
     decide: (em: EntityManager, row: ApiKeyRow, who: MemberRow, a: wp.Actor, now: Date) => Promise<wp.Decision | (wp.Transition & { secret: string })>,
   ) {
     let refusal: wp.Refusal | null = null;
@@ -361,7 +361,7 @@ export class KeyService {
     return row;
   }
 
-  private async actingMember(em: EntityManager, accountId: string, actor: KeyActor, roles: readonly wp.Role[], otp: boolean): Promise<MemberRow> {
+  private async actingMember(em: EntityManager, accountId: string, actor: KeyActor, roles: readonly Role[], otp: boolean): Promise<MemberRow> {
     await this.team.authorize(em, accountId, { kind: 'member', email: actor.email, otp: actor.otp }, { roles, otp });
     return this.team.memberByEmail(em, accountId, actor.email);
   }

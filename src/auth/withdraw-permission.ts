@@ -50,9 +50,8 @@
  *   change (409, Rotation rule 6).
  */
 import { isIP } from 'node:net';
+import type { Role } from '../db/entities/team';
 import { ApiError } from '../shared/errors';
-
-export type Role = 'owner' | 'admin' | 'developer';
 
 export interface Actor {
   memberId: string;

@@ -1,6 +1,7 @@
 import { normalizeIp } from '../auth/ip-match';
 import type { TokenBuckets } from '../auth/token-bucket';
 import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { ApiError, notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import type { CheckoutService, PayerPage } from './checkout.service';
@@ -45,10 +46,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
   // payers of one invoice, cost one rendering a second.
   const rendered = new WeakMap<PayerPage, Map<string, string>>();
   const serialized = new WeakMap<PayerPage, string>();
-  const idOf = (raw: string): string => {
-    if (!isUuid(raw)) throw notFound('invoice');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
   r.get('/:id', publicHeaders, limit('pay', PUBLIC_READS_PER_MINUTE), async (ctx) => {
     const lang = pickLanguage(ctx.query.lang, ctx.get('Accept-Language'));

@@ -2,7 +2,9 @@ import ExcelJS from 'exceljs';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import type { Logger } from '../shared/logger';
-import type { AppContext } from './context';
+import { authOf } from '../auth/auth.middleware';
+import type { Clock } from '../shared/clock';
+import type { AppContext, AppMiddleware } from './context';
 import { parsePageRequest, type PageKey, type PageRequest } from '../shared/pagination';
 import { queryEnum } from '../shared/query';
 
@@ -69,17 +71,37 @@ export interface ExportRequest<R, S = R> {
 /** `?format=`: undefined for the JSON list; anything but csv or xlsx is a validation_error on `format`. */
 export const exportFormatOf = (q: ParsedUrlQuery): ExportFormat | undefined => queryEnum(q, 'format', EXPORT_FORMATS);
 
+/** What a service offers for one of its lists of an account's rows. */
+export interface ListSource<F extends object, R, S = R> {
+  /** The JSON answer: one page. */
+  page(accountId: string, filters: F, page: PageRequest): Promise<unknown>;
+  /** The rows as read (see ExportRequest), and how one becomes the row the columns read. */
+  batches(accountId: string, filters: F, after: PageKey | null, size: number): AsyncIterable<S[]>;
+  present(row: S): R;
+  count(accountId: string, filters: F, after: PageKey | null, cap: number): Promise<number>;
+}
+
 /** A list of an account's rows that answers as JSON pages or, with `?format=`, as a file. */
 export interface ExportableList<F extends object, R, S = R> {
   name: string;
   columns: readonly ExportColumn<R>[];
   parseFilters: (q: ParsedUrlQuery) => F;
-  /** The JSON answer: one page. */
-  page: (accountId: string, filters: F, page: PageRequest) => Promise<unknown>;
-  /** The rows as read (see ExportRequest), and how one becomes the row the columns read. */
-  batches: (accountId: string, filters: F, after: PageKey | null, size: number) => AsyncIterable<S[]>;
-  present: (row: S) => R;
-  count: (accountId: string, filters: F, after: PageKey | null, cap: number) => Promise<number>;
+  source: ListSource<F, R, S>;
+}
+
+/** One column a field, headed by its name, in the order given: an export reads as the JSON does. */
+export function fieldColumns<R>(fields: readonly (keyof R & string)[]): ExportColumn<R>[] {
+  return fields.map((k) => ({ header: k, value: (row: R) => row[k] as CellValue }));
+}
+
+/** The GET handler of a list: the authenticated caller's account's rows (see sendList). */
+export function listHandler<F extends object, R, S>(
+  list: ExportableList<F, R, S>,
+  deps: { logger: Logger; clock: Clock },
+): AppMiddleware {
+  return async (ctx) => {
+    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
+  };
 }
 
 /**
@@ -97,16 +119,16 @@ export async function sendList<F extends object, R, S>(
   const format = exportFormatOf(ctx.query);
   const page = parsePageRequest(ctx.query, { ...filters } as Record<string, unknown>);
   if (format === undefined) {
-    ctx.body = await list.page(accountId, filters, page);
+    ctx.body = await list.source.page(accountId, filters, page);
     return;
   }
   await sendExport(ctx, {
     name: list.name,
     format,
     columns: list.columns,
-    batches: (size) => list.batches(accountId, filters, page.after, size),
-    present: list.present,
-    count: (cap) => list.count(accountId, filters, page.after, cap),
+    batches: (size) => list.source.batches(accountId, filters, page.after, size),
+    present: (row) => list.source.present(row),
+    count: (cap) => list.source.count(accountId, filters, page.after, cap),
     logger: deps.logger,
     now: deps.now,
   });

@@ -1,6 +1,7 @@
 import type { Catalog, Coin } from '../catalog/coins';
 import type { FeePaidBy } from '../db/entities/money';
 import { ApiError, unavailable, validationError } from '../shared/errors';
+import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
 import { Amount } from '../shared/money';
 import type { TargetGuard } from '../shared/target-guard';
@@ -44,8 +45,6 @@ const ORDER_ID_MAX = 128;
 const DESCRIPTION_MAX = 1000;
 const URL_MAX = 2048;
 const ALLOWED_MAX = 100;
-/** Printable, no control characters. */
-const PRINTABLE = /^[^\p{Cc}]+$/u;
 
 /** SPEC rule 4 of the invoice fields: only invoice coins of this currency (a ticker keeps its own networks), none in maintenance. */
 export function offersCoin(catalog: Catalog, currency: string, fiat: boolean, c: Coin): boolean {
@@ -158,7 +157,7 @@ function optString(body: Record<string, unknown>, field: string, max: number): s
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw validationError(field, `${field} must be a string`);
   if (v.length === 0 || v.length > max) throw validationError(field, `${field} must be 1 to ${max} characters`);
-  if (!PRINTABLE.test(v)) throw validationError(field, `${field} must not contain control characters`);
+  if (!isPrintable(v)) throw validationError(field, `${field} must not contain control characters`);
   return v;
 }
 

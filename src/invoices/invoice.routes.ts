@@ -1,10 +1,9 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import type { InvoiceRow } from '../db/entities/money';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { pathId } from '../http/path-id';
+import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
-import { notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
 import { parseInvoiceFilters, type InvoiceFilters } from './invoice.query';
@@ -24,11 +23,7 @@ export interface InvoiceRouteDeps extends RequestParserDeps {
 export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { invoices } = deps;
-  const idOf = (raw: string): string => {
-    // Not an id at all: the same 404 as another account's id.
-    if (!isUuid(raw)) throw notFound('invoice');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
   r.post('/invoices', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
     const { accountId } = authOf(ctx);
@@ -40,16 +35,11 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
 
   const list: ExportableList<InvoiceFilters, InvoiceView, InvoiceRow> = {
     name: 'invoices',
-    columns: INVOICE_COLUMNS,
+    columns: fieldColumns(FIELDS),
     parseFilters: parseInvoiceFilters,
-    page: (accountId, filters, page) => invoices.list(accountId, filters, page),
-    batches: (accountId, filters, after, size) => invoices.batches(accountId, filters, after, size),
-    present: (row) => invoices.present(row),
-    count: (accountId, filters, after, cap) => invoices.count(accountId, filters, after, cap),
+    source: invoices,
   };
-  r.get('/invoices', deps.authenticate('read'), async (ctx) => {
-    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
-  });
+  r.get('/invoices', deps.authenticate('read'), listHandler(list, deps));
 
   r.get('/invoices/:id', deps.authenticate('read'), async (ctx) => {
     ctx.body = await invoices.get(authOf(ctx).accountId, idOf(ctx.params.id));
@@ -62,13 +52,13 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   return r;
 }
 
-/** Every field of the invoice as GET returns it, in the same order (SPEC "Invoice (payment)"). */
+/**
+ * Every field of the invoice as GET returns it, in the same order (SPEC "Invoice (payment)"): the
+ * columns of an export; metadata and allowed_coin_ids as their JSON.
+ */
 const FIELDS = [
   'id', 'status', 'currency', 'amount', 'coin_id', 'ticker', 'network', 'address', 'amount_crypto', 'payer_amount',
   'paid_amount', 'remaining_amount', 'overpaid_amount', 'amount_fiat', 'fiat_currency', 'rate_locked', 'rate_locked_at',
   'late_payment', 'fee_paid_by', 'order_id', 'description', 'return_url', 'webhook_url', 'metadata', 'allowed_coin_ids',
   'checkout_url', 'ttl_expires_at', 'expired_at', 'created_at', 'updated_at',
 ] as const satisfies ReadonlyArray<keyof InvoiceView>;
-
-/** The columns of an invoice export: one per field; metadata and allowed_coin_ids as their JSON. */
-const INVOICE_COLUMNS: readonly ExportColumn<InvoiceView>[] = FIELDS.map((k) => ({ header: k, value: (v: InvoiceView) => v[k] }));

@@ -166,7 +166,7 @@ export class InvoiceService {
     return this.deps.presenter.present(row);
   }
 
-  async list(accountId: string, filters: InvoiceFilters, page: PageRequest): Promise<Page<InvoiceView>> {
+  async page(accountId: string, filters: InvoiceFilters, page: PageRequest): Promise<Page<InvoiceView>> {
     const rows = await applyKeyset(listInvoicesQuery(this.deps.store.read, accountId, filters), 'i', page).getMany();
     return toPage(rows, page, this.deps.presenter.present);
   }

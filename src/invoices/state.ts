@@ -1,6 +1,6 @@
 import type { TransferStatus } from '../db/entities/chain';
 import type { InvoiceStatus } from '../db/entities/money';
-import { Amount } from '../shared/money';
+import { Amount, HUNDRED } from '../shared/money';
 
 /**
  * The invoice state table (SPEC "States and transitions: Invoice", PRODUCT §6), as one pure
@@ -42,7 +42,6 @@ export interface InvoiceState {
   expired_at: string | null;
 }
 
-const HUNDRED = Amount.of(100);
 const time = (s: string): number => Date.parse(s);
 
 /** Whether a transfer first seen at `seenAt` counts toward the status (not a late payment). */

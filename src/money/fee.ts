@@ -1,7 +1,6 @@
 import type { FeePaidBy } from '../db/entities/money';
-import { Amount } from '../shared/money';
+import { Amount, HUNDRED } from '../shared/money';
 
-const HUNDRED = Amount.of(100);
 
 /** The platform fee an incoming transfer is credited with: the percentage and who pays it. */
 export interface FeeTerms {

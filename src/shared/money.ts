@@ -316,4 +316,5 @@ export class Amount {
 }
 
 const ZERO = Amount.of(0);
-const HUNDRED = Amount.of(100);
+/** 100, for percentages. */
+export const HUNDRED = Amount.of(100);

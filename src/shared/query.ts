@@ -1,5 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { validationError } from './errors';
+import { isUuid } from './ids';
 
 /**
  * A query parameter that must appear at most once, without the NUL character (as a body's strings:
@@ -11,6 +12,13 @@ export function queryString(q: ParsedUrlQuery, name: string): string | undefined
   if (Array.isArray(v)) throw validationError(name, `${name} must be given once`);
   if (v.includes('\u0000')) throw validationError(name, `${name} must not contain the NUL character (U+0000)`);
   return v;
+}
+
+/** A UUID parameter (an id to filter by), lower-cased. */
+export function queryUuid(q: ParsedUrlQuery, name: string): string | undefined {
+  const v = queryString(q, name);
+  if (v !== undefined && !isUuid(v)) throw validationError(name, `${name} must be a UUID`);
+  return v?.toLowerCase();
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;

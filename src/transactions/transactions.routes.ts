@@ -2,9 +2,9 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import type { Permission } from '../auth/auth.middleware';
 import { authOf } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { fieldColumns, listHandler, type ExportableList, type ExportColumn } from '../http/export';
 import { parsePageRequest, toPage } from '../shared/pagination';
-import { queryEnum, queryString, queryTime } from '../shared/query';
+import { queryEnum, queryTime, queryUuid } from '../shared/query';
 import type { Clock } from '../shared/clock';
 import { notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
@@ -23,12 +23,6 @@ export interface TransactionRouteDeps {
   logger: Logger;
 }
 
-const queryUuid = (q: ParsedUrlQuery, name: string): string | undefined => {
-  const v = queryString(q, name);
-  if (v !== undefined && !isUuid(v)) throw validationError(name, `${name} must be a UUID`);
-  return v?.toLowerCase();
-};
-
 /** The filters of PRODUCT §9; an empty window (`to` not after `from`) is refused on `to`. */
 export function parseTransactionFilters(q: ParsedUrlQuery): TransactionFilters {
   const f: TransactionFilters = {
@@ -45,12 +39,10 @@ export function parseTransactionFilters(q: ParsedUrlQuery): TransactionFilters {
 }
 
 /** The export's columns: the JSON fields, in the same order. */
-export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = (
-  [
-    'id', 'type', 'status', 'coin_id', 'ticker', 'network', 'amount', 'fee', 'net_amount', 'txid', 'confirmations',
-    'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
-  ] as const
-).map((k) => ({ header: k, value: (t: TransactionView) => t[k] }));
+export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = fieldColumns<TransactionView>([
+  'id', 'type', 'status', 'coin_id', 'ticker', 'network', 'amount', 'fee', 'net_amount', 'txid', 'confirmations',
+  'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
+]);
 
 /** GET /v1/transactions (JSON pages, or an export with ?format=), GET /v1/transactions/{id}, GET /v1/balances. */
 export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
@@ -61,14 +53,14 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
     name: 'transactions',
     columns: TRANSACTION_COLUMNS,
     parseFilters: parseTransactionFilters,
-    page: async (accountId, filters, page) => toPage(await transactions.page(accountId, filters, page), page, (t) => t),
-    batches: (accountId, filters, after, size) => transactions.batches(accountId, filters, after, size),
-    present: (r) => transactions.present(r),
-    count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
+    source: {
+      page: async (accountId, filters, page) => toPage(await transactions.page(accountId, filters, page), page, (t) => t),
+      batches: (accountId, filters, after, size) => transactions.batches(accountId, filters, after, size),
+      present: (r) => transactions.present(r),
+      count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
+    },
   };
-  r.get('/transactions', deps.authenticate('read'), async (ctx) => {
-    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
-  });
+  r.get('/transactions', deps.authenticate('read'), listHandler(list, deps));
 
   r.get('/transactions/:id', deps.authenticate('read'), async (ctx) => {
     const id = ctx.params.id ?? '';

@@ -1,8 +1,7 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { pathId } from '../http/path-id';
 import { parsePageRequest } from '../shared/pagination';
-import { notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
 import type { TargetGuard } from '../shared/target-guard';
 import { parseDeliveryFilters, type DeliveryService } from './delivery.service';
 import { parseCreateEndpoint, parseRotateSecret, parseUpdateEndpoint } from './endpoint.request';
@@ -22,13 +21,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): AppRouter {
   const { endpoints, deliveries } = deps;
   const read = deps.authenticate('read');
   const change = deps.authenticate('create_invoice');
-  // Not an id at all: the same 404 as another account's id.
-  const idOf = (raw: string, what: string): string => {
-    if (!isUuid(raw)) throw notFound(what);
-    return raw.toLowerCase();
-  };
-  const endpointId = (raw: string) => idOf(raw, 'webhook endpoint');
-  const deliveryId = (raw: string) => idOf(raw, 'webhook delivery');
+  const endpointId = (raw: string) => pathId(raw, 'webhook endpoint');
+  const deliveryId = (raw: string) => pathId(raw, 'webhook delivery');
 
   r.get('/endpoints', read, async (ctx) => {
     ctx.body = await endpoints.list(authOf(ctx).accountId, parsePageRequest(ctx.query, {}));

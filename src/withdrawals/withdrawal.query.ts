@@ -2,8 +2,7 @@ import type { ParsedUrlQuery } from 'node:querystring';
 import type { EntityManager, SelectQueryBuilder } from 'typeorm';
 import { WithdrawalEntity, type WithdrawalRow, type WithdrawalStatus } from '../db/entities/withdrawals';
 import { validationError } from '../shared/errors';
-import { isUuid } from '../shared/ids';
-import { queryEnum, queryString, queryTime } from '../shared/query';
+import { queryEnum, queryString, queryTime, queryUuid } from '../shared/query';
 import { WITHDRAWAL_STATUSES } from './state';
 
 /** The filters of GET /v1/withdrawals (and of its CSV/XLSX export). */
@@ -18,11 +17,10 @@ export interface WithdrawalFilters {
 }
 
 export function parseWithdrawalFilters(q: ParsedUrlQuery): WithdrawalFilters {
-  const coinId = queryString(q, 'coin_id');
-  if (coinId !== undefined && !isUuid(coinId)) throw validationError('coin_id', 'coin_id must be a UUID');
+  const coinId = queryUuid(q, 'coin_id');
   const f: WithdrawalFilters = {
     status: queryEnum(q, 'status', WITHDRAWAL_STATUSES),
-    coin_id: coinId?.toLowerCase(),
+    coin_id: coinId,
     payout_id: queryString(q, 'payout_id'),
     created_from: queryTime(q, 'created_from'),
     created_to: queryTime(q, 'created_to'),

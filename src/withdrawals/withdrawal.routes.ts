@@ -4,11 +4,11 @@ import type { KeyService } from '../auth/key.service';
 import { refusalToApiError } from '../auth/withdraw-permission';
 import type { WithdrawalRow } from '../db/entities/withdrawals';
 import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
-import { sendList, type ExportableList, type ExportColumn } from '../http/export';
+import { pathId } from '../http/path-id';
+import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import { idempotencyKeyOf } from '../http/idempotency';
 import type { Clock } from '../shared/clock';
-import { ApiError, notFound } from '../shared/errors';
-import { isUuid } from '../shared/ids';
+import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
 import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
@@ -29,10 +29,7 @@ export interface WithdrawalRouteDeps {
 export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   const r = newRouter('/v1');
   const { withdrawals } = deps;
-  const idOf = (raw: string): string => {
-    if (!isUuid(raw)) throw notFound('withdrawal');
-    return raw.toLowerCase();
-  };
+  const idOf = (raw: string | undefined) => pathId(raw, 'withdrawal');
 
   // PRODUCT §5: the estimate needs read or withdraw.
   r.post('/withdrawals/estimate', deps.signed(), async (ctx) => {
@@ -58,33 +55,26 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
 
   const list: ExportableList<WithdrawalFilters, WithdrawalView, WithdrawalRow> = {
     name: 'withdrawals',
-    columns: WITHDRAWAL_COLUMNS,
+    columns: fieldColumns(FIELDS),
     parseFilters: parseWithdrawalFilters,
-    page: (accountId, filters, page) => withdrawals.list(accountId, filters, page),
-    batches: (accountId, filters, after, size) => withdrawals.batches(accountId, filters, after, size),
-    present: (row) => withdrawals.present(row),
-    count: (accountId, filters, after, cap) => withdrawals.count(accountId, filters, after, cap),
+    source: withdrawals,
   };
-  r.get('/withdrawals', deps.authenticate('read'), async (ctx) => {
-    await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
-  });
+  r.get('/withdrawals', deps.authenticate('read'), listHandler(list, deps));
 
   r.get('/withdrawals/:id', deps.authenticate('read'), async (ctx) => {
-    ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+    ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
   r.post('/withdrawals/:id/cancel', deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
-    ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id ?? ''));
+    ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
   return r;
 }
 
+/** The columns of a withdrawal export: the JSON fields, in the same order. */
 const FIELDS = [
   'id', 'status', 'payout_id', 'coin_id', 'ticker', 'network', 'amount', 'to_address', 'comment', 'review_reason', 'txid',
   'confirmations', 'failure_reason', 'platform_fee', 'network_fee_reserved', 'network_fee_charged', 'network_fee_mode',
   'total_debit', 'created_at', 'updated_at', 'completed_at',
 ] as const satisfies ReadonlyArray<keyof WithdrawalView>;
-
-/** The columns of a withdrawal export: the JSON fields, in the same order. */
-const WITHDRAWAL_COLUMNS: readonly ExportColumn<WithdrawalView>[] = FIELDS.map((k) => ({ header: k, value: (v: WithdrawalView) => v[k] }));

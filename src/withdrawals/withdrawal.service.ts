@@ -14,7 +14,7 @@ import {
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../db/raw';
+import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
@@ -30,30 +30,13 @@ import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
 
-/** The withdrawal as GET returns it (PRODUCT §8). */
-export interface WithdrawalView {
-  id: string;
-  status: WithdrawalStatus;
-  payout_id: string | null;
-  coin_id: string;
-  ticker: string;
-  network: string;
-  amount: string;
-  to_address: string;
-  comment: string | null;
-  review_reason: ReviewReason | null;
-  txid: string | null;
-  confirmations: number;
-  failure_reason: string | null;
-  platform_fee: string;
-  network_fee_reserved: string;
-  network_fee_charged: string | null;
-  network_fee_mode: NetworkFeeMode;
-  total_debit: string;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
+/** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
+export type WithdrawalView = Pick<
+  WithdrawalRow,
+  | 'id' | 'status' | 'payout_id' | 'coin_id' | 'amount' | 'to_address' | 'comment' | 'review_reason' | 'txid' | 'confirmations'
+  | 'failure_reason' | 'platform_fee' | 'network_fee_reserved' | 'network_fee_charged' | 'network_fee_mode' | 'total_debit'
+  | 'created_at' | 'updated_at' | 'completed_at'
+> & { ticker: string; network: string };
 
 export interface EstimateView {
   coin_id: string;
@@ -219,7 +202,7 @@ export class WithdrawalService {
     return this.present(row);
   }
 
-  async list(accountId: string, filters: WithdrawalFilters, page: PageRequest): Promise<Page<WithdrawalView>> {
+  async page(accountId: string, filters: WithdrawalFilters, page: PageRequest): Promise<Page<WithdrawalView>> {
     const rows = await applyKeyset(listWithdrawalsQuery(this.deps.store.read, accountId, filters), 'w', page).getMany();
     return toPage(rows, page, (r) => this.present(r));
   }
@@ -518,10 +501,4 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
       throw err;
     }
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; driverError?: { code?: string } };
-  const code = e.driverError?.code ?? e.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }

@@ -21,11 +21,11 @@ import { Amount } from '../../src/shared/money';
 import { HdWallet } from '../../src/wallet/hd';
 import { WalletSigner } from '../../src/wallet/signer';
 import { fmt, report } from './lib';
+import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
 
 const COINS = Number(process.env.BENCH_PAYOUT_COINS ?? 10_000);
 const WITHDRAWALS = Number(process.env.BENCH_PAYOUT_WITHDRAWALS ?? 100);
 const RUNS = 5;
-const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const ACCOUNT = 'bench-account';
 const BRANCH = 0;
 
@@ -41,7 +41,7 @@ export async function run(): Promise<void> {
   const chain = parseConfig({ chains: [bcoinChainEntry('http://x:y@127.0.0.1:1/', { confirmations: 2 })] }).chains[0]!;
   const network = btcNetwork(chain);
   const scheme = btcScheme(chain);
-  const signer = new WalletSigner(() => MNEMONIC, silentLogger);
+  const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
   const wallet = new HdWallet(signer);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-payouts-'));
   const store = await Store.open({ url: `sqlite:${path.join(dir, 'bench.db')}` });
@@ -76,7 +76,7 @@ export async function run(): Promise<void> {
     });
     const orders = Array.from({ length: WITHDRAWALS }, (_, i) => ({ withdrawalId: `w${i}`, address: baddress.toBech32(randomBytes(20), 0, network.bech32), amount: 100_000n }));
 
-    const root = BIP32Factory(ecc).fromSeed(mnemonicToSeedSync(MNEMONIC));
+    const root = BIP32Factory(ecc).fromSeed(mnemonicToSeedSync(TEST_MNEMONIC));
     const bare = (p: BtcPayout): string => {
       const keys = p.inputs.map((c) => root.derivePath(c.path));
       const t0 = process.hrtime.bigint();

@@ -100,6 +100,13 @@ export class CliEnv {
     return new Running(child);
   }
 
+  /** Starts bin/coinkeepd on this env's config; resolves once it serves, with its API address. */
+  async spawnDaemon(): Promise<{ child: Running; url: string }> {
+    const child = this.spawn(COINKEEPD_BIN, []);
+    const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
+    return { child, url };
+  }
+
   /** Stops whatever is still running from this env (by its own pids), then removes the folder. */
   async cleanup(): Promise<void> {
     for (const c of this.children) c.kill('SIGKILL');

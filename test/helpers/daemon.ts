@@ -12,11 +12,9 @@ import { totpCode, totpStep } from '../../src/team/totp';
 import { prepareSeed } from '../../src/daemon/setup';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { FIXED_RATES, testCliConfig } from './cli';
+import { TEST_MNEMONIC } from './test-mnemonic';
 
-/** The tests' wallet seed: the mnemonic of the BIP84/BIP44 test vectors (never for real funds). */
-export const TEST_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
-
-export { FIXED_RATES };
+export { FIXED_RATES, TEST_MNEMONIC };
 
 /** A config for tests (testCliConfig's, parsed as the daemon reads it); `overrides` merge on top. */
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
@@ -44,9 +42,7 @@ export async function startTestDaemon(
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   const config = testConfig(dataDir, overrides);
-  loadMasterKey(config.data_dir, { create: true });
-  await prepareSeed(config, TEST_MNEMONIC);
-  const daemon = await startDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare });
+  const daemon = await startPreparedDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare });
   return {
     daemon,
     url: daemon.apiUrl,
@@ -56,6 +52,16 @@ export async function startTestDaemon(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The daemon in this process on `config`'s data dir, made ready first (a master key, the test
+ * wallet seed): also the setup of tests that run bin/coinkeepd on the same dir afterwards.
+ */
+export async function startPreparedDaemon(config: Config, opts: DaemonOptions = { logger: silentLogger }): Promise<Daemon> {
+  loadMasterKey(config.data_dir, { create: true });
+  await prepareSeed(config, TEST_MNEMONIC);
+  return startDaemon(config, opts);
 }
 
 /** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */

@@ -1,4 +1,4 @@
-import { getAddress, id, keccak256, Transaction } from 'ethers';
+import { getAddress, keccak256, Transaction } from 'ethers';
 import type { ChainConfig } from '../../config/schema';
 import {
   NodeFault,
@@ -12,20 +12,9 @@ import {
   type SentStatus,
   type SentTransaction,
 } from '../types';
+import { readConsistently } from '../consistent-read';
+import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { EvmRpc } from './json-rpc';
-
-/** topic0 of ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`. */
-const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
-
-/** How often one `blocks` call re-reads a range the node reorganised while it was being read. */
-const CONSISTENT_READ_ATTEMPTS = 3;
-
-/**
- * No real amount reaches 2^128 base units (3.4e20 ETH at 18 decimals; a token's supply is bounded
- * by what its contract mints, and reading each totalSupply would cost a call): a value above it
- * comes from a faulty node.
- */
-const MAX_AMOUNT = 2n ** 128n;
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
 const FEE_HISTORY_BLOCKS = 10;
@@ -106,7 +95,7 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
-    for (let attempt = 1; ; attempt++) {
+    return readConsistently('evm node', from, to, async () => {
       const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
       const [blocks, logs] = await Promise.all([
         this.rpc.batch<RpcBlock | null>(heights.map((h) => ({ method: 'eth_getBlockByNumber', params: [hex(h), true] })), signal),
@@ -114,10 +103,8 @@ export class EvmAdapter implements ChainAdapter {
       ]);
       const missing = blocks.findIndex((b) => !b);
       if (missing >= 0) throw new Error(`evm node has no block ${from + missing}`);
-      const normalised = this.normalise(blocks as RpcBlock[], logs);
-      if (normalised) return normalised;
-      if (attempt === CONSISTENT_READ_ATTEMPTS) throw new Error(`evm node: blocks ${from}..${to} changed while they were read; retrying at the next poll`);
-    }
+      return this.normalise(blocks as RpcBlock[], logs);
+    });
   }
 
   private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {

@@ -12,19 +12,15 @@ import {
   type SentTransaction,
 } from '../types';
 import { tronFromHex, tronToHex } from './derive';
+import { readConsistently } from '../consistent-read';
+import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { TronFullNode } from './full-node';
 
-/** topic0 of TRC-20 `Transfer(address indexed from, address indexed to, uint256 value)` (as on EVM), without 0x. */
-const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/** How often one `blocks` call re-reads a range the node reorganised while it was being read. */
-const CONSISTENT_READ_ATTEMPTS = 3;
+/** Tron's logs give topics without 0x. */
+const TRON_TRANSFER_TOPIC = TRANSFER_TOPIC.slice(2);
 
 /** Blocks one getblockbylimitnext may ask for (java-tron refuses more than 100). */
 const MAX_RANGE = 100;
-
-/** As on EVM: no real token amount reaches 2^128 base units; a value above it comes from a faulty node. */
-const MAX_TOKEN_AMOUNT = 2n ** 128n;
 
 interface RawHeader {
   number?: number;
@@ -82,7 +78,7 @@ export class TronAdapter implements ChainAdapter {
   }
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
-    for (let attempt = 1; ; attempt++) {
+    return readConsistently('tron node', from, to, async () => {
       const raw: TronBlock[] = [];
       for (let start = from; start <= to; start += MAX_RANGE) {
         const end = Math.min(to + 1, start + MAX_RANGE);
@@ -91,10 +87,8 @@ export class TronAdapter implements ChainAdapter {
         blocks.forEach((b, i) => raw.push(checkedBlock(b, start + i)));
         if (blocks.length !== end - start) throw new Error(`tron node has no block ${start + blocks.length}`);
       }
-      const normalised = await this.normalise(raw, signal);
-      if (normalised) return normalised;
-      if (attempt === CONSISTENT_READ_ATTEMPTS) throw new Error(`tron node: blocks ${from}..${to} changed while they were read; retrying at the next poll`);
-    }
+      return this.normalise(raw, signal);
+    });
   }
 
   /** The blocks with their transfers; null when a block's transaction infos belong to another branch. */
@@ -131,10 +125,10 @@ export class TronAdapter implements ChainAdapter {
     (info.log ?? []).forEach((log, index) => {
       const asset = this.tokens.get(String(log.address).toLowerCase().replace(/^41(?=[0-9a-f]{40}$)/, ''));
       const topics = log.topics ?? [];
-      if (!asset || topics.length !== 3 || topics[0]!.toLowerCase() !== TRANSFER_TOPIC || !/^[0-9a-fA-F]{64}$/.test(log.data ?? '')) return;
+      if (!asset || topics.length !== 3 || topics[0]!.toLowerCase() !== TRON_TRANSFER_TOPIC || !/^[0-9a-fA-F]{64}$/.test(log.data ?? '')) return;
       if (!/^0{24}[0-9a-fA-F]{40}$/.test(topics[2]!)) return;
       const amount = BigInt('0x' + log.data);
-      if (amount > MAX_TOKEN_AMOUNT) throw new NodeFault(`tron node: log ${info.id}:${index} has the impossible value ${amount}`);
+      if (amount > MAX_AMOUNT) throw new NodeFault(`tron node: log ${info.id}:${index} has the impossible value ${amount}`);
       out.push({ asset, to: tronFromHex('0x' + topics[2]!.slice(24)), amount, txid: info.id, index });
     });
     return out;

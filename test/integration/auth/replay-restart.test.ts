@@ -2,16 +2,14 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { call } from '../../helpers/api-client';
-import { CliEnv, COINKEEPD_BIN, type Running } from '../../helpers/cli';
-import { merchantWithKey, startTestDaemon, TEST_MNEMONIC } from '../../helpers/daemon';
+import { CliEnv } from '../../helpers/cli';
+import { merchantWithKey, startPreparedDaemon, startTestDaemon } from '../../helpers/daemon';
 import { tempPostgres } from '../../helpers/pg-database';
 import { signRequest } from '../../helpers/signer';
 import { configFromText } from '../../../src/config/load';
 import { startDaemon } from '../../../src/daemon/main';
-import { loadMasterKey } from '../../../src/db/seal';
 import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
-import { prepareSeed } from '../../../src/daemon/setup';
 
 /**
  * Issue 14 §8: a captured signed request cannot be replayed after a restart of the daemon, whether
@@ -66,28 +64,21 @@ test('a signed POST resent after a clean restart is auth.replay and creates noth
   t.is(await endpointCount(again.apiUrl, m), 2);
 });
 
-async function startChild(env: CliEnv): Promise<{ child: Running; url: string }> {
-  const child = env.spawn(COINKEEPD_BIN, []);
-  const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
-  return { child, url };
-}
 
 test('a signed POST resent after the daemon was killed (kill -9) and started again is auth.replay and creates nothing', async (t) => {
   const env = new CliEnv({ log_level: 'info' });
   t.teardown(() => env.cleanup());
   const config = configFromText(readFileSync(env.configFile, 'utf8'));
-  loadMasterKey(config.data_dir, { create: true });
-  await prepareSeed(config, TEST_MNEMONIC);
-  const setup = await startDaemon(config, { logger: silentLogger });
+  const setup = await startPreparedDaemon(config);
   const m = await merchantWithKey(setup);
   await setup.stop();
 
-  const first = await startChild(env);
+  const first = await env.spawnDaemon();
   const captured = capturedPost(m, 'http://127.0.0.1:9/first');
   t.is((await send(first.url, captured)).status, 201);
   t.is((await first.child.stop('SIGKILL')).signal, 'SIGKILL');
 
-  const second = await startChild(env);
+  const second = await env.spawnDaemon();
   const replayed = await send(second.url, captured);
   t.is(replayed.status, 401, replayed.text);
   t.is(replayed.json.error.code, 'auth.replay');

@@ -20,7 +20,7 @@ import { silentLogger } from '../../../src/shared/logger';
 import { prepareSeed } from '../../../src/daemon/setup';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { SignedClient } from '../../helpers/api-client';
-import { CliEnv, COINKEEPD_BIN, until, type Running } from '../../helpers/cli';
+import { CliEnv, until, type Running } from '../../helpers/cli';
 import { merchantWithKey, TEST_MNEMONIC } from '../../helpers/daemon';
 import { tempPostgres } from '../../helpers/pg-database';
 import { CONFIRMATIONS, RATES } from './evm/evm-fixture';
@@ -80,8 +80,7 @@ test('two daemons on one database: invoices made through either are credited onc
     return { status: res.status, json: await res.json() };
   };
   const start = async (env: CliEnv): Promise<Member> => {
-    const child = env.spawn(COINKEEPD_BIN, []);
-    const apiUrl = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
+    const { child, url: apiUrl } = await env.spawnDaemon();
     return { env, child, get: (target) => send(apiUrl, 'GET', target), post: (target, body) => send(apiUrl, 'POST', target, body) };
   };
   const chainLine = async (member: Member): Promise<ChainLine> => {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { CliEnv, COINKEEP_BIN, COINKEEPD_BIN, until, type CliResult } from '../../helpers/cli';
+import { CliEnv, COINKEEP_BIN, until, type CliResult } from '../../helpers/cli';
 
 const env = new CliEnv({ log_level: 'info' });
 const pidFile = path.join(env.dataDir, 'coinkeepd.pid');
@@ -189,9 +189,7 @@ test.serial('start fails with a non-zero exit and the log\'s last lines when the
 
 test.serial('run (bin/coinkeepd) serves in the foreground and stops on SIGTERM; mainnet refuses test keys', async (t) => {
   env.writeConfig({ log_level: 'info', network: 'mainnet' });
-  const d = env.spawn(COINKEEPD_BIN, []);
-  await d.waitFor(/"msg":"coinkeepd started"/);
-  const url = JSON.parse(d.stdout.split('\n').find((l) => l.includes('coinkeepd started'))!).api_url as string;
+  const { child: d, url } = await env.spawnDaemon();
   t.is((await fetch(`${url}/healthz`)).status, 200);
   await until(() => existsSync(pidFile), 5000, 'pid file');
   const status = await env.run(['--json', 'status']);

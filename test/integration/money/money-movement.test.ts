@@ -1,22 +1,23 @@
 import test, { type ExecutionContext } from 'ava';
+import type { EntityManager } from 'typeorm';
 import { Catalog, coinId } from '../../../src/catalog/coins';
 import { parseConfig } from '../../../src/config/schema';
 import type { ChainTransferRow } from '../../../src/db/entities/chain';
 import { LedgerEntryEntity, TransactionEntity } from '../../../src/db/entities/money';
 import { Store } from '../../../src/db/store';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger } from '../../../src/ledger/ledger';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger, NETWORK_BOOK } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
-import { MoneyMovement, type Receipt } from '../../../src/money/money-movement';
+import { MoneyMovement, type Hold, type Receipt } from '../../../src/money/money-movement';
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { newId } from '../../../src/shared/ids';
 import { Amount } from '../../../src/shared/money';
+import { confirmedTransferRow } from '../../helpers/chain-transfer-row';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
 
 const ETH = coinId('ethereum', 'native');
 const ACCOUNT = 'acc-1';
-const NETWORK_BOOK = 'network';
 const TERMS = { percent: '1', paidBy: 'merchant' as const };
 
 async function setup(t: ExecutionContext, url?: string) {
@@ -29,6 +30,9 @@ async function setup(t: ExecutionContext, url?: string) {
   const clock = new FakeClock();
   const ledger = new Ledger(clock);
   const money = new MoneyMovement({ ledger, catalog: new Catalog(config.chains, config.fiat), clock });
+  /** A hold of ETH from ACCOUNT for a new withdrawal: `amount` moved to `legs` once settled. */
+  const hold = (em: EntityManager, amount: string, legs: Hold['legs']) =>
+    money.hold(em, { accountId: ACCOUNT, coinId: ETH, withdrawalId: newId(), amount: Amount.of(amount), legs });
   const receipt = (amount: string): Receipt => ({ transfer: transferRow(amount), accountId: ACCOUNT, type: 'invoice_payment', invoiceId: newId(), addressId: null });
   const balance = async (book = accountBook(ACCOUNT)) => {
     const b = await ledger.balance(store.read, book, ETH);
@@ -55,35 +59,11 @@ async function setup(t: ExecutionContext, url?: string) {
       ),
     );
   };
-  return { store, ledger, money, receipt, balance, entries, transactions, verified, atOnce };
+  return { store, ledger, money, hold, receipt, balance, entries, transactions, verified, atOnce };
 }
 
 function transferRow(amount: string): ChainTransferRow {
-  const now = '2026-01-01T00:00:00.000Z';
-  return {
-    id: newId(),
-    chain_id: 'ethereum',
-    coin_id: ETH,
-    txid: `0x${newId().replace(/-/g, '')}`,
-    output_index: 0,
-    direction: 'incoming',
-    purpose: 'invoice',
-    address: '0xA11CE',
-    address_id: newId(),
-    account_id: ACCOUNT,
-    amount,
-    spent_transfer_id: null,
-    nonce: null,
-    block_height: 10,
-    block_hash: '0xb10',
-    confirmations: 3,
-    status: 'confirmed',
-    seen_at: now,
-    confirmed_at: now,
-    reverted_at: null,
-    created_at: now,
-    updated_at: now,
-  };
+  return confirmedTransferRow({ coin_id: ETH, account_id: ACCOUNT, amount, address: '0xA11CE', block_hash: '0xb10' }, '2026-01-01T00:00:00.000Z');
 }
 
 for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
@@ -171,17 +151,11 @@ test('a settle posts each leg of a hold once, what was not taken returns to avai
   const s = await setup(t);
   await s.store.write((em) => s.money.credit(em, s.receipt('100'), { percent: '0', paidBy: 'merchant' }));
   const row = await s.store.write((em) =>
-    s.money.hold(em, {
-      accountId: ACCOUNT,
-      coinId: ETH,
-      withdrawalId: newId(),
-      amount: Amount.of('50'),
-      legs: [
-        { book: EXTERNAL_BOOK, amount: Amount.of('50'), code: 'withdrawal' },
-        { book: FEE_BOOK, amount: Amount.of('1'), code: 'platform_fee' },
-        { book: NETWORK_BOOK, amount: Amount.of('3'), code: 'network_fee' },
-      ],
-    }),
+    s.hold(em, '50', [
+      { book: EXTERNAL_BOOK, amount: Amount.of('50'), code: 'withdrawal' },
+      { book: FEE_BOOK, amount: Amount.of('1'), code: 'platform_fee' },
+      { book: NETWORK_BOOK, amount: Amount.of('3'), code: 'network_fee' },
+    ]),
   );
   t.deepEqual(await s.balance(), { available: '46', hold: '54' });
   t.true(await s.store.write((em) => s.money.settle(em, row!.id, new Map([['network_fee', Amount.of('2')]]))));
@@ -198,7 +172,7 @@ test('a void releases a hold whole, and a settle after it changes nothing', asyn
   const s = await setup(t);
   await s.store.write((em) => s.money.credit(em, s.receipt('10'), { percent: '0', paidBy: 'merchant' }));
   const row = await s.store.write((em) =>
-    s.money.hold(em, { accountId: ACCOUNT, coinId: ETH, withdrawalId: newId(), amount: Amount.of('8'), legs: [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }] }),
+    s.hold(em, '8', [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }]),
   );
   t.true(await s.store.write((em) => s.money.void(em, row!.id)));
   t.false(await s.store.write((em) => s.money.settle(em, row!.id)));
@@ -213,16 +187,10 @@ test('a hold the available balance cannot cover is refused with insufficient_fun
   const before = { entries: (await s.entries()).length, transactions: (await s.transactions()).length };
   const err = await t.throwsAsync(
     s.store.write((em) =>
-      s.money.hold(em, {
-        accountId: ACCOUNT,
-        coinId: ETH,
-        withdrawalId: newId(),
-        amount: Amount.of('10'),
-        legs: [
-          { book: EXTERNAL_BOOK, amount: Amount.of('10'), code: 'withdrawal' },
-          { book: FEE_BOOK, amount: Amount.of('0.5'), code: 'platform_fee' },
-        ],
-      }),
+      s.hold(em, '10', [
+        { book: EXTERNAL_BOOK, amount: Amount.of('10'), code: 'withdrawal' },
+        { book: FEE_BOOK, amount: Amount.of('0.5'), code: 'platform_fee' },
+      ]),
     ),
   );
   t.true(err instanceof ApiError);

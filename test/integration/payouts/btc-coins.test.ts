@@ -24,14 +24,14 @@ import { HdWallet } from '../../../src/wallet/hd';
 import { WalletSigner } from '../../../src/wallet/signer';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
+import { TEST_MNEMONIC } from '../../helpers/test-mnemonic';
 
-const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const config = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] });
 const chain = config.chains[0]!;
 const BTC = coinId('bitcoin', 'native');
 const A = '11111111-1111-4111-8111-111111111111';
 const B = '22222222-2222-4222-8222-222222222222';
-const signer = new WalletSigner(() => MNEMONIC, silentLogger);
+const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
 const wallet = new HdWallet(signer);
 const elsewhere = (): string => baddress.toBech32(randomBytes(20), 0, 'rb');
 

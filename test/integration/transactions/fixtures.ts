@@ -1,7 +1,7 @@
 import { coinId } from '../../../src/catalog/coins';
 import { ChainTransferEntity } from '../../../src/db/entities/chain';
 import type { Store } from '../../../src/db/store';
-import { newId } from '../../../src/shared/ids';
+import { confirmedTransferRow } from '../../helpers/chain-transfer-row';
 
 export const USDT_CONTRACT = '0xdAC17F958D2ee523a2206206994597C13D831ec7';
 export const BTC = coinId('bitcoin', 'native');
@@ -18,29 +18,7 @@ export const CHAINS = {
 
 /** A chain transfer row a transaction can point at (for its confirmations). */
 export async function chainTransfer(store: Store, accountId: string, coin: string, confirmations: number): Promise<string> {
-  const id = newId();
-  const now = new Date().toISOString();
-  await store.write((em) =>
-    em.insert(ChainTransferEntity, {
-      id,
-      chain_id: 'ethereum',
-      coin_id: coin,
-      txid: `0x${id.replace(/-/g, '')}`,
-      output_index: 0,
-      address: '0x0000000000000000000000000000000000000001',
-      address_id: newId(),
-      account_id: accountId,
-      amount: '1',
-      block_height: 10,
-      block_hash: '0xabc',
-      confirmations,
-      status: 'confirmed',
-      seen_at: now,
-      confirmed_at: now,
-      reverted_at: null,
-      created_at: now,
-      updated_at: now,
-    }),
-  );
-  return id;
+  const row = confirmedTransferRow({ coin_id: coin, account_id: accountId, confirmations });
+  await store.write((em) => em.insert(ChainTransferEntity, row));
+  return row.id;
 }

@@ -14,8 +14,8 @@ import { WalletSigner } from '../../../src/wallet/signer';
 import { silentLogger } from '../../../src/shared/logger';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
+import { TEST_MNEMONIC } from '../../helpers/test-mnemonic';
 
-const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const USDT_ERC20 = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 
 const config = parseConfig({
@@ -26,7 +26,7 @@ const config = parseConfig({
   ],
 });
 const catalog = new Catalog(config.chains, config.fiat);
-const wallet = new HdWallet(new WalletSigner(() => MNEMONIC, silentLogger));
+const wallet = new HdWallet(new WalletSigner(() => TEST_MNEMONIC, silentLogger));
 const BTC = coinId('bitcoin', NATIVE_ASSET);
 const ETH = coinId('ethereum', NATIVE_ASSET);
 const USDT = coinId('ethereum', USDT_ERC20);

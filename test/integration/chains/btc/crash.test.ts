@@ -4,27 +4,16 @@
  */
 import test from 'ava';
 import { coinId } from '../../../../src/catalog/coins';
-import { loadMasterKey } from '../../../../src/db/seal';
-import { startDaemon } from '../../../../src/daemon/main';
-import { silentLogger } from '../../../../src/shared/logger';
 import { Amount } from '../../../../src/shared/money';
-import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
-import { CliEnv, COINKEEPD_BIN, type Running } from '../../../helpers/cli';
-import { merchantWithKey, TEST_MNEMONIC, testConfig } from '../../../helpers/daemon';
+import { CliEnv } from '../../../helpers/cli';
+import { merchantWithKey, startPreparedDaemon, testConfig } from '../../../helpers/daemon';
 import { btcChain, CONFIRMATIONS, until } from './btc-fixture';
 
 test.after.always(killAllBcoins);
 
 const PAYMENTS = Array.from({ length: 12 }, (_, i) => Amount.of(`0.0${11 + i}`).toString());
-
-async function startChild(env: CliEnv): Promise<{ d: Running; url: string }> {
-  const d = env.spawn(COINKEEPD_BIN, []);
-  await d.waitFor(/"msg":"coinkeepd started"/);
-  const line = d.stdout.split('\n').find((l) => l.includes('coinkeepd started'))!;
-  return { d, url: JSON.parse(line).api_url as string };
-}
 
 test('kill -9 of the daemon mid-scan, then restart: every payment credited once, none missed', async (t) => {
   const node = await startBcoin();
@@ -35,9 +24,7 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
 
   // The merchant and its invoices, made by the daemon in this process on the same data dir.
   const config = testConfig(env.dataDir, { chains });
-  loadMasterKey(config.data_dir, { create: true });
-  await prepareSeed(config, TEST_MNEMONIC);
-  const setup = await startDaemon(config, { logger: silentLogger });
+  const setup = await startPreparedDaemon(config);
   const m = await merchantWithKey(setup);
   let api = new SignedClient(setup.apiUrl, m.keyId, m.secret);
   const invoices: Array<{ id: string; address: string; amount: string }> = [];
@@ -62,16 +49,16 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
   // Killed as soon as a credit shows, twice: each restart resumes a scan cut short.
   let before = 0;
   for (let round = 0; round < 2; round++) {
-    const child = await startChild(env);
+    const child = await env.spawnDaemon();
     api = new SignedClient(child.url, m.keyId, m.secret);
     // A scan that already finished (a fast machine) is killed idle: the restart must still add nothing.
     await until(async () => (await credited()) > Math.min(before, PAYMENTS.length - 1), 'a new credit');
     before = await credited();
-    t.is((await child.d.stop('SIGKILL')).signal, 'SIGKILL');
+    t.is((await child.child.stop('SIGKILL')).signal, 'SIGKILL');
     t.log(`killed with ${before} or more of ${PAYMENTS.length} payments credited`);
   }
 
-  const child = await startChild(env);
+  const child = await env.spawnDaemon();
   api = new SignedClient(child.url, m.keyId, m.secret);
   await until(async () => (await credited()) === PAYMENTS.length, 'every payment credited');
   for (const inv of invoices) {
@@ -85,5 +72,5 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
   const verify = await env.run(['--json', 'ledger', 'verify']);
   t.is(verify.code, 0, verify.stderr);
   t.true(verify.json.ok);
-  await child.d.stop('SIGTERM');
+  await child.child.stop('SIGTERM');
 });

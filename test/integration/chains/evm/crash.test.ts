@@ -10,14 +10,10 @@ import { readFileSync } from 'node:fs';
 import { configFromText } from '../../../../src/config/load';
 import { coinId } from '../../../../src/catalog/coins';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
-import { loadMasterKey } from '../../../../src/db/seal';
-import { startDaemon } from '../../../../src/daemon/main';
-import { silentLogger } from '../../../../src/shared/logger';
-import { prepareSeed } from '../../../../src/daemon/setup';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
-import { CliEnv, COINKEEPD_BIN, pastStartSecond, type Running } from '../../../helpers/cli';
-import { merchantWithKey, TEST_MNEMONIC } from '../../../helpers/daemon';
+import { CliEnv, pastStartSecond } from '../../../helpers/cli';
+import { merchantWithKey, startPreparedDaemon } from '../../../helpers/daemon';
 import { CONFIRMATIONS, RATES } from './evm-fixture';
 
 test.after.always(killAllAnvils);
@@ -35,11 +31,6 @@ const confirmedPayments = async (api: SignedClient): Promise<Tx[]> => {
   return (res.json.items as Tx[]).filter((x) => x.type === 'invoice_payment' && x.status === 'confirmed');
 };
 
-async function startChild(env: CliEnv): Promise<{ child: Running; api: (keyId: string, secret: string) => SignedClient }> {
-  const child = env.spawn(COINKEEPD_BIN, []);
-  const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
-  return { child, api: (keyId, secret) => new SignedClient(url, keyId, secret) };
-}
 
 test('kill -9 of the daemon in the middle of a scan, then a restart: every payment credited exactly once, ledger clean', async (t) => {
   const { node, usdt } = await startAnvil();
@@ -49,9 +40,7 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
   t.teardown(() => env.cleanup());
 
   const config = configFromText(readFileSync(env.configFile, 'utf8'));
-  loadMasterKey(config.data_dir, { create: true });
-  await prepareSeed(config, TEST_MNEMONIC);
-  const setup = await startDaemon(config, { logger: silentLogger });
+  const setup = await startPreparedDaemon(config);
   const m = await merchantWithKey(setup);
   const prepApi = new SignedClient(setup.apiUrl, m.keyId, m.secret);
   const invoices: Array<{ id: string; address: string; ticker: 'ETH' | 'USDT'; amount: string }> = [];
@@ -67,8 +56,8 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
     await node.mine(40);
   }
 
-  const first = await startChild(env);
-  const api1 = first.api(m.keyId, m.secret);
+  const first = await env.spawnDaemon();
+  const api1 = new SignedClient(first.url, m.keyId, m.secret);
   let atKill: Tx[] = [];
   const deadline = Date.now() + 20_000;
   while (atKill.length === 0 && Date.now() < deadline) {
@@ -79,10 +68,10 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
   await first.child.exited;
   t.true(atKill.length > 0 && atKill.length < invoices.length, `killed after ${atKill.length} of ${invoices.length} payments were credited`);
 
-  const second = await startChild(env);
+  const second = await env.spawnDaemon();
   // After the crash the restarted daemon refuses every signature timestamped up to its start.
   await pastStartSecond();
-  const api2 = second.api(m.keyId, m.secret);
+  const api2 = new SignedClient(second.url, m.keyId, m.secret);
   let credited: Tx[] = [];
   const until = Date.now() + 20_000;
   while (credited.length < invoices.length && Date.now() < until) {

@@ -7,6 +7,7 @@ import type { AnvilNode } from '../../../../src/dev/anvil-node';
 import { anvilChainEntry } from '../../../../src/dev/anvil';
 import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
+import { chainFixtureSide, waitWatched, type ChainFixtureSide } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
@@ -17,7 +18,7 @@ export const RATES = { sources: [{ kind: 'fixed', rates: { ...FIXED_RATES, USDT:
 
 export type Ticker = 'ETH' | 'USDT';
 
-export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'> {
+export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'>, ChainFixtureSide<Ticker> {
   /** Replace it after a restart: payments and mining go to this node. */
   node: AnvilNode;
   /** With `gate`: the daemon reaches the node only through it. */
@@ -25,15 +26,8 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
   usdt: string;
   td: TestDaemon;
   coin: Record<Ticker, string>;
-  createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** A payment in a block of its own, 1 confirmation; returns the txid. */
   pay(to: string, ticker: Ticker, amount: string): Promise<string>;
-  /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
-  waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
-  /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
-  scanned(timeoutMs?: number): Promise<void>;
-  transactions(invoiceId: string): Promise<any[]>;
-  available(ticker: Ticker): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -51,43 +45,20 @@ export async function startEvmFixture(
   const decimals = { ETH: 18, USDT: 6 };
   const fixture: EvmFixture = {
     ...side,
+    ...chainFixtureSide(td, side, coin, () => fixture.node.blockNumber()),
     node,
     gate,
     usdt,
     td,
     coin,
-    createInvoice: (ticker, amount, extra = {}) => side.createInvoice({ amount, currency: ticker, coin_id: coin[ticker], ...extra }),
     pay: (to, ticker, amount) => payFromAnvil(fixture.node, ticker === 'ETH' ? 'native' : usdt, to, amount, decimals[ticker]),
-    async waitInvoice(id, ok, what, timeoutMs = 10_000) {
-      await fixture.scanned(timeoutMs);
-      const inv = await side.invoice(id);
-      if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
-      return inv;
-    },
-    async scanned(timeoutMs = 10_000) {
-      const tip = await fixture.node.blockNumber();
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const status = td.daemon.chains.status()[0]!;
-        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
-        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-    transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
-    available: (ticker) => side.available(coin[ticker]),
     async stop() {
       await td.stop();
       await gate?.close();
       await fixture.node.kill();
     },
   };
-  // A loaded machine may miss the first contact at start (the coins then wait in maintenance until
-  // a poll succeeds): tests of a reachable node begin once the chain has its cursor.
-  const deadline = Date.now() + 20_000;
-  while (opts.gate !== 'closed' && td.daemon.chains.status()[0]!.scanned_height === null) {
-    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  // Tests of a reachable node begin once the chain has its cursor.
+  if (opts.gate !== 'closed') await waitWatched(td);
   return fixture;
 }

@@ -5,6 +5,7 @@
  */
 import { coinId } from '../../../../src/catalog/coins';
 import type { Clock } from '../../../../src/shared/clock';
+import { chainFixtureSide, waitWatched, type ChainFixtureSide } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
@@ -17,20 +18,13 @@ const DECIMALS = 6;
 
 export type Ticker = 'TRX' | 'USDT';
 
-export interface TronFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'> {
+export interface TronFixture extends Omit<MerchantSide, 'createInvoice' | 'transactions' | 'available'>, ChainFixtureSide<Ticker> {
   node: TronNode;
   gate: TcpGate | null;
   td: TestDaemon;
   coin: Record<Ticker, string>;
-  createInvoice(ticker: Ticker, amount: string, extra?: Record<string, unknown>): Promise<any>;
   /** A payment from the stand-in's payer, mined in a block of its own (1 confirmation); returns the txid. */
   pay(to: string, ticker: Ticker, amount: string, opts?: { revert?: boolean }): string;
-  /** Waits until the daemon has scanned the node's tip, then reads the invoice, which must pass `ok`. */
-  waitInvoice(id: string, ok: (inv: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
-  /** Resolves once the daemon's cursor reached the node's current tip, out of maintenance. */
-  scanned(timeoutMs?: number): Promise<void>;
-  transactions(invoiceId: string): Promise<any[]>;
-  available(ticker: Ticker): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -57,44 +51,22 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } =
   const coin = { TRX: coinId('tron', 'native'), USDT: coinId('tron', node.usdt) };
   const fixture: TronFixture = {
     ...side,
+    ...chainFixtureSide(td, side, coin, () => node.height),
     node,
     gate,
     td,
     coin,
-    createInvoice: (ticker, amount, extra = {}) => side.createInvoice({ amount, currency: ticker, coin_id: coin[ticker], ...extra }),
     pay(to, ticker, amount, payOpts) {
       const txid = node.pay(to, ticker === 'TRX' ? 'native' : node.usdt, baseUnits(amount), payOpts);
       node.mine();
       return txid;
     },
-    async waitInvoice(id, ok, what, timeoutMs = 10_000) {
-      await fixture.scanned(timeoutMs);
-      const inv = await side.invoice(id);
-      if (!ok(inv)) throw new Error(`not ${what} once the chain was scanned: ${JSON.stringify(inv)}`);
-      return inv;
-    },
-    async scanned(timeoutMs = 10_000) {
-      const tip = node.height;
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const status = td.daemon.chains.status()[0]!;
-        if ((status.scanned_height ?? -1) >= tip && !status.maintenance) return;
-        if (Date.now() > deadline) throw new Error(`the chain was not scanned to ${tip} in time: ${JSON.stringify(status)}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-    transactions: (invoiceId) => side.transactions(`invoice_id=${invoiceId}`),
-    available: (ticker) => side.available(coin[ticker]),
     async stop() {
       await td.stop();
       await gate?.close();
       await node.stop();
     },
   };
-  const deadline = Date.now() + 20_000;
-  while (td.daemon.chains.status()[0]!.scanned_height === null) {
-    if (Date.now() > deadline) throw new Error(`the chain is not watched: ${JSON.stringify(td.daemon.chains.status()[0])}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitWatched(td);
   return fixture;
 }

@@ -13,10 +13,10 @@ import { FakeClock } from '../../../../src/shared/clock';
 import { silentLogger } from '../../../../src/shared/logger';
 import { HdWallet } from '../../../../src/wallet/hd';
 import { WalletSigner } from '../../../../src/wallet/signer';
+import { TEST_MNEMONIC } from '../../../helpers/test-mnemonic';
 
-const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const chain = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] }).chains[0]!;
-const signer = new WalletSigner(() => MNEMONIC, silentLogger);
+const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
 const wallet = new HdWallet(signer);
 const scheme = btcScheme(chain);
 const noAllocation = { allocate: () => Promise.reject(new Error('a replacement issues no address')) };
