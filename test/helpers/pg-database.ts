@@ -3,6 +3,8 @@ import type { ExecutionContext } from 'ava';
 import { Client } from 'pg';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+/** A server that is not there refuses at once; a busy one (the whole suite on 2 cores) may take seconds to accept. */
+const CONNECT_TIMEOUT_MS = 20_000;
 
 /**
  * A fresh PostgreSQL database of this test's own (`ck_<random>`), dropped at the end; null (with
@@ -12,7 +14,7 @@ const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
  */
 export async function tempPostgres(t: ExecutionContext): Promise<string | null> {
   const name = `ck_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
+  const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   try {
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
