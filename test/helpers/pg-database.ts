@@ -7,12 +7,11 @@ const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const CONNECT_TIMEOUT_MS = 20_000;
 
 /**
- * A fresh PostgreSQL database of this test's own (`ck_<random>`), dropped at the end; null (with
- * the reason logged) when no server answers, so the caller can skip. Under CI=true (.ci/run) a
- * server that does not answer fails the test instead: the PostgreSQL tests never pass unrun there.
- * Never touches `test` itself.
+ * A fresh PostgreSQL database of this test's own (`ck_<random>`), dropped at the end. A server that
+ * does not answer fails the test: a PostgreSQL test never passes without having run. Never touches
+ * `test` itself.
  */
-export async function tempPostgres(t: ExecutionContext): Promise<string | null> {
+export async function tempPostgres(t: ExecutionContext): Promise<string> {
   const name = `ck_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   try {
@@ -20,10 +19,7 @@ export async function tempPostgres(t: ExecutionContext): Promise<string | null> 
     await admin.query(`CREATE DATABASE ${name}`);
   } catch (err) {
     await admin.end().catch(() => undefined);
-    const reason = `PostgreSQL at ${ADMIN_URL}: ${(err as Error).message}`;
-    if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: the PostgreSQL tests must run)`);
-    t.log(`skipped: ${reason}`);
-    return null;
+    throw new Error(`PostgreSQL at ${ADMIN_URL}: ${(err as Error).message} (the PostgreSQL tests need it: see README, Tests)`);
   }
   t.teardown(async () => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);

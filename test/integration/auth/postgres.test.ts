@@ -21,7 +21,6 @@ test.before(() => {
 
 test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay at the other; a disabled key is refused by both', async (t) => {
   const url = await tempPostgres(t);
-  if (url === null) return t.pass('no PostgreSQL server answers; skipped');
   const a = await startTestDaemon({ database: { url } });
   t.teardown(() => a.stop());
   const b = await startTestDaemon({ database: { url } });
@@ -53,7 +52,6 @@ test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay 
 
 test('when the replay store cannot answer, a signed request is 503 unavailable, never let through', async (t) => {
   const url = await tempPostgres(t);
-  if (url === null) return t.pass('no PostgreSQL server answers; skipped');
   const d = await startTestDaemon({ database: { url } });
   t.teardown(() => d.stop());
   const m = await merchantWithKey(d.daemon);

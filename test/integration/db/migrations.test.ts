@@ -55,10 +55,5 @@ test('all migrations up on SQLite; tables present; a second migrate is a no-op',
 
 test('all migrations up on PostgreSQL; tables present; a second migrate is a no-op', async (t) => {
   const url = await tempPostgres(t);
-  if (url === null) {
-    console.log('migrations on PostgreSQL skipped: no server answers on 127.0.0.1:5432');
-    t.pass();
-    return;
-  }
   await checkMigrations(t, url);
 });

@@ -67,16 +67,10 @@ function transferRow(amount: string): ChainTransferRow {
 }
 
 for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
-  /** null when no PostgreSQL answers on 127.0.0.1:5432 (tempPostgres logs it). */
-  const open = async (t: ExecutionContext) => {
-    if (dialect === 'SQLite') return setup(t);
-    const url = await tempPostgres(t);
-    return url === null ? null : setup(t, url);
-  };
+  const open = async (t: ExecutionContext) => (dialect === 'SQLite' ? setup(t) : setup(t, await tempPostgres(t)));
 
   test(`${dialect}: a transfer credited twice at once without any lock is credited once, less the fee`, async (t) => {
     const s = await open(t);
-    if (!s) return t.pass();
     const r = s.receipt('100');
     const credited = await s.atOnce(
       (em) => s.money.credit(em, r, TERMS),
@@ -97,7 +91,6 @@ for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
 
   test(`${dialect}: a credit taken back twice at once is taken back once by one adjustment`, async (t) => {
     const s = await open(t);
-    if (!s) return t.pass();
     const r = s.receipt('100');
     await s.store.write((em) => s.money.credit(em, r, TERMS));
     const reverted = { ...r, transfer: { ...r.transfer, status: 'reverted' as const } };
@@ -118,7 +111,6 @@ for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
 
   test(`${dialect}: a withdrawal held twice at once is held once`, async (t) => {
     const s = await open(t);
-    if (!s) return t.pass();
     await s.store.write((em) => s.money.credit(em, s.receipt('100'), { percent: '0', paidBy: 'merchant' }));
     const withdrawalId = newId();
     const hold = { accountId: ACCOUNT, coinId: ETH, withdrawalId, amount: Amount.of('60'), legs: [{ book: EXTERNAL_BOOK, amount: Amount.of('60'), code: 'withdrawal' }] };

@@ -148,7 +148,6 @@ test('a withdrawal to an address of another network, or below dust, is refused b
 
 test('PostgreSQL: payouts built at the same moment in separate transactions never spend one coin; the loser rolls back whole', async (t) => {
   const url = await tempPostgres(t);
-  if (!url) return t.pass('no PostgreSQL server');
   const opened = await Store.open({ url });
   t.teardown(() => opened.close());
   await opened.migrate();

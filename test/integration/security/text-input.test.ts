@@ -10,7 +10,6 @@ import { PAY_TO, startWithdrawalFixture } from '../../helpers/withdrawal-fixture
 for (const db of ['SQLite', 'PostgreSQL'] as const) {
   test(`${db}: a NUL character in a withdrawal comment, an address label or an invoice's metadata is 400 validation_error naming the field, and creates nothing`, async (t) => {
     const url = db === 'PostgreSQL' ? await tempPostgres(t) : undefined;
-    if (url === null) return t.pass('no PostgreSQL server answers; skipped');
     const f = await startWithdrawalFixture(url ? { overrides: { database: { url } } } : {});
     t.teardown(() => f.stop());
     await f.fund('1');
@@ -35,7 +34,6 @@ for (const db of ['SQLite', 'PostgreSQL'] as const) {
 for (const db of ['SQLite', 'PostgreSQL'] as const) {
   test(`${db}: a list filter holding a NUL character is 400 validation_error naming the filter, never a failed query`, async (t) => {
     const url = db === 'PostgreSQL' ? await tempPostgres(t) : undefined;
-    if (url === null) return t.pass('no PostgreSQL server answers; skipped');
     const f = await startWithdrawalFixture(url ? { overrides: { database: { url } } } : {});
     t.teardown(() => f.stop());
     const api = await f.key(['read']);
