@@ -2,6 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { StaticAddressEntity } from '../../../src/db/entities/static-address';
 import { WithdrawalEntity } from '../../../src/db/entities/withdrawals';
 import { call, freshSourceIp, type ApiResponse } from '../../helpers/api-client';
+import { parseCsv } from '../../helpers/csv';
 import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
 import { COINS, startInvoiceFixture } from '../../helpers/invoice-fixture';
 import { signedGet } from '../../helpers/signed-get';
@@ -176,35 +177,12 @@ test('a script in the account name is shown on the payment page as text, in the 
   t.is(status.json.merchant, name);
 });
 
-/** Splits a CSV text as a spreadsheet would with `delimiter`, honouring quotes. */
-function cells(text: string, delimiter: string): string[] {
-  const out: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"' && field === '') quoted = true;
-    else if (ch === delimiter || ch === '\n') {
-      out.push(field.replace(/\r$/, ''));
-      field = '';
-    } else field += ch;
-  }
-  out.push(field);
-  return out;
-}
-
 const FORMULAS = ['=1+1', '+1+1', '-1+1', '@SUM(1)', '=HYPERLINK("http://evil.example","x")', 'ok;=1+1', 'ok,=1+1', 'ok;+1+1', 'ok;@SUM(1)', 'ok;-1+1'];
 
 /** No cell, split on a comma or on a semicolon (a spreadsheet set to a `;` list separator), starts a formula. */
 function assertNoFormula(t: ExecutionContext, text: string, what: string) {
   for (const delimiter of [',', ';']) {
-    for (const cell of cells(text, delimiter)) {
+    for (const cell of parseCsv(text, delimiter).flat()) {
       t.false(/^[=+\-@\t\r]/.test(cell) && !/^-?\d+(\.\d+)?$/.test(cell), `${what}: a cell ${JSON.stringify(cell)} when split on ${delimiter}`);
     }
   }
