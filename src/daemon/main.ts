@@ -156,7 +156,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     recorder,
     watched,
     coins,
-    learnAddresses: () => addresses.loadWatched(),
+    // Only a shared database has addresses issued by another daemon to learn before each batch.
+    learnAddresses: store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined,
     catalog,
     clock,
     logger,
