@@ -1,0 +1,3 @@
+module coinkeep
+
+go 1.18
