@@ -6,7 +6,7 @@ const dir = path.join(root, 'clients', 'go');
 
 clientSuite(test, {
   name: 'go',
-  missing: async () => ((await runs(['go', 'version'])) ? null : 'go not found (Debian: apt-get install golang-go)'),
+  missing: () => (runs(['go', 'version']) ? null : 'go not found (Debian: apt-get install golang-go)'),
   prepare: async (tmp) => {
     // The installed toolchain only, no module downloads, caches in the temp dir.
     const env = { GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOCACHE: path.join(tmp, 'gocache'), GOPATH: path.join(tmp, 'gopath') };
