@@ -34,15 +34,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# The payment page's tests drive Debian's Chromium (/usr/bin/chromium); the daemon does not need it,
-# so without root or apt-get its absence is only reported.
-if [ ! -x /usr/bin/chromium ]; then
+# Tools only some tests need, not the daemon: Debian's Chromium (/usr/bin/chromium) for the payment
+# page's browser tests, Go and PHP with curl for the client libraries' tests (clients/). As root with
+# apt-get they are installed; otherwise one line names what is missing.
+optional=()
+[ -x /usr/bin/chromium ] || optional+=(chromium)
+command -v go >/dev/null || optional+=(golang-go)
+command -v php >/dev/null || optional+=(php-cli)
+{ command -v php >/dev/null && php -r 'exit(extension_loaded("curl") ? 0 : 1);'; } || optional+=(php-curl)
+if [ ${#optional[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "install.sh: installing chromium (for the payment page's browser tests)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-      || fail "apt-get could not install chromium"
+    echo "install.sh: installing ${optional[*]} (for the browser and client-library tests)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${optional[@]}" >/dev/null \
+      || fail "apt-get could not install ${optional[*]}"
   else
-    echo "install.sh: /usr/bin/chromium not found; the payment page's browser tests need it (apt-get install chromium)" >&2
+    echo "install.sh: not installed: ${optional[*]}; the browser and client-library tests need them (apt-get install ${optional[*]})" >&2
   fi
 fi
 
