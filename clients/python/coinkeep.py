@@ -112,8 +112,10 @@ def sign_webhook(secret, timestamp, raw_body):
 
 
 def _header(headers, name):
+    """A header from a dict of any capitalisation, a list of pairs or a WSGI environ (HTTP_X_...)."""
+    environ = "HTTP_" + name.upper().replace("-", "_")
     for k, v in (headers.items() if hasattr(headers, "items") else headers):
-        if k.lower() == name.lower():
+        if k.lower() == name.lower() or k == environ:
             return v
     return None
 
