@@ -8,7 +8,7 @@ import type { IpBlocker } from './ip-blocker';
 import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
 import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
-import { canonicalString, checkTimestamp, signatureMatches } from './signature';
+import { canonicalString, checkTimestamp, macKey, signatureMatchesKey } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
 import type { TakeResult, TokenBuckets } from './token-bucket';
 
@@ -28,7 +28,8 @@ export interface AuthContext {
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Service-HMAC-SHA256' };
 const HEADERS = ['X-API-Key', 'X-Timestamp', 'X-Signature'] as const;
 /** Compared against when the key is unknown, so unknown and known keys cost the same work. */
-const DUMMY_SECRET = 'dummy-secret-for-constant-work-0000000000000';
+const DUMMY_MAC = macKey('dummy-secret-for-constant-work-0000000000000');
+const KEY_ID = /^ck_(live|test)_[0-9A-Za-z]{24}$/;
 
 const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) =>
   new ApiError(401, code, message, details, WWW_AUTHENTICATE);
@@ -87,7 +88,8 @@ export class Authenticator {
   authenticate = (permission: Permission | null): AppMiddleware => {
     return async (ctx, next) => {
       if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) return next();
-      ctx.state.auth = await this.verify(ctx, permission ?? 'read');
+      const auth = this.verify(ctx, permission ?? 'read');
+      ctx.state.auth = auth instanceof Promise ? await auth : auth;
       return next();
     };
   };
@@ -99,7 +101,8 @@ export class Authenticator {
    */
   signed = (): AppMiddleware => {
     return async (ctx, next) => {
-      ctx.state.auth = await this.verify(ctx, null);
+      const auth = this.verify(ctx, null);
+      ctx.state.auth = auth instanceof Promise ? await auth : auth;
       return next();
     };
   };
@@ -110,36 +113,60 @@ export class Authenticator {
    * key's budget), and not a replay. Frozen accounts and missing permissions spend one too. Its
    * signature is remembered only once it has its token.
    */
-  private async verify(ctx: AppContext, permission: Permission | null): Promise<AuthContext> {
-    const { ipBlocker } = this.deps;
+  private verify(ctx: AppContext, permission: Permission | null): AuthContext | Promise<AuthContext> {
+    // Synchronous while everything it needs is in memory (a cached key, the in-memory replay
+    // guard): a signed request then costs no promise of its own; otherwise the same steps, awaited.
     const ip = normalizeIp(ctx.ip);
-    const client = blockKey(ip);
-    let signed: SignedKey;
-    try {
-      signed = await this.checkSignature(ctx, ip);
-      await this.checkReplay(signed);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) ipBlocker.recordFailure(client);
+    const refused = (err: unknown): never => {
+      if (err instanceof ApiError && err.status === 401) this.deps.ipBlocker.recordFailure(blockKey(ip));
       throw err;
+    };
+    let checked: SignedKey | Promise<SignedKey>;
+    try {
+      checked = this.checkSignature(ctx, ip);
+      if (!(checked instanceof Promise)) {
+        const replayed = this.checkReplay(checked);
+        if (!(replayed instanceof Promise)) return this.admit(ctx, checked, ip, permission);
+        const signed = checked;
+        return replayed.then(() => this.admit(ctx, signed, ip, permission), refused);
+      }
+    } catch (err) {
+      return refused(err);
     }
-    ipBlocker.recordSuccess(client);
+    return checked.then(async (signed) => {
+      await this.checkReplay(signed);
+      return signed;
+    }).then((signed) => this.admit(ctx, signed, ip, permission), refused);
+  }
+
+  /** A request validly signed and not a replay: its token, then its key's state. */
+  private admit(ctx: AppContext, signed: SignedKey, ip: string, permission: Permission | null): AuthContext | Promise<AuthContext> {
+    this.deps.ipBlocker.recordSuccess(blockKey(ip));
     const take = this.takeToken(ctx, signed.entry);
     if (!take.allowed) {
-      await this.forgetQuietly(signed);
-      throw keyOverLimit(take.retryAfterSeconds, 'this key is over its request limit');
+      return this.forgetQuietly(signed).then(() => {
+        throw keyOverLimit(take.retryAfterSeconds, 'this key is over its request limit');
+      });
     }
     return this.checkKeyState(signed, permission);
   }
 
-  private async checkReplay({ entry, signature, timestampSeconds, nowMs }: SignedKey): Promise<void> {
-    let replayed: boolean;
-    try {
-      replayed = await this.deps.replay.seen(signature, entry.row.id, timestampSeconds, nowMs);
-    } catch (err) {
+  /** Throws `auth.replay` for a signature accepted before; a promise only when the guard answers asynchronously. */
+  private checkReplay({ entry, signature, timestampSeconds, nowMs }: SignedKey): void | Promise<void> {
+    const failed = (err: unknown): never => {
       if (err instanceof ReplayShareFullError) throw keyOverLimit(err.retryAfterSeconds, 'this key has made too many requests in the last minutes');
       throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
+    };
+    const judge = (replayed: boolean): void => {
+      if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
+    };
+    let answer: boolean | Promise<boolean>;
+    try {
+      answer = this.deps.replay.seen(signature, entry.row.id, timestampSeconds, nowMs);
+    } catch (err) {
+      return failed(err);
     }
-    if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
+    return answer instanceof Promise ? answer.then(judge, failed) : judge(answer);
   }
 
   private takeToken(ctx: AppContext, entry: KeyEntry): TakeResult {
@@ -167,8 +194,11 @@ export class Authenticator {
     }
   }
 
-  /** Headers, timestamp, test key on mainnet, signature, then the key's own state (active, IP). */
-  private async checkSignature(ctx: AppContext, ip: string): Promise<SignedKey> {
+  /**
+   * Headers, timestamp, test key on mainnet, signature, then the key's own state (active, IP).
+   * Synchronous when the key is in the registry's cache.
+   */
+  private checkSignature(ctx: AppContext, ip: string): SignedKey | Promise<SignedKey> {
     const { config, clock, keys } = this.deps;
     const missing = HEADERS.find((h) => ctx.get(h) === '');
     if (missing !== undefined) throw missingHeader(missing);
@@ -182,20 +212,23 @@ export class Authenticator {
     if (config.network === 'mainnet' && keyId.startsWith('ck_test_')) {
       throw unauthorized('auth.test_key', 'test keys are refused on a mainnet environment', { docs_url: testKeysDocUrl(config) });
     }
-
-    const entry = /^ck_(live|test)_[0-9A-Za-z]{24}$/.test(keyId) ? await keys.get(keyId) : null;
-    const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
-    const previousLive = entry !== null && entry.previousSecret !== null && entry.previousValidUntilMs > nowMs;
-    // A second HMAC only when the first does not match: every refused signature costs two, whatever
-    // the key's state, and only a correct one (which learns it is correct anyway) costs one.
-    const currentOk = signatureMatches(entry?.secret ?? DUMMY_SECRET, canonical, signature);
-    const previousOk = !currentOk && signatureMatches((previousLive && entry?.previousSecret) || DUMMY_SECRET, canonical, signature);
-    if (!entry || (!currentOk && !(previousLive && previousOk))) {
-      throw unauthorized('auth.invalid_signature', 'the signature does not match');
-    }
-    if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
-    if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
-    return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
+    const match = (entry: KeyEntry | null): SignedKey => {
+      const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
+      const previousLive = entry !== null && entry.previousMac !== null && entry.previousValidUntilMs > nowMs;
+      // A second HMAC only when the first does not match: every refused signature costs two, whatever
+      // the key's state, and only a correct one (which learns it is correct anyway) costs one.
+      const currentOk = signatureMatchesKey(entry?.mac ?? DUMMY_MAC, canonical, signature);
+      const previousOk = !currentOk && signatureMatchesKey((previousLive && entry?.previousMac) || DUMMY_MAC, canonical, signature);
+      if (!entry || (!currentOk && !(previousLive && previousOk))) {
+        throw unauthorized('auth.invalid_signature', 'the signature does not match');
+      }
+      if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
+      if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+      return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
+    };
+    if (!KEY_ID.test(keyId)) return match(null);
+    const cached = keys.cached(keyId);
+    return cached !== undefined ? match(cached) : keys.get(keyId).then(match);
   }
 
   private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission | null): AuthContext {

@@ -4,6 +4,7 @@ import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import { whitelistMatcher } from './ip-match';
+import { macKey, type MacKey } from './signature';
 
 /** What authentication needs of a key: the row, its open secrets and its account's state. */
 export interface KeyEntry {
@@ -12,6 +13,9 @@ export interface KeyEntry {
   secret: string;
   previousSecret: string | null;
   previousValidUntilMs: number;
+  /** The secrets made ready for HMAC (see macKey). */
+  mac: MacKey;
+  previousMac: MacKey | null;
   permissions: Set<string>;
   ipWhitelist: string[];
   /** The whitelist, compiled: whether a client address may use the key. */
@@ -33,9 +37,15 @@ export class KeyRegistry {
     private readonly ttlMs: number,
   ) {}
 
-  async get(keyId: string): Promise<KeyEntry | null> {
+  /** The entry when the cache holds it fresh (null: no such key), else undefined: then ask `get`. */
+  cached(keyId: string): KeyEntry | null | undefined {
     const hit = this.cache.get(keyId);
-    if (hit && this.nowMs() - hit.at < this.ttlMs) return hit.entry;
+    return hit && this.nowMs() - hit.at < this.ttlMs ? hit.entry : undefined;
+  }
+
+  async get(keyId: string): Promise<KeyEntry | null> {
+    const hit = this.cached(keyId);
+    if (hit !== undefined) return hit;
     const entry = await this.load(keyId);
     if (this.cache.size > 50_000) this.cache.clear();
     this.cache.set(keyId, { entry, at: this.nowMs() });
@@ -51,11 +61,15 @@ export class KeyRegistry {
     if (!row) return null;
     const account = await this.store.read.findOneBy(AccountEntity, { id: row.account_id });
     const ipWhitelist = JSON.parse(row.ip_whitelist) as string[];
+    const secret = this.sealer.open(row.secret_sealed, cells.keySecret(row.id));
+    const previousSecret = row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, cells.keyPreviousSecret(row.id)) : null;
     return {
       row,
       accountStatus: account?.status ?? 'frozen',
-      secret: this.sealer.open(row.secret_sealed, cells.keySecret(row.id)),
-      previousSecret: row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, cells.keyPreviousSecret(row.id)) : null,
+      secret,
+      previousSecret,
+      mac: macKey(secret),
+      previousMac: previousSecret === null ? null : macKey(previousSecret),
       previousValidUntilMs: row.previous_secret_valid_until ? Date.parse(row.previous_secret_valid_until) : 0,
       permissions: new Set(row.permissions.split(',').filter(Boolean)),
       ipWhitelist,

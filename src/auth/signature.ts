@@ -43,6 +43,56 @@ export function sign(secret: string, canonical: string): string {
 
 const DUMMY = Buffer.alloc(32);
 
+/** SHA-256's block: an HMAC key is padded (or first hashed) to it. */
+const BLOCK = 64;
+
+/**
+ * A secret made ready for HMAC-SHA256 (RFC 2104): its inner and outer padded blocks, computed
+ * once per key, so a request's HMAC is two one-shot hashes over preallocated bytes instead of a
+ * new HMAC context. Held in memory beside the open secret, never stored.
+ */
+export interface MacKey {
+  readonly inner: Buffer;
+  readonly outer: Buffer;
+}
+
+export function macKey(secret: string): MacKey {
+  let k: Buffer = Buffer.from(secret, 'utf8');
+  if (k.length > BLOCK) k = hash('sha256', k, 'buffer');
+  const inner = Buffer.alloc(BLOCK, 0x36);
+  const outer = Buffer.alloc(BLOCK + 32, 0);
+  outer.fill(0x5c, 0, BLOCK);
+  for (let i = 0; i < k.length; i++) {
+    inner[i]! ^= k[i]!;
+    outer[i]! ^= k[i]!;
+  }
+  return { inner, outer };
+}
+
+/** Scratch space for the inner hash's input: padded key then message (grown when a message is longer). */
+let scratch: Buffer = Buffer.allocUnsafe(BLOCK + 2048);
+
+/** HMAC-SHA256 of `message` under `key`; equal to createHmac('sha256', secret). */
+export function macOf(key: MacKey, message: string): Buffer {
+  const need = BLOCK + Buffer.byteLength(message, 'utf8');
+  if (need > scratch.length) scratch = Buffer.allocUnsafe(need);
+  key.inner.copy(scratch, 0);
+  scratch.write(message, BLOCK, 'utf8');
+  const innerDigest = hash('sha256', scratch.subarray(0, need), 'buffer');
+  const outer = Buffer.from(key.outer);
+  innerDigest.copy(outer, BLOCK);
+  return hash('sha256', outer, 'buffer');
+}
+
+/** signatureMatches with a key made ready by macKey: the same checks and the same constant work. */
+export function signatureMatchesKey(key: MacKey, canonical: string, given: string): boolean {
+  const expected = macOf(key, canonical);
+  const wellFormed = typeof given === 'string' && SIGNATURE_RE.test(given);
+  const candidate = wellFormed ? Buffer.from(given, 'hex') : DUMMY;
+  const equal = timingSafeEqual(expected, candidate);
+  return wellFormed && equal;
+}
+
 /**
  * Constant-time check of X-Signature. The HMAC is always computed and always
  * compared over 32 bytes; a value that is not exactly 64 lower-case hex

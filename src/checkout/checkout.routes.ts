@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { normalizeIp } from '../auth/ip-match';
 import type { TokenBuckets } from '../auth/token-bucket';
 import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
@@ -42,30 +43,43 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     }
     await next();
   };
-  // What a cached view (at most a second old) renders to, kept with it: a payer's polls, and many
-  // payers of one invoice, cost one rendering a second.
-  const rendered = new WeakMap<PayerPage, Map<string, string>>();
-  const serialized = new WeakMap<PayerPage, string>();
+  // What a view renders to, kept while the view stays the same: the service re-reads an invoice
+  // at most once a second, and a re-read that changed nothing costs no rendering, no QR code and
+  // no compression. Bodies are kept as bytes (gzip too, made once), so a request only copies them.
+  const serialized = new WeakMap<PayerPage, Buffer>();
+  const viewBytes = (page: PayerPage): Buffer => {
+    let json = serialized.get(page);
+    if (json === undefined) serialized.set(page, (json = Buffer.from(JSON.stringify(page.view))));
+    return json;
+  };
+  const renditions = new Map<string, Rendition>();
   const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
   r.get('/:id', publicHeaders, limit('pay', PUBLIC_READS_PER_MINUTE), async (ctx) => {
     const lang = pickLanguage(ctx.query.lang, ctx.get('Accept-Language'));
-    const m = messagesOf(lang);
     ctx.set('Content-Language', lang);
-    ctx.vary('Accept-Language');
+    ctx.set('Vary', 'Accept-Language, Accept-Encoding');
     try {
-      const page = await deps.checkout.page(idOf(ctx.params.id));
-      const { view, frameAncestors } = page;
-      ctx.set('Content-Security-Policy', pageCsp(frameAncestors));
-      ctx.type = 'text/html; charset=utf-8';
-      const byLang = rendered.get(page) ?? new Map<string, string>();
-      rendered.set(page, byLang);
-      let html = byLang.get(lang);
-      if (html === undefined) {
-        html = renderPage({ view, lang, m, qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: frameAncestors });
-        byLang.set(lang, html);
+      const id = idOf(ctx.params.id);
+      const page = await deps.checkout.page(id);
+      const key = `${id} ${lang}`;
+      const source = viewBytes(page);
+      const frames = page.frameAncestors.join(' ');
+      let out = renditions.get(key);
+      if (out === undefined || out.frames !== frames || !out.source.equals(source)) {
+        const { view, frameAncestors } = page;
+        const html = renderPage({ view, lang, m: messagesOf(lang), qr: view.payment_uri ? await qrSvg(view.payment_uri) : null, parents: frameAncestors });
+        out = { source, frames, csp: pageCsp(frameAncestors), body: Buffer.from(html), gzipped: null };
+        remember(renditions, key, out);
       }
-      ctx.body = html;
+      ctx.set('Content-Security-Policy', out.csp);
+      ctx.type = 'text/html; charset=utf-8';
+      if (acceptsGzip(ctx.get('Accept-Encoding'))) {
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = (out.gzipped ??= gzipSync(out.body));
+      } else {
+        ctx.body = out.body;
+      }
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 404) throw err;
       notFoundPage(ctx, lang);
@@ -75,15 +89,28 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
   r.get('/:id/status', publicHeaders, limit('pay', PUBLIC_READS_PER_MINUTE), async (ctx) => {
     ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
     const page = await deps.checkout.page(idOf(ctx.params.id));
-    let json = serialized.get(page);
-    if (json === undefined) serialized.set(page, (json = JSON.stringify(page.view)));
     ctx.type = 'application/json; charset=utf-8';
-    ctx.body = json;
+    ctx.body = viewBytes(page);
   });
 
   r.post('/:id/coin', publicHeaders, limit('pay-coin', COIN_CHOICES_PER_MINUTE), async (ctx) => {
     ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
     const id = idOf(ctx.params.id);
+    if (isFormPost(ctx)) {
+      // The page's own form, without JavaScript: choose, then back to the page, which shows the
+      // coin fixed (this choice, or an earlier one) or, when refused, what can still be done.
+      const fields = new URLSearchParams(ctx.state.rawBody.toString('utf8'));
+      const coin = fields.get('coin_id') ?? '';
+      try {
+        if (!isUuid(coin)) throw validationError('coin_id', 'coin_id must be a coin id (uuid) from the invoice\'s choices');
+        await deps.checkout.chooseCoin(id, coin.toLowerCase());
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+      }
+      ctx.status = 303;
+      ctx.set('Location', `../${id}`);
+      return;
+    }
     const body = ctx.state.body;
     for (const k of Object.keys(body)) if (k !== 'coin_id') throw validationError(k, `${k} is not a field of a coin choice`);
     if (!isUuid(body.coin_id)) throw validationError('coin_id', 'coin_id must be a coin id (uuid) from the invoice\'s choices');
@@ -91,6 +118,42 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
   });
 
   return r;
+}
+
+/** A form post of the page (urlencoded), not the script's JSON. */
+function isFormPost(ctx: AppContext): boolean {
+  return (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
+/** A rendered page with the view it was rendered from. */
+interface Rendition {
+  source: Buffer;
+  frames: string;
+  csp: string;
+  body: Buffer;
+  gzipped: Buffer | null;
+}
+
+/** Renditions kept: past it the oldest goes (a payer's page is re-rendered at worst). */
+const RENDITIONS_MAX = 5000;
+
+function remember(m: Map<string, Rendition>, key: string, r: Rendition): void {
+  m.delete(key);
+  m.set(key, r);
+  if (m.size > RENDITIONS_MAX) m.delete(m.keys().next().value!);
+}
+
+/** Whether an Accept-Encoding header takes gzip (named, or `*`, without `q=0`). */
+export function acceptsGzip(header: string): boolean {
+  if (header === '') return false;
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.split(';');
+    const coding = name!.trim().toLowerCase();
+    if (coding !== 'gzip' && coding !== '*') continue;
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
 }
 
 function notFoundPage(ctx: AppContext, lang: string): void {

@@ -77,7 +77,7 @@ document.addEventListener('click',function(e){
   if(copy&&navigator.clipboard){navigator.clipboard.writeText($(copy).getAttribute('data-value')).then(function(){
     var was=b.textContent;b.textContent=M.copied;setTimeout(function(){b.textContent=was},1500)})}
   if(coin){
-    b.disabled=true;
+    e.preventDefault();b.disabled=true;
     fetch(base+'/coin',{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({coin_id:coin})}).then(function(r){
       if(r.ok)location.reload();else{$('choice-error').hidden=false;b.disabled=false}
     },function(){$('choice-error').hidden=false;b.disabled=false});

@@ -47,9 +47,10 @@ export function renderPage({ view, lang, m, qr, parents }: PageInput): string {
   if (view.coin === null && view.status === 'new') {
     const items = view.choices.map((c) => {
       const approx = c.approx_amount === null ? '' : `<span>${e(fill(m.about, { amount: `${c.approx_amount} ${c.ticker}` }))}</span>`;
-      return `<li><button type="button" class="choice" data-coin="${e(c.coin_id)}">${e(fill(m.choose, { coin: coinLabel(c) }))}${approx}</button></li>`;
+      return `<li><button type="submit" name="coin_id" value="${e(c.coin_id)}" class="choice" data-coin="${e(c.coin_id)}">${e(fill(m.choose, { coin: coinLabel(c) }))}${approx}</button></li>`;
     });
-    const list = items.length > 0 ? `<ul>${items.join('')}</ul>` : `<p>${e(m.no_coins)}</p>`;
+    // A form as well as the script: without JavaScript the choice posts the form and comes back here.
+    const list = items.length > 0 ? `<form method="post" action="${e(view.id)}/coin"><ul>${items.join('')}</ul></form>` : `<p>${e(m.no_coins)}</p>`;
     parts.push(`<section aria-labelledby="choose-h"><h2 id="choose-h">${e(m.choose_coin)}</h2>${list}<p id="choice-error" role="alert" hidden>${e(m.choice_failed)}</p></section>`);
   }
   if (view.coin && view.address && view.payer_amount) {

@@ -28,10 +28,10 @@ async function measure(name: string, url: (i: number) => string, headers?: (i: n
   let sample = '';
   const res = await load(
     async (i) => {
-      const r = await request(url(i), { headers: headers?.(i) });
+      const r = await request(url(i), { headers: headers?.(i), decode: false });
       if (r.status !== 200) {
         failures++;
-        sample = `${r.status} ${r.body.slice(0, 200)}`;
+        sample = `${r.status} (${r.bytes} bytes)`;
       }
     },
     { total: TOTAL, concurrency: CONCURRENCY },

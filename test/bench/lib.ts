@@ -45,13 +45,23 @@ export async function load(one: (i: number) => Promise<void>, opts: { total: num
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-/** One HTTP request over a keep-alive agent; resolves with status and body text. */
-export function request(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: string }> {
+/**
+ * One HTTP request over a keep-alive agent; resolves with status and body text. `decode: false`
+ * leaves the body's bytes undecoded (its text is then empty), as a load client that only counts
+ * answers would: decoding a compressed body as text costs the client more than the server spent.
+ */
+export function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; decode?: boolean } = {},
+): Promise<{ status: number; body: string; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, body: opts.decode === false ? '' : raw.toString('utf8'), bytes: raw.length });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -1,4 +1,6 @@
 import test from 'ava';
+import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { COINS, startInvoiceFixture, type InvoiceFixture } from '../../helpers/invoice-fixture';
 import { Payer } from '../../helpers/payer';
 
@@ -173,4 +175,51 @@ test('the page speaks German with ?lang=de or Accept-Language de, English otherw
   t.regex(de.text, /<html lang="de">/);
   t.true((await payer.page(inv.id, { 'accept-language': 'fr;q=1, de-DE;q=0.8, en;q=0.5' })).text.includes('Zahlung an Test shop'));
   t.true((await payer.page(`${inv.id}?lang=xx`, { 'accept-language': 'fr' })).text.includes('Payment to Test shop'));
+});
+
+test('the page is sent gzipped to a client that asks for it (the same HTML), as is to one that does not, and varies on both headers', async (t) => {
+  const inv = await invoice({ amount: '25', currency: 'USD', coin_id: COINS.BTC });
+  const get = (headers: Record<string, string>) =>
+    new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http.get(`${f.td.url}/pay/${inv.id}`, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+  const plain = await get({});
+  const zipped = await get({ 'accept-encoding': 'gzip, deflate, br' });
+  const refused = await get({ 'accept-encoding': 'gzip;q=0, identity' });
+  t.is(plain.headers['content-encoding'], undefined);
+  t.is(refused.headers['content-encoding'], undefined);
+  t.is(zipped.headers['content-encoding'], 'gzip');
+  t.true(zipped.body.length < plain.body.length / 2, `${zipped.body.length} of ${plain.body.length} bytes`);
+  t.is(gunzipSync(zipped.body).toString('utf8'), plain.body.toString('utf8'));
+  t.regex(plain.body.toString('utf8'), new RegExp(inv.address));
+  t.regex(String(zipped.headers.vary), /Accept-Language/);
+  t.regex(String(zipped.headers.vary), /Accept-Encoding/);
+});
+
+test('without JavaScript the page\'s form chooses the coin: 303 back to the page, which then shows the address; a bad choice changes nothing', async (t) => {
+  const inv = await invoice({ amount: '25', currency: 'USD' });
+  const html = (await payer.page(inv.id)).text;
+  t.regex(html, new RegExp(`<form method="post" action="${inv.id}/coin">`));
+  t.regex(html, new RegExp(`<button type="submit" name="coin_id" value="${COINS.BTC}"`));
+  const post = (body: string) =>
+    fetch(`${f.td.url}/pay/${inv.id}/coin`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const bad = await post('coin_id=not-a-coin');
+  t.is(bad.status, 303);
+  t.is(bad.headers.get('location'), `../${inv.id}`);
+  t.is((await payer.status(inv.id)).body.coin, null);
+  const res = await post(`coin_id=${COINS.BTC}`);
+  t.is(res.status, 303);
+  t.is(new URL(res.headers.get('location')!, `${f.td.url}/pay/${inv.id}/coin`).href, `${f.td.url}/pay/${inv.id}`);
+  const view = (await payer.status(inv.id)).body;
+  t.is(view.coin.coin_id, COINS.BTC);
+  t.truthy(view.address);
+  const page = (await payer.page(inv.id)).text;
+  t.true(page.includes(view.address));
+  t.false(page.includes('<form method="post"'));
+  const unknown = await fetch(`${f.td.url}/pay/00000000-0000-4000-8000-000000000000/coin`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `coin_id=${COINS.BTC}` });
+  t.is(unknown.status, 404);
 });

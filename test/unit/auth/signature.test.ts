@@ -1,5 +1,6 @@
 import test from 'ava';
-import { bodySha256, canonicalString, checkTimestamp, sign, signatureMatches } from '../../../src/auth/signature';
+import { createHmac } from 'node:crypto';
+import { bodySha256, canonicalString, checkTimestamp, macKey, macOf, sign, signatureMatches, signatureMatchesKey } from '../../../src/auth/signature';
 import * as signer from '../../helpers/signer';
 import { readSharedVectors } from '../../helpers/vectors';
 
@@ -109,5 +110,26 @@ test('checkTimestamp: integer seconds within 300 s', (t) => {
   t.like(checkTimestamp('1767225600000', now), { ok: false, code: 'auth.expired_timestamp' });
   for (const bad of ['', 'abc', '1767225600.5', '1e9', ' 1767225600', '+1767225600', '0x10', '1767225600 ']) {
     t.deepEqual(checkTimestamp(bad, now), { ok: false, code: 'auth.invalid_timestamp' }, JSON.stringify(bad));
+  }
+});
+
+test('macOf is HMAC-SHA256: short, block-sized, long and non-ASCII secrets; empty, short and long messages', (t) => {
+  const secrets = ['s', 'x'.repeat(43), 'y'.repeat(64), 'z'.repeat(65), 'ключ-🔑'.repeat(20)];
+  const messages = ['', 'GET\n/v1/currencies\n1\nabc', 'é'.repeat(3000), 'm'.repeat(10_000)];
+  for (const secret of secrets) {
+    const key = macKey(secret);
+    for (const message of messages) {
+      t.is(macOf(key, message).toString('hex'), createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest('hex'));
+    }
+  }
+});
+
+test('signatureMatchesKey agrees with signatureMatches on the vectors and on bad values', (t) => {
+  for (const v of vectors) {
+    const key = macKey(v.secret);
+    t.true(signatureMatchesKey(key, v.canonical, v.signature), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.toUpperCase()), v.name);
+    t.false(signatureMatchesKey(macKey(v.secret + 'x'), v.canonical, v.signature), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, 'zz'), v.name);
   }
 });
