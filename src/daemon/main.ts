@@ -206,7 +206,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
       walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
-      ledgerAdminRoutes(store),
+      ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
       withdrawals.adminRoutes,
