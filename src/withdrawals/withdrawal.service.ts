@@ -7,7 +7,6 @@ import { AccountEntity, SecurityLogEntity, type AccountRow } from '../db/entitie
 import {
   WhitelistEntryEntity,
   WithdrawalEntity,
-  WithdrawalKeyEntity,
   type NetworkFeeMode,
   type ReviewReason,
   type WithdrawalRow,
@@ -134,8 +133,11 @@ export class WithdrawalService {
     const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
 
     // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
-    const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
-    if (repeat) return { withdrawal: this.present(repeat), created: false };
+    // Only a request whose key or payout_id is already known needs the write (it may bind the key).
+    if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
+      const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+      if (repeat) return { withdrawal: this.present(repeat), created: false };
+    }
 
     const fees = await this.fees(account, shape.payout, amount);
     const initial = await this.initialStatus(account, shape.payout, amount);
@@ -398,21 +400,33 @@ export class WithdrawalService {
     req: { coin_id: string; amount: Amount; to_address: string; payout_id: string | null; comment: string | null },
     key: string | null,
   ): Promise<WithdrawalRow | null> {
+    const p = (i: number) => placeholder(em, i);
     if (key !== null) {
-      const bound = await em.findOneBy(WithdrawalKeyEntity, { account_id: accountId, key });
-      if (bound) {
-        const w = await em.findOneByOrFail(WithdrawalEntity, { id: bound.withdrawal_id });
+      const [w] = await rawQuery<WithdrawalRow>(
+        em,
+        `SELECT w.* FROM withdrawal_keys k JOIN withdrawals w ON w.id = k.withdrawal_id WHERE k.account_id = ${p(1)} AND k."key" = ${p(2)}`,
+        [accountId, key],
+      );
+      if (w) {
         const same = samePayment(w, req) && w.payout_id === req.payout_id && (w.comment ?? null) === req.comment;
         if (!same) throw new ApiError(422, 'idempotency.mismatch', 'this Idempotency-Key was used for a different withdrawal');
         return w;
       }
     }
     if (req.payout_id === null) return null;
-    const w = await em.findOneBy(WithdrawalEntity, { account_id: accountId, payout_id: req.payout_id });
+    const [w] = await rawQuery<WithdrawalRow>(em, `SELECT * FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, req.payout_id]);
     if (!w) return null;
     if (!samePayment(w, req)) throw conflict('this payout_id names a withdrawal with other parameters', { withdrawal_id: w.id });
     if (key !== null && !(await this.bindKey(em, accountId, key, w.id, this.deps.clock.now()))) throw new Raced();
     return w;
+  }
+
+  /** Whether the key is bound or the payout_id taken already (a read: most creations are new). */
+  private async mayRepeat(accountId: string, payoutId: string | null, key: string | null): Promise<boolean> {
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    if (key !== null && (await rawQuery(em, `SELECT 1 FROM withdrawal_keys WHERE account_id = ${p(1)} AND "key" = ${p(2)}`, [accountId, key])).length > 0) return true;
+    return payoutId !== null && (await rawQuery(em, `SELECT 1 FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, payoutId])).length > 0;
   }
 
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
