@@ -179,17 +179,19 @@ export class WithdrawalService {
         // withdrawal, its key and its hold are written together or not at all.
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
         if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
-        // Counted only by the copy that won the guards: parallel copies of one request are one payout.
-        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
-        if (!limited.allowed) {
-          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
-        }
         const legs = [
           { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
           { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },
           { book: NETWORK_BOOK, amount: fees.networkFee, code: 'network_fee' },
         ].filter((l) => l.amount.isPositive());
         await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs });
+        // Counted only by the copy that won the guards and could be held (parallel copies of one
+        // request are one payout; insufficient_funds answers first, as in the order): a 429
+        // rolls the withdrawal, its key and its hold back.
+        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
+        if (!limited.allowed) {
+          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
+        }
         const view = this.present(row);
         const event = creationEvent(row.status);
         if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
