@@ -202,3 +202,31 @@ test('GET /v1/withdrawals filters by coin_id and created_from/created_to, pages 
   t.regex(xlsx.headers.get('content-type') ?? '', /spreadsheetml/);
   t.is(xlsx.bytes.subarray(0, 2).toString('latin1'), 'PK', 'a zip (XLSX) file');
 });
+
+test('network_fee_mode: the estimate and the withdrawal take actual (the default is reserved, the same reserve is held); another value is 400 and creates nothing', async (t) => {
+  const f = await fixture(t);
+  const est = await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1', network_fee_mode: 'actual' });
+  t.is(est.status, 200, JSON.stringify(est.body));
+  t.like(est.body, { network_fee_mode: 'actual', total_debit: '0.100025' });
+  const w = await f.api.post('/v1/withdrawals', body({ network_fee_mode: 'actual' }));
+  t.is(w.status, 201, JSON.stringify(w.body));
+  t.like(w.body, { network_fee_mode: 'actual', network_fee_reserved: est.body.network_fee_reserved, total_debit: '0.100025' });
+  t.deepEqual(await f.balance(), { available: '0.899975', hold: '0.100025' });
+  refused(t, await f.api.post('/v1/withdrawals', body({ network_fee_mode: 'cheap', payout_id: 'x' })), 400, 'validation_error', 'unknown mode');
+  t.deepEqual(await f.counts(), { withdrawals: 1, holds: 1 });
+});
+
+test('the whitelist is changed only by an owner or admin with a fresh two-factor code, each change in the security log', async (t) => {
+  const f = await fixture(t);
+  const service = f.td.daemon.withdrawals.service;
+  await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'dev@example.com', 'developer');
+  await t.throwsAsync(service.addWhitelisted(f.accountId, { kind: 'member', email: 'dev@example.com', otp: '000000' }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /role/ });
+  await t.throwsAsync(service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /two-factor/ });
+  t.deepEqual(await service.whitelist(f.accountId, { kind: 'member', email: f.owner }), []);
+  const code = f.ownerOtp.next();
+  const added = await service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: code }, { coin_id: COINS.BTC, address: PAY_TO });
+  await t.throwsAsync(service.removeWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: code }, added.id), { message: /already used/ });
+  await service.removeWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, added.id);
+  const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId });
+  t.deepEqual(log.filter((e) => e.action.startsWith('whitelist.')).map((e) => [e.action, e.actor]).sort(), [['whitelist.added', f.owner], ['whitelist.removed', f.owner]]);
+});
