@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
-import { AccountEntity, SecurityLogEntity, type AccountRow } from '../db/entities/team';
+import type { AccountRow } from '../db/entities/team';
 import {
   WhitelistEntryEntity,
   WithdrawalEntity,
@@ -464,11 +464,14 @@ export class WithdrawalService {
       if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
     }
     const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
-    const recent = await this.deps.store.read
-      .createQueryBuilder(SecurityLogEntity, 's')
-      .where('s.account_id = :id AND s.created_at >= :since AND s.action IN (:...actions)', { id: account.id, since, actions: PATTERN_ACTIONS })
-      .getCount();
-    if (recent > 0) return { status: 'review', reviewReason: 'pattern' };
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const recent = await rawQuery(
+      em,
+      `SELECT 1 FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 3)).join(', ')}) LIMIT 1`,
+      [account.id, since, ...PATTERN_ACTIONS],
+    );
+    if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
       const day = await this.deps.store.read
@@ -492,7 +495,8 @@ export class WithdrawalService {
   }
 
   private async account(accountId: string): Promise<AccountRow> {
-    const a = await this.deps.store.read.findOneBy(AccountEntity, { id: accountId });
+    const em = this.deps.store.read;
+    const [a] = await rawQuery<AccountRow>(em, `SELECT * FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
