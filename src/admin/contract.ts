@@ -3,11 +3,12 @@
  * read the admin socket, instead of reaching into domain code. The routes answer these shapes.
  */
 import type { ChainStatus } from '../chains/chain-watcher';
+import type { ReconcileLine, ReconcileReport } from '../ledger/reconcile';
 import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, VerifyReport };
+export type { CallbackSecretView, ChainStatus, DeliveryView, ReconcileLine, ReconcileReport, VerifyReport };
 
 /** GET /admin/status. */
 export interface StatusResponse {

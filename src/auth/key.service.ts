@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Config } from '../config/schema';
 import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/auth';
 import { applyKeyset, type PageKey } from '../db/keyset';
+import { placeholder, rawQuery } from '../db/raw';
 import { MemberEntity, type MemberRow, type Role } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
@@ -248,7 +249,9 @@ export class KeyService {
 
   /** The payout route's question (withdrawals issue): may this signed request pay out? */
   async payoutDecision(apiKeyId: string, usedSecret: 'current' | 'previous'): Promise<wp.PayoutDecision> {
-    const row = await this.store.read.findOneBy(ApiKeyEntity, { id: apiKeyId });
+    // Plain SQL: every payout asks it.
+    const em = this.store.read;
+    const [row] = await rawQuery<ApiKeyRow>(em, `SELECT * FROM api_keys WHERE id = ${placeholder(em, 1)}`, [apiKeyId]);
     if (!row) return { allowed: false, status: 403, code: 'auth.permission_denied', message: 'unknown key', details: { required: 'withdraw' } };
     const holder = row.previous_secret_holder ? await this.store.read.findOneBy(MemberEntity, { id: row.previous_secret_holder, status: 'active' }) : null;
     return wp.payoutDecision(toState(row), usedSecret, this.clock.now(), holder?.role ?? null);

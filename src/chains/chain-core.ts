@@ -1,6 +1,6 @@
 import type { ChainConfig } from '../config/schema';
 import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
-import type { ChainReader, ChainSender } from './types';
+import type { ChainReader, ChainSender, HoldingsReader } from './types';
 
 /** Builds the adapter of a configured chain; null for a family this version does not watch yet. */
 export type AdapterFactory = (chain: ChainConfig) => ChainReader | null;
@@ -58,6 +58,12 @@ export class ChainCore {
   sender(chainId: string): ChainSender | null {
     const adapter = this.adapters.get(chainId);
     return adapter && 'feeQuote' in adapter ? (adapter as ChainReader & ChainSender) : null;
+  }
+
+  /** What the node of a watched chain shows the wallet holds (`coinkeep ledger reconcile`); null when its adapter cannot say. */
+  holdings(chainId: string): HoldingsReader | null {
+    const adapter = this.adapters.get(chainId);
+    return adapter && 'holdings' in adapter ? (adapter as ChainReader & HoldingsReader) : null;
   }
 
   async close(): Promise<void> {

@@ -131,8 +131,33 @@ export interface ChainSender {
   readonly minimumPayment?: bigint;
 }
 
-/** A chain family's adapter: it turns its node into normalised blocks, and sends what the wallet signed. */
-export interface ChainAdapter extends ChainReader, ChainSender {}
+/**
+ * What `coinkeep ledger reconcile` asks a node about the wallet: the outputs it stored (UTXO
+ * families) or every address it issued on the chain (account families), and the assets to count.
+ */
+export interface HoldingsQuery {
+  /** Bitcoin: every output the wallet received and still counts as its own. */
+  outputs: ReadonlyArray<{ txid: string; index: number }>;
+  /** EVM, Tron: every wallet address of the chain. */
+  addresses: readonly string[];
+  /** `native` and the token contracts as configured (the catalogue's Coin.asset). */
+  assets: readonly string[];
+  /** The block to answer for where the node keeps past state (EVM: the core's scanned height); null for the tip. */
+  height: number | null;
+}
+
+/** The node's side of a reconciliation, per chain family. */
+export interface HoldingsReader {
+  /**
+   * Per asset of the query, in base units: the value of those outputs that are unspent in a block
+   * (UTXO), or the balances of those addresses (accounts). Many outputs or addresses are asked in
+   * batches, never one round trip each.
+   */
+  holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>>;
+}
+
+/** A chain family's adapter: it turns its node into normalised blocks, sends what the wallet signed, and counts what the wallet holds. */
+export interface ChainAdapter extends ChainReader, ChainSender, HoldingsReader {}
 
 /** Where and when the core saw a transfer: in a block, or in the mempool (block null, 0 confirmations). */
 interface Sighting {

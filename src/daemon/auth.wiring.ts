@@ -14,7 +14,7 @@ import { KeyRegistry } from '../auth/key-registry';
 import { KeyService } from '../auth/key.service';
 import { MemoryReplayGuard, REPLAY_BUCKET_MS, REPLAY_RETENTION_MS } from '../auth/replay-guard';
 import { openReplayState } from '../auth/replay-state';
-import { SensitiveLimiter } from '../auth/sensitive-limiter';
+import { SensitiveLimiter, type SensitiveLimits } from '../auth/sensitive-limiter';
 import { StoreReplayGuard } from '../auth/store-replay-guard';
 import { testKeysDocRoutes } from '../auth/test-keys.routes';
 import { TokenBuckets } from '../auth/token-bucket';
@@ -24,7 +24,7 @@ import { TokenBuckets } from '../auth/token-bucket';
  * memory (the guard saved at `close` and restored at the next start); on PostgreSQL (possibly
  * several daemons) replays are recorded in the store and cached keys live 2 s.
  */
-export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService; replayKeyShare?: number }) {
+export function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService; replayKeyShare?: number; sensitiveLimits?: SensitiveLimits }) {
   const nowMs = () => deps.clock.now().getTime();
   const shared = deps.store.dialect === 'postgres';
   const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);
@@ -39,7 +39,7 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
     buckets: new TokenBuckets(nowMs),
     ipBlocker: new IpBlocker(nowMs),
   });
-  const limiter = new SensitiveLimiter(nowMs);
+  const limiter = new SensitiveLimiter(nowMs, deps.sensitiveLimits);
   const keys = new KeyService(deps.store, deps.sealer, deps.clock, deps.config, deps.team, registry, limiter);
   const idempotency = new Idempotency(deps.store, deps.sealer, deps.clock, deps.logger);
   /** Keys are remembered per API key for 24 h (withdrawals will pass a per-merchant permanent scope). */

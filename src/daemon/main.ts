@@ -47,6 +47,7 @@ import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { AddressAllocator } from '../wallet/allocator';
 import { AddressLookahead } from '../wallet/address-lookahead';
 import type { Permission } from '../auth/auth.middleware';
+import type { SensitiveLimits } from '../auth/sensitive-limiter';
 import type { AppMiddleware, AppRouter } from '../http/context';
 
 type Authenticate = (permission: Permission | null) => AppMiddleware;
@@ -67,6 +68,8 @@ export interface DaemonOptions {
   extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
   /** Tests: how many signatures one key may hold in the replay guard (REPLAY_KEY_SHARE otherwise). */
   replayKeyShare?: number;
+  /** Benchmarks: the sensitive-operation limits (SPEC "Limits") instead of the defaults. */
+  sensitiveLimits?: SensitiveLimits;
   /** Tests and benchmarks: the webhook guard's resolver, concurrency bounds and attempt timeout. */
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
 }
@@ -132,7 +135,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
-  const auth = createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare });
+  const auth = createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits });
   await auth.idempotency.recoverAbandoned({ atStart: true });
 
   const outbox = new Outbox();
@@ -206,7 +209,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
       walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
-      ledgerAdminRoutes(store),
+      ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
       withdrawals.adminRoutes,

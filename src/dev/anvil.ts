@@ -72,4 +72,13 @@ export const anvilSandbox: SandboxChain = {
     }
   },
   pay: (chain: ChainConfig, payment: SandboxPayment) => payOnAnvil(chain.rpc_url!, chain.chain_id!, chain.confirmations, payment),
+  async mine(chain: ChainConfig, blocks: number) {
+    const provider = anvilProvider(chain.rpc_url!, chain.chain_id!);
+    try {
+      await provider.send('anvil_mine', [`0x${blocks.toString(16)}`]);
+      return { height: await provider.getBlockNumber() };
+    } finally {
+      provider.destroy();
+    }
+  },
 };

@@ -36,4 +36,10 @@ export const bcoinSandbox: SandboxChain = {
     return { chains: [bcoinChainEntry(node.rpcUrl)], stop: () => node.stop() };
   },
   pay: payOnBcoin,
+  async mine(chain, blocks) {
+    const rpc = new BitcoinRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
+    await bcoinPayer().mine(rpc, blocks);
+    return { height: await rpc.call<number>('getblockcount') };
+  },
+  payoutAddress: () => bcoinPayer().address,
 };

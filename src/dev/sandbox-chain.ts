@@ -26,4 +26,8 @@ export interface SandboxChain {
   start(opts: { stateDir: string }): Promise<RunningSandboxNode>;
   /** Sends the payment and mines until it has the chain's confirmations; returns the txid. */
   pay(chain: ChainConfig, payment: SandboxPayment): Promise<{ txid: string }>;
+  /** Mines `blocks` blocks (`coinkeep dev mine`); returns the new tip's height. */
+  mine(chain: ChainConfig, blocks: number): Promise<{ height: number }>;
+  /** An address of the sandbox's own funded wallet: somewhere outside the daemon's wallet a sandbox withdrawal can pay. */
+  payoutAddress?(): string;
 }

@@ -77,12 +77,21 @@ export class Ledger {
    * with 409 `conflict`, reason `insufficient_funds`, and nothing is appended.
    */
   async hold(em: EntityManager, m: Movement & { ensureFunds?: boolean }): Promise<LedgerEntry> {
-    const [entry] = await this.append(em, [{ entry: this.draft(m, 'pending') }], (sums) => {
-      if (m.ensureFunds && availableOf(sums.get(keyOf(m.debit, m.coinId))!).isNegative()) {
+    const [entry] = await this.holdAll(em, [m], m.ensureFunds ?? false);
+    return entry!;
+  }
+
+  /**
+   * Several holds appended together (a withdrawal's amount and fees): with `ensureFunds`, refused
+   * with `insufficient_funds` and nothing appended when any debited book's `available` would go
+   * below zero.
+   */
+  async holdAll(em: EntityManager, ms: Movement[], ensureFunds: boolean): Promise<LedgerEntry[]> {
+    return this.append(em, ms.map((m) => ({ entry: this.draft(m, 'pending') })), (sums) => {
+      if (ensureFunds && ms.some((m) => availableOf(sums.get(keyOf(m.debit, m.coinId))!).isNegative())) {
         throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
       }
     });
-    return entry!;
   }
 
   /** Settles a hold: posts `amount` (default: all of it, at most all of it) and releases the rest. */

@@ -169,9 +169,8 @@ export class MoneyMovement {
       updated_at: now,
     };
     if (!(await insertRowIfAbsent(em, 'transactions', row))) return null;
-    for (const leg of h.legs) {
-      await this.deps.ledger.hold(em, { coinId: h.coinId, debit: accountBook(h.accountId), credit: leg.book, amount: leg.amount, code: leg.code, refId: row.id, ensureFunds: true });
-    }
+    const legs = h.legs.map((leg) => ({ coinId: h.coinId, debit: accountBook(h.accountId), credit: leg.book, amount: leg.amount, code: leg.code, refId: row.id }));
+    await this.deps.ledger.holdAll(em, legs, true);
     return row;
   }
 

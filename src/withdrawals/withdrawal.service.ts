@@ -3,11 +3,10 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
-import { AccountEntity, SecurityLogEntity, type AccountRow } from '../db/entities/team';
+import type { AccountRow } from '../db/entities/team';
 import {
   WhitelistEntryEntity,
   WithdrawalEntity,
-  WithdrawalKeyEntity,
   type NetworkFeeMode,
   type ReviewReason,
   type WithdrawalRow,
@@ -134,8 +133,11 @@ export class WithdrawalService {
     const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
 
     // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
-    const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
-    if (repeat) return { withdrawal: this.present(repeat), created: false };
+    // Only a request whose key or payout_id is already known needs the write (it may bind the key).
+    if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
+      const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+      if (repeat) return { withdrawal: this.present(repeat), created: false };
+    }
 
     const fees = await this.fees(account, shape.payout, amount);
     const initial = await this.initialStatus(account, shape.payout, amount);
@@ -177,17 +179,19 @@ export class WithdrawalService {
         // withdrawal, its key and its hold are written together or not at all.
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
         if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
-        // Counted only by the copy that won the guards: parallel copies of one request are one payout.
-        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
-        if (!limited.allowed) {
-          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
-        }
         const legs = [
           { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
           { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },
           { book: NETWORK_BOOK, amount: fees.networkFee, code: 'network_fee' },
         ].filter((l) => l.amount.isPositive());
         await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs });
+        // Counted only by the copy that won the guards and could be held (parallel copies of one
+        // request are one payout; insufficient_funds answers first, as in the issue's order): a 429
+        // rolls the withdrawal, its key and its hold back.
+        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
+        if (!limited.allowed) {
+          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
+        }
         const view = this.present(row);
         const event = creationEvent(row.status);
         if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
@@ -398,21 +402,33 @@ export class WithdrawalService {
     req: { coin_id: string; amount: Amount; to_address: string; payout_id: string | null; comment: string | null },
     key: string | null,
   ): Promise<WithdrawalRow | null> {
+    const p = (i: number) => placeholder(em, i);
     if (key !== null) {
-      const bound = await em.findOneBy(WithdrawalKeyEntity, { account_id: accountId, key });
-      if (bound) {
-        const w = await em.findOneByOrFail(WithdrawalEntity, { id: bound.withdrawal_id });
+      const [w] = await rawQuery<WithdrawalRow>(
+        em,
+        `SELECT w.* FROM withdrawal_keys k JOIN withdrawals w ON w.id = k.withdrawal_id WHERE k.account_id = ${p(1)} AND k."key" = ${p(2)}`,
+        [accountId, key],
+      );
+      if (w) {
         const same = samePayment(w, req) && w.payout_id === req.payout_id && (w.comment ?? null) === req.comment;
         if (!same) throw new ApiError(422, 'idempotency.mismatch', 'this Idempotency-Key was used for a different withdrawal');
         return w;
       }
     }
     if (req.payout_id === null) return null;
-    const w = await em.findOneBy(WithdrawalEntity, { account_id: accountId, payout_id: req.payout_id });
+    const [w] = await rawQuery<WithdrawalRow>(em, `SELECT * FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, req.payout_id]);
     if (!w) return null;
     if (!samePayment(w, req)) throw conflict('this payout_id names a withdrawal with other parameters', { withdrawal_id: w.id });
     if (key !== null && !(await this.bindKey(em, accountId, key, w.id, this.deps.clock.now()))) throw new Raced();
     return w;
+  }
+
+  /** Whether the key is bound or the payout_id taken already (a read: most creations are new). */
+  private async mayRepeat(accountId: string, payoutId: string | null, key: string | null): Promise<boolean> {
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    if (key !== null && (await rawQuery(em, `SELECT 1 FROM withdrawal_keys WHERE account_id = ${p(1)} AND "key" = ${p(2)}`, [accountId, key])).length > 0) return true;
+    return payoutId !== null && (await rawQuery(em, `SELECT 1 FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, payoutId])).length > 0;
   }
 
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
@@ -448,11 +464,14 @@ export class WithdrawalService {
       if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
     }
     const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
-    const recent = await this.deps.store.read
-      .createQueryBuilder(SecurityLogEntity, 's')
-      .where('s.account_id = :id AND s.created_at >= :since AND s.action IN (:...actions)', { id: account.id, since, actions: PATTERN_ACTIONS })
-      .getCount();
-    if (recent > 0) return { status: 'review', reviewReason: 'pattern' };
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const recent = await rawQuery(
+      em,
+      `SELECT 1 FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 3)).join(', ')}) LIMIT 1`,
+      [account.id, since, ...PATTERN_ACTIONS],
+    );
+    if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
       const day = await this.deps.store.read
@@ -476,7 +495,8 @@ export class WithdrawalService {
   }
 
   private async account(accountId: string): Promise<AccountRow> {
-    const a = await this.deps.store.read.findOneBy(AccountEntity, { id: accountId });
+    const em = this.deps.store.read;
+    const [a] = await rawQuery<AccountRow>(em, `SELECT * FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }

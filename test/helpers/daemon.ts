@@ -38,11 +38,11 @@ export interface TestDaemon {
 /** The real daemon, in this process, on 127.0.0.1 port 0 with a temp data dir. */
 export async function startTestDaemon(
   overrides: Record<string, unknown> = {},
-  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters']; webhooks?: DaemonOptions['webhooks']; adapterFor?: DaemonOptions['adapterFor']; replayKeyShare?: number } = {},
+  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters']; webhooks?: DaemonOptions['webhooks']; adapterFor?: DaemonOptions['adapterFor']; replayKeyShare?: number; sensitiveLimits?: DaemonOptions['sensitiveLimits'] } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   const config = testConfig(dataDir, overrides);
-  const daemon = await startPreparedDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare });
+  const daemon = await startPreparedDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits });
   return {
     daemon,
     url: daemon.apiUrl,

@@ -339,6 +339,15 @@ export class TronNode {
         return this.pending.find((p) => p.tx.txID === String(body.value))?.tx ?? {};
       case '/wallet/broadcasthex':
         return this.broadcastHex(body.transaction);
+      case '/wallet/getaccount': {
+        const sun = this.trx.get(hex20(String(body.address))) ?? 0n;
+        return sun > 0n ? { address: body.address, balance: Number(sun) } : {};
+      }
+      case '/wallet/triggerconstantcontract': {
+        if (String(body.function_selector) !== 'balanceOf(address)' || String(body.contract_address) !== this.usdt) return { result: { code: 'CONTRACT_VALIDATE_ERROR' } };
+        const owner = String(body.parameter).slice(24).toLowerCase();
+        return { result: { result: true }, constant_result: [word((this.balances.get(owner) ?? 0n).toString(16))] };
+      }
       case '/wallet/getchainparameters':
         return { chainParameter: [{ key: 'getTransactionFee', value: 1000 }, { key: 'getEnergyFee', value: SUN_PER_ENERGY }, { key: 'getCreateAccountFee', value: 100_000 }] };
       default:

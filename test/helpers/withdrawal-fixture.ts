@@ -1,3 +1,4 @@
+import type { SensitiveLimits } from '../../src/auth/sensitive-limiter';
 import { BtcAdapter } from '../../src/chains/btc/btc-adapter';
 import type { BlockHeader, BlockRef, FeeQuote, NormalisedBlock, NormalisedTransfer } from '../../src/chains/types';
 import type { ChainConfig } from '../../src/config/schema';
@@ -65,11 +66,11 @@ export interface WithdrawalFixture {
  * A verified merchant whose key may withdraw, its security changes a day old (so new payouts are
  * not sent to review), on the test chains with an idle Bitcoin node.
  */
-export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: Record<string, unknown> } = {}): Promise<WithdrawalFixture> {
+export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: Record<string, unknown>; sensitiveLimits?: SensitiveLimits } = {}): Promise<WithdrawalFixture> {
   let bitcoin!: IdleBitcoin;
   const td = await startTestDaemon(
     { chains: TEST_CHAINS, ...opts.overrides },
-    { clock: opts.clock, adapterFor: (chain) => (chain.kind === 'btc' ? (bitcoin = new IdleBitcoin(chain)) : new IdleChain(chain.id)) },
+    { clock: opts.clock, sensitiveLimits: opts.sensitiveLimits, adapterFor: (chain) => (chain.kind === 'btc' ? (bitcoin = new IdleBitcoin(chain)) : new IdleChain(chain.id)) },
   );
   const clock = opts.clock ?? { now: () => new Date() };
   const m = await merchantWithKey(td.daemon, { permissions: ['read'] });

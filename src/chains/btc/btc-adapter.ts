@@ -6,6 +6,7 @@ import {
   type BlockRef,
   type ChainAdapter,
   type FeeQuote,
+  type HoldingsQuery,
   type NormalisedBlock,
   type NormalisedTransfer,
   type SentStatus,
@@ -17,6 +18,8 @@ import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
 const MEMPOOL_BATCH = 250;
+/** Outputs asked for per request by a reconciliation. */
+const HOLDINGS_BATCH = 500;
 
 /**
  * The names `getblockchaininfo` gives each configured network: Bitcoin Core's (`main`, `test`,
@@ -193,5 +196,27 @@ export class BtcAdapter implements ChainAdapter {
       signal,
     );
     return inputs.some((coin) => coin === null) ? { state: 'conflicted' } : { state: 'unknown' };
+  }
+
+  /**
+   * The wallet's stored outputs that are unspent in a block (`gettxout` without the mempool, which
+   * Core and bcoin both answer from the UTXO set; null for a spent or unknown output), summed under
+   * `native`. A mempool spend is not counted yet: the books settle a payout only once it is mined.
+   */
+  async holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>> {
+    let sats = 0n;
+    for (let i = 0; i < query.outputs.length; i += HOLDINGS_BATCH) {
+      const chunk = query.outputs.slice(i, i + HOLDINGS_BATCH);
+      const coins = await this.rpc.all<{ value?: unknown; confirmations?: unknown } | null>(
+        chunk.map((o) => ({ method: 'gettxout', params: [o.txid, o.index, false] })),
+        signal,
+      );
+      for (const coin of coins) {
+        if (coin === null) continue;
+        if (typeof coin.value !== 'number' || !(coin.value >= 0) || coin.value > 21e6) throw new NodeFault(`bitcoin node gettxout: the value ${String(coin.value).slice(0, 40)}`);
+        sats += BigInt(Math.round(coin.value * 1e8));
+      }
+    }
+    return new Map([['native', sats]]);
   }
 }

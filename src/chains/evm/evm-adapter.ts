@@ -6,6 +6,7 @@ import {
   type BlockRef,
   type ChainAdapter,
   type FeeQuote,
+  type HoldingsQuery,
   type NormalisedBlock,
   type NormalisedSpend,
   type NormalisedTransfer,
@@ -14,6 +15,7 @@ import {
 } from '../types';
 import { readConsistently } from '../consistent-read';
 import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
+import { erc20BalanceOfData } from './erc20';
 import { EvmRpc } from './json-rpc';
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
@@ -197,6 +199,34 @@ export class EvmAdapter implements ChainAdapter {
   /** A watched address's 20 bytes: the core screens the senders of a block's transactions on them. */
   watchKey(address: string): Uint8Array | null {
     return evmWatchKey(address);
+  }
+
+  /**
+   * The native balance (eth_getBalance) and each token's balanceOf (eth_call) of every address, at
+   * the query's block (the core's scanned height: what the books can know of) or the latest; one
+   * batch of calls for all of them (the RPC client cuts it into requests of 100).
+   */
+  async holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>> {
+    const tag = query.height === null ? 'latest' : hex(query.height);
+    const calls = query.assets.flatMap((asset) =>
+      query.addresses.map((address) =>
+        asset === 'native'
+          ? { method: 'eth_getBalance', params: [address, tag] }
+          : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(address) }, tag] },
+      ),
+    );
+    const answers = await this.rpc.batch<string>(calls, signal);
+    const out = new Map<string, bigint>();
+    query.assets.forEach((asset, a) => {
+      let sum = 0n;
+      for (let i = 0; i < query.addresses.length; i++) {
+        const answer = answers[a * query.addresses.length + i];
+        // A contract that returns nothing (no code at that address) holds nothing anyone can move.
+        sum += answer === '0x' ? 0n : amountOf(answer, `${asset === 'native' ? 'balance' : 'balanceOf'} of ${query.addresses[i]}`);
+      }
+      out.set(asset, sum);
+    });
+    return out;
   }
 
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {

@@ -6,6 +6,7 @@ import {
   type BlockRef,
   type ChainAdapter,
   type FeeQuote,
+  type HoldingsQuery,
   type NormalisedBlock,
   type NormalisedTransfer,
   type SentStatus,
@@ -21,6 +22,8 @@ const TRON_TRANSFER_TOPIC = TRANSFER_TOPIC.slice(2);
 
 /** Blocks one getblockbylimitnext may ask for (java-tron refuses more than 100). */
 const MAX_RANGE = 100;
+/** Balance requests in flight at once during a reconciliation (the HTTP API has no batch). */
+const HOLDINGS_PARALLEL = 16;
 
 interface RawHeader {
   number?: number;
@@ -151,6 +154,45 @@ export class TronAdapter implements ChainAdapter {
     const got = await this.node.post<{ result?: boolean; code?: string; message?: string }>('broadcasthex', { transaction: rawHex }, signal);
     if (got.result === true || got.code === 'DUP_TRANSACTION_ERROR') return txid;
     throw new Error(`tron node broadcasthex: ${got.code ?? 'refused'} ${readable(got.message)}`.trim());
+  }
+
+  /**
+   * TRX (getaccount's `balance`, absent for an account never activated or empty) and each TRC-20's
+   * balanceOf (triggerconstantcontract) of every address, at the node's head: its HTTP API has no
+   * batch and no past state, so the requests go 16 at a time.
+   */
+  async holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>> {
+    const jobs = query.assets.flatMap((asset) => query.addresses.map((address) => ({ asset, address })));
+    const out = new Map<string, bigint>(query.assets.map((a) => [a, 0n]));
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < jobs.length) {
+        const { asset, address } = jobs[next++]!;
+        const balance = await this.balanceOf(asset, address, signal);
+        out.set(asset, out.get(asset)! + balance);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HOLDINGS_PARALLEL, jobs.length) }, worker));
+    return out;
+  }
+
+  private async balanceOf(asset: string, address: string, signal?: AbortSignal): Promise<bigint> {
+    if (asset === 'native') {
+      const account = await this.node.post<{ balance?: unknown }>('getaccount', { address, visible: true }, signal);
+      if (account.balance === undefined) return 0n;
+      if (!Number.isSafeInteger(account.balance) || (account.balance as number) < 0) throw new NodeFault(`tron node getaccount: the balance ${String(account.balance).slice(0, 40)}`);
+      return BigInt(account.balance as number);
+    }
+    const got = await this.node.post<{ constant_result?: unknown[]; result?: { result?: boolean } }>(
+      'triggerconstantcontract',
+      { owner_address: address, contract_address: asset, function_selector: 'balanceOf(address)', parameter: tronToHex(address).slice(2).padStart(64, '0'), visible: true },
+      signal,
+    );
+    const word = got.constant_result?.[0];
+    if (got.result?.result !== true || typeof word !== 'string' || !/^[0-9a-fA-F]{64}$/.test(word)) throw new Error(`tron node triggerconstantcontract: no balanceOf answer for ${asset}`);
+    const amount = BigInt('0x' + word);
+    if (amount > MAX_AMOUNT) throw new NodeFault(`tron node: balanceOf ${asset} is the impossible value ${amount}`);
+    return amount;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Daemon } from '../../daemon/main';
+import { withSandboxCode } from '../../dev/sandbox-otp';
 import { Amount } from '../../shared/money';
 import { signedCurl } from './signed-curl';
 
@@ -20,6 +21,34 @@ export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknow
     key_secret: key.secret,
   };
 }
+
+/**
+ * Lets the demo account pay out, at every start (a sandbox made before withdrawals gets it too):
+ * the operator marks the account verified, and the demo owner grants `withdraw` on the demo key
+ * with the sandbox's own two-factor code, through the key service like any owner's grant.
+ */
+export async function enableDemoWithdrawals(daemon: Daemon, demo: { account_id: string; key_id: string; owner_totp_secret: string }): Promise<void> {
+  const account = await daemon.team.getAccount(demo.account_id);
+  if (!account.verified) await daemon.team.setVerified(demo.account_id, true);
+  const key = await daemon.keys.show(demo.account_id, demo.key_id);
+  if (key.withdraw_status === 'granted') return;
+  await withSandboxCode(demo.owner_totp_secret, (otp) =>
+    daemon.keys.update(demo.account_id, demo.key_id, { email: DEMO_OWNER, otp }, { permissions: [...key.permissions, 'withdraw'] }),
+  );
+}
+
+/** What the banner's withdrawal examples pay: above the dust limit, well within a demo invoice's USD 25. */
+export const DEMO_WITHDRAWAL_AMOUNT = '0.0002';
+
+/**
+ * Signed curl lines of a Bitcoin withdrawal estimate and of the withdrawal itself (to the sandbox
+ * payer's address, outside the daemon's wallet; pasting it twice returns the same withdrawal by its
+ * payout_id).
+ */
+export const demoWithdrawalCurls = (baseUrl: string, keyId: string, secret: string, coinId: string, toAddress: string) => ({
+  estimate: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals/estimate', JSON.stringify({ coin_id: coinId, amount: DEMO_WITHDRAWAL_AMOUNT })),
+  withdrawal: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals', JSON.stringify({ coin_id: coinId, amount: DEMO_WITHDRAWAL_AMOUNT, to_address: toAddress, payout_id: 'sandbox-1' })),
+});
 
 /**
  * A curl line that creates a USD 25 invoice to be paid in `coinId` when pasted: it signs with openssl

@@ -7,10 +7,12 @@ import type { Daemon } from '../../daemon/main';
 import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
-import { demoCurl, demoInvoice, prepareDemo } from './dev-demo';
+import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, enableDemoWithdrawals, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
+import { SANDBOX_CHAINS } from '../../dev/chains';
+import { withSandboxCode } from '../../dev/sandbox-otp';
 import { UserError } from '../../shared/errors';
 
 export const DEV_CONFIG = path.join(PROJECT_ROOT, 'config', 'dev.yaml');
@@ -46,9 +48,17 @@ export function registerDevCommands(program: Command): void {
             demo = await prepareDemo(daemon);
             writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
           }
+          await enableDemoWithdrawals(daemon, demo as { account_id: string; key_id: string; owner_totp_secret: string });
           const chains = sandboxChainsInfo(daemon, sandbox.chains);
           const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains };
           info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
+          const btc = chains.find((c) => c.kind === 'btc');
+          const payTo = SANDBOX_CHAINS.find((f) => f.kind === 'btc')?.payoutAddress?.();
+          if (btc && payTo) {
+            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), btc.coins[0]!.coin_id, payTo);
+            info.estimate_curl_example = curls.estimate;
+            info.withdrawal_curl_example = curls.withdrawal;
+          }
           info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
           if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
           else process.stdout.write(devBanner(info) + '\n');
@@ -64,10 +74,7 @@ export function registerDevCommands(program: Command): void {
     .option('--amount <amount>', 'pay this much instead of what is due (less or more)')
     .option('--coin <coin_id>', "pay with this coin of the invoice's network instead of the invoice's coin")
     .action(async (invoiceId: string, o: { amount?: string; coin?: string }, cmd: Command) => {
-      if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
-      const file = sandboxConfigPath(cliConfig(cmd).data_dir);
-      if (!existsSync(file)) throw new UserError('the sandbox has not run yet: start it with coinkeep dev');
-      const config = loadConfig(file);
+      const config = sandboxConfig(cmd);
       const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
       const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
       const paid = await payInvoice(config, before, { amount: o.amount, coinId: o.coin });
@@ -85,6 +92,42 @@ export function registerDevCommands(program: Command): void {
         ].join('\n'),
       );
     });
+
+  dev
+    .command('mine [blocks]')
+    .description('mine blocks on every sandbox chain (default 1), e.g. to confirm a payout')
+    .action(async (blocks: string | undefined, _o: unknown, cmd: Command) => {
+      const n = blocks === undefined ? 1 : Number(blocks);
+      if (!Number.isSafeInteger(n) || n < 1 || n > 1000) throw new UserError('blocks must be a whole number from 1 to 1000');
+      const config = sandboxConfig(cmd);
+      const mined: Array<{ chain_id: string; blocks: number; height: number }> = [];
+      for (const chain of config.chains) {
+        const family = SANDBOX_CHAINS.find((f) => f.kind === chain.kind);
+        if (family) mined.push({ chain_id: chain.id, blocks: n, height: (await family.mine(chain, n)).height });
+      }
+      output(cmd, { chains: mined }, (r) => r.chains.map((c: { chain_id: string; blocks: number; height: number }) => `${c.chain_id}: mined ${c.blocks}, height ${c.height}`).join('\n'));
+    });
+
+  dev
+    .command('approve <withdrawal_id>')
+    .description("approve a demo withdrawal waiting in review or for a second approval, as the demo owner with the sandbox's own code")
+    .action(async (withdrawalId: string, _o: unknown, cmd: Command) => {
+      const config = sandboxConfig(cmd);
+      const demoFile = path.join(config.data_dir, 'demo.json');
+      if (!existsSync(demoFile)) throw new UserError('the sandbox has no demo account yet: start it with coinkeep dev');
+      const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { account_id: string; owner_totp_secret: string };
+      const target = `/admin/accounts/${encodeURIComponent(demo.account_id)}/withdrawals/${encodeURIComponent(withdrawalId)}/approve`;
+      const w = await withSandboxCode(demo.owner_totp_secret, (otp) => adminCall<{ id: string; status: string }>(config.data_dir, 'POST', target, { as: DEMO_OWNER, otp }));
+      output(cmd, w, (x) => `withdrawal ${x.id}: ${x.status}`);
+    });
+}
+
+/** The config the running sandbox wrote (its chains included). */
+function sandboxConfig(cmd: Command) {
+  if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
+  const file = sandboxConfigPath(cliConfig(cmd).data_dir);
+  if (!existsSync(file)) throw new UserError('the sandbox has not run yet: start it with coinkeep dev');
+  return loadConfig(file);
 }
 
 const CREDIT_WAIT_MS = 30_000;
@@ -128,6 +171,21 @@ function devBanner(info: Record<string, any>): string {
   ];
   if (info.key_id) {
     lines.push(`  test key      ${info.key_id}`, `  secret        ${info.key_secret}`, '', 'Try it (signed, paste as is):', '', info.curl_example);
+  }
+  if (info.withdrawal_curl_example) {
+    lines.push(
+      '',
+      `The demo key may withdraw. Once coinkeep dev pay has paid a BTC invoice, estimate a withdrawal of ${DEMO_WITHDRAWAL_AMOUNT} BTC:`,
+      '',
+      info.estimate_curl_example,
+      '',
+      'and make it (to the sandbox wallet; change payout_id for another):',
+      '',
+      info.withdrawal_curl_example,
+      '',
+      'In the first 24 h after withdraw was granted a withdrawal waits in review (review_reason pattern): coinkeep dev approve WITHDRAWAL_ID',
+      'Mine blocks to confirm a payout: coinkeep dev mine [N]',
+    );
   }
   for (const c of info.chains as SandboxChainInfo[]) {
     lines.push('', `  chain ${c.id} (${c.kind}) at ${c.rpc_url}`);

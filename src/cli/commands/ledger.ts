@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { VerifyReport } from '../../admin/contract';
+import type { ReconcileReport, VerifyReport } from '../../admin/contract';
 import { UserError } from '../../shared/errors';
 import { adminCall } from '../admin-client';
 import { cliConfig, output } from '../context';
@@ -29,4 +29,28 @@ export function registerLedgerCommands(program: Command): void {
         throw new UserError(`ledger verify: ${r.differences.length} difference(s), ${r.problems.length} problem(s); first: ${lines[0]}`);
       }
     });
+
+  ledger
+    .command('reconcile')
+    .description('per coin, what the books say the wallet holds against what the node shows at its outputs and addresses')
+    .action(async (_o: unknown, cmd: Command) => {
+      const r = await adminCall<ReconcileReport>(cliConfig(cmd).data_dir, 'GET', '/admin/ledger/reconcile', undefined, 600_000);
+      output(cmd, r, reconcileTable);
+      const bad = r.coins.filter((c) => c.status === 'difference' || c.status === 'unavailable');
+      if (bad.length > 0) {
+        throw new UserError(`ledger reconcile: ${bad.map((c) => `${c.ticker} on ${c.chain_id} ${c.status === 'difference' ? `differs by ${c.difference}` : `unavailable (${c.error})`}`).join('; ')}`);
+      }
+    });
+}
+
+/** The report as a table, one coin a line, and what an `in_flight` line means. */
+function reconcileTable(r: ReconcileReport): string {
+  const head = ['COIN', 'CHAIN', 'BOOKS', 'UNCREDITED_IN', 'IN_FLIGHT_OUT', 'NODE', 'DIFFERENCE', 'STATUS'];
+  const rows = r.coins.map((c) => [c.ticker, c.chain_id, c.books, c.uncredited_in, c.in_flight_out, c.node ?? '-', c.difference ?? '-', c.status]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const out = [line(head), ...rows.map(line)];
+  if (r.coins.some((c) => c.status === 'in_flight')) out.push('', 'in_flight: the chain shows less by no more than what withdrawals in flight take; run it again once they complete.');
+  out.push('', r.ok ? 'the books match the chains' : 'DIFFERENCE');
+  return out.join('\n');
 }

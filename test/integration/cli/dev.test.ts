@@ -94,14 +94,21 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.is(missing.code, 1);
   t.regex(missing.stderr, /invoice not found/);
 
-  // The key is a ck_test_ key with every permission but withdraw.
+  // The key is a ck_test_ key with every permission, withdraw granted by the demo owner.
   const keysTarget = '/v1/account/api-keys';
   const res = await fetch(baseUrl + keysTarget, { headers: signRequest({ keyId: key, secret, method: 'GET', target: keysTarget }) });
   t.is(res.status, 200);
   const listed = ((await res.json()) as { items: Array<{ key_id: string; permissions: string[]; withdraw_status: string }> }).items;
   const demoKey = listed.find((k) => k.key_id === key)!;
-  t.deepEqual([...demoKey.permissions].sort(), ['create_address', 'create_invoice', 'read']);
-  t.is(demoKey.withdraw_status, 'none');
+  t.deepEqual([...demoKey.permissions].sort(), ['create_address', 'create_invoice', 'read', 'withdraw']);
+  t.is(demoKey.withdraw_status, 'granted');
+  const shown = await env.run(['--json', 'account', 'show', '--account', account]);
+  t.is(shown.code, 0, shown.stderr);
+  t.is(shown.json.account.verified, true);
+  const log = await env.run(['--json', 'security-log', '--account', account]);
+  t.is(log.code, 0, log.stderr);
+  const grant = log.json.items.find((e: { action: string }) => e.action === 'withdraw.granted');
+  t.like(grant, { actor: 'owner@demo.coinkeep.test' });
   t.is((await fetch(`${baseUrl}/v1/currencies`)).status, 200);
 
   const stopped = await dev.stop('SIGINT');

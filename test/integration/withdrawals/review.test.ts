@@ -83,6 +83,8 @@ test('after a security change a withdrawal goes to review (pattern); undecided f
   t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'rejected');
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });
   t.deepEqual((await eventsOf(f, w.body.id)).map((e) => e.type), ['withdrawal.review', 'withdrawal.rejected']);
+  const expired = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.review_expired' });
+  t.deepEqual(expired.map((e) => [e.actor, JSON.parse(e.details).withdrawal_id]), [['system', w.body.id]]);
 });
 
 test('an enforced whitelist accepts only its active addresses; whitelist add and remove go through the CLI with a two-factor code', async (t) => {

@@ -1,0 +1,151 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import type { HoldingsReader } from '../chains/types';
+import { placeholder, rawQuery } from '../db/raw';
+import type { Store } from '../db/store';
+import { Amount } from '../shared/money';
+import { EXTERNAL_BOOK } from './ledger';
+
+/**
+ * One coin of `coinkeep ledger reconcile`. `difference` = `node` − (`books` + `uncredited_in`):
+ * zero when the chain shows exactly what the books say the wallet holds.
+ */
+export interface ReconcileLine {
+  coin_id: string;
+  ticker: string;
+  chain_id: string;
+  /** What the ledger says is on chain: every book but `external` (accounts' available and hold, fees, network), posted. */
+  books: string;
+  /** Payments the node shows in a block that the books credit only at the coin's confirmations. */
+  uncredited_in: string;
+  /** `total_debit` of withdrawals whose transaction may be out (processing, broadcast): still held in the books. */
+  in_flight_out: string;
+  /** What the node shows at the wallet's outputs (Bitcoin) or addresses (EVM, Tron); null when it could not be asked. */
+  node: string | null;
+  difference: string | null;
+  /**
+   * `ok`; `in_flight` (the chain shows less, by no more than what withdrawals in flight take: run it
+   * again once they complete); `difference`; `unavailable` (the node could not be asked).
+   */
+  status: 'ok' | 'in_flight' | 'difference' | 'unavailable';
+  error: string | null;
+}
+
+export interface ReconcileReport {
+  ok: boolean;
+  coins: ReconcileLine[];
+}
+
+export interface ReconcileDeps {
+  store: Store;
+  catalog: Catalog;
+  /** The node side of a chain; null for a chain nobody watches. */
+  holdingsOf: (chainId: string) => HoldingsReader | null;
+}
+
+/** Address purposes whose confirmed payments the books credit (invoice payments, static deposits). */
+const CREDITED_PURPOSES = "('invoice', 'static')";
+
+interface ChainSide {
+  outputs: Array<{ txid: string; index: number }>;
+  addresses: string[];
+  height: number | null;
+}
+
+/**
+ * Per coin, what the books say the wallet holds against what the node shows (PRODUCT §8a). The
+ * database is read on one snapshot (books, scanned heights, stored outputs and addresses, payments
+ * not yet credited, withdrawals in flight); the nodes are asked after it, outside the write lock,
+ * EVM at the height the books were scanned to. Rule in docs/decisions.md ("ledger reconcile").
+ */
+export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Promise<ReconcileReport> {
+  const coins = deps.catalog.coins();
+  const chainIds = [...new Set(coins.map((c) => c.chain_id))];
+  const db = await deps.store.snapshot(async (em) => {
+    const books = sumBy(await rawQuery<{ coin_id: string; credits_posted: string; debits_posted: string }>(
+      em,
+      `SELECT coin_id, credits_posted, debits_posted FROM ledger_balances WHERE book <> '${EXTERNAL_BOOK}'`,
+    ), (r) => Amount.of(r.credits_posted).minus(Amount.of(r.debits_posted)));
+    const heights = new Map<string, number>();
+    for (const r of await rawQuery<{ chain_id: string; height: number }>(em, 'SELECT chain_id, height FROM chain_cursors')) heights.set(r.chain_id, Number(r.height));
+    const uncredited = await rawQuery<{ coin_id: string; chain_id: string; amount: string; block_height: number }>(
+      em,
+      `SELECT coin_id, chain_id, amount, block_height FROM chain_transfers
+       WHERE direction = 'incoming' AND status = 'seen' AND block_height IS NOT NULL AND purpose IN ${CREDITED_PURPOSES}`,
+    );
+    const inFlight = sumBy(
+      await rawQuery<{ coin_id: string; total_debit: string }>(em, "SELECT coin_id, total_debit FROM withdrawals WHERE status IN ('processing', 'broadcast')"),
+      (r) => Amount.of(r.total_debit),
+    );
+    const sides = new Map<string, ChainSide>();
+    for (const chainId of chainIds) {
+      const family = coins.find((c) => c.chain_id === chainId)!.family;
+      const h = heights.get(chainId);
+      sides.set(chainId, {
+        outputs: family === 'btc' ? await storedOutputs(em, chainId) : [],
+        addresses: family === 'btc' ? [] : await walletAddresses(em, chainId),
+        // Only EVM nodes answer for a past block; the others are asked at their tip.
+        height: family === 'evm' && h !== undefined && h >= 0 ? h : null,
+      });
+    }
+    return { books, uncredited, inFlight, sides };
+  });
+
+  const node = new Map<string, { held: Map<string, bigint> } | { error: string }>();
+  await Promise.all(
+    chainIds.map(async (chainId) => {
+      const reader = deps.holdingsOf(chainId);
+      if (!reader) return void node.set(chainId, { error: `chain ${chainId} is not watched by this daemon` });
+      const side = db.sides.get(chainId)!;
+      const assets = coins.filter((c) => c.chain_id === chainId).map((c) => c.asset);
+      try {
+        node.set(chainId, { held: await reader.holdings({ ...side, assets }, signal) });
+      } catch (err) {
+        node.set(chainId, { error: err instanceof Error ? err.message.slice(0, 300) : 'the node could not be asked' });
+      }
+    }),
+  );
+
+  const lines = coins.map((coin): ReconcileLine => {
+    const books = db.books.get(coin.id) ?? Amount.zero();
+    const side = db.sides.get(coin.chain_id)!;
+    const uncredited = db.uncredited
+      .filter((u) => u.coin_id === coin.id && (side.height === null || Number(u.block_height) <= side.height))
+      .reduce((a, u) => a.plus(Amount.of(u.amount)), Amount.zero());
+    const inFlight = db.inFlight.get(coin.id) ?? Amount.zero();
+    const base = { coin_id: coin.id, ticker: coin.ticker, chain_id: coin.chain_id, books: books.toString(), uncredited_in: uncredited.toString(), in_flight_out: inFlight.toString() };
+    const got = node.get(coin.chain_id)!;
+    if ('error' in got) return { ...base, node: null, difference: null, status: 'unavailable', error: got.error };
+    const held = Amount.fromBaseUnits(got.held.get(coin.asset) ?? 0n, coin.decimals);
+    const difference = held.minus(books).minus(uncredited);
+    return { ...base, node: held.toString(), difference: difference.toString(), status: statusOf(difference, inFlight), error: null };
+  });
+  return { ok: lines.every((l) => l.status === 'ok' || l.status === 'in_flight'), coins: lines };
+}
+
+function statusOf(difference: Amount, inFlight: Amount): ReconcileLine['status'] {
+  if (difference.isZero()) return 'ok';
+  return difference.isNegative() && Amount.zero().minus(difference).lte(inFlight) ? 'in_flight' : 'difference';
+}
+
+function sumBy<T extends { coin_id: string }>(rows: T[], value: (r: T) => Amount): Map<string, Amount> {
+  const out = new Map<string, Amount>();
+  for (const r of rows) out.set(r.coin_id, (out.get(r.coin_id) ?? Amount.zero()).plus(value(r)));
+  return out;
+}
+
+/** Every output the wallet received on the chain and has not seen taken back (the node says which are unspent). */
+async function storedOutputs(em: EntityManager, chainId: string): Promise<Array<{ txid: string; index: number }>> {
+  const rows = await rawQuery<{ txid: string; output_index: number }>(
+    em,
+    `SELECT txid, output_index FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND direction = 'incoming' AND status <> 'reverted' ORDER BY id`,
+    [chainId],
+  );
+  return rows.map((r) => ({ txid: r.txid, index: Number(r.output_index) }));
+}
+
+/** Every address the wallet issued on the chain, whatever it is for and archived ones too: coins may still be there. */
+async function walletAddresses(em: EntityManager, chainId: string): Promise<string[]> {
+  const rows = await rawQuery<{ address: string }>(em, `SELECT DISTINCT address FROM addresses WHERE chain_id = ${placeholder(em, 1)} ORDER BY address`, [chainId]);
+  return rows.map((r) => r.address);
+}
