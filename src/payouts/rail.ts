@@ -63,8 +63,9 @@ export interface RefusedOrder {
 /**
  * What `PayoutRail.build` made of a batch of orders: a payout for those it can pay, and the orders
  * it refuses on their own (a bad destination, an amount below the chain's dust): those fail alone,
- * the others are paid. `payout` null with no refusal means "not now" (the account's coins are
- * reserved by payouts in flight, or its nonce is busy): the orders stay pending for a later run.
+ * the others are paid. Orders neither paid (in `legs`) nor refused stay pending for a later run:
+ * `payout` null with no refusal means "not now" for all (the account's coins are reserved by
+ * payouts in flight, or its nonce is busy).
  */
 export interface RailBuild {
   payout: {
