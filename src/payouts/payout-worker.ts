@@ -258,7 +258,12 @@ export class PayoutWorker {
     if (!pooled && conflicted) return this.fail(payout, row, SPENT_BY_ANOTHER);
     const current = payout.candidates[payout.candidates.length - 1]!;
     if (!pooled) await this.broadcast(payout, current, signal);
-    if (row.broadcast_height !== null && tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) await this.replace(payout, row, tip, signal);
+    if (row.broadcast_height === null) {
+      // Back from a reorganisation: the wait before a replacement starts now.
+      await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
+    } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
+      await this.replace(payout, row, tip, signal);
+    }
   }
 
   /** A mined candidate's depth on its withdrawals, until the chain core confirms it. */

@@ -50,10 +50,12 @@ export interface PayoutFixtureOptions {
   watch?: Record<string, unknown>;
   /** The daemon's adapter of the chain instead of the real one (a stand-in in front of bcoin). */
   adapter?: (chain: ChainConfig) => ChainReader;
+  /** bcoin with mainnet's standardness policy: it refuses to relay a payment to a witness v1 (taproot) address. */
+  standard?: boolean;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
-  const node = await startBcoin();
+  const node = await startBcoin({ requireStandard: opts.standard });
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
     { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } },
