@@ -52,13 +52,15 @@ export interface PayoutFixtureOptions {
   adapter?: (chain: ChainConfig) => ChainReader;
   /** bcoin with mainnet's standardness policy: it refuses to relay a payment to a witness v1 (taproot) address. */
   standard?: boolean;
+  /** More of the daemon's config (a PostgreSQL `database`, say). */
+  overrides?: Record<string, unknown>;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
   const node = await startBcoin({ requireStandard: opts.standard });
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } },
+    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
     { adapterFor },
   );
   const clock = { now: () => new Date() };
