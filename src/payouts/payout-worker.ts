@@ -80,12 +80,14 @@ export class PayoutWorker {
 
   async run(signal: AbortSignal): Promise<void> {
     if (!(await this.deps.store.roles.hold(this.role))) return;
-    const tip = await this.deps.rail.height(signal);
+    // The node's height is asked once a run, and only when there is a payout to carry on.
+    let tip: number | undefined;
+    const height = async (): Promise<number> => (tip ??= await this.deps.rail.height(signal));
     for (const row of await this.deps.payouts.open(this.deps.store.read, this.chainId)) {
       if (signal.aborted) return;
-      await this.advance(row, tip, signal);
+      await this.advance(row, await height(), signal);
     }
-    if (!signal.aborted) await this.claim(tip, signal);
+    if (!signal.aborted) await this.claim(height, signal);
   }
 
   private async advance(row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
@@ -98,7 +100,7 @@ export class PayoutWorker {
 
   // ---- new payouts ----
 
-  private async claim(tip: number, signal: AbortSignal): Promise<void> {
+  private async claim(height: () => Promise<number>, signal: AbortSignal): Promise<void> {
     if (this.coinIds.length === 0) return;
     const em = this.deps.store.read;
     const list = inList(em, this.coinIds, 1);
@@ -129,7 +131,7 @@ export class PayoutWorker {
       }
       if (!stored) continue;
       this.deps.checkpoint?.('stored');
-      await this.advance(stored, tip, signal);
+      await this.advance(stored, await height(), signal);
     }
   }
 

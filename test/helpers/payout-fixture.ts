@@ -42,6 +42,11 @@ export interface PayoutFixture {
   /** Mines a block at a time until `ok` holds. */
   mineUntil(ok: () => Promise<boolean>, what: string): Promise<void>;
   ledgerClean(): Promise<boolean>;
+  /**
+   * Makes the account's pending withdrawals due now, as if created `seconds` ago (a batch window
+   * that would otherwise depend on how fast the test creates them).
+   */
+  backdatePending(seconds: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -120,6 +125,10 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
       }
     },
     ledgerClean: async () => (await verifyLedger(store.read)).ok,
+    async backdatePending(seconds) {
+      const at = new Date(Date.now() - seconds * 1000).toISOString();
+      await store.write((em) => em.update(WithdrawalEntity, { account_id: m.accountId, status: 'pending' }, { created_at: at }));
+    },
     async stop() {
       await td.stop();
       await node.kill();

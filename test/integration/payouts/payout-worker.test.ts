@@ -85,7 +85,7 @@ test('estimate, then withdraw: pending → processing → broadcast → complete
 });
 
 test('three withdrawals within the batch window go out in one transaction (one output each, one change); in actual mode the unused fee reserve comes back', async (t) => {
-  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 2 } });
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 } });
   t.teardown(() => f.stop());
   await f.fund('0.3', '0.3');
   const before = await f.balance();
@@ -94,6 +94,8 @@ test('three withdrawals within the batch window go out in one transaction (one o
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.1', to_address: dests[0] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.2', to_address: dests[1] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.15', to_address: dests[2], network_fee_mode: 'actual' }));
+  t.deepEqual((await Promise.all(ws.map((w) => f.get(w.id)))).map((w) => w.status), ['pending', 'pending', 'pending'], 'waiting for the window');
+  await f.backdatePending(601);
 
   const sent = [];
   for (const w of ws) sent.push(await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast'));
@@ -137,16 +139,19 @@ test('the node refuses the transaction: failed with failure_reason, hold release
 });
 
 test('a batch the node refuses for one bad destination: that withdrawal fails alone, the other two are paid', async (t) => {
-  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 2 }, standard: true });
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, standard: true });
   t.teardown(() => f.stop());
-  await f.fund('0.2', '0.2');
+  await f.fund('0.2', '0.2', '0.2');
   const before = await f.balance();
   const a = await f.withdraw({ coin_id: BTC, amount: '0.05', to_address: elsewhere() });
   const bad = await f.withdraw({ coin_id: BTC, amount: '0.06', to_address: taproot() });
   const b = await f.withdraw({ coin_id: BTC, amount: '0.07', to_address: elsewhere() });
+  await f.backdatePending(601);
 
   const failed = await f.waitWithdrawal(bad.id, (x) => x.status === 'failed', 'failed');
   t.is(failed.failure_reason, 'the node refused the transaction');
+  const given = await rawQuery<{ failure_reason: string }>(f.td.daemon.store.read, "SELECT failure_reason FROM chain_payouts WHERE status = 'failed' ORDER BY created_at");
+  t.deepEqual(given.map((p) => p.failure_reason), ['the node refused the transaction; its withdrawals go out one by one', 'the node refused the transaction'], 'the batch, then the bad one alone');
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
   await f.node.mine(CONFIRMATIONS);
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed');
