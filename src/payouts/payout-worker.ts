@@ -9,6 +9,7 @@ import { inList, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { MoneyMovement } from '../money/money-movement';
 import { iso, type Clock } from '../shared/clock';
+import { ApiError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
@@ -154,8 +155,10 @@ export class PayoutWorker {
     const claim = async (id: string, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> => {
       try {
         return await this.deps.withdrawals.payoutMove(em, byId.get(id)!, 'claim', { claimed_by: this.claimer, claimed_at: now, ...patch });
-      } catch {
-        throw new Changed();
+      } catch (err) {
+        // The guarded move found it changed (cancelled meanwhile): the whole claim rolls back.
+        if (err instanceof ApiError && err.status === 409) throw new Changed();
+        throw err;
       }
     };
     for (const r of built.refused) {
@@ -322,7 +325,7 @@ export class PayoutWorker {
     const prepared = await this.deps.rail.prepare(signal);
     for (const leg of payout.legs) {
       if (signal.aborted) return;
-      const stored = await this.deps.store.write(async (em) => {
+      const stored = await this.deps.store.write(async (em): Promise<ChainPayoutRow | null> => {
         const w = await em.findOneBy(WithdrawalEntity, { id: leg.withdrawalId });
         if (w?.status !== 'processing') return null;
         const built = await this.deps.rail.build(em, { accountId: row.account_id, orders: [this.orderOf(w)], prepared });
@@ -330,9 +333,13 @@ export class PayoutWorker {
         if (!built.payout) return null;
         const single = this.payoutRow(row.account_id, built.payout.reservation);
         await this.deps.payouts.insert(em, single, built.payout.candidate, []);
+        // Moved already (another run got here first): this transaction rolls back whole.
         if (!(await this.deps.payouts.moveLeg(em, w.id, row.id, single.id, built.payout.legs[0]!.output))) throw new Changed();
         await updateRows(em, 'withdrawals', { candidate_txids: JSON.stringify([built.payout.candidate.txid]), updated_at: single.created_at }, { id: w.id, status: 'processing' });
         return single;
+      }).catch((err: unknown) => {
+        if (err instanceof Changed) return null;
+        throw err;
       });
       if (stored) await this.advance(stored, tip, signal);
     }
