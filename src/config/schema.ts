@@ -93,6 +93,10 @@ export interface PayoutsConfig {
    * person's review; a larger one waits in `review` (`signer_limit`). A decimal string.
    */
   max_per_transaction: Record<string, string>;
+  /** An account's pending withdrawals wait this long (seconds, fractions allowed) for others to join one batched payout. */
+  batch_window_seconds: number;
+  /** A payout transaction not mined this many blocks after its broadcast is replaced with a higher fee. */
+  replace_after_blocks: number;
 }
 
 export interface StaticAddressesConfig {
@@ -403,7 +407,7 @@ export function parseConfig(input: unknown): Config {
 }
 
 function readPayouts(r: Reader): PayoutsConfig {
-  r.unknownKeys(['max_per_transaction']);
+  r.unknownKeys(['max_per_transaction', 'batch_window_seconds', 'replace_after_blocks']);
   const limits = r.raw('max_per_transaction') ?? {};
   if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
   const out: Record<string, string> = {};
@@ -414,7 +418,11 @@ function readPayouts(r: Reader): PayoutsConfig {
     if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new ConfigError(key, 'must be a positive amount in the default fiat');
     out[ticker] = text;
   }
-  return { max_per_transaction: out };
+  return {
+    max_per_transaction: out,
+    batch_window_seconds: r.num('batch_window_seconds', 30, 0, 3600),
+    replace_after_blocks: r.int('replace_after_blocks', 6, 1, 1008),
+  };
 }
 
 function readStaticAddresses(r: Reader): StaticAddressesConfig {

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { TransactionRow, TransactionType } from '../db/entities/money';
-import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning, updateRows } from '../db/raw';
+import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
@@ -192,6 +192,19 @@ export class MoneyMovement {
     if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
     for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.voidPending(em, pending.id);
     return true;
+  }
+
+  /**
+   * The chain transaction paying a held withdrawal: its live row (pending, or confirmed once
+   * settled) shows the txid, a replacement's or the mined one's when that changes. No money moves.
+   */
+  async trackWithdrawal(em: EntityManager, withdrawalId: string, txid: string): Promise<void> {
+    const p = (i: number) => placeholder(em, i);
+    await rawRun(
+      em,
+      `UPDATE transactions SET txid = ${p(1)}, updated_at = ${p(2)} WHERE withdrawal_id = ${p(3)} AND type = 'withdrawal' AND status <> 'reverted' AND reverses_id IS NULL`,
+      [txid, iso(this.deps.clock.now()), withdrawalId],
+    );
   }
 
   private holdsOf(em: EntityManager, transactionId: string): Promise<Array<{ id: string; code: string }>> {

@@ -369,7 +369,16 @@ export class WithdrawalService {
    * One move of the state table, guarded by the status the row was read in, with its hold action
    * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
    */
-  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> {
+  /**
+   * A move made by the payout worker (claim, broadcast, confirm, fail, reorg), as `move`. `posted`:
+   * on `confirm`, what each hold leg really took (by leg code). A confirmation after a
+   * reorganisation finds the hold settled already and leaves it: settled money stays settled.
+   */
+  payoutMove(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
+    return this.move(em, row, trigger, patch, posted);
+  }
+
+  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
     const m = nextMove(row.status, trigger);
     if (!m) throw conflict(`a withdrawal in ${row.status} cannot be ${trigger === 'cancel' ? 'cancelled' : `moved by ${trigger}`}`, { status: row.status });
     const now = this.deps.clock.now();
@@ -383,12 +392,25 @@ export class WithdrawalService {
         `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending'`,
         [row.id],
       );
-      if (!hold) throw new Error(`withdrawal ${row.id} has no pending hold`);
-      if (m.hold === 'release') await this.deps.money.void(em, hold.id);
-      else await this.deps.money.settle(em, hold.id);
+      if (hold) {
+        if (m.hold === 'release') await this.deps.money.void(em, hold.id);
+        else await this.deps.money.settle(em, hold.id, posted);
+      } else if (!(m.hold === 'settle' && (await this.settled(em, row.id)))) {
+        throw new Error(`withdrawal ${row.id} has no pending hold`);
+      }
     }
     if (m.event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
     return next;
+  }
+
+  /** Whether the withdrawal's hold was settled (a completion before a reorganisation). */
+  private async settled(em: EntityManager, withdrawalId: string): Promise<boolean> {
+    const rows = await rawQuery<Pick<TransactionRow, 'id'>>(
+      em,
+      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed'`,
+      [withdrawalId],
+    );
+    return rows.length > 0;
   }
 
   /**
