@@ -15,7 +15,7 @@ const RECIPIENT = TronWeb.address.fromPrivateKey('11'.repeat(32)) as string;
 async function setup(extra: Record<string, unknown> = {}) {
   const node = await TronNode.start();
   const chain = parseConfig({
-    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], ...extra }],
+    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId }, ...extra }],
   }).chains[0]!;
   return { node, adapter: new TronAdapter(chain) };
 }
@@ -84,7 +84,7 @@ test('a hosted node\'s API key travels in the TRON-PRO-API-KEY header; without i
   node.requireApiKey('k-123');
   t.is((await adapter.tip()).height, 0);
   t.true(node.requests.every((r) => r.apiKey === 'k-123'));
-  const { adapter: keyless } = { adapter: new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url }] }).chains[0]!) };
+  const { adapter: keyless } = { adapter: new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: node.genesisId } }] }).chains[0]!) };
   const err = await t.throwsAsync(keyless.tip());
   t.is(err?.message, 'tron node getnowblock: HTTP 401');
 });

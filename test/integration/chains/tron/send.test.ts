@@ -16,7 +16,7 @@ const RECIPIENT = TronWeb.address.fromPrivateKey('22'.repeat(32)) as string;
 async function setup() {
   const node = await TronNode.start();
   node.mine(2);
-  const adapter = new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }] }] }).chains[0]!);
+  const adapter = new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId } }] }).chains[0]!);
   return { node, adapter };
 }
 
