@@ -876,7 +876,8 @@ export class TronNode {
     }
     const raw = {
       number,
-      txTrieRoot: sha256(included.map((p) => p.tx.txID).join('') || '00'),
+      // Block 0 holds the chain's allocations (the payer's TRX and tokens): two stand-ins are two networks.
+      txTrieRoot: sha256(number === 0 ? hex20(this.payer) + hex20(this.usdt) : included.map((p) => p.tx.txID).join('') || '00'),
       witness_address: '41' + keccak256(Buffer.from(`witness-${this.branch}`)).slice(-40),
       parentHash: parent?.blockID ?? '0'.repeat(64),
       version: 30,

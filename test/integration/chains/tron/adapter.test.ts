@@ -121,3 +121,18 @@ test('a Transfer log of a contract not configured, or of a call that failed, cre
   log.address = TronWeb.address.toHex(TronWeb.address.fromPrivateKey('33'.repeat(32)) as string).slice(2);
   t.deepEqual((await adapter.blocks(1, 1))[0]!.transfers, []);
 });
+
+test('a node whose genesis block is not the configured network\'s is the node\'s fault, at every tip: mainnet by default, nile or shasta by name, or the genesis_block_id given', async (t) => {
+  const node = await TronNode.start();
+  t.teardown(() => node.stop());
+  const adapterOn = (extra: Record<string, unknown>) => new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, ...extra }] }).chains[0]!);
+  await t.throwsAsync(adapterOn({}).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says mainnet` });
+  await t.throwsAsync(adapterOn({ network: 'nile' }).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says nile` });
+  const other = '00'.repeat(8) + 'ab'.repeat(24);
+  await t.throwsAsync(adapterOn({ options: { genesis_block_id: other } }).tip(), { message: `tron node's genesis block is ${node.genesisId}, the config says genesis block ${other}` });
+  const right = adapterOn({ options: { genesis_block_id: node.genesisId } });
+  t.is((await right.tip()).hash, node.blocks.at(-1)!.blockID);
+  t.deepEqual(node.requests.slice(-2).map((r) => r.path).sort(), ['/wallet/getblockbynum', '/wallet/getnowblock']);
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, network: 'testnet' }] }), { message: 'chains[0].network: must be one of mainnet, nile, shasta' });
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: 'xyz' } }] }), { message: /chains\[0\]\.options\.genesis_block_id: must be 64 lower-case hex digits/ });
+});
