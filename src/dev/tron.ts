@@ -57,7 +57,9 @@ export async function payOnTronNode(chain: ChainConfig, payment: SandboxPayment)
   if (signed.txID !== unsigned.txID) throw new Error('tron node: the transaction it built does not hash to its txID');
   const sent = await node.post<{ result?: boolean; code?: string }>('broadcasttransaction', { ...unsigned, signature: [signed.signature] });
   if (sent.result !== true) throw new Error(`tron node broadcasttransaction: ${sent.code ?? 'refused'}`);
-  await fetch(`${chain.full_node_url!.replace(/\/+$/, '')}/dev/mine`, { method: 'POST', body: JSON.stringify({ blocks: Math.max(chain.confirmations, 1) }), signal: AbortSignal.timeout(chain.watch.rpc_timeout_ms) });
+  const mined = await fetch(`${chain.full_node_url!.replace(/\/+$/, '')}/dev/mine`, { method: 'POST', body: JSON.stringify({ blocks: Math.max(chain.confirmations, 1) }), signal: AbortSignal.timeout(chain.watch.rpc_timeout_ms) });
+  const height = ((await mined.json()) as { height?: unknown }).height;
+  if (!Number.isInteger(height)) throw new Error('the tron node stand-in did not mine (is the sandbox running?)');
   return { txid: signed.txID };
 }
 
