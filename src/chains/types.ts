@@ -73,6 +73,35 @@ export type FeeQuote =
   | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }
   | { kind: 'tron'; sunPerEnergy: bigint; sunPerBandwidth: bigint };
 
+/** A payment a payout means to send, for its cost estimate (ChainSender.estimateTransfer). */
+export interface PlannedTransfer {
+  /** The sending address (the family's canonical form). */
+  from: string;
+  to: string;
+  /** `native`, or the token contract as configured. */
+  asset: string;
+  /** Base units. */
+  amount: bigint;
+}
+
+/**
+ * What a planned payment will take on an account-resource chain (Tron), from the node's dry run of
+ * the call with the recipient's current storage and the sender's current resources.
+ */
+export interface TransferEstimate {
+  kind: 'tron';
+  /** Energy the call uses (0 for a TRX transfer): about twice to a recipient holding none of the token yet. */
+  energy: number;
+  /** Bandwidth bytes the transaction takes (an upper bound of its signed size). */
+  bandwidth: number;
+  /** Sun that creating the recipient's account costs (a TRX payment to a never-used address), else 0. */
+  activationSun: bigint;
+  /** Sun the chain will burn: the energy and bandwidth the sender's staked, delegated and free resources do not cover, plus the activation. */
+  burnSun: bigint;
+  /** The `fee_limit` to set on a contract call: all its energy at the current price, with a margin; 0 for TRX. */
+  feeLimit: bigint;
+}
+
 /** A signed transaction as it was broadcast: its id and its bytes (hex), which say what it spends. */
 export interface SentTransaction {
   txid: string;
@@ -115,6 +144,11 @@ export interface ChainReader {
 export interface ChainSender {
   /** The fee that gets a transaction mined soon (Bitcoin: within the configured target blocks). */
   feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
+  /**
+   * Account-resource families (Tron): what sending `transfer` will take (energy, bandwidth, TRX
+   * burnt, fee_limit), so a payout reserves what the chain will really take.
+   */
+  estimateTransfer?(transfer: PlannedTransfer, signal?: AbortSignal): Promise<TransferEstimate>;
   /** Hands a signed transaction (hex) to the node; returns its txid. Broadcasting it again is harmless. */
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
   /** Where a transaction this daemon broadcast stands. */

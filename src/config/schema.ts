@@ -257,6 +257,9 @@ const TRON_ADDRESS_RE = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 /** Keys of a chain's `options` the chain core reads; a family's adapter adds its own to this list. */
 const WATCH_OPTION_KEYS = ['reorg_max_depth', 'poll_interval_ms', 'batch_size', 'start_height', 'stall_seconds', 'rpc_timeout_ms'];
 
+/** A tron chain's own options: the genesis block id of a network without a preset (a private chain, the sandbox's). */
+const TRON_OPTION_KEYS = ['genesis_block_id'];
+
 /** A node stuck this long is in trouble; Bitcoin's blocks come far less regularly than the others'. */
 const STALL_DEFAULTS: Record<ChainConfig['kind'], number> = { btc: 7200, evm: 600, tron: 300 };
 
@@ -276,8 +279,10 @@ function readBtcFeeOptions(r: Reader): BtcFeeOptions {
 }
 
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
-  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : WATCH_OPTION_KEYS);
+  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : kind === 'tron' ? [...WATCH_OPTION_KEYS, ...TRON_OPTION_KEYS] : WATCH_OPTION_KEYS);
   if (kind === 'btc') readBtcAddressOptions(r);
+  if (kind === 'tron' && r.raw('genesis_block_id') != null && !/^[0-9a-f]{64}$/.test(String(r.raw('genesis_block_id'))))
+    throw new ConfigError(r.key('genesis_block_id'), 'must be 64 lower-case hex digits (the blockID of block 0)');
   return {
     reorg_max_depth: r.int('reorg_max_depth', 64, 1, 10000),
     poll_interval_ms: r.int('poll_interval_ms', kind === 'btc' ? 10000 : 3000, 50, 3600000),
@@ -310,6 +315,7 @@ function readChain(r: Reader): ChainConfig {
     r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
     chain.fees = readBtcFeeOptions(r.child('options'));
   }
+  if (kind === 'tron' && r.raw('network') != null) r.oneOf('network', ['mainnet', 'nile', 'shasta'] as const);
   if (kind === 'tron')
     chain.tokens.forEach((t, i) => {
       if (!TRON_ADDRESS_RE.test(t.contract)) throw new ConfigError(`${r.key('tokens')}[${i}].contract`, 'must be a base58 Tron address (T...)');

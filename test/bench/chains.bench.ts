@@ -103,7 +103,7 @@ async function tronChainCore(): Promise<void> {
       node.mine();
       heights.push(node.height);
     }
-    const chainEntry = { id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { poll_interval_ms: 3_600_000, stall_seconds: 0 } };
+    const chainEntry = { id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { poll_interval_ms: 3_600_000, stall_seconds: 0, genesis_block_id: node.genesisId } };
     const adapter = new TronAdapter(parseConfig({ chains: [chainEntry] }).chains[0]!);
     const post = async (endpoint: string, body: unknown) => (await fetch(`${node.url}/wallet/${endpoint}`, { method: 'POST', body: JSON.stringify(body) })).text();
     const { fetched, fetchMs, rawMs } = await timeFetches(heights, (h) => adapter.blocks(h, h), async (h) => {

@@ -8,6 +8,8 @@ import {
   type FeeQuote,
   type HoldingsQuery,
   type NormalisedBlock,
+  type PlannedTransfer,
+  type TransferEstimate,
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
@@ -24,6 +26,31 @@ const TRON_TRANSFER_TOPIC = TRANSFER_TOPIC.slice(2);
 const MAX_RANGE = 100;
 /** Balance requests in flight at once during a reconciliation (the HTTP API has no batch). */
 const HOLDINGS_PARALLEL = 16;
+
+/** The blockID of block 0 of each public network: what tells a node's network. */
+export const TRON_GENESIS: Readonly<Record<string, string>> = {
+  mainnet: '00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc',
+  nile: '0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc',
+  shasta: '0000000000000000de1aa88295e1fcf982742f773e0419c5a9c134c994a9059e',
+};
+
+/**
+ * Bandwidth bytes a transaction takes (its signed protobuf plus the 64 java-tron adds for its
+ * result), rounded up: a TransferContract, and a TRC-20 `transfer` call with its fee_limit.
+ */
+const TRX_TRANSFER_BYTES = 270;
+const TOKEN_TRANSFER_BYTES = 350;
+/** fee_limit over the call's whole energy at the current price: the price or the recipient's storage may move before it is mined. */
+const FEE_LIMIT_MARGIN_PERCENT = 20n;
+
+interface AccountResource {
+  freeNetUsed?: number;
+  freeNetLimit?: number;
+  NetUsed?: number;
+  NetLimit?: number;
+  EnergyUsed?: number;
+  EnergyLimit?: number;
+}
 
 interface RawHeader {
   number?: number;
@@ -64,16 +91,31 @@ export class TronAdapter implements ChainAdapter {
   private readonly node: TronFullNode;
   /** 20-byte hex of the contract, lower-case without 41 (a log's `address`) → the contract as configured. */
   private readonly tokens = new Map<string, string>();
+  /** The genesis blockID the configured network has, and the network's name for messages. */
+  private readonly genesis: string;
+  private readonly network: string;
 
   constructor(chain: ChainConfig) {
     this.chainId = chain.id;
     this.node = new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
     for (const t of chain.tokens) this.tokens.set(tronToHex(t.contract).slice(2), t.contract);
+    const own = chain.options.genesis_block_id as string | undefined;
+    this.network = own ? 'genesis block ' + own : (chain.network ?? 'mainnet');
+    this.genesis = own ?? TRON_GENESIS[chain.network ?? 'mainnet']!;
   }
 
+  /**
+   * The best block, and block 0 beside it: a node of another network (at first contact, after a
+   * restart on other settings, or behind a different node at the same URL, which a reconnect does
+   * not announce) would credit its payments to this one's coins, so every poll checks it.
+   */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const b = await this.node.post<TronBlock>('getnowblock', {}, signal);
-    return toHeader(checkedBlock(b, undefined));
+    const [now, first] = await Promise.allSettled([this.node.post<TronBlock>('getnowblock', {}, signal), this.node.post<Partial<TronBlock>>('getblockbynum', { num: 0 }, signal)]);
+    if (now.status === 'rejected') throw now.reason;
+    if (first.status === 'rejected') throw first.reason;
+    const genesis = typeof first.value.blockID === 'string' ? first.value.blockID.slice(0, 64) : 'missing';
+    if (genesis !== this.genesis) throw new NodeFault(`tron node's genesis block is ${genesis}, the config says ${this.network}`);
+    return toHeader(checkedBlock(now.value, undefined));
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
@@ -139,13 +181,66 @@ export class TronAdapter implements ChainAdapter {
 
   /** The chain's prices: sun per energy unit and per bandwidth byte (getchainparameters). */
   async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
+    const params = await this.chainParameters(signal);
+    return { kind: 'tron', sunPerEnergy: params.getEnergyFee, sunPerBandwidth: params.getTransactionFee };
+  }
+
+  /**
+   * What sending `t` will take, from the node: a token transfer's energy from its dry run
+   * (`triggerconstantcontract` of `transfer(to, amount)` by the sender, so the recipient's storage
+   * counts: about twice the energy to an address holding none of the token yet); a TRX payment to
+   * an address without an account pays its creation. The sender's available energy and bandwidth
+   * (staked, delegated to it, free) go first; the rest is what the chain burns. A call the dry run
+   * says would fail (the sender short of tokens) is refused here.
+   */
+  async estimateTransfer(t: PlannedTransfer, signal?: AbortSignal): Promise<TransferEstimate> {
+    const from = '41' + tronToHex(t.from).slice(2);
+    const to = '41' + tronToHex(t.to).slice(2);
+    const native = t.asset === 'native';
+    if (!native && !this.tokens.has(tronToHex(t.asset).slice(2))) throw new Error(`tron: ${t.asset} is not a configured token`);
+    const [params, sender, recipient, call] = await Promise.all([
+      this.chainParameters(signal),
+      this.node.post<AccountResource>('getaccountresource', { address: from }, signal),
+      native ? this.node.post<{ address?: string }>('getaccount', { address: to }, signal) : null,
+      native
+        ? null
+        : this.node.post<{ result?: { result?: boolean; message?: string; code?: string }; energy_used?: number; transaction?: { ret?: Array<{ ret?: string }> } }>(
+            'triggerconstantcontract',
+            { owner_address: from, contract_address: '41' + tronToHex(t.asset).slice(2), function_selector: 'transfer(address,uint256)', parameter: to.slice(2).padStart(64, '0') + t.amount.toString(16).padStart(64, '0') },
+            signal,
+          ),
+    ]);
+    let energy = 0;
+    if (call) {
+      const failed = call.result?.result !== true || call.result.message !== undefined || call.transaction?.ret?.[0]?.ret === 'FAILED';
+      if (failed) throw new Error(`tron node triggerconstantcontract: the transfer would fail ${readable(call.result?.message) || call.result?.code || ''}`.trim());
+      if (!Number.isSafeInteger(call.energy_used) || call.energy_used! <= 0) throw new NodeFault(`tron node triggerconstantcontract: energy_used is ${String(call.energy_used)}`);
+      energy = call.energy_used!;
+    }
+    const bandwidth = native ? TRX_TRANSFER_BYTES : TOKEN_TRANSFER_BYTES;
+    const left = (limit?: number, used?: number) => Math.max(0, (limit ?? 0) - (used ?? 0));
+    const stakedBandwidth = left(sender.NetLimit, sender.NetUsed);
+    const creates = recipient !== null && recipient.address === undefined;
+    const activationSun = creates ? params.getCreateNewAccountFeeInSystemContract + (stakedBandwidth >= bandwidth ? 0n : params.getCreateAccountFee) : 0n;
+    const bandwidthBurn = creates || stakedBandwidth >= bandwidth || left(sender.freeNetLimit, sender.freeNetUsed) >= bandwidth ? 0n : BigInt(bandwidth) * params.getTransactionFee;
+    const energyBurn = BigInt(Math.max(0, energy - left(sender.EnergyLimit, sender.EnergyUsed))) * params.getEnergyFee;
+    const feeLimit = native ? 0n : (BigInt(energy) * params.getEnergyFee * (100n + FEE_LIMIT_MARGIN_PERCENT) + 99n) / 100n;
+    return { kind: 'tron', energy, bandwidth, activationSun, burnSun: activationSun + bandwidthBurn + energyBurn, feeLimit };
+  }
+
+  private async chainParameters(signal?: AbortSignal): Promise<Record<'getEnergyFee' | 'getTransactionFee' | 'getCreateAccountFee' | 'getCreateNewAccountFeeInSystemContract', bigint>> {
     const got = await this.node.post<{ chainParameter?: Array<{ key: string; value?: number }> }>('getchainparameters', {}, signal);
     const param = (key: string): bigint => {
       const value = got.chainParameter?.find((p) => p.key === key)?.value;
       if (!Number.isSafeInteger(value) || value! < 0) throw new NodeFault(`tron node: chain parameter ${key} is ${String(value)}`);
       return BigInt(value!);
     };
-    return { kind: 'tron', sunPerEnergy: param('getEnergyFee'), sunPerBandwidth: param('getTransactionFee') };
+    return {
+      getEnergyFee: param('getEnergyFee'),
+      getTransactionFee: param('getTransactionFee'),
+      getCreateAccountFee: param('getCreateAccountFee'),
+      getCreateNewAccountFeeInSystemContract: param('getCreateNewAccountFeeInSystemContract'),
+    };
   }
 
   /** Sends a signed transaction (hex of its protobuf); one the node already holds counts as sent. */

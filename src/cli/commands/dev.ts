@@ -144,7 +144,7 @@ function sandboxChainsInfo(daemon: Daemon, chains: Record<string, unknown>[]): S
   return chains.map((c) => ({
     id: String(c.id),
     kind: String(c.kind),
-    rpc_url: withoutCredentials(String(c.rpc_url)),
+    rpc_url: withoutCredentials(String(c.rpc_url ?? c.full_node_url)),
     coins: daemon.catalog
       .coins()
       .filter((coin) => coin.chain_id === c.id)

@@ -2,7 +2,8 @@
  * A node of another network than the chain's config, black-box through the daemon: at first
  * contact (bcoin regtest under a chain configured `testnet`), and after a reconnect (the anvil
  * behind the chain's URL replaced by one of another chain id). Either way the chain's coins are in
- * maintenance with the reason in `coinkeep status`, new invoices for them answer 503, and a payment
+ * maintenance with the reason in `coinkeep status`; the same for a Tron node whose genesis block is
+ * not the configured network's, at first contact and behind the chain's URL after a reconnect, new invoices for them answer 503, and a payment
  * on the wrong network credits nothing.
  */
 import test from 'ava';
@@ -14,6 +15,7 @@ import { killAllBcoins, startBcoin } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { cliConfigFile, merchantWithKey, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { TcpGate } from '../../helpers/tcp-gate';
+import { TronNode } from '../../helpers/tron-node';
 import { btcChain, BTC } from './btc/btc-fixture';
 import { FAST_WATCH, RATES } from './evm/evm-fixture';
 
@@ -96,4 +98,41 @@ test('a tron chain whose full node cannot be reached: its coins are in maintenan
   t.is(res.status, 503);
   t.is(res.json.error.code, 'unavailable');
   t.deepEqual((await api.get('/v1/invoices')).json.items, []);
+});
+
+test('a Tron node of another network: at first contact (a stand-in under a chain configured mainnet), and behind the same URL after a reconnect (another stand-in): TRX and USDT in maintenance with the reason, nothing credited', async (t) => {
+  const bad = await TronNode.start();
+  t.teardown(() => bad.stop());
+  const first = await startTestDaemon({ chains: [{ id: 'tron', kind: 'tron', full_node_url: bad.url, confirmations: 1, options: { poll_interval_ms: 50, stall_seconds: 0 } }] });
+  t.teardown(() => first.stop());
+  t.like(await chainStatus(first, 'tron'), { maintenance: true, last_error: `tron node's genesis block is ${bad.genesisId}, the config says mainnet` });
+
+  const good = await TronNode.start();
+  t.teardown(() => good.stop());
+  const gate = new TcpGate(good.port);
+  await gate.open();
+  t.teardown(() => gate.close());
+  const chain = { id: 'tron', kind: 'tron', full_node_url: gate.url, confirmations: 1, tokens: [{ ticker: 'USDT', contract: good.usdt, decimals: 6 }], options: { poll_interval_ms: 50, stall_seconds: 0, genesis_block_id: good.genesisId } };
+  const td = await startTestDaemon({ chains: [chain], rates: { sources: [{ kind: 'fixed', rates: { TRX: { USD: '0.25' }, USDT: { USD: '1' } } }] } });
+  t.teardown(() => td.stop());
+  await until('the chain watched', () => td.daemon.chains.status()[0]!.scanned_height !== null && !td.daemon.chains.status()[0]!.maintenance);
+  const m = await merchantWithKey(td.daemon);
+  const api = new SignedClient(td.url, m.keyId, m.secret);
+  const trx = coinId('tron', 'native');
+  const created = await api.post('/v1/invoices', { amount: '10', currency: 'TRX', coin_id: trx }, json);
+  t.is(created.status, 201, created.text);
+
+  // The same URL now leads to the other network's node, where the invoice's address is paid in full.
+  await gate.close();
+  gate.retarget(bad.port);
+  await gate.open();
+  bad.pay(created.json.address, 'native', 10_000_000n);
+  bad.mine(3);
+  await until('maintenance', () => td.daemon.chains.status()[0]!.maintenance);
+  t.like(await chainStatus(td, 'tron'), { maintenance: true, last_error: `tron node's genesis block is ${bad.genesisId}, the config says genesis block ${good.genesisId}` });
+  const refused = await api.post('/v1/invoices', { amount: '10', currency: 'TRX', coin_id: trx }, json);
+  t.is(refused.status, 503);
+  t.is(refused.json.error.code, 'unavailable');
+  t.like((await api.get(`/v1/invoices/${created.json.id}`)).json, { status: 'new', paid_amount: '0' });
+  t.deepEqual((await api.get(`/v1/transactions?invoice_id=${created.json.id}`)).json.items, []);
 });

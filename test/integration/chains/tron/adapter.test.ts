@@ -15,7 +15,7 @@ const RECIPIENT = TronWeb.address.fromPrivateKey('11'.repeat(32)) as string;
 async function setup(extra: Record<string, unknown> = {}) {
   const node = await TronNode.start();
   const chain = parseConfig({
-    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], ...extra }],
+    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId }, ...extra }],
   }).chains[0]!;
   return { node, adapter: new TronAdapter(chain) };
 }
@@ -84,7 +84,7 @@ test('a hosted node\'s API key travels in the TRON-PRO-API-KEY header; without i
   node.requireApiKey('k-123');
   t.is((await adapter.tip()).height, 0);
   t.true(node.requests.every((r) => r.apiKey === 'k-123'));
-  const { adapter: keyless } = { adapter: new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url }] }).chains[0]!) };
+  const { adapter: keyless } = { adapter: new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: node.genesisId } }] }).chains[0]!) };
   const err = await t.throwsAsync(keyless.tip());
   t.is(err?.message, 'tron node getnowblock: HTTP 401');
 });
@@ -120,4 +120,19 @@ test('a Transfer log of a contract not configured, or of a call that failed, cre
   node.info(failed).log = [{ ...log }];
   log.address = TronWeb.address.toHex(TronWeb.address.fromPrivateKey('33'.repeat(32)) as string).slice(2);
   t.deepEqual((await adapter.blocks(1, 1))[0]!.transfers, []);
+});
+
+test('a node whose genesis block is not the configured network\'s is the node\'s fault, at every tip: mainnet by default, nile or shasta by name, or the genesis_block_id given', async (t) => {
+  const node = await TronNode.start();
+  t.teardown(() => node.stop());
+  const adapterOn = (extra: Record<string, unknown>) => new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, ...extra }] }).chains[0]!);
+  await t.throwsAsync(adapterOn({}).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says mainnet` });
+  await t.throwsAsync(adapterOn({ network: 'nile' }).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says nile` });
+  const other = '00'.repeat(8) + 'ab'.repeat(24);
+  await t.throwsAsync(adapterOn({ options: { genesis_block_id: other } }).tip(), { message: `tron node's genesis block is ${node.genesisId}, the config says genesis block ${other}` });
+  const right = adapterOn({ options: { genesis_block_id: node.genesisId } });
+  t.is((await right.tip()).hash, node.blocks.at(-1)!.blockID);
+  t.deepEqual(node.requests.slice(-2).map((r) => r.path).sort(), ['/wallet/getblockbynum', '/wallet/getnowblock']);
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, network: 'testnet' }] }), { message: 'chains[0].network: must be one of mainnet, nile, shasta' });
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: 'xyz' } }] }), { message: /chains\[0\]\.options\.genesis_block_id: must be 64 lower-case hex digits/ });
 });

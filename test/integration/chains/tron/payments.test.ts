@@ -106,3 +106,48 @@ test('a TRX payment after expiry: still expired, late_payment true, credited', a
   t.is((await f.events('invoice.late_payment')).length, 1);
   t.true(await f.ledgerClean());
 });
+
+test('underpaid in TRX, then topped up: underpaid with what remains, then paid, both transfers credited', async (t) => {
+  const f = await startTronFixture();
+  t.teardown(() => f.stop());
+  const inv = await f.createInvoice('TRX', '50');
+  f.pay(inv.address, 'TRX', '20.5');
+  f.node.mine(CONFIRMATIONS - 1);
+  t.like(await f.waitInvoice(inv.id, (i) => i.status === 'underpaid', 'underpaid'), { paid_amount: '20.5', remaining_amount: '29.5' });
+  t.is(await f.available('TRX'), '20.5');
+  f.pay(inv.address, 'TRX', '29.5');
+  f.node.mine(CONFIRMATIONS - 1);
+  t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid'), { paid_amount: '50', remaining_amount: '0', overpaid_amount: '0' });
+  t.is(await f.available('TRX'), '50');
+  t.is((await f.transactions(inv.id)).length, 2);
+  t.deepEqual((await f.events('invoice.underpaid')).map((e) => e.data.invoice.id), [inv.id]);
+  t.true(await f.ledgerClean());
+});
+
+test('overpaid in USDT: paid with overpaid_amount, the whole transfer credited', async (t) => {
+  const f = await startTronFixture();
+  t.teardown(() => f.stop());
+  const inv = await f.createInvoice('USDT', '15');
+  f.pay(inv.address, 'USDT', '15.000001');
+  f.node.mine(CONFIRMATIONS - 1);
+  t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid'), { paid_amount: '15.000001', overpaid_amount: '0.000001', remaining_amount: '0' });
+  t.is(await f.available('USDT'), '15.000001');
+  t.true(await f.ledgerClean());
+});
+
+test('a USDT payment after expiry: still expired, late_payment true, credited', async (t) => {
+  const clock = new FakeClock(new Date());
+  const f = await startTronFixture({ clock });
+  t.teardown(() => f.stop());
+  const inv = await f.createInvoice('USDT', '12');
+  clock.advance(31 * 60_000);
+  await f.td.daemon.invoices.service.expireDue();
+  t.is((await f.invoice(inv.id)).status, 'expired');
+  f.pay(inv.address, 'USDT', '12');
+  f.node.mine(CONFIRMATIONS - 1);
+  const late = await f.waitInvoice(inv.id, (i) => i.late_payment === true && i.paid_amount === '12', 'late payment');
+  t.is(late.status, 'expired');
+  t.is(await f.available('USDT'), '12');
+  t.is((await f.events('invoice.late_payment')).length, 1);
+  t.true(await f.ledgerClean());
+});

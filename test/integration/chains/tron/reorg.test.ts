@@ -52,3 +52,23 @@ test('a TRX payment seen but not yet confirmed and reorganised away leaves the i
   t.is(await f.available('TRX'), '0');
   t.true(await f.ledgerClean());
 });
+
+test('a reorganisation that drops a confirmed TRX payment reverts it: adjustment, invoice new again, ledger clean', async (t) => {
+  const f = await startTronFixture();
+  t.teardown(() => f.stop());
+  const inv = await f.createInvoice('TRX', '40');
+  const txid = f.pay(inv.address, 'TRX', '40');
+  f.node.mine(CONFIRMATIONS - 1);
+  await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid');
+  t.is(await f.available('TRX'), '40');
+
+  f.node.reorg(CONFIRMATIONS);
+  t.is(f.node.trxBalance(inv.address), 0n, 'the stand-in undid the payment');
+  f.node.mine(CONFIRMATIONS + 1);
+  t.like(await f.waitInvoice(inv.id, (i) => i.status !== 'paid', 'reverted'), { status: 'new', paid_amount: '0' });
+  t.is(await f.available('TRX'), '0');
+  const txs = await f.transactions(inv.id);
+  t.like(txs.find((x: { type: string }) => x.type === 'invoice_payment'), { status: 'reverted', txid });
+  t.like(txs.find((x: { type: string }) => x.type === 'adjustment'), { amount: '-40' });
+  t.true(await f.ledgerClean());
+});

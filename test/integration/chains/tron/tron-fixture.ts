@@ -44,7 +44,7 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } =
     full_node_url: gate?.url ?? node.url,
     confirmations: CONFIRMATIONS,
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: DECIMALS }],
-    options: FAST_WATCH,
+    options: { ...FAST_WATCH, genesis_block_id: node.genesisId },
   };
   const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);

@@ -1,0 +1,70 @@
+/**
+ * `coinkeep dev` with Tron: the sandbox also runs the Tron node stand-in as the chain `tron` (TRX
+ * and its USDT, the payer funded); `coinkeep dev pay` pays a Tron invoice as a wallet does through
+ * the node's API (built by the node, signed by the payer, broadcast) and mines it to its
+ * confirmations. The chain is kept under the data dir across restarts.
+ */
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { CliEnv, COINKEEP_BIN, PROJECT_ROOT } from '../../helpers/cli';
+import { signRequest } from '../../helpers/signer';
+
+const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
+const env = new CliEnv();
+env.writeConfig({
+  ...devYaml,
+  data_dir: env.dataDir,
+  listen: { host: '127.0.0.1', port: 0 },
+  database: { url: `sqlite:${path.join(env.dataDir, 'coinkeep.db')}` },
+});
+
+test.after.always(() => env.cleanup());
+
+test.serial('dev runs the Tron stand-in as chain tron with TRX and USDT; dev pay pays USDT (under, then the rest) and TRX invoices; the chain survives a restart', async (t) => {
+  let dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
+  const tron = info.chains.find((c: { id: string }) => c.id === 'tron');
+  t.like(tron, { kind: 'tron' });
+  t.regex(tron.rpc_url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+  t.deepEqual(tron.coins.map((c: { ticker: string }) => c.ticker), ['TRX', 'USDT']);
+  const [trx, usdt] = tron.coins as Array<{ coin_id: string; contract: string | null }>;
+  t.regex(usdt!.contract!, /^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+
+  const create = async (body: Record<string, unknown>) => {
+    const text = JSON.stringify(body);
+    const headers = { ...signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'POST', target: '/v1/invoices', body: text }), 'Content-Type': 'application/json' };
+    const res = await fetch(`${info.base_url}/v1/invoices`, { method: 'POST', headers, body: text });
+    t.is(res.status, 201);
+    return (await res.json()) as { id: string; address: string };
+  };
+  const usdtInvoice = await create({ amount: '30', currency: 'USDT', coin_id: usdt!.coin_id });
+  t.regex(usdtInvoice.address, /^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+  const under = await env.run(['--json', 'dev', 'pay', usdtInvoice.id, '--amount', '10'], { timeoutMs: 60000 });
+  t.is(under.code, 0, under.stderr);
+  t.like(under.json, { ticker: 'USDT', network: 'tron', amount: '10', to: usdtInvoice.address, credited: true, invoice_status: 'underpaid' });
+  t.regex(under.json.txid, /^[0-9a-f]{64}$/);
+  const rest = await env.run(['--json', 'dev', 'pay', usdtInvoice.id], { timeoutMs: 60000 });
+  t.like(rest.json, { amount: '20', invoice_status: 'paid', paid_amount: '30' });
+
+  const trxInvoice = await create({ amount: '125', currency: 'TRX', coin_id: trx!.coin_id });
+  const paid = await env.run(['--json', 'dev', 'pay', trxInvoice.id], { timeoutMs: 60000 });
+  t.like(paid.json, { ticker: 'TRX', amount: '125', credited: true, invoice_status: 'paid' });
+
+  const tronStatus = async () => (await env.run(['--json', 'status'])).json.chains.find((c: { chain_id: string }) => c.chain_id === 'tron');
+  const tip = (await tronStatus()).node_tip;
+  t.true(tip >= 9);
+  t.is((await dev.stop('SIGINT')).code, 0, dev.stderr);
+
+  dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+  const again = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
+  t.deepEqual(again.chains.find((c: { id: string }) => c.id === 'tron').coins, tron.coins, 'the same token contract');
+  let after = await tronStatus();
+  for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline; ) after = await tronStatus();
+  t.like(after, { node_tip: tip, maintenance: false, last_error: null }, 'the chain went on from where it stopped: same genesis block, same height');
+  const target = `/v1/invoices/${usdtInvoice.id}`;
+  const got = await fetch(again.base_url + target, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target }) });
+  t.like(await got.json(), { status: 'paid', paid_amount: '30' });
+  t.is((await dev.stop('SIGTERM')).code, 0);
+});
