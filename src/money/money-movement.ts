@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, type Ledger, type Movement } from '../ledger/ledger';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
@@ -209,5 +209,32 @@ export class MoneyMovement {
 
   private holdsOf(em: EntityManager, transactionId: string): Promise<Array<{ id: string; code: string }>> {
     return rawQuery(em, `SELECT id, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`, [transactionId]);
+  }
+
+  /**
+   * What the chain took for a confirmed payout transaction (`fee`, in the chain's native coin),
+   * moved from the operator's `network` book (where the withdrawals' network fees were charged) to
+   * `external`, once per payout: guarded by the payout's `fee_booked`; when another candidate with
+   * another fee confirms it after a reorganisation, only the difference is booked. Whether this
+   * call booked anything.
+   */
+  async bookPayoutFee(em: EntityManager, p: { payoutId: string; coinId: string; fee: Amount }): Promise<boolean> {
+    const [row] = await rawQuery<{ fee_booked: string | null }>(em, `SELECT fee_booked FROM chain_payouts WHERE id = ${placeholder(em, 1)}`, [p.payoutId]);
+    if (!row) return false;
+    const was = row.fee_booked === null ? Amount.zero() : Amount.of(row.fee_booked);
+    const change = p.fee.minus(was);
+    if (change.isZero()) return false;
+    const guard = row.fee_booked === null ? 'fee_booked IS NULL' : `fee_booked = ${placeholder(em, 3)}`;
+    const args = row.fee_booked === null ? [p.fee.toString(), p.payoutId] : [p.fee.toString(), p.payoutId, row.fee_booked];
+    const [updated] = await returning<{ id: string }>(
+      em,
+      `UPDATE chain_payouts SET fee_booked = ${placeholder(em, 1)} WHERE id = ${placeholder(em, 2)} AND ${guard} RETURNING id`,
+      args,
+    );
+    if (!updated) return false;
+    const amount = change.isPositive() ? change : Amount.zero().minus(change);
+    const [debit, credit] = change.isPositive() ? [NETWORK_BOOK, EXTERNAL_BOOK] : [EXTERNAL_BOOK, NETWORK_BOOK];
+    await this.deps.ledger.post(em, [{ coinId: p.coinId, debit, credit, amount, code: 'network_cost', refId: p.payoutId }]);
+    return true;
   }
 }

@@ -377,6 +377,10 @@ export class PayoutWorker {
         [this.chainId, txid],
       );
       const confirmations = Math.max(Number(depth?.confirmations ?? 0), this.deps.chain.confirmations);
+      // The chain took `fee` from the wallet: out of the network book, where the withdrawals' network fees went.
+      if (!this.deps.rail.booksOwnFees) {
+        await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
+      }
       const now = iso(this.deps.clock.now());
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });

@@ -141,4 +141,11 @@ export interface PayoutRail {
 
   /** Gives back what the payout reserved, once no candidate of it can be mined any more. */
   release(em: EntityManager, payout: StoredPayout): Promise<void>;
+
+  /**
+   * True when the rail books what the chain takes for its transactions itself (EVM: per signed
+   * send, sweeps and top-ups alike); otherwise the worker books a confirmed payout's fee from the
+   * operator's `network` book to `external` (MoneyMovement.bookPayoutFee).
+   */
+  readonly booksOwnFees?: boolean;
 }

@@ -12,6 +12,7 @@ import { CoinReservations1767225600017 } from './0017-coin-reservations';
 import { StaticAddresses1767225600018 } from './0018-static-addresses';
 import { EmbedOrigins1767225600020 } from './0020-embed-origins';
 import { Payouts1767225600021 } from './0021-payouts';
+import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   StaticAddresses1767225600018,
   EmbedOrigins1767225600020,
   Payouts1767225600021,
+  PayoutFeeBooked1767225600022,
 ];

@@ -16,6 +16,8 @@ import { EventEntity } from '../../../src/db/entities/events';
 import { placeholder, rawQuery } from '../../../src/db/raw';
 import { Amount } from '../../../src/shared/money';
 import { killAllBcoins, sats } from '../../helpers/bcoin';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile } from '../../helpers/daemon';
 import { BTC, CONFIRMATIONS, elsewhere, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
 
 test.after.always(killAllBcoins);
@@ -45,6 +47,12 @@ async function candidates(f: PayoutFixture, withdrawalId: string): Promise<strin
     [withdrawalId],
   );
   return rows.map((r) => r.txid);
+}
+
+/** `coinkeep ledger reconcile --json`: what the books say the wallet holds against what the node shows. */
+async function reconcile(f: PayoutFixture) {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+  return { code: r.code, report: r.stdout, stderr: r.stderr };
 }
 
 const minus = (a: string, ...b: string[]): string => b.reduce((x, y) => x.minus(Amount.of(y)), Amount.of(a)).toString();
@@ -82,6 +90,8 @@ test('estimate, then withdraw: pending → processing → broadcast → complete
   t.deepEqual(await events(f, w.id), ['withdrawal.processing', 'withdrawal.broadcast', 'withdrawal.completed']);
   t.deepEqual(await candidates(f, w.id), [sent.txid]);
   t.true(await f.ledgerClean());
+  const rec = await reconcile(f);
+  t.is(rec.code, 0, `${rec.report} ${rec.stderr}`);
 });
 
 test('three withdrawals within the batch window go out in one transaction (one output each, one change); in actual mode the unused fee reserve comes back', async (t) => {
@@ -114,6 +124,8 @@ test('three withdrawals within the batch window go out in one transaction (one o
   const taken = done.map((d) => Amount.of(d.amount).plus(Amount.of(d.platform_fee)).plus(Amount.of(d.network_fee_charged)).toString());
   t.deepEqual(await f.balance(), { available: minus(before.available, ...taken), hold: '0' });
   t.true(await f.ledgerClean());
+  const rec = await reconcile(f);
+  t.is(rec.code, 0, `${rec.report} ${rec.stderr}`);
 });
 
 test('the node refuses the transaction: failed with failure_reason, hold released, nothing on the node; the coins pay the next withdrawal', async (t) => {
