@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
+import type { Key } from 'ink';
 import { DASHBOARD_SCREENS, type DashboardScreen, type DashboardSnapshot } from '../admin/contract';
 import { accountPath, exhaustedOfEndpoint, type DashboardApi, type LogLevelFilter } from './client';
-import { tint, useLook } from './look';
-import { Confirm, MaskedInput } from './prompts';
+import { tint, useKeys, useLook } from './look';
+import { confirmAnswer, ConfirmLine, MaskedLine, maskedStep } from './prompts';
 import {
   approvalRows,
   ApprovalsScreen,
@@ -40,7 +41,7 @@ const failureLine = (err: unknown): string => `coinkeep: ${err instanceof Error 
  */
 const pictureOf = (s: DashboardSnapshot): string => JSON.stringify({ ...s, at: s.at.slice(0, 16), daemon: { ...s.daemon, uptime_seconds: Math.floor(s.daemon.uptime_seconds / 60) } });
 
-type Prompt = { kind: 'otp'; label: string; then: (otp: string) => void } | { kind: 'confirm'; question: string; then: () => void };
+type Prompt = { kind: 'otp'; label: string; value: string; next: (otp: string) => void } | { kind: 'confirm'; question: string; next: () => void };
 type Message = { text: string; tone: 'ok' | 'error' | 'info' };
 
 function useTerminalSize(): { columns: number; rows: number } {
@@ -58,7 +59,7 @@ function useTerminalSize(): { columns: number; rows: number } {
 
 export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: DashboardProps) {
   const look = useLook();
-  const { Box, Text, useApp, useInput } = look.ink;
+  const { Box, Text, useApp } = look.ink;
   const { exit } = useApp();
   const { columns, rows } = useTerminalSize();
   const [screen, setScreen] = useState<DashboardScreen>('overview');
@@ -68,7 +69,13 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   const [snap, setSnap] = useState<DashboardSnapshot | null>(null);
   const [conn, setConn] = useState<{ up: boolean; error: string | null }>({ up: true, error: null });
   const [selected, setSelected] = useState(0);
-  const [prompt, setPrompt] = useState<Prompt | null>(null);
+  const [prompt, showPrompt] = useState<Prompt | null>(null);
+  // The prompt in a ref too: keys typed faster than renders each see the one before.
+  const promptNow = useRef<Prompt | null>(null);
+  const setPrompt = (p: Prompt | null) => {
+    promptNow.current = p;
+    showPrompt(p);
+  };
   const [message, setMessage] = useState<Message | null>(null);
   const [nonce, setNonce] = useState(0);
   const picture = useRef('');
@@ -134,8 +141,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     setMessage({ text: 'this action is a member’s: start the dashboard with --as EMAIL', tone: 'error' });
     return false;
   };
-  const withOtp = (label: string, then: (otp: string) => void) => setPrompt({ kind: 'otp', label, then });
-  const confirm = (question: string, then: () => void) => setPrompt({ kind: 'confirm', question, then });
+  const withOtp = (label: string, next: (otp: string) => void) => setPrompt({ kind: 'otp', label, value: '', next });
+  const confirm = (question: string, next: () => void) => setPrompt({ kind: 'confirm', question, next });
 
   const decide = (decision: 'approve' | 'reject') => {
     const row = approvalRows(snap!)[cursor];
@@ -204,8 +211,23 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     setSelected(0);
   };
 
-  useInput(
-    (input, key) => {
+  const cancelled = () => setMessage({ text: 'cancelled; nothing changed', tone: 'info' });
+  /** While a prompt is up every key is its own (one input handler: no hand-over between components). */
+  const promptKey = (p: Prompt, input: string, key: Key) => {
+    if (p.kind === 'confirm') {
+      const yes = confirmAnswer(input, key);
+      if (yes === null) return;
+      setPrompt(null);
+      return yes ? p.next() : cancelled();
+    }
+    const step = maskedStep(p.value, input, key);
+    if (!('done' in step)) return setPrompt({ ...p, value: step.value });
+    setPrompt(null);
+    return step.done === null ? cancelled() : p.next(step.done);
+  };
+
+  useKeys((input, key) => {
+      if (promptNow.current) return promptKey(promptNow.current, input, key);
       if (input === 'q') return exit();
       if (input === '?') return setHelp((h) => !h);
       if (key.escape) return help ? setHelp(false) : setMessage(null);
@@ -225,11 +247,11 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
       if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p')) return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
       if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
       if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);
-    },
-    { isActive: prompt === null },
-  );
+  });
 
-  const bodyHeight = Math.max(4, rows - 5);
+  // Header 2 lines, rule 1, status 2 (a refusal may take two): one line short of the screen, so ink
+  // updates lines in place instead of clearing the terminal.
+  const bodyHeight = Math.max(4, rows - 6);
   const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? short(id);
   const props: ScreenProps | null = ready ? { snap, selected: cursor, height: bodyHeight - 1, width: columns, accountName: name } : null;
   const scope = account ? `account ${name(account)}` : 'all accounts';
@@ -272,31 +294,17 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
       </Box>
       <Text>{'─'.repeat(Math.max(10, columns - 1))}</Text>
       {prompt?.kind === 'otp' ? (
-        <MaskedInput
-          label={prompt.label}
-          onSubmit={(otp) => {
-            setPrompt(null);
-            if (otp === null) setMessage({ text: 'cancelled; nothing changed', tone: 'info' });
-            else prompt.then(otp);
-          }}
-        />
+        <MaskedLine label={prompt.label} length={prompt.value.length} />
       ) : prompt?.kind === 'confirm' ? (
-        <Confirm
-          question={prompt.question}
-          onAnswer={(yes) => {
-            setPrompt(null);
-            if (yes) prompt.then();
-            else setMessage({ text: 'cancelled; nothing changed', tone: 'info' });
-          }}
-        />
+        <ConfirmLine question={prompt.question} />
       ) : !conn.up ? (
         <Text color={tint(look, 'red')} bold wrap="truncate">
           {`daemon not reachable (${conn.error}); retrying every second`}
         </Text>
       ) : message ? (
-        <Text color={tint(look, message.tone === 'error' ? 'red' : message.tone === 'ok' ? 'green' : 'yellow')} wrap="truncate">
-          {message.text}
-        </Text>
+        <Box height={2} overflow="hidden">
+          <Text color={tint(look, message.tone === 'error' ? 'red' : message.tone === 'ok' ? 'green' : 'yellow')}>{message.text}</Text>
+        </Box>
       ) : (
         <Text dimColor wrap="truncate">
           live · connected to coinkeepd

@@ -1,4 +1,5 @@
-import { createContext, useContext, type ReactNode } from 'react';
+import { createContext, useContext, useRef, type ReactNode } from 'react';
+import type { Key } from 'ink';
 
 /** ink's module: ESM only, so this CommonJS project loads it with import() and hands it down. */
 export type Ink = typeof import('ink');
@@ -28,3 +29,16 @@ export const colorAllowed = (env: NodeJS.ProcessEnv = process.env): boolean => e
 
 /** A colour when allowed, else nothing (bold and inverse still mark what matters). */
 export const tint = (look: Look, color: string): string | undefined => (look.color ? color : undefined);
+
+/**
+ * ink's useInput, always calling the handler of the latest render. ink subscribes the handler in
+ * an effect; a key that arrives between a render and that effect (a poll's update lands just
+ * before the key) would reach the previous render's handler and act on stale state.
+ */
+export function useKeys(handler: (input: string, key: Key) => void, isActive = true): void {
+  const { useInput } = useLook().ink;
+  const latest = useRef(handler);
+  latest.current = handler;
+  const stable = useRef((input: string, key: Key) => latest.current(input, key));
+  useInput(stable.current, { isActive });
+}

@@ -8,7 +8,8 @@ export const col = (text: string | number | null | undefined, width: number): st
   return s.length > width ? `${s.slice(0, Math.max(0, width - 1))}…` : s.padEnd(width);
 };
 
-export const short = (id: string): string => id.slice(0, 8);
+/** The end of an id: ids are UUIDv7, whose first characters are the time and alike for rows made together. */
+export const short = (id: string): string => id.slice(-8);
 
 export const since = (iso: string, now: string): string => {
   const s = Math.max(0, Math.floor((Date.parse(now) - Date.parse(iso)) / 1000));
@@ -241,7 +242,7 @@ export function KeysScreen({ snap, selected, height, accountName }: ScreenProps)
             key={k.key_id}
             selected={index === selected}
             color={k.status === 'active' ? undefined : 'gray'}
-            text={`${col(k.key_id, 24)} ${col(k.status, 8)} ${col(k.name, 14)} ${col(k.permissions.join(','), 36)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
+            text={`${col(k.key_id, 32)} ${col(k.status, 8)} ${col(k.name, 12)} ${col(k.permissions.join(","), 28)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
           />
         ))}
       </Section>
