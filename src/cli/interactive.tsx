@@ -15,11 +15,14 @@ async function ask<T>(build: (answer: (value: T) => void) => ReactElement): Prom
   let answered = false;
   const instance = ink.render(
     <LookProvider look={{ ink, color: colorAllowed() }}>
-      {build((value) => {
-        result = value;
-        answered = true;
-        instance.unmount();
-      })}
+      {/* A terminal that reports no size (0 columns) still gets a usable width. */}
+      <ink.Box width={process.stderr.columns || 80} flexDirection="column">
+        {build((value) => {
+          result = value;
+          answered = true;
+          instance.unmount();
+        })}
+      </ink.Box>
     </LookProvider>,
     { stdout: process.stderr, exitOnCtrlC: true, patchConsole: false },
   );
