@@ -14,5 +14,7 @@ export function registerDashboardCommand(program: Command): void {
       if (globals(cmd).json) throw new UserError('dashboard draws on a terminal; for JSON use coinkeep status --json');
       if (!process.stdin.isTTY || !process.stdout.isTTY) throw new UserError('dashboard needs a terminal (for scripts: coinkeep status --json)');
       await runDashboard({ dataDir: cliConfig(cmd).data_dir, account: o.account, as: o.as });
+      // The terminal is restored: end now rather than when idle keep-alive sockets to the daemon close.
+      process.exit(0);
     });
 }
