@@ -67,7 +67,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   const [accountAt, setAccountAt] = useState(-1);
   const [level, setLevel] = useState<LogLevelFilter>('info');
   const [snap, setSnap] = useState<DashboardSnapshot | null>(null);
-  const [conn, setConn] = useState<{ up: boolean; error: string | null }>({ up: true, error: null });
+  const [conn, setConn] = useState<{ state: 'connecting' | 'up' | 'down'; error: string | null }>({ state: 'connecting', error: null });
   const [selected, setSelected] = useState(0);
   const [prompt, showPrompt] = useState<Prompt | null>(null);
   // The prompt in a ref too: keys typed faster than renders each see the one before.
@@ -96,14 +96,14 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
           setSnap(s);
         }
         setConn((c) => {
-          if (c.up) return c;
-          setMessage({ text: 'reconnected to coinkeepd', tone: 'ok' });
-          return { up: true, error: null };
+          if (c.state === 'up') return c;
+          if (c.state === 'down') setMessage({ text: 'reconnected to coinkeepd', tone: 'ok' });
+          return { state: 'up', error: null };
         });
       } catch (err) {
         if (stopped) return;
-        const line = failureLine(err);
-        setConn((c) => (!c.up && c.error === line ? c : { up: false, error: line }));
+        const line = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+        setConn((c) => (c.state === 'down' && c.error === line ? c : { state: 'down', error: line }));
       }
       if (!stopped) timer = setTimeout(() => void tick(), Math.max(50, refreshMs - (Date.now() - started)));
     };
@@ -277,7 +277,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
         {help ? (
           <HelpScreen />
         ) : !props ? (
-          <Text>{conn.up ? 'loading…' : ' '}</Text>
+          <Text>{conn.state === 'down' ? ' ' : 'loading…'}</Text>
         ) : screen === 'overview' ? (
           <OverviewScreen {...props} />
         ) : screen === 'payments' ? (
@@ -297,17 +297,19 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
         <MaskedLine label={prompt.label} length={prompt.value.length} />
       ) : prompt?.kind === 'confirm' ? (
         <ConfirmLine question={prompt.question} />
-      ) : !conn.up ? (
-        <Text color={tint(look, 'red')} bold wrap="truncate">
-          {`daemon not reachable (${conn.error}); retrying every second`}
-        </Text>
+      ) : conn.state === 'down' ? (
+        <Box height={2} overflow="hidden">
+          <Text color={tint(look, 'red')} bold>
+            {`daemon not reachable: ${conn.error}; retrying every second`}
+          </Text>
+        </Box>
       ) : message ? (
         <Box height={2} overflow="hidden">
           <Text color={tint(look, message.tone === 'error' ? 'red' : message.tone === 'ok' ? 'green' : 'yellow')}>{message.text}</Text>
         </Box>
       ) : (
         <Text dimColor wrap="truncate">
-          live · connected to coinkeepd
+          {conn.state === 'up' ? 'live · connected to coinkeepd' : 'connecting to coinkeepd…'}
         </Text>
       )}
     </Box>
