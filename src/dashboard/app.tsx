@@ -39,7 +39,14 @@ const failureLine = (err: unknown): string => `coinkeep: ${err instanceof Error 
  * What changes the picture: the snapshot without its clock, uptime to the minute. A poll that
  * brings nothing new renders nothing (no redraw per tick).
  */
-const pictureOf = (s: DashboardSnapshot): string => JSON.stringify({ ...s, at: s.at.slice(0, 16), daemon: { ...s.daemon, uptime_seconds: Math.floor(s.daemon.uptime_seconds / 60) } });
+const pictureOf = (s: DashboardSnapshot): string =>
+  JSON.stringify({
+    ...s,
+    at: s.at.slice(0, 16),
+    daemon: { ...s.daemon, uptime_seconds: Math.floor(s.daemon.uptime_seconds / 60) },
+    // A chain's last poll moves every few seconds and is not on screen.
+    overview: s.overview && { ...s.overview, chains: s.overview.chains.map(({ last_poll_at: _at, ...c }) => c) },
+  });
 
 type Prompt = { kind: 'otp'; label: string; value: string; next: (otp: string) => void } | { kind: 'confirm'; question: string; next: () => void };
 type Message = { text: string; tone: 'ok' | 'error' | 'info' };
@@ -253,11 +260,13 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   // updates lines in place instead of clearing the terminal.
   const bodyHeight = Math.max(4, rows - 6);
   const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? short(id);
-  const props: ScreenProps | null = ready ? { snap, selected: cursor, height: bodyHeight - 1, width: columns, accountName: name } : null;
+  const props: ScreenProps | null = ready ? { snap, selected: cursor, height: bodyHeight - 1, width: columns - 1, accountName: name } : null;
   const scope = account ? `account ${name(account)}` : 'all accounts';
 
   return (
-    <Box flexDirection="column" width={columns}>
+    // One column short of the terminal: a line that fills the last column leaves some terminals'
+    // cursor in a pending wrap, and the next in-place update would start a line too low.
+    <Box flexDirection="column" width={columns - 1}>
       <Text wrap="truncate">
         <Text bold color={tint(look, 'green')}>
           Coinkeep
@@ -292,7 +301,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
           <LogScreen {...props} level={level} />
         )}
       </Box>
-      <Text>{'─'.repeat(Math.max(10, columns - 1))}</Text>
+      <Text>{'─'.repeat(Math.max(10, columns - 2))}</Text>
       {prompt?.kind === 'otp' ? (
         <MaskedLine label={prompt.label} length={prompt.value.length} />
       ) : prompt?.kind === 'confirm' ? (

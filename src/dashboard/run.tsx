@@ -18,7 +18,7 @@ export async function runDashboard(opts: { dataDir: string; account?: string; as
     <LookProvider look={{ ink, color: colorAllowed() }}>
       <Dashboard api={socketApi(opts.dataDir)} account={opts.account} as={opts.as} />
     </LookProvider>,
-    { incrementalRendering: true, exitOnCtrlC: true, patchConsole: true, maxFps: 20 },
+    { exitOnCtrlC: true, patchConsole: true, maxFps: 20 },
   );
   const leave = () => instance.unmount();
   const signals = ['SIGTERM', 'SIGHUP'] as const;

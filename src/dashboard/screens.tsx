@@ -39,8 +39,9 @@ export interface ScreenProps {
 function Section({ title, children }: { title: string; children: ReactNode }) {
   const look = useLook();
   const { Box, Text } = look.ink;
+  // flexShrink 0: a screen taller than the terminal is cut at the bottom, never squeezed into overlapping lines.
   return (
-    <Box flexDirection="column">
+    <Box flexDirection="column" flexShrink={0}>
       <Text bold color={tint(look, 'cyan')}>
         {title}
       </Text>
@@ -79,12 +80,17 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
   const o = snap.overview;
   if (!o) return <Text>loading…</Text>;
   const q = o.webhook_queue;
-  const balanceRows = Math.max(1, height - o.chains.length - 10);
+  // Every other section takes 10 lines; chains share the rest with balances, those in trouble first.
+  const chainRows = Math.max(3, height - 12);
+  const trouble = (c: (typeof o.chains)[number]) => (c.maintenance ? 2 : c.lag !== null && c.lag > 2 ? 1 : 0);
+  const chains = o.chains.length > chainRows ? [...o.chains].sort((a, b) => trouble(b) - trouble(a)).slice(0, chainRows - 1) : o.chains;
+  const hidden = o.chains.length - chains.length;
+  const balanceRows = Math.max(1, height - chains.length - (hidden ? 1 : 0) - 10);
   return (
     <Box flexDirection="column">
       <Section title="Chains">
         {o.chains.length === 0 ? <Row text="no chains configured" /> : null}
-        {o.chains.map((c) => (
+        {chains.map((c) => (
           <Row
             key={c.chain_id}
             color={c.maintenance ? 'red' : c.lag !== null && c.lag > 2 ? 'yellow' : undefined}
@@ -93,7 +99,8 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
             }`}
           />
         ))}
-        <Row text="fee balances (gas, staked TRX, energy): not reported yet: this daemon has no gas station" color="gray" />
+        {hidden ? <Row text={`… ${hidden} more chains (a taller terminal shows them)`} /> : null}
+        <Row text="fee balances (gas, staked TRX, energy): not reported yet (no gas station)" color="gray" />
       </Section>
       <Section title="Invoices, last hour">
         <Row text={counts(o.invoices_last_hour)} />
