@@ -166,6 +166,7 @@ export interface DashboardLogLine {
 export interface DashboardSnapshot {
   at: string;
   daemon: { pid: number; network: string; database: 'sqlite' | 'postgres'; started_at: string; uptime_seconds: number };
+  /** Every account (the data below is of the one asked for, or of all). */
   accounts: DashboardAccount[];
   overview?: DashboardOverview;
   payments?: { invoices: DashboardInvoice[]; payments: DashboardPayment[] };

@@ -66,7 +66,8 @@ export class DashboardSnapshots {
         started_at: deps.startedAt.toISOString(),
         uptime_seconds: Math.floor((now.getTime() - deps.startedAt.getTime()) / 1000),
       },
-      accounts,
+      // Every account, whatever the scope: the dashboard names them and steps through them.
+      accounts: all,
     };
     const em = deps.store.read;
     switch (screen) {

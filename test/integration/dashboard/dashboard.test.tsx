@@ -7,6 +7,7 @@ import { RealOtp } from '../../helpers/cli-otp';
 import { cliConfigFile } from '../../helpers/daemon';
 import { KEY, renderDashboard } from '../../helpers/ink';
 import { COINS } from '../../helpers/invoice-fixture';
+import { recordTransaction } from '../../helpers/money-fixtures';
 import { WebhookSink } from '../../helpers/webhook-sink';
 import { PAY_TO, startWithdrawalFixture, type WithdrawalFixture } from '../../helpers/withdrawal-fixture';
 
@@ -58,7 +59,7 @@ test.serial('Overview shows the daemon, each chain with tip, scanned height and 
   await f.td.daemon.withdrawals.service.decide(f.accountId, id, { kind: 'member', email: ADMIN, otp: await adminOtp.next() }, 'reject');
 });
 
-test.serial('the number keys, the arrows and ? move between screens; q leaves', async (t) => {
+test.serial('the number keys, the arrows and ? move between screens; l filters the log by level', async (t) => {
   const r = await renderDashboard(f.td.dataDir);
   t.teardown(() => r.unmount());
   await r.waitFor(/Chains/);
@@ -86,6 +87,24 @@ test.serial('Payments shows the newest deposits and invoices with status, amount
   t.regex(await r.waitFor(new RegExp(`${inv.body.id.slice(-8)} new +12\\.5 USD`)), /Invoices \(newest first\)/);
   await f.fund('0.25');
   await r.waitFor(/confirmed 0\.25 +BTC/);
+});
+
+test.serial('a steps the view through every account and back to all; Payments shows only the account in view', async (t) => {
+  const other = await f.td.daemon.team.createAccount('Other shop', 'owner@other.test');
+  await recordTransaction(f.td.daemon.store, { accountId: other.account.id, coinId: COINS.BTC, type: 'deposit', amount: '0.0424242' });
+  const r = await renderDashboard(f.td.dataDir);
+  t.teardown(() => r.unmount());
+  await r.press('2');
+  const all = await r.waitFor(/confirmed 0\.0424242 /);
+  t.regex(all, /\[all accounts · a: change\]/);
+  t.regex(all, /confirmed 1 +BTC/);
+  await r.press('a');
+  const first = await r.waitFor(/^(?![\s\S]*0\.0424242)[\s\S]*\[account Test shop/);
+  t.regex(first, /confirmed 1 +BTC/);
+  await r.press('a');
+  t.notRegex(await r.waitFor(/^(?![\s\S]*confirmed 1 +BTC)[\s\S]*\[account Other shop[\s\S]*0\.0424242/), /Test shop/);
+  await r.press('a');
+  await r.waitFor(/\[all accounts · a: change\][\s\S]*0\.0424242[\s\S]*confirmed 1 +BTC/);
 });
 
 test.serial('Approvals: a wrong code and the requester’s own approval are refused inline as the CLI says them; an admin’s approval lands in the security log exactly like a CLI approval', async (t) => {
