@@ -84,6 +84,11 @@ test.serial('without a terminal or with --json, a command missing its id fails i
   }
   t.is((await f.api.get(`/v1/withdrawals/${id}`)).body.status, 'awaiting_approval');
   t.is(await keyStatus(keyId), 'active');
+
+  // The dashboard itself needs a terminal: without one it says so in one line.
+  const dash = await runBin(COINKEEP_BIN, ['--config', config, 'dashboard']);
+  t.is(dash.code, 1);
+  t.is(dash.stderr, 'coinkeep: dashboard needs a terminal (for scripts: coinkeep status --json)\n');
   await f.td.daemon.withdrawals.service.decide(f.accountId, id, { kind: 'member', email: ADMIN, otp: await adminOtp.next() }, 'reject');
 });
 
