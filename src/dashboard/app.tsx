@@ -234,30 +234,30 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   };
 
   useKeys((input, key) => {
-      if (promptNow.current) return promptKey(promptNow.current, input, key);
-      if (input === 'q') return exit();
-      if (input === '?') return setHelp((h) => !h);
-      if (key.escape) return help ? setHelp(false) : setMessage(null);
-      const n = Number(input);
-      if (Number.isInteger(n) && n >= 1 && n <= DASHBOARD_SCREENS.length) return show(DASHBOARD_SCREENS[n - 1]!);
-      const at = DASHBOARD_SCREENS.indexOf(screen);
-      if (key.rightArrow || key.tab) return show(DASHBOARD_SCREENS[(at + 1) % DASHBOARD_SCREENS.length]!);
-      if (key.leftArrow) return show(DASHBOARD_SCREENS[(at + DASHBOARD_SCREENS.length - 1) % DASHBOARD_SCREENS.length]!);
-      if (input === 'a' && !fixedAccount) {
-        setSelected(0);
-        return setAccountAt((i) => (i + 1 >= accounts.length ? -1 : i + 1));
-      }
-      if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursor - 1));
-      if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursor + 1));
-      if (!ready || help) return;
-      if (screen === 'approvals' && (input === 'y' || input === 'n')) return decide(input === 'y' ? 'approve' : 'reject');
-      if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p')) return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
-      if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
-      if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);
+    if (promptNow.current) return promptKey(promptNow.current, input, key);
+    if (input === 'q') return exit();
+    if (input === '?') return setHelp((h) => !h);
+    if (key.escape) return help ? setHelp(false) : setMessage(null);
+    const n = Number(input);
+    if (Number.isInteger(n) && n >= 1 && n <= DASHBOARD_SCREENS.length) return show(DASHBOARD_SCREENS[n - 1]!);
+    const at = DASHBOARD_SCREENS.indexOf(screen);
+    if (key.rightArrow || key.tab) return show(DASHBOARD_SCREENS[(at + 1) % DASHBOARD_SCREENS.length]!);
+    if (key.leftArrow) return show(DASHBOARD_SCREENS[(at + DASHBOARD_SCREENS.length - 1) % DASHBOARD_SCREENS.length]!);
+    if (input === 'a' && !fixedAccount) {
+      setSelected(0);
+      return setAccountAt((i) => (i + 1 >= accounts.length ? -1 : i + 1));
+    }
+    if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursor - 1));
+    if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursor + 1));
+    if (!ready || help) return;
+    if (screen === 'approvals' && (input === 'y' || input === 'n')) return decide(input === 'y' ? 'approve' : 'reject');
+    if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p')) return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
+    if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
+    if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);
   });
 
   // Header 2 lines, rule 1, status 2 (a refusal may take two): one line short of the screen, so ink
-  // updates lines in place instead of clearing the terminal.
+  // rewrites its own lines instead of clearing the whole terminal.
   const bodyHeight = Math.max(4, rows - 6);
   const name = (id: string) => accounts.find((a) => a.id === id)?.name ?? short(id);
   const props: ScreenProps | null = ready ? { snap, selected: cursor, height: bodyHeight - 1, width: columns - 1, accountName: name } : null;
