@@ -8,7 +8,7 @@
  * one layer may import each other; nothing imports a layer above its own.
  */
 const FOUNDATION = 'shared|config|db|chains|ledger|rates|catalog|events';
-const OUTER = 'http|jobs|admin|daemon|cli|dev';
+const OUTER = 'http|jobs|admin|daemon|cli|dev|dashboard';
 const DOMAIN = `^src/(?!(?:${FOUNDATION}|${OUTER})/)[^/]+/`;
 /** The chains' SDKs: transactions, addresses and signing. */
 const CHAIN_SDK = '(^|/)node_modules/(bitcoinjs-lib|ethers|tronweb|ecpair)/';
@@ -71,7 +71,14 @@ module.exports = {
         'it may start the daemon and, for init and migrate, open the database (db/) before any daemon runs',
       severity: 'error',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: '^src/(cli|shared|config|db|daemon|dev)/|^src/admin/contract\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(cli|shared|config|db|daemon|dev|dashboard)/|^src/admin/contract\\.ts$' },
+    },
+    {
+      name: 'dashboard-reads-the-admin-api',
+      comment: 'the dashboard reads the admin API only: its types from admin/contract.ts, its calls through the CLI admin client',
+      severity: 'error',
+      from: { path: '^src/dashboard/' },
+      to: { path: '^src/', pathNot: '^src/(dashboard|shared)/|^src/admin/contract\\.ts$|^src/cli/admin-client\\.ts$' },
     },
     {
       name: 'routes-import-no-typeorm',

@@ -52,6 +52,17 @@ if [ ${#optional[@]} -gt 0 ]; then
   fi
 fi
 
+# The dashboard's end-to-end test and benchmark drive it in tmux; the daemon does not need tmux.
+if ! command -v tmux >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "install.sh: installing tmux (for the dashboard's terminal tests)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
+      || fail "apt-get could not install tmux"
+  else
+    echo "install.sh: tmux not found; the dashboard's terminal test and benchmark need it (apt-get install tmux)" >&2
+  fi
+fi
+
 # Dependencies: exactly the lock file's versions; skipped when node_modules already matches it
 # and its native module loads (it follows the ABI of the Node.js that built it).
 stamp=node_modules/.coinkeep-lock-stamp

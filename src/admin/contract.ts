@@ -51,3 +51,128 @@ export interface WalletBackupResponse {
   words: number;
   mnemonic: string;
 }
+
+/** The screens of `coinkeep dashboard`; GET /admin/dashboard?screen= answers the one shown. */
+export const DASHBOARD_SCREENS = ['overview', 'payments', 'approvals', 'webhooks', 'keys', 'log'] as const;
+export type DashboardScreen = (typeof DASHBOARD_SCREENS)[number];
+
+export interface DashboardAccount {
+  id: string;
+  name: string;
+}
+
+/** One coin's balance of one account. */
+export interface DashboardBalance {
+  account_id: string;
+  coin_id: string;
+  ticker: string | null;
+  available: string;
+  hold: string;
+}
+
+export interface DashboardOverview {
+  chains: ChainStatus[];
+  /**
+   * The treasury's fee balances per chain (gas coin, staked TRX, free energy). null: this daemon
+   * has no gas station yet to read them from; the dashboard says so instead of showing zeros.
+   */
+  fee_balances: null;
+  /** Invoices created in the last hour, by status. */
+  invoices_last_hour: Record<string, number>;
+  /** Balances that are not zero. */
+  balances: DashboardBalance[];
+  webhook_queue: { pending: number; failing: number; exhausted: number };
+  /** Withdrawals not yet final, by status. */
+  payout_queue: Record<string, number>;
+}
+
+export interface DashboardInvoice {
+  id: string;
+  account_id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  ticker: string | null;
+  amount_crypto: string | null;
+  paid_amount: string;
+  created_at: string;
+}
+
+/** An incoming payment: an invoice payment or a static-address deposit. */
+export interface DashboardPayment {
+  id: string;
+  account_id: string;
+  type: string;
+  status: string;
+  amount: string;
+  ticker: string | null;
+  confirmations: number | null;
+  invoice_id: string | null;
+  txid: string | null;
+  created_at: string;
+}
+
+export interface DashboardWithdrawRequest {
+  account_id: string;
+  key_id: string;
+  key_name: string;
+  requested_by: string | null;
+  requested_at: string | null;
+}
+
+export interface DashboardWithdrawal {
+  id: string;
+  account_id: string;
+  status: string;
+  amount: string;
+  ticker: string | null;
+  to_address: string;
+  review_reason: string | null;
+  created_at: string;
+}
+
+export interface DashboardDelivery extends DeliveryView {
+  account_id: string;
+}
+
+export interface DashboardEndpoint {
+  id: string;
+  account_id: string;
+  url: string;
+  enabled: boolean;
+}
+
+export interface DashboardKey {
+  account_id: string;
+  key_id: string;
+  name: string;
+  status: string;
+  permissions: string[];
+  withdraw_status: string;
+  secret_last4: string;
+  rotation_required: boolean;
+  created_at: string;
+  /** null: the daemon does not record a key's last use yet. */
+  last_used_at: string | null;
+}
+
+export interface DashboardLogLine {
+  time: string;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/** GET /admin/dashboard: the status line's facts always, and the data of the screen asked for. */
+export interface DashboardSnapshot {
+  at: string;
+  daemon: { pid: number; network: string; database: 'sqlite' | 'postgres'; started_at: string; uptime_seconds: number };
+  /** Every account (the data below is of the one asked for, or of all). */
+  accounts: DashboardAccount[];
+  overview?: DashboardOverview;
+  payments?: { invoices: DashboardInvoice[]; payments: DashboardPayment[] };
+  approvals?: { withdraw_requests: DashboardWithdrawRequest[]; withdrawals: DashboardWithdrawal[] };
+  webhooks?: { deliveries: DashboardDelivery[]; endpoints: DashboardEndpoint[] };
+  keys?: { items: DashboardKey[] };
+  log?: { lines: DashboardLogLine[] };
+}

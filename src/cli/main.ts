@@ -5,6 +5,7 @@ import { PROJECT_ROOT } from '../config/load';
 import { ConfigError } from '../config/schema';
 import { UserError } from '../shared/errors';
 import { DaemonRefusal } from './admin-client';
+import { registerDashboardCommand } from './commands/dashboard';
 import { registerDevCommands } from './commands/dev';
 import { registerLifecycleCommands } from './commands/lifecycle';
 import { registerKeyCommands } from './commands/keys';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
   registerDevCommands(program);
   registerLedgerCommands(program);
+  registerDashboardCommand(program);
   return program;
 }
 

@@ -44,6 +44,9 @@ import { createStaticAddresses } from './addresses.wiring';
 import { createWithdrawals } from './withdrawals.wiring';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
+import { dashboardAdminRoutes } from '../admin/dashboard.routes';
+import { DashboardSnapshots } from '../admin/dashboard.snapshot';
+import { LogTail } from '../shared/log-tail';
 import type { AddressAllocator } from '../wallet/allocator';
 import { AddressLookahead } from '../wallet/address-lookahead';
 import type { Permission } from '../auth/auth.middleware';
@@ -105,7 +108,9 @@ export { pidFilePath };
 
 /** The one place that wires config → store → services → API, admin socket and jobs. */
 export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
-  const logger = opts.logger ?? createLogger({ level: config.log_level });
+  // The dashboard's Log screen reads the newest lines from memory over the admin socket.
+  const logTail = new LogTail();
+  const logger = logTail.wrap(opts.logger ?? createLogger({ level: config.log_level }));
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.data_dir);
   const sealer = new Sealer(loadMasterKey(config.data_dir, { create: false }));
@@ -216,6 +221,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       webhooksAdminRoutes(webhooks),
       withdrawals.adminRoutes,
       ...auth.adminRoutes,
+      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt })),
     ],
     logger,
   ).catch(async (err: unknown) => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { adminCall } from '../admin-client';
 import { cliConfig, otpFrom, output, wholeNumber } from '../context';
+import { confirmAction, pickId } from '../interactive';
 
 type Opts = Record<string, string | string[] | boolean | undefined>;
 
@@ -64,6 +65,19 @@ export function registerKeyCommands(program: Command): void {
       output(cmd, r, (x) => showKey(x.key));
     });
 
+  /** Keys a pick list offers for an action: not revoked ones. */
+  const pickKey = (cmd: Command, o: Opts, given: string | undefined, name: string) =>
+    pickId(cmd, given, {
+      argument: '<key_id>',
+      title: `Which key to ${name}?`,
+      empty: 'the account has no key that is not revoked',
+      load: async () =>
+        ((await call(cmd, 'GET', `${base(o)}/keys`)).items as any[])
+          .filter((k) => k.status !== 'revoked')
+          .map((k) => ({ value: k.key_id, label: `${k.key_id}  ${k.status}  "${k.name}"  ${k.permissions.join(',')}` })),
+    });
+  /** Rotate, disable and revoke cut off whoever holds the secret: on a terminal they ask first. */
+  const DESTRUCTIVE: Record<string, string> = { rotate: 'replace its secret', disable: 'stop it', revoke: 'revoke it for good' };
   const action = (name: string, description: string) =>
     keys
       .command(name)
@@ -71,8 +85,11 @@ export function registerKeyCommands(program: Command): void {
       .requiredOption('--account <id>')
       .requiredOption('--as <email>')
       .option('--otp <code>')
-      .argument('<key_id>')
-      .action(async (keyId: string, o: Opts, cmd: Command) => {
+      .option('--yes', 'do not ask to confirm on a terminal')
+      .argument(name in DESTRUCTIVE ? '[key_id]' : '<key_id>', name in DESTRUCTIVE ? 'the key; on a terminal, left out: pick it from a list' : undefined)
+      .action(async (given: string | undefined, o: Opts, cmd: Command) => {
+        const keyId = name in DESTRUCTIVE ? await pickKey(cmd, o, given, name) : given!;
+        if (name in DESTRUCTIVE) await confirmAction(cmd, `${name} key ${keyId} (${DESTRUCTIVE[name]})?`, o.yes as boolean | undefined);
         const r = await call(cmd, 'POST', `${base(o)}/keys/${encodeURIComponent(keyId)}/${name}`, { as: o.as, otp: o.otp });
         output(cmd, r, (x) => `${showKey(x.key)}${x.key.secret ? `\n  new secret: ${x.key.secret}   (shown once; the previous one works until ${x.key.previous_secret_valid_until ?? 'now'})` : ''}`);
       });
@@ -120,8 +137,20 @@ export function registerKeyCommands(program: Command): void {
       .requiredOption('--account <id>')
       .requiredOption('--as <email>')
       .option('--otp <code>')
-      .argument('<key_or_request_id>', 'the key id (ck_...) or the request_id that keys create printed; a key has at most one open request')
-      .action(async (id: string, o: Opts, cmd: Command) => {
+      .option('--yes', verb === 'reject' ? 'do not ask to confirm on a terminal' : 'accepted for symmetry; approving never asks')
+      .argument('[key_or_request_id]', 'the key id (ck_...) or the request_id that keys create printed; a key has at most one open request; on a terminal, left out: pick it from a list')
+      .action(async (given: string | undefined, o: Opts, cmd: Command) => {
+        const id = await pickId(cmd, given, {
+          argument: '<key_or_request_id>',
+          title: `Which request to ${verb}?`,
+          empty: 'no withdraw-permission request is waiting',
+          load: async () =>
+            ((await call(cmd, 'GET', `${base(o)}/withdraw-requests`)).items as any[]).map((i) => ({
+              value: i.key.key_id,
+              label: `${i.key.key_id}  "${i.key.name}"  requested by ${i.request?.requested_by ?? '-'} at ${i.request?.requested_at ?? '-'}`,
+            })),
+        });
+        if (verb === 'reject') await confirmAction(cmd, `reject the withdraw permission request of key ${id}?`, o.yes as boolean | undefined);
         const otp = await otpFrom(cmd, o.otp as string | undefined);
         const r = await call(cmd, 'POST', `${base(o)}/withdraw-requests/${encodeURIComponent(id)}/${verb}`, { as: o.as, otp });
         output(cmd, r, (x) => showKey(x.key));

@@ -3,6 +3,7 @@ import type { CallbackSecretResponse, DeliveryPage, DeliveryResponse, DeliveryVi
 import { UserError } from '../../shared/errors';
 import { adminCall } from '../admin-client';
 import { cliConfig, output, wholeNumber } from '../context';
+import { pickId } from '../interactive';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -56,8 +57,17 @@ export function registerWebhookCommands(program: Command): void {
         const r = await call<ReplayExhaustedResponse>(cmd, 'POST', `${base(o)}/deliveries/replay-exhausted`, { since: o.since });
         return output(cmd, r, (x: typeof r) => `${x.replayed} exhausted deliveries queued to be sent again`);
       }
-      if (deliveryId === undefined) throw new UserError('replay: give a delivery id, or --all-exhausted --since TIME');
-      const r = await call<DeliveryResponse>(cmd, 'POST', `${base(o)}/deliveries/${encodeURIComponent(deliveryId)}/replay`);
+      const id = await pickId(cmd, deliveryId, {
+        argument: '<delivery_id> (or --all-exhausted --since TIME)',
+        title: 'Which delivery to send again?',
+        empty: 'no failed or exhausted delivery',
+        load: async () => {
+          const items: DeliveryView[] = [];
+          for (const status of ['exhausted', 'failed']) items.push(...(await call<DeliveryPage>(cmd, 'GET', `${base(o)}/deliveries?status=${status}&limit=50`)).items);
+          return items.map((d) => ({ value: d.id, label: `${d.id}  ${d.status.padEnd(9)}  ${d.event_type}  ${d.last_error ?? ''}` }));
+        },
+      });
+      const r = await call<DeliveryResponse>(cmd, 'POST', `${base(o)}/deliveries/${encodeURIComponent(id)}/replay`);
       output(cmd, r, (x: typeof r) => `queued to be sent again\n${showDelivery(x.delivery)}`);
     });
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { adminCall } from '../admin-client';
 import { cliConfig, otpFrom, output } from '../context';
+import { confirmAction, pickId } from '../interactive';
 
 type Opts = Record<string, string | boolean | undefined>;
 
@@ -38,8 +39,19 @@ export function registerWithdrawalCommands(program: Command): void {
       .requiredOption('--account <id>')
       .requiredOption('--as <email>', 'the member acting')
       .option('--otp <code>', 'two-factor code')
-      .argument('<withdrawal-id>')
-      .action(async (id: string, o: Opts, cmd: Command) => {
+      .option('--yes', decision === 'reject' ? 'do not ask to confirm on a terminal' : 'accepted for symmetry; approving never asks')
+      .argument('[withdrawal-id]', 'on a terminal, left out: pick it from a list')
+      .action(async (given: string | undefined, o: Opts, cmd: Command) => {
+        const id = await pickId(cmd, given, {
+          argument: '<withdrawal-id>',
+          title: `Which withdrawal to ${decision}?`,
+          empty: 'no withdrawal is in review or awaiting approval',
+          load: async () =>
+            ((await call(cmd, 'GET', `${base(o)}/withdrawals${asQuery(o)}`)).items as any[])
+              .filter((w) => w.status === 'review' || w.status === 'awaiting_approval')
+              .map((w) => ({ value: w.id, label: line(w) })),
+        });
+        if (decision === 'reject') await confirmAction(cmd, `reject withdrawal ${id} (its money returns to available)?`, o.yes as boolean | undefined);
         const otp = await otpFrom(cmd, o.otp as string | undefined);
         const r = await call(cmd, 'POST', `${base(o)}/withdrawals/${encodeURIComponent(id)}/${decision}`, { as: o.as, otp });
         output(cmd, r, line);

@@ -91,7 +91,7 @@ inChromium('a payer on a phone picks a coin, copies the address, pays, watches p
 
   // Keyboard only: Tab to the ETH choice, Enter.
   const eth = page.getByRole('button', { name: /Pay with ETH on ethereum/ });
-  for (let i = 0; i < 10 && !(await eth.evaluate((el) => el === el.ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
+  for (let i = 0; i < 10 && !(await eth.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   const address = page.locator('#pay-address');
   await address.waitFor();

@@ -317,7 +317,7 @@ test.serial('a developer who does not hold the secret asks for withdraw: 409 wit
   t.is(request.requested_by, added.member.id);
 
   const help = await ck(['withdraw-requests', 'approve', '--help']);
-  t.regex(help.stdout, /<key_or_request_id>/);
+  t.regex(help.stdout, /\[key_or_request_id\]/);
   t.regex(help.stdout, /the key id \(ck_\.\.\.\) or the request_id/);
   const approved = await ok(t, ['withdraw-requests', 'approve', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), request.id]);
   t.like(approved.key, { key_id: key, withdraw_status: 'granted' });

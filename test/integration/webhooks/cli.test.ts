@@ -97,7 +97,7 @@ test.serial('webhooks replay resends a failed delivery, refuses a pending one, a
   t.like(replayed.delivery, { id, status: 'pending' });
   await sink.waitFor('/cli-replay', 2);
   await fails(t, ['webhooks', 'replay', '--account', account, id], /still pending.*\[conflict\]/);
-  await fails(t, ['webhooks', 'replay', '--account', account], /give a delivery id, or --all-exhausted --since TIME/);
+  await fails(t, ['webhooks', 'replay', '--account', account], /missing required argument <delivery_id> \(or --all-exhausted --since TIME\)/);
   await fails(t, ['webhooks', 'replay', '--account', account, '--all-exhausted'], /needs --since/);
   await fails(t, ['webhooks', 'replay', '--account', account, '--all-exhausted', '--since', 'last week'], /since must be an RFC 3339 time/);
 
