@@ -35,31 +35,22 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Tools only some tests need, not the daemon: Debian's Chromium (/usr/bin/chromium) for the payment
-# page's browser tests, Go and PHP with curl for the client libraries' tests (clients/). As root with
-# apt-get they are installed; otherwise one line names what is missing.
+# page's browser tests, Go and PHP with curl for the client libraries' tests (clients/), tmux for the
+# dashboard's terminal test and benchmark. As root with apt-get they are installed; otherwise one
+# line names what is missing.
 optional=()
 [ -x /usr/bin/chromium ] || optional+=(chromium)
+command -v tmux >/dev/null || optional+=(tmux)
 command -v go >/dev/null || optional+=(golang-go)
 command -v php >/dev/null || optional+=(php-cli)
 { command -v php >/dev/null && php -r 'exit(extension_loaded("curl") ? 0 : 1);'; } || optional+=(php-curl)
 if [ ${#optional[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "install.sh: installing ${optional[*]} (for the browser and client-library tests)"
+    echo "install.sh: installing ${optional[*]} (for the browser, client-library and dashboard tests)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${optional[@]}" >/dev/null \
       || fail "apt-get could not install ${optional[*]}"
   else
-    echo "install.sh: not installed: ${optional[*]}; the browser and client-library tests need them (apt-get install ${optional[*]})" >&2
-  fi
-fi
-
-# The dashboard's end-to-end test and benchmark drive it in tmux; the daemon does not need tmux.
-if ! command -v tmux >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "install.sh: installing tmux (for the dashboard's terminal tests)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null \
-      || fail "apt-get could not install tmux"
-  else
-    echo "install.sh: tmux not found; the dashboard's terminal test and benchmark need it (apt-get install tmux)" >&2
+    echo "install.sh: not installed: ${optional[*]}; the browser, client-library and dashboard tests need them (apt-get install ${optional[*]})" >&2
   fi
 fi
 
