@@ -36,6 +36,8 @@ export interface WithdrawalsDeps {
   authenticate: (permission: Permission | null) => AppMiddleware;
   signed: () => AppMiddleware;
   idempotent: AppMiddleware;
+  /** Addresses of the wallet outside the watched set (the EVM gas stations). */
+  isOperatorAddress?: (chainId: string, address: string) => boolean;
 }
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
@@ -45,7 +47,11 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     catalog: deps.catalog,
     rates: deps.rates,
     senderOf: (chainId) => deps.chains.sender(chainId),
-    isOwnAddress: (chainId, address) => deps.watched.lookup(chainId, address) !== undefined,
+    isOwnAddress: (chainId, address) => {
+      // The wallet stores one spelling of an address (EVM: EIP-55); a destination may use another.
+      const canonical = deps.chains.sender(chainId)?.canonicalAddress?.(address) ?? address;
+      return deps.watched.lookup(chainId, canonical) !== undefined || deps.isOperatorAddress?.(chainId, canonical) === true;
+    },
     money: deps.money,
     outbox: deps.outbox,
     team: deps.team,

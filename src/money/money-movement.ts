@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning, updateRows } from '../db/raw';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, type Ledger, type Movement } from '../ledger/ledger';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
@@ -198,4 +198,51 @@ export class MoneyMovement {
   private holdsOf(em: EntityManager, transactionId: string): Promise<Array<{ id: string; code: string }>> {
     return rawQuery(em, `SELECT id, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`, [transactionId]);
   }
+  /**
+   * What one of the wallet's own EVM transactions (a sweep, a gas top-up, a payout) did to the
+   * operator's `network` book (PRODUCT §8a), once, guarded by its `evm_sends.booked_at`: native coin
+   * that reached a wallet address from the gas station (`arrived`: the station's float is outside
+   * the books, so it enters them here) and what the chain took from a wallet address (`fee`).
+   * Whether this call booked it.
+   */
+  async bookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
+    const now = iso(this.deps.clock.now());
+    const p = (i: number) => placeholder(em, i);
+    const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId]);
+    if (!guard) return false;
+    const movements: Movement[] = [];
+    if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
+    if (s.fee.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.fee, code: 'network_cost', refId: s.sendId });
+    if (movements.length > 0) await this.deps.ledger.post(em, movements);
+    return true;
+  }
+
+  /**
+   * A held withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid,
+   * but the chain took its fee. The hold is released and the merchant charged `networkFee` (at
+   * most what was reserved for it) in the withdrawn coin, by an `adjustment` row. Whether this call
+   * did it.
+   */
+  async chargeFailedPayout(em: EntityManager, transactionId: string, networkFee: Amount): Promise<boolean> {
+    const [tx] = await rawQuery<TransactionRow>(em, `SELECT * FROM transactions WHERE id = ${placeholder(em, 1)}`, [transactionId]);
+    if (!tx || !(await this.void(em, transactionId))) return false;
+    if (!networkFee.isPositive()) return true;
+    const now = iso(this.deps.clock.now());
+    const id = newId();
+    await insertRow(em, 'transactions', {
+      ...tx,
+      id,
+      type: 'adjustment',
+      status: 'confirmed',
+      amount: Amount.zero().minus(networkFee).toString(),
+      fee: null,
+      net_amount: Amount.zero().minus(networkFee).toString(),
+      created_at: now,
+      confirmed_at: now,
+      updated_at: now,
+    } satisfies TransactionRow);
+    await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: id }]);
+    return true;
+  }
 }
+
