@@ -60,6 +60,11 @@ export class ChainCore {
     return adapter && 'feeQuote' in adapter ? (adapter as ChainReader & ChainSender) : null;
   }
 
+  /** A watched chain's whole adapter (the payout rails read its tip and send through it); null when it has no send half. */
+  node(chainId: string): (ChainReader & ChainSender) | null {
+    return this.sender(chainId) as (ChainReader & ChainSender) | null;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.adapters.values()].map((a) => a.close?.()));
   }

@@ -51,12 +51,10 @@ export interface ChainConfig {
   evm?: EvmPayoutOptions;
 }
 
-/** How an EVM chain's deposits are swept into the treasuries and its payouts kept moving. */
+/** How an EVM chain's deposits are swept into the treasuries. */
 export interface EvmPayoutOptions {
   /** Per coin ticker of the chain: a deposit address is swept once it holds at least this much credited (decimal string; default 0). */
   sweep_min: Record<string, string>;
-  /** A payout not mined this many blocks after it was sent is replaced with a higher fee (options.replace_after_blocks). */
-  replace_after_blocks: number;
 }
 
 /** How a btc chain's fee rate is estimated (the node's `estimatesmartfee`). */
@@ -103,6 +101,10 @@ export interface PayoutsConfig {
    * person's review; a larger one waits in `review` (`signer_limit`). A decimal string.
    */
   max_per_transaction: Record<string, string>;
+  /** An account's pending withdrawals wait this long (seconds, fractions allowed) for others to join one batched payout. */
+  batch_window_seconds: number;
+  /** A payout transaction not mined this many blocks after its broadcast is replaced with a higher fee. */
+  replace_after_blocks: number;
 }
 
 export interface StaticAddressesConfig {
@@ -281,9 +283,6 @@ function readBtcFeeOptions(r: Reader): BtcFeeOptions {
   return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: fallback, max_sat_vb: r.int('fee_max_sat_vb', Math.max(500, fallback), fallback, 100000) };
 }
 
-/** Options of an evm chain's payouts. */
-const EVM_OPTION_KEYS = ['replace_after_blocks'];
-
 function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
   const sweep = chain.child('sweep');
   sweep.unknownKeys(['min']);
@@ -297,12 +296,11 @@ function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
     if (typeof text !== 'string' || !DECIMAL_RE.test(text)) throw new ConfigError(key, 'must be an amount (0 or more)');
     min[ticker] = text;
   }
-  return { sweep_min: min, replace_after_blocks: chain.child('options').int('replace_after_blocks', 3, 1, 10000) };
+  return { sweep_min: min };
 }
 
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
-  const own = kind === 'btc' ? [...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : kind === 'evm' ? EVM_OPTION_KEYS : [];
-  r.unknownKeys([...WATCH_OPTION_KEYS, ...own]);
+  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : WATCH_OPTION_KEYS);
   if (kind === 'btc') readBtcAddressOptions(r);
   return {
     reorg_max_depth: r.int('reorg_max_depth', 64, 1, 10000),
@@ -435,7 +433,7 @@ export function parseConfig(input: unknown): Config {
 }
 
 function readPayouts(r: Reader): PayoutsConfig {
-  r.unknownKeys(['max_per_transaction']);
+  r.unknownKeys(['max_per_transaction', 'batch_window_seconds', 'replace_after_blocks']);
   const limits = r.raw('max_per_transaction') ?? {};
   if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
   const out: Record<string, string> = {};
@@ -446,7 +444,11 @@ function readPayouts(r: Reader): PayoutsConfig {
     if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new ConfigError(key, 'must be a positive amount in the default fiat');
     out[ticker] = text;
   }
-  return { max_per_transaction: out };
+  return {
+    max_per_transaction: out,
+    batch_window_seconds: r.num('batch_window_seconds', 30, 0, 3600),
+    replace_after_blocks: r.int('replace_after_blocks', 6, 1, 1008),
+  };
 }
 
 function readStaticAddresses(r: Reader): StaticAddressesConfig {

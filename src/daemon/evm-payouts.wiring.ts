@@ -7,7 +7,9 @@ import type { Store } from '../db/store';
 import type { Job } from '../jobs/scheduler';
 import type { MoneyMovement } from '../money/money-movement';
 import { EvmChainPayouts } from '../payouts/evm/evm-chain-payouts';
+import { EvmRail } from '../payouts/evm/evm-rail';
 import { EvmSendQueue } from '../payouts/evm/send-queue';
+import type { PayoutRail } from '../payouts/rail';
 import { EvmSweeper } from '../payouts/evm/sweeper';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
@@ -29,11 +31,12 @@ export interface EvmPayoutsDeps {
 
 /**
  * Each watched EVM chain's own transactions (PRODUCT §8a): its send queue, its sweeper, its gas
- * station, and the job that runs them; the transfer router learns to leave the gas station's
- * top-ups alone.
+ * station, the job that runs them, and its payout rail (for the one payout worker); the transfer
+ * router learns to leave the gas station's top-ups alone.
  */
 export function createEvmPayouts(deps: EvmPayoutsDeps) {
   const byChain = new Map<string, EvmChainPayouts>();
+  const rails = new Map<string, PayoutRail>();
   for (const chain of deps.config.chains) {
     const node = deps.chains.sender(chain.id);
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
@@ -54,7 +57,11 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     });
     queue.own('sweep', sweeper).own('topup', sweeper);
     deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
-    byChain.set(chain.id, new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock }));
+    const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
+    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), logger });
+    payouts.addGasNeed(() => rail.gasNeed());
+    byChain.set(chain.id, payouts);
+    rails.set(chain.id, rail);
   }
   const jobs: Job[] = [...byChain.values()].map((c) => ({
     name: `evm-sends-${c.chainId}`,
@@ -63,6 +70,8 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
   }));
   return {
     byChain,
+    /** Each chain's payout rail, for the one payout worker. */
+    rails,
     jobs,
     /** The gas stations are the wallet's too: never a payout's destination. */
     isGasStation: (chainId: string, address: string) => byChain.get(chainId)?.gasStation.address === address,

@@ -170,7 +170,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
   await chains.prepare(signal);
   const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, money, clock, logger });
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent, isOperatorAddress: evmPayouts.isGasStation });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails });
+  // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
+  for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
 
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
@@ -230,6 +232,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   scheduler.add(invoices.expiryJob);
   scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
   scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
+  for (const job of withdrawals.payoutJobs) scheduler.add(job, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
   for (const job of evmPayouts.jobs) scheduler.add(job, { runAtStart: true });

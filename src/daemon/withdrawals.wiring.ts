@@ -16,6 +16,16 @@ import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { TeamService } from '../team/team.service';
 import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
+import type { Sealer } from '../db/seal';
+import type { AddressAllocator } from '../wallet/allocator';
+import type { WalletSigner } from '../wallet/signer';
+import { BtcRail } from '../payouts/btc/btc-rail';
+import { PayoutStore } from '../payouts/payout-store';
+import { PayoutTransfers } from '../payouts/payout-transfers';
+import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
+import type { PayoutRail } from '../payouts/rail';
+import type { Job } from '../jobs/scheduler';
+import type { ChainConfig } from '../config/schema';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
 
 export interface WithdrawalsDeps {
@@ -36,8 +46,16 @@ export interface WithdrawalsDeps {
   authenticate: (permission: Permission | null) => AppMiddleware;
   signed: () => AppMiddleware;
   idempotent: AppMiddleware;
+  /** The payout side: the wallet's signer, the change addresses, the master key's sealer. */
+  signer: Pick<WalletSigner, 'signBitcoin'>;
+  addresses: AddressAllocator;
+  sealer: Sealer;
+  /** Tests: where the daemon kills itself (COINKEEP_TEST_PAYOUT_CRASH: `stored` or `sent`). */
+  payoutCrashAt?: string;
   /** Addresses of the wallet outside the watched set (the EVM gas stations). */
   isOperatorAddress?: (chainId: string, address: string) => boolean;
+  /** The EVM chains' payout rails (evm-payouts.wiring). */
+  evmRails?: ReadonlyMap<string, PayoutRail>;
 }
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
@@ -68,5 +86,42 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     clock: deps.clock,
     logger: deps.logger,
   });
-  return { service, routes, adminRoutes: withdrawalsAdminRoutes(service), reviewExpiryJob: expireWithdrawalReviewsJob(service) };
+
+  // The payout worker: one per chain with a payout rail, each run once across daemons.
+  const payouts = new PayoutStore(deps.sealer);
+  const checkpoint = deps.payoutCrashAt
+    ? (point: PayoutCheckpoint) => {
+        if (point === deps.payoutCrashAt) process.kill(process.pid, 'SIGKILL');
+      }
+    : undefined;
+  const payoutJobs: Job[] = [];
+  for (const chain of deps.config.chains) {
+    const rail = railFor(chain, deps);
+    if (!rail) continue;
+    const worker = new PayoutWorker({
+      chain,
+      rail,
+      store: deps.store,
+      payouts,
+      withdrawals: service,
+      money: deps.money,
+      catalog: deps.catalog,
+      settings: { batchWindowMs: deps.config.payouts.batch_window_seconds * 1000, replaceAfterBlocks: deps.config.payouts.replace_after_blocks },
+      clock: deps.clock,
+      logger: deps.logger.child({ component: 'payouts' }),
+      checkpoint,
+    });
+    payoutJobs.push({ name: `payouts-${chain.id}`, schedule: { everyMs: chain.watch.poll_interval_ms }, run: (signal) => worker.run(signal) });
+  }
+  const payoutTransfers = new PayoutTransfers({ payouts, withdrawals: service, clock: deps.clock, logger: deps.logger.child({ component: 'payouts' }) });
+  return { service, routes, adminRoutes: withdrawalsAdminRoutes(service), reviewExpiryJob: expireWithdrawalReviewsJob(service), payoutJobs, payoutTransfers };
+}
+
+/** The payout rail of a chain whose node can send; null for a family without one yet. */
+function railFor(chain: ChainConfig, deps: WithdrawalsDeps): PayoutRail | null {
+  const node = deps.chains.node(chain.id);
+  if (!node) return null;
+  if (chain.kind === 'evm') return deps.evmRails?.get(chain.id) ?? null;
+  if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node);
+  return null;
 }

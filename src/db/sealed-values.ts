@@ -15,6 +15,7 @@ export const cells = {
   callbackSecret: (accountId: string): SealedCell => ({ table: 'webhook_callback_secrets', column: 'secret_sealed', row: accountId }),
   walletSeed: (): SealedCell => ({ table: 'meta', column: 'value', row: 'wallet_seed' }),
   storedAnswer: (scope: string, key: string): SealedCell => ({ table: 'idempotency_keys', column: 'response_body', row: `${scope}\u0000${key}` }),
+  payoutCandidate: (payoutId: string, seq: number): SealedCell => ({ table: 'chain_payout_candidates', column: 'raw_sealed', row: `${payoutId}\u0000${seq}` }),
 };
 
 type Row = Record<string, string | null>;

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { TransactionRow, TransactionType } from '../db/entities/money';
-import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning, updateRows } from '../db/raw';
+import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newId } from '../shared/ids';
@@ -195,6 +195,19 @@ export class MoneyMovement {
     return true;
   }
 
+  /**
+   * The chain transaction paying a held withdrawal: its live row (pending, or confirmed once
+   * settled) shows the txid, a replacement's or the mined one's when that changes. No money moves.
+   */
+  async trackWithdrawal(em: EntityManager, withdrawalId: string, txid: string): Promise<void> {
+    const p = (i: number) => placeholder(em, i);
+    await rawRun(
+      em,
+      `UPDATE transactions SET txid = ${p(1)}, updated_at = ${p(2)} WHERE withdrawal_id = ${p(3)} AND type = 'withdrawal' AND status <> 'reverted' AND reverses_id IS NULL`,
+      [txid, iso(this.deps.clock.now()), withdrawalId],
+    );
+  }
+
   private holdsOf(em: EntityManager, transactionId: string): Promise<Array<{ id: string; code: string }>> {
     return rawQuery(em, `SELECT id, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`, [transactionId]);
   }
@@ -218,31 +231,36 @@ export class MoneyMovement {
   }
 
   /**
-   * A held withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid,
-   * but the chain took its fee. The hold is released and the merchant charged `networkFee` (at
-   * most what was reserved for it) in the withdrawn coin, by an `adjustment` row. Whether this call
-   * did it.
+   * A withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid and its
+   * hold is released (the `fail` move), but the chain took its fee: the merchant is charged
+   * `networkFee` in the withdrawn coin, by one `adjustment` row of the withdrawal (its unique live
+   * row is the guard) and a posting from the account's book to the network book. Whether this call
+   * charged it.
    */
-  async chargeFailedPayout(em: EntityManager, transactionId: string, networkFee: Amount): Promise<boolean> {
-    const [tx] = await rawQuery<TransactionRow>(em, `SELECT * FROM transactions WHERE id = ${placeholder(em, 1)}`, [transactionId]);
-    if (!tx || !(await this.void(em, transactionId))) return false;
-    if (!networkFee.isPositive()) return true;
+  async chargeFailedPayout(em: EntityManager, withdrawalId: string, networkFee: Amount): Promise<boolean> {
+    if (!networkFee.isPositive()) return false;
+    const [tx] = await rawQuery<TransactionRow>(
+      em,
+      `SELECT * FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' ORDER BY created_at DESC LIMIT 1`,
+      [withdrawalId],
+    );
+    if (!tx) return false;
     const now = iso(this.deps.clock.now());
-    const id = newId();
-    await insertRow(em, 'transactions', {
+    const charge: TransactionRow = {
       ...tx,
-      id,
+      id: newId(),
       type: 'adjustment',
       status: 'confirmed',
       amount: Amount.zero().minus(networkFee).toString(),
       fee: null,
       net_amount: Amount.zero().minus(networkFee).toString(),
+      reverses_id: null,
       created_at: now,
       confirmed_at: now,
       updated_at: now,
-    } satisfies TransactionRow);
-    await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: id }]);
+    };
+    if (!(await insertRowIfAbsent(em, 'transactions', charge))) return false;
+    await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id }]);
     return true;
   }
 }
-

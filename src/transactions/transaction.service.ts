@@ -44,8 +44,9 @@ const COLUMNS = [
 
 /**
  * The merchant-visible transactions, read side: pages, one by id, and the whole filtered list in
- * keyset batches for exports. Confirmations come from the chain transfer a transaction belongs to
- * (null for a movement without one, such as an adjustment).
+ * keyset batches for exports. Confirmations come from the chain transfer a transaction belongs to,
+ * or for a withdrawal from its payout once it has a txid (null for a movement without one, such
+ * as an adjustment).
  */
 export class TransactionService {
   constructor(
@@ -86,8 +87,10 @@ export class TransactionService {
       .createQueryBuilder()
       .from('transactions', 't')
       .leftJoin('chain_transfers', 'ct', 'ct.id = t.chain_transfer_id')
+      // A withdrawal's row takes its payout's confirmations once it has a txid.
+      .leftJoin('withdrawals', 'w', "w.id = t.withdrawal_id AND t.type = 'withdrawal'")
       .select(COLUMNS.map((c) => `t.${c}`))
-      .addSelect('ct.confirmations', 'confirmations')
+      .addSelect("COALESCE(ct.confirmations, CASE WHEN t.txid IS NOT NULL THEN w.confirmations END)", 'confirmations')
       .where('t.account_id = :account', { account: accountId });
     for (const k of ['type', 'status', 'coin_id', 'invoice_id', 'address_id'] as const) {
       if (f[k] !== undefined) qb.andWhere(`t.${k} = :f_${k}`, { [`f_${k}`]: f[k] });

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { Catalog } from '../catalog/coins';
+import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
+import { reservedGas } from '../payouts/evm/gas';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
@@ -365,7 +366,16 @@ export class WithdrawalService {
    * One move of the state table, guarded by the status the row was read in, with its hold action
    * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
    */
-  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> {
+  /**
+   * A move made by the payout worker (claim, broadcast, confirm, fail, reorg), as `move`. `posted`:
+   * on `confirm`, what each hold leg really took (by leg code). A confirmation after a
+   * reorganisation finds the hold settled already and leaves it: settled money stays settled.
+   */
+  payoutMove(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
+    return this.move(em, row, trigger, patch, posted);
+  }
+
+  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
     const m = nextMove(row.status, trigger);
     if (!m) throw conflict(`a withdrawal in ${row.status} cannot be ${trigger === 'cancel' ? 'cancelled' : `moved by ${trigger}`}`, { status: row.status });
     const now = this.deps.clock.now();
@@ -379,12 +389,25 @@ export class WithdrawalService {
         `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending'`,
         [row.id],
       );
-      if (!hold) throw new Error(`withdrawal ${row.id} has no pending hold`);
-      if (m.hold === 'release') await this.deps.money.void(em, hold.id);
-      else await this.deps.money.settle(em, hold.id);
+      if (hold) {
+        if (m.hold === 'release') await this.deps.money.void(em, hold.id);
+        else await this.deps.money.settle(em, hold.id, posted);
+      } else if (!(m.hold === 'settle' && (await this.settled(em, row.id)))) {
+        throw new Error(`withdrawal ${row.id} has no pending hold`);
+      }
     }
     if (m.event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
     return next;
+  }
+
+  /** Whether the withdrawal's hold was settled (a completion before a reorganisation). */
+  private async settled(em: EntityManager, withdrawalId: string): Promise<boolean> {
+    const rows = await rawQuery<Pick<TransactionRow, 'id'>>(
+      em,
+      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed'`,
+      [withdrawalId],
+    );
+    return rows.length > 0;
   }
 
   /**
@@ -428,10 +451,30 @@ export class WithdrawalService {
     } catch {
       throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     }
+    if (quote.kind === 'evm') {
+      const networkFee = this.evmNetworkFee(payout, quote.maxFeePerGas);
+      return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+    }
     if (quote.kind !== 'btc') throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     const sats = BigInt(Math.ceil(quote.satPerVbyte * RESERVED_VBYTES));
     const networkFee = Amount.fromBaseUnits(sats, payout.coin.decimals);
     return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+  }
+
+  /**
+   * An EVM payout's network fee at the current fee cap (PRODUCT §8a): its gas in the native coin;
+   * a token's (the payout and the treasury's top-up) converted to the token at the current rates,
+   * rounded up.
+   */
+  private evmNetworkFee(payout: PayoutCoin, maxFeePerGas: bigint): Amount {
+    const token = payout.coin.asset !== NATIVE_ASSET;
+    const native = this.deps.catalog.coin(coinId(payout.coin.chain_id, NATIVE_ASSET))!;
+    const inNative = Amount.fromBaseUnits(reservedGas(token) * maxFeePerGas, native.decimals);
+    if (!token) return inNative;
+    const fiat = this.deps.catalog.defaultFiat;
+    const nativeRate = Amount.of(this.deps.rates.rate(native.ticker, fiat).rate);
+    const tokenRate = Amount.of(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
+    return inNative.times(nativeRate).div(tokenRate, payout.coin.decimals, 'up');
   }
 
   /**

@@ -101,8 +101,8 @@ export class CliEnv {
   }
 
   /** Starts bin/coinkeepd on this env's config; resolves once it serves, with its API address. */
-  async spawnDaemon(): Promise<{ child: Running; url: string }> {
-    const child = this.spawn(COINKEEPD_BIN, []);
+  async spawnDaemon(opts: CliOptions = {}): Promise<{ child: Running; url: string }> {
+    const child = this.spawn(COINKEEPD_BIN, [], opts);
     const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
     return { child, url };
   }

@@ -11,6 +11,7 @@ import { Withdrawals1767225600016 } from './0016-withdrawals';
 import { CoinReservations1767225600017 } from './0017-coin-reservations';
 import { StaticAddresses1767225600018 } from './0018-static-addresses';
 import { EmbedOrigins1767225600020 } from './0020-embed-origins';
+import { Payouts1767225600021 } from './0021-payouts';
 import { EvmSends1767225600023 } from './0023-evm-sends';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
@@ -28,5 +29,6 @@ export const MIGRATIONS = [
   CoinReservations1767225600017,
   StaticAddresses1767225600018,
   EmbedOrigins1767225600020,
+  Payouts1767225600021,
   EvmSends1767225600023,
 ];

@@ -8,7 +8,7 @@ import { newTimeOrderedId } from '../../shared/ids';
 import type { Logger } from '../../shared/logger';
 import type { EvmSpend } from '../../wallet/signer';
 import type { SentTransaction } from '../../chains/types';
-import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
@@ -21,8 +21,6 @@ export interface EvmSendOwner {
   onDropped(em: EntityManager, row: EvmSendRow, reason: string): Promise<void>;
   /** Its block was dropped by a reorganisation before it was final: it is watched (and rebroadcast) again. */
   onUnmined?(em: EntityManager, row: EvmSendRow): Promise<void>;
-  /** Whether a send of this kind still in the mempool after `replace_after_blocks` is replaced with a higher fee. */
-  replaceable: boolean;
 }
 
 /** A transaction to sign and store: from one of the wallet's keys, moving `amount` of `coinId` to `to`. */
@@ -50,8 +48,7 @@ const UNREACHED = /unreachable|timed out|HTTP \d+|no answer|not JSON|without a r
  * given the next nonce of its sender and stored with its signed bytes in the caller's
  * transaction, before anything is broadcast; the stored bytes are what is broadcast, and broadcast
  * again whenever the node does not know them (a restart, a node that lost its mempool, a
- * reorganisation). A transaction is never signed twice except as a replacement of the same nonce,
- * so whichever of its candidates is mined, it is mined once. Sends that are ready go to the node
+ * reorganisation). A transaction is never signed twice. Sends that are ready go to the node
  * side by side. What a send means is its owner's (EvmSendOwner, by kind).
  */
 export class EvmSendQueue {
@@ -84,6 +81,33 @@ export class EvmSendQueue {
    * daemon took that nonce meanwhile: the caller's transaction rolls back.
    */
   async sign(em: EntityManager, req: SendRequest, nodePending: number): Promise<EvmSendRow> {
+    return this.store(em, req, nodePending, 'signed');
+  }
+
+  /**
+   * Signs a payout with the next nonce of its treasury and stores it as `reserved`: the nonce is
+   * taken (the payouts of one pass get consecutive ones) but the payout worker sends and follows it.
+   */
+  reserve(em: EntityManager, req: SendRequest, nodePending: number): Promise<EvmSendRow> {
+    return this.store(em, req, nodePending, 'reserved');
+  }
+
+  /** A payout's replacement: the same nonce and payment at `fees`, its row rewritten (still reserved). */
+  async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
+    const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, BigInt(row.amount)), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
+    const patch = {
+      txid: signed.txid,
+      raw: signed.raw,
+      candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
+      max_fee_per_gas: fees.maxFeePerGas.toString(),
+      max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
+      updated_at: iso(this.deps.clock.now()),
+    };
+    if (!(await updateSend(em, row, patch))) throw new Error(`evm send ${row.id} changed meanwhile`);
+    return { ...row, ...patch };
+  }
+
+  private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
     const nonce = await nextNonce(em, this.chainId, req.from.address, nodePending);
     const signed = this.deps.signer.signEvm({ ...this.spendOf(req.coinId, req.to, req.amount), chainId: this.deps.chain.chain_id!, path: req.from.path, nonce, gasLimit: req.gasLimit, ...req.fees });
     const now = this.deps.clock.now();
@@ -106,7 +130,7 @@ export class EvmSendQueue {
       gas_limit: req.gasLimit.toString(),
       max_fee_per_gas: req.fees.maxFeePerGas.toString(),
       max_priority_fee_per_gas: req.fees.maxPriorityFeePerGas.toString(),
-      status: 'signed',
+      status,
       sent_height: null,
       block_height: null,
       block_hash: null,
@@ -179,7 +203,7 @@ export class EvmSendQueue {
    * Follows the broadcast sends: a receipt of any of a send's candidates marks it mined (final at
    * the chain's confirmations); a mined one whose receipt is gone was reorganised away and is
    * watched again; one the node does not know is broadcast again; one whose nonce another
-   * transaction took is dropped; one waiting too long in the mempool is replaced, if its kind is.
+   * transaction took is dropped.
    */
   async track(signal?: AbortSignal): Promise<void> {
     const { store, node, chain } = this.deps;
@@ -217,37 +241,8 @@ export class EvmSendQueue {
         // then a restart before it was sent), which the latest replaces, or by another transaction.
         const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
         if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`));
-      } else if (status.state === 'mempool' && this.owner(row).replaceable && row.sent_height !== null && tip.height - row.sent_height >= chain.evm!.replace_after_blocks) {
-        await this.replace(row, tip.height, signal);
       }
     }
-  }
-
-  /** The same nonce, payment and gas, at bumped fees: stored first, then sent. */
-  private async replace(row: EvmSendRow, height: number, signal?: AbortSignal): Promise<void> {
-    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, await currentFees(this.deps.node, signal));
-    const signed = this.deps.signer.signEvm({
-      ...this.spendOf(row.coin_id, row.to_address, BigInt(row.amount)),
-      chainId: this.deps.chain.chain_id!,
-      path: row.from_path,
-      nonce: row.nonce,
-      gasLimit: BigInt(row.gas_limit),
-      ...fees,
-    });
-    const stored = await this.deps.store.write((em) =>
-      updateSend(em, row, {
-        txid: signed.txid,
-        raw: signed.raw,
-        candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
-        max_fee_per_gas: fees.maxFeePerGas.toString(),
-        max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
-        sent_height: height,
-        updated_at: iso(this.deps.clock.now()),
-      }),
-    );
-    if (!stored) return;
-    this.deps.logger.info('evm send replaced with a higher fee', { chain: this.chainId, kind: row.kind, replaced: row.txid, txid: signed.txid, nonce: row.nonce });
-    await this.deps.node.broadcast(signed.raw, signal).catch((err: unknown) => this.deps.logger.warn('evm replacement refused', { chain: this.chainId, txid: signed.txid, error: String(err) }));
   }
 
   private async drop(em: EntityManager, row: EvmSendRow, reason: string): Promise<void> {

@@ -5,11 +5,12 @@ import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '..
 export type EvmSendKind = 'sweep' | 'topup' | 'payout';
 
 /**
+ * reserved: a payout's nonce and bytes, which the payout worker sends and follows (never this queue);
  * signed: stored, not yet handed to the node (a token sweep waits for its top-up to be mined);
  * broadcast: sent (mined or not yet: `block_height`); mined: final at the chain's confirmations;
  * dropped: will never be mined (refused before it spread, or its nonce taken by another).
  */
-export type EvmSendStatus = 'signed' | 'broadcast' | 'mined' | 'dropped';
+export type EvmSendStatus = 'reserved' | 'signed' | 'broadcast' | 'mined' | 'dropped';
 
 /** A row of `evm_sends`: one nonce of one of the wallet's addresses, and the signed bytes that use it. */
 export interface EvmSendRow {

@@ -10,11 +10,10 @@ import { iso, type Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import { currentFees, type EvmNode } from './evm-node';
+import { NATIVE_TRANSFER_GAS } from './gas';
 import type { EvmSendOwner, EvmSendQueue } from './send-queue';
 import type { EvmSendRow } from './send-store';
 
-/** Gas of a plain value transfer between accounts without code. */
-export const NATIVE_TRANSFER_GAS = 21_000n;
 const NATIVE_DECIMALS = 18;
 
 /** A deposit address's credited, not yet swept balance of one coin. */
@@ -61,10 +60,11 @@ export interface EvmSweeperDeps {
  * is booked to the operator's `network` book when final; invoices and deposits are not touched.
  */
 export class EvmSweeper implements EvmSendOwner {
-  readonly replaceable = false;
   private readonly native: string;
   /** What the last pass's due token sweeps needed of the gas station, their top-ups' own gas included (wei). */
   needed = 0n;
+  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
+  private readonly urgent = new Set<string>();
 
   constructor(private readonly deps: EvmSweeperDeps) {
     this.native = coinId(deps.chain.id, NATIVE_ASSET);
@@ -73,6 +73,7 @@ export class EvmSweeper implements EvmSendOwner {
   /** Plans and signs this pass's sweeps (and their top-ups); the send queue broadcasts them. How many sweeps. */
   async plan(signal?: AbortSignal): Promise<number> {
     const groups = await this.dueGroups();
+    this.urgent.clear();
     if (groups.length === 0) {
       this.needed = 0n;
       return 0;
@@ -204,7 +205,7 @@ export class EvmSweeper implements EvmSendOwner {
     const seen = new Set<string>();
     return [...groups.values()].filter((g) => {
       const coin = this.deps.catalog.coin(g.coinId)!;
-      const min = Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
+      const min = this.urgent.has(`${g.accountId}\u0000${g.coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
       if (g.credited < min || g.credited === 0n || seen.has(g.address)) return false;
       seen.add(g.address);
       return true;
@@ -221,6 +222,11 @@ export class EvmSweeper implements EvmSendOwner {
 
   private async release(em: EntityManager, sendId: string): Promise<void> {
     await rawRun(em, `DELETE FROM evm_swept_transfers WHERE send_id = ${placeholder(em, 1)}`, [sendId]);
+  }
+
+  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
+  wanted(accountId: string, coinId: string): void {
+    this.urgent.add(`${accountId}\u0000${coinId}`);
   }
 
   /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */

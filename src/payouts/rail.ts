@@ -1,0 +1,150 @@
+/**
+ * The contract between the one payout worker and a chain family (issue 16 §3): the worker claims
+ * withdrawals, stores what a rail signed before anything is broadcast, broadcasts the stored bytes,
+ * watches them, completes or fails the withdrawals and moves their money; a rail only builds, signs,
+ * broadcasts, reads the status of, replaces and releases its chain's payout transactions.
+ *
+ * A payout is one transaction paying one or more withdrawals of one account (one output or one
+ * transfer each), together with every replacement of it (its candidates): at most one candidate
+ * can ever be mined, and whichever is completes every withdrawal of the payout. A rail never
+ * decides a withdrawal's status and never moves money; it reads and writes only in the
+ * transaction it is handed, and talks to its node only outside one.
+ *
+ * Stability: other chain families implement this interface in parallel; change it additively only.
+ */
+import type { EntityManager } from 'typeorm';
+import type { SentStatus } from '../chains/types';
+
+/** One claimed withdrawal a payout pays. */
+export interface PayoutOrder {
+  withdrawalId: string;
+  /** The withdrawal's coin (the chain's native coin, or a token of it). */
+  coinId: string;
+  /** The destination in the chain's canonical form, as the API accepted it. */
+  address: string;
+  /** In the coin's base units (satoshi, wei, token units, sun). */
+  amount: bigint;
+}
+
+/**
+ * A signed transaction of a payout, as the worker stores it before its first broadcast: the worker
+ * keeps every candidate a payout ever had (its first and each replacement), with its bytes.
+ */
+export interface PayoutCandidate {
+  txid: string;
+  /** The signed transaction exactly as it is broadcast (hex). Stored sealed. */
+  raw: string;
+  /**
+   * The network fee it pays, in base units of the chain's native coin (EVM: the most it can pay,
+   * gas limit times max fee per gas; the mined receipt may say less, see `PayoutRail.feePaid`).
+   */
+  fee: bigint;
+  /**
+   * Family-specific facts the rail needs again later, as plain JSON (Bitcoin: the coins spent, the
+   * fee rate and size; EVM and Tron: the sender, the nonce, the fee caps). The worker stores it
+   * and hands it back untouched.
+   */
+  data: Record<string, unknown>;
+}
+
+/** Where in a payout's transaction a withdrawal is paid (the same in every candidate). */
+export interface PayoutLeg {
+  withdrawalId: string;
+  /** Output index (Bitcoin vout); 0 for an account family's single transfer. */
+  output: number;
+}
+
+/** A withdrawal a rail will not pay, and why (in the merchant's words: it becomes `failure_reason`). */
+export interface RefusedOrder {
+  withdrawalId: string;
+  reason: string;
+}
+
+/**
+ * What `PayoutRail.build` made of a batch of orders: a payout for those it can pay, and the orders
+ * it refuses on their own (a bad destination, an amount below the chain's dust): those fail alone,
+ * the others are paid. Orders neither paid (in `legs`) nor refused stay pending for a later run:
+ * `payout` null with no refusal means "not now" for all (the account's coins are reserved by
+ * payouts in flight, or its nonce is busy).
+ */
+export interface RailBuild {
+  payout: {
+    candidate: PayoutCandidate;
+    legs: PayoutLeg[];
+    /**
+     * Names what the payout reserved in the caller's transaction (Bitcoin: its coins' reservation;
+     * EVM: its nonce), for `release`. Every candidate of the payout keeps it.
+     */
+    reservation: string;
+  } | null;
+  refused: RefusedOrder[];
+}
+
+/** A payout as the worker stored it: what `broadcast`, `status`, `replace` and `release` are handed. */
+export interface StoredPayout {
+  id: string;
+  chainId: string;
+  accountId: string;
+  reservation: string;
+  legs: PayoutLeg[];
+  /** Every candidate, oldest first; the last is the current one (the one broadcast now). */
+  candidates: PayoutCandidate[];
+  /** The chain's height when the current candidate was first broadcast; null before that. */
+  broadcastHeight: number | null;
+}
+
+/**
+ * A chain family's payout side for one configured chain. The worker calls it only while holding
+ * the chain's payout role (`payouts:<chainId>`), so a rail never runs twice at once for a chain.
+ */
+export interface PayoutRail {
+  readonly chainId: string;
+  /** The most withdrawals one payout may pay (Bitcoin: a batch; EVM and Tron: 1). */
+  readonly maxBatch: number;
+
+  /** The node's best height (for replacement timing and confirmations). */
+  height(signal?: AbortSignal): Promise<number>;
+
+  /**
+   * Prices what the next `build` will pay (the fee quote, a nonce read): node calls happen here,
+   * outside any database transaction. Passed to `build` as `prepared`.
+   */
+  prepare(signal?: AbortSignal): Promise<unknown>;
+
+  /**
+   * Builds and signs one payout of `orders` (all of one account, already claimed in `em`),
+   * reserving what it spends in `em` (the caller commits it together with the stored payout, or
+   * rolls both back). No node calls: everything it needs from the node came through `prepare`.
+   */
+  build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild>;
+
+  /** Hands a stored candidate's bytes to the node; doing it again is harmless. Throws when the node cannot be asked. */
+  broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void>;
+
+  /** Where a candidate stands on the node (SentStatus: mempool, mined, conflicted, unknown). */
+  status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus>;
+
+  /**
+   * A replacement of the payout's current candidate with a higher fee, spending what the payout
+   * reserved (BIP125 for Bitcoin, the same nonce for EVM), priced by a fresh `prepare`; null when
+   * none can be made now (the fee is at the ceiling, or the change cannot pay it). No node calls;
+   * the worker stores it in `em` before broadcasting it.
+   */
+  replace(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null>;
+
+  /**
+   * The network fee the mined candidate `txid` took, in native base units (Bitcoin: its stored
+   * fee; EVM: gas used times effective price from the receipt). The worker asks it outside any
+   * database transaction, once the chain core has confirmed the candidate, to charge the fee.
+   */
+  feePaid(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint>;
+
+  /**
+   * Families whose mined transactions can fail (EVM status 0: reverted, its fee taken, nothing
+   * paid): whether the mined candidate `txid` did what it was sent for. Absent: always.
+   */
+  succeeded?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean>;
+
+  /** Gives back what the payout reserved, once no candidate of it can be mined any more. */
+  release(em: EntityManager, payout: StoredPayout): Promise<void>;
+}
