@@ -58,8 +58,9 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     queue.own('sweep', sweeper).own('topup', sweeper);
     deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
     const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
-    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), logger });
+    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, logger });
     payouts.addGasNeed(() => rail.gasNeed());
+    payouts.addFinisher((signal) => rail.bookFinished(signal));
     byChain.set(chain.id, payouts);
     rails.set(chain.id, rail);
   }

@@ -30,6 +30,7 @@ export type GasNeed = () => Promise<bigint>;
 export class EvmChainPayouts {
   private station: { balance: bigint; needed: bigint; at: Date } | null = null;
   private readonly needs: GasNeed[] = [];
+  private readonly finishers: Array<(signal?: AbortSignal) => Promise<unknown>> = [];
 
   constructor(
     private readonly deps: { chain: ChainConfig; node: EvmNode; store: Store; queue: EvmSendQueue; sweeper: EvmSweeper; gasStation: { address: string; path: string }; clock: Clock },
@@ -55,11 +56,17 @@ export class EvmChainPayouts {
     this.needs.push(need);
   }
 
+  /** Work at the end of each pass (the payout rail books what its finished payouts cost). */
+  addFinisher(finish: (signal?: AbortSignal) => Promise<unknown>): void {
+    this.finishers.push(finish);
+  }
+
   async pass(signal?: AbortSignal): Promise<void> {
     if (!(await this.deps.store.roles.hold(`evm-sends:${this.chainId}`))) return;
     await this.deps.queue.track(signal);
     await this.deps.sweeper.plan(signal);
     await this.deps.queue.broadcastReady(signal);
+    for (const finish of this.finishers) await finish(signal);
     const [balance] = await this.deps.node.balances([this.deps.gasStation.address], 'native', 'latest', signal);
     let needed = this.deps.sweeper.needed;
     for (const need of this.needs) needed += await need();

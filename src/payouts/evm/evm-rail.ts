@@ -5,7 +5,9 @@ import type { ChainConfig } from '../../config/schema';
 import type { AddressRow } from '../../db/entities/chain';
 import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
+import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
+import { Amount } from '../../shared/money';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
@@ -51,6 +53,7 @@ export interface EvmRailDeps {
   gasStation: { address: string; path: string };
   /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  money: MoneyMovement;
   logger: Logger;
 }
 
@@ -216,6 +219,32 @@ export class EvmRail implements PayoutRail {
       p.stationPending,
     );
     this.deps.logger.info('treasury gas top-up asked of the gas station', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
+  }
+
+  /**
+   * What the chain took for each finished payout (its withdrawal completed, or failed after being
+   * mined reverted), from the mined candidate's receipt, booked once to the network book in the
+   * native coin (the merchant was charged in the withdrawn coin). A payout that never got mined
+   * books nothing. How many were booked.
+   */
+  async bookFinished(signal?: AbortSignal): Promise<number> {
+    const { store, node, money } = this.deps;
+    const rows = await rawQuery<{ id: string; txid: string | null; status: string }>(
+      store.read,
+      `SELECT e.id, w.txid, w.status FROM evm_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
+        `WHERE e.chain_id = ${placeholder(store.read, 1)} AND e.kind = 'payout' AND e.status = 'reserved' AND e.booked_at IS NULL AND w.status IN ('completed', 'failed')`,
+      [this.chainId],
+    );
+    let booked = 0;
+    for (const r of rows) {
+      const [receipt] = r.txid ? await node.receipts([r.txid], signal) : [null];
+      if (!receipt && r.status === 'completed') continue;
+      const fee = Amount.fromBaseUnits(receipt?.fee ?? 0n, this.deps.catalog.coin(this.native)!.decimals);
+      await store.write(async (em) => {
+        if (await money.bookOwnSend(em, { sendId: r.id, coinId: this.native, fee })) booked++;
+      });
+    }
+    return booked;
   }
 
   /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps, top-ups' own gas included. */
