@@ -54,3 +54,58 @@ test('an ETH and a USDT withdrawal are paid from the treasury and completed; the
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
+
+test('a withdrawal larger than any single deposit waits for the sweeps of the deposits it needs, whatever their minimum, and is paid once', async (t) => {
+  const f = await startEvmPayoutFixture({ chain: { sweep: { min: { USDT: '1000' } } } });
+  t.teardown(() => f.stop());
+  const a = await f.paidInvoice('USDT', '30');
+  const b = await f.paidInvoice('USDT', '30');
+  const stop = f.miner();
+  t.teardown(stop);
+  // Under the minimum: nothing is swept while no payout needs it.
+  await new Promise((r) => setTimeout(r, 500));
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep'`))[0].n, 0);
+
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '50', to_address: to });
+  const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);
+  await f.quiet();
+  await stop();
+  t.is(await f.onChain(to, 'USDT'), 50_000_000n);
+  t.is(await f.onChain(a.address, 'USDT'), 0n, 'swept first');
+  t.is(await f.onChain(b.address, 'USDT'), 0n, 'swept first');
+  const treasury = await treasuryOf(f);
+  t.is(await f.onChain(treasury, 'USDT'), 10_000_000n);
+  const [sent] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout' AND status <> 'dropped'`);
+  t.is(Number(sent.n), 1, 'signed once');
+  t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('10').minus(Amount.of(done.network_fee_charged)).toString() });
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+test('three withdrawals of one account due together go out in one worker pass with consecutive nonces of the treasury', async (t) => {
+  const f = await startEvmPayoutFixture({ payouts: { batch_window_seconds: 1.5 } });
+  t.teardown(() => f.stop());
+  await f.paidInvoice('ETH', '2');
+  const stop = f.miner();
+  t.teardown(stop);
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+
+  const payees = [elsewhere(), elsewhere(), elsewhere()];
+  const ws = [];
+  for (const [i, to] of payees.entries()) ws.push(await f.withdraw({ coin_id: f.coin.ETH, amount: `0.${i + 1}`, to_address: to }));
+  for (const w of ws) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);
+  await f.quiet();
+  await stop();
+
+  const rows: Array<{ nonce: number; withdrawal_id: string; created_at: string }> = await f.td.daemon.store.read.query(
+    `SELECT nonce, withdrawal_id, created_at FROM evm_sends WHERE kind = 'payout' ORDER BY nonce`,
+  );
+  t.is(rows.length, 3);
+  t.deepEqual(rows.map((r) => Number(r.nonce) - Number(rows[0]!.nonce)), [0, 1, 2], 'consecutive nonces');
+  t.deepEqual(rows.map((r) => r.withdrawal_id), ws.map((w) => w.id), 'in the order they were asked for');
+  t.true(Date.parse(rows[2]!.created_at) - Date.parse(rows[0]!.created_at) < 1000, 'signed in one pass, before any reached the node');
+  for (const [i, to] of payees.entries()) t.is(await f.onChain(to, 'ETH'), eth(`0.${i + 1}`));
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
