@@ -229,7 +229,8 @@ export class EvmAdapter implements ChainAdapter {
     if (!ADDRESS_RE.test(address)) return false;
     const digits = address.slice(2);
     if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return true;
-    return getAddress(address) === address;
+    // ethers refuses a mixed-case address whose checksum is wrong.
+    return getAddress(address.toLowerCase()) === address;
   }
 
   /** Any positive amount can be paid. */
