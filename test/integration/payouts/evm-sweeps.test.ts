@@ -53,3 +53,27 @@ test('credited ETH and USDT deposits are swept into the account treasury; the ga
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
+
+test('an empty gas station: the token sweep waits, coinkeep status warns with what the next sweeps need; once funded the sweep goes out and the warning clears', async (t) => {
+  const f = await startEvmPayoutFixture({ gasStationEth: '0' });
+  t.teardown(() => f.stop());
+  const inv = await f.paidInvoice('USDT', '20');
+  const stop = f.miner();
+  t.teardown(stop);
+  const station = () => f.td.daemon.evmPayouts.gasStations()[0]!;
+  await f.until(async () => station().warning !== null, 'a warning');
+  t.like(station(), { address: f.gasStation, balance: '0' });
+  t.true(Number(station().needed) > 0);
+  t.regex(station().warning!, /fund 0x/);
+  const store = f.td.daemon.store;
+  t.is(Number((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends`))[0].n), 0, 'no top-up it cannot pay, no sweep');
+
+  await f.pay(f.gasStation, 'ETH', '1');
+  await f.until(async () => (await f.onChain(inv.address, 'USDT')) === 0n, 'swept');
+  await f.until(async () => station().warning === null, 'the warning cleared');
+  await f.quiet();
+  await stop();
+  t.is((await f.balance('USDT')).available, '20');
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
