@@ -3,6 +3,7 @@ import type { ChainCore } from '../chains/chain-core';
 import { EvmAdapter } from '../chains/evm/evm-adapter';
 import type { TransferRouter } from '../chains/transfer-router';
 import type { Config } from '../config/schema';
+import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
 import type { Job } from '../jobs/scheduler';
 import type { MoneyMovement } from '../money/money-movement';
@@ -24,6 +25,7 @@ export interface EvmPayoutsDeps {
   router: TransferRouter;
   addresses: AddressService;
   signer: WalletSigner;
+  sealer: Sealer;
   money: MoneyMovement;
   clock: Clock;
   logger: Logger;
@@ -41,7 +43,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     const node = deps.chains.sender(chain.id);
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
     const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
-    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, clock: deps.clock, logger });
+    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
     const gasStation = deps.addresses.gasStation(chain.id);
     const sweeper = new EvmSweeper({
       chain,
@@ -58,7 +60,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     queue.own('sweep', sweeper).own('topup', sweeper);
     deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
     const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
-    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, logger });
+    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, clock: deps.clock, logger });
     payouts.addGasNeed(() => rail.gasNeed());
     payouts.addFinisher((signal) => rail.bookFinished(signal));
     byChain.set(chain.id, payouts);

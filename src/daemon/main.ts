@@ -169,7 +169,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
-  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, money, clock, logger });
+  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, clock, logger });
   const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails });
   // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
   for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);

@@ -218,10 +218,13 @@ export class MoneyMovement {
    * the books, so it enters them here) and what the chain took from a wallet address (`fee`).
    * Whether this call booked it.
    */
-  async bookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
+  async bookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount; feeBaseUnits?: bigint }): Promise<boolean> {
     const now = iso(this.deps.clock.now());
     const p = (i: number) => placeholder(em, i);
-    const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId]);
+    const [guard] =
+      s.feeBaseUnits === undefined
+        ? await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
+        : await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
     if (!guard) return false;
     const movements: Movement[] = [];
     if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
@@ -261,6 +264,27 @@ export class MoneyMovement {
     };
     if (!(await insertRowIfAbsent(em, 'transactions', charge))) return false;
     await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id }]);
+    return true;
+  }
+
+  /**
+   * A booked own EVM transaction mined again with another fee (a reorganisation took its block and
+   * it was mined anew, at another base fee): the difference between what was booked (`was`, base
+   * units) and what the chain took now goes to or from the network book, once per change (guarded
+   * by the booked `fee_paid`). Whether this call booked it.
+   */
+  async rebookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; decimals: number; was: bigint; now: bigint }): Promise<boolean> {
+    if (s.was === s.now) return false;
+    const p = (i: number) => placeholder(em, i);
+    const [guard] = await returning<{ id: string }>(
+      em,
+      `UPDATE evm_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
+      [s.now.toString(), iso(this.deps.clock.now()), s.sendId, s.was.toString()],
+    );
+    if (!guard) return false;
+    const more = s.now > s.was;
+    const amount = Amount.fromBaseUnits(more ? s.now - s.was : s.was - s.now, s.decimals);
+    await this.deps.ledger.post(em, [{ coinId: s.coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount, code: 'network_cost', refId: s.sendId }]);
     return true;
   }
 }

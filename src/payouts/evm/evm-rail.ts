@@ -7,6 +7,7 @@ import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
+import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
@@ -54,6 +55,7 @@ export interface EvmRailDeps {
   /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   money: MoneyMovement;
+  clock: Clock;
   logger: Logger;
 }
 
@@ -229,19 +231,29 @@ export class EvmRail implements PayoutRail {
    */
   async bookFinished(signal?: AbortSignal): Promise<number> {
     const { store, node, money } = this.deps;
-    const rows = await rawQuery<{ id: string; txid: string | null; status: string }>(
+    const decimals = this.deps.catalog.coin(this.native)!.decimals;
+    const p = (i: number) => placeholder(store.read, i);
+    const rows = await rawQuery<{ id: string; txid: string | null; status: string; fee_paid: string | null; booked_at: string | null }>(
       store.read,
-      `SELECT e.id, w.txid, w.status FROM evm_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
-        `WHERE e.chain_id = ${placeholder(store.read, 1)} AND e.kind = 'payout' AND e.status = 'reserved' AND e.booked_at IS NULL AND w.status IN ('completed', 'failed')`,
+      `SELECT e.id, w.txid, w.status, e.fee_paid, e.booked_at FROM evm_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
+        `WHERE e.chain_id = ${p(1)} AND e.kind = 'payout' AND e.status = 'reserved' AND w.status IN ('completed', 'failed') ` +
+        // Not booked yet, or completed again after it was booked (a reorganisation: mined anew, perhaps at another fee).
+        `AND (e.booked_at IS NULL OR (w.status = 'completed' AND w.updated_at > e.booked_at))`,
       [this.chainId],
     );
     let booked = 0;
     for (const r of rows) {
       const [receipt] = r.txid ? await node.receipts([r.txid], signal) : [null];
-      if (!receipt && r.status === 'completed') continue;
-      const fee = Amount.fromBaseUnits(receipt?.fee ?? 0n, this.deps.catalog.coin(this.native)!.decimals);
+      if (!receipt && (r.status === 'completed' || r.booked_at !== null)) continue;
+      const fee = receipt?.fee ?? 0n;
       await store.write(async (em) => {
-        if (await money.bookOwnSend(em, { sendId: r.id, coinId: this.native, fee })) booked++;
+        const done =
+          r.booked_at === null
+            ? await money.bookOwnSend(em, { sendId: r.id, coinId: this.native, fee: Amount.fromBaseUnits(fee, decimals), feeBaseUnits: fee })
+            : await money.rebookOwnSend(em, { sendId: r.id, coinId: this.native, decimals, was: BigInt(r.fee_paid ?? '0'), now: fee });
+        if (done) booked++;
+        // Seen again: the next pass need not look at it unless it moves again.
+        else if (r.booked_at !== null) await updateSend(em, { id: r.id, status: 'reserved' }, { booked_at: iso(this.deps.clock.now()) });
       });
     }
     return booked;

@@ -2,6 +2,8 @@ import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../../catalog/coins';
 import { erc20TransferData } from '../../chains/evm/erc20';
 import type { ChainConfig } from '../../config/schema';
+import type { Sealer } from '../../db/seal';
+import { cells } from '../../db/sealed-values';
 import type { Store } from '../../db/store';
 import { iso, type Clock } from '../../shared/clock';
 import { newTimeOrderedId } from '../../shared/ids';
@@ -61,6 +63,8 @@ export class EvmSendQueue {
       store: Store;
       catalog: Catalog;
       signer: { signEvm(spend: EvmSpend): SentTransaction };
+      /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
+      sealer: Sealer;
       clock: Clock;
       logger: Logger;
     },
@@ -97,14 +101,14 @@ export class EvmSendQueue {
     const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, BigInt(row.amount)), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
     const patch = {
       txid: signed.txid,
-      raw: signed.raw,
+      raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
       candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
       max_fee_per_gas: fees.maxFeePerGas.toString(),
       max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
       updated_at: iso(this.deps.clock.now()),
     };
     if (!(await updateSend(em, row, patch))) throw new Error(`evm send ${row.id} changed meanwhile`);
-    return { ...row, ...patch };
+    return { ...row, ...patch, raw: signed.raw };
   }
 
   private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
@@ -140,7 +144,7 @@ export class EvmSendQueue {
       created_at: iso(now),
       updated_at: iso(now),
     };
-    await insertSend(em, row);
+    await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
     return row;
   }
 
@@ -158,7 +162,7 @@ export class EvmSendQueue {
    */
   async broadcastReady(signal?: AbortSignal): Promise<number> {
     const { store, node } = this.deps;
-    const signed = await sendsWithStatus(store.read, this.chainId, ['signed']);
+    const signed = (await sendsWithStatus(store.read, this.chainId, ['signed'])).map((r) => this.opened(r));
     const ready: EvmSendRow[] = [];
     for (const row of signed) {
       if (row.after_id === null) {
@@ -207,7 +211,7 @@ export class EvmSendQueue {
    */
   async track(signal?: AbortSignal): Promise<void> {
     const { store, node, chain } = this.deps;
-    const out = await sendsWithStatus(store.read, this.chainId, ['broadcast']);
+    const out = (await sendsWithStatus(store.read, this.chainId, ['broadcast'])).map((r) => this.opened(r));
     if (out.length === 0) return;
     const tip = await node.tip(signal);
     const candidates = out.map(candidatesOf);
@@ -243,6 +247,11 @@ export class EvmSendQueue {
         if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`));
       }
     }
+  }
+
+  /** A stored row with its signed bytes opened. */
+  private opened(row: EvmSendRow): EvmSendRow {
+    return { ...row, raw: this.deps.sealer.open(row.raw, cells.evmSend(row.id)) };
   }
 
   private async drop(em: EntityManager, row: EvmSendRow, reason: string): Promise<void> {

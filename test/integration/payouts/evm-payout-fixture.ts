@@ -164,7 +164,8 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
       await until(async () => {
         const [row] = await store.read.query(
           `SELECT COUNT(*) AS n FROM evm_sends e LEFT JOIN withdrawals w ON w.id = e.withdrawal_id ` +
-            `WHERE e.status IN ('signed', 'broadcast') OR (e.kind = 'payout' AND e.status = 'reserved' AND e.booked_at IS NULL AND w.status IN ('completed', 'failed'))`,
+            `WHERE e.status IN ('signed', 'broadcast') OR (e.kind = 'payout' AND e.status = 'reserved' AND w.status IN ('completed', 'failed') ` +
+            `AND (e.booked_at IS NULL OR (w.status = 'completed' AND w.updated_at > e.booked_at)))`,
         );
         return Number(row.n) === 0;
       }, 'every send final and booked');
