@@ -28,6 +28,8 @@ export const bcoinPayer = (): RegtestPayer => new RegtestPayer(btcNetwork({ netw
 export interface BcoinOptions {
   /** Keep the chain in this directory across starts; without it, all in memory (tests). */
   dataDir?: string;
+  /** Apply mainnet's standardness policy to the mempool (regtest relays non-standard transactions otherwise). */
+  requireStandard?: boolean;
 }
 
 /**
@@ -70,6 +72,7 @@ export class BcoinNode {
       '--index-tx=true',
       // Accept transactions that signal replaceability (BIP125), as the wallet's payouts do.
       '--replace-by-fee=true',
+      ...(options.requireStandard ? ['--require-standard=true'] : []),
       '--workers=false',
       '--listen=false',
       '--http-host=127.0.0.1',

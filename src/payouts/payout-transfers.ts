@@ -14,7 +14,8 @@ import type { PayoutStore } from './payout-store';
  * confirmed at the chain's confirmations marks the payout confirmed (the worker then completes its
  * withdrawals and settles their holds); a confirmed candidate whose block is reorganised away takes
  * the payout and its completed withdrawals back to `broadcast`: their money stays settled, and the
- * same payout waits to be mined again, never paid a second time.
+ * same payout waits to be mined again (its wait before a replacement starts anew), never paid a
+ * second time.
  */
 export class PayoutTransfers implements TransferHandler {
   constructor(
@@ -37,7 +38,7 @@ export class PayoutTransfers implements TransferHandler {
       return;
     }
     if (transfer.status === 'reverted' && previous === 'confirmed' && payout.status === 'confirmed' && payout.confirmed_txid === transfer.txid) {
-      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', confirmed_txid: null, updated_at: now }, { id: payout.id, status: 'confirmed' })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', confirmed_txid: null, broadcast_height: null, updated_at: now }, { id: payout.id, status: 'confirmed' })) !== 1) return;
       for (const leg of await this.deps.payouts.legs(em, payout.id)) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status === 'completed') await this.deps.withdrawals.payoutMove(em, w, 'reorg', { confirmations: 0 });

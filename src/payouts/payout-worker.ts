@@ -9,6 +9,7 @@ import { inList, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { MoneyMovement } from '../money/money-movement';
 import { iso, type Clock } from '../shared/clock';
+import { ApiError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
@@ -81,12 +82,14 @@ export class PayoutWorker {
 
   async run(signal: AbortSignal): Promise<void> {
     if (!(await this.deps.store.roles.hold(this.role))) return;
-    const tip = await this.deps.rail.height(signal);
+    // The node's height is asked once a run, and only when there is a payout to carry on.
+    let tip: number | undefined;
+    const height = async (): Promise<number> => (tip ??= await this.deps.rail.height(signal));
     for (const row of await this.deps.payouts.open(this.deps.store.read, this.chainId)) {
       if (signal.aborted) return;
-      await this.advance(row, tip, signal);
+      await this.advance(row, await height(), signal);
     }
-    if (!signal.aborted) await this.claim(tip, signal);
+    if (!signal.aborted) await this.claim(height, signal);
   }
 
   private async advance(row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
@@ -99,7 +102,7 @@ export class PayoutWorker {
 
   // ---- new payouts ----
 
-  private async claim(tip: number, signal: AbortSignal): Promise<void> {
+  private async claim(height: () => Promise<number>, signal: AbortSignal): Promise<void> {
     if (this.coinIds.length === 0) return;
     const em = this.deps.store.read;
     const list = inList(em, this.coinIds, 1);
@@ -132,7 +135,7 @@ export class PayoutWorker {
         }
         if (!stored) break;
         this.deps.checkpoint?.('stored');
-        await this.advance(stored, tip, signal);
+        await this.advance(stored, await height(), signal);
       }
     }
   }
@@ -156,8 +159,10 @@ export class PayoutWorker {
     const claim = async (id: string, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> => {
       try {
         return await this.deps.withdrawals.payoutMove(em, byId.get(id)!, 'claim', { claimed_by: this.claimer, claimed_at: now, ...patch });
-      } catch {
-        throw new Changed();
+      } catch (err) {
+        // The guarded move found it changed (cancelled meanwhile): the whole claim rolls back.
+        if (err instanceof ApiError && err.status === 409) throw new Changed();
+        throw err;
       }
     };
     for (const r of built.refused) {
@@ -262,7 +267,12 @@ export class PayoutWorker {
     if (!pooled && conflicted) return this.fail(payout, row, SPENT_BY_ANOTHER);
     const current = payout.candidates[payout.candidates.length - 1]!;
     if (!pooled) await this.broadcast(payout, current, signal);
-    if (row.broadcast_height !== null && tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) await this.replace(payout, row, tip, signal);
+    if (row.broadcast_height === null) {
+      // Back from a reorganisation: the wait before a replacement starts now.
+      await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
+    } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
+      await this.replace(payout, row, tip, signal);
+    }
   }
 
   /** A mined candidate's depth on its withdrawals, until the chain core confirms it. */
@@ -319,7 +329,7 @@ export class PayoutWorker {
     const prepared = await this.deps.rail.prepare(signal);
     for (const leg of payout.legs) {
       if (signal.aborted) return;
-      const stored = await this.deps.store.write(async (em) => {
+      const stored = await this.deps.store.write(async (em): Promise<ChainPayoutRow | null> => {
         const w = await em.findOneBy(WithdrawalEntity, { id: leg.withdrawalId });
         if (w?.status !== 'processing') return null;
         const built = await this.deps.rail.build(em, { accountId: row.account_id, orders: [this.orderOf(w)], prepared });
@@ -327,9 +337,13 @@ export class PayoutWorker {
         if (!built.payout) return null;
         const single = this.payoutRow(row.account_id, built.payout.reservation);
         await this.deps.payouts.insert(em, single, built.payout.candidate, []);
+        // Moved already (another run got here first): this transaction rolls back whole.
         if (!(await this.deps.payouts.moveLeg(em, w.id, row.id, single.id, built.payout.legs[0]!.output))) throw new Changed();
         await updateRows(em, 'withdrawals', { candidate_txids: JSON.stringify([built.payout.candidate.txid]), updated_at: single.created_at }, { id: w.id, status: 'processing' });
         return single;
+      }).catch((err: unknown) => {
+        if (err instanceof Changed) return null;
+        throw err;
       });
       if (stored) await this.advance(stored, tip, signal);
     }

@@ -24,7 +24,11 @@ export interface BtcCoin {
 export interface BtcSpend {
   chain: Pick<ChainConfig, 'id' | 'network' | 'options'>;
   coins: BtcCoin[];
-  outputs: Array<{ address: string; value: bigint }>;
+  /**
+   * What each output pays. `script`, when given, is the address's output script, used as it is
+   * (a witness v1 address needs no elliptic-curve library to be read then).
+   */
+  outputs: Array<{ address: string; value: bigint; script?: Uint8Array }>;
   /** nSequence of every input; 0xfffffffd signals replaceability (BIP125). Default 0xffffffff. */
   sequence?: number;
 }
@@ -92,7 +96,7 @@ export class WalletSigner {
           const script = payments.p2wpkh({ pubkey: nodes[i]!.publicKey, network }).output!;
           psbt.addInput({ hash: c.txid, index: c.vout, sequence: spend.sequence, witnessUtxo: { script, value: c.value } });
         });
-        for (const o of spend.outputs) psbt.addOutput(o);
+        for (const o of spend.outputs) psbt.addOutput(o.script ? { script: o.script, value: o.value } : { address: o.address, value: o.value });
         nodes.forEach((node, i) => psbt.signInput(i, { publicKey: node.publicKey, sign: (hash) => ecc.sign(hash, node.privateKey!) }));
       } finally {
         for (const [path, node] of derived) if (path !== 'm') wipe(node);

@@ -3,13 +3,13 @@
  * active and a funded wallet. Every node started here is killed by `killAllBcoins` (an
  * `after.always` hook), so no bcoin outlives its test file even when a test fails half-way.
  */
-import { BcoinNode } from '../../src/dev/bcoin-node';
+import { BcoinNode, type BcoinOptions } from '../../src/dev/bcoin-node';
 import { Amount } from '../../src/shared/money';
 
 const running = new Set<BcoinNode>();
 
-export async function startBcoin(): Promise<BcoinNode> {
-  const node = await BcoinNode.start();
+export async function startBcoin(options: BcoinOptions = {}): Promise<BcoinNode> {
+  const node = await BcoinNode.start(options);
   running.add(node);
   return node;
 }

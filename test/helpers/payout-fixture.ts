@@ -42,6 +42,11 @@ export interface PayoutFixture {
   /** Mines a block at a time until `ok` holds. */
   mineUntil(ok: () => Promise<boolean>, what: string): Promise<void>;
   ledgerClean(): Promise<boolean>;
+  /**
+   * Makes the account's pending withdrawals due now, as if created `seconds` ago (a batch window
+   * that would otherwise depend on how fast the test creates them).
+   */
+  backdatePending(seconds: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -50,13 +55,17 @@ export interface PayoutFixtureOptions {
   watch?: Record<string, unknown>;
   /** The daemon's adapter of the chain instead of the real one (a stand-in in front of bcoin). */
   adapter?: (chain: ChainConfig) => ChainReader;
+  /** bcoin with mainnet's standardness policy: it refuses to relay a payment to a witness v1 (taproot) address. */
+  standard?: boolean;
+  /** More of the daemon's config (a PostgreSQL `database`, say). */
+  overrides?: Record<string, unknown>;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
-  const node = await startBcoin();
+  const node = await startBcoin({ requireStandard: opts.standard });
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } },
+    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
     { adapterFor },
   );
   const clock = { now: () => new Date() };
@@ -116,6 +125,10 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
       }
     },
     ledgerClean: async () => (await verifyLedger(store.read)).ok,
+    async backdatePending(seconds) {
+      const at = new Date(Date.now() - seconds * 1000).toISOString();
+      await store.write((em) => em.update(WithdrawalEntity, { account_id: m.accountId, status: 'pending' }, { created_at: at }));
+    },
     async stop() {
       await td.stop();
       await node.kill();

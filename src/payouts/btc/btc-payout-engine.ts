@@ -160,7 +160,7 @@ export class BtcPayoutEngine {
     const signed = this.deps.signer.signBitcoin({
       chain: this.deps.chain,
       coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),
-      outputs: p.outputs.map((o) => ({ address: o.address, value: o.value })),
+      outputs: p.outputs.map((o) => ({ address: o.address, value: o.value, script: outputScript(o.address, this.network) ?? undefined })),
       sequence: RBF_SEQUENCE,
     });
     // The estimate counts every signature at its longest: the signed size is never above it.

@@ -85,7 +85,7 @@ test('estimate, then withdraw: pending → processing → broadcast → complete
 });
 
 test('three withdrawals within the batch window go out in one transaction (one output each, one change); in actual mode the unused fee reserve comes back', async (t) => {
-  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 2 } });
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 } });
   t.teardown(() => f.stop());
   await f.fund('0.3', '0.3');
   const before = await f.balance();
@@ -94,6 +94,8 @@ test('three withdrawals within the batch window go out in one transaction (one o
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.1', to_address: dests[0] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.2', to_address: dests[1] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.15', to_address: dests[2], network_fee_mode: 'actual' }));
+  t.deepEqual((await Promise.all(ws.map((w) => f.get(w.id)))).map((w) => w.status), ['pending', 'pending', 'pending'], 'waiting for the window');
+  await f.backdatePending(601);
 
   const sent = [];
   for (const w of ws) sent.push(await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast'));
@@ -115,7 +117,7 @@ test('three withdrawals within the batch window go out in one transaction (one o
 });
 
 test('the node refuses the transaction: failed with failure_reason, hold released, nothing on the node; the coins pay the next withdrawal', async (t) => {
-  const f = await startPayoutFixture();
+  const f = await startPayoutFixture({ standard: true });
   t.teardown(() => f.stop());
   await f.fund('0.2');
   const before = await f.balance();
@@ -137,16 +139,19 @@ test('the node refuses the transaction: failed with failure_reason, hold release
 });
 
 test('a batch the node refuses for one bad destination: that withdrawal fails alone, the other two are paid', async (t) => {
-  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 2 } });
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, standard: true });
   t.teardown(() => f.stop());
-  await f.fund('0.2', '0.2');
+  await f.fund('0.2', '0.2', '0.2');
   const before = await f.balance();
   const a = await f.withdraw({ coin_id: BTC, amount: '0.05', to_address: elsewhere() });
   const bad = await f.withdraw({ coin_id: BTC, amount: '0.06', to_address: taproot() });
   const b = await f.withdraw({ coin_id: BTC, amount: '0.07', to_address: elsewhere() });
+  await f.backdatePending(601);
 
   const failed = await f.waitWithdrawal(bad.id, (x) => x.status === 'failed', 'failed');
   t.is(failed.failure_reason, 'the node refused the transaction');
+  const given = await rawQuery<{ failure_reason: string }>(f.td.daemon.store.read, "SELECT failure_reason FROM chain_payouts WHERE status = 'failed' ORDER BY created_at");
+  t.deepEqual(given.map((p) => p.failure_reason), ['the node refused the transaction; its withdrawals go out one by one', 'the node refused the transaction'], 'the batch, then the bad one alone');
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
   await f.node.mine(CONFIRMATIONS);
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed');
@@ -168,13 +173,15 @@ test('a reorganisation drops the block of a completed payout: back to broadcast,
   const settled = await f.balance();
   t.deepEqual(settled, { available: minus(before.available, w.total_debit), hold: '0' });
 
+  // bcoin drops the block's transactions; the chain core sees the longer branch without it.
   await f.node.invalidateBlock(block!);
+  await f.node.mine(CONFIRMATIONS + 1);
   const back = await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'back to broadcast');
   t.is(back.txid, sent.txid);
   t.deepEqual(await f.balance(), settled, 'settled money stays settled');
   // The worker hands the same bytes to the node again.
   await until(async () => (await f.node.mempool()).includes(sent.txid), 'the payout in the mempool again');
-  await f.node.mine(CONFIRMATIONS + 1);
+  await f.node.mine(CONFIRMATIONS);
   const again = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed again');
   t.is(again.txid, sent.txid);
   t.deepEqual(await f.balance(), settled);
