@@ -62,7 +62,7 @@ export class EvmSendQueue {
       node: EvmNode;
       store: Store;
       catalog: Catalog;
-      signer: { signEvm(spend: EvmSpend): SentTransaction };
+      signer: { signEvm(spend: EvmSpend): SentTransaction; signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] };
       /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
       sealer: Sealer;
       clock: Clock;
@@ -86,6 +86,33 @@ export class EvmSendQueue {
    */
   async sign(em: EntityManager, req: SendRequest, nodePending: number): Promise<EvmSendRow> {
     return this.store(em, req, nodePending, 'signed');
+  }
+
+  /**
+   * `sign` for several requests in order (each with its sender's node count in `nodePending`), the
+   * seed opened once for all of them: the sweeps of a pass.
+   */
+  async signAll(em: EntityManager, reqs: readonly SendRequest[], nodePending: (address: string) => number): Promise<EvmSendRow[]> {
+    const next = new Map<string, number>();
+    const nonces: number[] = [];
+    for (const req of reqs) {
+      const a = req.from.address;
+      const n = next.get(a) ?? (await nextNonce(em, this.chainId, a, nodePending(a)));
+      nonces.push(n);
+      next.set(a, n + 1);
+    }
+    const signed = this.deps.signer.signEvmAll(reqs.map((req, i) => this.spend(req, nonces[i]!)));
+    const rows: EvmSendRow[] = [];
+    for (const [i, req] of reqs.entries()) {
+      const row = this.rowOf(req, nonces[i]!, signed[i]!, 'signed');
+      await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  private spend(req: SendRequest, nonce: number): EvmSpend {
+    return { ...this.spendOf(req.coinId, req.to, req.amount), chainId: this.deps.chain.chain_id!, path: req.from.path, nonce, gasLimit: req.gasLimit, ...req.fees };
   }
 
   /**
@@ -113,9 +140,14 @@ export class EvmSendQueue {
 
   private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
     const nonce = await nextNonce(em, this.chainId, req.from.address, nodePending);
-    const signed = this.deps.signer.signEvm({ ...this.spendOf(req.coinId, req.to, req.amount), chainId: this.deps.chain.chain_id!, path: req.from.path, nonce, gasLimit: req.gasLimit, ...req.fees });
+    const row = this.rowOf(req, nonce, this.deps.signer.signEvm(this.spend(req, nonce)), status);
+    await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
+    return row;
+  }
+
+  private rowOf(req: SendRequest, nonce: number, signed: SentTransaction, status: 'signed' | 'reserved'): EvmSendRow {
     const now = this.deps.clock.now();
-    const row: EvmSendRow = {
+    return {
       id: newTimeOrderedId(now.getTime()),
       chain_id: this.chainId,
       kind: req.kind,
@@ -144,8 +176,6 @@ export class EvmSendQueue {
       created_at: iso(now),
       updated_at: iso(now),
     };
-    await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
-    return row;
   }
 
   /** One pass: the stored sends that are ready go to the node together; the ones out there are followed. */

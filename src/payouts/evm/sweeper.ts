@@ -127,22 +127,20 @@ export class EvmSweeper implements EvmSendOwner {
     const senders = [...new Set(planned.map((p) => p.address)), ...(planned.some((p) => p.topUp > 0n) ? [this.deps.gasStation.address] : [])];
     const pending = new Map(await Promise.all(senders.map(async (a) => [a, (await node.nonce(a, signal)).pending] as const)));
     await store.write(async (em) => {
-      for (const p of planned) {
-        const topUp =
-          p.topUp > 0n
-            ? await this.deps.queue.sign(
-                em,
-                { kind: 'topup', from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId },
-                pending.get(this.deps.gasStation.address)!,
-              )
-            : null;
-        const sweep = await this.deps.queue.sign(
-          em,
-          { kind: 'sweep', from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId: topUp?.id ?? null },
-          pending.get(p.address)!,
-        );
-        await this.markSwept(em, sweep.id, p.transferIds);
-      }
+      // The top-ups first (the gas station's nonces in order), then the sweeps that wait for them; the seed opened once a batch.
+      const needing = planned.filter((p) => p.topUp > 0n);
+      const topUps = await this.deps.queue.signAll(
+        em,
+        needing.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
+        (a) => pending.get(a)!,
+      );
+      const after = new Map(needing.map((p, i) => [p.address, topUps[i]!.id]));
+      const sweeps = await this.deps.queue.signAll(
+        em,
+        planned.map((p) => ({ kind: 'sweep' as const, from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId: after.get(p.address) ?? null })),
+        (a) => pending.get(a)!,
+      );
+      for (const [i, p] of planned.entries()) await this.markSwept(em, sweeps[i]!.id, p.transferIds);
     });
     this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: planned.length, top_ups: planned.filter((p) => p.topUp > 0n).length });
     return planned.length;
