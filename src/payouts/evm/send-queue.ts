@@ -208,16 +208,23 @@ export class EvmSendQueue {
     const tip = await node.tip(signal);
     const results = await node.broadcastAll(ready.map((r) => r.raw), signal);
     let sent = 0;
+    // What the node took, marked in one transaction.
+    const accepted = ready.filter((_, i) => 'txid' in results[i]!);
+    if (accepted.length > 0) {
+      await store.write(async (em) => {
+        const now = iso(this.deps.clock.now());
+        for (const row of accepted) {
+          const moved = { ...row, status: 'broadcast' as const, sent_height: tip.height, updated_at: now };
+          if (await updateSend(em, row, { status: moved.status, sent_height: moved.sent_height, updated_at: moved.updated_at })) {
+            sent++;
+            await this.owner(row).onBroadcast?.(em, moved);
+          }
+        }
+      });
+    }
     for (const [i, row] of ready.entries()) {
       const result = results[i]!;
-      if ('txid' in result) {
-        sent++;
-        await store.write(async (em) => {
-          const moved = { ...row, status: 'broadcast' as const, sent_height: tip.height, updated_at: iso(this.deps.clock.now()) };
-          if (await updateSend(em, row, { status: moved.status, sent_height: moved.sent_height, updated_at: moved.updated_at })) await this.owner(row).onBroadcast?.(em, moved);
-        });
-        continue;
-      }
+      if ('txid' in result) continue;
       if (UNREACHED.test(result.error)) continue;
       // Ours already? (broadcast before a restart, and mined or waiting since)
       const mined = (await node.receipts(candidatesOf(row), signal)).some((r) => r !== null);
@@ -247,20 +254,31 @@ export class EvmSendQueue {
     const candidates = out.map(candidatesOf);
     const receipts = await node.receipts(candidates.flat(), signal);
     let at = 0;
+    const unmined: EvmSendRow[] = [];
+    const mined: Array<{ row: EvmSendRow; patch: Partial<EvmSendRow>; final: boolean }> = [];
+    const now = iso(this.deps.clock.now());
     for (const [i, row] of out.entries()) {
       const own = candidates[i]!.map((txid) => ({ txid, receipt: receipts[at++] ?? null }));
-      const mined = own.find((c) => c.receipt !== null);
-      const now = iso(this.deps.clock.now());
-      if (mined) {
-        const r = mined.receipt!;
-        const patch = { txid: mined.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
-        const final = tip.height - r.height + 1 >= Math.max(1, chain.confirmations);
-        await store.write(async (em) => {
-          if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) return;
-          if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
-        });
+      const found = own.find((c) => c.receipt !== null);
+      if (!found) {
+        unmined.push(row);
         continue;
       }
+      const r = found.receipt!;
+      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
+      mined.push({ row, patch, final: tip.height - r.height + 1 >= Math.max(1, chain.confirmations) });
+    }
+    // Every mined send of the pass in one transaction, each final one handed to its owner there.
+    if (mined.length > 0) {
+      await store.write(async (em) => {
+        for (const { row, patch, final } of mined) {
+          if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) continue;
+          if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
+        }
+      });
+    }
+    for (const row of unmined) {
+      const now = iso(this.deps.clock.now());
       if (row.block_height !== null) {
         const patch = { block_height: null, block_hash: null, succeeded: null, fee_paid: null, updated_at: now };
         await store.write(async (em) => {

@@ -91,27 +91,40 @@ export class EvmSweeper implements EvmSendOwner {
     let station = stationBalance!;
     let needed = 0n;
     const planned: PlannedSweep[] = [];
+    // Token balances and gas estimates of the whole pass side by side: a round trip each, not one after another.
+    const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
+    const held = new Map<number, bigint>();
+    for (const asset of new Set(tokenGroups.map((x) => x.asset))) {
+      const of = tokenGroups.filter((x) => x.asset === asset);
+      (await node.balances(of.map((x) => x.g.address), asset, 'latest', signal)).forEach((b, j) => held.set(of[j]!.i, b));
+    }
+    const gas = new Map<number, bigint | null>();
+    await Promise.all(
+      tokenGroups.map(async ({ g, i, asset }) => {
+        const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
+        if (amount <= 0n) return gas.set(i, null);
+        try {
+          gas.set(i, await node.estimateGas({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, amount) }, signal));
+        } catch (err) {
+          this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: String(err) });
+          gas.set(i, null);
+        }
+      }),
+    );
     for (const [i, g] of groups.entries()) {
       const treasury = treasuries.get(g.accountId)!;
       const balance = nativeBalances[i]!;
       const asset = this.deps.catalog.coin(g.coinId)!.asset;
       if (asset === NATIVE_ASSET) {
-        const gas = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+        const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
         // Worth it only when it moves more than it costs.
-        if (balance - gas <= gas) continue;
-        planned.push({ ...g, treasury, amount: balance - gas, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
+        if (balance - cost <= cost) continue;
+        planned.push({ ...g, treasury, amount: balance - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
         continue;
       }
-      const [held] = await node.balances([g.address], asset, 'latest', signal);
-      const amount = held! < g.credited ? held! : g.credited;
-      if (amount <= 0n) continue;
-      let gasLimit: bigint;
-      try {
-        gasLimit = await node.estimateGas({ from: g.address, to: asset, data: erc20TransferData(treasury, amount) }, signal);
-      } catch (err) {
-        this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: String(err) });
-        continue;
-      }
+      const gasLimit = gas.get(i);
+      if (!gasLimit) continue;
+      const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
       const need = gasLimit * fees.maxFeePerGas;
       const topUp = need > balance ? need - balance : 0n;
       if (topUp > 0n) {
