@@ -288,6 +288,12 @@ export class EvmAdapter implements ChainAdapter {
     );
   }
 
+  /** The next nonce of each of `addresses`, mempool included, in batched requests. */
+  async pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]> {
+    if (addresses.length === 0) return [];
+    return (await this.rpc.batch<string>(addresses.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })), signal)).map(Number);
+  }
+
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {
     const [latest, pending] = await this.rpc.batch<string>(
       ['latest', 'pending'].map((tag) => ({ method: 'eth_getTransactionCount', params: [address, tag] })),

@@ -6,6 +6,7 @@ export interface EvmNode {
   tip(signal?: AbortSignal): Promise<BlockRef>;
   feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
   nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }>;
+  pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]>;
   balances(addresses: readonly string[], asset: string, tag?: string, signal?: AbortSignal): Promise<bigint[]>;
   estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint>;
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;

@@ -138,7 +138,8 @@ export class EvmSweeper implements EvmSendOwner {
     this.needed = needed;
     if (planned.length === 0) return 0;
     const senders = [...new Set(planned.map((p) => p.address)), ...(planned.some((p) => p.topUp > 0n) ? [this.deps.gasStation.address] : [])];
-    const pending = new Map(await Promise.all(senders.map(async (a) => [a, (await node.nonce(a, signal)).pending] as const)));
+    const counts = await node.pendingNonces(senders, signal);
+    const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
     await store.write(async (em) => {
       // The top-ups first (the gas station's nonces in order), then the sweeps that wait for them; the seed opened once a batch.
       const needing = planned.filter((p) => p.topUp > 0n);
