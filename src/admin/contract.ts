@@ -7,8 +7,9 @@ import type { ReconcileLine, ReconcileReport } from '../ledger/reconcile';
 import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
+import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, ReconcileLine, ReconcileReport, VerifyReport };
+export type { CallbackSecretView, ChainStatus, DeliveryView, GasStationStatus, ReconcileLine, ReconcileReport, VerifyReport };
 
 /** GET /admin/status. */
 export interface StatusResponse {
@@ -22,6 +23,13 @@ export interface StatusResponse {
   started_at: string;
   uptime_seconds: number;
   chains: ChainStatus[];
+  /** Each EVM chain's gas station: its balance, and a warning when it cannot pay the next sweeps and payouts. */
+  gas_stations?: GasStationStatus[];
+}
+
+/** GET /admin/wallet/gas-station/{chain}. */
+export interface GasStationResponse extends GasStationStatus {
+  path: string;
 }
 
 /** GET /admin/accounts/{account}/webhooks/deliveries. */

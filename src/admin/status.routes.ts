@@ -2,10 +2,10 @@ import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
-import type { StatusResponse } from './contract';
+import type { GasStationStatus, StatusResponse } from './contract';
 
 /** `coinkeep status`: what runs, where, since when, and each chain's node tip, scanned height, lag and last error. */
-export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine; chains: ChainCore }): AppRouter {
+export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine; chains: ChainCore; gasStations?: () => GasStationStatus[] }): AppRouter {
   const r = newRouter('/admin');
   r.get('/status', (ctx) => {
     ctx.body = {
@@ -19,6 +19,7 @@ export function statusAdminRoutes(deps: { config: Config; apiUrl: string; starte
       started_at: deps.startedAt.toISOString(),
       uptime_seconds: Math.floor(process.uptime()),
       chains: deps.chains.status(),
+      gas_stations: deps.gasStations?.() ?? [],
     } satisfies StatusResponse;
   });
   return r;

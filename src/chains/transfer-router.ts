@@ -12,6 +12,7 @@ const routeOf = (purpose: AddressPurpose, direction: TransferDirection): string 
  */
 export class TransferRouter {
   private readonly handlers = new Map<string, TransferHandler>();
+  private readonly screens: Array<(em: EntityManager, transfer: ChainTransferRow) => Promise<boolean>> = [];
 
   register(purpose: AddressPurpose, direction: TransferDirection, handler: TransferHandler): this {
     const route = routeOf(purpose, direction);
@@ -20,7 +21,19 @@ export class TransferRouter {
     return this;
   }
 
+  /**
+   * Adds a test of the wallet's own movements that are no payment (an EVM gas top-up reaching a
+   * deposit address): a transfer it answers true for is recorded and handed to no handler.
+   */
+  screen(isOwn: (em: EntityManager, transfer: ChainTransferRow) => Promise<boolean>): this {
+    this.screens.push(isOwn);
+    return this;
+  }
+
   async route(em: EntityManager, transfer: ChainTransferRow, previous: TransferStatus | null): Promise<void> {
-    await this.handlers.get(routeOf(transfer.purpose, transfer.direction))?.onTransfer(em, transfer, previous);
+    const handler = this.handlers.get(routeOf(transfer.purpose, transfer.direction));
+    if (!handler) return;
+    for (const isOwn of this.screens) if (await isOwn(em, transfer)) return;
+    await handler.onTransfer(em, transfer, previous);
   }
 }

@@ -163,6 +163,8 @@ export interface ChainSender {
   payable?(address: string): boolean;
   /** With `payable`: the smallest amount one payment output may carry, in base units (dust). */
   readonly minimumPayment?: bigint;
+  /** With `payable`, for families whose addresses have several spellings (EVM case): the one the wallet stores. */
+  canonicalAddress?(address: string): string;
 }
 
 /**

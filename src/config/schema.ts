@@ -47,6 +47,14 @@ export interface ChainConfig {
   watch: ChainWatchOptions;
   /** btc chains only: fee estimation, read from `options`. */
   fees?: BtcFeeOptions;
+  /** evm chains only: sweeps and payouts (PRODUCT §8a). */
+  evm?: EvmPayoutOptions;
+}
+
+/** How an EVM chain's deposits are swept into the treasuries. */
+export interface EvmPayoutOptions {
+  /** Per coin ticker of the chain: a deposit address is swept once it holds at least this much credited (decimal string; default 0). */
+  sweep_min: Record<string, string>;
 }
 
 /** How a btc chain's fee rate is estimated (the node's `estimatesmartfee`). */
@@ -278,6 +286,22 @@ function readBtcFeeOptions(r: Reader): BtcFeeOptions {
   return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: fallback, max_sat_vb: r.int('fee_max_sat_vb', Math.max(500, fallback), fallback, 100000) };
 }
 
+function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
+  const sweep = chain.child('sweep');
+  sweep.unknownKeys(['min']);
+  const raw = sweep.raw('min') ?? {};
+  if (!isObj(raw)) throw new ConfigError(sweep.key('min'), 'must be a mapping of coin ticker to an amount');
+  const min: Record<string, string> = {};
+  for (const [ticker, v] of Object.entries(raw)) {
+    const key = `${sweep.key('min')}.${ticker}`;
+    if (!tickers.includes(ticker)) throw new ConfigError(key, 'must be a ticker of this chain');
+    const text = typeof v === 'number' ? String(v) : v;
+    if (typeof text !== 'string' || !DECIMAL_RE.test(text)) throw new ConfigError(key, 'must be an amount (0 or more)');
+    min[ticker] = text;
+  }
+  return { sweep_min: min };
+}
+
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
   r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : kind === 'tron' ? [...WATCH_OPTION_KEYS, ...TRON_OPTION_KEYS] : WATCH_OPTION_KEYS);
   if (kind === 'btc') readBtcAddressOptions(r);
@@ -322,6 +346,8 @@ function readChain(r: Reader): ChainConfig {
     });
   if (kind !== 'tron' && chain.api_key !== undefined) throw new ConfigError(r.key('api_key'), 'is for tron chains only');
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
+  if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
+  else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm chains only');
   return chain;
 }
 

@@ -31,6 +31,8 @@ import { TransferRecorder } from '../chains/transfer-recorder';
 import { TransferRouter } from '../chains/transfer-router';
 import { WalletCoins } from '../chains/wallet-coins';
 import { watchChainJob } from '../jobs/watch-chain.job';
+import { gasStationAdminRoutes } from '../admin/gas-station.routes';
+import { createEvmPayouts } from './evm-payouts.wiring';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
 import { HdWallet } from '../wallet/hd';
@@ -93,6 +95,8 @@ export interface Daemon {
   addresses: AddressService;
   outbox: Outbox;
   ledger: Ledger;
+  /** The one owner of money movement. */
+  money: MoneyMovement;
   invoices: ReturnType<typeof createInvoices>;
   staticAddresses: ReturnType<typeof createStaticAddresses>;
   withdrawals: ReturnType<typeof createWithdrawals>;
@@ -100,6 +104,8 @@ export interface Daemon {
   chains: ChainCore;
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
   recorder: TransferRecorder;
+  /** Each EVM chain's sweeps, gas station and own transactions. */
+  evmPayouts: ReturnType<typeof createEvmPayouts>;
   logger: Logger;
   stop(): Promise<void>;
 }
@@ -171,7 +177,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH });
+  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, clock, logger });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails });
   // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
   for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
 
@@ -212,7 +219,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     adminSocketPath(config.data_dir),
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains }),
+      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations }),
+      gasStationAdminRoutes(evmPayouts.byChain),
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
       walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
@@ -236,6 +244,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   for (const job of withdrawals.payoutJobs) scheduler.add(job, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
   for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
+  for (const job of evmPayouts.jobs) scheduler.add(job, { runAtStart: true });
   scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
   scheduler.add({ name: 'idempotency-upkeep', schedule: '*/1 * * * *', run: () => auth.idempotency.upkeep() });
   scheduler.add({ name: 'expire-withdraw-requests', schedule: '*/1 * * * *', run: async () => void (await auth.keys.expireRequests()) }, { runAtStart: true });
@@ -267,7 +276,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, logger, stop };
+  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, evmPayouts, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

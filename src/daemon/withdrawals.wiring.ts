@@ -52,6 +52,10 @@ export interface WithdrawalsDeps {
   sealer: Sealer;
   /** Tests: where the daemon kills itself (COINKEEP_TEST_PAYOUT_CRASH: `stored` or `sent`). */
   payoutCrashAt?: string;
+  /** Addresses of the wallet outside the watched set (the EVM gas stations). */
+  isOperatorAddress?: (chainId: string, address: string) => boolean;
+  /** The EVM chains' payout rails (evm-payouts.wiring). */
+  evmRails?: ReadonlyMap<string, PayoutRail>;
 }
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
@@ -61,7 +65,11 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     catalog: deps.catalog,
     rates: deps.rates,
     senderOf: (chainId) => deps.chains.sender(chainId),
-    isOwnAddress: (chainId, address) => deps.watched.lookup(chainId, address) !== undefined,
+    isOwnAddress: (chainId, address) => {
+      // The wallet stores one spelling of an address (EVM: EIP-55); a destination may use another.
+      const canonical = deps.chains.sender(chainId)?.canonicalAddress?.(address) ?? address;
+      return deps.watched.lookup(chainId, canonical) !== undefined || deps.isOperatorAddress?.(chainId, canonical) === true;
+    },
     money: deps.money,
     outbox: deps.outbox,
     team: deps.team,
@@ -113,6 +121,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
 function railFor(chain: ChainConfig, deps: WithdrawalsDeps): PayoutRail | null {
   const node = deps.chains.node(chain.id);
   if (!node) return null;
+  if (chain.kind === 'evm') return deps.evmRails?.get(chain.id) ?? null;
   if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node);
   return null;
 }

@@ -59,6 +59,25 @@ export async function payOnAnvil(rpcUrl: string, chainId: number, confirmations:
   }
 }
 
+/** What the sandbox gives a gas station below GAS_STATION_LOW: enough for thousands of sweeps and token payouts. */
+const GAS_STATION_FUNDS = parseUnits('10', 18);
+const GAS_STATION_LOW = parseUnits('1', 18);
+
+/**
+ * Funds an EVM chain's gas station (PRODUCT §8a) from the sandbox's payer when it holds less than
+ * 1 ETH, so sweeps of test USDT and token payouts work at once. Whether it sent anything.
+ */
+export async function fundGasStation(chain: ChainConfig, gasStation: string): Promise<boolean> {
+  const provider = anvilProvider(chain.rpc_url!, chain.chain_id);
+  try {
+    if ((await provider.getBalance(gasStation)) >= GAS_STATION_LOW) return false;
+  } finally {
+    provider.destroy();
+  }
+  await payOnAnvil(chain.rpc_url!, chain.chain_id!, 1, { asset: 'native', to: gasStation, amount: GAS_STATION_FUNDS });
+  return true;
+}
+
 export const anvilSandbox: SandboxChain = {
   kind: 'evm',
   async start({ stateDir }) {

@@ -237,4 +237,81 @@ export class MoneyMovement {
     await this.deps.ledger.post(em, [{ coinId: p.coinId, debit, credit, amount, code: 'network_cost', refId: p.payoutId }]);
     return true;
   }
+
+  /**
+   * What one of the wallet's own EVM transactions (a sweep, a gas top-up, a payout) did to the
+   * operator's `network` book (PRODUCT §8a), once, guarded by its `evm_sends.booked_at`: native coin
+   * that reached a wallet address from the gas station (`arrived`: the station's float is outside
+   * the books, so it enters them here) and what the chain took from a wallet address (`fee`).
+   * Whether this call booked it.
+   */
+  async bookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount; feeBaseUnits?: bigint }): Promise<boolean> {
+    const now = iso(this.deps.clock.now());
+    const p = (i: number) => placeholder(em, i);
+    const [guard] =
+      s.feeBaseUnits === undefined
+        ? await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
+        : await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
+    if (!guard) return false;
+    const movements: Movement[] = [];
+    if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
+    if (s.fee.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.fee, code: 'network_cost', refId: s.sendId });
+    if (movements.length > 0) await this.deps.ledger.post(em, movements);
+    return true;
+  }
+
+  /**
+   * A withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid and its
+   * hold is released (the `fail` move), but the chain took its fee: the merchant is charged
+   * `networkFee` in the withdrawn coin, by one `adjustment` row of the withdrawal (its unique live
+   * row is the guard) and a posting from the account's book to the network book. Whether this call
+   * charged it.
+   */
+  async chargeFailedPayout(em: EntityManager, withdrawalId: string, networkFee: Amount): Promise<boolean> {
+    if (!networkFee.isPositive()) return false;
+    const [tx] = await rawQuery<TransactionRow>(
+      em,
+      `SELECT * FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' ORDER BY created_at DESC LIMIT 1`,
+      [withdrawalId],
+    );
+    if (!tx) return false;
+    const now = iso(this.deps.clock.now());
+    const charge: TransactionRow = {
+      ...tx,
+      id: newId(),
+      type: 'adjustment',
+      status: 'confirmed',
+      amount: Amount.zero().minus(networkFee).toString(),
+      fee: null,
+      net_amount: Amount.zero().minus(networkFee).toString(),
+      reverses_id: null,
+      created_at: now,
+      confirmed_at: now,
+      updated_at: now,
+    };
+    if (!(await insertRowIfAbsent(em, 'transactions', charge))) return false;
+    await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id }]);
+    return true;
+  }
+
+  /**
+   * A booked own EVM transaction mined again with another fee (a reorganisation took its block and
+   * it was mined anew, at another base fee): the difference between what was booked (`was`, base
+   * units) and what the chain took now goes to or from the network book, once per change (guarded
+   * by the booked `fee_paid`). Whether this call booked it.
+   */
+  async rebookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; decimals: number; was: bigint; now: bigint }): Promise<boolean> {
+    if (s.was === s.now) return false;
+    const p = (i: number) => placeholder(em, i);
+    const [guard] = await returning<{ id: string }>(
+      em,
+      `UPDATE evm_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
+      [s.now.toString(), iso(this.deps.clock.now()), s.sendId, s.was.toString()],
+    );
+    if (!guard) return false;
+    const more = s.now > s.was;
+    const amount = Amount.fromBaseUnits(more ? s.now - s.was : s.was - s.now, s.decimals);
+    await this.deps.ledger.post(em, [{ coinId: s.coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount, code: 'network_cost', refId: s.sendId }]);
+    return true;
+  }
 }

@@ -26,6 +26,7 @@ const CLAIM_READ = 1000;
 
 export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';
+export const REVERTED_ON_CHAIN = 'the transaction was mined but reverted (the token contract refused the transfer); its network fee is charged';
 
 export interface PayoutSettings {
   /** An account's pending withdrawals wait this long for others to join their payout. */
@@ -121,18 +122,21 @@ export class PayoutWorker {
     if (byAccount.size === 0) return;
     const prepared = await this.deps.rail.prepare(signal);
     for (const [accountId, rows] of byAccount) {
-      if (signal.aborted) return;
-      const ids = rows.slice(0, this.deps.rail.maxBatch).map((w) => w.id);
-      let stored: ChainPayoutRow | null;
-      try {
-        stored = await this.deps.store.write((em) => this.build(em, accountId, ids, prepared));
-      } catch (err) {
-        if (err instanceof Changed) continue;
-        throw err;
+      // A rail whose payouts pay fewer than an account's due withdrawals (EVM: one) makes several in one run.
+      for (let at = 0; at < rows.length; at += this.deps.rail.maxBatch) {
+        if (signal.aborted) return;
+        const ids = rows.slice(at, at + this.deps.rail.maxBatch).map((w) => w.id);
+        let stored: ChainPayoutRow | null;
+        try {
+          stored = await this.deps.store.write((em) => this.build(em, accountId, ids, prepared));
+        } catch (err) {
+          if (err instanceof Changed) break;
+          throw err;
+        }
+        if (!stored) break;
+        this.deps.checkpoint?.('stored');
+        await this.advance(stored, await height(), signal);
       }
-      if (!stored) continue;
-      this.deps.checkpoint?.('stored');
-      await this.advance(stored, await height(), signal);
     }
   }
 
@@ -367,6 +371,7 @@ export class PayoutWorker {
   private async complete(payout: StoredPayout, row: ChainPayoutRow, signal: AbortSignal): Promise<void> {
     const txid = row.confirmed_txid!;
     const fee = await this.deps.rail.feePaid(payout, txid, signal);
+    if (this.deps.rail.succeeded && !(await this.deps.rail.succeeded(payout, txid, signal))) return this.reverted(payout, row, txid, fee);
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const current = await this.deps.payouts.row(em, row.id);
@@ -398,6 +403,27 @@ export class PayoutWorker {
       }
     });
     this.deps.logger.info('payout completed', { chain: this.chainId, payout_id: row.id, txid, withdrawals: payout.legs.length });
+  }
+
+  /**
+   * A candidate mined and reverted (EVM status 0): nothing was paid, so each withdrawal fails with
+   * the reason and its hold is released, but the chain took the fee: each is charged its network
+   * fee as on completion. What the payout reserved stays used (its nonce is spent).
+   */
+  private async reverted(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint): Promise<void> {
+    const shares = splitFee(fee, payout.legs.length);
+    await this.deps.store.write(async (em) => {
+      const now = iso(this.deps.clock.now());
+      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: REVERTED_ON_CHAIN, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      for (const [i, leg] of payout.legs.entries()) {
+        let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
+        if (w.status !== 'processing' && w.status !== 'broadcast') continue;
+        const charged = this.charged(w, shares[i]!);
+        w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: REVERTED_ON_CHAIN, network_fee_charged: charged.toString() });
+        await this.deps.money.chargeFailedPayout(em, w.id, charged);
+      }
+    });
+    this.deps.logger.warn('payout reverted on chain', { chain: this.chainId, payout_id: row.id, txid });
   }
 
   /** The network fee a withdrawal is charged: its reserve, or in `actual` mode its share of the fee paid (never above the reserve). */

@@ -139,6 +139,12 @@ export interface PayoutRail {
    */
   feePaid(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint>;
 
+  /**
+   * Families whose mined transactions can fail (EVM status 0: reverted, its fee taken, nothing
+   * paid): whether the mined candidate `txid` did what it was sent for. Absent: always.
+   */
+  succeeded?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean>;
+
   /** Gives back what the payout reserved, once no candidate of it can be mined any more. */
   release(em: EntityManager, payout: StoredPayout): Promise<void>;
 

@@ -1,11 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import type { Catalog } from '../catalog/coins';
+import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
 import { addressPath, schemeFor, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
 import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
-import { insertRow, placeholder, rawQuery, returning } from '../db/raw';
+import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -96,6 +96,51 @@ export class AddressService implements AddressAllocator {
     return row;
   }
 
+  /**
+   * The account's treasury on an EVM or Tron chain (PRODUCT §8a): the first address of its
+   * branch's internal chain (`…/branch'/1/0`), recorded (and watched) on first use in the caller's
+   * transaction. Its (chain, path) is unique: two first uses at once record it once.
+   */
+  async treasury(em: EntityManager, accountId: string, chainId: string): Promise<AddressRow> {
+    const chain = this.chains.get(chainId);
+    if (!chain || chain.chain.kind === 'btc') throw new Error(`${chainId} has no treasuries (not an EVM or Tron chain)`);
+    const p = (i: number) => placeholder(em, i);
+    const find = async () =>
+      (await rawQuery<AddressRow>(em, `SELECT * FROM addresses WHERE account_id = ${p(1)} AND chain_id = ${p(2)} AND purpose = 'treasury'`, [accountId, chainId]))[0];
+    const found = await find();
+    if (found) return found;
+    const branch = await this.branchOf(em, accountId);
+    const derived = this.deps.wallet.derive(chain.scheme, branch, TREASURY_INDEX, 1);
+    const at = this.deps.clock.now();
+    const row: AddressRow = {
+      id: newTimeOrderedId(at.getTime()),
+      account_id: accountId,
+      chain_id: chainId,
+      coin_id: coinId(chainId, NATIVE_ASSET),
+      address: derived.address,
+      derivation_path: derived.path,
+      derivation_index: TREASURY_INDEX,
+      purpose: 'treasury',
+      invoice_id: null,
+      status: 'active',
+      created_at: iso(at),
+      updated_at: iso(at),
+    };
+    const kept = (await insertRowIfAbsent(em, 'addresses', row)) ? row : (await find())!;
+    this.deps.watched.add(chainId, kept.address, kept.id);
+    return kept;
+  }
+
+  /**
+   * The chain's gas station (PRODUCT §8a): the operator's address that pays the gas of sweeps and
+   * token payouts, the first of the install's own branch (OPERATOR_BRANCH), which no account gets.
+   */
+  gasStation(chainId: string): { address: string; path: string } {
+    const chain = this.chains.get(chainId);
+    if (!chain || chain.chain.kind !== 'evm') throw new Error(`${chainId} is not an EVM chain`);
+    return this.deps.wallet.derive(chain.scheme, OPERATOR_BRANCH, 0);
+  }
+
   /** The account's wallet branch, assigned on its first address. */
   async branchOf(em: EntityManager, accountId: string): Promise<number> {
     // Plain SQL: this runs on every allocation (the hot path of invoice creation).
@@ -181,6 +226,15 @@ export class AddressService implements AddressAllocator {
     return n;
   }
 }
+
+/** A treasury is index 0 of its account's internal chain (…/branch'/1/0). */
+export const TREASURY_INDEX = 0;
+
+/**
+ * The install's own wallet branch (the last hardened BIP44 account): the gas stations' keys. The
+ * branch counter numbers merchant accounts from 0 and never reaches it.
+ */
+export const OPERATOR_BRANCH = 0x7fffffff;
 
 /** The counter that numbers wallet branches (the BIP44 account level). */
 export const BRANCH_COUNTER = 'branch';

@@ -123,6 +123,29 @@ export class WalletSigner {
     return signed;
   }
 
+  /**
+   * Several EIP-1559 transactions (a pass's sweeps) from one opening of the seed: the keys of
+   * their paths derived through shared prefixes, each wiped before this returns.
+   */
+  signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] {
+    if (spends.length === 0) return [];
+    const txs = spends.map(({ path: _path, ...fields }) => EvmTransaction.from({ type: 2, ...fields, data: fields.data ?? '0x' }));
+    this.withRoot((root) => {
+      const derived = new Map<string, BIP32Interface>([['m', root]]);
+      try {
+        spends.forEach((spend, i) => {
+          const node = deriveCached(derived, spend.path);
+          const { signature, recoveryId } = ecc.signRecoverable(getBytes(txs[i]!.unsignedHash), node.privateKey!);
+          txs[i]!.signature = Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recoveryId as 0 | 1 });
+        });
+      } finally {
+        for (const [path, node] of derived) if (path !== 'm') wipe(node);
+      }
+    });
+    this.logger.info('evm transactions signed', { chain_id: spends[0]!.chainId, count: spends.length });
+    return txs.map((tx) => ({ txid: tx.hash!, raw: tx.serialized }));
+  }
+
   private withNode<T>(path: string, use: (node: BIP32Interface) => T): T {
     return this.withRoot((root) => {
       const node = root.derivePath(path);

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { Catalog } from '../catalog/coins';
+import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
+import { reservedGas } from '../payouts/evm/gas';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
@@ -466,10 +467,30 @@ export class WithdrawalService {
     } catch {
       throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     }
+    if (quote.kind === 'evm') {
+      const networkFee = this.evmNetworkFee(payout, quote.maxFeePerGas);
+      return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+    }
     if (quote.kind !== 'btc') throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     const sats = BigInt(Math.ceil(quote.satPerVbyte * RESERVED_VBYTES));
     const networkFee = Amount.fromBaseUnits(sats, payout.coin.decimals);
     return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+  }
+
+  /**
+   * An EVM payout's network fee at the current fee cap (PRODUCT §8a): its gas in the native coin;
+   * a token's (the payout and the treasury's top-up) converted to the token at the current rates,
+   * rounded up.
+   */
+  private evmNetworkFee(payout: PayoutCoin, maxFeePerGas: bigint): Amount {
+    const token = payout.coin.asset !== NATIVE_ASSET;
+    const native = this.deps.catalog.coin(coinId(payout.coin.chain_id, NATIVE_ASSET))!;
+    const inNative = Amount.fromBaseUnits(reservedGas(token) * maxFeePerGas, native.decimals);
+    if (!token) return inNative;
+    const fiat = this.deps.catalog.defaultFiat;
+    const nativeRate = Amount.of(this.deps.rates.rate(native.ticker, fiat).rate);
+    const tokenRate = Amount.of(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
+    return inNative.times(nativeRate).div(tokenRate, payout.coin.decimals, 'up');
   }
 
   /**

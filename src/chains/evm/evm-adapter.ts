@@ -40,7 +40,29 @@ interface RpcReceipt {
   blockNumber: string;
   blockHash: string;
   status: string;
+  gasUsed: string;
+  effectiveGasPrice?: string;
 }
+
+/** A mined transaction's receipt: where, whether it succeeded, and what it cost (wei). */
+export interface EvmReceipt {
+  height: number;
+  blockHash: string;
+  succeeded: boolean;
+  /** gasUsed × effectiveGasPrice. */
+  fee: bigint;
+}
+
+/** An EVM call or value transfer to estimate (`data`: a contract call). */
+export interface EvmCall {
+  from: string;
+  to: string;
+  value?: bigint;
+  data?: string;
+}
+
+const ERC20_BALANCE_OF = '0x70a08231';
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
 interface RpcBlock extends RpcHeader {
   transactions: RpcTransaction[];
@@ -227,6 +249,79 @@ export class EvmAdapter implements ChainAdapter {
       out.set(asset, sum);
     });
     return out;
+  }
+
+  /**
+   * A payable EVM address: 0x and 40 hex digits; mixed case must be its EIP-55 checksum (all lower
+   * or all upper case carries none and is accepted).
+   */
+  payable(address: string): boolean {
+    if (!ADDRESS_RE.test(address)) return false;
+    const digits = address.slice(2);
+    if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return true;
+    // ethers refuses a mixed-case address whose checksum is wrong.
+    return getAddress(address.toLowerCase()) === address;
+  }
+
+  /** Any positive amount can be paid. */
+  readonly minimumPayment = 1n;
+
+  /** The EIP-55 form of a payable address (the wallet's own addresses are stored in it). */
+  canonicalAddress(address: string): string {
+    return getAddress(address.toLowerCase());
+  }
+
+  /** Balances (base units) of `addresses` in `asset` (`native` or a configured token contract), at `tag`: one batched request. */
+  async balances(addresses: readonly string[], asset: string, tag = 'latest', signal?: AbortSignal): Promise<bigint[]> {
+    if (addresses.length === 0) return [];
+    const calls =
+      asset === 'native'
+        ? addresses.map((a) => ({ method: 'eth_getBalance', params: [a, tag] }))
+        : addresses.map((a) => ({ method: 'eth_call', params: [{ to: asset, data: ERC20_BALANCE_OF + a.slice(2).toLowerCase().padStart(64, '0') }, tag] }));
+    const answers = await this.rpc.batch<string>(calls, signal);
+    return answers.map((v) => (v === '0x' ? 0n : amountOf(v, `balance (${asset})`)));
+  }
+
+  /** The gas a call needs (eth_estimateGas); throws when the node says it would revert. */
+  async estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint> {
+    const params: Record<string, string> = { from: call.from, to: call.to };
+    if (call.value !== undefined) params.value = `0x${call.value.toString(16)}`;
+    if (call.data) params.data = call.data;
+    return amountOf(await this.rpc.call<string>('eth_estimateGas', [params], signal), 'eth_estimateGas');
+  }
+
+  /** The receipts of `txids` (null: not mined on the node's chain), in one batched request. */
+  async receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>> {
+    if (txids.length === 0) return [];
+    const answers = await this.rpc.batch<RpcReceipt | null>(txids.map((txid) => ({ method: 'eth_getTransactionReceipt', params: [txid] })), signal);
+    return answers.map((r) => {
+      if (!r) return null;
+      const price = amountOf(r.effectiveGasPrice ?? '0x0', 'receipt effectiveGasPrice');
+      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price };
+    });
+  }
+
+  /**
+   * Sends several signed transactions side by side (the sweeps of one pass): each its own request,
+   * all at once. Per transaction its txid, or the node's refusal.
+   */
+  async broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>> {
+    return Promise.all(
+      raws.map(async (raw) => {
+        try {
+          return { txid: await this.broadcast(raw, signal) };
+        } catch (err) {
+          signal?.throwIfAborted();
+          return { error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
+  }
+
+  /** The next nonce of each of `addresses`, mempool included, in batched requests. */
+  async pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]> {
+    if (addresses.length === 0) return [];
+    return (await this.rpc.batch<string>(addresses.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })), signal)).map(Number);
   }
 
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {

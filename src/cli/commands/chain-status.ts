@@ -1,4 +1,4 @@
-import type { ChainStatus } from '../../admin/contract';
+import type { ChainStatus, GasStationStatus } from '../../admin/contract';
 
 const show = (v: number | null): string => (v === null ? '-' : String(v));
 
@@ -11,6 +11,17 @@ export function chainStatusLines(chains: readonly ChainStatus[]): string[] {
     const state = c.maintenance ? 'MAINTENANCE' : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (scanned by another daemon)';
     lines.push(`  ${`${c.chain_id} (${c.kind})`.padEnd(width)}  tip ${show(c.node_tip)}  scanned ${show(c.scanned_height)}  lag ${show(c.lag)}  ${state}`);
     if (c.last_error) lines.push(`    last error${c.last_error_at ? ` at ${c.last_error_at}` : ''}: ${c.last_error}`);
+  }
+  return lines;
+}
+
+/** The gas stations of `coinkeep status`: balance, what the next sweeps and payouts need, and a warning when it cannot pay. */
+export function gasStationLines(stations: readonly GasStationStatus[]): string[] {
+  if (stations.length === 0) return [];
+  const lines = ['gas stations:'];
+  for (const g of stations) {
+    lines.push(`  ${g.chain_id}  ${g.address}  balance ${g.balance ?? '-'}  needed ${g.needed}${g.warning ? '  LOW' : ''}`);
+    if (g.warning) lines.push(`    warning: ${g.warning}`);
   }
   return lines;
 }

@@ -9,6 +9,7 @@ import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
 import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, enableDemoWithdrawals, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
+import { fundGasStation } from '../../dev/anvil';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
 import { SANDBOX_CHAINS } from '../../dev/chains';
@@ -49,8 +50,14 @@ export function registerDevCommands(program: Command): void {
             writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
           }
           await enableDemoWithdrawals(daemon, demo as { account_id: string; key_id: string; owner_totp_secret: string });
+          // The gas stations pay the sweeps of test USDT and the gas of token payouts.
+          const gasStations: Array<{ chain_id: string; address: string }> = [];
+          for (const [chainId, evm] of daemon.evmPayouts.byChain) {
+            await fundGasStation(config.chains.find((c) => c.id === chainId)!, evm.gasStation.address);
+            gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
+          }
           const chains = sandboxChainsInfo(daemon, sandbox.chains);
-          const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains };
+          const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains, gas_stations: gasStations };
           info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
           const btc = chains.find((c) => c.kind === 'btc');
           const payTo = SANDBOX_CHAINS.find((f) => f.kind === 'btc')?.payoutAddress?.();
@@ -191,6 +198,7 @@ function devBanner(info: Record<string, any>): string {
     lines.push('', `  chain ${c.id} (${c.kind}) at ${c.rpc_url}`);
     for (const coin of c.coins) lines.push(`    ${coin.ticker.padEnd(6)} coin_id ${coin.coin_id}${coin.contract ? `  contract ${coin.contract}` : ''}`);
   }
+  for (const g of (info.gas_stations ?? []) as Array<{ chain_id: string; address: string }>) lines.push(`  gas station of ${g.chain_id}: ${g.address} (funded by the sandbox)`);
   lines.push('', `Payment page of a demo invoice (USD 25, the payer picks the coin): ${info.checkout_url}`);
   lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID]');
   lines.push('', `  public catalogue: curl -s ${info.base_url}/v1/currencies`);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import type { WalletBackupResponse } from '../../admin/contract';
+import type { GasStationResponse, WalletBackupResponse } from '../../admin/contract';
 import { adminCall } from '../admin-client';
 import { cliConfig, output } from '../context';
 
@@ -36,6 +36,21 @@ export function registerWalletCommands(program: Command): void {
       const r = await adminCall(cliConfig(cmd).data_dir, 'GET', '/admin/wallet');
       output(cmd, r, (x) =>
         [`seed fingerprint ${x.fingerprint} (${x.words} words)`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'),
+      );
+    });
+
+  wallet
+    .command('gas-station')
+    .description("the operator's address that pays an EVM chain's sweep and token-payout gas: fund it")
+    .requiredOption('--chain <id>', 'the EVM chain (its id in the config)')
+    .action(async (o: { chain: string }, cmd: Command) => {
+      const r = await adminCall<GasStationResponse>(cliConfig(cmd).data_dir, 'GET', `/admin/wallet/gas-station/${encodeURIComponent(o.chain)}`);
+      output(cmd, r, (x) =>
+        [
+          `gas station of ${x.chain_id}: ${x.address} (${x.path})`,
+          `balance ${x.balance ?? 'not read yet'}, the next sweeps and payouts need ${x.needed}`,
+          ...(x.warning ? [`WARNING: ${x.warning}`] : []),
+        ].join('\n'),
       );
     });
 

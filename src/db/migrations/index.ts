@@ -13,6 +13,7 @@ import { StaticAddresses1767225600018 } from './0018-static-addresses';
 import { EmbedOrigins1767225600020 } from './0020-embed-origins';
 import { Payouts1767225600021 } from './0021-payouts';
 import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
+import { EvmSends1767225600023 } from './0023-evm-sends';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   EmbedOrigins1767225600020,
   Payouts1767225600021,
   PayoutFeeBooked1767225600022,
+  EvmSends1767225600023,
 ];

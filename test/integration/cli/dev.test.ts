@@ -140,6 +140,16 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   const deadline = Date.now() + 10000;
   while (status.json?.chains?.[0]?.lag !== 0 && Date.now() < deadline) status = await env.run(['--json', 'status']);
   t.like(status.json.chains[0], { chain_id: 'ethereum', lag: 0, maintenance: false, last_error: null });
+  // The sandbox funded the chain's gas station; `wallet gas-station` and `status` show it.
+  t.regex(info.gas_stations[0].address, /^0x[0-9a-fA-F]{40}$/);
+  let station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
+  while (station.json?.balance === null && Date.now() < deadline) station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
+  t.like(station.json, { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
+  t.regex(station.json.path, /^m\/44'\/60'\/2147483647'\/0\/0$/);
+  t.true(Number(station.json.balance) >= 1, JSON.stringify(station.json));
+  status = await env.run(['--json', 'status']);
+  t.like(status.json.gas_stations[0], { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
+  t.true((await env.run(['status'])).stdout.includes(`gas stations:\n  ethereum  ${info.gas_stations[0].address}  balance `));
   const target = `/v1/invoices/${first!.invoiceId}`;
   const got = await fetch(info.base_url + target, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target }) });
   t.like(await got.json(), { status: 'paid' });

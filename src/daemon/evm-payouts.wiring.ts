@@ -1,0 +1,83 @@
+import type { Catalog } from '../catalog/coins';
+import type { ChainCore } from '../chains/chain-core';
+import { EvmAdapter } from '../chains/evm/evm-adapter';
+import type { TransferRouter } from '../chains/transfer-router';
+import type { Config } from '../config/schema';
+import type { Sealer } from '../db/seal';
+import type { Store } from '../db/store';
+import type { Job } from '../jobs/scheduler';
+import type { MoneyMovement } from '../money/money-movement';
+import { EvmChainPayouts } from '../payouts/evm/evm-chain-payouts';
+import { EvmRail } from '../payouts/evm/evm-rail';
+import { EvmSendQueue } from '../payouts/evm/send-queue';
+import type { PayoutRail } from '../payouts/rail';
+import { EvmSweeper } from '../payouts/evm/sweeper';
+import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import type { AddressService } from '../wallet/address.service';
+import type { WalletSigner } from '../wallet/signer';
+
+export interface EvmPayoutsDeps {
+  config: Config;
+  store: Store;
+  catalog: Catalog;
+  chains: ChainCore;
+  router: TransferRouter;
+  addresses: AddressService;
+  signer: WalletSigner;
+  sealer: Sealer;
+  money: MoneyMovement;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Each watched EVM chain's own transactions (PRODUCT §8a): its send queue, its sweeper, its gas
+ * station, the job that runs them, and its payout rail (for the one payout worker); the transfer
+ * router learns to leave the gas station's top-ups alone.
+ */
+export function createEvmPayouts(deps: EvmPayoutsDeps) {
+  const byChain = new Map<string, EvmChainPayouts>();
+  const rails = new Map<string, PayoutRail>();
+  for (const chain of deps.config.chains) {
+    const node = deps.chains.sender(chain.id);
+    if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
+    const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
+    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
+    const gasStation = deps.addresses.gasStation(chain.id);
+    const sweeper = new EvmSweeper({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      queue,
+      money: deps.money,
+      treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id),
+      gasStation,
+      clock: deps.clock,
+      logger,
+    });
+    queue.own('sweep', sweeper).own('topup', sweeper);
+    deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
+    const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
+    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, clock: deps.clock, logger });
+    payouts.addGasNeed(() => rail.gasNeed());
+    payouts.addFinisher((signal) => rail.bookFinished(signal));
+    byChain.set(chain.id, payouts);
+    rails.set(chain.id, rail);
+  }
+  const jobs: Job[] = [...byChain.values()].map((c) => ({
+    name: `evm-sends-${c.chainId}`,
+    schedule: { everyMs: deps.config.chains.find((x) => x.id === c.chainId)!.watch.poll_interval_ms },
+    run: (signal) => c.pass(signal),
+  }));
+  return {
+    byChain,
+    /** Each chain's payout rail, for the one payout worker. */
+    rails,
+    jobs,
+    /** The gas stations are the wallet's too: never a payout's destination. */
+    isGasStation: (chainId: string, address: string) => byChain.get(chainId)?.gasStation.address === address,
+    gasStations: () => [...byChain.values()].map((c) => c.status()),
+  };
+}

@@ -1,0 +1,44 @@
+import type { EvmCall, EvmReceipt } from '../../chains/evm/evm-adapter';
+import type { BlockRef, FeeQuote, SentStatus, SentTransaction } from '../../chains/types';
+
+/** What the EVM sweeps and payouts need of their chain's node (EvmAdapter; tests may give another). */
+export interface EvmNode {
+  tip(signal?: AbortSignal): Promise<BlockRef>;
+  feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
+  nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }>;
+  pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]>;
+  balances(addresses: readonly string[], asset: string, tag?: string, signal?: AbortSignal): Promise<bigint[]>;
+  estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint>;
+  broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
+  broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>>;
+  sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
+  receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>>;
+}
+
+/** EIP-1559 fee fields of a transaction. */
+export interface EvmFees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/** The fees a new transaction pays now: the node's quote (base fee history and median tip). */
+export async function currentFees(node: EvmNode, signal?: AbortSignal): Promise<EvmFees> {
+  const quote = await node.feeQuote(signal);
+  if (quote.kind !== 'evm') throw new Error('not an EVM fee quote');
+  return { maxFeePerGas: quote.maxFeePerGas, maxPriorityFeePerGas: quote.maxPriorityFeePerGas };
+}
+
+/**
+ * The fees of a replacement (same nonce): nodes accept one only when both its fee cap and its tip
+ * are at least 10% above the replaced one's (geth's default price bump); 12.5% plus one wei is
+ * asked, and never less than what a new transaction would pay now.
+ */
+export function bumpedFees(old: EvmFees, now: EvmFees): EvmFees {
+  const bump = (v: bigint): bigint => v + v / 8n + 1n;
+  const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+  const tip = max(bump(old.maxPriorityFeePerGas), now.maxPriorityFeePerGas);
+  return { maxPriorityFeePerGas: tip, maxFeePerGas: max(max(bump(old.maxFeePerGas), now.maxFeePerGas), tip) };
+}
+
+/** A node's refusal that means the nonce is used already: the transaction can never be mined. */
+export const nonceTakenError = (message: string): boolean => /nonce too low|nonce.*already|already.*nonce|replacement transaction underpriced|old nonce/i.test(message);

@@ -1,0 +1,288 @@
+import type { EntityManager } from 'typeorm';
+import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
+import type { SentStatus } from '../../chains/types';
+import type { ChainConfig } from '../../config/schema';
+import type { AddressRow } from '../../db/entities/chain';
+import { inList, placeholder, rawQuery } from '../../db/raw';
+import type { Store } from '../../db/store';
+import type { MoneyMovement } from '../../money/money-movement';
+import type { Logger } from '../../shared/logger';
+import { iso, type Clock } from '../../shared/clock';
+import { Amount } from '../../shared/money';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
+import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
+import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
+import type { EvmSendQueue } from './send-queue';
+import { sendById, updateSend, type EvmSendRow } from './send-store';
+import type { EvmSweeper } from './sweeper';
+
+/** What `prepare` read of the node for the builds of one pass. */
+interface Prepared {
+  fees: EvmFees;
+  /** By account: its treasury, what it holds on the node (latest), and its nonces. */
+  treasuries: Map<string, TreasuryState>;
+  /** The gas station's next nonce, mempool included. */
+  stationPending: number;
+}
+
+interface TreasuryState {
+  address: string;
+  path: string;
+  /** Base units by asset (`native` or the token contract). */
+  held: Map<string, bigint>;
+  latest: number;
+  pending: number;
+}
+
+/** What an EVM candidate keeps in its `data`. */
+interface EvmCandidateData {
+  sendId: string;
+  from: string;
+  nonce: number;
+  gasLimit: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+}
+
+export interface EvmRailDeps {
+  chain: ChainConfig;
+  node: EvmNode;
+  store: Store;
+  catalog: Catalog;
+  queue: EvmSendQueue;
+  sweeper: EvmSweeper;
+  gasStation: { address: string; path: string };
+  /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
+  treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  money: MoneyMovement;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * The EVM payout rail (issue 19 §2): one withdrawal a payout, ETH or a token, sent from the
+ * account's treasury with EIP-1559 fees. The treasury's nonce is taken from the nonce store
+ * (`evm_sends`, as `reserved`) in the transaction that stores the payout, so the payouts of one pass
+ * get consecutive nonces before any reaches the node. A payout waits (`payout: null`) while the
+ * treasury does not hold what it pays plus what its unmined payouts will take: a sweep on its way
+ * brings it (the sweeper sweeps that account's coin at once, whatever its minimum); a token payout
+ * also waits for the gas station's top-up of the treasury's gas, which it asks for here.
+ * A replacement keeps the nonce and bumps both fee caps by the replacement rule.
+ */
+export class EvmRail implements PayoutRail {
+  readonly chainId: string;
+  readonly maxBatch = 1;
+  /** Each signed send (payouts, sweeps, top-ups) books what the chain took itself (MoneyMovement.bookOwnSend). */
+  readonly booksOwnFees = true;
+  private readonly native: string;
+
+  constructor(private readonly deps: EvmRailDeps) {
+    this.chainId = deps.chain.id;
+    this.native = coinId(deps.chain.id, NATIVE_ASSET);
+  }
+
+  async height(signal?: AbortSignal): Promise<number> {
+    return (await this.deps.node.tip(signal)).height;
+  }
+
+  /** The fee caps now; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
+  async prepare(signal?: AbortSignal): Promise<Prepared> {
+    const { store, node, catalog } = this.deps;
+    const coins = catalog.coins().filter((c) => c.chain_id === this.chainId);
+    const list = inList(store.read, coins.map((c) => c.id), 1);
+    const accounts = await rawQuery<{ account_id: string }>(store.read, `SELECT DISTINCT account_id FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`, list.params);
+    const rows = await store.write(async (em) => Promise.all(accounts.map(async (a) => [a.account_id, await this.deps.treasuryOf(em, a.account_id)] as const)));
+    const fees = await currentFees(node, signal);
+    const treasuries = new Map<string, TreasuryState>();
+    const addresses = rows.map(([, t]) => t.address);
+    const held = new Map<string, bigint[]>();
+    for (const coin of coins) held.set(coin.asset, await node.balances(addresses, coin.asset, 'latest', signal));
+    const nonces = await Promise.all([...addresses, this.deps.gasStation.address].map((a) => node.nonce(a, signal)));
+    rows.forEach(([accountId, t], i) => {
+      treasuries.set(accountId, {
+        address: t.address,
+        path: t.derivation_path,
+        held: new Map([...held].map(([asset, values]) => [asset, values[i]!])),
+        latest: nonces[i]!.latest,
+        pending: nonces[i]!.pending,
+      });
+    });
+    return { fees, treasuries, stationPending: nonces[nonces.length - 1]!.pending };
+  }
+
+  async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
+    const prepared = req.prepared as Prepared;
+    const order = req.orders[0]!;
+    const coin = this.deps.catalog.coin(order.coinId)!;
+    const treasury = prepared.treasuries.get(req.accountId);
+    if (!treasury) return { payout: null, refused: [] };
+    // A payout never spends what a sweep on its way has not delivered yet.
+    if (await this.deps.sweeper.inFlightTo(em, treasury.address, [order.coinId, this.native])) return { payout: null, refused: [] };
+    const token = coin.asset !== NATIVE_ASSET;
+    const gasLimit = token ? TOKEN_TRANSFER_GAS : NATIVE_TRANSFER_GAS;
+    const gasCost = gasLimit * prepared.fees.maxFeePerGas;
+    const owed = await this.unmined(em, treasury);
+    const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
+    const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
+    if (freeCoin < (token ? order.amount : order.amount + gasCost)) {
+      this.deps.sweeper.wanted(req.accountId, order.coinId);
+      return { payout: null, refused: [] };
+    }
+    if (token && freeNative < gasCost) {
+      await this.topUp(em, req.accountId, treasury, gasCost - freeNative, prepared);
+      return { payout: null, refused: [] };
+    }
+    const row = await this.deps.queue.reserve(
+      em,
+      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees: prepared.fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
+      treasury.pending,
+    );
+    return { payout: { candidate: candidateOf(row), legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: row.id }, refused: [] };
+  }
+
+  async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
+    await this.deps.node.broadcast(candidate.raw, signal);
+  }
+
+  status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus> {
+    return this.deps.node.sentStatus({ txid: candidate.txid, raw: candidate.raw }, signal);
+  }
+
+  /**
+   * The same nonce and payment with both fee caps bumped (at least 12.5% and one wei, or what the
+   * node asks now). Null when the treasury cannot pay the higher gas now: a token payout's treasury
+   * then gets a top-up first.
+   */
+  async replace(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
+    const p = prepared as Prepared;
+    const row = await sendById(em, payout.reservation);
+    if (!row || row.status !== 'reserved') return null;
+    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.fees);
+    const extra = BigInt(row.gas_limit) * (fees.maxFeePerGas - BigInt(row.max_fee_per_gas));
+    const treasury = p.treasuries.get(payout.accountId);
+    if (treasury) {
+      const owed = await this.unmined(em, treasury);
+      const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
+      if (freeNative < extra) {
+        if (row.coin_id !== this.native) await this.topUp(em, payout.accountId, treasury, extra - freeNative, p);
+        return null;
+      }
+    }
+    return candidateOf(await this.deps.queue.resign(em, row, fees));
+  }
+
+  async feePaid(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint> {
+    const [receipt] = await this.deps.node.receipts([txid], signal);
+    if (!receipt) throw new Error(`payout transaction ${txid} has no receipt`);
+    return receipt.fee;
+  }
+
+  /** Whether the mined candidate did what it was sent for (EVM status 1); a reverted one took its fee all the same. */
+  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+    const [receipt] = await this.deps.node.receipts([txid], signal);
+    if (!receipt) throw new Error(`payout transaction ${txid} has no receipt`);
+    return receipt.succeeded;
+  }
+
+  /** The payout will never be mined: its nonce row no longer counts (the node's count decides the next). */
+  async release(em: EntityManager, payout: StoredPayout): Promise<void> {
+    const row = await sendById(em, payout.reservation);
+    if (row?.status === 'reserved') await updateSend(em, row, { status: 'dropped' });
+  }
+
+  /**
+   * What the treasury's payouts not yet mined (their nonces at or above its mined count) will
+   * take, by asset: what they pay and, in the native coin, the most their gas can cost.
+   */
+  private async unmined(em: EntityManager, t: TreasuryState): Promise<Map<string, bigint>> {
+    const rows = await rawQuery<Pick<EvmSendRow, 'coin_id' | 'amount' | 'gas_limit' | 'max_fee_per_gas'>>(
+      em,
+      `SELECT coin_id, amount, gas_limit, max_fee_per_gas FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND kind = 'payout' AND status = 'reserved' AND nonce >= ${placeholder(em, 3)}`,
+      [this.chainId, t.address, t.latest],
+    );
+    const out = new Map<string, bigint>();
+    const add = (asset: string, v: bigint) => out.set(asset, (out.get(asset) ?? 0n) + v);
+    for (const r of rows) {
+      add(this.deps.catalog.coin(r.coin_id)!.asset, BigInt(r.amount));
+      add(NATIVE_ASSET, BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas));
+    }
+    return out;
+  }
+
+  /** Asks the gas station for `wei` at the treasury (stored here, sent by the chain's send queue), unless one is on its way. */
+  private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, p: Prepared): Promise<void> {
+    const waiting = await rawQuery(
+      em,
+      `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
+      [this.chainId, t.address],
+    );
+    if (waiting.length > 0) return;
+    await this.deps.queue.sign(
+      em,
+      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees: p.fees, accountId },
+      p.stationPending,
+    );
+    this.deps.logger.info('treasury gas top-up asked of the gas station', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
+  }
+
+  /**
+   * What the chain took for each finished payout (its withdrawal completed, or failed after being
+   * mined reverted), from the mined candidate's receipt, booked once to the network book in the
+   * native coin (the merchant was charged in the withdrawn coin). A payout that never got mined
+   * books nothing. How many were booked.
+   */
+  async bookFinished(signal?: AbortSignal): Promise<number> {
+    const { store, node, money } = this.deps;
+    const decimals = this.deps.catalog.coin(this.native)!.decimals;
+    const p = (i: number) => placeholder(store.read, i);
+    const rows = await rawQuery<{ id: string; txid: string | null; status: string; fee_paid: string | null; booked_at: string | null }>(
+      store.read,
+      `SELECT e.id, w.txid, w.status, e.fee_paid, e.booked_at FROM evm_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
+        `WHERE e.chain_id = ${p(1)} AND e.kind = 'payout' AND e.status = 'reserved' AND w.status IN ('completed', 'failed') ` +
+        // Not booked yet, or completed again after it was booked (a reorganisation: mined anew, perhaps at another fee).
+        `AND (e.booked_at IS NULL OR (w.status = 'completed' AND w.updated_at > e.booked_at))`,
+      [this.chainId],
+    );
+    let booked = 0;
+    for (const r of rows) {
+      const [receipt] = r.txid ? await node.receipts([r.txid], signal) : [null];
+      if (!receipt && (r.status === 'completed' || r.booked_at !== null)) continue;
+      const fee = receipt?.fee ?? 0n;
+      await store.write(async (em) => {
+        const done =
+          r.booked_at === null
+            ? await money.bookOwnSend(em, { sendId: r.id, coinId: this.native, fee: Amount.fromBaseUnits(fee, decimals), feeBaseUnits: fee })
+            : await money.rebookOwnSend(em, { sendId: r.id, coinId: this.native, decimals, was: BigInt(r.fee_paid ?? '0'), now: fee });
+        if (done) booked++;
+        // Seen again: the next pass need not look at it unless it moves again.
+        else if (r.booked_at !== null) await updateSend(em, { id: r.id, status: 'reserved' }, { booked_at: iso(this.deps.clock.now()) });
+      });
+    }
+    return booked;
+  }
+
+  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps, top-ups' own gas included. */
+  async gasNeed(): Promise<bigint> {
+    const em = this.deps.store.read;
+    const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId && c.asset !== NATIVE_ASSET);
+    if (tokens.length === 0) return 0n;
+    const list = inList(em, tokens.map((c) => c.id), 1);
+    const [row] = await rawQuery<{ n: number | string }>(em, `SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing') AND coin_id ${list.sql}`, list.params);
+    const n = BigInt(Number(row?.n ?? 0));
+    if (n === 0n) return 0n;
+    const fees = await currentFees(this.deps.node);
+    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * fees.maxFeePerGas;
+  }
+}
+
+function candidateOf(row: EvmSendRow): PayoutCandidate {
+  const data: EvmCandidateData = {
+    sendId: row.id,
+    from: row.from_address,
+    nonce: row.nonce,
+    gasLimit: row.gas_limit,
+    maxFeePerGas: row.max_fee_per_gas,
+    maxPriorityFeePerGas: row.max_priority_fee_per_gas,
+  };
+  return { txid: row.txid, raw: row.raw, fee: BigInt(row.gas_limit) * BigInt(row.max_fee_per_gas), data: data as unknown as Record<string, unknown> };
+}

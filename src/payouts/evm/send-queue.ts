@@ -1,0 +1,323 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../../catalog/coins';
+import { erc20TransferData } from '../../chains/evm/erc20';
+import type { ChainConfig } from '../../config/schema';
+import type { Sealer } from '../../db/seal';
+import { cells } from '../../db/sealed-values';
+import type { Store } from '../../db/store';
+import { iso, type Clock } from '../../shared/clock';
+import { newTimeOrderedId } from '../../shared/ids';
+import type { Logger } from '../../shared/logger';
+import type { EvmSpend } from '../../wallet/signer';
+import type { SentTransaction } from '../../chains/types';
+import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
+
+/** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
+export interface EvmSendOwner {
+  /** Handed to the node. */
+  onBroadcast?(em: EntityManager, row: EvmSendRow): Promise<void>;
+  /** Mined with the chain's confirmations (`row.succeeded` 0: reverted, its fee taken all the same). */
+  onFinal(em: EntityManager, row: EvmSendRow): Promise<void>;
+  /** Will never be mined: refused before it spread, or its nonce taken by another transaction. */
+  onDropped(em: EntityManager, row: EvmSendRow, reason: string): Promise<void>;
+  /** Its block was dropped by a reorganisation before it was final: it is watched (and rebroadcast) again. */
+  onUnmined?(em: EntityManager, row: EvmSendRow): Promise<void>;
+}
+
+/** A transaction to sign and store: from one of the wallet's keys, moving `amount` of `coinId` to `to`. */
+export interface SendRequest {
+  kind: EvmSendKind;
+  from: { address: string; path: string };
+  /** The payee (a token's recipient, not its contract). */
+  to: string;
+  coinId: string;
+  /** Base units. */
+  amount: bigint;
+  gasLimit: bigint;
+  fees: EvmFees;
+  accountId?: string | null;
+  withdrawalId?: string | null;
+  /** A send that must be mined (and have succeeded) before this one is broadcast. */
+  afterId?: string | null;
+}
+
+/** Node error texts that say nothing about the transaction: the node was not reached or not answering. */
+const UNREACHED = /unreachable|timed out|HTTP \d+|no answer|not JSON|without a result/;
+
+/**
+ * The wallet's own EVM transactions on one chain, from signing to final (PRODUCT §8a): each is
+ * given the next nonce of its sender and stored with its signed bytes in the caller's
+ * transaction, before anything is broadcast; the stored bytes are what is broadcast, and broadcast
+ * again whenever the node does not know them (a restart, a node that lost its mempool, a
+ * reorganisation). A transaction is never signed twice. Sends that are ready go to the node
+ * side by side. What a send means is its owner's (EvmSendOwner, by kind).
+ */
+export class EvmSendQueue {
+  private readonly owners = new Map<EvmSendKind, EvmSendOwner>();
+
+  constructor(
+    private readonly deps: {
+      chain: ChainConfig;
+      node: EvmNode;
+      store: Store;
+      catalog: Catalog;
+      signer: { signEvm(spend: EvmSpend): SentTransaction; signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] };
+      /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
+      sealer: Sealer;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {}
+
+  get chainId(): string {
+    return this.deps.chain.id;
+  }
+
+  own(kind: EvmSendKind, owner: EvmSendOwner): this {
+    this.owners.set(kind, owner);
+    return this;
+  }
+
+  /**
+   * Signs `req` with the next nonce of its sender (`nodePending`: the node's count, mempool
+   * included, read before the transaction) and stores it as `signed`. NonceTaken when another
+   * daemon took that nonce meanwhile: the caller's transaction rolls back.
+   */
+  async sign(em: EntityManager, req: SendRequest, nodePending: number): Promise<EvmSendRow> {
+    return this.store(em, req, nodePending, 'signed');
+  }
+
+  /**
+   * `sign` for several requests in order (each with its sender's node count in `nodePending`), the
+   * seed opened once for all of them: the sweeps of a pass.
+   */
+  async signAll(em: EntityManager, reqs: readonly SendRequest[], nodePending: (address: string) => number): Promise<EvmSendRow[]> {
+    const next = new Map<string, number>();
+    const nonces: number[] = [];
+    for (const req of reqs) {
+      const a = req.from.address;
+      const n = next.get(a) ?? (await nextNonce(em, this.chainId, a, nodePending(a)));
+      nonces.push(n);
+      next.set(a, n + 1);
+    }
+    const signed = this.deps.signer.signEvmAll(reqs.map((req, i) => this.spend(req, nonces[i]!)));
+    const rows: EvmSendRow[] = [];
+    for (const [i, req] of reqs.entries()) {
+      const row = this.rowOf(req, nonces[i]!, signed[i]!, 'signed');
+      await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  private spend(req: SendRequest, nonce: number): EvmSpend {
+    return { ...this.spendOf(req.coinId, req.to, req.amount), chainId: this.deps.chain.chain_id!, path: req.from.path, nonce, gasLimit: req.gasLimit, ...req.fees };
+  }
+
+  /**
+   * Signs a payout with the next nonce of its treasury and stores it as `reserved`: the nonce is
+   * taken (the payouts of one pass get consecutive ones) but the payout worker sends and follows it.
+   */
+  reserve(em: EntityManager, req: SendRequest, nodePending: number): Promise<EvmSendRow> {
+    return this.store(em, req, nodePending, 'reserved');
+  }
+
+  /** A payout's replacement: the same nonce and payment at `fees`, its row rewritten (still reserved). */
+  async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
+    const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, BigInt(row.amount)), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
+    const patch = {
+      txid: signed.txid,
+      raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
+      candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
+      max_fee_per_gas: fees.maxFeePerGas.toString(),
+      max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
+      updated_at: iso(this.deps.clock.now()),
+    };
+    if (!(await updateSend(em, row, patch))) throw new Error(`evm send ${row.id} changed meanwhile`);
+    return { ...row, ...patch, raw: signed.raw };
+  }
+
+  private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
+    const nonce = await nextNonce(em, this.chainId, req.from.address, nodePending);
+    const row = this.rowOf(req, nonce, this.deps.signer.signEvm(this.spend(req, nonce)), status);
+    await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
+    return row;
+  }
+
+  private rowOf(req: SendRequest, nonce: number, signed: SentTransaction, status: 'signed' | 'reserved'): EvmSendRow {
+    const now = this.deps.clock.now();
+    return {
+      id: newTimeOrderedId(now.getTime()),
+      chain_id: this.chainId,
+      kind: req.kind,
+      from_address: req.from.address,
+      from_path: req.from.path,
+      nonce,
+      to_address: req.to,
+      coin_id: req.coinId,
+      amount: req.amount.toString(),
+      account_id: req.accountId ?? null,
+      withdrawal_id: req.withdrawalId ?? null,
+      after_id: req.afterId ?? null,
+      txid: signed.txid,
+      raw: signed.raw,
+      candidate_txids: JSON.stringify([signed.txid]),
+      gas_limit: req.gasLimit.toString(),
+      max_fee_per_gas: req.fees.maxFeePerGas.toString(),
+      max_priority_fee_per_gas: req.fees.maxPriorityFeePerGas.toString(),
+      status,
+      sent_height: null,
+      block_height: null,
+      block_hash: null,
+      fee_paid: null,
+      succeeded: null,
+      booked_at: null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    };
+  }
+
+  /** One pass: the stored sends that are ready go to the node together; the ones out there are followed. */
+  async pass(signal?: AbortSignal): Promise<void> {
+    await this.track(signal);
+    await this.broadcastReady(signal);
+  }
+
+  /**
+   * Hands every stored `signed` send whose predecessor (a top-up) is mined and succeeded to the
+   * node, all at once. A refusal that says the nonce is used: the send is dropped, unless one of its
+   * own candidates is what used it (a restart after the broadcast). A node that was not reached:
+   * tried again next pass.
+   */
+  async broadcastReady(signal?: AbortSignal): Promise<number> {
+    const { store, node } = this.deps;
+    const signed = (await sendsWithStatus(store.read, this.chainId, ['signed'])).map((r) => this.opened(r));
+    const ready: EvmSendRow[] = [];
+    for (const row of signed) {
+      if (row.after_id === null) {
+        ready.push(row);
+        continue;
+      }
+      const after = await sendById(store.read, row.after_id);
+      if (!after || after.status === 'dropped' || (after.block_height !== null && after.succeeded === 0)) {
+        await store.write((em) => this.drop(em, row, 'the gas top-up before it failed'));
+      } else if (after.block_height !== null && after.succeeded === 1) ready.push(row);
+    }
+    if (ready.length === 0) return 0;
+    const tip = await node.tip(signal);
+    const results = await node.broadcastAll(ready.map((r) => r.raw), signal);
+    let sent = 0;
+    // What the node took, marked in one transaction.
+    const accepted = ready.filter((_, i) => 'txid' in results[i]!);
+    if (accepted.length > 0) {
+      await store.write(async (em) => {
+        const now = iso(this.deps.clock.now());
+        for (const row of accepted) {
+          const moved = { ...row, status: 'broadcast' as const, sent_height: tip.height, updated_at: now };
+          if (await updateSend(em, row, { status: moved.status, sent_height: moved.sent_height, updated_at: moved.updated_at })) {
+            sent++;
+            await this.owner(row).onBroadcast?.(em, moved);
+          }
+        }
+      });
+    }
+    for (const [i, row] of ready.entries()) {
+      const result = results[i]!;
+      if ('txid' in result) continue;
+      if (UNREACHED.test(result.error)) continue;
+      // Ours already? (broadcast before a restart, and mined or waiting since)
+      const mined = (await node.receipts(candidatesOf(row), signal)).some((r) => r !== null);
+      const status = mined ? null : await node.sentStatus(row, signal);
+      if (mined || status?.state === 'mempool') {
+        await store.write((em) => updateSend(em, row, { status: 'broadcast', sent_height: tip.height, updated_at: iso(this.deps.clock.now()) }));
+        continue;
+      }
+      const reason = nonceTakenError(result.error) ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction` : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
+      this.deps.logger.warn('evm send refused', { chain: this.chainId, kind: row.kind, txid: row.txid, reason });
+      await store.write((em) => this.drop(em, row, reason));
+    }
+    return sent;
+  }
+
+  /**
+   * Follows the broadcast sends: a receipt of any of a send's candidates marks it mined (final at
+   * the chain's confirmations); a mined one whose receipt is gone was reorganised away and is
+   * watched again; one the node does not know is broadcast again; one whose nonce another
+   * transaction took is dropped.
+   */
+  async track(signal?: AbortSignal): Promise<void> {
+    const { store, node, chain } = this.deps;
+    const out = (await sendsWithStatus(store.read, this.chainId, ['broadcast'])).map((r) => this.opened(r));
+    if (out.length === 0) return;
+    const tip = await node.tip(signal);
+    const candidates = out.map(candidatesOf);
+    const receipts = await node.receipts(candidates.flat(), signal);
+    let at = 0;
+    const unmined: EvmSendRow[] = [];
+    const mined: Array<{ row: EvmSendRow; patch: Partial<EvmSendRow>; final: boolean }> = [];
+    const now = iso(this.deps.clock.now());
+    for (const [i, row] of out.entries()) {
+      const own = candidates[i]!.map((txid) => ({ txid, receipt: receipts[at++] ?? null }));
+      const found = own.find((c) => c.receipt !== null);
+      if (!found) {
+        unmined.push(row);
+        continue;
+      }
+      const r = found.receipt!;
+      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
+      mined.push({ row, patch, final: tip.height - r.height + 1 >= Math.max(1, chain.confirmations) });
+    }
+    // Every mined send of the pass in one transaction, each final one handed to its owner there.
+    if (mined.length > 0) {
+      await store.write(async (em) => {
+        for (const { row, patch, final } of mined) {
+          if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) continue;
+          if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
+        }
+      });
+    }
+    for (const row of unmined) {
+      const now = iso(this.deps.clock.now());
+      if (row.block_height !== null) {
+        const patch = { block_height: null, block_hash: null, succeeded: null, fee_paid: null, updated_at: now };
+        await store.write(async (em) => {
+          if (await updateSend(em, row, patch)) await this.owner(row).onUnmined?.(em, { ...row, ...patch });
+        });
+      }
+      const status = await node.sentStatus(row, signal);
+      if (status.state === 'unknown') {
+        await node.broadcast(row.raw, signal).catch((err: unknown) => this.deps.logger.warn('evm rebroadcast refused', { chain: this.chainId, txid: row.txid, error: String(err) }));
+      } else if (status.state === 'conflicted') {
+        // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
+        // then a restart before it was sent), which the latest replaces, or by another transaction.
+        const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
+        if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`));
+      }
+    }
+  }
+
+  /** A stored row with its signed bytes opened. */
+  private opened(row: EvmSendRow): EvmSendRow {
+    return { ...row, raw: this.deps.sealer.open(row.raw, cells.evmSend(row.id)) };
+  }
+
+  private async drop(em: EntityManager, row: EvmSendRow, reason: string): Promise<void> {
+    if (await updateSend(em, row, { status: 'dropped', updated_at: iso(this.deps.clock.now()) })) await this.owner(row).onDropped(em, { ...row, status: 'dropped' }, reason);
+  }
+
+  private owner(row: EvmSendRow): EvmSendOwner {
+    const owner = this.owners.get(row.kind);
+    if (!owner) throw new Error(`no owner of ${row.kind} sends`);
+    return owner;
+  }
+
+  /** `to`, `value` and `data` of a payment of `amount` base units of `coinId` to `payee`. */
+  private spendOf(coinId: string, payee: string, amount: bigint): Pick<EvmSpend, 'to' | 'value' | 'data'> {
+    const coin = this.deps.catalog.coin(coinId);
+    if (!coin || coin.chain_id !== this.chainId) throw new Error(`coin ${coinId} is not of ${this.chainId}`);
+    return coin.asset === 'native' ? { to: payee, value: amount } : { to: coin.asset, value: 0n, data: erc20TransferData(payee, amount) };
+  }
+}
+
+export const candidatesOf = (row: Pick<EvmSendRow, 'candidate_txids'>): string[] => JSON.parse(row.candidate_txids) as string[];

@@ -1,0 +1,254 @@
+import type { EntityManager } from 'typeorm';
+import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
+import { erc20TransferData } from '../../chains/evm/erc20';
+import type { ChainConfig } from '../../config/schema';
+import type { AddressRow, ChainTransferRow } from '../../db/entities/chain';
+import { inList, placeholder, rawQuery, rawRun } from '../../db/raw';
+import type { Store } from '../../db/store';
+import type { MoneyMovement } from '../../money/money-movement';
+import { iso, type Clock } from '../../shared/clock';
+import type { Logger } from '../../shared/logger';
+import { Amount } from '../../shared/money';
+import { currentFees, type EvmNode } from './evm-node';
+import { NATIVE_TRANSFER_GAS } from './gas';
+import type { EvmSendOwner, EvmSendQueue } from './send-queue';
+import type { EvmSendRow } from './send-store';
+
+const NATIVE_DECIMALS = 18;
+
+/** A deposit address's credited, not yet swept balance of one coin. */
+interface SweepGroup {
+  accountId: string;
+  addressId: string;
+  address: string;
+  path: string;
+  coinId: string;
+  transferIds: string[];
+  /** Base units credited. */
+  credited: bigint;
+}
+
+/** A planned sweep: what it moves, the gas it may use, and the top-up it needs first (token sweeps). */
+interface PlannedSweep extends SweepGroup {
+  treasury: string;
+  amount: bigint;
+  gasLimit: bigint;
+  topUp: bigint;
+}
+
+export interface EvmSweeperDeps {
+  chain: ChainConfig;
+  node: EvmNode;
+  store: Store;
+  catalog: Catalog;
+  queue: EvmSendQueue;
+  money: MoneyMovement;
+  /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
+  treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  gasStation: { address: string; path: string };
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Sweeps the credited deposits of one EVM chain into their accounts' treasuries (PRODUCT §8a, issue
+ * 19 §1), a deposit address and coin at a time, once it holds at least the coin's `sweep.min`:
+ * ETH as its whole balance less the gas, a token after the gas station has topped the address up
+ * with exactly the gas its transfer needs (the transfer waits in the store until the top-up is
+ * mined). Every sweep names the credited transfers it moves, so a deposit is swept once; a sweep
+ * that can no longer happen gives them back. What the chain takes, and what the gas station put in,
+ * is booked to the operator's `network` book when final; invoices and deposits are not touched.
+ */
+export class EvmSweeper implements EvmSendOwner {
+  private readonly native: string;
+  /** What the last pass's due token sweeps needed of the gas station, their top-ups' own gas included (wei). */
+  needed = 0n;
+  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
+  private readonly urgent = new Set<string>();
+
+  constructor(private readonly deps: EvmSweeperDeps) {
+    this.native = coinId(deps.chain.id, NATIVE_ASSET);
+  }
+
+  /** Plans and signs this pass's sweeps (and their top-ups); the send queue broadcasts them. How many sweeps. */
+  async plan(signal?: AbortSignal): Promise<number> {
+    const groups = await this.dueGroups();
+    this.urgent.clear();
+    if (groups.length === 0) {
+      this.needed = 0n;
+      return 0;
+    }
+    const { node, store } = this.deps;
+    const treasuries = await store.write(async (em) => {
+      const out = new Map<string, string>();
+      for (const accountId of new Set(groups.map((g) => g.accountId))) out.set(accountId, (await this.deps.treasuryOf(em, accountId)).address);
+      return out;
+    });
+    const fees = await currentFees(node, signal);
+    const addresses = groups.map((g) => g.address);
+    const [nativeBalances, [stationBalance]] = await Promise.all([node.balances(addresses, 'native', 'latest', signal), node.balances([this.deps.gasStation.address], 'native', 'latest', signal)]);
+    // What the gas station can still give this pass (each top-up's own gas included).
+    let station = stationBalance!;
+    let needed = 0n;
+    const planned: PlannedSweep[] = [];
+    // Token balances and gas estimates of the whole pass side by side: a round trip each, not one after another.
+    const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
+    const held = new Map<number, bigint>();
+    for (const asset of new Set(tokenGroups.map((x) => x.asset))) {
+      const of = tokenGroups.filter((x) => x.asset === asset);
+      (await node.balances(of.map((x) => x.g.address), asset, 'latest', signal)).forEach((b, j) => held.set(of[j]!.i, b));
+    }
+    const gas = new Map<number, bigint | null>();
+    await Promise.all(
+      tokenGroups.map(async ({ g, i, asset }) => {
+        const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
+        if (amount <= 0n) return gas.set(i, null);
+        try {
+          gas.set(i, await node.estimateGas({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, amount) }, signal));
+        } catch (err) {
+          this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: String(err) });
+          gas.set(i, null);
+        }
+      }),
+    );
+    for (const [i, g] of groups.entries()) {
+      const treasury = treasuries.get(g.accountId)!;
+      const balance = nativeBalances[i]!;
+      const asset = this.deps.catalog.coin(g.coinId)!.asset;
+      if (asset === NATIVE_ASSET) {
+        const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+        // Worth it only when it moves more than it costs.
+        if (balance - cost <= cost) continue;
+        planned.push({ ...g, treasury, amount: balance - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
+        continue;
+      }
+      const gasLimit = gas.get(i);
+      if (!gasLimit) continue;
+      const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
+      const need = gasLimit * fees.maxFeePerGas;
+      const topUp = need > balance ? need - balance : 0n;
+      if (topUp > 0n) {
+        const cost = topUp + NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+        needed += cost;
+        if (cost > station) continue;
+        station -= cost;
+      }
+      planned.push({ ...g, treasury, amount, gasLimit, topUp });
+    }
+    this.needed = needed;
+    if (planned.length === 0) return 0;
+    const senders = [...new Set(planned.map((p) => p.address)), ...(planned.some((p) => p.topUp > 0n) ? [this.deps.gasStation.address] : [])];
+    const counts = await node.pendingNonces(senders, signal);
+    const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
+    await store.write(async (em) => {
+      // The top-ups first (the gas station's nonces in order), then the sweeps that wait for them; the seed opened once a batch.
+      const needing = planned.filter((p) => p.topUp > 0n);
+      const topUps = await this.deps.queue.signAll(
+        em,
+        needing.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
+        (a) => pending.get(a)!,
+      );
+      const after = new Map(needing.map((p, i) => [p.address, topUps[i]!.id]));
+      const sweeps = await this.deps.queue.signAll(
+        em,
+        planned.map((p) => ({ kind: 'sweep' as const, from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId: after.get(p.address) ?? null })),
+        (a) => pending.get(a)!,
+      );
+      for (const [i, p] of planned.entries()) await this.markSwept(em, sweeps[i]!.id, p.transferIds);
+    });
+    this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: planned.length, top_ups: planned.filter((p) => p.topUp > 0n).length });
+    return planned.length;
+  }
+
+  async onFinal(em: EntityManager, row: EvmSendRow): Promise<void> {
+    const fee = Amount.fromBaseUnits(BigInt(row.fee_paid ?? '0'), NATIVE_DECIMALS);
+    if (row.kind === 'topup') {
+      // The gas station's own gas is its float's, outside the books; what reached the address enters them.
+      await this.deps.money.bookOwnSend(em, { sendId: row.id, coinId: this.native, fee: Amount.zero(), arrived: row.succeeded === 1 ? Amount.fromBaseUnits(BigInt(row.amount), NATIVE_DECIMALS) : Amount.zero() });
+      return;
+    }
+    await this.deps.money.bookOwnSend(em, { sendId: row.id, coinId: this.native, fee });
+    if (row.succeeded !== 1) await this.release(em, row.id);
+  }
+
+  async onDropped(em: EntityManager, row: EvmSendRow): Promise<void> {
+    if (row.kind === 'sweep') await this.release(em, row.id);
+  }
+
+  /**
+   * Whether a transfer is one of the gas station's top-ups reaching a deposit address: the wallet's
+   * own money, not a payment (the transfer router leaves it alone).
+   */
+  async isTopUp(em: EntityManager, transfer: Pick<ChainTransferRow, 'chain_id' | 'txid' | 'coin_id' | 'direction'>): Promise<boolean> {
+    if (transfer.chain_id !== this.deps.chain.id || transfer.coin_id !== this.native || transfer.direction !== 'incoming') return false;
+    const rows = await rawQuery(em, `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Credited incoming transfers to deposit addresses not yet swept, by address and coin, for
+   * addresses with nothing of theirs on the way and over the coin's minimum.
+   */
+  private async dueGroups(): Promise<SweepGroup[]> {
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const rows = await rawQuery<{ id: string; account_id: string; address_id: string; address: string; coin_id: string; amount: string; derivation_path: string }>(
+      em,
+      `SELECT t.id, t.account_id, t.address_id, t.address, t.coin_id, t.amount, a.derivation_path FROM chain_transfers t ` +
+        `JOIN addresses a ON a.id = t.address_id ` +
+        `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
+        `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
+        `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ` +
+        `AND NOT EXISTS (SELECT 1 FROM evm_sends e WHERE e.chain_id = t.chain_id AND e.from_address = t.address AND e.status IN ('signed', 'broadcast')) ` +
+        `ORDER BY t.address, t.coin_id`,
+      [this.deps.chain.id],
+    );
+    const groups = new Map<string, SweepGroup>();
+    for (const r of rows) {
+      const coin = this.deps.catalog.coin(r.coin_id);
+      if (!coin) continue;
+      const key = `${r.address}\u0000${r.coin_id}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { accountId: r.account_id, addressId: r.address_id, address: r.address, path: r.derivation_path, coinId: r.coin_id, transferIds: [], credited: 0n }));
+      g.transferIds.push(r.id);
+      g.credited += Amount.of(r.amount).toBaseUnits(coin.decimals);
+    }
+    // One sweep per address a pass (its nonces one after another); the minimum per coin.
+    const seen = new Set<string>();
+    return [...groups.values()].filter((g) => {
+      const coin = this.deps.catalog.coin(g.coinId)!;
+      const min = this.urgent.has(`${g.accountId}\u0000${g.coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
+      if (g.credited < min || g.credited === 0n || seen.has(g.address)) return false;
+      seen.add(g.address);
+      return true;
+    });
+  }
+
+  private async markSwept(em: EntityManager, sendId: string, transferIds: string[]): Promise<void> {
+    const now = iso(this.deps.clock.now());
+    for (const id of transferIds) {
+      const n = await rawRun(em, `INSERT INTO evm_swept_transfers (transfer_id, send_id, created_at) VALUES (${placeholder(em, 1)}, ${placeholder(em, 2)}, ${placeholder(em, 3)}) ON CONFLICT DO NOTHING`, [id, sendId, now]);
+      if (n !== 1) throw new Error(`deposit transfer ${id} is being swept already`);
+    }
+  }
+
+  private async release(em: EntityManager, sendId: string): Promise<void> {
+    await rawRun(em, `DELETE FROM evm_swept_transfers WHERE send_id = ${placeholder(em, 1)}`, [sendId]);
+  }
+
+  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
+  wanted(accountId: string, coinId: string): void {
+    this.urgent.add(`${accountId}\u0000${coinId}`);
+  }
+
+  /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */
+  async inFlightTo(em: EntityManager, treasury: string, coinIds: readonly string[]): Promise<boolean> {
+    const list = inList(em, coinIds, 3);
+    const rows = await rawQuery(
+      em,
+      `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'sweep' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast') AND coin_id ${list.sql}`,
+      [this.deps.chain.id, treasury, ...list.params],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * EVM sweeps (issue 19 §5): 1,000 credited deposit addresses, half holding ETH and half the test
+ * USDT, swept into their accounts' treasuries on anvil by the daemon's send queue and sweeper (the
+ * token half topped up with gas by the gas station first), against the same number of plain
+ * pre-signed transfers sent by a bare ethers script in the same run. The goal: sweep wall time at
+ * most 2× the bare script's; the process's RSS while sweeping is printed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AbiCoder, HDNodeWallet, keccak256, parseEther, Transaction } from 'ethers';
+import { Catalog, coinId } from '../../src/catalog/coins';
+import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
+import { evmScheme } from '../../src/chains/evm/derive';
+import { WatchedAddresses } from '../../src/chains/watched-addresses';
+import { parseConfig } from '../../src/config/schema';
+import { insertRow, rawQuery } from '../../src/db/raw';
+import { Sealer } from '../../src/db/seal';
+import { Store } from '../../src/db/store';
+import { anvilChainEntry, prepareAnvil } from '../../src/dev/anvil';
+import { AnvilNode } from '../../src/dev/anvil-node';
+import { Ledger } from '../../src/ledger/ledger';
+import { MoneyMovement } from '../../src/money/money-movement';
+import { EvmSendQueue } from '../../src/payouts/evm/send-queue';
+import { EvmSweeper } from '../../src/payouts/evm/sweeper';
+import { systemClock } from '../../src/shared/clock';
+import { newId, newTimeOrderedId } from '../../src/shared/ids';
+import { silentLogger } from '../../src/shared/logger';
+import { AddressService } from '../../src/wallet/address.service';
+import { HdWallet } from '../../src/wallet/hd';
+import { WalletSigner } from '../../src/wallet/signer';
+import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
+import { fmt, report, rssMiB } from './lib';
+
+const ADDRESSES = Number(process.env.BENCH_SWEEP_ADDRESSES ?? 1000);
+const ACCOUNT = 'bench-account';
+
+export async function run(): Promise<void> {
+  const node = await AnvilNode.start();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-sweeps-'));
+  try {
+    const usdt = await prepareAnvil(node);
+    const config = parseConfig({ chains: [anvilChainEntry(node.rpcUrl, usdt, { confirmations: 1, options: { poll_interval_ms: 50, stall_seconds: 0 } })] });
+    const chain = config.chains[0]!;
+    const catalog = new Catalog(config.chains, config.fiat);
+    const store = await Store.open({ url: `sqlite:${path.join(dir, 'bench.db')}` });
+    await store.migrate();
+    const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+    const wallet = new HdWallet(signer);
+    const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched: new WatchedAddresses(), clock: systemClock });
+    const rpc = (method: string, params: unknown[]) => node.rpc(method, params);
+    const ETH = coinId(chain.id, 'native');
+    const USDT = coinId(chain.id, usdt);
+    const slot = (a: string) => keccak256(AbiCoder.defaultAbiCoder().encode(['address', 'uint256'], [a, 0]));
+
+    // 1,000 deposit addresses of one account, each with a credited payment, and what they hold on the chain.
+    const now = new Date().toISOString();
+    await store.write(async (em) => {
+      for (let i = 0; i < ADDRESSES; i++) {
+        const token = i % 2 === 1;
+        const d = wallet.derive(evmScheme(), 0, i);
+        const addressId = newTimeOrderedId();
+        const coin = token ? USDT : ETH;
+        const amount = token ? '100' : '0.1';
+        await insertRow(em, 'addresses', { id: addressId, account_id: ACCOUNT, chain_id: chain.id, coin_id: coin, address: d.address, derivation_path: d.path, derivation_index: i, purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now });
+        const transferId = newId();
+        await insertRow(em, 'chain_transfers', { id: transferId, chain_id: chain.id, coin_id: coin, txid: `0x${i.toString(16).padStart(64, '0')}`, output_index: 0, direction: 'incoming', purpose: 'invoice', address: d.address, address_id: addressId, account_id: ACCOUNT, amount, spent_transfer_id: null, nonce: null, block_height: 1, block_hash: '0x00', confirmations: 10, status: 'confirmed', seen_at: now, confirmed_at: now, reverted_at: null, created_at: now, updated_at: now });
+        await insertRow(em, 'transactions', { id: newId(), account_id: ACCOUNT, type: 'invoice_payment', status: 'confirmed', coin_id: coin, amount, fee: '0', net_amount: amount, txid: null, chain_transfer_id: transferId, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: now, confirmed_at: now, updated_at: now });
+        if (token) await rpc('anvil_setStorageAt', [usdt, slot(d.address), `0x${(100_000_000n).toString(16).padStart(64, '0')}`]);
+        else await rpc('anvil_setBalance', [d.address, `0x${parseEther('0.1').toString(16)}`]);
+      }
+    });
+    const gasStation = addresses.gasStation(chain.id);
+    await rpc('anvil_setBalance', [gasStation.address, `0x${parseEther('1000').toString(16)}`]);
+
+    const adapter = new EvmAdapter(chain);
+    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), clock: systemClock, logger: silentLogger });
+    const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, clock: systemClock, logger: silentLogger });
+    queue.own('sweep', sweeper).own('topup', sweeper);
+
+    // The bare script: the same number of plain transfers, signed beforehand, sent side by side, until all are mined.
+    const payers = Array.from({ length: ADDRESSES }, (_, i) => HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, `m/44'/60'/7'/0/${i}`));
+    for (const p of payers) await rpc('anvil_setBalance', [p.address, `0x${parseEther('1').toString(16)}`]);
+    const to = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/8'/0/0").address;
+    const fees = await adapter.feeQuote();
+    if (fees.kind !== 'evm') throw new Error('no EVM quote');
+    const raws = await Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce: 0, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
+    const bareStart = process.hrtime.bigint();
+    const hashes = await Promise.all(raws.map((raw) => adapter.broadcast(raw)));
+    for (;;) {
+      const receipts = await adapter.receipts(hashes);
+      if (receipts.every((r) => r !== null)) break;
+    }
+    const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
+
+    let peak = rssMiB();
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
+    const sweepStart = process.hrtime.bigint();
+    let passes = 0;
+    for (;;) {
+      passes++;
+      await queue.track();
+      await sweeper.plan();
+      await queue.broadcastReady();
+      const [left] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status <> 'mined'`);
+      const [done] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`);
+      if (Number(left!.n) === 0 && Number(done!.n) === ADDRESSES) break;
+      if (passes > 10_000) throw new Error('the sweeps did not finish');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sweepSeconds = Number(process.hrtime.bigint() - sweepStart) / 1e9;
+    clearInterval(sampler);
+    const treasury = (await rawQuery<{ address: string }>(store.read, `SELECT address FROM addresses WHERE purpose = 'treasury'`))[0]!.address;
+    const [swept] = await adapter.balances([treasury], usdt);
+    if (swept !== 100_000_000n * BigInt(ADDRESSES / 2)) throw new Error(`the treasury holds ${swept} USDT units`);
+    const ratio = sweepSeconds / bareSeconds;
+    report(
+      `EVM sweeps of ${ADDRESSES} credited deposit addresses (${ADDRESSES / 2} ETH, ${ADDRESSES / 2} USDT with a gas top-up each) on anvil`,
+      [
+        ['bare ethers script: pre-signed transfers sent, all mined (s)', fmt(bareSeconds)],
+        ['sweeps: plan, top-ups, sign, store, send, follow, all final (s)', fmt(sweepSeconds)],
+        ['transactions the sweeps sent', String(ADDRESSES + ADDRESSES / 2)],
+        ['passes', String(passes)],
+        ['RSS of the process while sweeping, peak (MiB)', fmt(peak)],
+      ],
+      { name: 'sweep time / bare script time', value: ratio, goal: '≤ 2', ok: ratio <= 2 },
+    );
+    await store.close();
+  } finally {
+    await node.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * EVM payouts in trouble on a real anvil (issue 19 §2, §4): a payout stuck under a raised base fee
+ * is replaced (same nonce, higher fees) and completed once; a payout whose nonce another
+ * transaction takes fails with its hold released; a token payout reverted on chain fails with its
+ * network fee charged; a payout whose block is reorganised away goes back to broadcast and is
+ * mined again, paid once.
+ */
+import test from 'ava';
+import { AbiCoder, HDNodeWallet, keccak256, parseUnits, Transaction } from 'ethers';
+import { AddressEntity } from '../../../src/db/entities/chain';
+import { EventEntity } from '../../../src/db/entities/events';
+import { verifyLedger } from '../../../src/ledger/verify';
+import { Amount } from '../../../src/shared/money';
+import { killAllAnvils } from '../../helpers/anvil';
+import { TEST_MNEMONIC } from '../../helpers/daemon';
+import { elsewhere, eth, startEvmPayoutFixture, type EvmPayoutFixture } from './evm-payout-fixture';
+
+test.after.always(killAllAnvils);
+
+async function treasuryOf(f: EvmPayoutFixture): Promise<AddressEntityRow> {
+  return f.td.daemon.store.read.findOneByOrFail(AddressEntity, { account_id: f.accountId, purpose: 'treasury' });
+}
+type AddressEntityRow = { address: string; derivation_path: string };
+
+/** Funds the account with a paid invoice and waits until its sweep is done; then stops mining. */
+async function funded(f: EvmPayoutFixture, ticker: 'ETH' | 'USDT', amount: string): Promise<void> {
+  await f.paidInvoice(ticker, amount);
+  const stop = f.miner();
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+  await f.quiet();
+  await stop();
+}
+
+test('a payout stuck under a raised base fee is replaced with the same nonce and higher fees, and completed once with the txid that was mined', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  await funded(f, 'ETH', '1');
+  await f.node.rpc('evm_setAutomine', [false]);
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
+  await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
+  const first = (await f.get(w.id)).txid;
+  const stuck = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [first]));
+  // Blocks from now on cost far more than the payout offers: it waits in the mempool.
+  await f.node.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(stuck.maxFeePerGas! * 50n).toString(16)}`]);
+  const stop = f.miner(200);
+  t.teardown(stop);
+  const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 90_000);
+  await f.quiet();
+  await stop();
+
+  t.not(done.txid, first, 'the replacement was mined');
+  const replacement = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid]));
+  t.is(replacement.nonce, stuck.nonce, 'the same nonce');
+  t.true(replacement.maxFeePerGas! > stuck.maxFeePerGas! && replacement.maxPriorityFeePerGas! > stuck.maxPriorityFeePerGas!, 'both fee caps bumped');
+  t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');
+  const row = await f.td.daemon.store.read.query(`SELECT candidate_txids FROM withdrawals WHERE id = '${w.id}'`);
+  t.true((JSON.parse(row[0].candidate_txids) as string[]).includes(first));
+  t.like(await f.balance('ETH'), { hold: '0' });
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+test('a payout whose nonce another transaction takes fails, its hold released and nothing paid', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  await funded(f, 'ETH', '1');
+  await f.node.rpc('evm_setAutomine', [false]);
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
+  await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
+  const ours = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [(await f.get(w.id)).txid]));
+
+  // Someone with the treasury's key spends its nonce first, at a higher fee.
+  const treasury = await treasuryOf(f);
+  const key = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, treasury.derivation_path);
+  t.is(key.address, treasury.address);
+  const other = await key.signTransaction({ type: 2, chainId: ours.chainId, nonce: ours.nonce, to: elsewhere(), value: 0n, gasLimit: 21_000n, maxFeePerGas: ours.maxFeePerGas! * 3n, maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei') });
+  const otherTxid = await f.node.rpc<string>('eth_sendRawTransaction', [other]);
+  const stop = f.miner();
+  t.teardown(stop);
+  const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
+  await f.quiet();
+  await stop();
+
+  t.truthy(failed.failure_reason);
+  t.is(await f.onChain(to, 'ETH'), 0n, 'nothing paid');
+  t.like(await f.balance('ETH'), { hold: '0', available: '1' });
+  t.true((await verifyLedger(f.td.daemon.store.read)).ok);
+  // The books differ from the chain by exactly what the other transaction took from the treasury.
+  const receipt = await f.node.rpc<{ gasUsed: string; effectiveGasPrice: string }>('eth_getTransactionReceipt', [otherTxid]);
+  const taken = Amount.fromBaseUnits(BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice), 18);
+  const check = await f.booksMatchChain();
+  const m = /ETH: books ([\d.]+), chain ([\d.]+)/.exec(check.detail)!;
+  t.true(Amount.of(m[1]!).minus(Amount.of(m[2]!)).eq(taken), check.detail);
+});
+
+test('a token payout mined and reverted (status 0) fails with its reason, its hold released and its network fee charged', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  await funded(f, 'USDT', '100');
+  await f.node.rpc('evm_setAutomine', [false]);
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: to });
+  // The gas station's top-up of the treasury is mined first (one block, then no more); then the payout goes out.
+  const store = f.td.daemon.store;
+  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'topup' AND status = 'broadcast'`))[0].n > 0, 'the top-up sent');
+  await f.node.mine(1);
+  await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
+  // Before it is mined, the treasury's token balance is emptied (the contract's storage), so the transfer reverts.
+  const treasury = await treasuryOf(f);
+  const slot = keccak256(AbiCoder.defaultAbiCoder().encode(['address', 'uint256'], [treasury.address, 0]));
+  const zero = `0x${'0'.repeat(64)}`;
+  const full = await f.node.rpc<string>('eth_getStorageAt', [f.usdt, slot, 'latest']);
+  await f.node.rpc('anvil_setStorageAt', [f.usdt, slot, zero]);
+  await f.node.mine(1);
+  const receipt = await f.node.rpc<{ status: string }>('eth_getTransactionReceipt', [(await f.get(w.id)).txid]);
+  t.is(receipt.status, '0x0', 'reverted on chain');
+  await f.node.rpc('anvil_setStorageAt', [f.usdt, slot, full]);
+  await f.node.rpc('evm_setAutomine', [true]);
+  const stop = f.miner();
+  t.teardown(stop);
+  const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
+  await f.quiet();
+  await stop();
+
+  t.regex(failed.failure_reason, /reverted/);
+  t.is(failed.network_fee_charged, failed.network_fee_reserved);
+  t.is(await f.onChain(to, 'USDT'), 0n);
+  t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('100').minus(Amount.of(failed.network_fee_charged)).toString() });
+  const adjustments = await f.transactions('type=adjustment');
+  t.is(adjustments.length, 1);
+  t.is(adjustments[0].amount, `-${failed.network_fee_charged}`);
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+test('a completed payout whose block is reorganised away goes back to broadcast, is sent again from its stored bytes and completed; paid once', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  await funded(f, 'ETH', '1');
+  const snapshot = await f.node.rpc<string>('evm_snapshot');
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
+  let stop = f.miner();
+  const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);
+  await stop();
+
+  t.true(await f.node.rpc<boolean>('evm_revert', [snapshot]));
+  await f.node.mine(6);
+  stop = f.miner();
+  t.teardown(stop);
+  const store = f.td.daemon.store;
+  await f.until(async () => (await store.read.findBy(EventEntity, { type: 'withdrawal.broadcast', object_id: w.id })).length >= 2, 'back to broadcast');
+  const again = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed again', 60_000);
+  await f.quiet();
+  await stop();
+
+  t.is(again.txid, done.txid, 'the same signed transaction');
+  t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');
+  t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
+  t.like(await f.balance('ETH'), { hold: '0' });
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});

@@ -1,0 +1,79 @@
+/**
+ * Sweeps on a real anvil (issue 19 §1): credited deposits move into the account's treasury, ETH as
+ * the balance less the gas, USDT after the gas station topped the deposit address up with the gas
+ * the transfer needs; the cost is booked to the operator's network book; invoices are untouched;
+ * the books hold what the chain shows.
+ */
+import test from 'ava';
+import { AddressEntity } from '../../../src/db/entities/chain';
+import { LedgerEntryEntity } from '../../../src/db/entities/money';
+import { NETWORK_BOOK } from '../../../src/ledger/ledger';
+import { sendsWithStatus } from '../../../src/payouts/evm/send-store';
+import { killAllAnvils } from '../../helpers/anvil';
+import { eth, startEvmPayoutFixture } from './evm-payout-fixture';
+
+test.after.always(killAllAnvils);
+
+test('credited ETH and USDT deposits are swept into the account treasury; the gas is booked to the network book and the books match the chain', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  const ethInvoice = await f.paidInvoice('ETH', '0.5');
+  const usdtInvoice = await f.paidInvoice('USDT', '100');
+  const stop = f.miner();
+  t.teardown(stop);
+
+  const store = f.td.daemon.store;
+  await f.until(async () => (await store.read.findOneBy(AddressEntity, { account_id: f.accountId, purpose: 'treasury' })) !== null, 'a treasury');
+  const treasury = await store.read.findOneByOrFail(AddressEntity, { account_id: f.accountId, purpose: 'treasury' });
+  t.regex(treasury.derivation_path, /^m\/44'\/60'\/\d+'\/1\/0$/, 'index 0 of the internal chain of the account');
+  await f.until(async () => (await f.onChain(treasury.address, 'USDT')) === 100_000_000n && (await f.onChain(treasury.address, 'ETH')) > 0n, 'both swept');
+  await f.until(async () => (await sendsWithStatus(store.read, f.chainId, ['signed', 'broadcast'])).length === 0, 'every send final');
+  await stop();
+
+  t.is(await f.onChain(usdtInvoice.address, 'USDT'), 0n);
+  const left = await f.onChain(ethInvoice.address, 'ETH');
+  const inTreasury = await f.onChain(treasury.address, 'ETH');
+  t.true(inTreasury < eth('0.5') && inTreasury > eth('0.49'), `the ETH less the gas: ${inTreasury}`);
+  t.true(left < eth('0.0001'), `at most the unused gas reserve stays behind: ${left}`);
+  const mined = await sendsWithStatus(store.read, f.chainId, ['mined']);
+  t.deepEqual(mined.map((s) => s.kind).sort(), ['sweep', 'sweep', 'topup']);
+  t.true(mined.every((s) => s.succeeded === 1 && s.booked_at !== null));
+  const topUp = mined.find((s) => s.kind === 'topup')!;
+  t.is(topUp.from_address, f.gasStation);
+  t.is(topUp.to_address, usdtInvoice.address);
+
+  // The invoices and the merchant's balances are as the payments left them.
+  t.like(await f.invoice(usdtInvoice.id), { status: 'paid', paid_amount: '100' });
+  t.like(await f.invoice(ethInvoice.id), { status: 'paid', paid_amount: '0.5' });
+  t.is((await f.balance('ETH')).available, '0.5');
+  t.is((await f.balance('USDT')).available, '100');
+  t.is((await f.transactions(`invoice_id=${usdtInvoice.id}`)).length, 1, 'no transaction row for the top-up or the sweep');
+  const network = await store.read.findBy(LedgerEntryEntity, { credit_book: NETWORK_BOOK });
+  t.true(network.some((e) => e.code === 'gas_topup'));
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+test('an empty gas station: the token sweep waits, coinkeep status warns with what the next sweeps need; once funded the sweep goes out and the warning clears', async (t) => {
+  const f = await startEvmPayoutFixture({ gasStationEth: '0' });
+  t.teardown(() => f.stop());
+  const inv = await f.paidInvoice('USDT', '20');
+  const stop = f.miner();
+  t.teardown(stop);
+  const station = () => f.td.daemon.evmPayouts.gasStations()[0]!;
+  await f.until(async () => station().warning !== null, 'a warning');
+  t.like(station(), { address: f.gasStation, balance: '0' });
+  t.true(Number(station().needed) > 0);
+  t.regex(station().warning!, /fund 0x/);
+  const store = f.td.daemon.store;
+  t.is(Number((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends`))[0].n), 0, 'no top-up it cannot pay, no sweep');
+
+  await f.pay(f.gasStation, 'ETH', '1');
+  await f.until(async () => (await f.onChain(inv.address, 'USDT')) === 0n, 'swept');
+  await f.until(async () => station().warning === null, 'the warning cleared');
+  await f.quiet();
+  await stop();
+  t.is((await f.balance('USDT')).available, '20');
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
