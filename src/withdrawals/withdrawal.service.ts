@@ -25,6 +25,7 @@ import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import type { TeamService, Actor } from '../team/team.service';
+import { FeeQuotes } from './fee-quotes';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
@@ -92,7 +93,11 @@ class Raced extends Error {}
  * later) are the payout worker's.
  */
 export class WithdrawalService {
-  constructor(private readonly deps: WithdrawalServiceDeps) {}
+  private readonly feeQuotes: FeeQuotes;
+
+  constructor(private readonly deps: WithdrawalServiceDeps) {
+    this.feeQuotes = new FeeQuotes(() => deps.clock.now().getTime());
+  }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
@@ -135,14 +140,14 @@ export class WithdrawalService {
     // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
     // Only a request whose key or payout_id is already known needs the write (it may bind the key).
     if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
-      const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+      const repeat = await retrying(() => store.writeGrouped((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
       if (repeat) return { withdrawal: this.present(repeat), created: false };
     }
 
     const fees = await this.fees(account, shape.payout, amount);
     const initial = await this.initialStatus(account, shape.payout, amount);
     return retrying(() =>
-      store.write(async (em) => {
+      store.writeGrouped(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found), created: false };
         const now = this.deps.clock.now();
@@ -440,7 +445,7 @@ export class WithdrawalService {
     const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
     let quote: FeeQuote;
     try {
-      quote = await payout.sender.feeQuote();
+      quote = await this.feeQuotes.quote(payout.sender);
     } catch {
       throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     }
