@@ -5,20 +5,10 @@ import { DataSource, EntityManager, EntitySchema, MixedList } from 'typeorm';
 import { AsyncLock } from '../shared/async-lock';
 import { MIGRATIONS } from './migrations';
 import { ENTITIES } from './entities';
-import { rawRun } from './raw';
 import { PostgresRoleLock, soleDaemon, type RoleLock } from './role-lock';
 import { WalCheckpointer } from './wal-checkpointer';
 
 export type Dialect = 'sqlite' | 'postgres';
-
-/** At most this many grouped writes share one SQLite transaction (see `writeGrouped`). */
-const MAX_GROUP = 64;
-
-interface GroupedWrite {
-  fn: (em: EntityManager) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
 
 /** How long a SQLite statement waits for a lock another connection holds. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
@@ -38,10 +28,6 @@ export interface StoreOptions {
  * the roles that run once among the daemons on this database.
  */
 export class Store {
-  /** Grouped writes waiting for the write lock (SQLite). */
-  private readonly grouped: GroupedWrite[] = [];
-  private groupScheduled = false;
-
   private constructor(
     readonly ds: DataSource,
     readonly dialect: Dialect,
@@ -126,71 +112,6 @@ export class Store {
   write<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
     if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
     return this.ds.transaction(fn);
-  }
-
-  /**
-   * A write transaction that may share its commit with other grouped writes waiting meanwhile
-   * (SQLite): on SQLite's one connection writes take turns anyway, and a commit (writing every page
-   * the transaction changed to the WAL) costs more than a short write itself, so the writes queued
-   * while the lock was held run together in one transaction, each inside its own savepoint. Each
-   * keeps its own outcome: one that throws is rolled back to its savepoint alone and rejects with
-   * its error, the others are unaffected; every one resolves only once the shared commit is done
-   * (and all reject if it fails). For short writes of hot paths that do nothing but database work
-   * in `fn` (withdrawal creation); on PostgreSQL a plain `write`.
-   */
-  writeGrouped<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dialect !== 'sqlite') return this.write(fn);
-    return new Promise<T>((resolve, reject) => {
-      this.grouped.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      this.scheduleGroup();
-    });
-  }
-
-  private scheduleGroup(): void {
-    if (this.groupScheduled || this.grouped.length === 0) return;
-    this.groupScheduled = true;
-    // After the I/O callbacks of this turn of the event loop: SQLite's statements are synchronous,
-    // so a write would otherwise always find the lock free and commit alone; the requests that
-    // reached their write in the same turn now share the commit, for one turn's latency at most.
-    setImmediate(() => void this.lock.run(() => this.runGroup()));
-  }
-
-  private async runGroup(): Promise<void> {
-    this.groupScheduled = false;
-    const jobs = this.grouped.splice(0, MAX_GROUP);
-    // Writes queued beyond this group wait for the lock after it.
-    this.scheduleGroup();
-    if (jobs.length === 0) return;
-    if (jobs.length === 1) {
-      const [job] = jobs;
-      await this.ds.transaction(job!.fn).then(job!.resolve, job!.reject);
-      return;
-    }
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
-    try {
-      await this.ds.transaction(async (em) => {
-        for (const job of jobs) {
-          await rawRun(em, 'SAVEPOINT grouped_write');
-          try {
-            const value = await job.fn(em);
-            await rawRun(em, 'RELEASE grouped_write');
-            outcomes.push({ ok: true, value });
-          } catch (err) {
-            await rawRun(em, 'ROLLBACK TO grouped_write');
-            await rawRun(em, 'RELEASE grouped_write');
-            outcomes.push({ ok: false, err });
-          }
-        }
-      });
-    } catch (err) {
-      for (const job of jobs) job.reject(err);
-      return;
-    }
-    jobs.forEach((job, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) job.resolve(o.value);
-      else job.reject(o.err);
-    });
   }
 
   /**

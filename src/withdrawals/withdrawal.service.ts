@@ -12,6 +12,7 @@ import {
   type WithdrawalRow,
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
+import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
@@ -94,9 +95,12 @@ class Raced extends Error {}
  */
 export class WithdrawalService {
   private readonly feeQuotes: FeeQuotes;
+  /** Creations arriving together share one SQLite commit, each in its own savepoint (as invoice creations). */
+  private readonly creations: GroupCommit;
 
   constructor(private readonly deps: WithdrawalServiceDeps) {
     this.feeQuotes = new FeeQuotes(() => deps.clock.now().getTime());
+    this.creations = new GroupCommit(deps.store);
   }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
@@ -125,7 +129,7 @@ export class WithdrawalService {
    * `created` is false when an existing withdrawal is returned.
    */
   async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean }> {
-    const { catalog, store } = this.deps;
+    const { catalog } = this.deps;
     const account = await this.account(caller.accountId);
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
@@ -140,14 +144,14 @@ export class WithdrawalService {
     // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
     // Only a request whose key or payout_id is already known needs the write (it may bind the key).
     if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
-      const repeat = await retrying(() => store.writeGrouped((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+      const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
       if (repeat) return { withdrawal: this.present(repeat), created: false };
     }
 
     const fees = await this.fees(account, shape.payout, amount);
     const initial = await this.initialStatus(account, shape.payout, amount);
     return retrying(() =>
-      store.writeGrouped(async (em) => {
+      this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found), created: false };
         const now = this.deps.clock.now();
