@@ -483,15 +483,19 @@ export class WithdrawalService {
     if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
-      const day = await this.deps.store.read
-        .createQueryBuilder(WithdrawalEntity, 'w')
-        .select(['w.coin_id', 'w.amount'])
-        .where("w.account_id = :id AND w.created_at >= :since AND w.status NOT IN ('cancelled', 'rejected', 'failed')", { id: account.id, since })
-        .getMany();
-      let value = amount.times(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
-      for (const w of day) {
-        const ticker = this.deps.catalog.coin(w.coin_id)?.ticker;
-        if (ticker) value = value.plus(Amount.of(w.amount).times(this.deps.rates.rate(ticker, fiat).rate));
+      // Plain SQL over the (account, created_at) index, summed per coin (exact), then valued once
+      // per coin: the day's rows are read once, with no entity built for each.
+      const day = await rawQuery<Pick<WithdrawalRow, 'coin_id' | 'amount'>>(
+        em,
+        `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`,
+        [account.id, since],
+      );
+      const perCoin = new Map<string, Amount>([[payout.coin.id, amount]]);
+      for (const w of day) perCoin.set(w.coin_id, (perCoin.get(w.coin_id) ?? Amount.zero()).plus(Amount.of(w.amount)));
+      let value = Amount.zero();
+      for (const [coinId, sum] of perCoin) {
+        const ticker = this.deps.catalog.coin(coinId)?.ticker;
+        if (ticker) value = value.plus(sum.times(this.deps.rates.rate(ticker, fiat).rate));
       }
       if (value.cmp(Amount.of(account.daily_withdrawal_limit)) > 0) return { status: 'review', reviewReason: 'limit' };
     }
