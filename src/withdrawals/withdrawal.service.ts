@@ -141,15 +141,19 @@ export class WithdrawalService {
     const amount = parsePayoutAmount(shape.rawAmount, shape.payout);
     const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
 
-    // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
-    // Only a request whose key or payout_id is already known needs the write (it may bind the key).
-    if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
+    // A repeat must not depend on the fee quote or the rates: when either is missing (503), the
+    // request is looked up as a repeat first (it may bind the key) and answered as one if it is.
+    // Otherwise the write transaction below finds repeats, with no read of its own before it.
+    let fees: Awaited<ReturnType<WithdrawalService['fees']>>;
+    let initial: Awaited<ReturnType<WithdrawalService['initialStatus']>>;
+    try {
+      fees = await this.fees(account, shape.payout, amount);
+      initial = await this.initialStatus(account, shape.payout, amount);
+    } catch (err) {
       const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
       if (repeat) return { withdrawal: this.present(repeat), created: false };
+      throw err;
     }
-
-    const fees = await this.fees(account, shape.payout, amount);
-    const initial = await this.initialStatus(account, shape.payout, amount);
     return retrying(() =>
       this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
@@ -430,14 +434,6 @@ export class WithdrawalService {
     if (!samePayment(w, req)) throw conflict('this payout_id names a withdrawal with other parameters', { withdrawal_id: w.id });
     if (key !== null && !(await this.bindKey(em, accountId, key, w.id, this.deps.clock.now()))) throw new Raced();
     return w;
-  }
-
-  /** Whether the key is bound or the payout_id taken already (a read: most creations are new). */
-  private async mayRepeat(accountId: string, payoutId: string | null, key: string | null): Promise<boolean> {
-    const em = this.deps.store.read;
-    const p = (i: number) => placeholder(em, i);
-    if (key !== null && (await rawQuery(em, `SELECT 1 FROM withdrawal_keys WHERE account_id = ${p(1)} AND "key" = ${p(2)}`, [accountId, key])).length > 0) return true;
-    return payoutId !== null && (await rawQuery(em, `SELECT 1 FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, payoutId])).length > 0;
   }
 
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
