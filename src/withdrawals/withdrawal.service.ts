@@ -479,22 +479,41 @@ export class WithdrawalService {
     if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
-      // Plain SQL over the (account, created_at) index, summed per coin (exact), then valued once
-      // per coin: the day's rows are read once, with no entity built for each.
-      const day = await rawQuery<Pick<WithdrawalRow, 'coin_id' | 'amount'>>(
+      const limit = Amount.of(account.daily_withdrawal_limit);
+      const valued = (coinId: string, sum: Amount): Amount => {
+        const ticker = this.deps.catalog.coin(coinId)?.ticker;
+        return ticker ? sum.times(this.deps.rates.rate(ticker, fiat).rate) : Amount.zero();
+      };
+      const window = `FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`;
+      // The day's sum per coin in the database first, in floating point (one aggregate, no row
+      // reaches JS): it decides unless it lies within a millionth of the limit, where the rounding
+      // of a sum of up to millions of amounts could matter; then the exact sum below decides.
+      const approx = await rawQuery<{ coin_id: string; total: number | string | null }>(
         em,
-        `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`,
+        `SELECT coin_id, SUM(CAST(amount AS DOUBLE PRECISION)) AS total ${window} GROUP BY coin_id`,
         [account.id, since],
       );
-      const perCoin = new Map<string, Amount>([[payout.coin.id, amount]]);
-      for (const w of day) perCoin.set(w.coin_id, (perCoin.get(w.coin_id) ?? Amount.zero()).plus(Amount.of(w.amount)));
-      let value = Amount.zero();
-      for (const [coinId, sum] of perCoin) {
-        const ticker = this.deps.catalog.coin(coinId)?.ticker;
-        if (ticker) value = value.plus(sum.times(this.deps.rates.rate(ticker, fiat).rate));
+      const rateOf = (coinId: string): number => Number(valued(coinId, Amount.of(1)).toString());
+      let estimate = Number(valued(payout.coin.id, amount).toString());
+      for (const r of approx) estimate += Number(r.total ?? 0) * rateOf(r.coin_id);
+      const bound = Number(limit.toString());
+      if (estimate < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
+      if (estimate <= bound * (1 + 1e-6)) {
+        // Exact: the day's rows summed per coin with Amount, each coin valued once.
+        const day = await rawQuery<Pick<WithdrawalRow, 'coin_id' | 'amount'>>(em, `SELECT coin_id, amount ${window}`, [account.id, since]);
+        const perCoin = new Map<string, Amount>([[payout.coin.id, amount]]);
+        for (const w of day) perCoin.set(w.coin_id, (perCoin.get(w.coin_id) ?? Amount.zero()).plus(Amount.of(w.amount)));
+        let value = Amount.zero();
+        for (const [coinId, sum] of perCoin) value = value.plus(valued(coinId, sum));
+        if (value.cmp(limit) <= 0) return this.signerCheck(payout, amount);
       }
-      if (value.cmp(Amount.of(account.daily_withdrawal_limit)) > 0) return { status: 'review', reviewReason: 'limit' };
+      return { status: 'review', reviewReason: 'limit' };
     }
+    return this.signerCheck(payout, amount);
+  }
+
+  /** `signer_limit` above the signer's per-transaction cap for the coin (in the default fiat); else `pending`. */
+  private signerCheck(payout: PayoutCoin, amount: Amount): { status: WithdrawalStatus; reviewReason: ReviewReason | null } {
     const cap = this.deps.signerLimits[payout.coin.ticker];
     if (cap !== undefined) {
       const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);
