@@ -3,7 +3,7 @@ import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerBalanceRow, type Led
 import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { conflict } from '../shared/errors';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { applyDelta, availableOf, deltasOf, holdOf, SUM_FIELDS, zeroSums, type Sums } from './balance';
 
@@ -150,8 +150,10 @@ export class Ledger {
   private draft(m: Movement, kind: 'posted' | 'pending'): LedgerEntry {
     if (!m.amount.isPositive()) throw new Error(`a ledger movement must be positive, got ${m.amount.toString()}`);
     if (m.debit === m.credit) throw new Error(`a ledger movement needs two different books, got ${m.debit} twice`);
+    const at = this.clock.now();
     return {
-      id: newId(),
+      // Time-ordered: every append lands at the end of the id index, not on a random page of it.
+      id: newTimeOrderedId(at.getTime()),
       coin_id: m.coinId,
       debit_book: m.debit,
       credit_book: m.credit,
@@ -161,13 +163,14 @@ export class Ledger {
       reverses_id: null,
       code: m.code,
       ref_id: m.refId ?? null,
-      created_at: iso(this.clock.now()),
+      created_at: iso(at),
     };
   }
 
   private settle(pending: LedgerEntryRow, kind: 'post_pending' | 'void_pending'): LedgerEntry {
+    const at = this.clock.now();
     return {
-      id: newId(),
+      id: newTimeOrderedId(at.getTime()),
       coin_id: pending.coin_id,
       debit_book: pending.debit_book,
       credit_book: pending.credit_book,
@@ -177,7 +180,7 @@ export class Ledger {
       reverses_id: null,
       code: pending.code,
       ref_id: pending.ref_id,
-      created_at: iso(this.clock.now()),
+      created_at: iso(at),
     };
   }
 

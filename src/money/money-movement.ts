@@ -5,7 +5,7 @@ import type { TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
-import { newId } from '../shared/ids';
+import { newId, newTimeOrderedId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
 import { feeOf, type FeeTerms } from './fee';
 
@@ -148,9 +148,11 @@ export class MoneyMovement {
    * withdrawal already has one.
    */
   async hold(em: EntityManager, h: Hold): Promise<TransactionRow | null> {
-    const now = iso(this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const now = iso(at);
     const row: TransactionRow = {
-      id: newId(),
+      // Time-ordered: a stream of payouts appends at the end of the primary key's index.
+      id: newTimeOrderedId(at.getTime()),
       account_id: h.accountId,
       type: 'withdrawal',
       status: 'pending',

@@ -13,6 +13,7 @@ import {
   type WithdrawalRow,
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
+import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
@@ -26,6 +27,7 @@ import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import type { TeamService, Actor } from '../team/team.service';
+import { FeeQuotes } from './fee-quotes';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
@@ -93,7 +95,14 @@ class Raced extends Error {}
  * later) are the payout worker's.
  */
 export class WithdrawalService {
-  constructor(private readonly deps: WithdrawalServiceDeps) {}
+  private readonly feeQuotes: FeeQuotes;
+  /** Creations arriving together share one SQLite commit, each in its own savepoint (as invoice creations). */
+  private readonly creations: GroupCommit;
+
+  constructor(private readonly deps: WithdrawalServiceDeps) {
+    this.feeQuotes = new FeeQuotes(() => deps.clock.now().getTime());
+    this.creations = new GroupCommit(deps.store);
+  }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
@@ -121,7 +130,7 @@ export class WithdrawalService {
    * `created` is false when an existing withdrawal is returned.
    */
   async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean }> {
-    const { catalog, store } = this.deps;
+    const { catalog } = this.deps;
     const account = await this.account(caller.accountId);
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
@@ -133,17 +142,21 @@ export class WithdrawalService {
     const amount = parsePayoutAmount(shape.rawAmount, shape.payout);
     const request = { coin_id: coin.id, amount, to_address: shape.toAddress, payout_id: shape.payoutId, comment: shape.comment };
 
-    // A repeat is answered before any fee quote or rate is asked for: it must not depend on them.
-    // Only a request whose key or payout_id is already known needs the write (it may bind the key).
-    if (await this.mayRepeat(caller.accountId, shape.payoutId, idempotencyKey)) {
-      const repeat = await retrying(() => store.write((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
+    // A repeat must not depend on the fee quote or the rates: when either is missing (503), the
+    // request is looked up as a repeat first (it may bind the key) and answered as one if it is.
+    // Otherwise the write transaction below finds repeats, with no read of its own before it.
+    let fees: Awaited<ReturnType<WithdrawalService['fees']>>;
+    let initial: Awaited<ReturnType<WithdrawalService['initialStatus']>>;
+    try {
+      fees = await this.fees(account, shape.payout, amount);
+      initial = await this.initialStatus(account, shape.payout, amount);
+    } catch (err) {
+      const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
       if (repeat) return { withdrawal: this.present(repeat), created: false };
+      throw err;
     }
-
-    const fees = await this.fees(account, shape.payout, amount);
-    const initial = await this.initialStatus(account, shape.payout, amount);
     return retrying(() =>
-      store.write(async (em) => {
+      this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found), created: false };
         const now = this.deps.clock.now();
@@ -446,14 +459,6 @@ export class WithdrawalService {
     return w;
   }
 
-  /** Whether the key is bound or the payout_id taken already (a read: most creations are new). */
-  private async mayRepeat(accountId: string, payoutId: string | null, key: string | null): Promise<boolean> {
-    const em = this.deps.store.read;
-    const p = (i: number) => placeholder(em, i);
-    if (key !== null && (await rawQuery(em, `SELECT 1 FROM withdrawal_keys WHERE account_id = ${p(1)} AND "key" = ${p(2)}`, [accountId, key])).length > 0) return true;
-    return payoutId !== null && (await rawQuery(em, `SELECT 1 FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [accountId, payoutId])).length > 0;
-  }
-
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
     return insertRowIfAbsent(em, 'withdrawal_keys', { account_id: accountId, key, withdrawal_id: withdrawalId, created_at: iso(now) });
   }
@@ -463,7 +468,7 @@ export class WithdrawalService {
     const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
     let quote: FeeQuote;
     try {
-      quote = await payout.sender.feeQuote();
+      quote = await this.feeQuotes.quote(payout.sender);
     } catch {
       throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     }
@@ -517,18 +522,41 @@ export class WithdrawalService {
     if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
-      const day = await this.deps.store.read
-        .createQueryBuilder(WithdrawalEntity, 'w')
-        .select(['w.coin_id', 'w.amount'])
-        .where("w.account_id = :id AND w.created_at >= :since AND w.status NOT IN ('cancelled', 'rejected', 'failed')", { id: account.id, since })
-        .getMany();
-      let value = amount.times(this.deps.rates.rate(payout.coin.ticker, fiat).rate);
-      for (const w of day) {
-        const ticker = this.deps.catalog.coin(w.coin_id)?.ticker;
-        if (ticker) value = value.plus(Amount.of(w.amount).times(this.deps.rates.rate(ticker, fiat).rate));
+      const limit = Amount.of(account.daily_withdrawal_limit);
+      const valued = (coinId: string, sum: Amount): Amount => {
+        const ticker = this.deps.catalog.coin(coinId)?.ticker;
+        return ticker ? sum.times(this.deps.rates.rate(ticker, fiat).rate) : Amount.zero();
+      };
+      const window = `FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`;
+      // The day's sum per coin in the database first, in floating point (one aggregate, no row
+      // reaches JS): it decides unless it lies within a millionth of the limit, where the rounding
+      // of a sum of up to millions of amounts could matter; then the exact sum below decides.
+      const approx = await rawQuery<{ coin_id: string; total: number | string | null }>(
+        em,
+        `SELECT coin_id, SUM(CAST(amount AS DOUBLE PRECISION)) AS total ${window} GROUP BY coin_id`,
+        [account.id, since],
+      );
+      const rateOf = (coinId: string): number => Number(valued(coinId, Amount.of(1)).toString());
+      let estimate = Number(valued(payout.coin.id, amount).toString());
+      for (const r of approx) estimate += Number(r.total ?? 0) * rateOf(r.coin_id);
+      const bound = Number(limit.toString());
+      if (estimate < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
+      if (estimate <= bound * (1 + 1e-6)) {
+        // Exact: the day's rows summed per coin with Amount, each coin valued once.
+        const day = await rawQuery<Pick<WithdrawalRow, 'coin_id' | 'amount'>>(em, `SELECT coin_id, amount ${window}`, [account.id, since]);
+        const perCoin = new Map<string, Amount>([[payout.coin.id, amount]]);
+        for (const w of day) perCoin.set(w.coin_id, (perCoin.get(w.coin_id) ?? Amount.zero()).plus(Amount.of(w.amount)));
+        let value = Amount.zero();
+        for (const [coinId, sum] of perCoin) value = value.plus(valued(coinId, sum));
+        if (value.cmp(limit) <= 0) return this.signerCheck(payout, amount);
       }
-      if (value.cmp(Amount.of(account.daily_withdrawal_limit)) > 0) return { status: 'review', reviewReason: 'limit' };
+      return { status: 'review', reviewReason: 'limit' };
     }
+    return this.signerCheck(payout, amount);
+  }
+
+  /** `signer_limit` above the signer's per-transaction cap for the coin (in the default fiat); else `pending`. */
+  private signerCheck(payout: PayoutCoin, amount: Amount): { status: WithdrawalStatus; reviewReason: ReviewReason | null } {
     const cap = this.deps.signerLimits[payout.coin.ticker];
     if (cap !== undefined) {
       const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);

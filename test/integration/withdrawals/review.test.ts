@@ -153,3 +153,16 @@ test('withdrawals beyond the account daily limit within 24 hours wait in review 
   await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
   t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
 });
+
+test('the daily limit is exact at its edge: reaching it is allowed, a thousandth of a dollar more goes to review', async (t) => {
+  const f = await fixture(t);
+  const small = body({ amount: '0.00001' }); // 0.68 USD
+  await f.setAccount({ daily_withdrawal_limit: '13601.36' });
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' }); // 6800 USD
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' }); // 13600 USD
+  t.like((await f.api.post('/v1/withdrawals', small)).body, { status: 'pending' }); // 13600.68 USD
+  // Within a millionth of the limit the database's floating-point sum does not decide: the exact one does.
+  t.like((await f.api.post('/v1/withdrawals', small)).body, { status: 'pending' }); // 13601.36 USD: the limit itself
+  await f.setAccount({ daily_withdrawal_limit: '13602.039' });
+  t.like((await f.api.post('/v1/withdrawals', small)).body, { status: 'review', review_reason: 'limit' }); // 13602.04 USD
+});
