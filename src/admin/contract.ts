@@ -81,10 +81,11 @@ export interface DashboardBalance {
 export interface DashboardOverview {
   chains: ChainStatus[];
   /**
-   * The treasury's fee balances per chain (gas coin, staked TRX, free energy). null: this daemon
-   * has no gas station yet to read them from; the dashboard says so instead of showing zeros.
+   * The fee balances per chain: each EVM chain's gas station (its native coin, what the next sweeps
+   * and token payouts need of it, and a warning when it cannot pay them). Tron's staked TRX and
+   * free energy join when Tron pays out; a chain without a gas station has no row.
    */
-  fee_balances: null;
+  fee_balances: GasStationStatus[];
   /** Invoices created in the last hour, by status. */
   invoices_last_hour: Record<string, number>;
   /** Balances that are not zero. */

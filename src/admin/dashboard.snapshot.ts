@@ -11,6 +11,7 @@ import type { LogTail } from '../shared/log-tail';
 import type { LogLevel } from '../shared/logger';
 import type { TeamService } from '../team/team.service';
 import type {
+  GasStationStatus,
   DashboardAccount,
   DashboardDelivery,
   DashboardEndpoint,
@@ -35,6 +36,8 @@ export interface DashboardDeps {
   logTail: LogTail;
   clock: Clock;
   startedAt: Date;
+  /** The gas stations' last known balances and needs (none: no chain pays gas from one). */
+  gasStations?: () => GasStationStatus[];
 }
 
 /** How many rows a list screen shows: a 24-line terminal holds about this many. */
@@ -125,7 +128,7 @@ export class DashboardSnapshots {
         balances.push({ account_id: id, coin_id: b.coin_id, ticker: this.ticker(b.coin_id), available: b.available.toString(), hold: b.hold.toString() });
       }
     }
-    return { chains: this.deps.chains.status(), fee_balances: null, invoices_last_hour: invoices, balances, webhook_queue: queue, payout_queue: payouts };
+    return { chains: this.deps.chains.status(), fee_balances: this.deps.gasStations?.() ?? [], invoices_last_hour: invoices, balances, webhook_queue: queue, payout_queue: payouts };
   }
 
   /** The newest rows of every account in view, merged newest first. */

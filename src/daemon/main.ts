@@ -229,7 +229,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       webhooksAdminRoutes(webhooks),
       withdrawals.adminRoutes,
       ...auth.adminRoutes,
-      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt })),
+      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt, gasStations: evmPayouts.gasStations })),
     ],
     logger,
   ).catch(async (err: unknown) => {

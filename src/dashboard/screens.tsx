@@ -100,7 +100,14 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
           />
         ))}
         {hidden ? <Row text={`… ${hidden} more chains (a taller terminal shows them)`} /> : null}
-        <Row text="fee balances (gas, staked TRX, energy): not reported yet (no gas station)" color="gray" />
+        {o.fee_balances.length === 0 ? <Row text="fee balances: no chain pays gas from a gas station" color="gray" /> : null}
+        {o.fee_balances.map((g) => (
+          <Row
+            key={`gas:${g.chain_id}`}
+            color={g.warning ? 'red' : undefined}
+            text={`${col(g.chain_id, 16)} gas station ${g.balance ?? 'not read yet'} (next sweeps and payouts need ${g.needed})${g.warning ? ': SHORT, fund it' : ''}`}
+          />
+        ))}
       </Section>
       <Section title="Invoices, last hour">
         <Row text={counts(o.invoices_last_hour)} />

@@ -18,14 +18,21 @@ export interface ReconcileLine {
   books: string;
   /** Payments the node shows in a block that the books credit only at the coin's confirmations. */
   uncredited_in: string;
-  /** `total_debit` of withdrawals whose transaction may be out (processing, broadcast): still held in the books. */
+  /**
+   * What may have left the wallet without the books saying so yet: `total_debit` of withdrawals
+   * whose transaction may be out (processing, broadcast), still held in the books, and the most the
+   * chain can take for the wallet's own EVM sends not yet booked (gas limit × fee cap).
+   */
   in_flight_out: string;
+  /** What may have reached the wallet without the books saying so yet: gas top-ups from a gas station (outside the books) not yet booked. */
+  in_flight_in: string;
   /** What the node shows at the wallet's outputs (Bitcoin) or addresses (EVM, Tron); null when it could not be asked. */
   node: string | null;
   difference: string | null;
   /**
-   * `ok`; `in_flight` (the chain shows less, by no more than what withdrawals in flight take: run it
-   * again once they complete); `difference`; `unavailable` (the node could not be asked).
+   * `ok`; `in_flight` (the chain shows less by no more than `in_flight_out`, or more by no more than
+   * `in_flight_in`: run it again once they are booked); `difference`; `unavailable` (the node could
+   * not be asked).
    */
   status: 'ok' | 'in_flight' | 'difference' | 'unavailable';
   error: string | null;
@@ -77,6 +84,19 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       await rawQuery<{ coin_id: string; total_debit: string }>(em, "SELECT coin_id, total_debit FROM withdrawals WHERE status IN ('processing', 'broadcast')"),
       (r) => Amount.of(r.total_debit),
     );
+    const arriving = new Map<string, Amount>();
+    // The wallet's own EVM sends not yet booked (a sweep, a top-up, a payout on its way): the chain
+    // may already show their fee taken and a top-up arrived.
+    for (const r of await rawQuery<{ chain_id: string; kind: string; amount: string; gas_limit: string; max_fee_per_gas: string }>(
+      em,
+      "SELECT chain_id, kind, amount, gas_limit, max_fee_per_gas FROM evm_sends WHERE booked_at IS NULL AND status IN ('signed', 'broadcast', 'mined')",
+    )) {
+      const native = coins.find((c) => c.chain_id === r.chain_id && c.asset === 'native');
+      if (!native) continue;
+      const fee = Amount.fromBaseUnits(BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas), native.decimals);
+      inFlight.set(native.id, (inFlight.get(native.id) ?? Amount.zero()).plus(fee));
+      if (r.kind === 'topup') arriving.set(native.id, (arriving.get(native.id) ?? Amount.zero()).plus(Amount.fromBaseUnits(BigInt(r.amount), native.decimals)));
+    }
     const sides = new Map<string, ChainSide>();
     for (const chainId of chainIds) {
       const family = coins.find((c) => c.chain_id === chainId)!.family;
@@ -88,7 +108,7 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
         height: family === 'evm' && h !== undefined && h >= 0 ? h : null,
       });
     }
-    return { books, uncredited, inFlight, sides };
+    return { books, uncredited, inFlight, arriving, sides };
   });
 
   const node = new Map<string, { held: Map<string, bigint> } | { error: string }>();
@@ -113,19 +133,30 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       .filter((u) => u.coin_id === coin.id && (side.height === null || Number(u.block_height) <= side.height))
       .reduce((a, u) => a.plus(Amount.of(u.amount)), Amount.zero());
     const inFlight = db.inFlight.get(coin.id) ?? Amount.zero();
-    const base = { coin_id: coin.id, ticker: coin.ticker, chain_id: coin.chain_id, books: books.toString(), uncredited_in: uncredited.toString(), in_flight_out: inFlight.toString() };
+    const arriving = db.arriving.get(coin.id) ?? Amount.zero();
+    const base = {
+      coin_id: coin.id,
+      ticker: coin.ticker,
+      chain_id: coin.chain_id,
+      books: books.toString(),
+      uncredited_in: uncredited.toString(),
+      in_flight_out: inFlight.toString(),
+      in_flight_in: arriving.toString(),
+    };
     const got = node.get(coin.chain_id)!;
     if ('error' in got) return { ...base, node: null, difference: null, status: 'unavailable', error: got.error };
     const held = Amount.fromBaseUnits(got.held.get(coin.asset) ?? 0n, coin.decimals);
     const difference = held.minus(books).minus(uncredited);
-    return { ...base, node: held.toString(), difference: difference.toString(), status: statusOf(difference, inFlight), error: null };
+    return { ...base, node: held.toString(), difference: difference.toString(), status: statusOf(difference, inFlight, arriving), error: null };
   });
   return { ok: lines.every((l) => l.status === 'ok' || l.status === 'in_flight'), coins: lines };
 }
 
-function statusOf(difference: Amount, inFlight: Amount): ReconcileLine['status'] {
+function statusOf(difference: Amount, out: Amount, arriving: Amount): ReconcileLine['status'] {
   if (difference.isZero()) return 'ok';
-  return difference.isNegative() && Amount.zero().minus(difference).lte(inFlight) ? 'in_flight' : 'difference';
+  // Within what may be on its way out (the chain shows less) and what may have arrived (more).
+  const low = Amount.zero().minus(out);
+  return difference.cmp(low) >= 0 && difference.lte(arriving) ? 'in_flight' : 'difference';
 }
 
 function sumBy<T extends { coin_id: string }>(rows: T[], value: (r: T) => Amount): Map<string, Amount> {

@@ -45,12 +45,12 @@ export function registerLedgerCommands(program: Command): void {
 
 /** The report as a table, one coin a line, and what an `in_flight` line means. */
 function reconcileTable(r: ReconcileReport): string {
-  const head = ['COIN', 'CHAIN', 'BOOKS', 'UNCREDITED_IN', 'IN_FLIGHT_OUT', 'NODE', 'DIFFERENCE', 'STATUS'];
-  const rows = r.coins.map((c) => [c.ticker, c.chain_id, c.books, c.uncredited_in, c.in_flight_out, c.node ?? '-', c.difference ?? '-', c.status]);
+  const head = ['COIN', 'CHAIN', 'BOOKS', 'UNCREDITED_IN', 'IN_FLIGHT_OUT', 'IN_FLIGHT_IN', 'NODE', 'DIFFERENCE', 'STATUS'];
+  const rows = r.coins.map((c) => [c.ticker, c.chain_id, c.books, c.uncredited_in, c.in_flight_out, c.in_flight_in, c.node ?? '-', c.difference ?? '-', c.status]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   const out = [line(head), ...rows.map(line)];
-  if (r.coins.some((c) => c.status === 'in_flight')) out.push('', 'in_flight: the chain shows less by no more than what withdrawals in flight take; run it again once they complete.');
+  if (r.coins.some((c) => c.status === 'in_flight')) out.push('', 'in_flight: the chain shows less (or more) by no more than what is on its way out (or in) and not yet booked; run it again once it is.');
   out.push('', r.ok ? 'the books match the chains' : 'DIFFERENCE');
   return out.join('\n');
 }

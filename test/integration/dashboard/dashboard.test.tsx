@@ -53,7 +53,7 @@ test.serial('Overview shows the daemon, each chain with tip, scanned height and 
   t.regex(frame, /Coinkeep {2}testnet · sqlite · up \d+m · pid \d+/);
   t.regex(frame, / 1 Overview {2}2 Payments {2}3 Approvals {2}4 Webhooks {2}5 Keys {2}6 Log /);
   for (const chain of ['bitcoin', 'ethereum', 'tron']) t.regex(frame, new RegExp(`${chain} +tip `));
-  t.regex(frame, /fee balances .*not reported yet/);
+  t.regex(frame, /fee balances: no chain pays gas from a gas station/);
   t.regex(frame, /webhooks: pending \d+ {2}failing 0 {2}exhausted 0/);
   t.regex(frame, /Test shop +BTC +0\.799975 +\/ 0\.200025|Test shop +BTC +0\.899975 +\/ 0\.100025/);
   await f.td.daemon.withdrawals.service.decide(f.accountId, id, { kind: 'member', email: ADMIN, otp: await adminOtp.next() }, 'reject');

@@ -32,12 +32,12 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
 }
 
 export async function startEvmFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string } = {},
+  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string; chain?: Record<string, unknown> } = {},
 ): Promise<EvmFixture> {
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch } });
+  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch }, ...opts.chain });
   if (opts.gate === 'closed') await gate!.close();
   const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
