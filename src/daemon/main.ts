@@ -8,6 +8,8 @@ import { Store } from '../db/store';
 import { createApp } from '../http/app';
 import { answerClientErrors } from '../http/client-errors';
 import { healthRoutes } from '../http/health.routes';
+import { openApiDocument } from '../http/api-registry';
+import { openApiRoutes } from '../http/openapi.routes';
 import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
 import { statusAdminRoutes } from '../admin/status.routes';
@@ -174,6 +176,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     screen: auth.screen,
     routers: [
       healthRoutes(),
+      openApiRoutes(openApiDocument),
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,

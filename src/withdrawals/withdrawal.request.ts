@@ -4,8 +4,9 @@ import type { NetworkFeeMode } from '../db/entities/withdrawals';
 import { ApiError, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { Amount } from '../shared/money';
+import { checkShape } from '../shared/schema';
+import { CreateWithdrawalBody, EstimateBody } from './withdrawal.schema';
 
-const FIELDS = new Set(['coin_id', 'amount', 'to_address', 'payout_id', 'comment', 'network_fee_mode']);
 const PRINTABLE = /^[\x20-\x7e]{1,128}$/;
 const COMMENT_MAX = 500;
 
@@ -45,7 +46,7 @@ export function feeModeOf(raw: unknown): NetworkFeeMode {
 
 /** Every field's type and size (the body of POST /v1/withdrawals, PRODUCT §8). */
 export function parseShape(body: Record<string, unknown>, catalog: Catalog, senderOf: (chainId: string) => ChainSender | null): WithdrawalShape {
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw validationError(k, `${k} is not a field of a withdrawal request`);
+  checkShape(CreateWithdrawalBody, body, 'a withdrawal request');
   const payout = payoutCoinOf(body.coin_id, catalog, senderOf);
   if (body.amount === undefined || body.amount === null) throw validationError('amount', 'amount is required');
   if (typeof body.to_address !== 'string' || body.to_address === '') throw validationError('to_address', 'to_address is required');
