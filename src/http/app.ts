@@ -20,6 +20,8 @@ export interface AppOptions {
   screen?: (ctx: Koa.ParameterizedContext<AppState>, hasBody: boolean) => void;
   /** Routers mounted in order (each carries its own prefix and per-route middleware). */
   routers: AppRouter[];
+  /** Told of every answered request with its duration in seconds (the metrics). */
+  observe?: (ctx: Koa.Context, seconds: number) => void;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -58,6 +60,18 @@ class RequestState implements AppState {
 export function createApp(opts: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: opts.trustProxy > 0, maxIpsCount: opts.trustProxy });
   const log = opts.logger;
+
+  const observe = opts.observe;
+  if (observe) {
+    app.use(async (ctx, next) => {
+      const started = performance.now();
+      try {
+        await next();
+      } finally {
+        observe(ctx, (performance.now() - started) / 1000);
+      }
+    });
+  }
 
   app.use(async (ctx, next) => {
     const state = new RequestState(randomUUID());

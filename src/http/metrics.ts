@@ -1,0 +1,106 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type Koa from 'koa';
+
+/** Latency buckets of the API, in seconds: a signed read takes about a millisecond, an export seconds. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface MetricSource<L extends string> {
+  name: string;
+  help: string;
+  labels: readonly L[];
+  /** Called on each scrape: the current values. */
+  read(): Promise<Array<{ labels: Record<L, string>; value: number }>> | Array<{ labels: Record<L, string>; value: number }>;
+  /** `counter` for a value that only grows (counted from stored rows), `gauge` otherwise. */
+  type?: 'gauge' | 'counter';
+}
+
+/**
+ * The daemon's Prometheus metrics (prom-client): the API's requests, and values read on each scrape
+ * from the daemon's parts. One registry per daemon (tests run several in one process).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Histogram<'method' | 'route' | 'status'>;
+  private readonly children = new Map<string, { observe(v: number): void }>();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'coinkeep_' });
+    this.requests = new Histogram({
+      name: 'coinkeep_http_request_duration_seconds',
+      help: 'API requests by route template, method and status: count and latency',
+      labelNames: ['method', 'route', 'status'],
+      buckets: BUCKETS,
+      registers: [this.registry],
+    });
+  }
+
+  /**
+   * Records one answered request. The route is the matched template (`/v1/invoices/:id`), never the
+   * URL, so the label set stays small; the labelled child is looked up once per combination.
+   */
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = this.requests.labels(method, route, String(status));
+      this.children.set(key, child);
+    }
+    child.observe(seconds);
+  }
+
+  /** The Koa hook of createApp: times every request and records it by route template. */
+  koaObserver(): (ctx: Koa.Context, seconds: number) => void {
+    return (ctx, seconds) => {
+      const route = (ctx as Koa.Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+      this.observe(ctx.method, typeof route === 'string' ? route : 'unmatched', ctx.status, seconds);
+    };
+  }
+
+  /** A value read on each scrape. */
+  add<L extends string>(source: MetricSource<L>): void {
+    const Kind = source.type === 'counter' ? Counter : Gauge;
+    new Kind<L>({
+      name: source.name,
+      help: source.help,
+      labelNames: source.labels,
+      registers: [this.registry],
+      async collect() {
+        const values = await source.read();
+        this.reset();
+        for (const v of values) {
+          if (this instanceof Gauge) this.set(v.labels as Partial<Record<L, string>>, v.value);
+          else (this as Counter<L>).inc(v.labels as Partial<Record<L, string>>, v.value);
+        }
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** `GET /metrics` on its own listener (an operator's network only). Resolves once listening. */
+export async function listenMetrics(metrics: Metrics, host: string, port: number, onError: (err: unknown) => void): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.text().then(
+      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(text),
+      (err: unknown) => {
+        onError(err);
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics failed\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  return { server, url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}/metrics` };
+}
