@@ -50,6 +50,7 @@ export const webhookApi = {
     body: CreateEndpointBody,
     idempotent: true,
     responses: { 201: EndpointWithSecretSchema },
+    errors: ['conflict'],
   },
   getEndpoint: {
     ...read,

@@ -48,8 +48,10 @@ export function checkAgainstOpenApi(method: string, target: string, status: numb
     }
   }
   if (!op) {
-    // The app's answer to a route that does not exist is documented nowhere and is fine.
-    if (status === 404 && (body as Schema | undefined)?.error?.code === 'not_found') return;
+    // The app's answer to a route that does not exist, and its refusals made before any route is
+    // chosen (body size, version, missing signature headers, a blocked address), are fine anywhere.
+    const code = (body as Schema | undefined)?.error?.code;
+    if ((status === 404 && code === 'not_found') || BEFORE_ROUTING.includes(code)) return;
     throw new Error(
       `OpenAPI check: ${where}, but the document has no ${m} ${route?.template ?? path}. ` +
         "Declare the route in its module's *.api.ts, mount it with mount(), and list it in src/http/api-registry.ts.",
@@ -68,6 +70,8 @@ export function checkAgainstOpenApi(method: string, target: string, status: numb
   const problem = validate(doc, schema, body, '$');
   if (problem) throw new Error(`OpenAPI check: ${where}; the body does not match the document: ${problem}`);
 }
+
+const BEFORE_ROUTING = ['payload_too_large', 'unsupported_api_version', 'auth.missing_header', 'rate_limited'];
 
 const typeOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
 
