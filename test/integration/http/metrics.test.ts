@@ -3,6 +3,9 @@
  * GET /readyz, 200 only once the store answers and every chain is past its first contact.
  */
 import test from 'ava';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../helpers/vectors';
 import { call, SignedClient } from '../../helpers/api-client';
 import { until } from '../../helpers/cli';
 import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
@@ -73,6 +76,12 @@ test('GET /metrics on its own 127.0.0.1 listener: requests by route template and
   t.true(value(m1, 'coinkeep_nodejs_eventloop_lag_seconds')! >= 0);
   t.true(value(m1, 'coinkeep_process_resident_memory_bytes')! > 0);
   t.is((await scrape(td.daemon.metricsUrl!.replace('/metrics', '/other'))).status, 404);
+
+  // The sample Grafana dashboard queries only metrics the daemon exposes.
+  const dashboard = readFileSync(path.join(projectRoot(), 'docs', 'grafana-dashboard.json'), 'utf8');
+  const names = new Set(dashboard.match(/coinkeep_[a-z0-9_]+/g));
+  t.true(names.size >= 12);
+  for (const name of names) t.regex(m1, new RegExp(`^${name}[{ ]`, 'm'), `${name} is not exposed`);
 });
 
 test('GET /readyz is 503 naming the chain while its node never answered, 200 once every chain had its first contact; /healthz answers throughout', async (t) => {
