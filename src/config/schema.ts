@@ -411,10 +411,10 @@ function readMetrics(r: Reader): Config['metrics'] {
   const v = r.raw('listen');
   if (v === undefined || v === null || v === false) return { listen: null };
   const bad = () => new ConfigError(r.key('listen'), 'must be host:port (127.0.0.1:9464, [::1]:9464) or a port number');
-  const m = typeof v === 'number' ? ['', '127.0.0.1', String(v)] : typeof v === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(v) : null;
-  if (!m) throw bad();
-  const host = m[1] ?? m[2]!;
-  const port = Number(m[3]);
+  const m = typeof v === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(v) : null;
+  if (typeof v !== 'number' && !m) throw bad();
+  const host = m ? (m[1] ?? m[2]!) : '127.0.0.1';
+  const port = m ? Number(m[3]) : (v as number);
   if (!Number.isInteger(port) || port < 0 || port > 65535 || (typeof v === 'string' && isIP(host) === 0 && host !== 'localhost')) throw bad();
   return { listen: { host, port } };
 }
