@@ -8,7 +8,7 @@ import { StaticAddressSchema, StaticAddressWithDepositsSchema } from './static-a
 export const CreateStaticAddressBody = z.strictObject({
   customer_id: z.string().min(1).max(128),
   coin_id: uuid().nullish(),
-  currency: z.string().min(1).max(16).nullish(),
+  currency: z.string().max(16).nullish(),
   network: z.string().min(1).max(64).nullish(),
   label: z.string().max(200).nullish(),
 });
