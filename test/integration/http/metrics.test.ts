@@ -81,7 +81,7 @@ test('GET /metrics on its own 127.0.0.1 listener: requests by route template and
   const dashboard = readFileSync(path.join(projectRoot(), 'docs', 'grafana-dashboard.json'), 'utf8');
   const names = new Set(dashboard.match(/coinkeep_[a-z0-9_]+/g));
   t.true(names.size >= 12);
-  for (const name of names) t.regex(m1, new RegExp(`^${name}[{ ]`, 'm'), `${name} is not exposed`);
+  for (const name of names) t.regex(m1, new RegExp(`^(# TYPE ${name.replace(/_(bucket|count|sum)$/, '')} |${name}[{ ])`, 'm'), `${name} is not exposed`);
 });
 
 test('GET /readyz is 503 naming the chain while its node never answered, 200 once every chain had its first contact; /healthz answers throughout', async (t) => {
