@@ -62,18 +62,8 @@ export function createApp(opts: AppOptions): Koa<AppState> {
   const log = opts.logger;
 
   const observe = opts.observe;
-  if (observe) {
-    app.use(async (ctx, next) => {
-      const started = performance.now();
-      try {
-        await next();
-      } finally {
-        observe(ctx, (performance.now() - started) / 1000);
-      }
-    });
-  }
-
   app.use(async (ctx, next) => {
+    const started = observe ? performance.now() : 0;
     const state = new RequestState(randomUUID());
     ctx.state = state;
     ctx.set('X-API-Version', API_VERSION);
@@ -93,6 +83,7 @@ export function createApp(opts: AppOptions): Koa<AppState> {
     } catch (err) {
       respondWithError(ctx as AppContext, err, log);
     }
+    observe?.(ctx, (performance.now() - started) / 1000);
   });
 
   for (const r of opts.routers) app.use(r.routes());

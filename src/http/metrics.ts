@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type Koa from 'koa';
 
 /** Latency buckets of the API, in seconds: a signed read takes about a millisecond, an export seconds. */
@@ -22,32 +22,16 @@ export interface MetricSource<L extends string> {
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Histogram<'method' | 'route' | 'status'>;
-  private readonly children = new Map<string, { observe(v: number): void }>();
+  private readonly requests = new RequestHistogram('coinkeep_http_request_duration_seconds', 'API requests by route template, method and status: count and latency');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'coinkeep_' });
-    this.requests = new Histogram({
-      name: 'coinkeep_http_request_duration_seconds',
-      help: 'API requests by route template, method and status: count and latency',
-      labelNames: ['method', 'route', 'status'],
-      buckets: BUCKETS,
-      registers: [this.registry],
-    });
+    this.registry.registerMetric(this.requests as unknown as Parameters<Registry['registerMetric']>[0]);
   }
 
-  /**
-   * Records one answered request. The route is the matched template (`/v1/invoices/:id`), never the
-   * URL, so the label set stays small; the labelled child is looked up once per combination.
-   */
+  /** Records one answered request. The route is the matched template (`/v1/invoices/:id`), never the URL, so the label set stays small. */
   observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`;
-    let child = this.children.get(key);
-    if (!child) {
-      child = this.requests.labels(method, route, String(status));
-      this.children.set(key, child);
-    }
-    child.observe(seconds);
+    this.requests.observe(method, route, status, seconds);
   }
 
   /** The Koa hook of createApp: times every request and records it by route template. */
@@ -79,6 +63,65 @@ export class Metrics {
 
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+}
+
+interface Series {
+  labels: { method: string; route: string; status: string };
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The request histogram, kept lean for the hot path: one map lookup by a short key and a walk of
+ * 13 bounds per request (prom-client's labelled histogram hashes its label object on each
+ * observation). It is exposed through the registry in prom-client's own histogram format.
+ */
+class RequestHistogram {
+  readonly type = 'histogram';
+  private readonly series: Series[] = [];
+  /** route → method → status → series: lookups by the strings at hand, no key built per request. */
+  private readonly index = new Map<string, Map<string, Map<number, Series>>>();
+
+  constructor(readonly name: string, readonly help: string) {}
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    let byMethod = this.index.get(route);
+    if (!byMethod) this.index.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let s = byStatus.get(status);
+    if (!s) {
+      s = { labels: { method, route, status: String(status) }, buckets: new Float64Array(BUCKETS.length), sum: 0, count: 0 };
+      byStatus.set(status, s);
+      this.series.push(s);
+    }
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    if (i < BUCKETS.length) s.buckets[i]!++;
+    s.sum += seconds;
+    s.count++;
+  }
+
+  get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const s of this.series) {
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: 'sum' };
+  }
+
+  reset(): void {
+    this.series.length = 0;
+    this.index.clear();
   }
 }
 

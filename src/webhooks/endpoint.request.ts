@@ -21,8 +21,6 @@ export interface EndpointInput {
 /** The body of POST /v1/webhooks/endpoints: url and event_types required, the rest optional. */
 export async function parseCreateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput & { url: string; event_types: string[] }> {
   checkShape(CreateEndpointBody, body, 'a webhook endpoint create (url, event_types, description, enabled, secret)');
-  if (body.url === undefined) throw validationError('url', 'url is required');
-  if (body.event_types === undefined) throw validationError('event_types', 'event_types is required (a list of event types, or ["*"] for all)');
   const input = await parseFields(body, guard, accountId);
   if (body.secret !== undefined) input.secret = parseSecret(body.secret, 'secret');
   return { ...input, url: input.url!, event_types: input.event_types! };
