@@ -132,6 +132,11 @@ export async function run(): Promise<void> {
     console.log(`  ${'ratio signed / hello-world, metrics OFF'.padEnd(44)} ${rs.toFixed(3)}`);
     console.log(`  ${'ratio signed / hello-world, metrics ON'.padEnd(44)} ${rsm.toFixed(3)}`);
     console.log(`  ${'metrics cost (OFF - ON) / OFF'.padEnd(44)} ${(cost * 100).toFixed(1)} %  (goal <= ${METRICS_COST_GOAL * 100} %: ${cost <= METRICS_COST_GOAL ? 'met' : 'NOT met'})`);
+    const paired = median(runs.signed.map((off, i) => runs.signedMetrics[i]!.perSecond / off.perSecond));
+    console.log(`  ${'signed req/s ON / OFF, median of rounds'.padEnd(44)} ${paired.toFixed(3)}`);
+    const cpuOff = cpu(runs.signed);
+    const cpuOn = cpu(runs.signedMetrics);
+    console.log(`  ${'signed CPU per request OFF / ON'.padEnd(44)} ${fmt(cpuOff, 0)} / ${fmt(cpuOn, 0)} us  (metrics cost by CPU ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)`);
     const metricsText = await (await fetch(dm.daemon.metricsUrl!)).text();
     if (!metricsText.includes('route="/v1/currencies"')) throw new Error('the metrics daemon did not count its requests');
     const p99 = (rs: Run[]) => median(rs.map((r) => r.p99Ms));
