@@ -4,6 +4,8 @@ import type { StaticAddressStatus } from '../db/entities/static-address';
 import { validationError } from '../shared/errors';
 import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
+import { checkShape } from '../shared/schema';
+import { CreateStaticAddressBody } from './static-address.api';
 import { queryEnum, queryString, queryUuid } from '../shared/query';
 
 /** A POST /v1/addresses body, checked field by field (PRODUCT §7). */
@@ -13,14 +15,13 @@ export interface CreateStaticAddressRequest {
   label: string | null;
 }
 
-const FIELDS = new Set(['customer_id', 'coin_id', 'currency', 'network', 'label']);
 const CUSTOMER_ID_MAX = 128;
 const LABEL_MAX = 200;
 
 export const STATIC_ADDRESS_STATUSES: readonly StaticAddressStatus[] = ['active', 'archived'];
 
 export function parseCreateStaticAddress(body: Record<string, unknown>, catalog: Catalog): CreateStaticAddressRequest {
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw validationError(k, `${k} is not a field of an address request`);
+  checkShape(CreateStaticAddressBody, body, 'an address request');
   const given = (k: string): boolean => body[k] !== undefined && body[k] !== null;
 
   const customerId = body.customer_id;

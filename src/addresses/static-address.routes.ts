@@ -1,7 +1,8 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import type { Catalog } from '../catalog/coins';
 import type { StaticAddressRow } from '../db/entities/static-address';
-import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { staticAddressApi } from './static-address.api';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
@@ -21,11 +22,11 @@ export interface StaticAddressRouteDeps {
 
 /** POST/GET /v1/addresses, GET /v1/addresses/{id}, POST /v1/addresses/{id}/archive and /restore. */
 export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
-  const r = newRouter('/v1');
+  const r = newRouter();
   const { addresses } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'address');
 
-  r.post('/addresses', deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.create, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
     const req = parseCreateStaticAddress(ctx.state.body, deps.catalog);
     ctx.status = 201;
     ctx.body = await addresses.create(authOf(ctx).accountId, req);
@@ -37,17 +38,17 @@ export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
     parseFilters: parseStaticAddressFilters,
     source: addresses,
   };
-  r.get('/addresses', deps.authenticate('read'), listHandler(list, deps));
+  mount(r, staticAddressApi.list, deps.authenticate('read'), listHandler(list, deps));
 
-  r.get('/addresses/:id', deps.authenticate('read'), async (ctx) => {
+  mount(r, staticAddressApi.get, deps.authenticate('read'), async (ctx) => {
     ctx.body = await addresses.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  r.post('/addresses/:id/archive', deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.archive, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
     ctx.body = await addresses.archive(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  r.post('/addresses/:id/restore', deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.restore, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
     ctx.body = await addresses.restore(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

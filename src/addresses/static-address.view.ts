@@ -1,35 +1,51 @@
+import { z } from 'zod';
 import type { Catalog } from '../catalog/coins';
+import { decimal, timestamp, uuid, type Same } from '../shared/schema';
 import type { TransactionRow } from '../db/entities/money';
 import type { StaticAddressRow, StaticAddressStatus } from '../db/entities/static-address';
 
 /** A static address as the API shows it (PRODUCT §7). */
-export interface StaticAddressView {
-  id: string;
-  customer_id: string;
-  coin_id: string;
-  ticker: string | null;
-  network: string | null;
-  address: string;
-  label: string | null;
-  status: StaticAddressStatus;
-  archived_at: string | null;
-  last_deposit_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const StaticAddressSchema = z
+  .object({
+    id: uuid(),
+    customer_id: z.string(),
+    coin_id: uuid(),
+    ticker: z.string().nullable(),
+    network: z.string().nullable(),
+    address: z.string(),
+    label: z.string().nullable(),
+    status: z.enum(['active', 'archived']),
+    archived_at: timestamp().nullable(),
+    last_deposit_at: timestamp().nullable(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'StaticAddress' });
+export type StaticAddressView = z.infer<typeof StaticAddressSchema>;
 
 /** One deposit of an address's history, and of the `deposit.*` events. */
-export interface DepositView {
-  transaction_id: string;
-  txid: string | null;
-  coin_id: string;
-  amount: string;
-  fee: string | null;
-  net_amount: string | null;
-  status: TransactionRow['status'];
-  confirmations: number | null;
-  created_at: string;
-}
+export const DepositSchema = z
+  .object({
+    transaction_id: uuid(),
+    txid: z.string().nullable(),
+    coin_id: uuid(),
+    amount: decimal(),
+    fee: decimal().nullable(),
+    net_amount: decimal().nullable(),
+    status: z.enum(['pending', 'confirmed', 'reverted']),
+    confirmations: z.number().int().nullable(),
+    created_at: timestamp(),
+  })
+  .meta({ id: 'Deposit' });
+export type DepositView = z.infer<typeof DepositSchema>;
+
+/** GET /v1/addresses/{id}: the address with its latest deposits. */
+export const StaticAddressWithDepositsSchema = StaticAddressSchema.extend({ deposits: z.array(DepositSchema) }).meta({ id: 'StaticAddressWithDeposits' });
+
+const sameStatus: Same<StaticAddressView['status'], StaticAddressStatus> = true;
+const sameDepositStatus: Same<DepositView['status'], TransactionRow['status']> = true;
+void sameStatus;
+void sameDepositStatus;
 
 /** A deposit's transaction row with its chain transfer's confirmations (a string on PostgreSQL). */
 export type DepositRow = TransactionRow & { confirmations: number | string | null };

@@ -1,9 +1,10 @@
-import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
 import { queryString } from '../shared/query';
 import { iso } from '../shared/clock';
 import { validationError } from '../shared/errors';
 import type { RateEngine } from '../rates/engine';
 import type { Catalog } from './coins';
+import { catalogApi } from './catalog.api';
 
 export interface CatalogRouteDeps {
   catalog: Catalog;
@@ -20,7 +21,7 @@ const sendJson = (ctx: AppContext, json: string): void => {
 /** GET /v1/currencies, /v1/fiat-currencies and /v1/rates (SPEC "Currency and fiat currency"). */
 export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
   const { catalog, rates } = deps;
-  const router = newRouter('/v1');
+  const router = newRouter();
 
   // The public catalogue is served to anyone, often: its body is built once per maintenance change.
   let currencies = { version: -1, json: '' };
@@ -44,11 +45,11 @@ export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
 
   // A signed request will list the merchant's enabled coins once accounts carry that choice; until
   // then every merchant has the whole catalogue enabled.
-  router.get('/currencies', deps.authenticate(null), (ctx) => sendJson(ctx, currenciesJson()));
+  mount(router, catalogApi.currencies, deps.authenticate(null), (ctx) => sendJson(ctx, currenciesJson()));
 
-  router.get('/fiat-currencies', deps.authenticate('read'), (ctx) => sendJson(ctx, fiatsJson));
+  mount(router, catalogApi.fiatCurrencies, deps.authenticate('read'), (ctx) => sendJson(ctx, fiatsJson));
 
-  router.get('/rates', deps.authenticate('read'), (ctx) => {
+  mount(router, catalogApi.rates, deps.authenticate('read'), (ctx) => {
     const fiat = queryString(ctx.query, 'fiat');
     if (fiat === undefined) throw validationError('fiat', 'fiat is required');
     if (!catalog.isFiat(fiat))

@@ -2,6 +2,8 @@ import { EmbedOriginsEntity } from '../db/entities/embed';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
+import { checkShape } from '../shared/schema';
+import { EmbedBody } from './embed.api';
 
 export const MAX_EMBED_ORIGINS = 20;
 const ORIGIN_MAX_LENGTH = 200;
@@ -14,7 +16,7 @@ const HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9-]+(\.[a-z0-9-]+)*)$/;
  * a shop on a developer's machine); repeats are kept once.
  */
 export function parseEmbedOrigins(body: Record<string, unknown>, testnet: boolean): string[] {
-  for (const k of Object.keys(body)) if (k !== 'allowed_origins') throw validationError(k, `${k} is not a field of the embed settings`);
+  checkShape(EmbedBody, body, 'the embed settings');
   const list = body.allowed_origins;
   if (!Array.isArray(list)) throw validationError('allowed_origins', 'allowed_origins must be an array of origins');
   if (list.length > MAX_EMBED_ORIGINS) throw validationError('allowed_origins', `allowed_origins has more than ${MAX_EMBED_ORIGINS} origins`);

@@ -93,6 +93,8 @@ export interface Config {
   webhooks: WebhooksConfig;
   static_addresses: StaticAddressesConfig;
   payouts: PayoutsConfig;
+  /** `GET /metrics` (Prometheus) on its own listener; null (the default): off. */
+  metrics: { listen: { host: string; port: number } | null };
 }
 
 export interface PayoutsConfig {
@@ -385,7 +387,7 @@ export function parseConfig(input: unknown): Config {
   const r = Reader.root(input);
   r.unknownKeys([
     'network', 'data_dir', 'listen', 'base_url', 'database', 'trust_proxy', 'log_level',
-    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses', 'payouts',
+    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses', 'payouts', 'metrics',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
   const data_dir = r.str('data_dir', './data');
@@ -435,7 +437,22 @@ export function parseConfig(input: unknown): Config {
     webhooks: readWebhooks(r.child('webhooks')),
     static_addresses: readStaticAddresses(r.child('static_addresses')),
     payouts: readPayouts(r.child('payouts')),
+    metrics: readMetrics(r.child('metrics')),
   };
+}
+
+/** `metrics.listen`: `host:port`, or a port alone (on 127.0.0.1); absent or null: no metrics listener. */
+function readMetrics(r: Reader): Config['metrics'] {
+  r.unknownKeys(['listen']);
+  const v = r.raw('listen');
+  if (v === undefined || v === null || v === false) return { listen: null };
+  const bad = () => new ConfigError(r.key('listen'), 'must be host:port (127.0.0.1:9464, [::1]:9464) or a port number');
+  const m = typeof v === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(v) : null;
+  if (typeof v !== 'number' && !m) throw bad();
+  const host = m ? (m[1] ?? m[2]!) : '127.0.0.1';
+  const port = m ? Number(m[3]) : (v as number);
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || (typeof v === 'string' && isIP(host) === 0 && host !== 'localhost')) throw bad();
+  return { listen: { host, port } };
 }
 
 function readPayouts(r: Reader): PayoutsConfig {

@@ -7,7 +7,11 @@ import { bindSealedValues } from '../db/sealed-values';
 import { Store } from '../db/store';
 import { createApp } from '../http/app';
 import { answerClientErrors } from '../http/client-errors';
-import { healthRoutes } from '../http/health.routes';
+import { healthRoutes, readyRoutes } from '../http/health.routes';
+import { listenMetrics } from '../http/metrics';
+import { createMetrics, readiness } from './metrics.wiring';
+import { openApiDocument } from '../http/api-registry';
+import { openApiRoutes } from '../http/openapi.routes';
 import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
 import { statusAdminRoutes } from '../admin/status.routes';
@@ -82,6 +86,8 @@ export interface DaemonOptions {
 export interface Daemon {
   config: Config;
   apiUrl: string;
+  /** `GET /metrics` of the metrics listener; null when `metrics.listen` is off. */
+  metricsUrl: string | null;
   store: Store;
   team: TeamService;
   keys: KeyService;
@@ -185,12 +191,16 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
 
+  const metrics = config.metrics.listen ? createMetrics({ store, chains, catalog }) : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
     screen: auth.screen,
+    observe: metrics?.koaObserver(),
     routers: [
       healthRoutes(),
+      readyRoutes(() => readiness({ store, chains })),
+      openApiRoutes(openApiDocument),
       catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
       ...auth.apiRoutes,
       invoices.routes,
@@ -215,6 +225,14 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const addr = server.address() as AddressInfo;
   const apiUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
 
+  const metricsServer = metrics && config.metrics.listen
+    ? await listenMetrics(metrics, config.metrics.listen.host, config.metrics.listen.port, (err) => logger.error('metrics scrape failed', { error: String(err) })).catch(async (err: NodeJS.ErrnoException) => {
+        await closeServer(server);
+        await store.close();
+        throw listenError(err, `${config.metrics.listen!.host}:${config.metrics.listen!.port}`, 'metrics.listen');
+      })
+    : null;
+
   const admin = await listenAdmin(
     adminSocketPath(config.data_dir),
     [
@@ -234,6 +252,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   ).catch(async (err: unknown) => {
     await closeServer(server);
+    if (metricsServer) await closeServer(metricsServer.server);
     await store.close();
     throw err;
   });
@@ -251,14 +270,14 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
 
   const pidFile = pidFilePath(config.data_dir);
   if (opts.pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 });
-  logger.info('coinkeepd started', { api_url: apiUrl, network: config.network, pid: process.pid });
+  logger.info('coinkeepd started', { api_url: apiUrl, metrics_url: metricsServer?.url ?? null, network: config.network, pid: process.pid });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       logger.info('coinkeepd stopping');
       shutdown.abort();
-      const closed = Promise.all([closeServer(server), closeServer(admin)]);
+      const closed = Promise.all([closeServer(server), closeServer(admin), ...(metricsServer ? [closeServer(metricsServer.server)] : [])]);
       await scheduler.stop();
       await closed;
       auth.close();
@@ -276,13 +295,13 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, evmPayouts, logger, stop };
+  return { config, apiUrl, metricsUrl: metricsServer?.url ?? null, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, evmPayouts, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */
-function listenError(err: NodeJS.ErrnoException, where: string): Error {
+function listenError(err: NodeJS.ErrnoException, where: string, key = 'listen'): Error {
   const reason = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EADDRNOTAVAIL' ? 'address not available on this host' : err.message;
-  return new UserError(`cannot listen on ${where} (listen): ${reason}`);
+  return new UserError(`cannot listen on ${where} (${key}): ${reason}`);
 }
 
 /** Stops accepting, lets in-flight requests finish, then closes idle keep-alive sockets. */

@@ -124,6 +124,27 @@ export class Store {
     return this.ds.transaction('REPEATABLE READ', fn);
   }
 
+  /** Whether the database answers a trivial query within `timeoutMs`. */
+  async ping(timeoutMs = 2000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.ds.query('SELECT 1').then(() => true, () => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The connections' state for operators: on SQLite the write transactions holding or waiting for
+   * the one connection; on PostgreSQL the pool's connections (total, idle) and the callers waiting for one.
+   */
+  poolHealth(): { writers: number; total: number | null; idle: number | null; waiting: number | null } {
+    if (this.dialect === 'sqlite') return { writers: this.lock.depth, total: 1, idle: null, waiting: null };
+    const pool = (this.ds.driver as unknown as { master?: { totalCount: number; idleCount: number; waitingCount: number } }).master;
+    return { writers: 0, total: pool?.totalCount ?? null, idle: pool?.idleCount ?? null, waiting: pool?.waitingCount ?? null };
+  }
+
   async close(): Promise<void> {
     await this.roles.close();
     // The checkpointer's connection closes first, so the main one is the last and its close

@@ -20,6 +20,8 @@ export interface AppOptions {
   screen?: (ctx: Koa.ParameterizedContext<AppState>, hasBody: boolean) => void;
   /** Routers mounted in order (each carries its own prefix and per-route middleware). */
   routers: AppRouter[];
+  /** Told of every answered request with its duration in seconds (the metrics). */
+  observe?: (ctx: Koa.Context, seconds: number) => void;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -59,7 +61,9 @@ export function createApp(opts: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: opts.trustProxy > 0, maxIpsCount: opts.trustProxy });
   const log = opts.logger;
 
+  const observe = opts.observe;
   app.use(async (ctx, next) => {
+    const started = observe ? performance.now() : 0;
     const state = new RequestState(randomUUID());
     ctx.state = state;
     ctx.set('X-API-Version', API_VERSION);
@@ -79,6 +83,7 @@ export function createApp(opts: AppOptions): Koa<AppState> {
     } catch (err) {
       respondWithError(ctx as AppContext, err, log);
     }
+    observe?.(ctx, (performance.now() - started) / 1000);
   });
 
   for (const r of opts.routers) app.use(r.routes());

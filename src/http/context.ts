@@ -1,4 +1,5 @@
 import Router, { type RouterContext, type RouterMiddleware } from '@koa/router';
+import { koaPath, type ApiRoute } from '../shared/api-route';
 
 /** What the middleware chain leaves on ctx.state for handlers. */
 export interface AppState {
@@ -15,3 +16,8 @@ export type AppContext = RouterContext<AppState>;
 export type AppMiddleware = RouterMiddleware<AppState>;
 export type AppRouter = Router<AppState>;
 export const newRouter = (prefix?: string): AppRouter => new Router<AppState>(prefix ? { prefix } : {});
+
+/** Mounts a handler chain at a declared route's method and path (the declaration is what the OpenAPI document shows). */
+export function mount(r: AppRouter, route: ApiRoute, ...middleware: AppMiddleware[]): void {
+  r.register(koaPath(route), [route.method.toUpperCase()], middleware);
+}

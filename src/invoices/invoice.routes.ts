@@ -1,10 +1,11 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
 import type { InvoiceRow } from '../db/entities/money';
-import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
+import { invoiceApi } from './invoice.api';
 import { parseCreateInvoice, type RequestParserDeps } from './invoice.request';
 import { parseInvoiceFilters, type InvoiceFilters } from './invoice.query';
 import type { InvoiceService } from './invoice.service';
@@ -21,11 +22,11 @@ export interface InvoiceRouteDeps extends RequestParserDeps {
 
 /** POST/GET /v1/invoices, GET /v1/invoices/{id}, POST /v1/invoices/{id}/cancel. */
 export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
-  const r = newRouter('/v1');
+  const r = newRouter();
   const { invoices } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
-  r.post('/invoices', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+  mount(r, invoiceApi.create, deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
     const { accountId } = authOf(ctx);
     const req = await parseCreateInvoice(ctx.state.body, deps, accountId);
     const { invoice, created } = await invoices.create(accountId, req);
@@ -39,13 +40,13 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
     parseFilters: parseInvoiceFilters,
     source: invoices,
   };
-  r.get('/invoices', deps.authenticate('read'), listHandler(list, deps));
+  mount(r, invoiceApi.list, deps.authenticate('read'), listHandler(list, deps));
 
-  r.get('/invoices/:id', deps.authenticate('read'), async (ctx) => {
+  mount(r, invoiceApi.get, deps.authenticate('read'), async (ctx) => {
     ctx.body = await invoices.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  r.post('/invoices/:id/cancel', deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+  mount(r, invoiceApi.cancel, deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
     ctx.body = await invoices.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

@@ -1,39 +1,47 @@
 import type { Catalog } from '../catalog/coins';
+import { z } from 'zod';
 import type { InvoiceRow } from '../db/entities/money';
+import { decimal, timestamp, uuid, type Same } from '../shared/schema';
 
 /** The invoice as the API returns it (SPEC "Invoice (payment)"): every field, optional ones null. */
-export interface InvoiceView {
-  id: string;
-  status: InvoiceRow['status'];
-  currency: string;
-  amount: string;
-  coin_id: string | null;
-  ticker: string | null;
-  network: string | null;
-  address: string | null;
-  amount_crypto: string | null;
-  payer_amount: string | null;
-  paid_amount: string;
-  remaining_amount: string;
-  overpaid_amount: string;
-  amount_fiat: string | null;
-  fiat_currency: string | null;
-  rate_locked: string | null;
-  rate_locked_at: string | null;
-  late_payment: boolean;
-  fee_paid_by: InvoiceRow['fee_paid_by'];
-  order_id: string | null;
-  description: string | null;
-  return_url: string | null;
-  webhook_url: string | null;
-  metadata: Record<string, string> | null;
-  allowed_coin_ids: string[] | null;
-  checkout_url: string;
-  ttl_expires_at: string;
-  expired_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const InvoiceSchema = z
+  .object({
+    id: uuid(),
+    status: z.enum(['new', 'pending', 'paid', 'underpaid', 'expired', 'cancelled']),
+    currency: z.string(),
+    amount: decimal(),
+    coin_id: uuid().nullable(),
+    ticker: z.string().nullable(),
+    network: z.string().nullable(),
+    address: z.string().nullable(),
+    amount_crypto: decimal().nullable(),
+    payer_amount: decimal().nullable(),
+    paid_amount: decimal(),
+    remaining_amount: decimal(),
+    overpaid_amount: decimal(),
+    amount_fiat: decimal().nullable(),
+    fiat_currency: z.string().nullable(),
+    rate_locked: decimal().nullable(),
+    rate_locked_at: timestamp().nullable(),
+    late_payment: z.boolean(),
+    fee_paid_by: z.enum(['merchant', 'payer']),
+    order_id: z.string().nullable(),
+    description: z.string().nullable(),
+    return_url: z.string().nullable(),
+    webhook_url: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    allowed_coin_ids: z.array(uuid()).nullable(),
+    checkout_url: z.string(),
+    ttl_expires_at: timestamp(),
+    expired_at: timestamp().nullable(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'Invoice' });
+
+export type InvoiceView = z.infer<typeof InvoiceSchema>;
+const viewMatchesRow: Same<InvoiceView['status'] | InvoiceView['fee_paid_by'], InvoiceRow['status'] | InvoiceRow['fee_paid_by']> = true;
+void viewMatchesRow;
 
 /** Builds views of rows; one per daemon (it needs the catalogue and the public base URL). */
 export class InvoicePresenter {

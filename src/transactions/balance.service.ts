@@ -1,16 +1,21 @@
+import { z } from 'zod';
+import { decimal, uuid } from '../shared/schema';
 import type { Catalog } from '../catalog/coins';
 import type { Store } from '../db/store';
 import { accountBook, type Ledger } from '../ledger/ledger';
 
 /** One coin's balance as GET /v1/balances shows it (PRODUCT §9). */
-export interface BalanceView {
-  coin_id: string;
-  ticker: string | null;
-  network: string | null;
-  available: string;
-  hold: string;
-  total: string;
-}
+export const BalanceSchema = z
+  .object({
+    coin_id: uuid(),
+    ticker: z.string().nullable(),
+    network: z.string().nullable(),
+    available: decimal(),
+    hold: decimal(),
+    total: decimal(),
+  })
+  .meta({ id: 'Balance' });
+export type BalanceView = z.infer<typeof BalanceSchema>;
 
 /**
  * The account's balances from the ledger: every coin of the catalogue (zero when nothing moved yet)

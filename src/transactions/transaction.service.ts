@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { TransactionStatus, TransactionType } from '../db/entities/money';
 import type { Store } from '../db/store';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Catalog } from '../catalog/coins';
+import { decimal, timestamp, uuid, type Same } from '../shared/schema';
 
 export const TRANSACTION_TYPES: readonly TransactionType[] = ['invoice_payment', 'deposit', 'withdrawal', 'adjustment'];
 export const TRANSACTION_STATUSES: readonly TransactionStatus[] = ['pending', 'confirmed', 'reverted'];
@@ -19,24 +21,29 @@ export interface TransactionFilters {
 }
 
 /** A transaction as the API shows it (PRODUCT §9). */
-export interface TransactionView {
-  id: string;
-  type: TransactionType;
-  status: TransactionStatus;
-  coin_id: string;
-  ticker: string | null;
-  network: string | null;
-  amount: string;
-  fee: string | null;
-  net_amount: string | null;
-  txid: string | null;
-  confirmations: number | null;
-  invoice_id: string | null;
-  address_id: string | null;
-  withdrawal_id: string | null;
-  created_at: string;
-  confirmed_at: string | null;
-}
+export const TransactionSchema = z
+  .object({
+    id: uuid(),
+    type: z.enum(['invoice_payment', 'deposit', 'withdrawal', 'adjustment']),
+    status: z.enum(['pending', 'confirmed', 'reverted']),
+    coin_id: uuid(),
+    ticker: z.string().nullable(),
+    network: z.string().nullable(),
+    amount: decimal(),
+    fee: decimal().nullable(),
+    net_amount: decimal().nullable(),
+    txid: z.string().nullable(),
+    confirmations: z.number().int().nullable(),
+    invoice_id: uuid().nullable(),
+    address_id: uuid().nullable(),
+    withdrawal_id: uuid().nullable(),
+    created_at: timestamp(),
+    confirmed_at: timestamp().nullable(),
+  })
+  .meta({ id: 'Transaction' });
+export type TransactionView = z.infer<typeof TransactionSchema>;
+const sameKinds: Same<TransactionView['type'] | TransactionView['status'], TransactionType | TransactionStatus> = true;
+void sameKinds;
 
 const COLUMNS = [
   'id', 'type', 'status', 'coin_id', 'amount', 'fee', 'net_amount', 'txid', 'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',

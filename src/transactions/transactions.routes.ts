@@ -1,7 +1,7 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { Permission } from '../auth/auth.middleware';
 import { authOf } from '../auth/auth.middleware';
-import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { fieldColumns, listHandler, type ExportableList, type ExportColumn } from '../http/export';
 import { parsePageRequest, toPage } from '../shared/pagination';
 import { queryEnum, queryTime, queryUuid } from '../shared/query';
@@ -12,6 +12,7 @@ import type { Logger } from '../shared/logger';
 import type { Catalog } from '../catalog/coins';
 import type { Store } from '../db/store';
 import { Ledger } from '../ledger/ledger';
+import { transactionApi } from './transaction.api';
 import { BalanceService } from './balance.service';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type RawTransaction, type TransactionFilters, type TransactionView } from './transaction.service';
 
@@ -47,7 +48,7 @@ export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = fie
 /** GET /v1/transactions (JSON pages, or an export with ?format=), GET /v1/transactions/{id}, GET /v1/balances. */
 export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
   const { transactions, balances } = deps;
-  const r = newRouter('/v1');
+  const r = newRouter();
 
   const list: ExportableList<TransactionFilters, TransactionView, RawTransaction> = {
     name: 'transactions',
@@ -60,16 +61,16 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
       count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
     },
   };
-  r.get('/transactions', deps.authenticate('read'), listHandler(list, deps));
+  mount(r, transactionApi.list, deps.authenticate('read'), listHandler(list, deps));
 
-  r.get('/transactions/:id', deps.authenticate('read'), async (ctx) => {
+  mount(r, transactionApi.get, deps.authenticate('read'), async (ctx) => {
     const id = ctx.params.id ?? '';
     const found = isUuid(id) ? await transactions.get(authOf(ctx).accountId, id.toLowerCase()) : null;
     if (!found) throw notFound('transaction');
     ctx.body = found;
   });
 
-  r.get('/balances', deps.authenticate('read'), async (ctx) => {
+  mount(r, transactionApi.balances, deps.authenticate('read'), async (ctx) => {
     const all = await balances.list(authOf(ctx).accountId);
     const page = parsePageRequest(ctx.query, { list: 'balances' });
     // Balances are few (one per coin) and ordered by coin id: the cursor's key is the last coin id.

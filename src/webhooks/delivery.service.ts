@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { timestamp, uuid, type Same } from '../shared/schema';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { WebhookAttemptEntity, WebhookDeliveryEntity, WebhookEndpointEntity, type DeliveryStatus, type WebhookDeliveryRow } from '../db/entities/webhooks';
 import { applyKeyset } from '../db/keyset';
@@ -22,29 +24,36 @@ export interface DeliveryFilters {
   to?: string;
 }
 
-export interface DeliveryView {
-  id: string;
-  event_id: string;
-  event_type: string;
-  endpoint_id: string | null;
-  url: string;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_response_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const DeliverySchema = z
+  .object({
+    id: uuid(),
+    event_id: uuid(),
+    event_type: z.string(),
+    endpoint_id: uuid().nullable(),
+    url: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'exhausted']),
+    attempts: z.number().int(),
+    next_attempt_at: timestamp().nullable(),
+    last_response_status: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type DeliveryView = z.infer<typeof DeliverySchema>;
 
-export interface AttemptView {
-  number: number;
-  url: string;
-  at: string;
-  response_status: number | null;
-  error: string | null;
-  duration_ms: number | null;
-}
+export const AttemptSchema = z.object({
+  number: z.number().int(),
+  url: z.string(),
+  at: timestamp(),
+  response_status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int().nullable(),
+});
+export type AttemptView = z.infer<typeof AttemptSchema>;
+export const DeliveryWithAttemptsSchema = DeliverySchema.extend({ attempt_log: z.array(AttemptSchema) }).meta({ id: 'WebhookDeliveryWithAttempts' });
+const sameStatus: Same<DeliveryView['status'], DeliveryStatus> = true;
+void sameStatus;
 
 export const presentDelivery = (r: WebhookDeliveryRow): DeliveryView => ({
   id: r.id,

@@ -1,6 +1,8 @@
 import { EVENT_TYPES, isEventType } from '../shared/events';
 import { validationError } from '../shared/errors';
 import type { TargetGuard } from '../shared/target-guard';
+import { checkShape } from '../shared/schema';
+import { CreateEndpointBody, RotateSecretBody, UpdateEndpointBody } from './webhook.api';
 
 export const ALL_EVENTS = '*';
 export const MAX_DESCRIPTION = 500;
@@ -16,14 +18,9 @@ export interface EndpointInput {
   secret?: string;
 }
 
-const CREATE_FIELDS = ['url', 'event_types', 'description', 'enabled', 'secret'];
-const UPDATE_FIELDS = ['url', 'event_types', 'description', 'enabled'];
-
 /** The body of POST /v1/webhooks/endpoints: url and event_types required, the rest optional. */
 export async function parseCreateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput & { url: string; event_types: string[] }> {
-  refuseUnknown(body, CREATE_FIELDS, 'create');
-  if (body.url === undefined) throw validationError('url', 'url is required');
-  if (body.event_types === undefined) throw validationError('event_types', 'event_types is required (a list of event types, or ["*"] for all)');
+  checkShape(CreateEndpointBody, body, 'a webhook endpoint create (url, event_types, description, enabled, secret)');
   const input = await parseFields(body, guard, accountId);
   if (body.secret !== undefined) input.secret = parseSecret(body.secret, 'secret');
   return { ...input, url: input.url!, event_types: input.event_types! };
@@ -32,20 +29,14 @@ export async function parseCreateEndpoint(body: Record<string, unknown>, guard: 
 /** The body of PATCH /v1/webhooks/endpoints/{id}: any of url, event_types, description, enabled. */
 export async function parseUpdateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput> {
   if (body.secret !== undefined) throw validationError('secret', 'the secret is changed with POST /v1/webhooks/endpoints/{id}/rotate-secret');
-  refuseUnknown(body, UPDATE_FIELDS, 'update');
+  checkShape(UpdateEndpointBody, body, 'a webhook endpoint update (url, event_types, description, enabled)');
   return parseFields(body, guard, accountId);
 }
 
 /** The optional body of rotate-secret: a secret to use, else one is generated. */
 export function parseRotateSecret(body: Record<string, unknown>): string | undefined {
-  refuseUnknown(body, ['secret'], 'rotate-secret');
+  checkShape(RotateSecretBody, body, 'a webhook endpoint rotate-secret (secret)');
   return body.secret === undefined ? undefined : parseSecret(body.secret, 'secret');
-}
-
-function refuseUnknown(body: Record<string, unknown>, allowed: string[], what: string): void {
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) throw validationError(k, `${k} is not a field of a webhook endpoint ${what} (${allowed.join(', ')})`);
-  }
 }
 
 async function parseFields(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput> {

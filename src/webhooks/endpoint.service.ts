@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { timestamp, uuid } from '../shared/schema';
 import type { WebhookEndpointRow } from '../db/entities/webhooks';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../db/entities/webhooks';
 import { applyKeyset } from '../db/keyset';
@@ -13,16 +15,21 @@ import { last4, newWebhookSecret, type WebhookSecrets } from './secrets';
 /** How many endpoints one account may have. */
 export const MAX_ENDPOINTS = 20;
 
-export interface EndpointView {
-  id: string;
-  url: string;
-  event_types: string[];
-  description: string | null;
-  enabled: boolean;
-  secret_last4: string;
-  created_at: string;
-  updated_at: string;
-}
+export const EndpointSchema = z
+  .object({
+    id: uuid(),
+    url: z.string(),
+    event_types: z.array(z.string()),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    secret_last4: z.string(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+export type EndpointView = z.infer<typeof EndpointSchema>;
+/** Creation and rotation answer the secret once. */
+export const EndpointWithSecretSchema = EndpointSchema.extend({ secret: z.string() }).meta({ id: 'WebhookEndpointWithSecret' });
 
 export const presentEndpoint = (r: WebhookEndpointRow): EndpointView => ({
   id: r.id,

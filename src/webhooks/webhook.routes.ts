@@ -1,11 +1,12 @@
 import { authOf, type Permission } from '../auth/auth.middleware';
-import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { pathId } from '../http/path-id';
 import { parsePageRequest } from '../shared/pagination';
 import type { TargetGuard } from '../shared/target-guard';
 import { parseDeliveryFilters, type DeliveryService } from './delivery.service';
 import { parseCreateEndpoint, parseRotateSecret, parseUpdateEndpoint } from './endpoint.request';
 import type { EndpointService } from './endpoint.service';
+import { webhookApi } from './webhook.api';
 
 export interface WebhookRouteDeps {
   endpoints: EndpointService;
@@ -17,49 +18,49 @@ export interface WebhookRouteDeps {
 
 /** The webhook routes of SPEC "Endpoints": read for GET, create_invoice for changes. */
 export function webhookRoutes(deps: WebhookRouteDeps): AppRouter {
-  const r = newRouter('/v1/webhooks');
+  const r = newRouter();
   const { endpoints, deliveries } = deps;
   const read = deps.authenticate('read');
   const change = deps.authenticate('create_invoice');
   const endpointId = (raw: string) => pathId(raw, 'webhook endpoint');
   const deliveryId = (raw: string) => pathId(raw, 'webhook delivery');
 
-  r.get('/endpoints', read, async (ctx) => {
+  mount(r, webhookApi.listEndpoints, read, async (ctx) => {
     ctx.body = await endpoints.list(authOf(ctx).accountId, parsePageRequest(ctx.query, {}));
   });
-  r.post('/endpoints', change, deps.idempotent, async (ctx) => {
+  mount(r, webhookApi.createEndpoint, change, deps.idempotent, async (ctx) => {
     const { accountId } = authOf(ctx);
     const input = await parseCreateEndpoint(ctx.state.body, deps.guard, accountId);
     ctx.status = 201;
     ctx.body = await endpoints.create(accountId, input);
   });
-  r.get('/endpoints/:id', read, async (ctx) => {
+  mount(r, webhookApi.getEndpoint, read, async (ctx) => {
     ctx.body = await endpoints.get(authOf(ctx).accountId, endpointId(ctx.params.id));
   });
-  r.patch('/endpoints/:id', change, async (ctx) => {
+  mount(r, webhookApi.updateEndpoint, change, async (ctx) => {
     const id = endpointId(ctx.params.id);
     // The id is checked before the body so another account's endpoint is not_found whatever the body.
     const { accountId } = authOf(ctx);
     await endpoints.find(accountId, id);
     ctx.body = await endpoints.update(accountId, id, await parseUpdateEndpoint(ctx.state.body, deps.guard, accountId));
   });
-  r.delete('/endpoints/:id', change, async (ctx) => {
+  mount(r, webhookApi.deleteEndpoint, change, async (ctx) => {
     ctx.body = await endpoints.remove(authOf(ctx).accountId, endpointId(ctx.params.id));
   });
-  r.post('/endpoints/:id/rotate-secret', change, deps.idempotent, async (ctx) => {
+  mount(r, webhookApi.rotateSecret, change, deps.idempotent, async (ctx) => {
     const id = endpointId(ctx.params.id);
     await endpoints.find(authOf(ctx).accountId, id);
     ctx.body = await endpoints.rotateSecret(authOf(ctx).accountId, id, parseRotateSecret(ctx.state.body));
   });
 
-  r.get('/deliveries', read, async (ctx) => {
+  mount(r, webhookApi.listDeliveries, read, async (ctx) => {
     const filters = parseDeliveryFilters(ctx.query);
     ctx.body = await deliveries.list(authOf(ctx).accountId, filters, parsePageRequest(ctx.query, { ...filters }));
   });
-  r.get('/deliveries/:id', read, async (ctx) => {
+  mount(r, webhookApi.getDelivery, read, async (ctx) => {
     ctx.body = await deliveries.get(authOf(ctx).accountId, deliveryId(ctx.params.id));
   });
-  r.post('/deliveries/:id/retry', change, deps.idempotent, async (ctx) => {
+  mount(r, webhookApi.retryDelivery, change, deps.idempotent, async (ctx) => {
     ctx.body = await deliveries.retry(authOf(ctx).accountId, deliveryId(ctx.params.id));
   });
   return r;

@@ -4,10 +4,9 @@ import type { NetworkFeeMode } from '../db/entities/withdrawals';
 import { ApiError, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { Amount } from '../shared/money';
+import { checkShape } from '../shared/schema';
+import { CreateWithdrawalBody, EstimateBody } from './withdrawal.schema';
 
-const FIELDS = new Set(['coin_id', 'amount', 'to_address', 'payout_id', 'comment', 'network_fee_mode']);
-const PRINTABLE = /^[\x20-\x7e]{1,128}$/;
-const COMMENT_MAX = 500;
 
 /** The coin of a withdrawal and its chain's send half. */
 export interface PayoutCoin {
@@ -45,21 +44,9 @@ export function feeModeOf(raw: unknown): NetworkFeeMode {
 
 /** Every field's type and size (the body of POST /v1/withdrawals, PRODUCT §8). */
 export function parseShape(body: Record<string, unknown>, catalog: Catalog, senderOf: (chainId: string) => ChainSender | null): WithdrawalShape {
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw validationError(k, `${k} is not a field of a withdrawal request`);
-  const payout = payoutCoinOf(body.coin_id, catalog, senderOf);
-  if (body.amount === undefined || body.amount === null) throw validationError('amount', 'amount is required');
-  if (typeof body.to_address !== 'string' || body.to_address === '') throw validationError('to_address', 'to_address is required');
-  let payoutId: string | null = null;
-  if (body.payout_id !== undefined && body.payout_id !== null) {
-    if (typeof body.payout_id !== 'string' || !PRINTABLE.test(body.payout_id)) throw validationError('payout_id', 'payout_id must be 1 to 128 printable ASCII characters');
-    payoutId = body.payout_id;
-  }
-  let comment: string | null = null;
-  if (body.comment !== undefined && body.comment !== null) {
-    if (typeof body.comment !== 'string' || body.comment.length > COMMENT_MAX) throw validationError('comment', `comment must be a string of at most ${COMMENT_MAX} characters`);
-    comment = body.comment;
-  }
-  return { payout, rawAmount: body.amount, toAddress: body.to_address, payoutId, comment, feeMode: feeModeOf(body.network_fee_mode) };
+  const shape = checkShape(CreateWithdrawalBody, body, 'a withdrawal request');
+  const payout = payoutCoinOf(shape.coin_id, catalog, senderOf);
+  return { payout, rawAmount: shape.amount, toAddress: shape.to_address, payoutId: shape.payout_id ?? null, comment: shape.comment ?? null, feeMode: shape.network_fee_mode ?? 'reserved' };
 }
 
 /**

@@ -3,13 +3,14 @@ import { normalizeIp } from '../auth/ip-match';
 import type { KeyService } from '../auth/key.service';
 import { refusalToApiError } from '../auth/withdraw-permission';
 import type { WithdrawalRow } from '../db/entities/withdrawals';
-import { newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import { idempotencyKeyOf } from '../http/idempotency';
 import type { Clock } from '../shared/clock';
 import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
+import { withdrawalApi } from './withdrawal.api';
 import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
 import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
 
@@ -27,12 +28,12 @@ export interface WithdrawalRouteDeps {
 
 /** The withdrawal endpoints of SPEC: estimate, create, cancel, list (and its exports), get. */
 export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
-  const r = newRouter('/v1');
+  const r = newRouter();
   const { withdrawals } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'withdrawal');
 
   // PRODUCT §5: the estimate needs read or withdraw.
-  r.post('/withdrawals/estimate', deps.signed(), async (ctx) => {
+  mount(r, withdrawalApi.estimate, deps.signed(), async (ctx) => {
     const auth = authOf(ctx);
     if (!auth.permissions.has('read') && !auth.permissions.has('withdraw')) {
       throw new ApiError(403, 'auth.permission_denied', 'this key lacks the read or withdraw permission', { required: 'read' });
@@ -42,7 +43,7 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
 
   // Idempotency-Keys of withdrawals are bound by the service, per merchant and for good (SPEC 7–10),
   // in the transaction that creates the withdrawal: not by the per-key middleware.
-  r.post('/withdrawals', deps.signed(), async (ctx) => {
+  mount(r, withdrawalApi.create, deps.signed(), async (ctx) => {
     const auth = authOf(ctx);
     const decision = await deps.keys.payoutDecision(auth.apiKeyId, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
@@ -59,13 +60,13 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
     parseFilters: parseWithdrawalFilters,
     source: withdrawals,
   };
-  r.get('/withdrawals', deps.authenticate('read'), listHandler(list, deps));
+  mount(r, withdrawalApi.list, deps.authenticate('read'), listHandler(list, deps));
 
-  r.get('/withdrawals/:id', deps.authenticate('read'), async (ctx) => {
+  mount(r, withdrawalApi.get, deps.authenticate('read'), async (ctx) => {
     ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  r.post('/withdrawals/:id/cancel', deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
+  mount(r, withdrawalApi.cancel, deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
     ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

@@ -31,6 +31,8 @@ import { FeeQuotes } from './fee-quotes';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
+import { checkShape } from '../shared/schema';
+import { EstimateBody } from './withdrawal.schema';
 
 /** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
 export type WithdrawalView = Pick<
@@ -105,6 +107,7 @@ export class WithdrawalService {
   }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
+    checkShape(EstimateBody, body, 'an estimate request');
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
     if (body.to_address !== undefined && body.to_address !== null) {
       const to = body.to_address;

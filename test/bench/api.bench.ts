@@ -9,9 +9,11 @@ import { fmt, load, report, request, startHelloWorld, type LoadResult } from './
  * Everything runs in this process (the daemon as startTestDaemon starts it, on SQLite), so the
  * baseline and the stack share the same client and the same event loop. Goals: public ≥ 0.6 by
  * req/s; signed ≥ 0.7 by req/s and by CPU time (issue 14 §11: HMAC over a short string and the
- * replay and limit bookkeeping cost microseconds).
+ * replay and limit bookkeeping cost microseconds). Issue 22 §4: the signed ratio of a second daemon
+ * with metrics on (`metrics.listen`) stays within 5 % of the ratio with metrics off.
  */
 const SIGNED_GOAL = 0.7;
+const METRICS_COST_GOAL = 0.05;
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 5_000);
 /** Interleaved rounds (hello-world, public, signed back to back); medians are reported: the machine is shared and noisy. */
@@ -57,21 +59,30 @@ function prepareSigned(base: string, keys: Array<{ keyId: string; secret: string
 export async function run(): Promise<void> {
   const hello = await startHelloWorld();
   const d = await startTestDaemon();
+  const dm = await startTestDaemon({ metrics: { listen: '127.0.0.1:0' } });
   try {
     const keys: Array<Awaited<ReturnType<typeof merchantWithKey>>> = [];
+    const keysM: typeof keys = [];
     for (let k = 0; k < KEYS; k++) keys.push(await merchantWithKey(d.daemon, { rateLimit: 100_000 }));
+    for (let k = 0; k < KEYS; k++) keysM.push(await merchantWithKey(dm.daemon, { rateLimit: 100_000 }));
     const pub = `${d.url}/v1/currencies`;
     const check = await request(pub);
     if (check.status !== 200) throw new Error(`GET /v1/currencies answered ${check.status}`);
 
     type Run = LoadResult & { cpuUs: number };
-    const runs = { hello: [] as Run[], helloSame: [] as Run[], pub: [] as Run[], signed: [] as Run[] };
-    const ratios = { pub: [] as number[], signed: [] as number[], signedSame: [] as number[] };
+    const runs = { hello: [] as Run[], helloSame: [] as Run[], pub: [] as Run[], signed: [] as Run[], signedMetrics: [] as Run[] };
+    const ratios = { pub: [] as number[], signed: [] as number[], signedSame: [] as number[], signedMetrics: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
       const h = await measure('hello-world', () => hello.url);
       const p = await measure('public /v1/currencies', () => pub);
       const prepared = prepareSigned(d.url, keys, round);
-      const s = await measure('signed /v1/currencies', prepared.url, prepared.headers);
+      const preparedM = prepareSigned(dm.url, keysM, round);
+      // Metrics off and on back to back, in alternating order, so neither always runs on a warmer process.
+      const signedOff = () => measure('signed /v1/currencies', prepared.url, prepared.headers);
+      const signedOn = () => measure('signed /v1/currencies, metrics on', preparedM.url, preparedM.headers);
+      const [s, sm] = round % 2 === 0 ? [await signedOff(), await signedOn()] : (([on, off]) => [off, on] as const)([await signedOn(), await signedOff()]);
+      runs.signedMetrics.push(sm);
+      ratios.signedMetrics.push(sm.perSecond / h.perSecond);
       // The same request bytes (target and signature headers) to the hello-world: the client's cost
       // of sending them is not the server's, so this is the like-for-like baseline of the signed path.
       const helloBase = hello.url.replace(/\/$/, '');
@@ -97,6 +108,8 @@ export async function run(): Promise<void> {
       ['ratios public / hello-world per round', ratios.pub.map((r) => r.toFixed(2)).join(' ')],
       ['ratios signed / hello-world per round', ratios.signed.map((r) => r.toFixed(2)).join(' ')],
       ['ratios signed / same-bytes hello per round', ratios.signedSame.map((r) => r.toFixed(2)).join(' ')],
+      [`signed GET, metrics on (${KEYS} keys)`, summary(runs.signedMetrics)],
+      ['ratios signed, metrics on / hello per round', ratios.signedMetrics.map((r) => r.toFixed(2)).join(' ')],
     ];
     console.log(`\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight`);
     const rp = median(ratios.pub);
@@ -114,10 +127,23 @@ export async function run(): Promise<void> {
     console.log(`  ${'ratio signed / hello-world (by CPU time)'.padEnd(44)} ${goal(cpu(runs.hello) / cpu(runs.signed), SIGNED_GOAL)}`);
     console.log(`  ${'ratio signed / same-bytes hello (median req/s)'.padEnd(44)} ${goal(median(ratios.signedSame), SIGNED_GOAL)}`);
     console.log(`  ${'ratio signed / same-bytes hello (by CPU time)'.padEnd(44)} ${goal(cpu(runs.helloSame) / cpu(runs.signed), SIGNED_GOAL)}`);
+    const rsm = median(ratios.signedMetrics);
+    const cost = (rs - rsm) / rs;
+    console.log(`  ${'ratio signed / hello-world, metrics OFF'.padEnd(44)} ${rs.toFixed(3)}`);
+    console.log(`  ${'ratio signed / hello-world, metrics ON'.padEnd(44)} ${rsm.toFixed(3)}`);
+    console.log(`  ${'metrics cost (OFF - ON) / OFF'.padEnd(44)} ${(cost * 100).toFixed(1)} %  (goal <= ${METRICS_COST_GOAL * 100} %: ${cost <= METRICS_COST_GOAL ? 'met' : 'NOT met'})`);
+    const paired = median(runs.signed.map((off, i) => runs.signedMetrics[i]!.perSecond / off.perSecond));
+    console.log(`  ${'signed req/s ON / OFF, median of rounds'.padEnd(44)} ${paired.toFixed(3)}`);
+    const cpuOff = cpu(runs.signed);
+    const cpuOn = cpu(runs.signedMetrics);
+    console.log(`  ${'signed CPU per request OFF / ON'.padEnd(44)} ${fmt(cpuOff, 0)} / ${fmt(cpuOn, 0)} us  (metrics cost by CPU ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)`);
+    const metricsText = await (await fetch(dm.daemon.metricsUrl!)).text();
+    if (!metricsText.includes('route="/v1/currencies"')) throw new Error('the metrics daemon did not count its requests');
     const p99 = (rs: Run[]) => median(rs.map((r) => r.p99Ms));
     console.log(`  ${'p99 public / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.pub) / p99(runs.hello)).toFixed(2)}x`);
     console.log(`  ${'p99 signed / p99 hello-world (medians)'.padEnd(44)} ${(p99(runs.signed) / p99(runs.hello)).toFixed(2)}x`);
   } finally {
+    await dm.stop();
     await d.stop();
     await hello.close();
   }

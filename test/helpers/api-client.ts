@@ -4,6 +4,7 @@
  * source address (127.0.0.x) to act as a different client IP. Signing uses test/helpers/signer.ts.
  */
 import http from 'node:http';
+import { checkAgainstOpenApi } from './openapi-check';
 import { signRequest } from './signer';
 
 export interface ApiResponse {
@@ -45,6 +46,12 @@ export function call(base: string, target: string, opts: CallOptions = {}): Prom
             json = text === '' ? undefined : JSON.parse(text);
           } catch {
             json = undefined;
+          }
+          try {
+            checkAgainstOpenApi(opts.method ?? 'GET', target, res.statusCode ?? 0, res.headers['content-type'], text);
+          } catch (err) {
+            reject(err);
+            return;
           }
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
         });

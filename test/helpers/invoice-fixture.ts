@@ -8,6 +8,7 @@ import { merchantWithKey, startTestDaemon, type TestDaemon } from './daemon';
 import { FakeAllocator } from './fake-allocator';
 import { FakeChainSource } from './fake-chain';
 import { IdleChain } from './idle-chain';
+import { checkAgainstOpenApi } from './openapi-check';
 import { signRequest } from './signer';
 
 export const USDT_ETH_CONTRACT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
@@ -80,6 +81,7 @@ export class ApiClient {
     const signed = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: ts });
     const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw });
     const text = await res.text();
+    checkAgainstOpenApi(method, target, res.status, res.headers.get('content-type') ?? undefined, text);
     return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) };
   }
   get<T = any>(target: string) {

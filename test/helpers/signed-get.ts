@@ -1,3 +1,4 @@
+import { checkAgainstOpenApi } from './openapi-check';
 import { signRequest } from './signer';
 
 export interface ApiKey {
@@ -32,6 +33,8 @@ export async function signedGet(
 export async function send(url: string, headers: Record<string, string>): Promise<ApiResponse> {
   const res = await fetch(url, { headers });
   const bytes = Buffer.from(await res.arrayBuffer());
+  const target = new URL(url);
+  checkAgainstOpenApi('GET', target.pathname + target.search, res.status, res.headers.get('content-type') ?? undefined, bytes.toString('utf8'));
   let body: unknown = null;
   if ((res.headers.get('content-type') ?? '').includes('json')) body = JSON.parse(bytes.toString('utf8'));
   return { status: res.status, headers: res.headers, body, bytes };

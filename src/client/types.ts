@@ -1,0 +1,95 @@
+/**
+ * The client's types, taken (types only, nothing at run time) from the schemas the server validates
+ * with and generates its OpenAPI document from.
+ */
+import type { z } from 'zod';
+import type { CreateStaticAddressBody } from '../addresses/static-address.api';
+import type { DepositView, StaticAddressView } from '../addresses/static-address.view';
+import type { ApiKeySchema } from '../auth/account.api';
+import type { CurrencySchema, FiatCurrencySchema, RateSchema } from '../catalog/catalog.api';
+import type { CreateInvoiceBody } from '../invoices/invoice.api';
+import type { InvoiceView } from '../invoices/invoice.view';
+import type { EventType } from '../shared/events';
+import type { BalanceView } from '../transactions/balance.service';
+import type { TransactionView } from '../transactions/transaction.service';
+import type { AttemptView, DeliveryView } from '../webhooks/delivery.service';
+import type { EndpointView } from '../webhooks/endpoint.service';
+import type { CreateEndpointBody, UpdateEndpointBody } from '../webhooks/webhook.api';
+import type { CreateWithdrawalBody, EstimateBody, EstimateSchema, WithdrawalSchema } from '../withdrawals/withdrawal.schema';
+
+export type Invoice = InvoiceView;
+export type CreateInvoiceParams = z.input<typeof CreateInvoiceBody>;
+export type StaticAddress = StaticAddressView;
+export type StaticAddressWithDeposits = StaticAddressView & { deposits: DepositView[] };
+export type CreateAddressParams = z.input<typeof CreateStaticAddressBody>;
+export type Withdrawal = z.infer<typeof WithdrawalSchema>;
+export type CreateWithdrawalParams = z.input<typeof CreateWithdrawalBody>;
+export type EstimateParams = Pick<z.input<typeof EstimateBody>, 'coin_id' | 'amount' | 'to_address' | 'network_fee_mode'>;
+export type WithdrawalEstimate = z.infer<typeof EstimateSchema>;
+export type Transaction = TransactionView;
+export type Balance = BalanceView;
+export type WebhookEndpoint = EndpointView;
+export type WebhookEndpointWithSecret = EndpointView & { secret: string };
+export type CreateEndpointParams = z.input<typeof CreateEndpointBody>;
+export type UpdateEndpointParams = z.input<typeof UpdateEndpointBody>;
+export type WebhookDelivery = DeliveryView;
+export type WebhookDeliveryWithAttempts = DeliveryView & { attempt_log: AttemptView[] };
+export type Currency = z.infer<typeof CurrencySchema>;
+export type FiatCurrency = z.infer<typeof FiatCurrencySchema>;
+export type Rate = z.infer<typeof RateSchema>;
+export type ApiKey = z.infer<typeof ApiKeySchema>;
+
+/** SPEC's keyset page. */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface PageParams {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface InvoiceFilters extends PageParams {
+  status?: Invoice['status'];
+  created_from?: string;
+  created_to?: string;
+  order_id?: string;
+}
+export interface AddressFilters extends PageParams {
+  status?: StaticAddress['status'];
+  search?: string;
+  coin_id?: string;
+  customer_id?: string;
+}
+export interface WithdrawalFilters extends PageParams {
+  status?: Withdrawal['status'];
+  coin_id?: string;
+  payout_id?: string;
+  created_from?: string;
+  created_to?: string;
+}
+export interface TransactionFilters extends PageParams {
+  type?: Transaction['type'];
+  status?: Transaction['status'];
+  coin_id?: string;
+  invoice_id?: string;
+  address_id?: string;
+  from?: string;
+  to?: string;
+}
+export interface DeliveryFilters extends PageParams {
+  status?: WebhookDelivery['status'];
+  event_type?: EventType;
+  endpoint_id?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A webhook event as delivered: `{event_id, type, created_at, data}`. */
+export type WebhookEvent =
+  | { event_id: string; type: `invoice.${string}`; created_at: string; data: { invoice: Invoice; details?: { amount: string; chain_transaction_id: string } } }
+  | { event_id: string; type: `deposit.${string}`; created_at: string; data: { address: StaticAddress; deposit: DepositView } & Record<string, unknown> }
+  | { event_id: string; type: `withdrawal.${string}`; created_at: string; data: { withdrawal: Withdrawal } }
+  | { event_id: string; type: `static_address.${string}`; created_at: string; data: { address: StaticAddress; reason?: string; archive_at?: string } }
+  | { event_id: string; type: 'ping'; created_at: string; data: { endpoint_id: string; message: string } };

@@ -1,0 +1,31 @@
+import { accountApi } from '../auth/account.api';
+import { staticAddressApi } from '../addresses/static-address.api';
+import { catalogApi } from '../catalog/catalog.api';
+import { embedApi } from '../checkout/embed.api';
+import { invoiceApi } from '../invoices/invoice.api';
+import type { ApiRoute } from '../shared/api-route';
+import { transactionApi } from '../transactions/transaction.api';
+import { EVENT_SCHEMAS, webhookApi } from '../webhooks/webhook.api';
+import { withdrawalApi } from '../withdrawals/withdrawal.api';
+import { buildOpenApi } from './openapi';
+import { openApiRoute } from './openapi.routes';
+
+/**
+ * Every route of the merchant API (`/v1`), as each module declares it. The routers mount by these
+ * declarations; a module's new routes join the document by being listed here.
+ */
+export const API_ROUTES: readonly ApiRoute[] = [
+  openApiRoute,
+  ...Object.values(catalogApi),
+  ...Object.values(invoiceApi),
+  ...Object.values(staticAddressApi),
+  ...Object.values(withdrawalApi),
+  ...Object.values(transactionApi),
+  ...Object.values(webhookApi),
+  ...Object.values(accountApi),
+  ...Object.values(embedApi),
+];
+
+let built: Record<string, unknown> | undefined;
+/** The OpenAPI document (built once per process). */
+export const openApiDocument = (): Record<string, unknown> => (built ??= buildOpenApi(API_ROUTES, EVENT_SCHEMAS));
