@@ -209,6 +209,10 @@ export class DashboardSnapshots {
   private async keys(ids: string[]): Promise<DashboardKey[]> {
     const out: DashboardKey[] = [];
     for (const id of ids) {
+      const em = this.deps.store.read;
+      const used = new Map(
+        (await rawQuery<{ key_id: string; last_used_at: string | null }>(em, `SELECT key_id, last_used_at FROM api_keys WHERE account_id = ${placeholder(em, 1)}`, [id])).map((r) => [r.key_id, r.last_used_at]),
+      );
       for (const k of await this.deps.keys.list(id)) {
         out.push({
           account_id: id,
@@ -220,7 +224,7 @@ export class DashboardSnapshots {
           secret_last4: k.secret_last4,
           rotation_required: k.rotation_required,
           created_at: k.created_at,
-          last_used_at: null,
+          last_used_at: used.get(k.key_id) ?? null,
         });
       }
     }

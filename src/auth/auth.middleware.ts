@@ -7,6 +7,7 @@ import type { Clock } from '../shared/clock';
 import type { IpBlocker } from './ip-blocker';
 import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
+import type { KeyUsage } from './key-usage';
 import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
 import { canonicalString, checkTimestamp, macKey, signatureMatchesKey } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
@@ -65,6 +66,8 @@ export class Authenticator {
       replay: ReplayGuard;
       buckets: TokenBuckets;
       ipBlocker: IpBlocker;
+      /** Notes each key's last authenticated request (written by a job, not per request). */
+      usage?: KeyUsage;
     },
   ) {}
 
@@ -142,6 +145,7 @@ export class Authenticator {
   /** A request validly signed and not a replay: its token, then its key's state. */
   private admit(ctx: AppContext, signed: SignedKey, ip: string, permission: Permission | null): AuthContext | Promise<AuthContext> {
     this.deps.ipBlocker.recordSuccess(blockKey(ip));
+    this.deps.usage?.touch(signed.entry.row.id, signed.nowMs);
     const take = this.takeToken(ctx, signed.entry);
     if (!take.allowed) {
       return this.forgetQuietly(signed).then(() => {

@@ -18,6 +18,8 @@ import { SensitiveLimiter, type SensitiveLimits } from '../auth/sensitive-limite
 import { StoreReplayGuard } from '../auth/store-replay-guard';
 import { testKeysDocRoutes } from '../auth/test-keys.routes';
 import { TokenBuckets } from '../auth/token-bucket';
+import { KeyUsage } from '../auth/key-usage';
+import type { Job } from '../jobs/scheduler';
 
 /**
  * Authentication's parts, wired: on SQLite (one daemon) the replay guard and key cache live in
@@ -31,6 +33,7 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   const memoryGuard = shared ? null : new MemoryReplayGuard(REPLAY_RETENTION_MS, REPLAY_BUCKET_MS, deps.replayKeyShare);
   const replay = memoryGuard ?? new StoreReplayGuard(deps.store);
   const replayState = memoryGuard && openReplayState(deps.config.data_dir, memoryGuard, nowMs());
+  const usage = new KeyUsage();
   const authenticator = new Authenticator({
     config: deps.config,
     clock: deps.clock,
@@ -38,7 +41,10 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
     replay,
     buckets: new TokenBuckets(nowMs),
     ipBlocker: new IpBlocker(nowMs),
+    usage,
   });
+  /** Writes the keys' last use every 10 s (PRODUCT: the dashboard's Keys screen). */
+  const usageJob: Job = { name: 'key-usage', schedule: { everyMs: 10_000 }, run: () => usage.flush(deps.store) };
   const limiter = new SensitiveLimiter(nowMs, deps.sensitiveLimits);
   const keys = new KeyService(deps.store, deps.sealer, deps.clock, deps.config, deps.team, registry, limiter);
   const idempotency = new Idempotency(deps.store, deps.sealer, deps.clock, deps.logger);
@@ -55,5 +61,5 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
       deps.logger.warn('the replay guard could not be saved; the next start refuses signatures made before it', { error: (err as Error).message });
     }
   };
-  return { authenticate, signed: authenticator.signed, limiter, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close };
+  return { authenticate, signed: authenticator.signed, limiter, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close, usage, usageJob };
 }

@@ -258,6 +258,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
 
   scheduler.add(invoices.expiryJob);
+  scheduler.add(auth.usageJob);
   scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
   scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
   for (const job of withdrawals.payoutJobs) scheduler.add(job, { runAtStart: true });

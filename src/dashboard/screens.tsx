@@ -249,14 +249,14 @@ export function KeysScreen({ snap, selected, height, accountName }: ScreenProps)
   const items = snap.keys.items;
   return (
     <Box flexDirection="column">
-      <Section title="API keys (r rotate · d disable; last use is not recorded yet)">
+      <Section title="API keys (r rotate · d disable)">
         {items.length === 0 ? <Row text="no keys" /> : null}
         {windowed(items, selected, height - 1).map(({ item: k, index }) => (
           <Row
             key={k.key_id}
             selected={index === selected}
             color={k.status === 'active' ? undefined : 'gray'}
-            text={`${col(k.key_id, 32)} ${col(k.status, 8)} ${col(k.name, 12)} ${col(k.permissions.join(","), 28)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
+            text={`${col(k.key_id, 32)} ${col(k.status, 8)} ${col(k.name, 12)} ${col(k.permissions.join(","), 28)} used ${col(k.last_used_at ? k.last_used_at.slice(0, 16).replace('T', ' ') : 'never', 16)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
           />
         ))}
       </Section>

@@ -14,6 +14,7 @@ import { EmbedOrigins1767225600020 } from './0020-embed-origins';
 import { Payouts1767225600021 } from './0021-payouts';
 import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
 import { EvmSends1767225600023 } from './0023-evm-sends';
+import { KeyLastUsed1767225600024 } from './0024-key-last-used';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   Payouts1767225600021,
   PayoutFeeBooked1767225600022,
   EvmSends1767225600023,
+  KeyLastUsed1767225600024,
 ];
