@@ -164,7 +164,9 @@ export class AddressService implements AddressAllocator {
       const query = store.read
         .createQueryBuilder(AddressEntity, 'a')
         .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
-        .where('a.id > :last', { last });
+        .where('a.id > :last', { last })
+        // Archived static addresses are the slow scan's (ArchivedScan), not the real-time scan's.
+        .andWhere("a.status = 'active'");
       if (before !== null) query.andWhere('a.id < :before', { before });
       const rows: Array<{ id: string; chain_id: string; address: string }> = await query.orderBy('a.id', 'ASC').limit(LOAD_PAGE).getRawMany();
       for (const r of rows) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);

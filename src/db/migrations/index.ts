@@ -11,6 +11,7 @@ import { Withdrawals1767225600016 } from './0016-withdrawals';
 import { CoinReservations1767225600017 } from './0017-coin-reservations';
 import { StaticAddresses1767225600018 } from './0018-static-addresses';
 import { EmbedOrigins1767225600020 } from './0020-embed-origins';
+import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-search';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   CoinReservations1767225600017,
   StaticAddresses1767225600018,
   EmbedOrigins1767225600020,
+  ArchivedScanAndSearch1767225600025,
 ];
