@@ -34,8 +34,8 @@ export class ArchivedAddresses {
     await rawRun(
       em,
       `INSERT INTO archived_scans (address_id, chain_id, checked_height, rewatched_height, balances, updated_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, NULL, ${p(4)})
-       ON CONFLICT (address_id) DO UPDATE SET rewatched_height = NULL, updated_at = ${p(4)}`,
-      [a.id, a.chainId, height, now],
+       ON CONFLICT (address_id) DO UPDATE SET rewatched_height = NULL, updated_at = ${p(5)}`,
+      [a.id, a.chainId, height, now, now],
     );
     await rawRun(em, `UPDATE addresses SET status = 'archived', updated_at = ${p(1)} WHERE id = ${p(2)}`, [now, a.id]);
   }

@@ -126,13 +126,13 @@ export class ArchivedScan {
       // Rows written since the round began (an archive meanwhile) keep their own height.
       await rawRun(
         em,
-        `UPDATE archived_scans SET checked_height = ${p(1)}, updated_at = ${p(2)} WHERE chain_id = ${p(3)} AND checked_height < ${p(1)} AND updated_at < ${p(4)}`,
-        [cursor.height, now, this.chainId, startedAt],
+        `UPDATE archived_scans SET checked_height = ${p(1)}, updated_at = ${p(2)} WHERE chain_id = ${p(3)} AND checked_height < ${p(4)} AND updated_at < ${p(5)}`,
+        [cursor.height, now, this.chainId, cursor.height, startedAt],
       );
       await rawRun(
         em,
-        `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(2)}`,
-        [this.chainId, startedAt],
+        `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`,
+        [this.chainId, startedAt, startedAt],
       );
       for (let i = 0; i < covered.length; i += IN_CHUNK) {
         const list = inList(em, covered.slice(i, i + IN_CHUNK).map((r) => r.address_id), 2);

@@ -80,7 +80,7 @@ test('an Idempotency-Key repeat replays the address and issues nothing twice; th
   t.deepEqual(await snapshot(f), before);
 });
 
-test('GET /v1/addresses filters by status, coin_id, customer_id and search (prefix of address, customer id or label), in keyset pages', async (t) => {
+test('GET /v1/addresses filters by status, coin_id, customer_id and search (substring of address, customer id or label from 3 characters, prefix below), in keyset pages', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'alice-1', coin_id: COINS.BTC, label: 'VIP Alice' });
@@ -104,7 +104,19 @@ test('GET /v1/addresses filters by status, coin_id, customer_id and search (pref
   t.deepEqual(await ids(`search=${encodeURIComponent(b.address)}`), [b.id]);
   t.deepEqual(await ids(`search=${encodeURIComponent(c.address)}`), [c.id]);
   t.deepEqual(await ids('search=zzz'), []);
-  t.deepEqual(await ids(`search=${encodeURIComponent(f.td.daemon.config.chains[0]!.id)}&status=active`), []);
+  // From 3 characters a substring, case-sensitive, of any of the three; shorter, a prefix.
+  t.deepEqual(await ids('search=Alice'), [a.id]);
+  t.deepEqual(await ids('search=lic'), [a.id]);
+  t.deepEqual(await ids('search=ob-'), [b.id]);
+  t.deepEqual(await ids('search=ALICE'), []);
+  t.deepEqual(await ids('search=ob'), []);
+  t.deepEqual(await ids('search=bo'), [b.id]);
+  t.deepEqual(await ids(`search=${encodeURIComponent(b.address.slice(2, 12))}`), [c.id, b.id]);
+  const chain = f.td.daemon.config.chains.find((x) => a.address.includes(`-${x.id}-`))!.id;
+  t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=active`), [a.id]);
+  t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=archived`), []);
+  t.deepEqual(await ids('search=%25%25%25'), []);
+  t.deepEqual(await ids('search=%22ob-%22'), []);
 
   const first = (await f.api.get('/v1/addresses?limit=2')).body;
   t.deepEqual(first.items.map((x: { id: string }) => x.id), [c.id, b.id]);
