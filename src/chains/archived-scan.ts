@@ -120,7 +120,6 @@ export class ArchivedScan {
       // The cursor block is still the chain's as the core keeps it: no reorganisation since it was read.
       const [stored] = await rawQuery<{ hash: string }>(em, `SELECT hash FROM chain_blocks WHERE chain_id = ${p(1)} AND height = ${p(2)}`, [this.chainId, cursor.height]);
       if (stored && stored.hash !== cursor.hash) throw new Error(`block ${cursor.height} was reorganised away during the slow scan; retrying at the next round`);
-      if (observations.length > 0) await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
       const now = iso(clock.now());
       for (const [id, balances] of seen) await rawRun(em, `UPDATE archived_scans SET balances = ${p(1)} WHERE address_id = ${p(2)}`, [JSON.stringify(balances), id]);
       // Rows written since the round began (an archive meanwhile) keep their own height.
@@ -129,6 +128,8 @@ export class ArchivedScan {
         `UPDATE archived_scans SET checked_height = ${p(1)}, updated_at = ${p(2)} WHERE chain_id = ${p(3)} AND checked_height < ${p(4)} AND updated_at < ${p(5)}`,
         [cursor.height, now, this.chainId, cursor.height, startedAt],
       );
+      // After the heights moved: an address this restores keeps the height it was checked to.
+      if (observations.length > 0) await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
       await rawRun(
         em,
         `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`,
