@@ -168,8 +168,8 @@ export class ArchivedScan {
 
   /**
    * The addresses whose balance in a coin of the chain differs at `height` from what was seen at
-   * their last check (at their first, from the incoming transfers the books recorded). Fills `seen`
-   * with every address's balances at `height`, stored once the round commits.
+   * their last check (until one moved, with what the incoming transfers recorded in the books add
+   * up to). Fills `seen` with those addresses' balances at `height`, stored once the round commits.
    */
   private async moved(rows: ScanRow[], height: number, seen: Map<string, Record<string, string>>, signal?: AbortSignal): Promise<ScanRow[]> {
     const coins = [...this.coinByAsset.values()];
@@ -193,8 +193,10 @@ export class ArchivedScan {
           if (units !== '0') now[c.id] = units;
           if ((before[c.id] ?? '0') !== units) changed = true;
         });
-        if (changed) out.push(r);
-        if (changed || r.balances === null) seen.set(r.address_id, now);
+        // Unchanged balances stay as they are stored (none: the books are the reference).
+        if (!changed) return;
+        out.push(r);
+        seen.set(r.address_id, now);
       });
     }
     return out;
