@@ -235,3 +235,45 @@ test('permissions: reading needs read, creating, archiving and restoring need cr
   expectError(t, await f.api.get('/v1/addresses/not-an-id'), 404, 'not_found', {});
   t.deepEqual(await snapshot(f), before);
 });
+
+test('search by a text more than 2000 addresses hold finds the same rows, newest first in keyset pages, as a rare one, and exports them all', async (t) => {
+  const f = await startInvoiceFixture();
+  t.teardown(() => f.stop());
+  const N = 2100;
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  await f.td.daemon.store.write(async (em) => {
+    for (let from = 0; from < N; from += 300) {
+      const values: unknown[] = [];
+      const n = Math.min(300, N - from);
+      for (let i = from; i < from + n; i++) {
+        const at = new Date(t0 + i * 1000).toISOString();
+        values.push(newId(), f.accountId, `many-${i}`, COINS.ETH, `0xbulk${String(i).padStart(6, '0')}`, i % 7 === 0 ? `Lucky ${i}` : null, 'active', null, null, at, null, at, at);
+      }
+      await em.query(
+        `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(`(${Array(13).fill('?').join(',')})`).join(',')}`,
+        values,
+      );
+    }
+  });
+  const page = async (q: string, cursor?: string) => (await f.api.get(`/v1/addresses?${q}&limit=100${cursor ? `&cursor=${cursor}` : ''}`)).body;
+  const all = async (q: string) => {
+    const out: string[] = [];
+    for (let p = await page(q); ; p = await page(q, p.next_cursor)) {
+      out.push(...p.items.map((x: any) => x.customer_id));
+      if (!p.next_cursor) return out;
+    }
+  };
+  // Every row holds "any-": the common-text path; "ucky 1" a few: the index path.
+  const common = await all('search=any-');
+  t.is(common.length, N);
+  t.deepEqual(common.slice(0, 3), ['many-2099', 'many-2098', 'many-2097']);
+  const rare = await all(`search=${encodeURIComponent('ucky 1')}`);
+  const expected = Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => i % 7 === 0 && String(i).startsWith('1')).map((i) => `many-${i}`);
+  t.deepEqual(rare, expected);
+  t.deepEqual(await all('search=any-20&status=active'), Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => `many-${i}`.includes('any-20')).map((i) => `many-${i}`));
+  t.deepEqual(await all('search=bulk002099'), ['many-2099']);
+  const key = { keyId: f.api.keyId, secret: f.api.secret };
+  const csv = await signedGet(f.td.url, key, '/v1/addresses?format=csv&search=any-');
+  t.is(csv.status, 200);
+  t.is(parseCsv(csv.bytes.toString('utf8')).length, N + 1);
+});
