@@ -5,6 +5,7 @@
  */
 import test from 'ava';
 import { killAllAnvils } from '../../helpers/anvil';
+import { tempPostgres } from '../../helpers/pg-database';
 import { until } from '../chains/btc/btc-fixture';
 import { CONFIRMATIONS, startEvmFixture, type EvmFixture } from '../chains/evm/evm-fixture';
 
@@ -112,6 +113,26 @@ test('the periodic job (archived_scan_hours in fractions) finds a USDT deposit t
   const round = await f.td.daemon.archivedScans[0]!.run();
   t.is(round.found, 0);
   t.is(await f.available('USDT'), '7.5');
+  t.is((await f.events('deposit.confirmed')).length, 1);
+  t.true(await f.ledgerClean());
+});
+
+test('on PostgreSQL: the slow scan finds a USDT deposit to an archived address, restores it and credits it once', async (t) => {
+  const url = await tempPostgres(t);
+  const f = await startEvmFixture({ overrides: { ...BY_HAND, database: { url } } });
+  t.teardown(() => f.stop());
+  const a = await create(f, { customer_id: 'cust-pg', coin_id: f.coin.USDT });
+  await archive(f, a.id);
+  const txid = await f.pay(a.address, 'USDT', '3');
+  await f.node.mine(CONFIRMATIONS);
+  await f.scanned();
+  t.like(await address(f, a.id), { status: 'archived', deposits: [] });
+  const [scan] = f.td.daemon.archivedScans;
+  t.like(await scan!.run(), { checked: 1, flagged: 1, found: 1 });
+  t.like(await address(f, a.id), { status: 'active' });
+  t.like((await address(f, a.id)).deposits[0], { txid, amount: '3', status: 'confirmed' });
+  t.like(await scan!.run(), { found: 0 });
+  t.is(await f.available('USDT'), '3');
   t.is((await f.events('deposit.confirmed')).length, 1);
   t.true(await f.ledgerClean());
 });
