@@ -98,12 +98,12 @@ export class StaticAddressService {
   }
 
   async page(accountId: string, filters: StaticAddressFilters, page: PageRequest): Promise<Page<StaticAddressView>> {
-    const rows = await applyKeyset(this.query(accountId, filters, await this.searchPlan(filters.search)), 's', page).getMany();
+    const rows = await applyKeyset(this.query(accountId, filters, await this.searchPlan(accountId, filters.search)), 's', page).getMany();
     return toPage(rows, page, this.present);
   }
 
   async *batches(accountId: string, filters: StaticAddressFilters, after: PageKey | null, size: number): AsyncIterable<StaticAddressRow[]> {
-    const plan = await this.searchPlan(filters.search);
+    const plan = await this.searchPlan(accountId, filters.search);
     yield* keysetBatches(() => this.query(accountId, filters, plan) as SelectQueryBuilder<ObjectLiteral>, 's', {
       after,
       batchSize: size,
@@ -113,7 +113,7 @@ export class StaticAddressService {
   }
 
   async count(accountId: string, filters: StaticAddressFilters, after: PageKey | null, cap: number): Promise<number> {
-    const qb = this.query(accountId, filters, await this.searchPlan(filters.search));
+    const qb = this.query(accountId, filters, await this.searchPlan(accountId, filters.search));
     if (after) applyKeyset(qb, 's', { limit: cap, after });
     return countUpTo(qb as SelectQueryBuilder<ObjectLiteral>, cap);
   }
@@ -296,18 +296,24 @@ export class StaticAddressService {
    * How `search` is matched (README "Static addresses"). Shorter than 3 characters: a prefix of the
    * address, the customer id or the label, each alternative a range on its own per-account index.
    * From 3 characters: a substring of any of them, through a trigram index. On SQLite the FTS5
-   * trigram table answers which rows hold the text; when more than SEARCH_INDEX_MAX rows do (a
-   * text most rows hold), the account's rows are read newest first and tested instead, which finds
-   * a page of such common matches after a few rows. On PostgreSQL `LIKE` uses the pg_trgm indexes
-   * (when the extension could be created) and the planner chooses.
+   * trigram table answers which rows hold the text, unless the text is common: when at least
+   * DENSE_MATCHES of the account's PROBE_ROWS newest addresses hold it, its rows are read newest
+   * first and tested instead (a page fills after a few rows, where the index would read a posting
+   * list of most rows). On PostgreSQL `LIKE` uses the pg_trgm indexes (when the extension could be
+   * created) and the planner chooses.
    */
-  private async searchPlan(search: string | undefined): Promise<SearchPlan> {
+  private async searchPlan(accountId: string, search: string | undefined): Promise<SearchPlan> {
     if (search === undefined) return { kind: 'none' };
     if ([...search].length < TRIGRAM) return { kind: 'prefix', text: search };
     const em = this.deps.store.read;
     if (this.deps.store.dialect === 'postgres') return { kind: 'like', text: search };
-    const hits = await rawQuery<{ rowid: number }>(em, `SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH ? LIMIT ${SEARCH_INDEX_MAX + 1}`, [phrase(search)]);
-    return hits.length > SEARCH_INDEX_MAX ? { kind: 'scan', text: search } : { kind: 'index', text: search };
+    const [probe] = await rawQuery<{ n: number }>(
+      em,
+      `SELECT COUNT(*) AS n FROM (SELECT address, customer_id, label FROM static_addresses WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ${PROBE_ROWS})
+       WHERE instr(address, ?) > 0 OR instr(customer_id, ?) > 0 OR instr(label, ?) > 0`,
+      [accountId, search, search, search],
+    );
+    return Number(probe?.n ?? 0) >= DENSE_MATCHES ? { kind: 'scan', text: search } : { kind: 'index', text: search };
   }
 
   /** One account's addresses matching the filters, newest first; `plan` is searchPlan(f.search)'s. */
@@ -342,8 +348,9 @@ export class StaticAddressService {
 
 /** Characters of a trigram: the shortest search text a trigram index answers. */
 const TRIGRAM = 3;
-/** Above this many rows holding the text (all accounts), SQLite tests rows in list order instead of reading the index's set. */
-const SEARCH_INDEX_MAX = 2000;
+/** SQLite: how many of the account's newest addresses tell whether a search text is common, and how many of them must hold it. */
+const PROBE_ROWS = 2000;
+const DENSE_MATCHES = 50;
 
 type SearchPlan = { kind: 'none' } | { kind: 'prefix' | 'like' | 'index' | 'scan'; text: string };
 
