@@ -136,3 +136,26 @@ test('on PostgreSQL: the slow scan finds a USDT deposit to an archived address, 
   t.is((await f.events('deposit.confirmed')).length, 1);
   t.true(await f.ledgerClean());
 });
+
+test('a deposit the slow scan found and credited is reverted by the chain core when a reorganisation drops its block', async (t) => {
+  const f = await startEvmFixture({ overrides: BY_HAND });
+  t.teardown(() => f.stop());
+  const a = await create(f, { customer_id: 'cust-reorg', coin_id: f.coin.ETH });
+  await archive(f, a.id);
+  const snapshot = await f.node.rpc<string>('evm_snapshot');
+  const txid = await f.pay(a.address, 'ETH', '2');
+  await f.node.mine(CONFIRMATIONS);
+  await f.scanned();
+  t.like(await f.td.daemon.archivedScans[0]!.run(), { found: 1 });
+  t.like((await address(f, a.id)).deposits[0], { txid, status: 'confirmed' });
+  t.is(await f.available('ETH'), '2');
+
+  t.true(await f.node.rpc<boolean>('evm_revert', [snapshot]));
+  await f.node.mine(CONFIRMATIONS + 3);
+  await until(async () => (await address(f, a.id)).deposits[0]?.status === 'reverted', 'the deposit reverted', 15_000);
+  t.is(await f.available('ETH'), '0');
+  const events = await f.events('deposit.reverted');
+  t.is(events.length, 1);
+  t.like(events[0]!.data, { address: { id: a.id }, deposit: { txid, status: 'reverted' } });
+  t.true(await f.ledgerClean());
+});
