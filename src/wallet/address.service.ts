@@ -46,6 +46,8 @@ export class AddressService implements AddressAllocator {
   private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme }>();
   /** The id after which loadWatched reads ('' before the first load). */
   private loadedFrom = '';
+  /** When loadWatched last began (ms), for the restored static addresses it reads again. */
+  private loadedAt: number | null = null;
 
   constructor(private readonly deps: AddressServiceDeps) {
     for (const chain of deps.chains) this.chains.set(chain.id, { chain, scheme: schemeFor(chain) });
@@ -179,6 +181,18 @@ export class AddressService implements AddressAllocator {
     // the last LOOKBACK_MS (none on SQLite, where this daemon is the only one and watches its own
     // addresses before they commit).
     const lookback = store.dialect === 'postgres' ? LOOKBACK_MS : 0;
+    // Static addresses another daemon restored since the last call: they are watched again
+    // (their rows are not new; the restore stamps their updated_at).
+    if (this.loadedAt !== null && lookback > 0) {
+      const restored: Array<{ id: string; chain_id: string; address: string }> = await store.read
+        .createQueryBuilder(AddressEntity, 'a')
+        .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
+        .where("a.purpose = 'static' AND a.status = 'active' AND a.updated_at >= :since", { since: iso(new Date(this.loadedAt - lookback)) })
+        .getRawMany();
+      for (const r of restored) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
+      n += restored.length;
+    }
+    this.loadedAt = startedAt;
     this.loadedFrom = timeOrderedIdFloor(startedAt - lookback);
     return n;
   }

@@ -12,6 +12,8 @@ import { col } from './table-helpers';
  *   this migration were watched in real time up to the chain's cursor.
  * - `static_addresses.deposit_revived`: an address a deposit made active while the customer had
  *   another active one (docs/decisions.md); the one-active-address unique index leaves it out.
+ * - `addresses.status` follows the static address's (archived ones are not loaded into the watched
+ *   set), with an index of static address rows by change time for daemons sharing a database.
  * - `archived_scan_runs`: when each chain's slow scan last ran (its period survives restarts).
  * - Substring search: SQLite, an FTS5 trigram index of address, customer id and label, kept in
  *   step by triggers; PostgreSQL, pg_trgm GIN indexes when the extension can be created (else
@@ -44,6 +46,8 @@ export class ArchivedScanAndSearch1767225600025 implements MigrationInterface {
        WHERE s.status = 'archived'`,
     );
     await q.query(`UPDATE addresses SET status = 'archived' WHERE purpose = 'static' AND id IN (SELECT id FROM static_addresses WHERE status = 'archived')`);
+    // Daemons sharing a database learn the static addresses another one restored (AddressService.loadWatched).
+    await q.query(`CREATE INDEX addresses_static_changed ON addresses (updated_at) WHERE purpose = 'static'`);
 
     await q.addColumn('static_addresses', new TableColumn({ name: 'deposit_revived', type: 'integer', default: 0 }));
     await q.query('DROP INDEX static_addresses_active');
@@ -88,6 +92,7 @@ export class ArchivedScanAndSearch1767225600025 implements MigrationInterface {
     await q.query('DROP INDEX static_addresses_active');
     await q.query(`CREATE UNIQUE INDEX static_addresses_active ON static_addresses (account_id, coin_id, customer_id) WHERE status = 'active'`);
     await q.dropColumn('static_addresses', 'deposit_revived');
+    await q.query('DROP INDEX addresses_static_changed');
     await q.query(`UPDATE addresses SET status = 'active' WHERE purpose = 'static'`);
     await q.dropTable('archived_scan_runs');
     await q.dropTable('archived_scans');
