@@ -63,7 +63,7 @@ export function parseCreateStaticAddress(body: Record<string, unknown>, catalog:
 /** The filters of GET /v1/addresses (and of its export). */
 export interface StaticAddressFilters {
   status?: StaticAddressStatus;
-  /** A prefix of the address, the customer id or the label. */
+  /** A substring (from 3 characters; shorter, a prefix) of the address, the customer id or the label. */
   search?: string;
   coin_id?: string;
   customer_id?: string;

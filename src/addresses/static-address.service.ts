@@ -1,5 +1,6 @@
 import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
+import type { ArchivedAddresses, UnwatchedAddress } from '../chains/archived-addresses';
 import { StaticAddressEntity, type StaticAddressRow } from '../db/entities/static-address';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRow, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
@@ -19,6 +20,8 @@ export interface StaticAddressServiceDeps {
   allocator: AddressAllocator;
   outbox: Outbox;
   clock: Clock;
+  /** Archived addresses leave the real-time watched set, and come back to it when restored. */
+  archived: ArchivedAddresses;
 }
 
 /** How many deposits GET /v1/addresses/{id} shows, newest first; the transactions list has them all. */
@@ -64,6 +67,7 @@ export class StaticAddressService {
           last_deposit_at: null,
           idle_since: now,
           warned_at: null,
+          deposit_revived: 0,
           created_at: now,
           updated_at: now,
         };
@@ -94,12 +98,13 @@ export class StaticAddressService {
   }
 
   async page(accountId: string, filters: StaticAddressFilters, page: PageRequest): Promise<Page<StaticAddressView>> {
-    const rows = await applyKeyset(this.query(accountId, filters), 's', page).getMany();
+    const rows = await applyKeyset(this.query(accountId, filters, await this.searchPlan(accountId, filters.search)), 's', page).getMany();
     return toPage(rows, page, this.present);
   }
 
-  batches(accountId: string, filters: StaticAddressFilters, after: PageKey | null, size: number): AsyncIterable<StaticAddressRow[]> {
-    return keysetBatches(() => this.query(accountId, filters) as SelectQueryBuilder<ObjectLiteral>, 's', {
+  async *batches(accountId: string, filters: StaticAddressFilters, after: PageKey | null, size: number): AsyncIterable<StaticAddressRow[]> {
+    const plan = await this.searchPlan(accountId, filters.search);
+    yield* keysetBatches(() => this.query(accountId, filters, plan) as SelectQueryBuilder<ObjectLiteral>, 's', {
       after,
       batchSize: size,
       read: (qb) => qb.getMany() as Promise<StaticAddressRow[]>,
@@ -107,25 +112,46 @@ export class StaticAddressService {
     });
   }
 
-  count(accountId: string, filters: StaticAddressFilters, after: PageKey | null, cap: number): Promise<number> {
-    const qb = this.query(accountId, filters);
+  async count(accountId: string, filters: StaticAddressFilters, after: PageKey | null, cap: number): Promise<number> {
+    const qb = this.query(accountId, filters, await this.searchPlan(accountId, filters.search));
     if (after) applyKeyset(qb, 's', { limit: cap, after });
     return countUpTo(qb as SelectQueryBuilder<ObjectLiteral>, cap);
   }
 
   /** POST /v1/addresses/{id}/archive: an active address leaves the customer's active set. */
   async archive(accountId: string, id: string): Promise<StaticAddressView> {
-    return this.deps.store.write(async (em) => {
+    const next = await this.deps.store.write(async (em) => {
       const row = await this.find(em, accountId, id, true);
       if (row.status !== 'active') throw conflict('the address is already archived');
-      const now = iso(this.deps.clock.now());
-      const next: StaticAddressRow = { ...row, status: 'archived', archived_at: now, updated_at: now };
-      if ((await updateRows(em, 'static_addresses', { status: 'archived', archived_at: now, updated_at: now }, { id, status: 'active' })) !== 1) {
-        throw conflict('the address is already archived');
-      }
-      await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'manual' });
-      return this.present(next);
+      const next = await this.archiveRow(em, row, 'manual');
+      if (!next) throw conflict('the address is already archived');
+      return next;
     });
+    this.deps.archived.forget(this.unwatched(next));
+    return this.present(next);
+  }
+
+  /**
+   * Archives an active row (guarded by its status and, for the automatic archive, its idle
+   * period): it leaves the customer's active set and the real-time watched set (the slow scan takes
+   * over), with `static_address.archived`. Null when another change came first.
+   */
+  private async archiveRow(em: EntityManager, row: StaticAddressRow, reason: 'manual' | 'inactive'): Promise<StaticAddressRow | null> {
+    const now = iso(this.deps.clock.now());
+    const set = { status: 'archived' as const, archived_at: now, deposit_revived: 0, updated_at: now };
+    const where = reason === 'inactive' ? { id: row.id, status: 'active', idle_since: row.idle_since } : { id: row.id, status: 'active' };
+    if ((await updateRows(em, 'static_addresses', set, where)) !== 1) return null;
+    const next: StaticAddressRow = { ...row, ...set };
+    await this.deps.archived.unwatch(em, this.unwatched(next), now);
+    await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason });
+    return next;
+  }
+
+  /** The address row a static address was issued as (same id), on its coin's chain. */
+  private unwatched(row: StaticAddressRow): UnwatchedAddress {
+    const coin = this.deps.catalog.coin(row.coin_id);
+    if (!coin) throw new Error(`static address ${row.id} has the unknown coin ${row.coin_id}`);
+    return { id: row.id, chainId: coin.chain_id, address: row.address };
   }
 
   /** POST /v1/addresses/{id}/restore: refused while the customer has another active address for the coin. */
@@ -137,7 +163,7 @@ export class StaticAddressService {
         if (row.status === 'active') throw conflict('the address is already active', { active_address_id: row.id });
         const active = await this.activeOf(em, accountId, row.coin_id, row.customer_id);
         if (active) throw activeConflict(active.id);
-        const next = await this.reactivate(em, row, 'manual');
+        const next = await this.reactivate(em, row, 'manual', false);
         if (!next) throw conflict('the address is already active', { active_address_id: row.id });
         return this.present(next);
       });
@@ -159,8 +185,9 @@ export class StaticAddressService {
 
   /**
    * A transfer to the address was seen: `last_deposit_at` moves forward, and an archived address
-   * becomes active again (`static_address.restored`, reason `deposit`) unless the customer has
-   * another active address for the coin (docs/decisions.md). The row after the change.
+   * becomes active again (`static_address.restored`, reason `deposit`), also when the customer has
+   * another active address for the coin: then both are active (docs/decisions.md). The row after
+   * the change.
    */
   async noteDeposit(em: EntityManager, row: StaticAddressRow, seenAt: string): Promise<StaticAddressRow> {
     let next = row;
@@ -170,8 +197,9 @@ export class StaticAddressService {
       await updateRows(em, 'static_addresses', set, { id: row.id });
       next = { ...row, ...set };
     }
-    if (next.status === 'archived' && !(await this.activeOf(em, next.account_id, next.coin_id, next.customer_id))) {
-      next = (await this.reactivate(em, next, 'deposit')) ?? next;
+    if (next.status === 'archived') {
+      const other = await this.activeOf(em, next.account_id, next.coin_id, next.customer_id);
+      next = (await this.reactivate(em, next, 'deposit', other !== null)) ?? next;
     }
     return next;
   }
@@ -210,14 +238,10 @@ export class StaticAddressService {
     }
     for (let rows = await idle(store.read, archiveBefore, false); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, archiveBefore, false)) {
       for (const row of rows) {
-        await store.write(async (em) => {
-          const now = iso(clock.now());
-          const set = { status: 'archived' as const, archived_at: now, updated_at: now };
-          if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'active', idle_since: row.idle_since })) !== 1) return;
-          const next = { ...row, ...set };
-          await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason: 'inactive' });
-          done.archived++;
-        });
+        const next = await store.write((em) => this.archiveRow(em, row, 'inactive'));
+        if (!next) continue;
+        this.deps.archived.forget(this.unwatched(next));
+        done.archived++;
       }
     }
     return done;
@@ -228,11 +252,17 @@ export class StaticAddressService {
     await this.emit(em, type, row, { address: this.present(row), deposit, ...extra });
   }
 
-  private async reactivate(em: EntityManager, row: StaticAddressRow, reason: RestoreReason): Promise<StaticAddressRow | null> {
+  /**
+   * An archived row made active again, watched in real time again, with `static_address.restored`.
+   * `beside`: another address of the customer for the coin is active (a deposit's restore only);
+   * the one-active-address index leaves this one out.
+   */
+  private async reactivate(em: EntityManager, row: StaticAddressRow, reason: RestoreReason, beside: boolean): Promise<StaticAddressRow | null> {
     const now = iso(this.deps.clock.now());
-    const set = { status: 'active' as const, archived_at: null, idle_since: now, warned_at: null, updated_at: now };
+    const set = { status: 'active' as const, archived_at: null, idle_since: now, warned_at: null, deposit_revived: beside ? 1 : 0, updated_at: now };
     if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'archived' })) !== 1) return null;
     const next: StaticAddressRow = { ...row, ...set };
+    await this.deps.archived.rewatch(em, this.unwatched(next), now);
     await this.emit(em, 'static_address.restored', next, { address: this.present(next), reason });
     return next;
   }
@@ -255,30 +285,74 @@ export class StaticAddressService {
   private async activeOf(em: EntityManager, accountId: string, coinId: string, customerId: string): Promise<{ id: string } | null> {
     const [row] = await rawQuery<{ id: string }>(
       em,
-      `SELECT id FROM static_addresses WHERE account_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND customer_id = ${placeholder(em, 3)} AND status = 'active'`,
+      `SELECT id FROM static_addresses WHERE account_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND customer_id = ${placeholder(em, 3)} AND status = 'active'
+       ORDER BY deposit_revived, created_at LIMIT 1`,
       [accountId, coinId, customerId],
     );
     return row ?? null;
   }
 
   /**
-   * One account's addresses matching the filters, newest first. `search` is a prefix of the
-   * address, the customer id or the label: each alternative is a range on its own per-account
-   * index (the exact prefix test keeps the match right whatever the collation's order).
+   * How `search` is matched (README "Static addresses"). Shorter than 3 characters: a prefix of the
+   * address, the customer id or the label, each alternative a range on its own per-account index.
+   * From 3 characters: a substring of any of them, through a trigram index. On SQLite the FTS5
+   * trigram table answers which rows hold the text, unless the text is common: when at least
+   * DENSE_MATCHES of the account's PROBE_ROWS newest addresses hold it, its rows are read newest
+   * first and tested instead (a page fills after a few rows, where the index would read a posting
+   * list of most rows). On PostgreSQL `LIKE` uses the pg_trgm indexes (when the extension could be
+   * created) and the planner chooses.
    */
-  private query(accountId: string, f: StaticAddressFilters): SelectQueryBuilder<StaticAddressRow> {
+  private async searchPlan(accountId: string, search: string | undefined): Promise<SearchPlan> {
+    if (search === undefined) return { kind: 'none' };
+    if ([...search].length < TRIGRAM) return { kind: 'prefix', text: search };
+    const em = this.deps.store.read;
+    if (this.deps.store.dialect === 'postgres') return { kind: 'like', text: search };
+    const [probe] = await rawQuery<{ n: number }>(
+      em,
+      `SELECT COUNT(*) AS n FROM (SELECT address, customer_id, label FROM static_addresses WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ${PROBE_ROWS})
+       WHERE instr(address, ?) > 0 OR instr(customer_id, ?) > 0 OR instr(label, ?) > 0`,
+      [accountId, search, search, search],
+    );
+    return Number(probe?.n ?? 0) >= DENSE_MATCHES ? { kind: 'scan', text: search } : { kind: 'index', text: search };
+  }
+
+  /** One account's addresses matching the filters, newest first; `plan` is searchPlan(f.search)'s. */
+  private query(accountId: string, f: StaticAddressFilters, plan: SearchPlan): SelectQueryBuilder<StaticAddressRow> {
     const qb = this.deps.store.read.createQueryBuilder(StaticAddressEntity, 's').where('s.account_id = :accountId', { accountId });
     if (f.status !== undefined) qb.andWhere('s.status = :status', { status: f.status });
     if (f.coin_id !== undefined) qb.andWhere('s.coin_id = :coinId', { coinId: f.coin_id });
     if (f.customer_id !== undefined) qb.andWhere('s.customer_id = :customerId', { customerId: f.customer_id });
-    if (f.search !== undefined) {
-      const prefix = (c: string) => `(s.account_id = :accountId AND s.${c} >= :sFrom AND s.${c} < :sTo AND substr(s.${c}, 1, :sLen) = :sFrom)`;
-      qb.andWhere(`(${prefix('address')} OR ${prefix('customer_id')} OR ${prefix('label')})`, {
-        sFrom: f.search,
-        sTo: `${f.search}\uffff`,
-        sLen: f.search.length,
-      });
+    const cols = ['address', 'customer_id', 'label'];
+    switch (plan.kind) {
+      case 'none':
+        break;
+      case 'prefix': {
+        // The exact prefix test keeps the match right whatever the collation's order.
+        const prefix = (c: string) => `(s.account_id = :accountId AND s.${c} >= :sFrom AND s.${c} < :sTo AND substr(s.${c}, 1, :sLen) = :sFrom)`;
+        qb.andWhere(`(${cols.map(prefix).join(' OR ')})`, { sFrom: plan.text, sTo: `${plan.text}\uffff`, sLen: plan.text.length });
+        break;
+      }
+      case 'like':
+        qb.andWhere(`(${cols.map((c) => `s.${c} LIKE :sLike ESCAPE '\\'`).join(' OR ')})`, { sLike: `%${plan.text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` });
+        break;
+      case 'index':
+        qb.andWhere('s.rowid IN (SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH :sMatch)', { sMatch: phrase(plan.text) });
+        break;
+      case 'scan':
+        qb.andWhere(`(${cols.map((c) => `instr(s.${c}, :sText) > 0`).join(' OR ')})`, { sText: plan.text });
+        break;
     }
     return qb;
   }
 }
+
+/** Characters of a trigram: the shortest search text a trigram index answers. */
+const TRIGRAM = 3;
+/** SQLite: how many of the account's newest addresses tell whether a search text is common, and how many of them must hold it. */
+const PROBE_ROWS = 2000;
+const DENSE_MATCHES = 50;
+
+type SearchPlan = { kind: 'none' } | { kind: 'prefix' | 'like' | 'index' | 'scan'; text: string };
+
+/** FTS5 query of the exact text as one phrase (a substring, with the trigram tokenizer). */
+const phrase = (text: string): string => `"${text.replaceAll('"', '""')}"`;

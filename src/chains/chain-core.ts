@@ -54,6 +54,11 @@ export class ChainCore {
     ];
   }
 
+  /** Every watched chain's configuration and adapter. */
+  readers(): Array<{ chain: ChainConfig; adapter: ChainReader }> {
+    return this.watchers.map((w) => ({ chain: w.chain, adapter: this.adapters.get(w.chainId)! }));
+  }
+
   /** The send half of a watched chain's adapter (fee quote, payable destinations); null when it has none. */
   sender(chainId: string): ChainSender | null {
     const adapter = this.adapters.get(chainId);

@@ -103,6 +103,10 @@ export class ChainWatcher {
     if (adapter.watchKey) deps.watched.keyBy(this.chainId, (address) => adapter.watchKey!(address));
   }
 
+  get chain(): ChainConfig {
+    return this.deps.chain;
+  }
+
   private get options() {
     return this.deps.chain.watch;
   }

@@ -130,6 +130,13 @@ export interface ChainReader {
   header(height: number, signal?: AbortSignal): Promise<BlockHeader>;
   /** Blocks `from`..`to` inclusive on the node's best chain, in order, with every transfer they hold. */
   blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]>;
+  /**
+   * Account families whose node answers balances at a past block (EVM): the balance of each of
+   * `addresses` in each of `assets` (`native` or a token contract as configured) at block `height`,
+   * in base units, `[address][asset]`. The slow scan of archived addresses reads blocks only for the
+   * addresses whose balance moved; a family without it has every archived address's blocks read.
+   */
+  balancesAt?(addresses: readonly string[], assets: readonly string[], height: number, signal?: AbortSignal): Promise<bigint[][]>;
   /** Transfers waiting in the node's mempool, for families that have one (Bitcoin). */
   mempool?(signal?: AbortSignal): Promise<NormalisedTransfer[]>;
   /**

@@ -112,6 +112,8 @@ export interface PayoutsConfig {
 export interface StaticAddressesConfig {
   /** An active static address without a deposit, creation or restore for this long is archived (fractions allowed). */
   archive_after_days: number;
+  /** How often archived addresses are checked for transfers (the slow scan), in hours (fractions allowed). */
+  archived_scan_hours: number;
 }
 
 export interface WebhooksConfig {
@@ -475,10 +477,12 @@ function readPayouts(r: Reader): PayoutsConfig {
 }
 
 function readStaticAddresses(r: Reader): StaticAddressesConfig {
-  r.unknownKeys(['archive_after_days']);
+  r.unknownKeys(['archive_after_days', 'archived_scan_hours']);
   const days = r.num('archive_after_days', 180, 0, 36500);
   if (days === 0) throw new ConfigError(r.key('archive_after_days'), 'must be greater than 0');
-  return { archive_after_days: days };
+  const hours = r.num('archived_scan_hours', 24, 0, 500);
+  if (hours === 0) throw new ConfigError(r.key('archived_scan_hours'), 'must be greater than 0');
+  return { archive_after_days: days, archived_scan_hours: hours };
 }
 
 function readWebhooks(r: Reader): WebhooksConfig {

@@ -1,4 +1,6 @@
 import type { Permission } from '../auth/auth.middleware';
+import { ArchivedAddresses } from '../chains/archived-addresses';
+import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
 import type { Store } from '../db/store';
@@ -20,6 +22,7 @@ export interface StaticAddressesDeps {
   allocator: AddressAllocator;
   outbox: Outbox;
   money: MoneyMovement;
+  watched: WatchedAddresses;
   clock: Clock;
   logger: Logger;
   authenticate: (permission: Permission | null) => AppMiddleware;
@@ -28,7 +31,7 @@ export interface StaticAddressesDeps {
 
 /** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job. */
 export function createStaticAddresses(deps: StaticAddressesDeps) {
-  const service = new StaticAddressService(deps);
+  const service = new StaticAddressService({ ...deps, archived: new ArchivedAddresses(deps.watched) });
   const deposits = new DepositHandler({ addresses: service, money: deps.money });
   const routes = staticAddressRoutes({ ...deps, addresses: service });
   return { service, deposits, routes, archiveJob: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days) };

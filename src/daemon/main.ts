@@ -29,6 +29,8 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from './auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
+import { ArchivedScan } from '../chains/archived-scan';
+import { scanArchivedAddressesJob } from '../jobs/scan-archived-addresses.job';
 import { ChainCore, type AdapterFactory } from '../chains/chain-core';
 import { adapterFor } from '../chains/adapters';
 import { TransferRecorder } from '../chains/transfer-recorder';
@@ -108,6 +110,8 @@ export interface Daemon {
   withdrawals: ReturnType<typeof createWithdrawals>;
   webhooks: ReturnType<typeof createWebhooks>;
   chains: ChainCore;
+  /** Each watched chain's slow scan of archived static addresses (tests and benchmarks run a round directly). */
+  archivedScans: ArchivedScan[];
   /** The chain core's recorder: through it every transfer reaches its handler (tests drive it directly). */
   recorder: TransferRecorder;
   /** Each EVM chain's sweeps, gas station and own transactions. */
@@ -164,7 +168,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   await invoices.service.expireDue();
   const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
-  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, watched, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
   const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
   const coins = new WalletCoins(watched);
   await coins.load(store);
@@ -260,6 +264,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   scheduler.add(invoices.expiryJob);
   scheduler.add(auth.usageJob);
   scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
+  const archivedScans = chains.readers().map(({ chain, adapter }) => new ArchivedScan({ chain, adapter, store, recorder, watched, catalog, clock, logger }));
+  scheduler.add(scanArchivedAddressesJob(archivedScans, config.static_addresses.archived_scan_hours * 3600_000), { runAtStart: true });
   scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
   for (const job of withdrawals.payoutJobs) scheduler.add(job, { runAtStart: true });
   scheduler.add(webhooks.job, { runAtStart: true });
@@ -296,7 +302,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, metricsUrl: metricsServer?.url ?? null, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, recorder, evmPayouts, logger, stop };
+  return { config, apiUrl, metricsUrl: metricsServer?.url ?? null, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, archivedScans, recorder, evmPayouts, logger, stop };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

@@ -46,6 +46,8 @@ export class AddressService implements AddressAllocator {
   private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme }>();
   /** The id after which loadWatched reads ('' before the first load). */
   private loadedFrom = '';
+  /** When loadWatched last began (ms), for the restored static addresses it reads again. */
+  private loadedAt: number | null = null;
 
   constructor(private readonly deps: AddressServiceDeps) {
     for (const chain of deps.chains) this.chains.set(chain.id, { chain, scheme: schemeFor(chain) });
@@ -209,7 +211,9 @@ export class AddressService implements AddressAllocator {
       const query = store.read
         .createQueryBuilder(AddressEntity, 'a')
         .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
-        .where('a.id > :last', { last });
+        .where('a.id > :last', { last })
+        // Archived static addresses are the slow scan's (ArchivedScan), not the real-time scan's.
+        .andWhere("a.status = 'active'");
       if (before !== null) query.andWhere('a.id < :before', { before });
       const rows: Array<{ id: string; chain_id: string; address: string }> = await query.orderBy('a.id', 'ASC').limit(LOAD_PAGE).getRawMany();
       for (const r of rows) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
@@ -222,6 +226,18 @@ export class AddressService implements AddressAllocator {
     // the last LOOKBACK_MS (none on SQLite, where this daemon is the only one and watches its own
     // addresses before they commit).
     const lookback = store.dialect === 'postgres' ? LOOKBACK_MS : 0;
+    // Static addresses another daemon restored since the last call: they are watched again
+    // (their rows are not new; the restore stamps their updated_at).
+    if (this.loadedAt !== null && lookback > 0) {
+      const restored: Array<{ id: string; chain_id: string; address: string }> = await store.read
+        .createQueryBuilder(AddressEntity, 'a')
+        .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
+        .where("a.purpose = 'static' AND a.status = 'active' AND a.updated_at >= :since", { since: iso(new Date(this.loadedAt - lookback)) })
+        .getRawMany();
+      for (const r of restored) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
+      n += restored.length;
+    }
+    this.loadedAt = startedAt;
     this.loadedFrom = timeOrderedIdFloor(startedAt - lookback);
     return n;
   }

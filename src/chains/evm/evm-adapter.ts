@@ -81,6 +81,9 @@ interface RpcLog {
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
+/** ERC-20 `balanceOf(address)`. */
+const BALANCE_OF = '0x70a08231';
+
 /**
  * The EVM family's adapter: native value carried by a block's transactions, and the `Transfer` logs
  * of the configured ERC-20 contracts (one eth_getLogs over the range by contract and topic). A
@@ -129,6 +132,25 @@ export class EvmAdapter implements ChainAdapter {
       if (missing >= 0) throw new Error(`evm node has no block ${from + missing}`);
       return this.normalise(blocks as RpcBlock[], logs);
     });
+  }
+
+  async balancesAt(addresses: readonly string[], assets: readonly string[], height: number, signal?: AbortSignal): Promise<bigint[][]> {
+    const at = hex(height);
+    const calls = addresses.flatMap((a) =>
+      assets.map((asset) =>
+        asset === 'native'
+          ? { method: 'eth_getBalance', params: [a, at] }
+          : { method: 'eth_call', params: [{ to: asset, data: BALANCE_OF + a.slice(2).toLowerCase().padStart(64, '0') }, at] },
+      ),
+    );
+    const answers = await this.rpc.batch<string>(calls, signal);
+    return addresses.map((a, i) =>
+      assets.map((asset, j) => {
+        const answer = answers[i * assets.length + j]!;
+        if (typeof answer !== 'string' || !/^0x[0-9a-fA-F]{0,64}$/.test(answer)) throw new NodeFault(`evm node: the ${asset} balance of ${a} is not a number`);
+        return answer === '0x' ? 0n : BigInt(answer);
+      }),
+    );
   }
 
   private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {

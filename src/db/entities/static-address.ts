@@ -21,6 +21,11 @@ export interface StaticAddressRow {
   idle_since: string;
   /** When `static_address.archive_warning` was sent for this idle period; null before. */
   warned_at: string | null;
+  /**
+   * 1 for an address a deposit made active while the customer had another active one for the coin
+   * (both stay active, docs/decisions.md); the one-active-address index leaves it out. 0 otherwise.
+   */
+  deposit_revived: number;
   created_at: string;
   updated_at: string;
 }
@@ -42,6 +47,7 @@ export const StaticAddressEntity = new EntitySchema<StaticAddressRow>({
     last_deposit_at: { ...ts, nullable: true },
     idle_since: ts,
     warned_at: { ...ts, nullable: true },
+    deposit_revived: { type: 'integer', default: 0 },
     created_at: ts,
     updated_at: ts,
   },

@@ -15,6 +15,7 @@ import { Payouts1767225600021 } from './0021-payouts';
 import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
 import { EvmSends1767225600023 } from './0023-evm-sends';
 import { KeyLastUsed1767225600024 } from './0024-key-last-used';
+import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-search';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   PayoutFeeBooked1767225600022,
   EvmSends1767225600023,
   KeyLastUsed1767225600024,
+  ArchivedScanAndSearch1767225600025,
 ];

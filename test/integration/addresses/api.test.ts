@@ -80,7 +80,7 @@ test('an Idempotency-Key repeat replays the address and issues nothing twice; th
   t.deepEqual(await snapshot(f), before);
 });
 
-test('GET /v1/addresses filters by status, coin_id, customer_id and search (prefix of address, customer id or label), in keyset pages', async (t) => {
+test('GET /v1/addresses filters by status, coin_id, customer_id and search (substring of address, customer id or label from 3 characters, prefix below), in keyset pages', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'alice-1', coin_id: COINS.BTC, label: 'VIP Alice' });
@@ -104,7 +104,19 @@ test('GET /v1/addresses filters by status, coin_id, customer_id and search (pref
   t.deepEqual(await ids(`search=${encodeURIComponent(b.address)}`), [b.id]);
   t.deepEqual(await ids(`search=${encodeURIComponent(c.address)}`), [c.id]);
   t.deepEqual(await ids('search=zzz'), []);
-  t.deepEqual(await ids(`search=${encodeURIComponent(f.td.daemon.config.chains[0]!.id)}&status=active`), []);
+  // From 3 characters a substring, case-sensitive, of any of the three; shorter, a prefix.
+  t.deepEqual(await ids('search=Alice'), [a.id]);
+  t.deepEqual(await ids('search=lic'), [a.id]);
+  t.deepEqual(await ids('search=ob-'), [b.id]);
+  t.deepEqual(await ids('search=ALICE'), []);
+  t.deepEqual(await ids('search=ob'), []);
+  t.deepEqual(await ids('search=bo'), [b.id]);
+  t.deepEqual(await ids(`search=${encodeURIComponent(b.address.slice(2, 12))}`), [c.id, b.id]);
+  const chain = f.td.daemon.config.chains.find((x) => a.address.includes(`-${x.id}-`))!.id;
+  t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=active`), [a.id]);
+  t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=archived`), []);
+  t.deepEqual(await ids('search=%25%25%25'), []);
+  t.deepEqual(await ids('search=%22ob-%22'), []);
 
   const first = (await f.api.get('/v1/addresses?limit=2')).body;
   t.deepEqual(first.items.map((x: { id: string }) => x.id), [c.id, b.id]);
@@ -222,4 +234,47 @@ test('permissions: reading needs read, creating, archiving and restoring need cr
   expectError(t, await f.api.get(`/v1/addresses/${newId()}`), 404, 'not_found', {});
   expectError(t, await f.api.get('/v1/addresses/not-an-id'), 404, 'not_found', {});
   t.deepEqual(await snapshot(f), before);
+});
+
+test('search by a text most addresses hold (rows tested newest first) and by a rare one (the trigram index) find their rows newest first in keyset pages, and export them all', async (t) => {
+  const f = await startInvoiceFixture();
+  t.teardown(() => f.stop());
+  const N = 2100;
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  await f.td.daemon.store.write(async (em) => {
+    for (let from = 0; from < N; from += 300) {
+      const values: unknown[] = [];
+      const n = Math.min(300, N - from);
+      for (let i = from; i < from + n; i++) {
+        const at = new Date(t0 + i * 1000).toISOString();
+        values.push(newId(), f.accountId, `many-${i}`, COINS.ETH, `0xbulk${String(i).padStart(6, '0')}`, i % 7 === 0 ? `Lucky ${i}` : null, 'active', null, null, at, null, at, at);
+      }
+      await em.query(
+        `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(`(${Array(13).fill('?').join(',')})`).join(',')}`,
+        values,
+      );
+    }
+  });
+  const page = async (q: string, cursor?: string) => (await f.api.get(`/v1/addresses?${q}&limit=100${cursor ? `&cursor=${cursor}` : ''}`)).body;
+  const all = async (q: string) => {
+    const out: string[] = [];
+    for (let p = await page(q); ; p = await page(q, p.next_cursor)) {
+      out.push(...p.items.map((x: any) => x.customer_id));
+      if (!p.next_cursor) return out;
+    }
+  };
+  const newestFirst = (ok: (i: number) => boolean) => Array.from({ length: N }, (_, i) => N - 1 - i).filter(ok).map((i) => `many-${i}`);
+  // Every row holds "any-": the common-text path; "ucky 10" a few (Lucky 1001, 1008, ...): the index path.
+  const common = await all('search=any-');
+  t.is(common.length, N);
+  t.deepEqual(common.slice(0, 3), ['many-2099', 'many-2098', 'many-2097']);
+  const rare = await all(`search=${encodeURIComponent('ucky 10')}`);
+  t.deepEqual(rare, newestFirst((i) => i % 7 === 0 && `Lucky ${i}`.includes('ucky 10')));
+  t.true(rare.length > 10);
+  t.deepEqual(await all('search=any-20&status=active'), Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => `many-${i}`.includes('any-20')).map((i) => `many-${i}`));
+  t.deepEqual(await all('search=bulk002099'), ['many-2099']);
+  const key = { keyId: f.api.keyId, secret: f.api.secret };
+  const csv = await signedGet(f.td.url, key, '/v1/addresses?format=csv&search=any-');
+  t.is(csv.status, 200);
+  t.is(parseCsv(csv.bytes.toString('utf8')).length, N + 1);
 });

@@ -102,7 +102,7 @@ test('a deposit to an archived address reactivates it (static_address.restored, 
   t.is(await available(f, accountBook(f.accountId), COINS.ETH), '1');
 });
 
-test('a deposit to an archived address while the customer has another active one is credited; the archived one stays archived', async (t) => {
+test('a deposit to an archived address while the customer has another active one is credited and makes it active too: both are active', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'c1', coin_id: COINS.ETH });
@@ -110,9 +110,20 @@ test('a deposit to an archived address while the customer has another active one
   const b = await create(f, { customer_id: 'c1', coin_id: COINS.ETH });
   await f.chain('ethereum').pay(a.address, COINS.ETH, '1');
   const got = (await f.api.get(`/v1/addresses/${a.id}`)).body;
-  t.is(got.status, 'archived');
+  t.like(got, { status: 'active', archived_at: null });
   t.is(got.deposits[0].status, 'confirmed');
   t.is((await f.api.get(`/v1/addresses/${b.id}`)).body.status, 'active');
-  t.deepEqual((await f.events()).map((e) => e.type), ['static_address.archived', 'deposit.pending', 'deposit.confirmed']);
+  const events = await f.events();
+  t.deepEqual(events.map((e) => e.type), ['static_address.archived', 'static_address.restored', 'deposit.pending', 'deposit.confirmed']);
+  t.is(events[1]!.data.reason, 'deposit');
   t.is(await available(f, accountBook(f.accountId), COINS.ETH), '1');
+  // Two active addresses now: a third creation is refused naming one of them, restoring is for archived ones only.
+  const third = await f.api.post('/v1/addresses', { customer_id: 'c1', coin_id: COINS.ETH });
+  t.is(third.status, 409);
+  t.is(third.body.error.details.active_address_id, b.id);
+  // Archived again, it can be restored only while no other is active.
+  t.is((await f.api.post(`/v1/addresses/${a.id}/archive`)).status, 200);
+  const refused = await f.api.post(`/v1/addresses/${a.id}/restore`);
+  t.is(refused.status, 409);
+  t.is(refused.body.error.details.active_address_id, b.id);
 });

@@ -31,7 +31,7 @@ test('on PostgreSQL: 50 identical creations at once make one address, every othe
   t.deepEqual(lost.body.error.details, { active_address_id: won[0]!.body.id });
   t.is(await f.td.daemon.store.read.count(StaticAddressEntity, { where: { status: 'active' } }), 1);
 
-  // search: a prefix of the customer id, the address or the label, whatever the database's collation.
+  // search: a substring (from 3 characters; shorter, a prefix) of the customer id, the address or the label, whatever the database's collation.
   const labelled = (await f.api.post('/v1/addresses', { customer_id: 'Zoë-1', coin_id: COINS.BTC, label: 'Über Kunde' })).body;
   const ids = async (q: string) => (await f.api.get(`/v1/addresses?search=${encodeURIComponent(q)}`)).body.items.map((x: { id: string }) => x.id);
   t.deepEqual(await ids('Zoë'), [labelled.id]);
@@ -39,6 +39,15 @@ test('on PostgreSQL: 50 identical creations at once make one address, every othe
   t.deepEqual(await ids(labelled.address), [labelled.id]);
   t.deepEqual((await ids('rac')).sort(), [a.id, b.id].sort());
   t.deepEqual(await ids('zoë'), []);
+  t.deepEqual(await ids('ber Ku'), [labelled.id]);
+  t.deepEqual(await ids('ë-1'), [labelled.id]);
+  // LIKE's wildcards are plain characters of the text.
+  t.deepEqual(await ids('ë_1'), []);
+  t.deepEqual(await ids('%%%'), []);
+  t.deepEqual(await ids('ac'), []);
+  // The substring search has its trigram indexes (pg_trgm is available on this server).
+  const trgm = await f.td.daemon.store.read.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'static_addresses' AND indexname LIKE '%_trgm' ORDER BY indexname`);
+  t.deepEqual(trgm.map((r: { indexname: string }) => r.indexname), ['static_addresses_address_trgm', 'static_addresses_customer_id_trgm', 'static_addresses_label_trgm']);
 
   await f.chain('ethereum').pay(won[0]!.body.address, COINS.ETH, '3');
   const bal = await f.td.daemon.ledger.balance(f.td.daemon.store.read, accountBook(f.accountId), COINS.ETH);

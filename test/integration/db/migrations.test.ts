@@ -57,3 +57,50 @@ test('all migrations up on PostgreSQL; tables present; a second migrate is a no-
   const url = await tempPostgres(t);
   await checkMigrations(t, url);
 });
+
+/**
+ * Migration 0025 on a store that has archived static addresses (watched in real time before it):
+ * each gets its slow-scan row from the chain's cursor, its address row leaves the watched set, and
+ * undoing the migration and applying it again comes back to the same.
+ */
+async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<void> {
+  const store = await Store.open({ url });
+  try {
+    await store.migrate();
+    const pg = store.dialect === 'postgres';
+    const p = (i: number) => (pg ? `$${i}` : '?');
+    const at = '2026-01-01T00:00:00.000Z';
+    const rows: Array<[string, string]> = [['00000000-0000-4000-8000-000000000001', 'archived'], ['00000000-0000-4000-8000-000000000002', 'active']];
+    for (const [id, status] of rows) {
+      await store.ds.query(
+        `INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at)
+         VALUES (${p(1)}, ${p(2)}, 'ethereum', ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, 'static', NULL, 'active', ${p(7)}, ${p(8)})`,
+        [id, 'acct', 'coin', `0x${id.slice(-4)}`, `m/${id.slice(-1)}`, Number(id.slice(-1)), at, at],
+      );
+      await store.ds.query(
+        `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at)
+         VALUES (${p(1)}, 'acct', 'cust', 'coin', ${p(2)}, NULL, ${p(3)}, NULL, NULL, ${p(4)}, NULL, ${p(5)}, ${p(6)})`,
+        [id, `0x${id.slice(-4)}`, status, at, at, at],
+      );
+    }
+    await store.ds.query(`INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES ('ethereum', 77, '0xabc', ${p(1)})`, [at]);
+    await store.ds.undoLastMigration({ transaction: 'each' });
+    t.deepEqual(await store.migrate(), ['ArchivedScanAndSearch1767225600025']);
+    const scans = await store.ds.query('SELECT address_id, chain_id, checked_height, rewatched_height FROM archived_scans');
+    t.deepEqual(scans.map((r: any) => [r.address_id, r.chain_id, Number(r.checked_height), r.rewatched_height]), [[rows[0]![0], 'ethereum', 77, null]]);
+    const statuses = await store.ds.query('SELECT id, status FROM addresses ORDER BY id');
+    t.deepEqual(statuses.map((r: any) => [r.id, r.status]), [[rows[0]![0], 'archived'], [rows[1]![0], 'active']]);
+  } finally {
+    await store.close();
+  }
+}
+
+test('migration 0025 on SQLite gives archived static addresses their slow-scan rows from the chain cursor', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await checkArchivedBackfill(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
+});
+
+test('migration 0025 on PostgreSQL gives archived static addresses their slow-scan rows from the chain cursor', async (t) => {
+  await checkArchivedBackfill(t, await tempPostgres(t));
+});

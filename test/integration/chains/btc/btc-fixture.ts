@@ -47,11 +47,11 @@ export async function until(ok: () => boolean | Promise<boolean>, what: string |
   }
 }
 
-export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean } = {}): Promise<BtcFixture> {
+export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; overrides?: Record<string, unknown> } = {}): Promise<BtcFixture> {
   const node = await startBcoin();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined)] }, { clock: opts.clock });
+  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined)], ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
   return {
     ...side,

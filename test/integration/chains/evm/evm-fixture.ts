@@ -32,14 +32,14 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
 }
 
 export async function startEvmFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string; chain?: Record<string, unknown> } = {},
+  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
 ): Promise<EvmFixture> {
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
   const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch }, ...opts.chain });
   if (opts.gate === 'closed') await gate!.close();
-  const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
+  const td = await startTestDaemon({ chains: [chain], rates: RATES, ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
   const coin = { ETH: coinId('ethereum', 'native'), USDT: coinId('ethereum', usdt) };
   const decimals = { ETH: 18, USDT: 6 };

@@ -34,7 +34,7 @@ function baseUnits(amount: string): bigint {
   return BigInt(whole!) * 10n ** BigInt(DECIMALS) + BigInt(frac.padEnd(DECIMALS, '0'));
 }
 
-export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } = {}): Promise<TronFixture> {
+export async function startTronFixture(opts: { clock?: Clock; gate?: boolean; overrides?: Record<string, unknown> } = {}): Promise<TronFixture> {
   const node = await TronNode.start();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
@@ -46,7 +46,7 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean } =
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: DECIMALS }],
     options: { ...FAST_WATCH, genesis_block_id: node.genesisId },
   };
-  const td = await startTestDaemon({ chains: [chain], rates: RATES }, { clock: opts.clock });
+  const td = await startTestDaemon({ chains: [chain], rates: RATES, ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
   const coin = { TRX: coinId('tron', 'native'), USDT: coinId('tron', node.usdt) };
   const fixture: TronFixture = {
