@@ -76,8 +76,12 @@ export class ApiClient {
     const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     // Identical requests in the same second share a signature (SPEC: a replay); sign them a second later.
     const k = `${this.keyId} ${method} ${target} ${raw ?? ''}`;
-    const ts = Math.max(Math.floor(this.clock.now().getTime() / 1000), (lastSigned.get(k) ?? 0) + 1);
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    const ts = Math.max(now, (lastSigned.get(k) ?? 0) + 1);
     lastSigned.set(k, ts);
+    // A poll repeating one request many times a second would sign ever further ahead and leave the
+    // daemon's 300 s window: once 30 s ahead, each repeat waits a second, so the stamps keep pace.
+    if (ts - now > 30) await new Promise((r) => setTimeout(r, 1000));
     const signed = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: ts });
     const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw });
     const text = await res.text();

@@ -21,7 +21,8 @@ const screen = (escapes = false) => tmux('capture-pane', '-p', ...(escapes ? ['-
 const sees = async (re: RegExp, what = re.source): Promise<string> => {
   let last = '';
   try {
-    await until(async () => re.test((last = await screen())), 20_000, what);
+    // A deadline, not a wait: the dashboard's cold start on a loaded machine takes seconds.
+    await until(async () => re.test((last = await screen())), 60_000, what);
   } catch (err) {
     throw new Error(`${(err as Error).message}; the terminal shows:\n${last}`);
   }

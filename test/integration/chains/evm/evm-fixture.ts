@@ -37,7 +37,14 @@ export async function startEvmFixture(
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...opts.watch }, ...opts.chain });
+  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, {
+    confirmations: CONFIRMATIONS,
+    options: { ...FAST_WATCH, ...opts.watch },
+    // The chain tests watch payments where they arrive: no sweep moves them on (and mines blocks
+    // of its own); the payout tests sweep with their own fixture.
+    sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
+    ...opts.chain,
+  });
   if (opts.gate === 'closed') await gate!.close();
   const td = await startTestDaemon({ chains: [chain], rates: RATES, ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
