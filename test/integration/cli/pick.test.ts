@@ -35,7 +35,8 @@ const keyStatus = async (keyId: string) => (await f.td.daemon.store.read.findOne
 /** `coinkeep --config FILE ...args` on a pseudo-terminal; each step waits for its text on screen, then types. */
 async function onTerminal(args: string[], steps: Array<{ see: RegExp; type: string }>): Promise<{ code: number | null; output: string }> {
   const command = ['exec', process.execPath, COINKEEP_BIN, '--config', config, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', TERM: 'xterm' } });
+  // CI=0: ink draws nothing but the last frame when it believes it runs in CI (as `.ci/run` says).
+  const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', TERM: 'xterm', CI: '0' } });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (output += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (output += s));

@@ -51,7 +51,8 @@ test('in tmux at 80×24 the dashboard approves a withdrawal with a masked code, 
   await until(async () => (await store.read.findOneByOrFail(WebhookDeliveryEntity, { id: ping.id })).status !== 'pending', 15_000, 'the ping delivered');
   await store.write((em) => em.update(WebhookDeliveryEntity, { id: ping.id }, { status: 'exhausted', next_attempt_at: null, last_error: 'connect ECONNREFUSED' }));
 
-  const command = `exec env NO_COLOR=1 TERM=xterm-256color '${process.execPath}' '${COINKEEP_BIN}' --config '${cliConfigFile(f.td)}' dashboard --as admin@tmux.test`;
+  // CI=0: ink draws nothing but the last frame when it believes it runs in CI (as `.ci/run` says).
+  const command = `exec env CI=0 NO_COLOR=1 TERM=xterm-256color '${process.execPath}' '${COINKEEP_BIN}' --config '${cliConfigFile(f.td)}' dashboard --as admin@tmux.test`;
   await tmux('new-session', '-d', '-x', '80', '-y', '24', '-s', 'dash', command);
   await tmux('set-option', '-t', 'dash', 'remain-on-exit', 'on');
 
