@@ -234,9 +234,7 @@ export class MoneyMovement {
       args,
     );
     if (!updated) return false;
-    const amount = change.isPositive() ? change : Amount.zero().minus(change);
-    const [debit, credit] = change.isPositive() ? [NETWORK_BOOK, EXTERNAL_BOOK] : [EXTERNAL_BOOK, NETWORK_BOOK];
-    await this.deps.ledger.post(em, [{ coinId: p.coinId, debit, credit, amount, code: 'network_cost', refId: p.payoutId }]);
+    await this.postNetworkChange(em, p.coinId, change, p.payoutId);
     return true;
   }
 
@@ -311,9 +309,14 @@ export class MoneyMovement {
       [s.now.toString(), iso(this.deps.clock.now()), s.sendId, s.was.toString()],
     );
     if (!guard) return false;
-    const more = s.now > s.was;
-    const amount = Amount.fromBaseUnits(more ? s.now - s.was : s.was - s.now, s.decimals);
-    await this.deps.ledger.post(em, [{ coinId: s.coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount, code: 'network_cost', refId: s.sendId }]);
+    await this.postNetworkChange(em, s.coinId, Amount.fromBaseUnits(s.now - s.was, s.decimals), s.sendId);
     return true;
+  }
+
+  /** What the chain took changed by `change` (more: out of the network book to external; less: back). */
+  private async postNetworkChange(em: EntityManager, coinId: string, change: Amount, refId: string): Promise<void> {
+    const more = change.isPositive();
+    const amount = more ? change : Amount.zero().minus(change);
+    await this.deps.ledger.post(em, [{ coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount, code: 'network_cost', refId }]);
   }
 }

@@ -15,6 +15,7 @@ import { spendableCoins } from '../../src/payouts/btc/coin-store';
 import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
 import { merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
+import type { Daemon } from '../../src/daemon/main';
 import { ApiClient } from './invoice-fixture';
 import { BTC, btcChain, CONFIRMATIONS, until } from '../integration/chains/btc/btc-fixture';
 
@@ -69,14 +70,8 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
     { adapterFor },
   );
   const clock = { now: () => new Date() };
-  const m = await merchantWithKey(td.daemon, { permissions: ['read', 'create_invoice'] });
-  const otp = new OtpSource(m.ownerTotp, clock);
-  const { key } = await td.daemon.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
+  const { m, otp, key } = await payoutMerchant(td.daemon, clock);
   const store = td.daemon.store;
-  await store.write(async (em) => {
-    await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
-    await em.update(AccountEntity, { id: m.accountId }, { verified: true });
-  });
   const api = new ApiClient(td.url, key.key_id, key.secret);
   const chainId = td.daemon.config.chains[0]!.id;
   const get = async (id: string) => {
@@ -141,4 +136,19 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
 export async function statuses(f: PayoutFixture): Promise<Record<string, string>> {
   const rows = await f.td.daemon.store.read.find(WithdrawalEntity, { where: { account_id: f.accountId } });
   return Object.fromEntries(rows.map((r) => [r.id, r.status]));
+}
+
+/**
+ * A merchant that may pay out at once: a verified account, a key with `withdraw` (granted by its
+ * owner's code) and its security log backdated past the 24 h review window.
+ */
+export async function payoutMerchant(daemon: Daemon, clock: { now(): Date } = { now: () => new Date() }) {
+  const m = await merchantWithKey(daemon, { permissions: ['read', 'create_invoice'] });
+  const otp = new OtpSource(m.ownerTotp, clock);
+  const { key } = await daemon.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
+  await daemon.store.write(async (em) => {
+    await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
+    await em.update(AccountEntity, { id: m.accountId }, { verified: true });
+  });
+  return { m, otp, key };
 }

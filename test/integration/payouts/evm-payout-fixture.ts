@@ -15,13 +15,13 @@ import { anvilChainEntry } from '../../../src/dev/anvil';
 import type { AnvilNode } from '../../../src/dev/anvil-node';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { LedgerBalanceEntity } from '../../../src/db/entities/money';
-import { AccountEntity, SecurityLogEntity } from '../../../src/db/entities/team';
 import { EXTERNAL_BOOK } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
 import { Amount } from '../../../src/shared/money';
 import { payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { waitScannedTo, waitWatched } from '../../helpers/chain-scan';
-import { merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { payoutMerchant } from '../../helpers/payout-fixture';
 import { ApiClient } from '../../helpers/invoice-fixture';
 import { CONFIRMATIONS, FAST_WATCH, RATES, type Ticker } from '../chains/evm/evm-fixture';
 
@@ -82,14 +82,8 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
   if (opts.gasStationEth !== '0') await payFromAnvil(node, 'native', gasStation, opts.gasStationEth ?? '10', 18);
 
   const clock = { now: () => new Date() };
-  const m = await merchantWithKey(td.daemon, { permissions: ['read', 'create_invoice'] });
-  const otp = new OtpSource(m.ownerTotp, clock);
-  const { key } = await td.daemon.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
+  const { m, key } = await payoutMerchant(td.daemon, clock);
   const store = td.daemon.store;
-  await store.write(async (em) => {
-    await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
-    await em.update(AccountEntity, { id: m.accountId }, { verified: true });
-  });
   const api = new ApiClient(td.url, key.key_id, key.secret);
   const coin = { ETH: coinId(chain.id, 'native'), USDT: coinId(chain.id, usdt) };
   const decimals = { ETH: 18, USDT: 6 };

@@ -8,13 +8,12 @@
 import test from 'ava';
 import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
 import { parseConfig } from '../../../src/config/schema';
-import { AccountEntity, SecurityLogEntity } from '../../../src/db/entities/team';
 import { spendableCoins } from '../../../src/payouts/btc/coin-store';
 import { killAllBcoins, sats, startBcoin } from '../../helpers/bcoin';
 import { CliEnv } from '../../helpers/cli';
-import { merchantWithKey, OtpSource, startPreparedDaemon, testConfig } from '../../helpers/daemon';
+import { startPreparedDaemon, testConfig } from '../../helpers/daemon';
 import { ApiClient } from '../../helpers/invoice-fixture';
-import { BTC, CONFIRMATIONS, elsewhere, until } from '../../helpers/payout-fixture';
+import { BTC, CONFIRMATIONS, elsewhere, payoutMerchant, until } from '../../helpers/payout-fixture';
 import { btcChain } from '../chains/btc/btc-fixture';
 
 test.after.always(killAllBcoins);
@@ -29,13 +28,7 @@ for (const point of ['stored', 'sent'] as const) {
 
     // The merchant, its withdraw key and its coins, made by the daemon in this process on the same data dir.
     const setup = await startPreparedDaemon(testConfig(env.dataDir, { chains, payouts }));
-    const m = await merchantWithKey(setup, { permissions: ['read', 'create_invoice'] });
-    const otp = new OtpSource(m.ownerTotp, { now: () => new Date() });
-    const { key } = await setup.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
-    await setup.store.write(async (em) => {
-      await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
-      await em.update(AccountEntity, { id: m.accountId }, { verified: true });
-    });
+    const { m, key } = await payoutMerchant(setup);
     let api = new ApiClient(setup.apiUrl, key.key_id, key.secret);
     const inv = await api.post('/v1/invoices', { amount: '0.5', currency: 'BTC', coin_id: BTC });
     t.is(inv.status, 201);
