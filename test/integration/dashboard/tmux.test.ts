@@ -82,7 +82,9 @@ test('in tmux at 80×24 the dashboard approves a withdrawal with a masked code, 
   await tmux('send-keys', '-t', 'dash', 'q');
   const state = () => tmux('display-message', '-p', '-t', 'dash', '#{pane_dead} #{pane_dead_status}');
   await until(async () => (await state()).trim() === '1 0', 15_000, 'the dashboard exited 0').catch(async (err: Error) => {
-    throw new Error(`${err.message}: pane ${await state()}\n${await screen()}`);
+    // A pane dead by a signal has no status: name the signal too, so a failure says what ended it.
+    const why = await tmux('display-message', '-p', '-t', 'dash', 'dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}');
+    throw new Error(`${err.message}: pane ${why}\n${await screen()}`);
   });
   t.notRegex(await screen(), /Coinkeep/, 'the shell screen is back as it was');
 });
