@@ -73,8 +73,10 @@ export function macKey(secret: string): MacKey {
 let scratch: Buffer = Buffer.allocUnsafe(BLOCK + 2048);
 /** Scratch space for the outer hash's input: padded key then the inner digest. */
 const outerScratch = Buffer.allocUnsafe(BLOCK + 32);
-/** Where a well-formed X-Signature is decoded to, for the compare. */
-const givenScratch = Buffer.allocUnsafe(32);
+/** The expected and the given X-Signature as bytes of their hex text, for the compare. */
+const expectedHex = Buffer.allocUnsafe(SIGNATURE_HEX_LENGTH);
+const givenHex = Buffer.allocUnsafe(SIGNATURE_HEX_LENGTH);
+const DUMMY_HEX = Buffer.alloc(SIGNATURE_HEX_LENGTH);
 
 /** The inner hash of HMAC-SHA256: SHA-256(key ⊕ ipad ‖ message). */
 function innerOf(key: MacKey, message: string): Buffer {
@@ -86,10 +88,12 @@ function innerOf(key: MacKey, message: string): Buffer {
 }
 
 /** The outer hash of HMAC-SHA256 over an inner digest: the MAC. */
-function outerOf(key: MacKey, inner: Buffer): Buffer {
+function outerOf(key: MacKey, inner: Buffer): Buffer;
+function outerOf(key: MacKey, inner: Buffer, encoding: 'hex'): string;
+function outerOf(key: MacKey, inner: Buffer, encoding: 'buffer' | 'hex' = 'buffer'): Buffer | string {
   key.outer.copy(outerScratch, 0, 0, BLOCK);
   inner.copy(outerScratch, BLOCK);
-  return hash('sha256', outerScratch, 'buffer');
+  return hash('sha256', outerScratch, encoding);
 }
 
 /** HMAC-SHA256 of `message` under `key`; equal to createHmac('sha256', secret). */
@@ -97,17 +101,21 @@ export function macOf(key: MacKey, message: string): Buffer {
   return outerOf(key, innerOf(key, message));
 }
 
-/** Constant-time: `given` is 64 lower-case hex characters spelling `expected`. */
-function sameSignature(expected: Buffer, given: string): boolean {
-  const wellFormed = typeof given === 'string' && SIGNATURE_RE.test(given);
-  if (wellFormed) givenScratch.write(given, 0, 'hex');
-  const equal = timingSafeEqual(expected, wellFormed ? givenScratch : DUMMY);
+/**
+ * Constant-time: `given` is the lower-case hex `expected`. Compared as the bytes of the two texts
+ * over 64 bytes: a `given` of another length, or with a character outside ASCII (its UTF-8 would not
+ * fit in 64 bytes), is compared against a dummy and is false; equal ASCII bytes are equal texts.
+ */
+function sameSignature(expected: string, given: string): boolean {
+  expectedHex.write(expected, 0, 'latin1');
+  const wellFormed = typeof given === 'string' && given.length === SIGNATURE_HEX_LENGTH && givenHex.write(given, 0, 'utf8') === SIGNATURE_HEX_LENGTH;
+  const equal = timingSafeEqual(expectedHex, wellFormed ? givenHex : DUMMY_HEX);
   return wellFormed && equal;
 }
 
 /** signatureMatches with a key made ready by macKey: the same checks and the same constant work. */
 export function signatureMatchesKey(key: MacKey, canonical: string, given: string): boolean {
-  return sameSignature(macOf(key, canonical), given);
+  return sameSignature(outerOf(key, innerOf(key, canonical), 'hex'), given);
 }
 
 /**
@@ -118,7 +126,7 @@ export function signatureMatchesKey(key: MacKey, canonical: string, given: strin
  */
 export function matchingReplayMark(key: MacKey, canonical: string, given: string): string | null {
   const inner = innerOf(key, canonical);
-  return sameSignature(outerOf(key, inner), given) ? inner.toString('base64') : null;
+  return sameSignature(outerOf(key, inner, 'hex'), given) ? inner.toString('base64') : null;
 }
 
 /**

@@ -131,6 +131,12 @@ test('signatureMatchesKey agrees with signatureMatches on the vectors and on bad
     t.false(signatureMatchesKey(key, v.canonical, v.signature.toUpperCase()), v.name);
     t.false(signatureMatchesKey(macKey(v.secret + 'x'), v.canonical, v.signature), v.name);
     t.false(signatureMatchesKey(key, v.canonical, 'zz'), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, `${v.signature}0`), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63)), v.name);
+    // One character outside ASCII whose low byte spells the right one: not the signature.
+    const last = v.signature.charCodeAt(63);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x100 + last)), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x80 + last)), v.name);
   }
 });
 
