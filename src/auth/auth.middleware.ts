@@ -9,7 +9,7 @@ import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
 import type { KeyUsage } from './key-usage';
 import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
-import { canonicalString, checkTimestamp, macKey, signatureMatchesKey } from './signature';
+import { canonicalString, checkTimestamp, macKey, matchingReplayMark } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
 import type { TakeResult, TokenBuckets } from './token-bucket';
 
@@ -28,6 +28,22 @@ export interface AuthContext {
 
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Service-HMAC-SHA256' };
 const HEADERS = ['X-API-Key', 'X-Timestamp', 'X-Signature'] as const;
+
+/** The signature headers as Node keeps them (lower-case names; a repeated x- header is joined, never an array). */
+interface SignatureHeaders {
+  'x-api-key'?: string;
+  'x-timestamp'?: string;
+  'x-signature'?: string;
+}
+const signatureHeaders = (ctx: ParameterizedContext<AppState>): SignatureHeaders => ctx.req.headers as SignatureHeaders;
+/** The first signature header missing or empty (as `ctx.get` reads them), if any. */
+function missingOf(h: SignatureHeaders): (typeof HEADERS)[number] | undefined {
+  if (!h['x-api-key']) return 'X-API-Key';
+  if (!h['x-timestamp']) return 'X-Timestamp';
+  if (!h['x-signature']) return 'X-Signature';
+  return undefined;
+}
+const unsigned = (h: SignatureHeaders): boolean => !h['x-api-key'] && !h['x-timestamp'] && !h['x-signature'];
 /** Compared against when the key is unknown, so unknown and known keys cost the same work. */
 const DUMMY_MAC = macKey('dummy-secret-for-constant-work-0000000000000');
 const KEY_ID = /^ck_(live|test)_[0-9A-Za-z]{24}$/;
@@ -44,8 +60,21 @@ interface SignedKey {
   entry: KeyEntry;
   usedSecret: 'current' | 'previous';
   signature: string;
+  /** What the replay guard keeps of it (see matchingReplayMark). */
+  mark: string;
   timestampSeconds: number;
   nowMs: number;
+  /** The client's address, normalised. */
+  ip: string;
+}
+
+/** What checkSignature read of a request before the key's lookup. */
+interface SignedRequest {
+  canonical: string;
+  signature: string;
+  timestampSeconds: number;
+  nowMs: number;
+  ip: string;
 }
 
 const keyOverLimit = (retryAfterSeconds: number, message: string) =>
@@ -81,7 +110,7 @@ export class Authenticator {
     const client = blockKey(normalizeIp(ctx.ip));
     this.refuseIfBlocked(client);
     if (!hasBody) return;
-    const missing = HEADERS.find((h) => ctx.get(h) === '');
+    const missing = missingOf(signatureHeaders(ctx));
     if (missing === undefined) return;
     this.deps.ipBlocker.recordFailure(client);
     throw missingHeader(missing);
@@ -89,13 +118,24 @@ export class Authenticator {
 
   /** Middleware for a route: `null` means optional (public unless signed; a signed request needs read). */
   authenticate = (permission: Permission | null): AppMiddleware => {
-    return async (ctx, next) => {
-      if (permission === null && !HEADERS.some((h) => ctx.get(h) !== '')) return next();
-      const auth = this.verify(ctx, permission ?? 'read');
-      ctx.state.auth = auth instanceof Promise ? await auth : auth;
-      return next();
+    const needed = permission ?? 'read';
+    // Not async: a request whose key is cached is checked without a promise of its own.
+    return (ctx, next) => {
+      if (permission === null && unsigned(signatureHeaders(ctx))) return next();
+      return this.admitted(ctx, this.verify(ctx, needed), next);
     };
   };
+
+  private admitted(ctx: AppContext, auth: AuthContext | Promise<AuthContext>, next: () => Promise<unknown>): Promise<unknown> {
+    if (auth instanceof Promise) {
+      return auth.then((a) => {
+        ctx.state.auth = a;
+        return next();
+      });
+    }
+    ctx.state.auth = auth;
+    return next();
+  }
 
   /**
    * Middleware for a route whose permission its domain decides (payouts: a waiting withdraw request
@@ -103,11 +143,7 @@ export class Authenticator {
    * checked here.
    */
   signed = (): AppMiddleware => {
-    return async (ctx, next) => {
-      const auth = this.verify(ctx, null);
-      ctx.state.auth = auth instanceof Promise ? await auth : auth;
-      return next();
-    };
+    return (ctx, next) => this.admitted(ctx, this.verify(ctx, null), next);
   };
 
   /**
@@ -120,31 +156,30 @@ export class Authenticator {
     // Synchronous while everything it needs is in memory (a cached key, the in-memory replay
     // guard): a signed request then costs no promise of its own; otherwise the same steps, awaited.
     const ip = normalizeIp(ctx.ip);
-    const refused = (err: unknown): never => {
-      if (err instanceof ApiError && err.status === 401) this.deps.ipBlocker.recordFailure(blockKey(ip));
-      throw err;
-    };
-    let checked: SignedKey | Promise<SignedKey>;
     try {
-      checked = this.checkSignature(ctx, ip);
-      if (!(checked instanceof Promise)) {
-        const replayed = this.checkReplay(checked);
-        if (!(replayed instanceof Promise)) return this.admit(ctx, checked, ip, permission);
-        const signed = checked;
-        return replayed.then(() => this.admit(ctx, signed, ip, permission), refused);
-      }
+      const checked = this.checkSignature(ctx, ip);
+      const auth = checked instanceof Promise ? checked.then((signed) => this.afterSignature(ctx, signed, permission)) : this.afterSignature(ctx, checked, permission);
+      return auth instanceof Promise ? auth.catch((err: unknown) => this.refused(err, ip)) : auth;
     } catch (err) {
-      return refused(err);
+      return this.refused(err, ip);
     }
-    return checked.then(async (signed) => {
-      await this.checkReplay(signed);
-      return signed;
-    }).then((signed) => this.admit(ctx, signed, ip, permission), refused);
+  }
+
+  /** A refused authentication (401) counts against the client's address. */
+  private refused(err: unknown, ip: string): never {
+    if (err instanceof ApiError && err.status === 401) this.deps.ipBlocker.recordFailure(blockKey(ip));
+    throw err;
+  }
+
+  /** A validly signed request: not a replay, then admitted. */
+  private afterSignature(ctx: AppContext, signed: SignedKey, permission: Permission | null): AuthContext | Promise<AuthContext> {
+    const replayed = this.checkReplay(signed);
+    return replayed instanceof Promise ? replayed.then(() => this.admit(ctx, signed, permission)) : this.admit(ctx, signed, permission);
   }
 
   /** A request validly signed and not a replay: its token, then its key's state. */
-  private admit(ctx: AppContext, signed: SignedKey, ip: string, permission: Permission | null): AuthContext | Promise<AuthContext> {
-    this.deps.ipBlocker.recordSuccess(blockKey(ip));
+  private admit(ctx: AppContext, signed: SignedKey, permission: Permission | null): AuthContext | Promise<AuthContext> {
+    this.deps.ipBlocker.recordSuccess(blockKey(signed.ip));
     this.deps.usage?.touch(signed.entry.row.id, signed.nowMs);
     const take = this.takeToken(ctx, signed.entry);
     if (!take.allowed) {
@@ -155,35 +190,30 @@ export class Authenticator {
     return this.checkKeyState(signed, permission);
   }
 
-  /** Throws `auth.replay` for a signature accepted before; a promise only when the guard answers asynchronously. */
-  private checkReplay({ entry, signature, timestampSeconds, nowMs }: SignedKey): void | Promise<void> {
-    const failed = (err: unknown): never => {
-      if (err instanceof ReplayShareFullError) throw keyOverLimit(err.retryAfterSeconds, 'this key has made too many requests in the last minutes');
-      throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
-    };
-    const judge = (replayed: boolean): void => {
-      if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
-    };
+  /** Throws `auth.replay` for a request accepted before; a promise only when the guard answers asynchronously. */
+  private checkReplay(signed: SignedKey): void | Promise<void> {
     let answer: boolean | Promise<boolean>;
     try {
-      answer = this.deps.replay.seen(signature, entry.row.id, timestampSeconds, nowMs);
+      answer = this.deps.replay.seen(signed.mark, signed.entry.row.id, signed.timestampSeconds, signed.nowMs, signed.signature);
     } catch (err) {
-      return failed(err);
+      return replayCheckFailed(err);
     }
-    return answer instanceof Promise ? answer.then(judge, failed) : judge(answer);
+    if (answer instanceof Promise) return answer.then(judgeReplay, replayCheckFailed);
+    judgeReplay(answer);
   }
 
   private takeToken(ctx: AppContext, entry: KeyEntry): TakeResult {
     const take = this.deps.buckets.take(entry.row.id, entry.row.rate_limit_per_minute);
-    ctx.set('X-RateLimit-Limit', String(take.limit));
-    ctx.set('X-RateLimit-Remaining', String(take.remaining));
+    // Straight to Node (koa's ctx.set builds arrays per call); the values are numbers made text.
+    ctx.res.setHeader('X-RateLimit-Limit', String(take.limit));
+    ctx.res.setHeader('X-RateLimit-Remaining', String(take.remaining));
     return take;
   }
 
   /** A request refused for its key's rate leaves no trace in the replay guard: it may be sent again later. */
-  private async forgetQuietly({ entry, signature }: SignedKey): Promise<void> {
+  private async forgetQuietly({ entry, signature, mark }: SignedKey): Promise<void> {
     try {
-      await this.deps.replay.forget(signature, entry.row.id);
+      await this.deps.replay.forget(mark, entry.row.id, signature);
     } catch {
       // Not forgotten: the same signature is then refused as a replay, which is safe.
     }
@@ -204,11 +234,11 @@ export class Authenticator {
    */
   private checkSignature(ctx: AppContext, ip: string): SignedKey | Promise<SignedKey> {
     const { config, clock, keys } = this.deps;
-    const missing = HEADERS.find((h) => ctx.get(h) === '');
+    const h = signatureHeaders(ctx);
+    const missing = missingOf(h);
     if (missing !== undefined) throw missingHeader(missing);
-    const keyId = ctx.get('X-API-Key');
-    const timestamp = ctx.get('X-Timestamp');
-    const signature = ctx.get('X-Signature');
+    const keyId = h['x-api-key']!;
+    const timestamp = h['x-timestamp']!;
     const nowMs = clock.now().getTime();
     const ts = checkTimestamp(timestamp, nowMs);
     if (!ts.ok && ts.code === 'auth.invalid_timestamp') throw unauthorized(ts.code, 'X-Timestamp must be whole Unix seconds');
@@ -216,23 +246,18 @@ export class Authenticator {
     if (config.network === 'mainnet' && keyId.startsWith('ck_test_')) {
       throw unauthorized('auth.test_key', 'test keys are refused on a mainnet environment', { docs_url: testKeysDocUrl(config) });
     }
-    const match = (entry: KeyEntry | null): SignedKey => {
-      const canonical = canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody);
-      const previousLive = entry !== null && entry.previousMac !== null && entry.previousValidUntilMs > nowMs;
-      // A second HMAC only when the first does not match: every refused signature costs two, whatever
-      // the key's state, and only a correct one (which learns it is correct anyway) costs one.
-      const currentOk = signatureMatchesKey(entry?.mac ?? DUMMY_MAC, canonical, signature);
-      const previousOk = !currentOk && signatureMatchesKey((previousLive && entry?.previousMac) || DUMMY_MAC, canonical, signature);
-      if (!entry || (!currentOk && !(previousLive && previousOk))) {
-        throw unauthorized('auth.invalid_signature', 'the signature does not match');
-      }
-      if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
-      if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
-      return { entry, usedSecret: currentOk ? 'current' : 'previous', signature, timestampSeconds: ts.seconds, nowMs };
+    const req: SignedRequest = {
+      canonical: canonicalString(timestamp, ctx.method, ctx.originalUrl, ctx.state.rawBody),
+      signature: h['x-signature']!,
+      timestampSeconds: ts.seconds,
+      nowMs,
+      ip,
     };
-    if (!KEY_ID.test(keyId)) return match(null);
+    // Only well-formed key ids are ever cached (or looked up).
     const cached = keys.cached(keyId);
-    return cached !== undefined ? match(cached) : keys.get(keyId).then(match);
+    if (cached !== undefined) return matchKey(cached, req);
+    if (!KEY_ID.test(keyId)) return matchKey(null, req);
+    return keys.get(keyId).then((entry) => matchKey(entry, req));
   }
 
   private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission | null): AuthContext {
@@ -244,6 +269,29 @@ export class Authenticator {
     return { apiKeyId: row.id, keyId: row.key_id, accountId: row.account_id, permissions: entry.permissions, usedSecret, entry };
   }
 }
+
+/** The signature against the key's valid secrets, then the key's own state (active, IP). */
+function matchKey(entry: KeyEntry | null, { canonical, signature, timestampSeconds, nowMs, ip }: SignedRequest): SignedKey {
+  const previousLive = entry !== null && entry.previousMac !== null && entry.previousValidUntilMs > nowMs;
+  // A second HMAC only when the first does not match: every refused signature costs two, whatever
+  // the key's state, and only a correct one (which learns it is correct anyway) costs one.
+  const current = matchingReplayMark(entry?.mac ?? DUMMY_MAC, canonical, signature);
+  const previous = current === null ? matchingReplayMark((previousLive && entry?.previousMac) || DUMMY_MAC, canonical, signature) : null;
+  const mark = current ?? (previousLive ? previous : null);
+  if (!entry || mark === null) throw unauthorized('auth.invalid_signature', 'the signature does not match');
+  if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
+  if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+  return { entry, usedSecret: current !== null ? 'current' : 'previous', signature, mark, timestampSeconds, nowMs, ip };
+}
+
+const judgeReplay = (replayed: boolean): void => {
+  if (replayed) throw unauthorized('auth.replay', 'this signature was already accepted');
+};
+
+const replayCheckFailed = (err: unknown): never => {
+  if (err instanceof ReplayShareFullError) throw keyOverLimit(err.retryAfterSeconds, 'this key has made too many requests in the last minutes');
+  throw new ApiError(503, 'unavailable', 'the request could not be checked now; retry later');
+};
 
 /** The authenticated key of a signed route (the auth middleware ran before). */
 export function authOf(ctx: AppContext): AuthContext {

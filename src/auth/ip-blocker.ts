@@ -209,6 +209,7 @@ export class IpBlocker {
   }
 
   private evictStale(now: number): void {
+    if (this.entries.size === 0) return;
     for (const [ip, st] of this.entries) {
       if (!this.isStale(st, now)) break;
       this.entries.delete(ip);

@@ -41,6 +41,6 @@ function ipv6Groups(ip: string): number[] {
  * host is handed a whole /64 and could otherwise spread its failures over as many entries as it likes).
  */
 export function blockKey(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
+  if (!ip.includes(':') || isIP(ip) !== 6) return ip;
   return `${ipv6Groups(ip).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
 }

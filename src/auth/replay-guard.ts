@@ -12,7 +12,8 @@
  * whitelist, and the key's token bucket: a claim refused by the bucket is
  * forgotten) are remembered, and each key holds at most its share, so one
  * key's flood can neither grow memory without bound nor crowd out another
- * key's requests. A digest of the signature is kept, never the signature.
+ * key's requests. What is kept of a request is its replay mark (see `matchingReplayMark`: the
+ * HMAC's inner hash, which authentication computes anyway), never the signature.
  */
 import { hash } from 'node:crypto';
 import { TIMESTAMP_SKEW_SECONDS } from './signature';
@@ -20,13 +21,14 @@ import { TIMESTAMP_SKEW_SECONDS } from './signature';
 /** What authentication asks of a replay guard (in memory on SQLite, in the store on PostgreSQL). */
 export interface ReplayGuard {
   /**
-   * Records the signature of a request that passed the other checks; true when it was recorded
-   * before (a replay). `owner` is the key the request was signed with. Throws
-   * ReplayShareFullError when that key already holds its whole share.
+   * Records a request that passed the other checks; true when it was recorded before (a replay).
+   * `mark` names the signed request without being presentable (see `matchingReplayMark`), `owner`
+   * is the key it was signed with, `signature` its X-Signature (for a guard that keeps its own
+   * digest of it). Throws ReplayShareFullError when that key already holds its whole share.
    */
-  seen(signature: string, owner: string, timestampSeconds: number, nowMs: number): boolean | Promise<boolean>;
+  seen(mark: string, owner: string, timestampSeconds: number, nowMs: number, signature: string): boolean | Promise<boolean>;
   /** Forgets what `seen` just recorded for a request that was refused afterwards (over its key's rate). */
-  forget(signature: string, owner: string): void | Promise<void>;
+  forget(mark: string, owner: string, signature: string): void | Promise<void>;
 }
 
 /** How long an accepted signature is remembered: 2 × skew + 60 s margin (660 s). */
@@ -39,7 +41,7 @@ export const REPLAY_BUCKET_MS = 30_000;
  */
 export const REPLAY_KEY_SHARE = 100_000;
 
-/** What the guard keeps of a signature: a digest, so nothing it holds or saves can be presented again. */
+/** A digest of a signature, so nothing a guard holds or saves can be presented again (the PostgreSQL guard's rows). */
 export const replayDigest = (signature: string): string => hash('sha256', signature, 'base64');
 
 /** Thrown by `seen` when the signing key holds its whole share; that key alone is refused. */
@@ -50,9 +52,16 @@ export class ReplayShareFullError extends Error {
   }
 }
 
+/**
+ * What the guard's marks are: a snapshot of another kind (an older version kept digests of the
+ * signatures) cannot be restored, and the start then refuses what the last run may have accepted.
+ */
+export const REPLAY_MARK_KIND = 'hmac-inner-sha256';
+
 /** The guard's content as saved at shutdown and restored at the next start. */
 export interface ReplaySnapshot {
-  /** [digest, owner, bucket index] of every remembered signature. */
+  marks: typeof REPLAY_MARK_KIND;
+  /** [mark, owner, bucket index] of every remembered request. */
   entries: Array<[string, string, number]>;
 }
 
@@ -64,7 +73,7 @@ interface Bucket {
 /**
  * In-memory ReplayGuard for a single process.
  *
- * Digests live in one Map (O(1) lookup). Each is also listed in the time bucket of its arrival;
+ * Marks live in one Map (O(1) lookup). Each is also listed in the time bucket of its arrival;
  * whole buckets are dropped once they are older than the retention, so eviction costs O(1)
  * amortised per signature. A bucket is kept while its end is after `now - retention`, so every
  * signature is remembered for at least REPLAY_RETENTION_MS.
@@ -76,6 +85,8 @@ export class MemoryReplayGuard implements ReplayGuard {
   /** Signatures held per key. */
   private readonly held = new Map<string, number>();
   private lastNowMs = -Infinity;
+  /** No bucket is old enough to drop before this time. */
+  private nextEvictionMs = Infinity;
   /** After a start that could not restore the guard: signatures timestamped at or before this second are refused. */
   private refuseUpToSeconds = -Infinity;
 
@@ -92,26 +103,25 @@ export class MemoryReplayGuard implements ReplayGuard {
     return this.digests.size;
   }
 
-  seen(signature: string, owner: string, timestampSeconds: number, nowMs: number): boolean {
+  seen(mark: string, owner: string, timestampSeconds: number, nowMs: number, _signature?: string): boolean {
     // A clock that steps backwards must not shorten retention or reorder buckets.
-    const now = Math.max(nowMs, this.lastNowMs);
+    const now = nowMs > this.lastNowMs ? nowMs : this.lastNowMs;
     this.lastNowMs = now;
-    this.evict(now);
+    if (now >= this.nextEvictionMs) this.evict(now);
 
     if (timestampSeconds <= this.refuseUpToSeconds) return true;
-    const digest = replayDigest(signature);
-    if (this.digests.has(digest)) return true;
+    if (this.digests.has(mark)) return true;
     const held = this.held.get(owner) ?? 0;
     if (held >= this.keyShare) throw new ReplayShareFullError(this.secondsUntilEviction(now));
 
     const index = Math.floor(now / this.bucketMs);
-    this.add(digest, owner, index);
+    this.add(mark, owner, index);
     this.held.set(owner, held + 1);
     return false;
   }
 
-  forget(signature: string, owner: string): void {
-    if (this.digests.delete(replayDigest(signature))) this.release(owner);
+  forget(mark: string, owner: string, _signature?: string): void {
+    if (this.digests.delete(mark)) this.release(owner);
   }
 
   /**
@@ -129,7 +139,7 @@ export class MemoryReplayGuard implements ReplayGuard {
         if (this.digests.get(digest) === index) entries.push([digest, bucket.owners[i]!, index]);
       });
     }
-    return { entries };
+    return { marks: REPLAY_MARK_KIND, entries };
   }
 
   restore(snapshot: ReplaySnapshot, nowMs: number): void {
@@ -146,6 +156,7 @@ export class MemoryReplayGuard implements ReplayGuard {
     if (bucket === undefined) {
       bucket = { digests: [], owners: [] };
       this.buckets.set(index, bucket);
+      this.nextEvictionMs = Math.min(this.nextEvictionMs, this.dropAt(index));
     }
     bucket.digests.push(digest);
     bucket.owners.push(owner);
@@ -162,15 +173,21 @@ export class MemoryReplayGuard implements ReplayGuard {
   private secondsUntilEviction(now: number): number {
     const first = this.buckets.keys().next();
     if (first.done) return 1;
-    const dropAt = (first.value + 1) * this.bucketMs + this.retentionMs;
-    return Math.max(1, Math.ceil((dropAt - now) / 1000));
+    return Math.max(1, Math.ceil((this.dropAt(first.value) - now) / 1000));
+  }
+
+  /** Bucket i covers [i*w, (i+1)*w); it is dropped once (i+1)*w <= now - retention. */
+  private dropAt(index: number): number {
+    return (index + 1) * this.bucketMs + this.retentionMs;
   }
 
   private evict(now: number): void {
-    // Bucket i covers [i*w, (i+1)*w); drop it once (i+1)*w <= now - retention.
-    const cutoff = now - this.retentionMs;
+    this.nextEvictionMs = Infinity;
     for (const [index, bucket] of this.buckets) {
-      if ((index + 1) * this.bucketMs > cutoff) break;
+      if (this.dropAt(index) > now) {
+        this.nextEvictionMs = this.dropAt(index);
+        break;
+      }
       bucket.digests.forEach((digest, i) => {
         if (this.digests.get(digest) !== index) return;
         this.digests.delete(digest);

@@ -1,12 +1,13 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { MemoryReplayGuard, ReplaySnapshot } from './replay-guard';
+import { REPLAY_MARK_KIND, type MemoryReplayGuard, type ReplaySnapshot } from './replay-guard';
 
 /**
  * The in-memory replay guard across restarts, without a write per request. A start marks the file
  * `open`; a clean stop replaces it with the guard's digests, marked `closed`. The next start
  * restores a closed file; an open (or unreadable) one means the last run ended without saving
- * (a crash, kill -9), so every signature timestamped up to this start is refused as a replay.
+ * (a crash, kill -9), so every signature timestamped up to this start is refused as a replay; so
+ * does a closed one holding marks of another kind (saved by an older version).
  * No file at all: the data dir's first start, nothing was ever accepted.
  */
 export const REPLAY_STATE_FILE = 'replay-guard.json';
@@ -38,7 +39,7 @@ export function openReplayState(dataDir: string, guard: MemoryReplayGuard, start
 function parse(text: string): State | null {
   try {
     const value = JSON.parse(text) as State;
-    if (value.state === 'closed' && !Array.isArray(value.entries)) return null;
+    if (value.state === 'closed' && (value.marks !== REPLAY_MARK_KIND || !Array.isArray(value.entries))) return null;
     return value;
   } catch {
     return null;

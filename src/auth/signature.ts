@@ -71,26 +71,62 @@ export function macKey(secret: string): MacKey {
 
 /** Scratch space for the inner hash's input: padded key then message (grown when a message is longer). */
 let scratch: Buffer = Buffer.allocUnsafe(BLOCK + 2048);
+/** Scratch space for the outer hash's input: padded key then the inner digest. */
+const outerScratch = Buffer.allocUnsafe(BLOCK + 32);
+/** The expected and the given X-Signature as bytes of their hex text, for the compare. */
+const expectedHex = Buffer.allocUnsafe(SIGNATURE_HEX_LENGTH);
+const givenHex = Buffer.allocUnsafe(SIGNATURE_HEX_LENGTH);
+const DUMMY_HEX = Buffer.alloc(SIGNATURE_HEX_LENGTH);
 
-/** HMAC-SHA256 of `message` under `key`; equal to createHmac('sha256', secret). */
-export function macOf(key: MacKey, message: string): Buffer {
+/** The inner hash of HMAC-SHA256: SHA-256(key ⊕ ipad ‖ message). */
+function innerOf(key: MacKey, message: string): Buffer {
   const need = BLOCK + Buffer.byteLength(message, 'utf8');
   if (need > scratch.length) scratch = Buffer.allocUnsafe(need);
   key.inner.copy(scratch, 0);
   scratch.write(message, BLOCK, 'utf8');
-  const innerDigest = hash('sha256', scratch.subarray(0, need), 'buffer');
-  const outer = Buffer.from(key.outer);
-  innerDigest.copy(outer, BLOCK);
-  return hash('sha256', outer, 'buffer');
+  return hash('sha256', scratch.subarray(0, need), 'buffer');
+}
+
+/** The outer hash of HMAC-SHA256 over an inner digest: the MAC. */
+function outerOf(key: MacKey, inner: Buffer): Buffer;
+function outerOf(key: MacKey, inner: Buffer, encoding: 'hex'): string;
+function outerOf(key: MacKey, inner: Buffer, encoding: 'buffer' | 'hex' = 'buffer'): Buffer | string {
+  key.outer.copy(outerScratch, 0, 0, BLOCK);
+  inner.copy(outerScratch, BLOCK);
+  return hash('sha256', outerScratch, encoding);
+}
+
+/** HMAC-SHA256 of `message` under `key`; equal to createHmac('sha256', secret). */
+export function macOf(key: MacKey, message: string): Buffer {
+  return outerOf(key, innerOf(key, message));
+}
+
+/**
+ * Constant-time: `given` is the lower-case hex `expected`. Compared as the bytes of the two texts
+ * over 64 bytes: a `given` of another length, or with a character outside ASCII (its UTF-8 would not
+ * fit in 64 bytes), is compared against a dummy and is false; equal ASCII bytes are equal texts.
+ */
+function sameSignature(expected: string, given: string): boolean {
+  expectedHex.write(expected, 0, 'latin1');
+  const wellFormed = typeof given === 'string' && given.length === SIGNATURE_HEX_LENGTH && givenHex.write(given, 0, 'utf8') === SIGNATURE_HEX_LENGTH;
+  const equal = timingSafeEqual(expectedHex, wellFormed ? givenHex : DUMMY_HEX);
+  return wellFormed && equal;
 }
 
 /** signatureMatches with a key made ready by macKey: the same checks and the same constant work. */
 export function signatureMatchesKey(key: MacKey, canonical: string, given: string): boolean {
-  const expected = macOf(key, canonical);
-  const wellFormed = typeof given === 'string' && SIGNATURE_RE.test(given);
-  const candidate = wellFormed ? Buffer.from(given, 'hex') : DUMMY;
-  const equal = timingSafeEqual(expected, candidate);
-  return wellFormed && equal;
+  return sameSignature(outerOf(key, innerOf(key, canonical), 'hex'), given);
+}
+
+/**
+ * signatureMatchesKey that also answers the request's replay mark when the signature matches (null
+ * otherwise): the HMAC's inner hash, base64. It is computed on the way to the MAC anyway, names the
+ * signed request (key and canonical string) as the signature does, and cannot be presented as a
+ * signature: turning it into one takes the secret. The replay guard keeps it instead of a digest.
+ */
+export function matchingReplayMark(key: MacKey, canonical: string, given: string): string | null {
+  const inner = innerOf(key, canonical);
+  return sameSignature(outerOf(key, inner, 'hex'), given) ? inner.toString('base64') : null;
 }
 
 /**

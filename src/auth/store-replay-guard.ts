@@ -18,7 +18,8 @@ export class StoreReplayGuard implements ReplayGuard {
     if (store.dialect !== 'postgres') throw new Error('StoreReplayGuard is for PostgreSQL');
   }
 
-  async seen(signature: string, _owner: string, _timestampSeconds: number, nowMs: number): Promise<boolean> {
+  /** Keeps a digest of the signature itself (not the mark), as the rows written before the marks existed do. */
+  async seen(_mark: string, _owner: string, _timestampSeconds: number, nowMs: number, signature: string): Promise<boolean> {
     const rows = (await this.store.ds.query(
       `INSERT INTO replay_signatures (signature, expires_at) VALUES ($1, ${dbTime(String(REPLAY_RETENTION_MS / 1000))}) ON CONFLICT (signature) DO NOTHING RETURNING signature`,
       [replayDigest(signature)],
@@ -30,7 +31,7 @@ export class StoreReplayGuard implements ReplayGuard {
     return rows.length === 0;
   }
 
-  async forget(signature: string): Promise<void> {
+  async forget(_mark: string, _owner: string, signature: string): Promise<void> {
     await this.store.ds.query('DELETE FROM replay_signatures WHERE signature = $1', [replayDigest(signature)]);
   }
 }

@@ -42,6 +42,8 @@ interface Bucket {
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
   private lastNowMs = -Infinity;
+  /** No bucket is idle for a minute before this time (a lower bound: the front bucket only gets younger). */
+  private nextIdleMs = Infinity;
 
   constructor(private readonly clockNowMs: () => number) {}
 
@@ -65,6 +67,7 @@ export class TokenBuckets {
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
       bucket = { tokens: capacity, updatedMs: now };
+      if (this.buckets.size === 0) this.nextIdleMs = now + MINUTE_MS;
     } else {
       this.buckets.delete(key); // re-inserted below, moving it to the back
       // Refill; also clamps to a lowered limit.
@@ -82,8 +85,13 @@ export class TokenBuckets {
   }
 
   private evictIdle(now: number): void {
+    if (now < this.nextIdleMs) return;
+    this.nextIdleMs = Infinity;
     for (const [key, bucket] of this.buckets) {
-      if (now - bucket.updatedMs < MINUTE_MS) break;
+      if (now - bucket.updatedMs < MINUTE_MS) {
+        this.nextIdleMs = bucket.updatedMs + MINUTE_MS;
+        break;
+      }
       this.buckets.delete(key);
     }
   }

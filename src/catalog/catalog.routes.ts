@@ -13,8 +13,11 @@ export interface CatalogRouteDeps {
   authenticate: (permission: 'read' | null) => AppMiddleware;
 }
 
-const sendJson = (ctx: AppContext, json: string): void => {
-  ctx.type = 'application/json';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A body serialised once: its bytes and type are set as they are (koa's type setter looks the type up on every call). */
+const sendJson = (ctx: AppContext, json: Buffer): void => {
+  ctx.res.setHeader('Content-Type', JSON_TYPE);
   ctx.body = json;
 };
 
@@ -24,8 +27,8 @@ export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
   const router = newRouter();
 
   // The public catalogue is served to anyone, often: its body is built once per maintenance change.
-  let currencies = { version: -1, json: '' };
-  const currenciesJson = (): string => {
+  let currencies = { version: -1, json: Buffer.alloc(0) };
+  const currenciesJson = (): Buffer => {
     if (currencies.version !== catalog.maintenanceVersion) {
       const items = catalog.coins().map((c) => ({
         id: c.id,
@@ -36,12 +39,12 @@ export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
         invoice_enabled: c.invoice_enabled,
         maintenance: catalog.inMaintenance(c.id),
       }));
-      currencies = { version: catalog.maintenanceVersion, json: JSON.stringify({ items }) };
+      currencies = { version: catalog.maintenanceVersion, json: Buffer.from(JSON.stringify({ items })) };
     }
     return currencies.json;
   };
 
-  const fiatsJson = JSON.stringify({ default: catalog.defaultFiat, items: catalog.fiats() });
+  const fiatsJson = Buffer.from(JSON.stringify({ default: catalog.defaultFiat, items: catalog.fiats() }));
 
   // A signed request will list the merchant's enabled coins once accounts carry that choice; until
   // then every merchant has the whole catalogue enabled.

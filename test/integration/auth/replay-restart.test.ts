@@ -1,6 +1,7 @@
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { call } from '../../helpers/api-client';
 import { CliEnv } from '../../helpers/cli';
 import { merchantWithKey, startPreparedDaemon, startTestDaemon } from '../../helpers/daemon';
@@ -64,6 +65,29 @@ test('a signed POST resent after a clean restart is auth.replay and creates noth
   t.is(await endpointCount(again.apiUrl, m), 2);
 });
 
+test('a guard saved by an older version (digests of the signatures) is not restored: a signed POST resent after the upgrade is auth.replay', async (t) => {
+  const d = await startTestDaemon();
+  const m = await merchantWithKey(d.daemon);
+  const captured = capturedPost(m, 'http://127.0.0.1:9/first');
+  t.is((await send(d.url, captured)).status, 201);
+
+  await d.daemon.stop();
+  // What the version before this one saved: a closed file of SHA-256 digests of the signatures.
+  const file = path.join(d.dataDir, 'replay-guard.json');
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { state: string; entries: Array<[string, string, number]> };
+  t.is(saved.state, 'closed');
+  const digest = createHash('sha256').update(captured.headers['X-Signature']!).digest('base64');
+  writeFileSync(file, JSON.stringify({ state: 'closed', entries: saved.entries.map(([, owner, index]) => [digest, owner, index]) }));
+  const again = await startDaemon(d.daemon.config, { logger: silentLogger });
+  t.teardown(async () => {
+    await again.stop();
+    rmSync(d.dataDir, { recursive: true, force: true });
+  });
+  const replayed = await send(again.apiUrl, captured);
+  t.is(replayed.status, 401, replayed.text);
+  t.is(replayed.json.error.code, 'auth.replay');
+  t.is(await endpointCount(again.apiUrl, m), 1, 'nothing created by the replay');
+});
 
 test('a signed POST resent after the daemon was killed (kill -9) and started again is auth.replay and creates nothing', async (t) => {
   const env = new CliEnv({ log_level: 'info' });

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { createHmac } from 'node:crypto';
-import { bodySha256, canonicalString, checkTimestamp, macKey, macOf, sign, signatureMatches, signatureMatchesKey } from '../../../src/auth/signature';
+import { createHash, createHmac } from 'node:crypto';
+import { bodySha256, canonicalString, checkTimestamp, macKey, macOf, matchingReplayMark, sign, signatureMatches, signatureMatchesKey } from '../../../src/auth/signature';
 import * as signer from '../../helpers/signer';
 import { readSharedVectors } from '../../helpers/vectors';
 
@@ -131,5 +131,27 @@ test('signatureMatchesKey agrees with signatureMatches on the vectors and on bad
     t.false(signatureMatchesKey(key, v.canonical, v.signature.toUpperCase()), v.name);
     t.false(signatureMatchesKey(macKey(v.secret + 'x'), v.canonical, v.signature), v.name);
     t.false(signatureMatchesKey(key, v.canonical, 'zz'), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, `${v.signature}0`), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63)), v.name);
+    // One character outside ASCII whose low byte spells the right one: not the signature.
+    const last = v.signature.charCodeAt(63);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x100 + last)), v.name);
+    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x80 + last)), v.name);
+  }
+});
+
+test('matchingReplayMark: a mark exactly when the signature matches, the same for the same request, never the signature nor its digest', (t) => {
+  for (const v of vectors) {
+    const key = macKey(v.secret);
+    const mark = matchingReplayMark(key, v.canonical, v.signature);
+    if (mark === null) return t.fail(v.name);
+    t.is(matchingReplayMark(key, v.canonical, v.signature), mark, v.name);
+    t.is(Buffer.from(mark, 'base64').length, 32, v.name);
+    t.false(mark === v.signature || Buffer.from(mark, 'base64').toString('hex') === v.signature, v.name);
+    t.not(mark, createHash('sha256').update(v.signature).digest('base64'), v.name);
+    t.not(matchingReplayMark(key, `${v.canonical}x`, sign(v.secret, `${v.canonical}x`)), mark, v.name);
+    t.is(matchingReplayMark(key, v.canonical, v.signature.toUpperCase()), null, v.name);
+    t.is(matchingReplayMark(macKey(v.secret + 'x'), v.canonical, v.signature), null, v.name);
+    t.is(matchingReplayMark(key, v.canonical, 'zz'), null, v.name);
   }
 });
