@@ -287,6 +287,36 @@ test('the node refuses a transaction of an address without an account, one signe
   t.is(node.blocks.at(-1)!.transactions!.length, 1);
 });
 
+test('a pool held back keeps a transaction pending across blocks; a block past its expiration drops it for good (never mined, a repeat refused as expired)', async (t) => {
+  const node = await start();
+  t.teardown(() => node.stop());
+  const to = account().address;
+  const head = node.head();
+  const tx = signTronTransaction(
+    {
+      contract: [{ parameter: { value: { amount: TRX, owner_address: TronWeb.address.toHex(node.payer).toLowerCase(), to_address: TronWeb.address.toHex(to).toLowerCase() }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+      ref_block_bytes: head.ref_block_bytes,
+      ref_block_hash: head.ref_block_hash,
+      expiration: head.timestamp + 9_000,
+      timestamp: head.timestamp,
+    },
+    node.payerKey,
+  );
+  t.like(await post(node, 'broadcasthex', { transaction: tx.hex }), { result: true, txid: tx.txID });
+  node.holdPending(true);
+  node.mine(2);
+  t.is((await post(node, 'gettransactionfrompending', { value: tx.txID })).txID, tx.txID);
+  t.deepEqual(await post(node, 'gettransactioninfobyid', { value: tx.txID }), {});
+  // The third block's time (head + 9 s) reaches the expiration: dropped, though the pool is open again after it.
+  node.mine(1);
+  node.holdPending(false);
+  node.mine(1);
+  t.deepEqual(await post(node, 'gettransactionfrompending', { value: tx.txID }), {});
+  t.deepEqual(await post(node, 'gettransactioninfobyid', { value: tx.txID }), {});
+  t.false(node.activated(to));
+  t.like(await post(node, 'broadcasthex', { transaction: tx.hex }), { result: false, code: 'TRANSACTION_EXPIRATION_ERROR' });
+});
+
 test('a reorg restores balances, token holdings and resources to the fork point; save and load keep the chain', async (t) => {
   const node = await start();
   t.teardown(() => node.stop());

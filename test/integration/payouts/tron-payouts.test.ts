@@ -1,0 +1,59 @@
+/**
+ * Tron payouts on the node stand-in, through the API (issue 20 §4): TRX and TRC-20 USDT deposits
+ * swept into the treasury, the token sweep and the token payout paid with energy the gas station
+ * staked and delegated (no TRX burnt for energy), TRX and USDT withdrawals completed; the books
+ * and the chain agree at the end (`ledger verify`, `ledger reconcile`).
+ */
+import test from 'ava';
+import { ENERGY_TO_NEW_HOLDER } from '../../helpers/tron-node';
+import { elsewhere, minedFrom, startTronPayoutFixture, units } from './tron-payout-fixture';
+
+test('TRX and USDT withdrawals completed from the treasury; the token sweep and the token payout burn no TRX for energy (staked and delegated), every delegation is taken back; books and chain agree', async (t) => {
+  const f = await startTronPayoutFixture();
+  t.teardown(() => f.stop());
+  const usdtDeposit = await f.paidInvoice('USDT', '50');
+  const trxDeposit = await f.paidInvoice('TRX', '300');
+  const treasury = await f.treasury();
+  await f.until(async () => f.node.tokenBalance(treasury) === units('50') && f.node.trxBalance(treasury) > units('290'), 'both deposits swept into the treasury');
+  t.is(f.node.tokenBalance(usdtDeposit.address), 0n);
+  t.true(f.node.trxBalance(trxDeposit.address) < units('1'), 'the TRX deposit sent its balance');
+  // The token deposit got no TRX but its activation's single sun, and burnt none of it.
+  t.is(f.node.trxBalance(usdtDeposit.address), 1n);
+  const [sweep] = minedFrom(f.node, usdtDeposit.address);
+  t.truthy(sweep);
+  const sweepInfo = f.node.info(sweep!.txID);
+  t.is(sweepInfo.receipt.result, 'SUCCESS');
+  t.is(sweepInfo.receipt.energy_fee, undefined, 'no TRX burnt for the sweep\'s energy');
+  t.true((sweepInfo.receipt.energy_usage ?? 0) >= ENERGY_TO_NEW_HOLDER, 'its energy was the delegated stake');
+  t.is(sweepInfo.fee, undefined, 'the sweep burnt nothing at all');
+  // The gas station staked for energy: its frozen TRX left its balance, none of it was burnt.
+  t.true(f.node.resources(f.gasStation).tronPowerLimit! >= 100_000, 'the gas station staked sweep.stake');
+
+  const est = await f.api.post('/v1/withdrawals/estimate', { coin_id: f.coin.USDT, amount: '20', to_address: elsewhere() });
+  t.is(est.status, 200, JSON.stringify(est.body));
+  t.true(Number(est.body.network_fee_reserved) > 0, 'the estimate reserves the energy and bandwidth in USDT');
+
+  const trxTo = elsewhere();
+  const usdtTo = elsewhere();
+  const wTrx = await f.withdraw({ coin_id: f.coin.TRX, amount: '25', to_address: trxTo });
+  const wUsdt = await f.withdraw({ coin_id: f.coin.USDT, amount: '20', to_address: usdtTo });
+  const doneTrx = await f.waitWithdrawal(wTrx.id, (w) => w.status === 'completed', 'the TRX withdrawal completed');
+  const doneUsdt = await f.waitWithdrawal(wUsdt.id, (w) => w.status === 'completed', 'the USDT withdrawal completed');
+  t.is(f.node.trxBalance(trxTo), units('25'));
+  t.is(f.node.tokenBalance(usdtTo), units('20'));
+  const payoutInfo = f.node.info(doneUsdt.txid);
+  t.is(payoutInfo.receipt.result, 'SUCCESS');
+  t.is(payoutInfo.receipt.energy_fee, undefined, 'no TRX burnt for the token payout\'s energy');
+  t.truthy(doneTrx.txid);
+  // One transaction per withdrawal left the treasury.
+  const fromTreasury = minedFrom(f.node, treasury);
+  t.is(fromTreasury.length, 2);
+
+  await f.quiet();
+  // Every delegation was taken back: the gas station's stake is all its own again.
+  const station = f.node.resources(f.gasStation);
+  t.is(f.node.resources(treasury).EnergyLimit ?? 0, 0, 'nothing stays delegated to the treasury');
+  t.true((station.EnergyLimit ?? 0) > 0);
+  const clean = await f.clean();
+  t.true(clean.ok, clean.detail);
+});
