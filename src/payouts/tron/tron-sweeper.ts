@@ -76,6 +76,14 @@ export class TronSweeper implements EvmSendOwner {
       const asset = this.deps.catalog.coin(g.coinId)!.asset;
       const [account, res] = await Promise.all([node.account(g.address, signal), node.resources(g.address, signal)]);
       if (asset === NATIVE_ASSET) {
+        // A payment to a never-used treasury would pay its creation: the gas station activates it first, as it does deposit addresses.
+        if (!(await node.account(treasury.address, signal)).exists) {
+          if ((await this.deps.queue.busy(this.deps.store.read, treasury.address)).length === 0) {
+            await this.deps.store.write((em) => this.give(em, treasury.address, { step: 'activate' }, head, g.accountId));
+            signed++;
+          }
+          continue;
+        }
         const cost = res.freeBandwidth + res.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * prices.getTransactionFee;
         const amount = account.balance - cost;
         // Worth it only when it moves more than it costs.

@@ -11,6 +11,7 @@ import { TronWeb } from 'tronweb';
 import { coinId } from '../../../src/catalog/coins';
 import { TronAdapter } from '../../../src/chains/tron/tron-adapter';
 import { reconcile } from '../../../src/ledger/reconcile';
+import { createLogger } from '../../../src/shared/logger';
 import { verifyLedger } from '../../../src/ledger/verify';
 import { waitScannedTo, waitWatched } from '../../helpers/chain-scan';
 import { startTestDaemon, type TestDaemon } from '../../helpers/daemon';
@@ -82,7 +83,10 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
   const node = await TronNode.start();
   node.mine(2);
   const entry = tronEntry(node, opts);
-  const td = await startTestDaemon({ chains: [entry], rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 } });
+  // The daemon's last log lines, shown when a wait times out.
+  const lines: string[] = [];
+  const logger = createLogger({ write: (line) => lines.push(line) > 300 && lines.shift() });
+  const td = await startTestDaemon({ chains: [entry], rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 } }, { logger });
   await waitWatched(td);
   const chain = td.daemon.config.chains[0]!;
   const adapter = new TronAdapter(chain);
@@ -99,7 +103,11 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
   const until: TronPayoutFixture['until'] = async (ok, what, o = {}) => {
     const deadline = Date.now() + (o.timeoutMs ?? 60_000);
     while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+      if (Date.now() > deadline) {
+        const sends = await store.read.query(`SELECT kind, status, succeeded, to_address, amount FROM evm_sends ORDER BY created_at DESC LIMIT 20`);
+        throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()} (the wallet's sends: ${JSON.stringify(sends)}; the daemon's last lines:\n${lines.filter((l) => !l.includes('"debug"'))
+          .slice(-25).join('\n')})`);
+      }
       if (o.mine !== false) node.mine();
       await new Promise((r) => setTimeout(r, 60));
     }
