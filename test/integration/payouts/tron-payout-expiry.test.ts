@@ -22,7 +22,8 @@ async function funded(): Promise<{ f: TronPayoutFixture; treasury: string }> {
 
 /** Holds the pool back until the withdrawal's current candidate is out and a block at the confirmations is past its expiration. */
 async function expireCurrent(f: TronPayoutFixture, id: string, expectCandidates: number): Promise<string> {
-  const w = await f.waitWithdrawal(id, (x) => x.status === 'broadcast' && x.candidate_txids?.length === expectCandidates, `candidate ${expectCandidates} broadcast`);
+  let w: any;
+  await f.until(async () => (w = await f.get(id)).status === 'broadcast' && (await f.candidates(id)).length === expectCandidates && w.txid === (await f.candidates(id)).at(-1), `candidate ${expectCandidates} broadcast`, { mine: false });
   // Block time passes the expiration, and the chain's confirmations pile on the block that did.
   f.node.skipTime((EXPIRATION_S + 3) * 1000);
   f.node.mine(CONFIRMATIONS + 1);
@@ -37,7 +38,8 @@ test('a payout whose transaction expired unmined is signed anew once, after the 
   const w = await f.withdraw({ coin_id: f.coin.TRX, amount: '40', to_address: to });
   const first = await expireCurrent(f, w.id, 1);
   // Renewed only once the first can never be mined.
-  const renewed = await f.waitWithdrawal(w.id, (x) => x.candidate_txids?.length === 2, 'the payout signed anew', { mine: false });
+  await f.until(async () => (await f.candidates(w.id)).length === 2, 'the payout signed anew', { mine: false });
+  const renewed = await f.get(w.id);
   t.not(renewed.txid, first);
   t.false(f.node.blocks.some((b) => b.transactions?.some((x) => x.txID === first)), 'the first was never mined');
   f.node.holdPending(false);
@@ -58,7 +60,7 @@ test('a payout whose renewed transaction expired unmined too is failed and its h
   f.node.holdPending(true);
   const w = await f.withdraw({ coin_id: f.coin.TRX, amount: '40', to_address: to });
   await expireCurrent(f, w.id, 1);
-  await f.waitWithdrawal(w.id, (x) => x.candidate_txids?.length === 2, 'the payout signed anew', { mine: false });
+  await f.until(async () => (await f.candidates(w.id)).length === 2, 'the payout signed anew', { mine: false });
   await expireCurrent(f, w.id, 2);
   const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'the payout failed', { mine: false });
   t.regex(failed.failure_reason, /expired/);

@@ -72,6 +72,8 @@ export interface TronPayoutFixture {
   get(id: string): Promise<any>;
   waitWithdrawal(id: string, ok: (w: any) => boolean, what: string, opts?: { timeoutMs?: number; mine?: boolean }): Promise<any>;
   balance(ticker: Ticker): Promise<{ available: string; hold: string }>;
+  /** Every txid signed for a withdrawal's payout, oldest first (the stored row: the API shows the current one). */
+  candidates(id: string): Promise<string[]>;
   /** Mines until no send of the wallet is on its way, every delegation was taken back, and the treasury holds what the sweeps brought. */
   quiet(): Promise<void>;
   /** `ledger verify` and `ledger reconcile` against the stand-in: both clean? (with the report for a message) */
@@ -153,6 +155,10 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
     async balance(ticker) {
       const b = (await read('/v1/balances')).items.find((i: { coin_id: string }) => i.coin_id === coin[ticker]);
       return { available: b?.available ?? '0', hold: b?.hold ?? '0' };
+    },
+    async candidates(id) {
+      const [row] = await store.read.query(`SELECT candidate_txids FROM withdrawals WHERE id = '${id.replace(/[^0-9a-f-]/g, '')}'`);
+      return JSON.parse(row?.candidate_txids ?? '[]') as string[];
     },
     async quiet() {
       await until(async () => {
