@@ -327,6 +327,11 @@ export class TronNode {
     return this.state.accounts.get(hex20(address))?.balance ?? 0n;
   }
 
+  /** The ids of the transactions waiting in the pending pool. */
+  pendingTxids(): string[] {
+    return this.pending.map((p) => p.tx.txID);
+  }
+
   /** Whether `address` has an account on chain (activated: it was paid TRX once). */
   activated(address: string): boolean {
     return this.state.accounts.has(hex20(address));
