@@ -452,6 +452,10 @@ export class PayoutWorker {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: REVERTED_ON_CHAIN, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      // The chain took `fee` all the same (Tron: a failed call's burnt TRX), out of the network book where the charges go.
+      if (!this.deps.rail.booksOwnFees) {
+        await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
+      }
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing' && w.status !== 'broadcast') continue;
