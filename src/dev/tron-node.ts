@@ -846,7 +846,8 @@ export class TronNode {
       create_time: a.createTime,
       net_usage: recovered(a.net, slot) || undefined,
       free_net_usage: recovered(a.freeNet, slot) || undefined,
-      frozenV2: [{ amount: n(a.frozen.BANDWIDTH) }, { type: 'ENERGY', amount: n(a.frozen.ENERGY) }, { type: 'TRON_POWER' }],
+      // As java-tron keeps it: a delegation moves its TRX out of frozenV2 into delegated_frozenV2_balance_for_*.
+      frozenV2: [{ amount: n(a.frozen.BANDWIDTH - a.delegatedOut.BANDWIDTH) }, { type: 'ENERGY', amount: n(a.frozen.ENERGY - a.delegatedOut.ENERGY) }, { type: 'TRON_POWER' }],
       unfrozenV2: a.unfrozen.length
         ? a.unfrozen.map((u) => ({ ...(u.resource === 'ENERGY' ? { type: 'ENERGY' } : {}), unfreeze_amount: Number(u.amount), unfreeze_expire_time: u.expire }))
         : undefined,

@@ -326,7 +326,8 @@ export class TronAdapter implements ChainAdapter {
 
   /**
    * An address's account: whether it exists (was activated), its TRX, what it has staked for
-   * energy and how much of that it has delegated to others (sun).
+   * energy in all and how much of that it has delegated to others (sun). java-tron moves a
+   * delegation out of `frozenV2` into `delegated_frozenV2_balance_for_energy`: the stake is their sum.
    */
   async account(address: string, signal?: AbortSignal): Promise<{ exists: boolean; balance: bigint; stakedEnergy: bigint; delegatedEnergy: bigint }> {
     const a = await this.node.post<{ address?: string; balance?: number; frozenV2?: Array<{ type?: string; amount?: number }>; account_resource?: { delegated_frozenV2_balance_for_energy?: number } }>(
@@ -338,7 +339,7 @@ export class TronAdapter implements ChainAdapter {
     return {
       exists: a.address !== undefined,
       balance: sun(a.balance),
-      stakedEnergy: sun(a.frozenV2?.find((f) => f.type === 'ENERGY')?.amount),
+      stakedEnergy: sun(a.frozenV2?.find((f) => f.type === 'ENERGY')?.amount) + sun(a.account_resource?.delegated_frozenV2_balance_for_energy),
       delegatedEnergy: sun(a.account_resource?.delegated_frozenV2_balance_for_energy),
     };
   }

@@ -192,6 +192,10 @@ test('staked energy delegated to a deposit address pays its TRC-20 sweep: no TRX
   node.mine();
   about(node.resources(station.address).EnergyLimit, 50_000);
   about(node.resources(deposit.address).EnergyLimit, 50_000);
+  // getaccount as java-tron answers it: the delegated TRX leaves frozenV2 for delegated_frozenV2_balance_for_energy.
+  const staked = (await post(node, 'getaccount', { address: TronWeb.address.toHex(station.address) })) as { frozenV2: Array<{ type?: string; amount?: number }>; account_resource: { delegated_frozenV2_balance_for_energy?: number } };
+  t.is(staked.frozenV2.find((f) => f.type === 'ENERGY')!.amount, 5_000 * TRX);
+  t.is(staked.account_resource.delegated_frozenV2_balance_for_energy, 5_000 * TRX);
 
   const dep = client(node, deposit.key);
   const sweep = async (amount: number) => {
