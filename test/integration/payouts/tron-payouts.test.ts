@@ -29,9 +29,17 @@ test('TRX and USDT withdrawals completed from the treasury; the token sweep and 
   // The gas station staked for energy: its frozen TRX left its balance, none of it was burnt.
   t.true(f.node.resources(f.gasStation).tronPowerLimit! >= 100_000, 'the gas station staked sweep.stake');
 
+  // Estimates reserve what the transfer takes on chain, at the burn prices, in the withdrawn coin: a token
+  // transfer's energy from the dry run from the treasury (to a new holder) and 350 bytes of bandwidth,
+  // (29,650 × 420 + 350 × 1,000) sun = 12.803 TRX at 0.25 USD = 3.20075 USDT; a TRX payment's 270 bytes
+  // and, to an address without an account, its creation (1 + 0.1 TRX).
   const est = await f.api.post('/v1/withdrawals/estimate', { coin_id: f.coin.USDT, amount: '20', to_address: elsewhere() });
   t.is(est.status, 200, JSON.stringify(est.body));
-  t.true(Number(est.body.network_fee_reserved) > 0, 'the estimate reserves the energy and bandwidth in USDT');
+  t.like(est.body, { network_fee_reserved: '3.20075', total_debit: '23.20075' });
+  const estTrx = await f.api.post('/v1/withdrawals/estimate', { coin_id: f.coin.TRX, amount: '20', to_address: elsewhere() });
+  t.like(estTrx.body, { network_fee_reserved: '1.37' });
+  const estKnown = await f.api.post('/v1/withdrawals/estimate', { coin_id: f.coin.TRX, amount: '20', to_address: f.node.payer });
+  t.like(estKnown.body, { network_fee_reserved: '0.27' }, 'an address with an account costs no creation');
 
   const trxTo = elsewhere();
   const usdtTo = elsewhere();
