@@ -65,3 +65,21 @@ test('TRX and USDT withdrawals completed from the treasury; the token sweep and 
   const clean = await f.clean();
   t.true(clean.ok, clean.detail);
 });
+
+test('without staked energy a token sweep burns TRX within sweep.max_burn: the gas station tops the deposit up with the burn, booked; books and chain agree', async (t) => {
+  const f = await startTronPayoutFixture({ sweep: { stake: '0', max_burn: '20' } });
+  t.teardown(() => f.stop());
+  const deposit = await f.paidInvoice('USDT', '40');
+  const treasury = await f.treasury();
+  await f.until(async () => f.node.tokenBalance(treasury) === units('40'), 'the deposit swept');
+  const [sweep] = minedFrom(f.node, deposit.address);
+  const info = f.node.info(sweep!.txID);
+  t.is(info.receipt.result, 'SUCCESS');
+  // 29,650 energy to a new holder at 420 sun: 12.453 TRX burnt, what the gas station gave it beside the activation's sun.
+  t.is(info.receipt.energy_fee, ENERGY_TO_NEW_HOLDER * 420);
+  t.is(f.node.trxBalance(deposit.address), 0n, 'the top-up (the burn less the sun of the activation) all went into the burn');
+  t.is(f.node.resources(f.gasStation).tronPowerLimit ?? 0, 0, 'nothing staked');
+  await f.quiet();
+  const clean = await f.clean();
+  t.true(clean.ok, clean.detail);
+});
