@@ -46,9 +46,11 @@ export class TronChainPayouts {
     const warning =
       s && s.staked < want
         ? `the gas station has ${trx(s.staked)} TRX staked for energy of the ${trx(want)} configured (sweep.stake): fund ${this.deps.gasStation.address}`
-        : s && s.balance < 2_000_000n
-          ? `the gas station holds ${trx(s.balance)} TRX: it cannot activate new addresses; fund ${this.deps.gasStation.address}`
-          : null;
+        : s && this.deps.sweeper.waitingForEnergy > 0
+          ? `${this.deps.sweeper.waitingForEnergy} token sweep(s) wait for energy: stake more TRX at the gas station (sweep.stake, fund ${this.deps.gasStation.address}) or allow burning (sweep.max_burn)`
+          : s && s.balance < 2_000_000n
+            ? `the gas station holds ${trx(s.balance)} TRX: it cannot activate new addresses; fund ${this.deps.gasStation.address}`
+            : null;
     return { chain_id: this.chainId, address: this.deps.gasStation.address, balance: s ? trx(s.balance) : null, needed: trx(want), warning, checked_at: s ? iso(s.at) : null };
   }
 }

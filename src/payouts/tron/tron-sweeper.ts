@@ -53,6 +53,8 @@ export class TronSweeper implements EvmSendOwner {
   private readonly native: string;
   /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
   private readonly urgent = new Set<string>();
+  /** Token sweeps of the last pass that wait for energy the gas station cannot delegate (for `coinkeep status`). */
+  waitingForEnergy = 0;
 
   constructor(private readonly deps: TronSweeperDeps) {
     this.native = coinId(deps.chain.id, NATIVE_ASSET);
@@ -66,7 +68,11 @@ export class TronSweeper implements EvmSendOwner {
       return this.urgent.has(`${accountId}\u0000${coin}`) ? 0n : Amount.of(this.deps.chain.tron?.sweep_min[c.ticker] ?? '0').toBaseUnits(c.decimals);
     });
     this.urgent.clear();
-    if (groups.length === 0) return signed;
+    let waiting = 0;
+    if (groups.length === 0) {
+      this.waitingForEnergy = 0;
+      return signed;
+    }
     const { node } = this.deps;
     const head = await node.head(signal);
     const prices = await node.prices(signal);
@@ -101,6 +107,7 @@ export class TronSweeper implements EvmSendOwner {
       const energy = account.exists ? await node.transferEnergy(g.address, treasury.address, asset, amount, signal) : null;
       const plan = await this.energyPlan(g.address, account, res, energy, TOKEN_TRANSFER_BYTES, prices, signal);
       if (plan.step === 'wait') {
+        if (energy !== null) waiting++;
         this.deps.logger.info('tron token sweep waits', { chain: this.deps.chain.id, address: g.address, why: plan.why });
         continue;
       }
@@ -115,6 +122,7 @@ export class TronSweeper implements EvmSendOwner {
       });
       signed++;
     }
+    this.waitingForEnergy = waiting;
     return signed;
   }
 

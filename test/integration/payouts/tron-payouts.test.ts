@@ -83,3 +83,24 @@ test('without staked energy a token sweep burns TRX within sweep.max_burn: the g
   const clean = await f.clean();
   t.true(clean.ok, clean.detail);
 });
+
+test('without staked energy to delegate and no sweep.max_burn a token sweep waits, nothing burnt, and coinkeep status says why; once the gas station stakes, it goes out', async (t) => {
+  const f = await startTronPayoutFixture({ sweep: { stake: '0' } });
+  t.teardown(() => f.stop());
+  const deposit = await f.paidInvoice('USDT', '40');
+  const station = () => f.td.daemon.evmPayouts.gasStations().find((g) => g.chain_id === 'tron')!;
+  await f.until(async () => /token sweep\(s\) wait for energy/.test(station().warning ?? ''), 'the status warning');
+  t.is(f.node.tokenBalance(deposit.address), units('40'), 'the deposit waits');
+  t.is(f.node.trxBalance(deposit.address), 1n, 'activated, nothing given to burn');
+  t.deepEqual(minedFrom(f.node, deposit.address), [], 'it sent nothing');
+  // The operator raises sweep.stake (a restart reads it; here the running daemon's setting is changed): the gas station stakes.
+  f.td.daemon.config.chains[0]!.tron!.stake_sun = 100_000n * 1_000_000n;
+  const treasury = await f.treasury();
+  await f.until(async () => f.node.tokenBalance(treasury) === units('40'), 'the deposit swept once staked');
+  const [sweep] = minedFrom(f.node, deposit.address);
+  t.is(f.node.info(sweep!.txID).receipt.energy_fee, undefined, 'no TRX burnt');
+  await f.until(async () => station().warning === null, 'the warning cleared');
+  await f.quiet();
+  const clean = await f.clean();
+  t.true(clean.ok, clean.detail);
+});
