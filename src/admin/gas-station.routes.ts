@@ -1,14 +1,14 @@
 import { newRouter, type AppRouter } from '../http/context';
-import type { EvmChainPayouts } from '../payouts/evm/evm-chain-payouts';
+import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
 import { notFound } from '../shared/errors';
 import type { GasStationResponse } from './contract';
 
-/** `coinkeep wallet gas-station --chain ID`: the operator's address that pays an EVM chain's sweep and payout gas. */
-export function gasStationAdminRoutes(chains: ReadonlyMap<string, EvmChainPayouts>): AppRouter {
+/** `coinkeep wallet gas-station --chain ID`: the operator's address that pays an EVM chain's sweep and payout gas, or stakes a Tron chain's energy. */
+export function gasStationAdminRoutes(chains: ReadonlyMap<string, { status(): GasStationStatus; gasStation: { path: string } }>): AppRouter {
   const r = newRouter('/admin/wallet/gas-station');
   r.get('/:chainId', (ctx) => {
     const chain = chains.get(ctx.params.chainId!);
-    if (!chain) throw notFound('EVM chain with a gas station');
+    if (!chain) throw notFound('EVM or Tron chain with a gas station');
     ctx.body = { ...chain.status(), path: chain.gasStation.path } satisfies GasStationResponse;
   });
   return r;

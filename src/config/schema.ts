@@ -49,6 +49,28 @@ export interface ChainConfig {
   fees?: BtcFeeOptions;
   /** evm chains only: sweeps and payouts (PRODUCT §8a). */
   evm?: EvmPayoutOptions;
+  /** tron chains only: sweeps, energy and payouts (PRODUCT §8a). */
+  tron?: TronPayoutOptions;
+}
+
+/** How a Tron chain's deposits are swept and its transfers get their energy (`sweep` of the chain, `options.tx_expiration_seconds`). */
+export interface TronPayoutOptions {
+  sweep_min: Record<string, string>;
+  /**
+   * `sweep.max_burn` (TRX, default 0): the most TRX one token sweep or token payout may burn for its
+   * energy when the gas station's staked energy cannot be delegated to it; 0: it waits for staked energy.
+   */
+  max_burn_sun: bigint;
+  /** `sweep.stake` (TRX, default 0): what the gas station keeps staked for energy; the daemon freezes up to it from the station's balance. */
+  stake_sun: bigint;
+  /**
+   * `sweep.token_energy` (default 65000): the energy a token payout's network fee reserves when the
+   * treasury cannot dry-run the transfer yet (its deposits not swept): about a USDT transfer to a
+   * new holder on mainnet.
+   */
+  token_energy: number;
+  /** `options.tx_expiration_seconds` (default 600, at most 86400): how long after the head block a signed transaction may still be mined. */
+  expiration_ms: number;
 }
 
 /** How an EVM chain's deposits are swept into the treasuries. */
@@ -270,7 +292,7 @@ const TRON_ADDRESS_RE = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 const WATCH_OPTION_KEYS = ['reorg_max_depth', 'poll_interval_ms', 'batch_size', 'start_height', 'stall_seconds', 'rpc_timeout_ms'];
 
 /** A tron chain's own options: the genesis block id of a network without a preset (a private chain, the sandbox's). */
-const TRON_OPTION_KEYS = ['genesis_block_id'];
+const TRON_OPTION_KEYS = ['genesis_block_id', 'tx_expiration_seconds'];
 
 /** A node stuck this long is in trouble; Bitcoin's blocks come far less regularly than the others'. */
 const STALL_DEFAULTS: Record<ChainConfig['kind'], number> = { btc: 7200, evm: 600, tron: 300 };
@@ -290,9 +312,33 @@ function readBtcFeeOptions(r: Reader): BtcFeeOptions {
   return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: fallback, max_sat_vb: r.int('fee_max_sat_vb', Math.max(500, fallback), fallback, 100000) };
 }
 
+function readTronOptions(chain: Reader, tickers: string[]): TronPayoutOptions {
+  const sweep = chain.child('sweep');
+  sweep.unknownKeys(['min', 'max_burn', 'stake', 'token_energy']);
+  const trx = (key: string): bigint => {
+    const v = sweep.raw(key) ?? '0';
+    const text = typeof v === 'number' ? String(v) : v;
+    if (typeof text !== 'string' || !/^\d+(\.\d{1,6})?$/.test(text)) throw new ConfigError(sweep.key(key), 'must be an amount of TRX (0 or more, at most 6 decimals)');
+    const [whole, frac = ''] = text.split('.');
+    return BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
+  };
+  return {
+    sweep_min: sweepMin(sweep, tickers),
+    max_burn_sun: trx('max_burn'),
+    stake_sun: trx('stake'),
+    token_energy: sweep.int('token_energy', 65_000, 1, 10_000_000),
+    expiration_ms: chain.child('options').int('tx_expiration_seconds', 600, 10, 86_400) * 1000,
+  };
+}
+
 function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
   const sweep = chain.child('sweep');
   sweep.unknownKeys(['min']);
+  return { sweep_min: sweepMin(sweep, tickers) };
+}
+
+/** `sweep.min`: per coin ticker of the chain, the credited amount a deposit address is swept at. */
+function sweepMin(sweep: Reader, tickers: string[]): Record<string, string> {
   const raw = sweep.raw('min') ?? {};
   if (!isObj(raw)) throw new ConfigError(sweep.key('min'), 'must be a mapping of coin ticker to an amount');
   const min: Record<string, string> = {};
@@ -303,7 +349,7 @@ function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
     if (typeof text !== 'string' || !DECIMAL_RE.test(text)) throw new ConfigError(key, 'must be an amount (0 or more)');
     min[ticker] = text;
   }
-  return { sweep_min: min };
+  return min;
 }
 
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
@@ -351,7 +397,8 @@ function readChain(r: Reader): ChainConfig {
   if (kind !== 'tron' && chain.api_key !== undefined) throw new ConfigError(r.key('api_key'), 'is for tron chains only');
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
   if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
-  else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm chains only');
+  else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
+  else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
   return chain;
 }
 

@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ChainCore } from '../chains/chain-core';
 import { EvmAdapter } from '../chains/evm/evm-adapter';
@@ -12,6 +13,11 @@ import { EvmRail } from '../payouts/evm/evm-rail';
 import { EvmSendQueue } from '../payouts/evm/send-queue';
 import type { PayoutRail } from '../payouts/rail';
 import { EvmSweeper } from '../payouts/evm/sweeper';
+import { TronAdapter } from '../chains/tron/tron-adapter';
+import { TronChainPayouts } from '../payouts/tron/tron-chain-payouts';
+import { TronRail } from '../payouts/tron/tron-rail';
+import { TronSendQueue } from '../payouts/tron/tron-sends';
+import { TronSweeper } from '../payouts/tron/tron-sweeper';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { AddressService } from '../wallet/address.service';
@@ -32,15 +38,27 @@ export interface EvmPayoutsDeps {
 }
 
 /**
- * Each watched EVM chain's own transactions (PRODUCT §8a): its send queue, its sweeper, its gas
- * station, the job that runs them, and its payout rail (for the one payout worker); the transfer
- * router learns to leave the gas station's top-ups alone.
+ * Each watched EVM and Tron chain's own transactions (PRODUCT §8a): its send queue, its sweeper,
+ * its gas station, the job that runs them, and its payout rail (for the one payout worker); the
+ * transfer router learns to leave the gas station's top-ups alone.
  */
 export function createEvmPayouts(deps: EvmPayoutsDeps) {
-  const byChain = new Map<string, EvmChainPayouts>();
+  const byChain = new Map<string, EvmChainPayouts | TronChainPayouts>();
   const rails = new Map<string, PayoutRail>();
   for (const chain of deps.config.chains) {
     const node = deps.chains.sender(chain.id);
+    if (chain.kind === 'tron' && node instanceof TronAdapter) {
+      const logger = deps.logger.child({ component: 'tron-payouts', chain: chain.id });
+      const queue = new TronSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
+      const gasStation = deps.addresses.gasStation(chain.id);
+      const treasuryOf = (em: EntityManager, accountId: string) => deps.addresses.treasury(em, accountId, chain.id);
+      const sweeper = new TronSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, clock: deps.clock, logger });
+      for (const kind of ['sweep', 'topup', 'stake', 'delegate', 'undelegate'] as const) queue.own(kind, sweeper);
+      deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
+      byChain.set(chain.id, new TronChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock }));
+      rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, logger }));
+      continue;
+    }
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
     const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
     const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
@@ -67,7 +85,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     rails.set(chain.id, rail);
   }
   const jobs: Job[] = [...byChain.values()].map((c) => ({
-    name: `evm-sends-${c.chainId}`,
+    name: `${c instanceof TronChainPayouts ? 'tron' : 'evm'}-sends-${c.chainId}`,
     schedule: { everyMs: deps.config.chains.find((x) => x.id === c.chainId)!.watch.poll_interval_ms },
     run: (signal) => c.pass(signal),
   }));

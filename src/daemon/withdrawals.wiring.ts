@@ -20,6 +20,7 @@ import type { Sealer } from '../db/seal';
 import type { AddressAllocator } from '../wallet/allocator';
 import type { WalletSigner } from '../wallet/signer';
 import { BtcRail } from '../payouts/btc/btc-rail';
+import { TronRail } from '../payouts/tron/tron-rail';
 import { PayoutStore } from '../payouts/payout-store';
 import { PayoutTransfers } from '../payouts/payout-transfers';
 import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
@@ -54,7 +55,7 @@ export interface WithdrawalsDeps {
   payoutCrashAt?: string;
   /** Addresses of the wallet outside the watched set (the EVM gas stations). */
   isOperatorAddress?: (chainId: string, address: string) => boolean;
-  /** The EVM chains' payout rails (evm-payouts.wiring). */
+  /** The EVM and Tron chains' payout rails (evm-payouts.wiring). */
   evmRails?: ReadonlyMap<string, PayoutRail>;
 }
 
@@ -76,6 +77,10 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     signerLimits: deps.config.payouts.max_per_transaction,
     limit: (subjects) => deps.limiter.check(subjects),
     clock: deps.clock,
+    networkCost: (chainId) => {
+      const rail = deps.evmRails?.get(chainId);
+      return rail instanceof TronRail ? (req) => rail.networkCost(req) : null;
+    },
   });
   const routes = withdrawalRoutes({
     withdrawals: service,
@@ -121,7 +126,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
 function railFor(chain: ChainConfig, deps: WithdrawalsDeps): PayoutRail | null {
   const node = deps.chains.node(chain.id);
   if (!node) return null;
-  if (chain.kind === 'evm') return deps.evmRails?.get(chain.id) ?? null;
+  if (chain.kind === 'evm' || chain.kind === 'tron') return deps.evmRails?.get(chain.id) ?? null;
   if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node);
   return null;
 }

@@ -90,6 +90,7 @@ export const anvilSandbox: SandboxChain = {
       throw err;
     }
   },
+  fundGasStation,
   pay: (chain: ChainConfig, payment: SandboxPayment) => payOnAnvil(chain.rpc_url!, chain.chain_id!, chain.confirmations, payment),
   async mine(chain: ChainConfig, blocks: number) {
     const provider = anvilProvider(chain.rpc_url!, chain.chain_id!);

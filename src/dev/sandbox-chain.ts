@@ -30,4 +30,6 @@ export interface SandboxChain {
   mine(chain: ChainConfig, blocks: number): Promise<{ height: number }>;
   /** An address of the sandbox's own funded wallet: somewhere outside the daemon's wallet a sandbox withdrawal can pay. */
   payoutAddress?(): string;
+  /** Account chains: funds the chain's gas station from the sandbox's payer when it runs low (mined); whether it sent anything. */
+  fundGasStation?(chain: ChainConfig, gasStation: string): Promise<boolean>;
 }

@@ -27,8 +27,9 @@
  * bandwidth. It waits in the pending pool until the next mined block (checked again there; dropped
  * if it no longer validates).
  *
- * Test hooks: `pay` (from the funded payer into the next block), `mine`, `reorg` (drop blocks; the
- * next mined ones form the new branch), `skipTime` (block time passes: resources recover, locks and
+ * Test hooks: `pay` (from the funded payer into the next block), `mine`, `holdPending` (blocks
+ * leave the pool waiting; a block past a waiting transaction's expiration drops it, as every block
+ * does), `reorg` (drop blocks; the next mined ones form the new branch), `skipTime` (block time passes: resources recover, locks and
  * unfreezes expire), `requireApiKey`, `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
  * that does not hold the object (`coinkeep dev pay`). `save`/`load` keep the chain in a file.
  *
@@ -219,6 +220,7 @@ export class TronNode {
   /** The state before block n, for the last SNAPSHOTS blocks. */
   private readonly snapshots = new Map<number, State>();
   private pending: Pending[] = [];
+  private holding = false;
   private branch = 0;
   /** Block time skipped by `skipTime`, added to the next block's timestamp. */
   private skipped = 0;
@@ -325,6 +327,11 @@ export class TronNode {
     return this.state.accounts.get(hex20(address))?.balance ?? 0n;
   }
 
+  /** The ids of the transactions waiting in the pending pool. */
+  pendingTxids(): string[] {
+    return this.pending.map((p) => p.tx.txID);
+  }
+
   /** Whether `address` has an account on chain (activated: it was paid TRX once). */
   activated(address: string): boolean {
     return this.state.accounts.has(hex20(address));
@@ -350,13 +357,26 @@ export class TronNode {
     return tx.txID;
   }
 
-  /** `n` blocks; the first holds the transactions that arrived since the last one. */
+  /** `n` blocks; the first holds the transactions that arrived since the last one (none while `holdPending` is on). */
   mine(n = 1): void {
     for (let i = 0; i < n; i++) {
+      if (this.holding) {
+        this.mineBlock([]);
+        continue;
+      }
       const txs = this.pending;
       this.pending = [];
       this.mineBlock(txs);
     }
+  }
+
+  /**
+   * While on, mined blocks leave the pending pool waiting (a congested network): a transaction
+   * stays pending until it is mined after this is turned off, or until a block's time passes its
+   * expiration, when the pool drops it as java-tron does.
+   */
+  holdPending(on: boolean): void {
+    this.holding = on;
   }
 
   /** Block time passes (the next block is `ms` later): resources recover, locks and unfreezes expire. */
@@ -826,7 +846,8 @@ export class TronNode {
       create_time: a.createTime,
       net_usage: recovered(a.net, slot) || undefined,
       free_net_usage: recovered(a.freeNet, slot) || undefined,
-      frozenV2: [{ amount: n(a.frozen.BANDWIDTH) }, { type: 'ENERGY', amount: n(a.frozen.ENERGY) }, { type: 'TRON_POWER' }],
+      // As java-tron keeps it: a delegation moves its TRX out of frozenV2 into delegated_frozenV2_balance_for_*.
+      frozenV2: [{ amount: n(a.frozen.BANDWIDTH - a.delegatedOut.BANDWIDTH) }, { type: 'ENERGY', amount: n(a.frozen.ENERGY - a.delegatedOut.ENERGY) }, { type: 'TRON_POWER' }],
       unfrozenV2: a.unfrozen.length
         ? a.unfrozen.map((u) => ({ ...(u.resource === 'ENERGY' ? { type: 'ENERGY' } : {}), unfreeze_amount: Number(u.amount), unfreeze_expire_time: u.expire }))
         : undefined,
@@ -868,7 +889,10 @@ export class TronNode {
     }
     const included: Pending[] = [];
     const infos: TronTxInfo[] = [];
+    // A block's time past a waiting transaction's expiration: it can never be mined now (java-tron drops it).
+    this.pending = this.pending.filter((p) => p.tx.raw_data.expiration > timestamp);
     for (const p of txs) {
+      if (p.tx.raw_data.expiration <= timestamp) continue;
       const info = this.apply(p, number, timestamp);
       if (!info) continue;
       included.push(p);

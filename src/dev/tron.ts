@@ -25,6 +25,8 @@ export function tronChainEntry(node: TronNode, extra: Record<string, unknown> = 
     native: { ticker: 'TRX', decimals: 6 },
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: SANDBOX_TRON_DECIMALS }],
     options: { genesis_block_id: node.genesisId, poll_interval_ms: 1000, stall_seconds: 0, ...(options as Record<string, unknown> | undefined) },
+    // The gas station stakes this much for the energy of token sweeps and payouts (about a million energy a day on the stand-in).
+    sweep: { stake: String(SANDBOX_STAKE_TRX) },
     ...rest,
   };
 }
@@ -69,6 +71,23 @@ async function mineOnTronNode(chain: ChainConfig, blocks: number): Promise<{ hei
   return { height };
 }
 
+/** What the sandbox's gas station stakes for energy, and what it is given below twice that (TRX). */
+const SANDBOX_STAKE_TRX = 100_000;
+const SANDBOX_STATION_TRX = 200_000n;
+
+/** Funds the chain's gas station from the sandbox payer when it holds less than it stakes (the daemon stakes it at its next pass). Whether it sent anything. */
+export async function fundTronGasStation(chain: ChainConfig, gasStation: string): Promise<boolean> {
+  const node = new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
+  const account = await node.post<{ balance?: number; frozenV2?: Array<{ type?: string; amount?: number }>; account_resource?: { delegated_frozenV2_balance_for_energy?: number } }>('getaccount', { address: gasStation, visible: true });
+  const held = BigInt(account.balance ?? 0) + BigInt(account.frozenV2?.find((f) => f.type === 'ENERGY')?.amount ?? 0) + BigInt(account.account_resource?.delegated_frozenV2_balance_for_energy ?? 0);
+  if (held >= BigInt(SANDBOX_STAKE_TRX) * 1_000_000n) return false;
+  await payOnTronNode(chain, { asset: 'native', to: gasStation, amount: SANDBOX_STATION_TRX * 1_000_000n } as SandboxPayment);
+  return true;
+}
+
+/** An address of the sandbox's own (a second fixed key): somewhere outside the daemon's wallet a sandbox withdrawal can pay. */
+const sandboxPayoutAddress = (): string => TronWeb.address.fromPrivateKey(createHash('sha256').update('coinkeep sandbox tron payee').digest('hex')) as string;
+
 export const tronSandbox: SandboxChain = {
   kind: 'tron',
   async start({ stateDir }) {
@@ -87,4 +106,6 @@ export const tronSandbox: SandboxChain = {
   },
   pay: payOnTronNode,
   mine: mineOnTronNode,
+  payoutAddress: sandboxPayoutAddress,
+  fundGasStation: fundTronGasStation,
 };

@@ -26,6 +26,7 @@ const CLAIM_READ = 1000;
 
 export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';
+export const EXPIRED_UNMINED = 'the transaction expired before it was mined (it was signed anew once, and that one expired too)';
 export const REVERTED_ON_CHAIN = 'the transaction was mined but reverted (the token contract refused the transfer); its network fee is charged';
 
 export interface PayoutSettings {
@@ -218,7 +219,7 @@ export class PayoutWorker {
     if (st.state === 'mempool' || st.state === 'mined') {
       await this.markBroadcast(payout, row, tip, current.txid);
     } else if (st.state === 'conflicted') {
-      await this.fail(payout, row, SPENT_BY_ANOTHER);
+      await (this.deps.rail.renew ? this.renew(payout, row, tip, signal) : this.fail(payout, row, SPENT_BY_ANOTHER));
     } else {
       const checks = row.unknown_checks + 1;
       const since = this.deps.clock.now().getTime() - Date.parse(row.first_broadcast_at!);
@@ -255,16 +256,23 @@ export class PayoutWorker {
   private async watch(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
     let pooled = false;
     let conflicted = false;
-    for (const c of [...payout.candidates].reverse()) {
+    let currentConflicted = false;
+    for (const [i, c] of [...payout.candidates].reverse().entries()) {
       const st = await this.deps.rail.status(c, signal);
       if (st.state === 'mined') return this.confirmations(payout, c.txid, tip - st.height + 1);
       if (st.state === 'mempool') {
         pooled = true;
         break;
       }
-      if (st.state === 'conflicted') conflicted = true;
+      if (st.state === 'conflicted') {
+        conflicted = true;
+        if (i === 0) currentConflicted = true;
+      }
     }
-    if (!pooled && conflicted) return this.fail(payout, row, SPENT_BY_ANOTHER);
+    // A rail whose candidates expire (Tron): only the current one's expiry matters (an earlier one expired before it was signed).
+    if (!pooled && this.deps.rail.renew) {
+      if (currentConflicted) return this.renew(payout, row, tip, signal);
+    } else if (!pooled && conflicted) return this.fail(payout, row, SPENT_BY_ANOTHER);
     const current = payout.candidates[payout.candidates.length - 1]!;
     if (!pooled) await this.broadcast(payout, current, signal);
     if (row.broadcast_height === null) {
@@ -304,6 +312,35 @@ export class PayoutWorker {
     });
     if (!next) return;
     this.deps.logger.info('payout replaced with a higher fee', { chain: this.chainId, payout_id: row.id, replaced: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
+    await this.broadcast(payout, next, signal);
+  }
+
+  /**
+   * The current candidate can never be mined now (expired for good, so no earlier one can be
+   * either): the rail's renewal, stored before it is broadcast, or, when it gives none, the payout
+   * fails with its hold released.
+   */
+  private async renew(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
+    const prepared = await this.deps.rail.prepare(signal);
+    const next = await this.deps.store.write(async (em) => {
+      const now = iso(this.deps.clock.now());
+      const fresh = await this.deps.payouts.row(em, row.id);
+      if (fresh?.status !== row.status) return null;
+      const candidate = await this.deps.rail.renew!(em, payout, prepared);
+      if (!candidate) return 'fail' as const;
+      if ((await updateRows(em, 'chain_payouts', { broadcast_height: row.status === 'broadcast' ? tip : null, unknown_checks: 0, updated_at: now }, { id: row.id, status: row.status })) !== 1) return null;
+      await this.deps.payouts.addCandidate(em, row, payout.candidates.length, candidate, now);
+      const txids = txidsOf({ candidates: [...payout.candidates, candidate] });
+      for (const leg of payout.legs) {
+        await updateRows(em, 'withdrawals', { txid: candidate.txid, candidate_txids: txids, updated_at: now }, { id: leg.withdrawalId, status: 'broadcast' });
+        await updateRows(em, 'withdrawals', { candidate_txids: txids, updated_at: now }, { id: leg.withdrawalId, status: 'processing' });
+        await this.deps.money.trackWithdrawal(em, leg.withdrawalId, candidate.txid);
+      }
+      return candidate;
+    });
+    if (next === 'fail') return this.fail(payout, row, EXPIRED_UNMINED);
+    if (!next) return;
+    this.deps.logger.info('payout signed anew: its transaction expired unmined', { chain: this.chainId, payout_id: row.id, expired: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
     await this.broadcast(payout, next, signal);
   }
 
@@ -415,6 +452,10 @@ export class PayoutWorker {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: REVERTED_ON_CHAIN, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      // The chain took `fee` all the same (Tron: a failed call's burnt TRX), out of the network book where the charges go.
+      if (!this.deps.rail.booksOwnFees) {
+        await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
+      }
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing' && w.status !== 'broadcast') continue;

@@ -133,6 +133,15 @@ export interface PayoutRail {
   replace(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null>;
 
   /**
+   * Families whose transactions expire instead of being replaced (Tron): a new candidate for a
+   * payout whose current candidate `status` says can never be mined (`conflicted`: expired for
+   * good), the same payment signed anew, priced by a fresh `prepare`; null when the rail will not
+   * renew it (it did once): the payout then fails with its hold released. No node calls; the
+   * worker stores it in `em` before broadcasting it. Absent: `conflicted` fails the payout.
+   */
+  renew?(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null>;
+
+  /**
    * The network fee the mined candidate `txid` took, in native base units (Bitcoin: its stored
    * fee; EVM: gas used times effective price from the receipt). The worker asks it outside any
    * database transaction, once the chain core has confirmed the candidate, to charge the fee.

@@ -139,7 +139,7 @@ export class AddressService implements AddressAllocator {
    */
   gasStation(chainId: string): { address: string; path: string } {
     const chain = this.chains.get(chainId);
-    if (!chain || chain.chain.kind !== 'evm') throw new Error(`${chainId} is not an EVM chain`);
+    if (!chain || chain.chain.kind === 'btc') throw new Error(`${chainId} is not an EVM or Tron chain`);
     return this.deps.wallet.derive(chain.scheme, OPERATOR_BRANCH, 0);
   }
 

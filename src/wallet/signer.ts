@@ -146,6 +146,19 @@ export class WalletSigner {
     return txs.map((tx) => ({ txid: tx.hash!, raw: tx.serialized }));
   }
 
+  /**
+   * A Tron signature of a transaction id (the sha256 of its raw_data, hex) by the key at `path`:
+   * 65 bytes r ‖ s ‖ v (v 27 or 28), hex.
+   */
+  signTron(path: string, txid: string): string {
+    const hash = Buffer.from(txid, 'hex');
+    if (hash.length !== 32) throw new Error('a Tron transaction id is 32 bytes');
+    return this.withNode(path, (node) => {
+      const { signature, recoveryId } = ecc.signRecoverable(hash, node.privateKey!);
+      return Buffer.from(signature).toString('hex') + (recoveryId + 27).toString(16);
+    });
+  }
+
   private withNode<T>(path: string, use: (node: BIP32Interface) => T): T {
     return this.withRoot((root) => {
       const node = root.derivePath(path);

@@ -75,6 +75,12 @@ export interface WithdrawalServiceDeps {
   signerLimits: Readonly<Record<string, string>>;
   limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
+  /**
+   * Families whose network fee depends on the sender and the destination (Tron: energy, bandwidth,
+   * a new account's creation): what the chain will take for paying `amount` of `coinId` to `to`
+   * (null: not given, the worst case) from the account's treasury, in the native coin's base units.
+   */
+  networkCost?: (chainId: string) => ((req: { accountId: string; coinId: string; to: string | null; amount: bigint }) => Promise<bigint>) | null;
 }
 
 /** Virtual bytes reserved per payout (Bitcoin): a payment with two P2WPKH inputs, its output and change, rounded up. */
@@ -115,7 +121,7 @@ export class WithdrawalService {
     }
     const amount = parsePayoutAmount(body.amount, payout);
     const account = await this.account(accountId);
-    const fees = await this.fees(account, payout, amount);
+    const fees = await this.fees(account, payout, amount, typeof body.to_address === 'string' ? body.to_address : null);
     return {
       coin_id: payout.coin.id,
       amount: amount.toString(),
@@ -151,7 +157,7 @@ export class WithdrawalService {
     let fees: Awaited<ReturnType<WithdrawalService['fees']>>;
     let initial: Awaited<ReturnType<WithdrawalService['initialStatus']>>;
     try {
-      fees = await this.fees(account, shape.payout, amount);
+      fees = await this.fees(account, shape.payout, amount, shape.toAddress);
       initial = await this.initialStatus(account, shape.payout, amount);
     } catch (err) {
       const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
@@ -467,7 +473,7 @@ export class WithdrawalService {
   }
 
   /** Fees in the withdrawn coin: the platform's percentage (rounded up) and the reserved network fee. */
-  private async fees(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
+  private async fees(account: AccountRow, payout: PayoutCoin, amount: Amount, to: string | null): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
     const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
     let quote: FeeQuote;
     try {
@@ -477,6 +483,18 @@ export class WithdrawalService {
     }
     if (quote.kind === 'evm') {
       const networkFee = this.evmNetworkFee(payout, quote.maxFeePerGas);
+      return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+    }
+    if (quote.kind === 'tron') {
+      const cost = this.deps.networkCost?.(payout.coin.chain_id);
+      if (!cost) throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
+      let sun: bigint;
+      try {
+        sun = await cost({ accountId: account.id, coinId: payout.coin.id, to, amount: amount.toBaseUnits(payout.coin.decimals) });
+      } catch {
+        throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
+      }
+      const networkFee = this.inWithdrawnCoin(payout, sun);
       return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
     }
     if (quote.kind !== 'btc') throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
@@ -491,9 +509,14 @@ export class WithdrawalService {
    * rounded up.
    */
   private evmNetworkFee(payout: PayoutCoin, maxFeePerGas: bigint): Amount {
+    return this.inWithdrawnCoin(payout, reservedGas(payout.coin.asset !== NATIVE_ASSET) * maxFeePerGas);
+  }
+
+  /** `nativeBaseUnits` of the chain's native coin in the withdrawn coin: itself, or a token's worth at the current rates, rounded up. */
+  private inWithdrawnCoin(payout: PayoutCoin, nativeBaseUnits: bigint): Amount {
     const token = payout.coin.asset !== NATIVE_ASSET;
     const native = this.deps.catalog.coin(coinId(payout.coin.chain_id, NATIVE_ASSET))!;
-    const inNative = Amount.fromBaseUnits(reservedGas(token) * maxFeePerGas, native.decimals);
+    const inNative = Amount.fromBaseUnits(nativeBaseUnits, native.decimals);
     if (!token) return inNative;
     const fiat = this.deps.catalog.defaultFiat;
     const nativeRate = Amount.of(this.deps.rates.rate(native.ticker, fiat).rate);

@@ -1,4 +1,5 @@
-import { concat, decodeBase58, encodeBase58, getBytes, sha256, toBeHex } from 'ethers';
+import { createHash } from 'node:crypto';
+import { decodeBase58, getBytes, sha256, toBeHex } from 'ethers';
 import { evmAddress } from '../evm/derive';
 import type { AddressScheme } from '../derivation';
 
@@ -7,11 +8,35 @@ const TRON_PREFIX = 0x41;
 
 const checksum = (payload: Uint8Array): Uint8Array => getBytes(sha256(sha256(payload))).subarray(0, 4);
 
-/** `T...` from the 20 bytes shared with the EVM form (0x hex, any case). */
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/**
+ * `T...` from the 20 bytes shared with the EVM form (0x hex, any case). Node's sha256 and a base58
+ * of the 25 bytes by long division: a block's every transaction has its sender's written so.
+ */
 export function tronFromHex(hex20: string): string {
-  const payload = getBytes(concat([new Uint8Array([TRON_PREFIX]), getBytes(hex20)]));
-  if (payload.length !== 21) throw new Error('tron address: 20 bytes expected');
-  return encodeBase58(concat([payload, checksum(payload)]));
+  const hex = hex20.startsWith('0x') || hex20.startsWith('0X') ? hex20.slice(2) : hex20;
+  if (!/^[0-9a-fA-F]{40}$/.test(hex)) throw new Error('tron address: 20 bytes expected');
+  const payload = Buffer.from('41' + hex, 'hex');
+  const sum = createHash('sha256').update(createHash('sha256').update(payload).digest()).digest();
+  const bytes = [...payload, ...sum.subarray(0, 4)];
+  // Base58 digits, least significant first (0x41 leads, so no leading zeros to carry over).
+  const digits: number[] = [];
+  for (const byte of bytes) {
+    let carry = byte;
+    for (let i = 0; i < digits.length; i++) {
+      carry += digits[i]! * 256;
+      digits[i] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    while (carry > 0) {
+      digits.push(carry % 58);
+      carry = (carry / 58) | 0;
+    }
+  }
+  let out = '';
+  for (let i = digits.length - 1; i >= 0; i--) out += BASE58[digits[i]!];
+  return out;
 }
 
 /** The 20 address bytes (0x hex, lower-case) of a `T...` address; throws on a bad checksum or prefix. */

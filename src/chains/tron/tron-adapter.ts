@@ -140,10 +140,13 @@ export class TronAdapter implements ChainAdapter {
   private async normalise(blocks: TronBlock[], signal?: AbortSignal): Promise<NormalisedBlock[] | null> {
     const out: NormalisedBlock[] = [];
     for (const b of blocks) {
-      const block: NormalisedBlock = { ...toHeader(b), transfers: [] };
+      const block: NormalisedBlock = { ...toHeader(b), transfers: [], spends: [] };
       const calls = new Set<string>();
       for (const tx of b.transactions ?? []) {
         const contract = tx.raw_data?.contract?.[0];
+        // Every transaction spends its owner's TRX (bandwidth, energy, fees), a failed call too: the wallet's own are tracked by it.
+        const owner = contract?.parameter?.value?.owner_address;
+        if (typeof owner === 'string' && /^41[0-9a-fA-F]{40}$/.test(owner)) block.spends!.push({ txid: tx.txID, from: tronFromHex('0x' + owner.slice(2)) });
         if (!contract || tx.ret?.[0]?.contractRet !== 'SUCCESS') continue;
         const v = contract.parameter.value;
         if (contract.type === 'TransferContract') {
@@ -290,6 +293,103 @@ export class TronAdapter implements ChainAdapter {
     return amount;
   }
 
+
+  /** A payable Tron address: base58check `T...` of 0x41 and 20 bytes. */
+  payable(address: string): boolean {
+    if (!/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(address)) return false;
+    try {
+      tronToHex(address);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One sun: Tron has no dust rule for a TRX or TRC-20 payment. */
+  readonly minimumPayment = 1n;
+
+  /** The head block's id, height and time: what a transaction signed now references, and what its expiration counts from. */
+  async head(signal?: AbortSignal): Promise<{ height: number; blockId: string; timestamp: number }> {
+    const b = checkedBlock(await this.node.post<TronBlock>('getnowblock', {}, signal), undefined);
+    return { height: b.block_header.raw_data.number ?? 0, blockId: b.blockID, timestamp: b.block_header.raw_data.timestamp ?? 0 };
+  }
+
+  /** The time (ms) of the block at `height` on the node's best chain. */
+  async blockTime(height: number, signal?: AbortSignal): Promise<number> {
+    return checkedBlock(await this.node.post<TronBlock>('getblockbynum', { num: height }, signal), height).block_header.raw_data.timestamp ?? 0;
+  }
+
+  /** The chain's prices and fees (sun), from getchainparameters. */
+  prices(signal?: AbortSignal) {
+    return this.chainParameters(signal);
+  }
+
+  /**
+   * An address's account: whether it exists (was activated), its TRX, what it has staked for
+   * energy in all and how much of that it has delegated to others (sun). java-tron moves a
+   * delegation out of `frozenV2` into `delegated_frozenV2_balance_for_energy`: the stake is their sum.
+   */
+  async account(address: string, signal?: AbortSignal): Promise<{ exists: boolean; balance: bigint; stakedEnergy: bigint; delegatedEnergy: bigint }> {
+    const a = await this.node.post<{ address?: string; balance?: number; frozenV2?: Array<{ type?: string; amount?: number }>; account_resource?: { delegated_frozenV2_balance_for_energy?: number } }>(
+      'getaccount',
+      { address: tronHexAddressOf(address) },
+      signal,
+    );
+    const sun = (v: unknown): bigint => (Number.isSafeInteger(v) && (v as number) > 0 ? BigInt(v as number) : 0n);
+    return {
+      exists: a.address !== undefined,
+      balance: sun(a.balance),
+      stakedEnergy: sun(a.frozenV2?.find((f) => f.type === 'ENERGY')?.amount) + sun(a.account_resource?.delegated_frozenV2_balance_for_energy),
+      delegatedEnergy: sun(a.account_resource?.delegated_frozenV2_balance_for_energy),
+    };
+  }
+
+  /**
+   * What an address can spend now without burning TRX: energy and staked bandwidth (its own stake
+   * and what is delegated to it, less what it used and has not recovered), free bandwidth; and the
+   * network's energy per staked TRX (TotalEnergyLimit over TotalEnergyWeight).
+   */
+  async resources(address: string, signal?: AbortSignal): Promise<{ energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number }> {
+    const r = await this.node.post<AccountResource & { TotalEnergyLimit?: number; TotalEnergyWeight?: number }>('getaccountresource', { address: tronHexAddressOf(address) }, signal);
+    const left = (limit?: number, used?: number) => Math.max(0, (limit ?? 0) - (used ?? 0));
+    return {
+      energy: left(r.EnergyLimit, r.EnergyUsed),
+      bandwidth: left(r.NetLimit, r.NetUsed),
+      freeBandwidth: left(r.freeNetLimit, r.freeNetUsed),
+      energyPerTrx: r.TotalEnergyWeight ? (r.TotalEnergyLimit ?? 0) / r.TotalEnergyWeight : 0,
+    };
+  }
+
+  /** The energy `from`'s `transfer(to, amount)` of the token would use now (the node's dry run); null when the call would fail. */
+  async transferEnergy(from: string, to: string, token: string, amount: bigint, signal?: AbortSignal): Promise<number | null> {
+    try {
+      return (await this.estimateTransfer({ from, to, asset: token, amount }, signal)).energy;
+    } catch (err) {
+      if (err instanceof NodeFault || !/would fail/.test(String(err))) throw err;
+      return null;
+    }
+  }
+
+  /** A mined transaction's block, the sun it burnt, and whether it did what it was sent for; null when not mined on the node's chain. */
+  async transactionInfo(txid: string, signal?: AbortSignal): Promise<{ height: number; fee: bigint; succeeded: boolean; energyFee: bigint } | null> {
+    const info = await this.node.post<TronTxInfo & { fee?: number; receipt?: { result?: string; energy_fee?: number } }>('gettransactioninfobyid', { value: txid }, signal);
+    if (!Number.isSafeInteger(info.blockNumber)) return null;
+    const sun = (v: unknown): bigint => (Number.isSafeInteger(v) && (v as number) > 0 ? BigInt(v as number) : 0n);
+    return { height: info.blockNumber!, fee: sun(info.fee), succeeded: info.result !== 'FAILED', energyFee: sun(info.receipt?.energy_fee) };
+  }
+
+  /** Whether the node's pending pool holds `txid`. */
+  async pending(txid: string, signal?: AbortSignal): Promise<boolean> {
+    return (await this.node.post<{ txID?: string }>('gettransactionfrompending', { value: txid }, signal)).txID === txid;
+  }
+
+  /** Like `broadcast`, with java-tron's refusal code kept: `TRANSACTION_EXPIRATION_ERROR` says it can never be mined. */
+  async send(rawHex: string, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
+    const got = await this.node.post<{ result?: boolean; code?: string; message?: string }>('broadcasthex', { transaction: rawHex }, signal);
+    if (got.result === true || got.code === 'DUP_TRANSACTION_ERROR') return { ok: true };
+    return { ok: false, code: got.code ?? 'OTHER_ERROR', message: readable(got.message) };
+  }
+
   /**
    * Mined once the node has its info (`succeeded` false for a call that failed, fee burnt); in the
    * mempool while the node's pending pool holds it; otherwise unknown. (A Tron transaction has no
@@ -324,6 +424,9 @@ function sunOf(value: unknown, txid: string): bigint {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw new NodeFault(`tron node: transaction ${txid} has the amount ${String(value).slice(0, 40)}`);
   return BigInt(value);
 }
+
+/** 41 ‖ 20 bytes of a `T...` address, as the node's requests take it. */
+const tronHexAddressOf = (address: string): string => '41' + tronToHex(address).slice(2);
 
 /** `T...` from a node's hex address (41 ‖ 20 bytes). */
 function addressOf(value: unknown, txid: string): string {

@@ -9,7 +9,6 @@ import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
 import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, enableDemoWithdrawals, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
-import { fundGasStation } from '../../dev/anvil';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
 import { SANDBOX_CHAINS } from '../../dev/chains';
@@ -53,7 +52,8 @@ export function registerDevCommands(program: Command): void {
           // The gas stations pay the sweeps of test USDT and the gas of token payouts.
           const gasStations: Array<{ chain_id: string; address: string }> = [];
           for (const [chainId, evm] of daemon.evmPayouts.byChain) {
-            await fundGasStation(config.chains.find((c) => c.id === chainId)!, evm.gasStation.address);
+            const chain = config.chains.find((c) => c.id === chainId)!;
+            await SANDBOX_CHAINS.find((f) => f.kind === chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
             gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
           }
           const chains = sandboxChainsInfo(daemon, sandbox.chains);

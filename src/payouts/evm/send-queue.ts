@@ -173,6 +173,7 @@ export class EvmSendQueue {
       fee_paid: null,
       succeeded: null,
       booked_at: null,
+      expiration: null,
       created_at: iso(now),
       updated_at: iso(now),
     };

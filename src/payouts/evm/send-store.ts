@@ -1,8 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../../db/raw';
 
-/** What a wallet EVM transaction does (PRODUCT §8a). */
-export type EvmSendKind = 'sweep' | 'topup' | 'payout';
+/**
+ * What one of the wallet's own transactions on an account chain does (PRODUCT §8a): EVM and Tron
+ * sweeps, top-ups (Tron: also a never-used address's activation) and EVM payouts; Tron's gas
+ * station also stakes TRX for energy and delegates it (and takes it back) around token transfers.
+ */
+export type EvmSendKind = 'sweep' | 'topup' | 'payout' | 'stake' | 'delegate' | 'undelegate';
 
 /**
  * reserved: a payout's nonce and bytes, which the payout worker sends and follows (never this queue);
@@ -12,7 +16,11 @@ export type EvmSendKind = 'sweep' | 'topup' | 'payout';
  */
 export type EvmSendStatus = 'reserved' | 'signed' | 'broadcast' | 'mined' | 'dropped';
 
-/** A row of `evm_sends`: one nonce of one of the wallet's addresses, and the signed bytes that use it. */
+/**
+ * A row of `evm_sends`: one nonce of one of the wallet's addresses, and the signed bytes that use it.
+ * Tron rows (src/payouts/tron) number each sender's transactions in `nonce`, keep the most the chain
+ * may burn in `gas_limit` (sun, `max_fee_per_gas` 1) and the transaction's `expiration`.
+ */
 export interface EvmSendRow {
   id: string;
   chain_id: string;
@@ -47,6 +55,8 @@ export interface EvmSendRow {
   /** 1 mined and succeeded, 0 mined and reverted, null not mined. */
   succeeded: number | null;
   booked_at: string | null;
+  /** Tron: ms since the epoch after which the transaction can never be mined; null on EVM. */
+  expiration: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -3,30 +3,19 @@ import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { erc20TransferData } from '../../chains/evm/erc20';
 import type { ChainConfig } from '../../config/schema';
 import type { AddressRow, ChainTransferRow } from '../../db/entities/chain';
-import { inList, placeholder, rawQuery, rawRun } from '../../db/raw';
+import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { MoneyMovement } from '../../money/money-movement';
-import { iso, type Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
+import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
 import { currentFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import type { EvmSendOwner, EvmSendQueue } from './send-queue';
 import type { EvmSendRow } from './send-store';
 
 const NATIVE_DECIMALS = 18;
-
-/** A deposit address's credited, not yet swept balance of one coin. */
-interface SweepGroup {
-  accountId: string;
-  addressId: string;
-  address: string;
-  path: string;
-  coinId: string;
-  transferIds: string[];
-  /** Base units credited. */
-  credited: bigint;
-}
 
 /** A planned sweep: what it moves, the gas it may use, and the top-up it needs first (token sweeps). */
 interface PlannedSweep extends SweepGroup {
@@ -185,55 +174,20 @@ export class EvmSweeper implements EvmSendOwner {
     return rows.length > 0;
   }
 
-  /**
-   * Credited incoming transfers to deposit addresses not yet swept, by address and coin, for
-   * addresses with nothing of theirs on the way and over the coin's minimum.
-   */
-  private async dueGroups(): Promise<SweepGroup[]> {
-    const em = this.deps.store.read;
-    const p = (i: number) => placeholder(em, i);
-    const rows = await rawQuery<{ id: string; account_id: string; address_id: string; address: string; coin_id: string; amount: string; derivation_path: string }>(
-      em,
-      `SELECT t.id, t.account_id, t.address_id, t.address, t.coin_id, t.amount, a.derivation_path FROM chain_transfers t ` +
-        `JOIN addresses a ON a.id = t.address_id ` +
-        `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
-        `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
-        `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ` +
-        `AND NOT EXISTS (SELECT 1 FROM evm_sends e WHERE e.chain_id = t.chain_id AND e.from_address = t.address AND e.status IN ('signed', 'broadcast')) ` +
-        `ORDER BY t.address, t.coin_id`,
-      [this.deps.chain.id],
-    );
-    const groups = new Map<string, SweepGroup>();
-    for (const r of rows) {
-      const coin = this.deps.catalog.coin(r.coin_id);
-      if (!coin) continue;
-      const key = `${r.address}\u0000${r.coin_id}`;
-      let g = groups.get(key);
-      if (!g) groups.set(key, (g = { accountId: r.account_id, addressId: r.address_id, address: r.address, path: r.derivation_path, coinId: r.coin_id, transferIds: [], credited: 0n }));
-      g.transferIds.push(r.id);
-      g.credited += Amount.of(r.amount).toBaseUnits(coin.decimals);
-    }
-    // One sweep per address a pass (its nonces one after another); the minimum per coin.
-    const seen = new Set<string>();
-    return [...groups.values()].filter((g) => {
-      const coin = this.deps.catalog.coin(g.coinId)!;
-      const min = this.urgent.has(`${g.accountId}\u0000${g.coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
-      if (g.credited < min || g.credited === 0n || seen.has(g.address)) return false;
-      seen.add(g.address);
-      return true;
+  /** The deposit addresses and coins due a sweep (a coin a payout waits for: whatever its minimum). */
+  private dueGroups(): Promise<SweepGroup[]> {
+    return dueSweepGroups(this.deps.store.read, this.deps.chain.id, this.deps.catalog, (accountId, coinId) => {
+      const coin = this.deps.catalog.coin(coinId)!;
+      return this.urgent.has(`${accountId}\u0000${coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
     });
   }
 
   private async markSwept(em: EntityManager, sendId: string, transferIds: string[]): Promise<void> {
-    const now = iso(this.deps.clock.now());
-    for (const id of transferIds) {
-      const n = await rawRun(em, `INSERT INTO evm_swept_transfers (transfer_id, send_id, created_at) VALUES (${placeholder(em, 1)}, ${placeholder(em, 2)}, ${placeholder(em, 3)}) ON CONFLICT DO NOTHING`, [id, sendId, now]);
-      if (n !== 1) throw new Error(`deposit transfer ${id} is being swept already`);
-    }
+    await markSwept(em, this.deps.clock, sendId, transferIds);
   }
 
   private async release(em: EntityManager, sendId: string): Promise<void> {
-    await rawRun(em, `DELETE FROM evm_swept_transfers WHERE send_id = ${placeholder(em, 1)}`, [sendId]);
+    await releaseSwept(em, sendId);
   }
 
   /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */

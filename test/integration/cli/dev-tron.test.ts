@@ -2,12 +2,15 @@
  * `coinkeep dev` with Tron: the sandbox also runs the Tron node stand-in as the chain `tron` (TRX
  * and its USDT, the payer funded); `coinkeep dev pay` pays a Tron invoice as a wallet does through
  * the node's API (built by the node, signed by the payer, broadcast) and mines it to its
- * confirmations. The chain is kept under the data dir across restarts.
+ * confirmations. The chain is kept under the data dir across restarts. The demo account withdraws
+ * TRX and USDT there (the gas station funded and staking), mined with `coinkeep dev mine`.
  */
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { randomBytes } from 'node:crypto';
+import { TronWeb } from 'tronweb';
 import { CliEnv, COINKEEP_BIN, PROJECT_ROOT } from '../../helpers/cli';
 import { signRequest } from '../../helpers/signer';
 
@@ -66,5 +69,33 @@ test.serial('dev runs the Tron stand-in as chain tron with TRX and USDT; dev pay
   const target = `/v1/invoices/${usdtInvoice.id}`;
   const got = await fetch(again.base_url + target, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target }) });
   t.like(await got.json(), { status: 'paid', paid_amount: '30' });
+
+  // The demo account withdraws TRX and USDT: the gas station was funded and stakes for energy; the sandbox mines on demand.
+  t.true(again.gas_stations.some((g: { chain_id: string }) => g.chain_id === 'tron'), 'the Tron gas station is funded');
+  const signed = async (method: 'GET' | 'POST', target: string, body?: Record<string, unknown>) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers = { ...signRequest({ keyId: info.key_id, secret: info.key_secret, method, target, body: text }), ...(text ? { 'Content-Type': 'application/json' } : {}) };
+    const res = await fetch(again.base_url + target, { method, headers, body: text });
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
+  };
+  const payee = TronWeb.address.fromHex('41' + randomBytes(20).toString('hex')) as string;
+  const withdrawals = [];
+  for (const [coin, amount] of [[trx!.coin_id, '10'], [usdt!.coin_id, '5']] as const) {
+    const w = await signed('POST', '/v1/withdrawals', { coin_id: coin, amount, to_address: payee });
+    t.is(w.status, 201, JSON.stringify(w.json));
+    // Granting withdraw is a security change: the first day's withdrawals wait in review.
+    t.like(w.json, { status: 'review', review_reason: 'pattern' });
+    const approved = await env.run(['--json', 'dev', 'approve', w.json.id]);
+    t.like(approved.json, { id: w.json.id, status: 'pending' });
+    withdrawals.push(w.json.id as string);
+  }
+  const deadline = Date.now() + 180_000;
+  let states: string[] = [];
+  while (Date.now() < deadline) {
+    states = await Promise.all(withdrawals.map(async (id) => (await signed('GET', `/v1/withdrawals/${id}`)).json.status as string));
+    if (states.every((s) => s === 'completed')) break;
+    await env.run(['dev', 'mine', '2'], { timeoutMs: 30000 });
+  }
+  t.deepEqual(states, ['completed', 'completed'], 'both withdrawals completed');
   t.is((await dev.stop('SIGTERM')).code, 0);
 });

@@ -192,6 +192,10 @@ test('staked energy delegated to a deposit address pays its TRC-20 sweep: no TRX
   node.mine();
   about(node.resources(station.address).EnergyLimit, 50_000);
   about(node.resources(deposit.address).EnergyLimit, 50_000);
+  // getaccount as java-tron answers it: the delegated TRX leaves frozenV2 for delegated_frozenV2_balance_for_energy.
+  const staked = (await post(node, 'getaccount', { address: TronWeb.address.toHex(station.address) })) as { frozenV2: Array<{ type?: string; amount?: number }>; account_resource: { delegated_frozenV2_balance_for_energy?: number } };
+  t.is(staked.frozenV2.find((f) => f.type === 'ENERGY')!.amount, 5_000 * TRX);
+  t.is(staked.account_resource.delegated_frozenV2_balance_for_energy, 5_000 * TRX);
 
   const dep = client(node, deposit.key);
   const sweep = async (amount: number) => {
@@ -285,6 +289,36 @@ test('the node refuses a transaction of an address without an account, one signe
   t.like(await post(node, 'broadcasthex', { transaction: good.hex }), { result: false, code: 'DUP_TRANSACTION_ERROR' });
   node.mine();
   t.is(node.blocks.at(-1)!.transactions!.length, 1);
+});
+
+test('a pool held back keeps a transaction pending across blocks; a block past its expiration drops it for good (never mined, a repeat refused as expired)', async (t) => {
+  const node = await start();
+  t.teardown(() => node.stop());
+  const to = account().address;
+  const head = node.head();
+  const tx = signTronTransaction(
+    {
+      contract: [{ parameter: { value: { amount: TRX, owner_address: TronWeb.address.toHex(node.payer).toLowerCase(), to_address: TronWeb.address.toHex(to).toLowerCase() }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+      ref_block_bytes: head.ref_block_bytes,
+      ref_block_hash: head.ref_block_hash,
+      expiration: head.timestamp + 9_000,
+      timestamp: head.timestamp,
+    },
+    node.payerKey,
+  );
+  t.like(await post(node, 'broadcasthex', { transaction: tx.hex }), { result: true, txid: tx.txID });
+  node.holdPending(true);
+  node.mine(2);
+  t.is((await post(node, 'gettransactionfrompending', { value: tx.txID })).txID, tx.txID);
+  t.deepEqual(await post(node, 'gettransactioninfobyid', { value: tx.txID }), {});
+  // The third block's time (head + 9 s) reaches the expiration: dropped, though the pool is open again after it.
+  node.mine(1);
+  node.holdPending(false);
+  node.mine(1);
+  t.deepEqual(await post(node, 'gettransactionfrompending', { value: tx.txID }), {});
+  t.deepEqual(await post(node, 'gettransactioninfobyid', { value: tx.txID }), {});
+  t.false(node.activated(to));
+  t.like(await post(node, 'broadcasthex', { transaction: tx.hex }), { result: false, code: 'TRANSACTION_EXPIRATION_ERROR' });
 });
 
 test('a reorg restores balances, token holdings and resources to the fork point; save and load keep the chain', async (t) => {

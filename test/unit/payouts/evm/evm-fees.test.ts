@@ -45,5 +45,5 @@ test('sweep minimums are per ticker of the chain, and only evm chains have them'
   t.throws(() => parseConfig({ chains: [entry({ sweep: { min: { BTC: '1' } } })] }), { instanceOf: ConfigError, message: /chains\[0\]\.sweep\.min\.BTC/ });
   t.throws(() => parseConfig({ chains: [entry({ sweep: { min: { ETH: '-1' } } })] }), { instanceOf: ConfigError });
   t.throws(() => parseConfig({ chains: [entry({ sweep: { every: 1 } })] }), { instanceOf: ConfigError, message: /sweep\.every: unknown key/ });
-  t.throws(() => parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:1', sweep: { min: {} } }] }), { instanceOf: ConfigError, message: /sweep: is for evm chains only/ });
+  t.throws(() => parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:1', sweep: { min: {} } }] }), { instanceOf: ConfigError, message: /sweep: is for evm and tron chains only/ });
 });

@@ -1,0 +1,67 @@
+import type { EntityManager } from 'typeorm';
+import type { Catalog } from '../catalog/coins';
+import { placeholder, rawQuery, rawRun } from '../db/raw';
+import { iso, type Clock } from '../shared/clock';
+import { Amount } from '../shared/money';
+
+/** A deposit address's credited, not yet swept balance of one coin (EVM and Tron sweeps). */
+export interface SweepGroup {
+  accountId: string;
+  addressId: string;
+  address: string;
+  path: string;
+  coinId: string;
+  transferIds: string[];
+  /** Base units credited. */
+  credited: bigint;
+}
+
+/**
+ * The credited incoming transfers to deposit addresses of an account chain that no sweep has
+ * taken yet, by address and coin, for addresses with none of the wallet's own sends from or to
+ * them on the way; one coin an address a pass, at or over its minimum (`minOf`, base units).
+ */
+export async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catalog, minOf: (accountId: string, coinId: string) => bigint): Promise<SweepGroup[]> {
+  const p = (i: number) => placeholder(em, i);
+  const rows = await rawQuery<{ id: string; account_id: string; address_id: string; address: string; coin_id: string; amount: string; derivation_path: string }>(
+    em,
+    `SELECT t.id, t.account_id, t.address_id, t.address, t.coin_id, t.amount, a.derivation_path FROM chain_transfers t ` +
+      `JOIN addresses a ON a.id = t.address_id ` +
+      `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
+      `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
+      `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ` +
+      `AND NOT EXISTS (SELECT 1 FROM evm_sends e WHERE e.chain_id = t.chain_id AND (e.from_address = t.address OR e.to_address = t.address) AND e.status IN ('signed', 'broadcast')) ` +
+      `ORDER BY t.address, t.coin_id`,
+    [chainId],
+  );
+  const groups = new Map<string, SweepGroup>();
+  for (const r of rows) {
+    const coin = catalog.coin(r.coin_id);
+    if (!coin) continue;
+    const key = `${r.address}\u0000${r.coin_id}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { accountId: r.account_id, addressId: r.address_id, address: r.address, path: r.derivation_path, coinId: r.coin_id, transferIds: [], credited: 0n }));
+    g.transferIds.push(r.id);
+    g.credited += Amount.of(r.amount).toBaseUnits(coin.decimals);
+  }
+  const seen = new Set<string>();
+  return [...groups.values()].filter((g) => {
+    if (g.credited === 0n || g.credited < minOf(g.accountId, g.coinId) || seen.has(g.address)) return false;
+    seen.add(g.address);
+    return true;
+  });
+}
+
+/** Names the deposit transfers a sweep moves (each once: a second sweep of one fails the caller's transaction). */
+export async function markSwept(em: EntityManager, clock: Clock, sendId: string, transferIds: readonly string[]): Promise<void> {
+  const now = iso(clock.now());
+  for (const id of transferIds) {
+    const n = await rawRun(em, `INSERT INTO evm_swept_transfers (transfer_id, send_id, created_at) VALUES (${placeholder(em, 1)}, ${placeholder(em, 2)}, ${placeholder(em, 3)}) ON CONFLICT DO NOTHING`, [id, sendId, now]);
+    if (n !== 1) throw new Error(`deposit transfer ${id} is being swept already`);
+  }
+}
+
+/** A sweep that can no longer move its transfers gives them back (the next pass sweeps them again). */
+export async function releaseSwept(em: EntityManager, sendId: string): Promise<void> {
+  await rawRun(em, `DELETE FROM evm_swept_transfers WHERE send_id = ${placeholder(em, 1)}`, [sendId]);
+}

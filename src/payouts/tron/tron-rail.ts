@@ -1,0 +1,262 @@
+import type { EntityManager } from 'typeorm';
+import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
+import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../../chains/tron/transaction';
+import type { SentStatus } from '../../chains/types';
+import type { ChainConfig } from '../../config/schema';
+import type { AddressRow } from '../../db/entities/chain';
+import { inList, placeholder, rawQuery } from '../../db/raw';
+import type { Store } from '../../db/store';
+import type { Logger } from '../../shared/logger';
+import { Amount } from '../../shared/money';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
+import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
+import { expiredForGood, type TronSendQueue } from './tron-sends';
+import type { TronSweeper } from './tron-sweeper';
+
+type Prices = Awaited<ReturnType<TronNodeApi['prices']>>;
+
+/** What `prepare` read of the node for the builds of one pass. */
+interface Prepared {
+  head: { height: number; blockId: string; timestamp: number };
+  prices: Prices;
+  treasuries: Map<string, TreasuryState>;
+  /** By withdrawal: a token payout's energy from the node's dry run from the treasury (null: it would fail now); a TRX payout's: whether its destination has an account. */
+  energy: Map<string, number | null>;
+  activated: Map<string, boolean>;
+}
+
+interface TreasuryState {
+  address: string;
+  path: string;
+  account: { exists: boolean; balance: bigint; stakedEnergy: bigint; delegatedEnergy: bigint };
+  resources: { energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number };
+  /** Base units by asset (`native` or the token contract). */
+  held: Map<string, bigint>;
+}
+
+/** What a Tron candidate keeps in its `data`: enough to sign the same payment again on a newer block. */
+interface TronCandidateData {
+  from: string;
+  path: string;
+  contract: TronContract;
+  feeLimit: string | null;
+  expiration: number;
+}
+
+export interface TronRailDeps {
+  chain: ChainConfig;
+  node: TronNodeApi;
+  store: Store;
+  catalog: Catalog;
+  queue: TronSendQueue;
+  sweeper: TronSweeper;
+  signer: { signTron(path: string, txid: string): string };
+  treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  logger: Logger;
+}
+
+/**
+ * The Tron payout rail (issue 20 §4): one withdrawal a payout, TRX or a TRC-20 token, sent from
+ * the account's treasury, signed offline on the head block. A payout waits (`payout: null`) while
+ * the treasury does not hold what it pays plus what its payouts on their way take (a sweep is
+ * asked for), and a token payout while the treasury has not the energy its dry run says it uses:
+ * the gas station activates the treasury if it never was, then delegates staked energy to it
+ * (taken back once its token payouts are done), or, without staked energy to spare, gives it the
+ * TRX to burn within `sweep.max_burn`. A Tron transaction has no nonce and cannot be bumped: a
+ * candidate not mined once a block at the chain's confirmations is past its expiration can never
+ * be mined, and is renewed once (the same payment signed on a newer block) or the payout fails.
+ */
+export class TronRail implements PayoutRail {
+  readonly chainId: string;
+  readonly maxBatch = 1;
+  private readonly native: string;
+
+  constructor(private readonly deps: TronRailDeps) {
+    this.chainId = deps.chain.id;
+    this.native = coinId(deps.chain.id, NATIVE_ASSET);
+  }
+
+  async height(signal?: AbortSignal): Promise<number> {
+    return (await this.deps.node.tip(signal)).height;
+  }
+
+  /** The head block and prices; the treasuries of accounts with pending withdrawals here, their holdings and resources; each order's energy or destination. */
+  async prepare(signal?: AbortSignal): Promise<Prepared> {
+    const { store, node, catalog } = this.deps;
+    const coins = catalog.coins().filter((c) => c.chain_id === this.chainId);
+    const list = inList(store.read, coins.map((c) => c.id), 1);
+    const pending = await rawQuery<{ id: string; account_id: string; coin_id: string; to_address: string; amount: string }>(
+      store.read,
+      `SELECT id, account_id, coin_id, to_address, amount FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`,
+      list.params,
+    );
+    const [head, prices] = await Promise.all([node.head(signal), node.prices(signal)]);
+    const accounts = [...new Set(pending.map((w) => w.account_id))];
+    const rows = await store.write(async (em) => Promise.all(accounts.map(async (a) => [a, await this.deps.treasuryOf(em, a)] as const)));
+    const treasuries = new Map<string, TreasuryState>();
+    for (const [accountId, t] of rows) {
+      const assets = coins.map((c) => c.asset);
+      const [account, resources, held] = await Promise.all([
+        node.account(t.address, signal),
+        node.resources(t.address, signal),
+        node.holdings({ outputs: [], addresses: [t.address], assets, height: null }, signal),
+      ]);
+      treasuries.set(accountId, { address: t.address, path: t.derivation_path, account, resources, held });
+    }
+    const energy = new Map<string, number | null>();
+    const activated = new Map<string, boolean>();
+    for (const w of pending) {
+      const coin = catalog.coin(w.coin_id)!;
+      const t = treasuries.get(w.account_id)!;
+      if (coin.asset === NATIVE_ASSET) {
+        activated.set(w.id, (await node.account(w.to_address, signal)).exists);
+      } else {
+        const amount = Amount.of(w.amount).toBaseUnits(coin.decimals);
+        energy.set(w.id, t.account.exists && (t.held.get(coin.asset) ?? 0n) >= amount ? await node.transferEnergy(t.address, w.to_address, coin.asset, amount, signal) : null);
+      }
+    }
+    return { head, prices, treasuries, energy, activated };
+  }
+
+  async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
+    const p = req.prepared as Prepared;
+    const order = req.orders[0]!;
+    const coin = this.deps.catalog.coin(order.coinId)!;
+    const t = p.treasuries.get(req.accountId);
+    const wait: RailBuild = { payout: null, refused: [] };
+    if (!t) return wait;
+    // A payout never spends what a sweep on its way has not delivered, nor what the gas station is still giving.
+    if (await this.deps.sweeper.inFlightTo(em, t.address, [order.coinId, this.native])) return wait;
+    if ((await this.deps.queue.busy(em, t.address)).length > 0) return wait;
+    const owed = await this.unfinished(em, req.accountId);
+    const free = (asset: string) => (t.held.get(asset) ?? 0n) - (owed.get(asset) ?? 0n);
+    const token = coin.asset !== NATIVE_ASSET;
+    let contract: TronContract;
+    let fee: bigint;
+    let feeLimit: bigint | undefined;
+    if (!token) {
+      const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
+      const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
+      fee = bandwidth + activation;
+      if (free(NATIVE_ASSET) < order.amount + fee) {
+        this.deps.sweeper.wanted(req.accountId, order.coinId);
+        return wait;
+      }
+      contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
+    } else {
+      if (free(coin.asset) < order.amount) {
+        this.deps.sweeper.wanted(req.accountId, order.coinId);
+        return wait;
+      }
+      const energy = p.energy.get(order.withdrawalId) ?? null;
+      const plan = await this.deps.sweeper.energyPlan(t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
+      if (plan.step === 'wait') return wait;
+      if (plan.step !== 'send') {
+        await this.deps.sweeper.give(em, t.address, plan, p.head, req.accountId);
+        this.deps.logger.info('tron treasury prepared for a token payout', { chain: this.chainId, treasury: t.address, step: plan.step });
+        return wait;
+      }
+      fee = plan.burn;
+      feeLimit = plan.feeLimit;
+      contract = { type: 'TriggerSmartContract', value: { owner_address: tronHexAddress(t.address), contract_address: tronHexAddress(coin.asset), data: trc20TransferData(order.address, order.amount) } };
+    }
+    const candidate = this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee);
+    return { payout: { candidate, legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: `tron:${order.withdrawalId}` }, refused: [] };
+  }
+
+  async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
+    const got = await this.deps.node.send(candidate.raw, signal);
+    if (!got.ok) throw new Error(`tron node broadcasthex: ${got.code} ${got.message}`.trim());
+  }
+
+  /** The node's status; a candidate neither mined nor pending whose expiration a block at the chain's confirmations has passed can never be mined (`conflicted`). */
+  async status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus> {
+    const st = await this.deps.node.sentStatus({ txid: candidate.txid, raw: candidate.raw }, signal);
+    if (st.state !== 'unknown') return st;
+    const { expiration } = candidate.data as unknown as TronCandidateData;
+    return (await expiredForGood(this.deps.node, this.deps.chain.confirmations, (await this.deps.node.tip(signal)).height, expiration, signal)) ? { state: 'conflicted' } : st;
+  }
+
+  /** No fee to bump on Tron: a candidate waits until it is mined or expires. */
+  async replace(): Promise<PayoutCandidate | null> {
+    return null;
+  }
+
+  /**
+   * The payout's only candidate expired for good: the same payment signed once more on the head
+   * block (it may be mined now, as the old one never can); null when it was renewed already (the
+   * payout fails, its hold released).
+   */
+  async renew(_em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
+    if (payout.candidates.length > 1) return null;
+    const last = payout.candidates[0]!;
+    return this.sign(last.data as unknown as TronCandidateData, (prepared as Prepared).head, last.fee);
+  }
+
+  async feePaid(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint> {
+    const info = await this.deps.node.transactionInfo(txid, signal);
+    if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
+    return info.fee;
+  }
+
+  /** A token call mined and failed (REVERT, OUT_OF_ENERGY) took its fee and paid nothing. */
+  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+    const info = await this.deps.node.transactionInfo(txid, signal);
+    if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
+    return info.succeeded;
+  }
+
+  /** Nothing is reserved on Tron (no nonce, no coins): what the treasury holds is counted at each build. */
+  async release(): Promise<void> {}
+
+  /**
+   * What paying `amount` of `coinId` to `to` will take (sun), for the withdrawal's reserve: its
+   * bandwidth at the burn price; a TRX payment to an address without an account (or to no address
+   * given yet) its creation; a token transfer its energy at the burn price, from the node's dry run
+   * from the account's treasury (`sweep.token_energy` while the treasury cannot make it: its
+   * deposits not swept yet, or no destination given). Energy the gas station delegates is charged
+   * all the same: the merchant pays what the transfer is worth on chain, the operator's stake earns it.
+   */
+  async networkCost(req: { accountId: string; coinId: string; to: string | null; amount: bigint }, signal?: AbortSignal): Promise<bigint> {
+    const { node, catalog, store } = this.deps;
+    const coin = catalog.coin(req.coinId)!;
+    const prices = await node.prices(signal);
+    if (coin.asset === NATIVE_ASSET) {
+      const creates = req.to === null || !(await node.account(req.to, signal)).exists;
+      return BigInt(TRX_TRANSFER_BYTES) * prices.getTransactionFee + (creates ? prices.getCreateNewAccountFeeInSystemContract + prices.getCreateAccountFee : 0n);
+    }
+    const [treasury] = await rawQuery<{ address: string }>(
+      store.read,
+      `SELECT address FROM addresses WHERE account_id = ${placeholder(store.read, 1)} AND chain_id = ${placeholder(store.read, 2)} AND purpose = 'treasury'`,
+      [req.accountId, this.chainId],
+    );
+    const dryRun = treasury && req.to !== null ? await node.transferEnergy(treasury.address, req.to, coin.asset, req.amount, signal).catch(() => null) : null;
+    const energy = dryRun ?? this.deps.chain.tron!.token_energy;
+    return BigInt(TOKEN_TRANSFER_BYTES) * prices.getTransactionFee + BigInt(energy) * prices.getEnergyFee;
+  }
+
+  private sign(data: TronCandidateData, head: Prepared['head'], fee: bigint): PayoutCandidate {
+    const feeLimit = data.feeLimit === null ? undefined : BigInt(data.feeLimit);
+    const signed = signTronContract(data.contract, head, this.deps.chain.tron!.expiration_ms, (txid) => this.deps.signer.signTron(data.path, txid), feeLimit);
+    const kept: TronCandidateData = { ...data, expiration: signed.expiration };
+    return { txid: signed.txid, raw: signed.raw, fee, data: kept as unknown as Record<string, unknown> };
+  }
+
+  /** What the account's payouts on their way (claimed, not final) will still take from its treasury, by asset; TRX payouts' burns included at most. */
+  private async unfinished(em: EntityManager, accountId: string): Promise<Map<string, bigint>> {
+    const coins = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId);
+    const list = inList(em, coins.map((c) => c.id), 2);
+    const rows = await rawQuery<{ coin_id: string; amount: string }>(
+      em,
+      `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${placeholder(em, 1)} AND status IN ('processing', 'broadcast') AND coin_id ${list.sql}`,
+      [accountId, ...list.params],
+    );
+    const out = new Map<string, bigint>();
+    for (const r of rows) {
+      const coin = this.deps.catalog.coin(r.coin_id)!;
+      out.set(coin.asset, (out.get(coin.asset) ?? 0n) + Amount.of(r.amount).toBaseUnits(coin.decimals));
+    }
+    return out;
+  }
+}
+
