@@ -86,6 +86,13 @@ export const REVIEW_TTL_MS = 24 * 3600 * 1000;
 /** Security changes that send the next 24 hours' payouts to review (`pattern`). */
 const PATTERN_ACTIONS = ['withdraw.granted', 'withdraw.approved', 'member.added', 'member.role_changed', 'whitelist.added', 'whitelist.removed'];
 
+/**
+ * A live `transactions` row (not reverted, not an adjustment): the condition of the unique index
+ * on (withdrawal_id, type). Redundant beside `status = ?`, but SQLite uses a partial index only
+ * when the query states its condition: without it, a withdrawal's hold is found by a table scan.
+ */
+const LIVE = `status <> 'reverted' AND reverses_id IS NULL`;
+
 /** A concurrent request won a unique index: the write runs again and finds what it wrote. */
 class Raced extends Error {}
 
@@ -406,7 +413,7 @@ export class WithdrawalService {
     if (m.hold !== 'keep') {
       const [hold] = await rawQuery<Pick<TransactionRow, 'id'>>(
         em,
-        `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending'`,
+        `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending' AND ${LIVE}`,
         [row.id],
       );
       if (hold) {
@@ -424,7 +431,7 @@ export class WithdrawalService {
   private async settled(em: EntityManager, withdrawalId: string): Promise<boolean> {
     const rows = await rawQuery<Pick<TransactionRow, 'id'>>(
       em,
-      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed'`,
+      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed' AND ${LIVE}`,
       [withdrawalId],
     );
     return rows.length > 0;
