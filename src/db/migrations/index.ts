@@ -16,7 +16,7 @@ import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
 import { EvmSends1767225600023 } from './0023-evm-sends';
 import { KeyLastUsed1767225600024 } from './0024-key-last-used';
 import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-search';
-import { PartialIndexes1767225600029 } from './0029-partial-indexes';
+import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -38,5 +38,5 @@ export const MIGRATIONS = [
   EvmSends1767225600023,
   KeyLastUsed1767225600024,
   ArchivedScanAndSearch1767225600025,
-  PartialIndexes1767225600029,
+  WithdrawalSpeed1767225600029,
 ];

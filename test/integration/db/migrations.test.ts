@@ -143,7 +143,7 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
         [id, pendingId ? 'void_pending' : 'pending', pendingId, at],
       );
     const roundTrip = async () => {
-      const undone = await undoDownTo(store, 'PartialIndexes1767225600029');
+      const undone = await undoDownTo(store, 'WithdrawalSpeed1767225600029');
       t.deepEqual(await store.migrate(), undone);
     };
     await roundTrip();
