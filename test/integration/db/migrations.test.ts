@@ -117,7 +117,8 @@ test('migration 0025 on PostgreSQL gives archived static addresses their slow-sc
  * Migration 0029 (partial indexes): each index of a mostly-NULL column is defined over the rows
  * with a value only, the unique ones of live transaction rows and of settled ledger entries still
  * refuse a second row, a withdrawal's hold is found through its index (SQLite's plan), and undoing
- * the migration and applying it again comes back to the same.
+ * the migration and applying it again comes back to the same, with the day sums of the
+ * withdrawals already there.
  */
 const PARTIAL = [
   'transactions_transfer', 'transactions_invoice', 'transactions_address', 'transactions_live_transfer',
@@ -171,20 +172,31 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
       t.is(defs.length, PARTIAL.length);
       for (const r of defs as Array<{ indexname: string; indexdef: string }>) t.regex(r.indexdef, /WHERE \(*\w+ IS NOT NULL/, r.indexname);
     }
-    // Undone with rows in place, and applied again over them.
+    // Undone with rows in place, and applied again over them; the day sums are filled from the
+    // withdrawals that count toward the daily limit.
+    for (const [id, status, amount] of [['w1', 'pending', '0.25'], ['w2', 'completed', '0.5'], ['w3', 'cancelled', '7']]) {
+      await store.ds.query(
+        `INSERT INTO withdrawals (id, account_id, status, payout_id, coin_id, amount, to_address, confirmations, platform_fee, network_fee_reserved,
+           network_fee_mode, total_debit, api_key_id, candidate_txids, created_at, updated_at)
+         VALUES (${p(1)}, 'acct', ${p(2)}, NULL, 'coin', ${p(3)}, 'addr', 0, '0', '0', 'reserved', ${p(4)}, 'key', '[]', ${p(5)}, ${p(6)})`,
+        [id, status, amount, amount, at, at],
+      );
+    }
     await roundTrip();
     await t.throwsAsync(() => tx('t7', 'w1'), undefined, 'still refused after a round trip');
+    const sums = await store.ds.query('SELECT account_id, bucket, coin_id, total FROM withdrawal_day_sums');
+    t.deepEqual(sums.map((r: any) => [r.account_id, r.bucket, r.coin_id, Number(r.total)]), [['acct', '2026-01-01T00:0', 'coin', 0.75]]);
   } finally {
     await store.close();
   }
 }
 
-test('migration 0029 on SQLite: partial indexes keep their guards and leave NULLs out', async (t) => {
+test('migration 0029 on SQLite: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   await checkPartialIndexes(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
 });
 
-test('migration 0029 on PostgreSQL: partial indexes keep their guards and leave NULLs out', async (t) => {
+test('migration 0029 on PostgreSQL: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
   await checkPartialIndexes(t, await tempPostgres(t));
 });
