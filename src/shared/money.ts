@@ -7,6 +7,9 @@
  *   `"0.1"`.
  * - plus / minus / times are exact (done on bigint base units, never rounded). Everything that can
  *   lose digits (div, round, percent) takes an explicit number of decimals and a rounding mode.
+ * - Inside, an Amount is an integer and a scale (value = n / 10^scale, no trailing zeros): every
+ *   operation is bigint arithmetic, with no decimal library between a string and the next string
+ *   (each withdrawal and each ledger append makes dozens of them: issue 16 §6).
  *
  * Rounding modes (RoundingMode), precisely:
  * - 'up'        toward +infinity (ceiling):  1.231 -> 1.24,  -1.231 -> -1.23
@@ -15,17 +18,7 @@
  *               -1.225 -> -1.22
  * For the positive amounts money almost always is, 'up' rounds away from zero and 'down' truncates.
  */
-import Decimal from 'decimal.js';
 import { validationError } from './errors';
-
-/** Local clone: the global Decimal configuration is never touched. */
-const D = Decimal.clone({
-  precision: 60,
-  rounding: Decimal.ROUND_HALF_EVEN,
-  toExpNeg: -9e15,
-  toExpPos: 9e15,
-});
-type Dec = InstanceType<typeof D>;
 
 export type RoundingMode = 'up' | 'down' | 'half_even';
 
@@ -64,28 +57,28 @@ function checkMode(mode: RoundingMode): void {
   }
 }
 
-const pow10 = (n: number): bigint => 10n ** BigInt(n);
+const POW10: bigint[] = Array.from({ length: 64 }, (_, i) => 10n ** BigInt(i));
+const pow10 = (n: number): bigint => (n < POW10.length ? POW10[n]! : 10n ** BigInt(n));
 
-/** The value as an integer and a scale: value = n / 10^scale. */
-function toScaled(d: Dec): { n: bigint; scale: number } {
-  const s = d.toFixed();
-  const neg = s.startsWith('-');
-  const body = neg ? s.slice(1) : s;
-  const dot = body.indexOf('.');
-  const scale = dot < 0 ? 0 : body.length - dot - 1;
-  const n = BigInt(dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1));
-  return { n: neg ? -n : n, scale };
+/** n / 10^scale with the fraction's trailing zeros taken off (zero: 0 / 10^0). */
+function normalised(n: bigint, scale: number): { n: bigint; scale: number } {
+  if (n === 0n) return { n, scale: 0 };
+  while (scale > 0 && n % 10n === 0n) {
+    n /= 10n;
+    scale--;
+  }
+  return { n, scale };
 }
 
-/** n / 10^scale as a Decimal (exact: decimal.js does not round on construction). */
-function fromScaled(n: bigint, scale: number): Dec {
-  const neg = n < 0n;
-  let digits = (neg ? -n : n).toString();
-  if (scale > 0) {
-    digits = digits.padStart(scale + 1, '0');
-    digits = `${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}`;
-  }
-  return new D(neg ? `-${digits}` : digits);
+/** A decimal string already checked by one of the patterns above: its integer and scale, normalised. */
+function scaledOf(s: string): { n: bigint; scale: number } {
+  const dot = s.indexOf('.');
+  if (dot < 0) return { n: BigInt(s), scale: 0 };
+  let end = s.length;
+  while (end > dot + 1 && s.charCodeAt(end - 1) === 48 /* '0' */) end--;
+  const frac = s.slice(dot + 1, end);
+  const n = BigInt(s.slice(0, dot) + frac);
+  return n === 0n ? { n: 0n, scale: 0 } : { n, scale: frac.length };
 }
 
 /** num / den rounded to an integer with the given mode. den must not be 0. */
@@ -113,17 +106,19 @@ function divRound(num: bigint, den: bigint, mode: RoundingMode): bigint {
   }
 }
 
-function trustedDecimal(value: string): Dec {
+function trustedScaled(value: string): { n: bigint; scale: number } {
   if (!TRUSTED_RE.test(value)) throw new Error(`not a decimal amount: ${JSON.stringify(value)}`);
-  return new D(value);
+  return scaledOf(value);
 }
 
 export class Amount {
-  private readonly d: Dec;
+  /** value = n / 10^scale; no trailing zeros in the fraction (scale 0 for zero, so "-0" never exists). */
+  private readonly n: bigint;
+  private readonly scale: number;
 
-  private constructor(d: Dec) {
-    // "-0" never exists: every zero is the same positive zero.
-    this.d = d.isZero() ? new D(0) : d;
+  private constructor(v: { n: bigint; scale: number }) {
+    this.n = v.n;
+    this.scale = v.scale;
     Object.freeze(this);
   }
 
@@ -154,8 +149,8 @@ export class Amount {
       else if (/^-?0\d/.test(input)) why = 'must not have leading zeros';
       throw validationError(field, `${field} ${why}`);
     }
-    const d = new D(input);
-    const places = d.decimalPlaces();
+    const v = scaledOf(input);
+    const places = v.scale;
     if (places > MAX_DECIMALS) {
       throw validationError(field, `${field} has more than ${MAX_DECIMALS} decimal places`);
     }
@@ -167,12 +162,12 @@ export class Amount {
           : `${field} has more decimal places than this currency allows (${opts.decimals})`,
       );
     }
-    if (d.isZero()) {
+    if (v.n === 0n) {
       if (!opts.allowZero) throw validationError(field, `${field} must not be zero`);
-    } else if (d.isNegative() && !opts.allowNegative) {
+    } else if (v.n < 0n && !opts.allowNegative) {
       throw validationError(field, `${field} must not be negative`);
     }
-    return new Amount(d);
+    return new Amount(v);
   }
 
   /**
@@ -181,13 +176,13 @@ export class Amount {
    */
   static of(value: string | bigint | number | Amount): Amount {
     if (value instanceof Amount) return value;
-    if (typeof value === 'string') return new Amount(trustedDecimal(value));
-    if (typeof value === 'bigint') return new Amount(new D(value.toString()));
+    if (typeof value === 'string') return new Amount(trustedScaled(value));
+    if (typeof value === 'bigint') return new Amount({ n: value, scale: 0 });
     if (typeof value === 'number') {
       if (!Number.isSafeInteger(value)) {
         throw new Error(`Amount.of(number) takes safe integers only, got ${value}; pass a string`);
       }
-      return new Amount(new D(value.toString()));
+      return new Amount({ n: BigInt(value), scale: 0 });
     }
     throw new Error(`Amount.of: unsupported value of type ${typeof value}`);
   }
@@ -200,13 +195,13 @@ export class Amount {
   static fromBaseUnits(units: bigint, decimals: number): Amount {
     if (typeof units !== 'bigint') throw new TypeError('fromBaseUnits takes a bigint');
     checkDecimals(decimals);
-    return new Amount(fromScaled(units, decimals));
+    return new Amount(normalised(units, decimals));
   }
 
   /** Coin units to base units. Throws if the amount has more decimals than `decimals` (a bug). */
   toBaseUnits(decimals: number): bigint {
     checkDecimals(decimals);
-    const { n, scale } = toScaled(this.d);
+    const { n, scale } = this;
     if (scale > decimals) {
       throw new Error(`amount ${this.toString()} has more than ${decimals} decimals; round it first`);
     }
@@ -223,30 +218,28 @@ export class Amount {
 
   /** Exact product; no rounding ever. */
   times(o: Amount | string): Amount {
-    const a = toScaled(this.d);
-    const b = toScaled(Amount.of(o).d);
-    return new Amount(fromScaled(a.n * b.n, a.scale + b.scale));
+    const b = Amount.of(o);
+    return new Amount(normalised(this.n * b.n, this.scale + b.scale));
   }
 
   /** this / o, rounded to `decimals` places with `mode` (exact, no intermediate rounding). */
   div(o: Amount | string, decimals: number, mode: RoundingMode): Amount {
     checkDecimals(decimals);
     checkMode(mode);
-    const a = toScaled(this.d);
-    const b = toScaled(Amount.of(o).d);
+    const b = Amount.of(o);
     if (b.n === 0n) throw new RangeError('division by zero');
     // (A/10^sa) / (B/10^sb) * 10^d = A * 10^(sb+d) / (B * 10^sa)
-    const q = divRound(a.n * pow10(b.scale + decimals), b.n * pow10(a.scale), mode);
-    return new Amount(fromScaled(q, decimals));
+    const q = divRound(this.n * pow10(b.scale + decimals), b.n * pow10(this.scale), mode);
+    return new Amount(normalised(q, decimals));
   }
 
   /** Rounds to `decimals` places; see the rounding modes at the top of this file. */
   round(decimals: number, mode: RoundingMode): Amount {
     checkDecimals(decimals);
     checkMode(mode);
-    const { n, scale } = toScaled(this.d);
+    const { n, scale } = this;
     if (scale <= decimals) return this;
-    return new Amount(fromScaled(divRound(n, pow10(scale - decimals), mode), decimals));
+    return new Amount(normalised(divRound(n, pow10(scale - decimals), mode), decimals));
   }
 
   /** this * p / 100, rounded to `decimals` places with `mode`. */
@@ -255,7 +248,10 @@ export class Amount {
   }
 
   cmp(o: Amount): -1 | 0 | 1 {
-    return this.d.cmp(o.d) as -1 | 0 | 1;
+    const scale = Math.max(this.scale, o.scale);
+    const a = this.n * pow10(scale - this.scale);
+    const b = o.n * pow10(scale - o.scale);
+    return a < b ? -1 : a > b ? 1 : 0;
   }
   eq(o: Amount): boolean {
     return this.cmp(o) === 0;
@@ -274,23 +270,28 @@ export class Amount {
   }
 
   isZero(): boolean {
-    return this.d.isZero();
+    return this.n === 0n;
   }
   isNegative(): boolean {
-    return !this.d.isZero() && this.d.isNegative();
+    return this.n < 0n;
   }
   isPositive(): boolean {
-    return !this.d.isZero() && this.d.isPositive();
+    return this.n > 0n;
   }
 
   /** Decimals the value needs (trailing zeros do not count). */
   decimalPlaces(): number {
-    return this.d.decimalPlaces();
+    return this.scale;
   }
 
   /** Normalised: no exponent, no trailing zeros, no '+', never "-0". */
   toString(): string {
-    return this.d.isZero() ? '0' : this.d.toFixed();
+    const { n, scale } = this;
+    if (scale === 0) return n.toString();
+    const neg = n < 0n;
+    const digits = (neg ? -n : n).toString().padStart(scale + 1, '0');
+    const cut = digits.length - scale;
+    return `${neg ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
   }
 
   toJSON(): string {
@@ -308,10 +309,8 @@ export class Amount {
   }
 
   private static exact(x: Amount, y: Amount, op: (a: bigint, b: bigint) => bigint): Amount {
-    const a = toScaled(x.d);
-    const b = toScaled(y.d);
-    const scale = Math.max(a.scale, b.scale);
-    return new Amount(fromScaled(op(a.n * pow10(scale - a.scale), b.n * pow10(scale - b.scale)), scale));
+    const scale = Math.max(x.scale, y.scale);
+    return new Amount(normalised(op(x.n * pow10(scale - x.scale), y.n * pow10(scale - y.scale)), scale));
   }
 }
 

@@ -15,7 +15,7 @@ import {
 } from '../db/entities/withdrawals';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, updateRows } from '../db/raw';
+import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
@@ -91,6 +91,20 @@ const ESTIMATE_TTL_MS = 5 * 60 * 1000;
 export const REVIEW_TTL_MS = 24 * 3600 * 1000;
 /** Security changes that send the next 24 hours' payouts to review (`pattern`). */
 const PATTERN_ACTIONS = ['withdraw.granted', 'withdraw.approved', 'member.added', 'member.role_changed', 'whitelist.added', 'whitelist.removed'];
+
+/**
+ * A live `transactions` row (not reverted, not an adjustment): the condition of the unique index
+ * on (withdrawal_id, type). Redundant beside `status = ?`, but SQLite uses a partial index only
+ * when the query states its condition: without it, a withdrawal's hold is found by a table scan.
+ */
+const LIVE = `status <> 'reverted' AND reverses_id IS NULL`;
+
+/** Withdrawals in these statuses no longer count toward the daily limit. */
+const UNCOUNTED = ['cancelled', 'rejected', 'failed'];
+/** The ten minutes of creation time a withdrawal's amount is summed in (`withdrawal_day_sums`): the first 15 characters of its ISO time. */
+const dayBucket = (createdAt: string): string => createdAt.slice(0, 15);
+/** Day sums older than this are deleted (the window is 24 hours; a clock set back a little still finds its own). */
+const DAY_SUMS_KEPT_MS = 48 * 3600 * 1000;
 
 /** A concurrent request won a unique index: the write runs again and finds what it wrote. */
 class Raced extends Error {}
@@ -201,6 +215,7 @@ export class WithdrawalService {
         // The unique indexes on (account, payout_id) and (account, key) are the guards: the
         // withdrawal, its key and its hold are written together or not at all.
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
+        await this.countInDay(em, row, 1);
         if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
         const legs = [
           { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
@@ -321,7 +336,12 @@ export class WithdrawalService {
 
   /** Reviews left undecided for 24 hours are rejected, their holds released. How many. */
   async expireReviews(): Promise<number> {
-    const cutoff = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
+    const now = this.deps.clock.now().getTime();
+    // The day sums the daily limit can no longer read go with it (this job runs every minute).
+    await this.deps.store.write((em) =>
+      rawRun(em, `DELETE FROM withdrawal_day_sums WHERE bucket < ${placeholder(em, 1)}`, [dayBucket(iso(new Date(now - DAY_SUMS_KEPT_MS)))]),
+    );
+    const cutoff = iso(new Date(now - REVIEW_TTL_MS));
     const due = await this.deps.store.read
       .createQueryBuilder(WithdrawalEntity, 'w')
       .where("w.status = 'review' AND w.created_at <= :cutoff", { cutoff })
@@ -409,10 +429,11 @@ export class WithdrawalService {
     if ((await updateRows(em, 'withdrawals', { ...patch, status: m.to, updated_at: next.updated_at }, { id: row.id, status: row.status })) !== 1) {
       throw conflict('the withdrawal changed meanwhile; read it again');
     }
+    if (UNCOUNTED.includes(m.to) && !UNCOUNTED.includes(row.status)) await this.countInDay(em, row, -1);
     if (m.hold !== 'keep') {
       const [hold] = await rawQuery<Pick<TransactionRow, 'id'>>(
         em,
-        `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending'`,
+        `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending' AND ${LIVE}`,
         [row.id],
       );
       if (hold) {
@@ -430,7 +451,7 @@ export class WithdrawalService {
   private async settled(em: EntityManager, withdrawalId: string): Promise<boolean> {
     const rows = await rawQuery<Pick<TransactionRow, 'id'>>(
       em,
-      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed'`,
+      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'confirmed' AND ${LIVE}`,
       [withdrawalId],
     );
     return rows.length > 0;
@@ -470,6 +491,20 @@ export class WithdrawalService {
 
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {
     return insertRowIfAbsent(em, 'withdrawal_keys', { account_id: accountId, key, withdrawal_id: withdrawalId, created_at: iso(now) });
+  }
+
+  /**
+   * Adds a withdrawal's amount to (`sign` 1) or takes it from (-1) the day sum of its account, coin
+   * and creation time, in the caller's transaction: one statement, atomic on both dialects.
+   */
+  private async countInDay(em: EntityManager, row: Pick<WithdrawalRow, 'account_id' | 'coin_id' | 'amount' | 'created_at'>, sign: 1 | -1): Promise<void> {
+    const p = (i: number) => placeholder(em, i);
+    await rawRun(
+      em,
+      `INSERT INTO withdrawal_day_sums (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
+       ON CONFLICT (account_id, bucket, coin_id) DO UPDATE SET total = withdrawal_day_sums.total + excluded.total`,
+      [row.account_id, dayBucket(row.created_at), row.coin_id, sign * Number(row.amount)],
+    );
   }
 
   /** Fees in the withdrawn coin: the platform's percentage (rounded up) and the reserved network fee. */
@@ -554,18 +589,31 @@ export class WithdrawalService {
         return ticker ? sum.times(this.deps.rates.rate(ticker, fiat).rate) : Amount.zero();
       };
       const window = `FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`;
-      // The day's sum per coin in the database first, in floating point (one aggregate, no row
-      // reaches JS): it decides unless it lies within a millionth of the limit, where the rounding
-      // of a sum of up to millions of amounts could matter; then the exact sum below decides.
+      const rateOf = (coinId: string): number => Number(valued(coinId, Amount.of(1)).toString());
+      const bound = Number(limit.toString());
+      const estimateOf = (sums: Array<{ coin_id: string; total: number | string | null }>): number => {
+        let estimate = Number(valued(payout.coin.id, amount).toString());
+        for (const r of sums) estimate += Number(r.total ?? 0) * rateOf(r.coin_id);
+        return estimate;
+      };
+      // First an upper bound that does not grow with the day's withdrawals: the ten-minute day sums
+      // since the one the window starts in (counted whole, so it may hold a few older ones). Well
+      // under the limit, it decides.
+      const buckets = await rawQuery<{ coin_id: string; total: number | string | null }>(
+        em,
+        `SELECT coin_id, SUM(total) AS total FROM withdrawal_day_sums WHERE account_id = ${p(1)} AND bucket >= ${p(2)} GROUP BY coin_id`,
+        [account.id, dayBucket(since)],
+      );
+      if (estimateOf(buckets) < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
+      // Near the limit, the day's sum per coin in the database, in floating point (one aggregate, no
+      // row reaches JS): it decides unless it lies within a millionth of the limit, where the
+      // rounding of a sum of up to millions of amounts could matter; then the exact sum below decides.
       const approx = await rawQuery<{ coin_id: string; total: number | string | null }>(
         em,
         `SELECT coin_id, SUM(CAST(amount AS DOUBLE PRECISION)) AS total ${window} GROUP BY coin_id`,
         [account.id, since],
       );
-      const rateOf = (coinId: string): number => Number(valued(coinId, Amount.of(1)).toString());
-      let estimate = Number(valued(payout.coin.id, amount).toString());
-      for (const r of approx) estimate += Number(r.total ?? 0) * rateOf(r.coin_id);
-      const bound = Number(limit.toString());
+      const estimate = estimateOf(approx);
       if (estimate < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
       if (estimate <= bound * (1 + 1e-6)) {
         // Exact: the day's rows summed per coin with Amount, each coin valued once.

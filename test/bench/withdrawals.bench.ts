@@ -11,6 +11,8 @@ import { fmt, load, report, request, startHelloWorld, type LoadResult } from './
  * transaction, on SQLite), against a bare Koa hello-world in the same run, rounds interleaved.
  * The sensitive-operation limits (10 a minute per key) are raised for the run: they are what a
  * benchmark must not measure; they are still checked on every request. Goal: ≥ 0.25 by req/s.
+ * Then a few rounds more with a daily withdrawal limit on the account (never reached), the day
+ * holding every withdrawal made before: their cost must not grow with the day's withdrawals.
  */
 const GOAL = 0.25;
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 1_000);
@@ -20,6 +22,8 @@ const CONCURRENCY = 32;
 const KEYS = 2;
 const WARMUP = Math.min(100, Math.floor(TOTAL / 10));
 const AMOUNT = '0.0001';
+/** Rounds made again once the account has a daily withdrawal limit. */
+const LIMITED_ROUNDS = Number(process.env.BENCH_LIMITED_ROUNDS ?? 2);
 
 const OPEN_LIMITS = Object.fromEntries(SENSITIVE_SCOPES.map((s) => [s, { max: 1e9, windowMs: 60_000 }])) as unknown as SensitiveLimits;
 
@@ -63,8 +67,8 @@ export async function run(): Promise<void> {
     const hellos: Run[] = [];
     const creations: Run[] = [];
     const ratios: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      // Signed before the clock starts: the client's own HMAC is not the server's cost.
+    // Signed before the clock starts: the client's own HMAC is not the server's cost.
+    const prepare = (round: string) => {
       const prepared = new Map<number, { url: string; method: string; headers: Record<string, string>; body: string }>();
       for (let i = -WARMUP; i < TOTAL; i++) {
         const body = JSON.stringify({ coin_id: COINS.BTC, amount: AMOUNT, to_address: PAY_TO, payout_id: `bench-${round}-${i}` });
@@ -72,19 +76,34 @@ export async function run(): Promise<void> {
         const headers = { ...signRequest({ keyId: key.keyId, secret: key.secret, method: 'POST', target: '/v1/withdrawals', body }), 'Idempotency-Key': `bench-${round}-${i}` };
         prepared.set(i, { url: `${f.td.url}/v1/withdrawals`, method: 'POST', headers, body });
       }
+      return prepared;
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      const prepared = prepare(String(round));
       const h = await measure('hello-world', 200, () => ({ url: hello.url }));
       const c = await measure('POST /v1/withdrawals', 201, (i) => prepared.get(i)!);
       hellos.push(h);
       creations.push(c);
       ratios.push(c.perSecond / h.perSecond);
     }
+    // The same creations once the account has a daily limit (far above what they add up to), the
+    // day already holding every withdrawal above: the limit check must not cost more as the day fills.
+    await f.setAccount({ daily_withdrawal_limit: '1000000000' });
+    const limited: Run[] = [];
+    const limitedHellos: Run[] = [];
+    for (let round = 0; round < LIMITED_ROUNDS; round++) {
+      const prepared = prepare(`limited-${round}`);
+      limitedHellos.push(await measure('hello-world', 200, () => ({ url: hello.url })));
+      limited.push(await measure('POST /v1/withdrawals with a daily limit', 201, (i) => prepared.get(i)!));
+    }
+    const expected = (ROUNDS + LIMITED_ROUNDS) * (TOTAL + WARMUP);
     const made = await f.counts();
-    if (made.withdrawals !== ROUNDS * (TOTAL + WARMUP) || made.holds !== made.withdrawals) throw new Error(`expected ${ROUNDS * (TOTAL + WARMUP)} withdrawals and holds, found ${JSON.stringify(made)}`);
+    if (made.withdrawals !== expected || made.holds !== made.withdrawals) throw new Error(`expected ${expected} withdrawals and holds, found ${JSON.stringify(made)}`);
 
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const summary = (rs: Run[]) =>
       `${fmt(median(rs.map((r) => r.perSecond)), 0).padStart(7)} req/s   p50 ${fmt(median(rs.map((r) => r.p50Ms)), 2)} ms   p99 ${fmt(median(rs.map((r) => r.p99Ms)), 2)} ms   cpu ${fmt(median(rs.map((r) => r.cpuUs)), 0)} us/req`;
-    console.log(`\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight, ${KEYS} keys; ${made.withdrawals} withdrawals and holds made`);
+    console.log(`\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight, ${KEYS} keys; ${made.withdrawals} withdrawals and holds made in all`);
     const r = median(ratios);
     report(
       'Withdrawals: signed POST /v1/withdrawals (creation with its hold) vs a bare Koa hello-world',
@@ -99,6 +118,13 @@ export async function run(): Promise<void> {
     );
     const byCpu = median(hellos.map((h) => h.cpuUs)) / median(creations.map((c) => c.cpuUs));
     console.log(`  ${'ratio creations / hello-world (by CPU time)'.padEnd(44)} ${byCpu.toFixed(3)}  (goal >= ${GOAL}: ${byCpu >= GOAL ? 'met' : 'NOT met'})`);
+    report(`Then with a daily limit set, the day holding ${ROUNDS * (TOTAL + WARMUP)} withdrawals and more each round (${LIMITED_ROUNDS} rounds)`, [
+      ['bare Koa hello-world', summary(limitedHellos)],
+      ['signed POST /v1/withdrawals (201)', summary(limited)],
+      ['cpu us/req per round', limited.map((c) => fmt(c.cpuUs, 0)).join(' ')],
+      ['ratio creations / hello-world (median req/s)', (median(limited.map((c) => c.perSecond)) / median(limitedHellos.map((h) => h.perSecond))).toFixed(3)],
+      ['ratio creations / hello-world (by CPU time)', (median(limitedHellos.map((h) => h.cpuUs)) / median(limited.map((c) => c.cpuUs))).toFixed(3)],
+    ]);
   } finally {
     await f.stop();
     await hello.close();

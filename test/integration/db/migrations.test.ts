@@ -58,6 +58,14 @@ test('all migrations up on PostgreSQL; tables present; a second migrate is a no-
   await checkMigrations(t, url);
 });
 
+/** Undoes `name` and every migration after it; their names, in the order they apply. */
+async function undoDownTo(store: Store, name: string): Promise<string[]> {
+  const names = MIGRATIONS.map((m) => new m().name ?? m.name);
+  const later = names.slice(names.indexOf(name));
+  for (let i = 0; i < later.length; i++) await store.ds.undoLastMigration({ transaction: 'each' });
+  return later;
+}
+
 /**
  * Migration 0025 on a store that has archived static addresses (watched in real time before it):
  * each gets its slow-scan row from the chain's cursor, its address row leaves the watched set, and
@@ -84,8 +92,8 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
       );
     }
     await store.ds.query(`INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES ('ethereum', 77, '0xabc', ${p(1)})`, [at]);
-    await store.ds.undoLastMigration({ transaction: 'each' });
-    t.deepEqual(await store.migrate(), ['ArchivedScanAndSearch1767225600025']);
+    const undone = await undoDownTo(store, 'ArchivedScanAndSearch1767225600025');
+    t.deepEqual(await store.migrate(), undone);
     const scans = await store.ds.query('SELECT address_id, chain_id, checked_height, rewatched_height FROM archived_scans');
     t.deepEqual(scans.map((r: any) => [r.address_id, r.chain_id, Number(r.checked_height), r.rewatched_height]), [[rows[0]![0], 'ethereum', 77, null]]);
     const statuses = await store.ds.query('SELECT id, status FROM addresses ORDER BY id');
@@ -103,4 +111,92 @@ test('migration 0025 on SQLite gives archived static addresses their slow-scan r
 
 test('migration 0025 on PostgreSQL gives archived static addresses their slow-scan rows from the chain cursor', async (t) => {
   await checkArchivedBackfill(t, await tempPostgres(t));
+});
+
+/**
+ * Migration 0029 (partial indexes): each index of a mostly-NULL column is defined over the rows
+ * with a value only, the unique ones of live transaction rows and of settled ledger entries still
+ * refuse a second row, a withdrawal's hold is found through its index (SQLite's plan), and undoing
+ * the migration and applying it again comes back to the same, with the day sums of the
+ * withdrawals already there.
+ */
+const PARTIAL = [
+  'transactions_transfer', 'transactions_invoice', 'transactions_address', 'transactions_live_transfer',
+  'transactions_live_withdrawal', 'ledger_entries_pending', 'ledger_entries_reverses',
+];
+async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<void> {
+  const store = await Store.open({ url });
+  try {
+    await store.migrate();
+    const pg = store.dialect === 'postgres';
+    const p = (i: number) => (pg ? `$${i}` : '?');
+    const at = '2026-01-01T00:00:00.000Z';
+    const tx = (id: string, withdrawalId: string | null, status = 'pending') =>
+      store.ds.query(
+        `INSERT INTO transactions (id, account_id, type, status, coin_id, amount, withdrawal_id, created_at, updated_at)
+         VALUES (${p(1)}, 'acct', ${p(2)}, ${p(3)}, 'coin', '1', ${p(4)}, ${p(5)}, ${p(6)})`,
+        [id, withdrawalId ? 'withdrawal' : 'deposit', status, withdrawalId, at, at],
+      );
+    const entry = (id: string, pendingId: string | null) =>
+      store.ds.query(
+        `INSERT INTO ledger_entries (id, coin_id, debit_book, credit_book, amount, kind, pending_id, reverses_id, code, ref_id, created_at)
+         VALUES (${p(1)}, 'coin', 'a', 'b', '1', ${p(2)}, ${p(3)}, NULL, 'c', NULL, ${p(4)})`,
+        [id, pendingId ? 'void_pending' : 'pending', pendingId, at],
+      );
+    const roundTrip = async () => {
+      const undone = await undoDownTo(store, 'WithdrawalSpeed1767225600029');
+      t.deepEqual(await store.migrate(), undone);
+    };
+    await roundTrip();
+
+    await tx('t1', 'w1');
+    await t.throwsAsync(() => tx('t2', 'w1'), undefined, 'a second live row of one withdrawal is refused');
+    await tx('t3', 'w1', 'reverted');
+    for (const id of ['t4', 't5', 't6']) await tx(id, null);
+    await entry('e1', null);
+    await entry('e2', 'e1');
+    await t.throwsAsync(() => entry('e3', 'e1'), undefined, 'a pending entry is settled once');
+    await entry('e4', null);
+
+    if (!pg) {
+      const plan = await store.ds.query(
+        `EXPLAIN QUERY PLAN SELECT id FROM transactions WHERE withdrawal_id = ? AND type = 'withdrawal' AND status = 'pending' AND status <> 'reverted' AND reverses_id IS NULL`,
+        ['w1'],
+      );
+      t.regex(plan.map((r: { detail: string }) => r.detail).join(' '), /USING INDEX transactions_live_withdrawal/);
+      const sql = await store.ds.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN (${PARTIAL.map((n) => `'${n}'`).join(', ')})`);
+      t.is(sql.length, PARTIAL.length);
+      for (const r of sql as Array<{ name: string; sql: string }>) t.regex(r.sql, /WHERE \w+ IS NOT NULL/, r.name);
+    } else {
+      const defs = await store.ds.query(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN (${PARTIAL.map((n) => `'${n}'`).join(', ')})`);
+      t.is(defs.length, PARTIAL.length);
+      for (const r of defs as Array<{ indexname: string; indexdef: string }>) t.regex(r.indexdef, /WHERE \(*\w+ IS NOT NULL/, r.indexname);
+    }
+    // Undone with rows in place, and applied again over them; the day sums are filled from the
+    // withdrawals that count toward the daily limit.
+    for (const [id, status, amount] of [['w1', 'pending', '0.25'], ['w2', 'completed', '0.5'], ['w3', 'cancelled', '7']]) {
+      await store.ds.query(
+        `INSERT INTO withdrawals (id, account_id, status, payout_id, coin_id, amount, to_address, confirmations, platform_fee, network_fee_reserved,
+           network_fee_mode, total_debit, api_key_id, candidate_txids, created_at, updated_at)
+         VALUES (${p(1)}, 'acct', ${p(2)}, NULL, 'coin', ${p(3)}, 'addr', 0, '0', '0', 'reserved', ${p(4)}, 'key', '[]', ${p(5)}, ${p(6)})`,
+        [id, status, amount, amount, at, at],
+      );
+    }
+    await roundTrip();
+    await t.throwsAsync(() => tx('t7', 'w1'), undefined, 'still refused after a round trip');
+    const sums = await store.ds.query('SELECT account_id, bucket, coin_id, total FROM withdrawal_day_sums');
+    t.deepEqual(sums.map((r: any) => [r.account_id, r.bucket, r.coin_id, Number(r.total)]), [['acct', '2026-01-01T00:0', 'coin', 0.75]]);
+  } finally {
+    await store.close();
+  }
+}
+
+test('migration 0029 on SQLite: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  await checkPartialIndexes(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
+});
+
+test('migration 0029 on PostgreSQL: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
+  await checkPartialIndexes(t, await tempPostgres(t));
 });

@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
+import { FakeClock } from '../../../src/shared/clock';
 import { WithdrawalEntity } from '../../../src/db/entities/withdrawals';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { cliConfigFile } from '../../helpers/daemon';
@@ -152,6 +153,37 @@ test('withdrawals beyond the account daily limit within 24 hours wait in review 
   await f.api.post(`/v1/withdrawals/${first.body.id}/cancel`);
   await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
   t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
+});
+
+test('the daily limit counts the last 24 hours by creation time; its day sums follow creations and cancels', async (t) => {
+  // 10:00:00: the window of a request at 10:01 the next day starts in the same ten minutes as the first withdrawal.
+  const clock = new FakeClock('2026-03-01T10:00:00.000Z');
+  const f = await startWithdrawalFixture({ clock });
+  t.teardown(() => f.stop());
+  await f.fund('1');
+  await f.setAccount({ daily_withdrawal_limit: '10000' });
+  const daySums = async () =>
+    (await f.td.daemon.store.read.query('SELECT bucket, total FROM withdrawal_day_sums ORDER BY bucket')).map((r: { bucket: string; total: number }) => [r.bucket, Number(r.total)]);
+  const first = await f.api.post('/v1/withdrawals', body()); // 6800 USD
+  t.like(first.body, { status: 'pending' });
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1]]);
+
+  clock.advance(24 * 3600 * 1000 - 60 * 1000); // 09:59 the next day: the first one counts
+  const second = await f.api.post('/v1/withdrawals', body());
+  t.like(second.body, { status: 'review', review_reason: 'limit' });
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1], ['2026-03-02T09:5', 0.1]]);
+  await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1], ['2026-03-02T09:5', 0]], 'a cancelled withdrawal no longer counts');
+
+  clock.advance(2 * 60 * 1000); // 10:01: the first one is 24 h 1 min old, though its ten minutes are still in the window
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
+  clock.advance(60 * 1000);
+  t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'review', review_reason: 'limit' }, 'the one of 10:01 counts');
+
+  // Day sums older than two days are deleted by the review expiry job.
+  clock.advance(2 * 24 * 3600 * 1000 - 5 * 60 * 1000); // 09:57 two days on: the first day's sums go, the second's stay
+  await f.td.daemon.withdrawals.service.expireReviews();
+  t.deepEqual((await daySums()).map(([bucket]: [string]) => bucket), ['2026-03-02T09:5', '2026-03-02T10:0']);
 });
 
 test('the daily limit is exact at its edge: reaching it is allowed, a thousandth of a dollar more goes to review', async (t) => {
