@@ -15,7 +15,7 @@ import {
 } from '../db/entities/withdrawals';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRowIfAbsent, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
+import { insertRowIfAbsent, isUniqueViolation, lockRow, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
@@ -169,10 +169,8 @@ export class WithdrawalService {
     // request is looked up as a repeat first (it may bind the key) and answered as one if it is.
     // Otherwise the write transaction below finds repeats, with no read of its own before it.
     let fees: Awaited<ReturnType<WithdrawalService['fees']>>;
-    let initial: Awaited<ReturnType<WithdrawalService['initialStatus']>>;
     try {
       fees = await this.fees(account, shape.payout, amount, shape.toAddress);
-      initial = await this.initialStatus(account, shape.payout, amount);
     } catch (err) {
       const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
       if (repeat) return { withdrawal: this.present(repeat), created: false };
@@ -182,6 +180,11 @@ export class WithdrawalService {
       this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found), created: false };
+        // The status is decided in the creating transaction, the account locked on PostgreSQL
+        // (SQLite's writes take turns): parallel creations cannot each find the day's sum under the
+        // daily limit and together go past it.
+        await lockRow(em, 'accounts', caller.accountId);
+        const initial = await this.initialStatus(em, account, shape.payout, amount);
         const now = this.deps.clock.now();
         const row: WithdrawalRow = {
           id: newTimeOrderedId(now.getTime()),
@@ -566,14 +569,13 @@ export class WithdrawalService {
    * than the account's daily limit, or `signer_limit` above the signer's cap for the coin; else
    * `pending`.
    */
-  private async initialStatus(account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
+  private async initialStatus(em: EntityManager, account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
     if (account.dual_approval_threshold !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
       const { rate } = this.deps.rates.rate(payout.coin.ticker, fiat);
       if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
     }
     const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
-    const em = this.deps.store.read;
     const p = (i: number) => placeholder(em, i);
     const recent = await rawQuery(
       em,

@@ -20,3 +20,18 @@ for (const mode of ['the same Idempotency-Key', 'the same payout_id under differ
     t.deepEqual(await f.balance(), { available: '0.049975', hold: '0.100025' });
   });
 }
+
+test('on PostgreSQL, parallel withdrawals cannot pass the daily limit together: the account is locked while one is decided', async (t) => {
+  const url = await tempPostgres(t);
+  const f = await startWithdrawalFixture({ overrides: { database: { url } } });
+  t.teardown(() => f.stop());
+  await f.fund('1');
+  await f.setAccount({ daily_withdrawal_limit: '2000' });
+  // Eight at once of 680 USD each, in concurrent transactions: two fit under 2000 USD, the third would not.
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => f.api.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.01', to_address: PAY_TO, comment: `parallel ${i}` })),
+  );
+  t.deepEqual(answers.map((a) => a.status), Array(8).fill(201), JSON.stringify(answers.map((a) => a.body)));
+  const statuses = answers.map((a) => `${a.body.status}/${a.body.review_reason}`).sort();
+  t.deepEqual(statuses, ['pending/null', 'pending/null', ...Array(6).fill('review/limit')]);
+});
