@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../../db/raw';
 
-/** What a wallet EVM transaction does (PRODUCT §8a). */
-export type EvmSendKind = 'sweep' | 'topup' | 'payout';
+/** What a wallet EVM transaction does (PRODUCT §8a); a filler uses a nonce given back while later sends wait behind it. */
+export type EvmSendKind = 'sweep' | 'topup' | 'payout' | 'filler';
 
 /**
  * reserved: a payout's nonce and bytes, which the payout worker sends and follows (never this queue);
