@@ -350,12 +350,13 @@ export class EvmSendQueue {
         if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }
-    const waited = unmined.filter((r, i) => states[i] === 'mempool' && r.sent_height !== null && tip - r.sent_height >= this.deps.replaceAfterBlocks);
+    // Waiting, or put out of the mempool (a node drops what pays less than the base fee): replaced once its fees are too low.
+    const waited = unmined.filter((r, i) => states[i] !== 'conflicted' && r.sent_height !== null && tip - r.sent_height >= this.deps.replaceAfterBlocks);
     if (waited.length > 0) await this.replaceStuck(waited, tip, signal);
   }
 
   /**
-   * Replaces sends waiting in the mempool too long at fees below what the chain asks now: the same nonce and payment with both fee caps
+   * Replaces sends not mined too long after they were sent, at fees below what the chain asks now: the same nonce and payment with both fee caps
    * bumped (bumpedFees), stored before it is broadcast, every earlier candidate kept. A native
    * sweep moves its whole balance, so the higher gas comes out of what it moves; a token sweep's
    * address must hold the higher gas first (its owner asks the gas station: the replacement waits
@@ -428,9 +429,9 @@ export class EvmSendQueue {
     const p = (i: number) => placeholder(em, i);
     const [later] = await rawQuery<{ live: number | string; here: number | string }>(
       em,
-      `SELECT SUM(CASE WHEN nonce > ${p(3)} THEN 1 ELSE 0 END) AS live, SUM(CASE WHEN nonce = ${p(4)} THEN 1 ELSE 0 END) AS here ` +
-        `FROM evm_sends WHERE chain_id = ${p(1)} AND from_address = ${p(2)} AND status <> 'dropped'`,
-      [this.chainId, row.from_address, row.nonce, row.nonce],
+      `SELECT SUM(CASE WHEN nonce > ${p(1)} THEN 1 ELSE 0 END) AS live, SUM(CASE WHEN nonce = ${p(2)} THEN 1 ELSE 0 END) AS here ` +
+        `FROM evm_sends WHERE chain_id = ${p(3)} AND from_address = ${p(4)} AND status <> 'dropped'`,
+      [row.nonce, row.nonce, this.chainId, row.from_address],
     );
     if (Number(later?.live ?? 0) === 0 || Number(later?.here ?? 0) > 0) return false;
     const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
