@@ -11,9 +11,10 @@ import { newTimeOrderedId } from '../../shared/ids';
 import type { Logger } from '../../shared/logger';
 import type { EvmSpend } from '../../wallet/signer';
 import type { SentTransaction } from '../../chains/types';
+import type { ChainTransferRow } from '../../db/entities/chain';
 import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
-import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
+import { insertSend, nextNonce, normalise, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
 export interface EvmSendOwner {
@@ -48,6 +49,9 @@ export interface SendRequest {
 
 /** How often the node is asked about a broadcast send it has no receipt of (in its mempool? lost? displaced?). */
 const STATE_CHECK_MS = 2000;
+
+/** Node error texts that refuse a transaction for its fee only: it may be taken later, or replaced. */
+const FEE_TOO_LOW = /base fee|underpriced|fee too low|feecap|max fee per gas less/i;
 
 /** Node error texts that say nothing about the transaction: the node was not reached or not answering. */
 const UNREACHED = /unreachable|timed out|HTTP \d+|no answer|not JSON|without a result/;
@@ -330,9 +334,16 @@ export class EvmSendQueue {
     const lost = unmined.filter((_, i) => states[i] === 'unknown');
     if (lost.length > 0) {
       const results = await node.broadcastAll(lost.map((r) => r.raw), signal);
-      results.forEach((r, i) => {
-        if ('error' in r) this.deps.logger.warn('evm rebroadcast refused', { chain: this.chainId, txid: lost[i]!.txid, error: r.error });
-      });
+      for (const [i, r] of results.entries()) {
+        if (!('error' in r)) continue;
+        const row = lost[i]!;
+        this.deps.logger.warn('evm rebroadcast refused', { chain: this.chainId, txid: row.txid, error: r.error });
+        // Waiting for a lower base fee (replaced if it waits long), the node not reached, or its nonce
+        // used meanwhile (the next pass looks again): kept. Otherwise it can never be mined as it is
+        // (what it spends is gone: a reorganisation took the deposit away).
+        if (UNREACHED.test(r.error) || FEE_TOO_LOW.test(r.error) || nonceTakenError(r.error)) continue;
+        await store.write((em) => this.drop(em, row, `the node refused it again: ${r.error.replace(/^evm node [^:]*: /, '')}`, true));
+      }
     }
     const conflicted = unmined.filter((_, i) => states[i] === 'conflicted');
     if (conflicted.length > 0) {
@@ -404,6 +415,23 @@ export class EvmSendQueue {
       if ('error' in r) this.deps.logger.warn('evm replacement refused', { chain: this.chainId, kind: row.kind, txid: row.txid, error: r.error });
       else this.deps.logger.info('evm send replaced with a higher fee', { chain: this.chainId, kind: row.kind, nonce: row.nonce, txid: row.txid });
     });
+  }
+
+  /**
+   * The chain core's word on the wallet's own spends (TransferHandler of outgoing transfers): a
+   * final send whose transaction was reorganised away is followed again (back to `broadcast`, its
+   * owner told, so what was booked of it is taken back): mined again, it is final again; lost for
+   * good (what it spent left the chain with it), the node refuses it and it is dropped.
+   */
+  async onTransfer(em: EntityManager, transfer: ChainTransferRow): Promise<void> {
+    if (transfer.chain_id !== this.chainId || transfer.direction !== 'outgoing' || transfer.status !== 'reverted') return;
+    const [found] = await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`, [this.chainId, transfer.txid]);
+    if (!found) return;
+    const row = normalise(found);
+    const patch = { status: 'broadcast' as const, block_height: null, block_hash: null, succeeded: null, sent_height: row.block_height, updated_at: iso(this.deps.clock.now()) };
+    if (!(await updateSend(em, row, patch))) return;
+    await this.owner(row).onUnmined?.(em, { ...row, ...patch, succeeded: row.succeeded });
+    this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
   }
 
   /** A stored row with its signed bytes opened. */

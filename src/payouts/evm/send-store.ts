@@ -103,7 +103,8 @@ export async function updateSend(em: EntityManager, row: Pick<EvmSendRow, 'id' |
   return (await updateRows(em, 'evm_sends', set, { id: row.id, status: row.status })) === 1;
 }
 
-const normalise = (r: EvmSendRow): EvmSendRow => ({
+/** A row as the database returned it, its numbers as numbers. */
+export const normalise = (r: EvmSendRow): EvmSendRow => ({
   ...r,
   nonce: Number(r.nonce),
   sent_height: r.sent_height === null ? null : Number(r.sent_height),

@@ -175,6 +175,14 @@ export class EvmSweeper implements EvmSendOwner {
     if (row.succeeded !== 1) await this.release(em, row.id);
   }
 
+  /** Its block left the chain: what was booked of it when it was final is taken back (booked again if it is mined again). */
+  async onUnmined(em: EntityManager, row: EvmSendRow): Promise<void> {
+    if (row.booked_at === null) return;
+    const fee = Amount.fromBaseUnits(BigInt(row.fee_paid ?? '0'), NATIVE_DECIMALS);
+    const arrived = row.kind === 'topup' && row.succeeded === 1 ? Amount.fromBaseUnits(BigInt(row.amount), NATIVE_DECIMALS) : Amount.zero();
+    await this.deps.money.unbookOwnSend(em, { sendId: row.id, coinId: this.native, fee: row.kind === 'topup' ? Amount.zero() : fee, arrived });
+  }
+
   async onDropped(em: EntityManager, row: EvmSendRow): Promise<void> {
     if (row.kind === 'sweep') await this.release(em, row.id);
   }

@@ -120,3 +120,34 @@ test('a payout the node refuses while later payouts of the treasury wait behind 
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
+
+test('a deposit reorganised away after it was swept: the credit is taken back, the sweep leaves the books with it, and ledger verify and the books against the chain stay clean', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  const store = f.td.daemon.store;
+  const snapshot = await f.node.rpc<string>('evm_snapshot');
+  const inv = await f.paidInvoice('ETH', '0.5');
+  let stop = f.miner();
+  await f.until(async () => (await sendsWithStatus(store.read, f.chainId, ['mined'])).some((s) => s.kind === 'sweep' && s.booked_at !== null), 'swept and booked');
+  await f.quiet();
+  await stop();
+  const treasury = await treasuryOf(f);
+  t.true((await f.onChain(treasury, 'ETH')) > 0n, 'swept into the treasury');
+
+  // The payment and the sweep leave the chain; a longer branch without them follows.
+  t.true(await f.node.rpc<boolean>('evm_revert', [snapshot]));
+  await f.node.mine(CONFIRMATIONS + 3);
+  stop = f.miner();
+  t.teardown(stop);
+  await f.until(async () => (await f.balance('ETH')).available === '0', 'the credit taken back', 60_000);
+  await f.until(async () => (await store.read.query(`SELECT status FROM evm_sends WHERE kind = 'sweep'`))[0].status === 'dropped', 'the sweep dropped', 60_000);
+  await f.quiet();
+  await stop();
+
+  t.is(await f.onChain(treasury, 'ETH'), 0n);
+  t.is(await f.onChain(inv.address, 'ETH'), 0n);
+  const [sweep] = await store.read.query(`SELECT booked_at FROM evm_sends WHERE kind = 'sweep'`);
+  t.is(sweep.booked_at, null, 'its fee no longer booked');
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
