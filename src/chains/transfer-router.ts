@@ -5,19 +5,21 @@ import type { TransferHandler } from './types';
 const routeOf = (purpose: AddressPurpose, direction: TransferDirection): string => `${purpose}/${direction}`;
 
 /**
- * Hands each status change of a transfer to the handler of its address's purpose and its direction
- * (ARCHITECTURE "The money path, both ways"): a payment method or a payout is one registered
- * handler, and the chain core never names one. A transfer no handler is registered for is recorded
- * and left alone.
+ * Hands each status change of a transfer to the handlers of its address's purpose and its
+ * direction (ARCHITECTURE "The money path, both ways"): a payment method or a payout is one
+ * registered handler, and the chain core never names one. Several handlers of one route are called
+ * in the order they were registered (the payouts and the EVM sweeps both follow the wallet's own
+ * spends). A transfer no handler is registered for is recorded and left alone.
  */
 export class TransferRouter {
-  private readonly handlers = new Map<string, TransferHandler>();
+  private readonly handlers = new Map<string, TransferHandler[]>();
   private readonly screens: Array<(em: EntityManager, transfer: ChainTransferRow) => Promise<boolean>> = [];
 
   register(purpose: AddressPurpose, direction: TransferDirection, handler: TransferHandler): this {
     const route = routeOf(purpose, direction);
-    if (this.handlers.has(route)) throw new Error(`a transfer handler is already registered for ${route}`);
-    this.handlers.set(route, handler);
+    const list = this.handlers.get(route) ?? [];
+    if (list.includes(handler)) throw new Error(`this transfer handler is already registered for ${route}`);
+    this.handlers.set(route, [...list, handler]);
     return this;
   }
 
@@ -31,9 +33,9 @@ export class TransferRouter {
   }
 
   async route(em: EntityManager, transfer: ChainTransferRow, previous: TransferStatus | null): Promise<void> {
-    const handler = this.handlers.get(routeOf(transfer.purpose, transfer.direction));
-    if (!handler) return;
+    const handlers = this.handlers.get(routeOf(transfer.purpose, transfer.direction));
+    if (!handlers) return;
     for (const isOwn of this.screens) if (await isOwn(em, transfer)) return;
-    await handler.onTransfer(em, transfer, previous);
+    for (const handler of handlers) await handler.onTransfer(em, transfer, previous);
   }
 }

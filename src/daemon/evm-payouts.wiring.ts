@@ -61,7 +61,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     }
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
     const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
-    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
+    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, replaceAfterBlocks: deps.config.payouts.replace_after_blocks, clock: deps.clock, logger });
     const gasStation = deps.addresses.gasStation(chain.id);
     const sweeper = new EvmSweeper({
       chain,
@@ -75,8 +75,11 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
       clock: deps.clock,
       logger,
     });
-    queue.own('sweep', sweeper).own('topup', sweeper);
+    // The sweeper books what the chain takes for the wallet's own sends: its sweeps and top-ups, and the fillers of given-back nonces.
+    queue.own('sweep', sweeper).own('topup', sweeper).own('filler', sweeper);
     deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
+    // The wallet's own spends from every kind of address: a final send reorganised away is followed again.
+    for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) deps.router.register(purpose, 'outgoing', queue);
     const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
     const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, clock: deps.clock, logger });
     payouts.addGasNeed(() => rail.gasNeed());

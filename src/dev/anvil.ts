@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { JsonRpcProvider, Network, parseUnits } from 'ethers';
+import { HDNodeWallet, JsonRpcProvider, Network, parseUnits } from 'ethers';
 import type { ChainConfig } from '../config/schema';
-import { ANVIL_CHAIN_ID, AnvilNode } from './anvil-node';
+import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, AnvilNode } from './anvil-node';
 import type { SandboxChain, SandboxPayment } from './sandbox-chain';
 import { ensureTestUsdt, TEST_USDT_DECIMALS, testUsdt } from './test-usdt';
 
@@ -92,6 +92,8 @@ export const anvilSandbox: SandboxChain = {
   },
   fundGasStation,
   pay: (chain: ChainConfig, payment: SandboxPayment) => payOnAnvil(chain.rpc_url!, chain.chain_id!, chain.confirmations, payment),
+  // The payer account (anvil's own, from its mnemonic): outside the daemon's wallet.
+  payoutAddress: () => HDNodeWallet.fromPhrase(ANVIL_MNEMONIC, undefined, `m/44'/60'/0'/0/${PAYER}`).address,
   async mine(chain: ChainConfig, blocks: number) {
     const provider = anvilProvider(chain.rpc_url!, chain.chain_id!);
     try {

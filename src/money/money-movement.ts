@@ -261,6 +261,21 @@ export class MoneyMovement {
   }
 
   /**
+   * `bookOwnSend` taken back: the send's block left the chain after it was booked (a deep
+   * reorganisation), so neither its fee nor its top-up happened as booked; it is booked again
+   * if it is mined again. Whether this call took it back.
+   */
+  async unbookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
+    const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
+    if (!guard) return false;
+    const movements: Movement[] = [];
+    if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
+    if (s.fee.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.fee, code: 'network_cost', refId: s.sendId });
+    if (movements.length > 0) await this.deps.ledger.post(em, movements);
+    return true;
+  }
+
+  /**
    * A withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid and its
    * hold is released (the `fail` move), but the chain took its fee: the merchant is charged
    * `networkFee` in the withdrawn coin, by one `adjustment` row of the withdrawal (its unique live

@@ -354,7 +354,7 @@ export class PayoutWorker {
     const given = await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: `${REFUSED_BY_NODE}; its withdrawals go out one by one`, updated_at: now }, { id: row.id, status: row.status })) !== 1) return false;
-      await this.deps.rail.release(em, payout);
+      await this.deps.rail.release(em, payout, REFUSED_BY_NODE);
       return true;
     });
     this.deps.logger.warn('payout batch refused by the node: its withdrawals go out one by one', { chain: this.chainId, payout_id: row.id, withdrawals: payout.legs.length });
@@ -391,7 +391,7 @@ export class PayoutWorker {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: row.status })) !== 1) return;
-      await this.deps.rail.release(em, payout);
+      await this.deps.rail.release(em, payout, reason);
       for (const leg of payout.legs) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status === 'processing' || w.status === 'broadcast') await this.deps.withdrawals.payoutMove(em, w, 'fail', { failure_reason: reason });

@@ -154,8 +154,11 @@ export interface PayoutRail {
    */
   succeeded?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean>;
 
-  /** Gives back what the payout reserved, once no candidate of it can be mined any more. */
-  release(em: EntityManager, payout: StoredPayout): Promise<void>;
+  /**
+   * Gives back what the payout reserved, once no candidate of it can be mined any more; `reason`:
+   * why it failed (SPENT_BY_ANOTHER: another transaction used what it reserved).
+   */
+  release(em: EntityManager, payout: StoredPayout, reason?: string): Promise<void>;
 
   /**
    * True when the rail books what the chain takes for its transactions itself (EVM: per signed

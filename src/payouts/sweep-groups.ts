@@ -52,12 +52,18 @@ export async function dueSweepGroups(em: EntityManager, chainId: string, catalog
   });
 }
 
-/** Names the deposit transfers a sweep moves (each once: a second sweep of one fails the caller's transaction). */
-export async function markSwept(em: EntityManager, clock: Clock, sendId: string, transferIds: readonly string[]): Promise<void> {
+/**
+ * Names the deposit transfers each sweep moves, in multi-row inserts (each transfer once: one already
+ * named by another sweep fails the caller's transaction).
+ */
+export async function markSwept(em: EntityManager, clock: Clock, swept: ReadonlyArray<{ sendId: string; transferIds: readonly string[] }>): Promise<void> {
   const now = iso(clock.now());
-  for (const id of transferIds) {
-    const n = await rawRun(em, `INSERT INTO evm_swept_transfers (transfer_id, send_id, created_at) VALUES (${placeholder(em, 1)}, ${placeholder(em, 2)}, ${placeholder(em, 3)}) ON CONFLICT DO NOTHING`, [id, sendId, now]);
-    if (n !== 1) throw new Error(`deposit transfer ${id} is being swept already`);
+  const rows = swept.flatMap((s) => s.transferIds.map((id) => [id, s.sendId, now]));
+  for (let i = 0; i < rows.length; i += 300) {
+    const chunk = rows.slice(i, i + 300);
+    const values = chunk.map((_, j) => `(${placeholder(em, 3 * j + 1)}, ${placeholder(em, 3 * j + 2)}, ${placeholder(em, 3 * j + 3)})`).join(', ');
+    const n = await rawRun(em, `INSERT INTO evm_swept_transfers (transfer_id, send_id, created_at) VALUES ${values} ON CONFLICT DO NOTHING`, chunk.flat());
+    if (n !== chunk.length) throw new Error('a deposit transfer is being swept already');
   }
 }
 

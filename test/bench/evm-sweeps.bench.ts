@@ -74,7 +74,7 @@ export async function run(): Promise<void> {
     await rpc('anvil_setBalance', [gasStation.address, `0x${parseEther('1000').toString(16)}`]);
 
     const adapter = new EvmAdapter(chain);
-    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), clock: systemClock, logger: silentLogger });
+    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), replaceAfterBlocks: 6, clock: systemClock, logger: silentLogger });
     const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, clock: systemClock, logger: silentLogger });
     queue.own('sweep', sweeper).own('topup', sweeper);
 

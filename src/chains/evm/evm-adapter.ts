@@ -16,7 +16,7 @@ import {
 import { readConsistently } from '../consistent-read';
 import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { erc20BalanceOfData } from './erc20';
-import { EvmRpc } from './json-rpc';
+import { EvmRpc, type RpcCall } from './json-rpc';
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
 const FEE_HISTORY_BLOCKS = 10;
@@ -93,13 +93,13 @@ const BALANCE_OF = '0x70a08231';
  */
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
-  private readonly rpc: Pick<EvmRpc, 'call' | 'batch'>;
+  private readonly rpc: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>;
   private readonly expectedChainId: number;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
   /** `rpc`: the node's JSON-RPC (tests give a node in memory). */
-  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'>) {
+  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>) {
     this.chainId = chain.id;
     this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
@@ -306,10 +306,13 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The gas a call needs (eth_estimateGas); throws when the node says it would revert. */
   async estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint> {
-    const params: Record<string, string> = { from: call.from, to: call.to };
-    if (call.value !== undefined) params.value = `0x${call.value.toString(16)}`;
-    if (call.data) params.data = call.data;
-    return amountOf(await this.rpc.call<string>('eth_estimateGas', [params], signal), 'eth_estimateGas');
+    return amountOf(await this.rpc.call<string>('eth_estimateGas', [estimateParams(call)], signal), 'eth_estimateGas');
+  }
+
+  /** The gas of each call, in batched requests; per call its gas or the node's refusal (it would revert). */
+  async estimateGasAll(calls: readonly EvmCall[], signal?: AbortSignal): Promise<Array<{ gas: bigint } | { error: string }>> {
+    const answers = await this.settled<string>(calls.map((c) => ({ method: 'eth_estimateGas', params: [estimateParams(c)] })), signal);
+    return answers.map((a) => ('error' in a ? a : { gas: amountOf(a.result, 'eth_estimateGas') }));
   }
 
   /** The receipts of `txids` (null: not mined on the node's chain), in one batched request. */
@@ -324,19 +327,44 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   /**
-   * Sends several signed transactions side by side (the sweeps of one pass): each its own request,
-   * all at once. Per transaction its txid, or the node's refusal.
+   * Sends several signed transactions (the sweeps of one pass) in batched requests, in the order
+   * given. Per transaction its txid, or the node's refusal; one the node already holds counts as sent.
    */
   async broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>> {
+    const answers = await this.settled<string>(raws.map((raw) => ({ method: 'eth_sendRawTransaction', params: [raw] })), signal);
+    return answers.map((a, i) => ('error' in a ? (/already (known|imported)|alreadyknown/i.test(a.error) ? { txid: keccak256(raws[i]!) } : a) : { txid: a.result }));
+  }
+
+  /**
+   * What the node knows of sent transactions it has no receipt of, in batched requests (the sender
+   * and nonce given, not recovered from the bytes): `mempool` while it holds one; `conflicted` once
+   * its sender's nonce, pending transactions counted, passed it; otherwise `unknown`.
+   */
+  async sendStates(sends: ReadonlyArray<{ txid: string; from: string; nonce: number }>, signal?: AbortSignal): Promise<Array<'mempool' | 'conflicted' | 'unknown'>> {
+    if (sends.length === 0) return [];
+    const senders = [...new Set(sends.map((s) => s.from))];
+    const answers = await this.rpc.batch<unknown>(
+      [...sends.map((s) => ({ method: 'eth_getTransactionByHash', params: [s.txid] })), ...senders.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] }))],
+      signal,
+    );
+    const pending = new Map(senders.map((a, i) => [a, Number(answers[sends.length + i])]));
+    return sends.map((s, i) => (answers[i] ? 'mempool' : pending.get(s.from)! > s.nonce ? 'conflicted' : 'unknown'));
+  }
+
+  /** Each call's result or error: batched when the RPC client can, else a request each, side by side. */
+  private settled<T>(calls: RpcCall[], signal?: AbortSignal): Promise<Array<{ result: T } | { error: string }>> {
+    if (calls.length === 0) return Promise.resolve([]);
+    if (this.rpc.batchSettled) return this.rpc.batchSettled<T>(calls, signal);
     return Promise.all(
-      raws.map(async (raw) => {
-        try {
-          return { txid: await this.broadcast(raw, signal) };
-        } catch (err) {
-          signal?.throwIfAborted();
-          return { error: err instanceof Error ? err.message : String(err) };
-        }
-      }),
+      calls.map((c) =>
+        this.rpc.call<T>(c.method, c.params, signal).then(
+          (result) => ({ result }),
+          (err: unknown) => {
+            signal?.throwIfAborted();
+            return { error: err instanceof Error ? err.message : String(err) };
+          },
+        ),
+      ),
     );
   }
 
@@ -389,6 +417,13 @@ function amountOf(value: unknown, what: string): bigint {
 /** An EVM address's watch key: its 20 bytes, whatever the letters' case; null for a malformed one. */
 function evmWatchKey(address: string): Uint8Array | null {
   return /^0x[0-9a-fA-F]{40}$/.test(address) ? Buffer.from(address.slice(2), 'hex') : null;
+}
+
+function estimateParams(call: EvmCall): Record<string, string> {
+  const params: Record<string, string> = { from: call.from, to: call.to };
+  if (call.value !== undefined) params.value = `0x${call.value.toString(16)}`;
+  if (call.data) params.data = call.data;
+  return params;
 }
 
 const toHeader = (b: RpcHeader): BlockHeader => ({ height: Number(b.number), hash: b.hash, parentHash: b.parentHash });

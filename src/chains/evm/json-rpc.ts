@@ -18,6 +18,8 @@ interface RpcAnswer {
 
 /** Calls per batched POST: public nodes commonly refuse larger batches. */
 const MAX_BATCH = 100;
+/** Batched read requests in flight at once. */
+const PARALLEL_POSTS = 4;
 
 export class EvmRpc {
   private readonly url: string;
@@ -40,13 +42,42 @@ export class EvmRpc {
     return resultOf<T>(method, answer);
   }
 
-  /** The results in the order of `calls`; any failed call fails the whole batch. */
+  /**
+   * The results in the order of `calls`; any failed call fails the whole batch. Reads only: the
+   * requests of a long batch are sent a few at a time side by side.
+   */
   async batch<T>(calls: RpcCall[], signal?: AbortSignal): Promise<T[]> {
-    const out: T[] = [];
+    const chunks: RpcCall[][] = [];
+    for (let i = 0; i < calls.length; i += MAX_BATCH) chunks.push(calls.slice(i, i + MAX_BATCH));
+    const answers: Array<Array<RpcAnswer | undefined>> = new Array(chunks.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < chunks.length) {
+        const i = next++;
+        answers[i] = await this.post(chunks[i]!, signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_POSTS, chunks.length) }, worker));
+    return chunks.flatMap((chunk, i) => chunk.map((c, j) => resultOf<T>(c.method, answers[i]![j])));
+  }
+
+  /**
+   * Each call's result or its error, in the order of `calls`, the requests one after another (so
+   * transactions reach the node in the order given: a sender's nonces in turn). A node not reached
+   * fails the whole.
+   */
+  async batchSettled<T>(calls: RpcCall[], signal?: AbortSignal): Promise<Array<{ result: T } | { error: string }>> {
+    const out: Array<{ result: T } | { error: string }> = [];
     for (let i = 0; i < calls.length; i += MAX_BATCH) {
       const chunk = calls.slice(i, i + MAX_BATCH);
       const answers = await this.post(chunk, signal);
-      chunk.forEach((c, j) => out.push(resultOf<T>(c.method, answers[j])));
+      chunk.forEach((c, j) => {
+        try {
+          out.push({ result: resultOf<T>(c.method, answers[j]) });
+        } catch (err) {
+          out.push({ error: (err as Error).message });
+        }
+      });
     }
     return out;
   }

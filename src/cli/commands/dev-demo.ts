@@ -40,14 +40,17 @@ export async function enableDemoWithdrawals(daemon: Daemon, demo: { account_id: 
 /** What the banner's withdrawal examples pay: above the dust limit, well within a demo invoice's USD 25. */
 export const DEMO_WITHDRAWAL_AMOUNT = '0.0002';
 
+/** The same per sandbox coin (at the sandbox's fixed rates, a few dollars or less). */
+export const DEMO_WITHDRAWAL_AMOUNTS: Record<string, string> = { BTC: DEMO_WITHDRAWAL_AMOUNT, ETH: '0.001', USDT: '1' };
+
 /**
- * Signed curl lines of a Bitcoin withdrawal estimate and of the withdrawal itself (to the sandbox
- * payer's address, outside the daemon's wallet; pasting it twice returns the same withdrawal by its
+ * Signed curl lines of a withdrawal estimate and of the withdrawal itself (to the sandbox payer's
+ * address, outside the daemon's wallet; pasting it twice returns the same withdrawal by its
  * payout_id).
  */
-export const demoWithdrawalCurls = (baseUrl: string, keyId: string, secret: string, coinId: string, toAddress: string) => ({
-  estimate: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals/estimate', JSON.stringify({ coin_id: coinId, amount: DEMO_WITHDRAWAL_AMOUNT })),
-  withdrawal: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals', JSON.stringify({ coin_id: coinId, amount: DEMO_WITHDRAWAL_AMOUNT, to_address: toAddress, payout_id: 'sandbox-1' })),
+export const demoWithdrawalCurls = (baseUrl: string, keyId: string, secret: string, coinId: string, toAddress: string, amount = DEMO_WITHDRAWAL_AMOUNT, payoutId = 'sandbox-1') => ({
+  estimate: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals/estimate', JSON.stringify({ coin_id: coinId, amount })),
+  withdrawal: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals', JSON.stringify({ coin_id: coinId, amount, to_address: toAddress, payout_id: payoutId })),
 });
 
 /**

@@ -7,7 +7,7 @@ import type { Daemon } from '../../daemon/main';
 import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
-import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, enableDemoWithdrawals, prepareDemo } from './dev-demo';
+import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, DEMO_WITHDRAWAL_AMOUNTS, enableDemoWithdrawals, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
@@ -66,6 +66,18 @@ export function registerDevCommands(program: Command): void {
             info.estimate_curl_example = curls.estimate;
             info.withdrawal_curl_example = curls.withdrawal;
           }
+          // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
+          const evmTo = SANDBOX_CHAINS.find((f) => f.kind === 'evm')?.payoutAddress?.();
+          info.evm_withdrawal_examples = !evmTo
+            ? []
+            : chains
+                .filter((c) => c.kind === 'evm')
+                .flatMap((c) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin })))
+                .map(({ chain_id, coin }) => {
+                  const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
+                  const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, evmTo, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
+                  return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: evmTo, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
+                });
           info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
           if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
           else process.stdout.write(devBanner(info) + '\n');
@@ -189,6 +201,22 @@ function devBanner(info: Record<string, any>): string {
       'and make it (to the sandbox wallet; change payout_id for another):',
       '',
       info.withdrawal_curl_example,
+    );
+  }
+  for (const x of (info.evm_withdrawal_examples ?? []) as Array<Record<string, string>>) {
+    lines.push(
+      '',
+      `Once coinkeep dev pay has paid an invoice in ${x.ticker} on ${x.chain_id}, estimate a withdrawal of ${x.amount} ${x.ticker} (swept into the treasury first; the gas station pays a token's gas):`,
+      '',
+      x.estimate_curl_example!,
+      '',
+      `and make it (to the sandbox wallet ${x.to_address}; change payout_id for another):`,
+      '',
+      x.withdrawal_curl_example!,
+    );
+  }
+  if (info.withdrawal_curl_example || (info.evm_withdrawal_examples ?? []).length > 0) {
+    lines.push(
       '',
       'In the first 24 h after withdraw was granted a withdrawal waits in review (review_reason pattern): coinkeep dev approve WITHDRAWAL_ID',
       'Mine blocks to confirm a payout: coinkeep dev mine [N]',

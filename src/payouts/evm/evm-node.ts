@@ -9,9 +9,11 @@ export interface EvmNode {
   pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]>;
   balances(addresses: readonly string[], asset: string, tag?: string, signal?: AbortSignal): Promise<bigint[]>;
   estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint>;
+  estimateGasAll(calls: readonly EvmCall[], signal?: AbortSignal): Promise<Array<{ gas: bigint } | { error: string }>>;
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
   broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>>;
   sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
+  sendStates(sends: ReadonlyArray<{ txid: string; from: string; nonce: number }>, signal?: AbortSignal): Promise<Array<'mempool' | 'conflicted' | 'unknown'>>;
   receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>>;
 }
 

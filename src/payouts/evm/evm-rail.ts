@@ -9,6 +9,7 @@ import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
 import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
+import { SPENT_BY_ANOTHER } from '../payout-worker';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
@@ -184,10 +185,15 @@ export class EvmRail implements PayoutRail {
     return receipt.succeeded;
   }
 
-  /** The payout will never be mined: its nonce row no longer counts (the node's count decides the next). */
-  async release(em: EntityManager, payout: StoredPayout): Promise<void> {
+  /**
+   * The payout will never be mined: its nonce row no longer counts (the node's count decides the
+   * next). When no other transaction took its nonce and later sends of the treasury wait behind
+   * it, a filler takes it (EvmSendQueue.fillGap).
+   */
+  async release(em: EntityManager, payout: StoredPayout, reason?: string): Promise<void> {
     const row = await sendById(em, payout.reservation);
-    if (row?.status === 'reserved') await updateSend(em, row, { status: 'dropped' });
+    if (row?.status !== 'reserved' || !(await updateSend(em, row, { status: 'dropped' }))) return;
+    if (reason !== SPENT_BY_ANOTHER) await this.deps.queue.fillGap(em, row);
   }
 
   /**

@@ -1,17 +1,20 @@
 import type { EntityManager } from 'typeorm';
-import type { Catalog } from '../../catalog/coins';
+import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { erc20TransferData } from '../../chains/evm/erc20';
 import type { ChainConfig } from '../../config/schema';
 import type { Sealer } from '../../db/seal';
 import { cells } from '../../db/sealed-values';
+import { placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import { iso, type Clock } from '../../shared/clock';
 import { newTimeOrderedId } from '../../shared/ids';
 import type { Logger } from '../../shared/logger';
 import type { EvmSpend } from '../../wallet/signer';
 import type { SentTransaction } from '../../chains/types';
-import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
-import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
+import type { ChainTransferRow } from '../../db/entities/chain';
+import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import { NATIVE_TRANSFER_GAS } from './gas';
+import { insertSend, nextNonce, normalise, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
 export interface EvmSendOwner {
@@ -23,6 +26,8 @@ export interface EvmSendOwner {
   onDropped(em: EntityManager, row: EvmSendRow, reason: string): Promise<void>;
   /** Its block was dropped by a reorganisation before it was final: it is watched (and rebroadcast) again. */
   onUnmined?(em: EntityManager, row: EvmSendRow): Promise<void>;
+  /** Stuck, and its sender lacks `wei` of the gas its replacement at `fees` would need: the replacement waits until it holds them. */
+  onShort?(row: EvmSendRow, wei: bigint, fees: EvmFees, signal?: AbortSignal): Promise<void>;
 }
 
 /** A transaction to sign and store: from one of the wallet's keys, moving `amount` of `coinId` to `to`. */
@@ -42,6 +47,12 @@ export interface SendRequest {
   afterId?: string | null;
 }
 
+/** How often the node is asked about a broadcast send it has no receipt of (in its mempool? lost? displaced?). */
+const STATE_CHECK_MS = 2000;
+
+/** Node error texts that refuse a transaction for its fee only: it may be taken later, or replaced. */
+const FEE_TOO_LOW = /base fee|underpriced|fee too low|feecap|max fee per gas less/i;
+
 /** Node error texts that say nothing about the transaction: the node was not reached or not answering. */
 const UNREACHED = /unreachable|timed out|HTTP \d+|no answer|not JSON|without a result/;
 
@@ -55,6 +66,8 @@ const UNREACHED = /unreachable|timed out|HTTP \d+|no answer|not JSON|without a r
  */
 export class EvmSendQueue {
   private readonly owners = new Map<EvmSendKind, EvmSendOwner>();
+  /** When the node was last asked about a broadcast send without a receipt (ms), by send id. */
+  private readonly checkedAt = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -65,6 +78,8 @@ export class EvmSendQueue {
       signer: { signEvm(spend: EvmSpend): SentTransaction; signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] };
       /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
       sealer: Sealer;
+      /** A send waiting in the mempool this many blocks after it was sent is replaced with higher fees (payouts.replace_after_blocks). */
+      replaceAfterBlocks: number;
       clock: Clock;
       logger: Logger;
     },
@@ -123,17 +138,24 @@ export class EvmSendQueue {
     return this.store(em, req, nodePending, 'reserved');
   }
 
-  /** A payout's replacement: the same nonce and payment at `fees`, its row rewritten (still reserved). */
-  async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
-    const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, BigInt(row.amount)), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
-    const patch = {
+  /**
+   * A replacement: the same nonce and payment (or `amount`, a native sweep paying its higher gas)
+   * at `fees`, its row rewritten in its status (a payout's stays reserved; a queued send's wait
+   * before another replacement starts at `sentHeight`). Every earlier candidate is kept.
+   */
+  async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees, opts: { amount?: bigint; sentHeight?: number } = {}): Promise<EvmSendRow> {
+    const amount = opts.amount ?? BigInt(row.amount);
+    const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, amount), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
+    const patch: Partial<EvmSendRow> = {
       txid: signed.txid,
       raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
       candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
+      amount: amount.toString(),
       max_fee_per_gas: fees.maxFeePerGas.toString(),
       max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
       updated_at: iso(this.deps.clock.now()),
     };
+    if (opts.sentHeight !== undefined) patch.sent_height = opts.sentHeight;
     if (!(await updateSend(em, row, patch))) throw new Error(`evm send ${row.id} changed meanwhile`);
     return { ...row, ...patch, raw: signed.raw };
   }
@@ -202,10 +224,12 @@ export class EvmSendQueue {
       }
       const after = await sendById(store.read, row.after_id);
       if (!after || after.status === 'dropped' || (after.block_height !== null && after.succeeded === 0)) {
-        await store.write((em) => this.drop(em, row, 'the gas top-up before it failed'));
+        await store.write((em) => this.drop(em, row, 'the gas top-up before it failed', true));
       } else if (after.block_height !== null && after.succeeded === 1) ready.push(row);
     }
     if (ready.length === 0) return 0;
+    // Top-ups first: the sends that wait for them go out as soon as they are mined. (Each sender's nonces stay in order.)
+    ready.sort((a, b) => Number(b.kind === 'topup') - Number(a.kind === 'topup'));
     const tip = await node.tip(signal);
     const results = await node.broadcastAll(ready.map((r) => r.raw), signal);
     let sent = 0;
@@ -234,9 +258,10 @@ export class EvmSendQueue {
         await store.write((em) => updateSend(em, row, { status: 'broadcast', sent_height: tip.height, updated_at: iso(this.deps.clock.now()) }));
         continue;
       }
-      const reason = nonceTakenError(result.error) ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction` : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
+      const taken = nonceTakenError(result.error);
+      const reason = taken ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction` : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
       this.deps.logger.warn('evm send refused', { chain: this.chainId, kind: row.kind, txid: row.txid, reason });
-      await store.write((em) => this.drop(em, row, reason));
+      await store.write((em) => this.drop(em, row, reason, !taken));
     }
     return sent;
   }
@@ -245,7 +270,8 @@ export class EvmSendQueue {
    * Follows the broadcast sends: a receipt of any of a send's candidates marks it mined (final at
    * the chain's confirmations); a mined one whose receipt is gone was reorganised away and is
    * watched again; one the node does not know is broadcast again; one whose nonce another
-   * transaction took is dropped.
+   * transaction took is dropped; one waiting in the mempool `replaceAfterBlocks` after it was sent
+   * is replaced (same nonce, fees bumped). What the node is asked goes in batched requests.
    */
   async track(signal?: AbortSignal): Promise<void> {
     const { store, node, chain } = this.deps;
@@ -278,24 +304,135 @@ export class EvmSendQueue {
         }
       });
     }
-    for (const row of unmined) {
-      const now = iso(this.deps.clock.now());
-      if (row.block_height !== null) {
-        const patch = { block_height: null, block_hash: null, succeeded: null, fee_paid: null, updated_at: now };
-        await store.write(async (em) => {
-          if (await updateSend(em, row, patch)) await this.owner(row).onUnmined?.(em, { ...row, ...patch });
-        });
+    if (unmined.length === 0) return;
+    // Reorganised away: watched again, the wait before a replacement from now.
+    const back = unmined.filter((r) => r.block_height !== null);
+    if (back.length > 0) {
+      await store.write(async (em) => {
+        for (const row of back) {
+          const patch = { block_height: null, block_hash: null, succeeded: null, fee_paid: null, sent_height: tip.height, updated_at: now };
+          if (await updateSend(em, row, patch)) {
+            Object.assign(row, patch);
+            await this.owner(row).onUnmined?.(em, { ...row });
+          }
+        }
+      });
+    }
+    // What the node knows of the rest, each at most every STATE_CHECK_MS (a busy pool holds many for a while).
+    const clockNow = this.deps.clock.now().getTime();
+    const waiting = new Set(unmined.map((r) => r.id));
+    for (const id of this.checkedAt.keys()) if (!waiting.has(id)) this.checkedAt.delete(id);
+    const asked = unmined.filter((r) => back.includes(r) || clockNow - (this.checkedAt.get(r.id) ?? Date.parse(r.updated_at)) >= STATE_CHECK_MS);
+    if (asked.length === 0) return;
+    for (const r of asked) this.checkedAt.set(r.id, clockNow);
+    await this.follow(asked, tip.height, signal);
+  }
+
+  /** The node's knowledge of broadcast sends without a receipt: rebroadcast the lost, drop the displaced, replace the stuck. */
+  private async follow(unmined: EvmSendRow[], tip: number, signal?: AbortSignal): Promise<void> {
+    const { store, node } = this.deps;
+    const states = await node.sendStates(unmined.map((r) => ({ txid: r.txid, from: r.from_address, nonce: r.nonce })), signal);
+    const lost = unmined.filter((_, i) => states[i] === 'unknown');
+    if (lost.length > 0) {
+      const results = await node.broadcastAll(lost.map((r) => r.raw), signal);
+      for (const [i, r] of results.entries()) {
+        if (!('error' in r)) continue;
+        const row = lost[i]!;
+        this.deps.logger.warn('evm rebroadcast refused', { chain: this.chainId, txid: row.txid, error: r.error });
+        // Waiting for a lower base fee (replaced if it waits long), the node not reached, or its nonce
+        // used meanwhile (the next pass looks again): kept. Otherwise it can never be mined as it is
+        // (what it spends is gone: a reorganisation took the deposit away).
+        if (UNREACHED.test(r.error) || FEE_TOO_LOW.test(r.error) || nonceTakenError(r.error)) continue;
+        await store.write((em) => this.drop(em, row, `the node refused it again: ${r.error.replace(/^evm node [^:]*: /, '')}`, true));
       }
-      const status = await node.sentStatus(row, signal);
-      if (status.state === 'unknown') {
-        await node.broadcast(row.raw, signal).catch((err: unknown) => this.deps.logger.warn('evm rebroadcast refused', { chain: this.chainId, txid: row.txid, error: String(err) }));
-      } else if (status.state === 'conflicted') {
+    }
+    const conflicted = unmined.filter((_, i) => states[i] === 'conflicted');
+    if (conflicted.length > 0) {
+      // Mined since the receipts were read (an earlier candidate, say): the next pass sees it.
+      const late = await node.receipts(conflicted.flatMap(candidatesOf), signal);
+      let k = 0;
+      for (const row of conflicted) {
+        const n = candidatesOf(row).length;
+        const minedNow = late.slice(k, k + n).some((r) => r !== null);
+        k += n;
+        if (minedNow) continue;
         // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
         // then a restart before it was sent), which the latest replaces, or by another transaction.
         const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
-        if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`));
+        if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }
+    // Waiting, or put out of the mempool (a node drops what pays less than the base fee): replaced once its fees are too low.
+    const waited = unmined.filter((r, i) => states[i] !== 'conflicted' && r.sent_height !== null && tip - r.sent_height >= this.deps.replaceAfterBlocks);
+    if (waited.length > 0) await this.replaceStuck(waited, tip, signal);
+  }
+
+  /**
+   * Replaces sends not mined too long after they were sent, at fees below what the chain asks now: the same nonce and payment with both fee caps
+   * bumped (bumpedFees), stored before it is broadcast, every earlier candidate kept. A native
+   * sweep moves its whole balance, so the higher gas comes out of what it moves; a token sweep's
+   * address must hold the higher gas first (its owner asks the gas station: the replacement waits
+   * for the next passes); a top-up's gas station pays it.
+   */
+  private async replaceStuck(waited: EvmSendRow[], tip: number, signal?: AbortSignal): Promise<void> {
+    const { store, node } = this.deps;
+    const now = await currentFees(node, signal);
+    // Stuck: what a new transaction pays now is above what it offers. One that offers what the
+    // chain asks waits its turn (a busy mempool): a higher fee would not buy it a place sooner.
+    const stuck = waited.filter((r) => now.maxFeePerGas > BigInt(r.max_fee_per_gas) || now.maxPriorityFeePerGas > BigInt(r.max_priority_fee_per_gas));
+    if (stuck.length === 0) return;
+    const balances = await node.balances(stuck.map((r) => r.from_address), 'native', 'latest', signal);
+    const short: Array<{ row: EvmSendRow; wei: bigint }> = [];
+    const replaced = await store.write(async (em) => {
+      short.length = 0;
+      const out: EvmSendRow[] = [];
+      for (const [i, row] of stuck.entries()) {
+        const old = { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) };
+        const fees = bumpedFees(old, now);
+        const gas = BigInt(row.gas_limit);
+        const extra = gas * (fees.maxFeePerGas - old.maxFeePerGas);
+        let amount = BigInt(row.amount);
+        const native = this.deps.catalog.coin(row.coin_id)?.asset === 'native';
+        if (row.kind === 'sweep' && native) {
+          amount -= extra;
+          // Not worth it any more: it waits at its fee.
+          if (amount <= extra) continue;
+        } else if (row.kind === 'sweep') {
+          const spare = balances[i]! - gas * old.maxFeePerGas;
+          if (spare < extra) {
+            short.push({ row, wei: extra - spare });
+            continue;
+          }
+        }
+        out.push(await this.resign(em, row, fees, { amount, sentHeight: tip }));
+      }
+      return out;
+    });
+    for (const { row, wei } of short) await this.owner(row).onShort?.(row, wei, now, signal);
+    if (replaced.length === 0) return;
+    const results = await node.broadcastAll(replaced.map((r) => r.raw), signal);
+    replaced.forEach((row, i) => {
+      const r = results[i]!;
+      if ('error' in r) this.deps.logger.warn('evm replacement refused', { chain: this.chainId, kind: row.kind, txid: row.txid, error: r.error });
+      else this.deps.logger.info('evm send replaced with a higher fee', { chain: this.chainId, kind: row.kind, nonce: row.nonce, txid: row.txid });
+    });
+  }
+
+  /**
+   * The chain core's word on the wallet's own spends (TransferHandler of outgoing transfers): a
+   * final send whose transaction was reorganised away is followed again (back to `broadcast`, its
+   * owner told, so what was booked of it is taken back): mined again, it is final again; lost for
+   * good (what it spent left the chain with it), the node refuses it and it is dropped.
+   */
+  async onTransfer(em: EntityManager, transfer: ChainTransferRow): Promise<void> {
+    if (transfer.chain_id !== this.chainId || transfer.direction !== 'outgoing' || transfer.status !== 'reverted') return;
+    const [found] = await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`, [this.chainId, transfer.txid]);
+    if (!found) return;
+    const row = normalise(found);
+    const patch = { status: 'broadcast' as const, block_height: null, block_hash: null, succeeded: null, sent_height: row.block_height, updated_at: iso(this.deps.clock.now()) };
+    if (!(await updateSend(em, row, patch))) return;
+    await this.owner(row).onUnmined?.(em, { ...row, ...patch, succeeded: row.succeeded });
+    this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
   }
 
   /** A stored row with its signed bytes opened. */
@@ -303,8 +440,35 @@ export class EvmSendQueue {
     return { ...row, raw: this.deps.sealer.open(row.raw, cells.evmSend(row.id)) };
   }
 
-  private async drop(em: EntityManager, row: EvmSendRow, reason: string): Promise<void> {
-    if (await updateSend(em, row, { status: 'dropped', updated_at: iso(this.deps.clock.now()) })) await this.owner(row).onDropped(em, { ...row, status: 'dropped' }, reason);
+  /** The send will never be mined; `nonceFree`: nor did another transaction take its nonce (the gap is filled when later sends wait behind it). */
+  private async drop(em: EntityManager, row: EvmSendRow, reason: string, nonceFree: boolean): Promise<void> {
+    if (!(await updateSend(em, row, { status: 'dropped', updated_at: iso(this.deps.clock.now()) }))) return;
+    await this.owner(row).onDropped(em, { ...row, status: 'dropped' }, reason);
+    if (nonceFree) await this.fillGap(em, row);
+  }
+
+  /**
+   * A nonce given back (its send will never be mined, and no other transaction took it) while
+   * later sends of the same address are stored: those can never be mined until it is used, so a
+   * filler takes it: a transfer of nothing from the address to itself, at the given-back send's
+   * fees bumped (replaced like any send if it waits). Signed and stored here, sent by the next pass.
+   * Whether one was.
+   */
+  async fillGap(em: EntityManager, row: Pick<EvmSendRow, 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>): Promise<boolean> {
+    const p = (i: number) => placeholder(em, i);
+    const [later] = await rawQuery<{ live: number | string; here: number | string }>(
+      em,
+      `SELECT SUM(CASE WHEN nonce > ${p(1)} THEN 1 ELSE 0 END) AS live, SUM(CASE WHEN nonce = ${p(2)} THEN 1 ELSE 0 END) AS here ` +
+        `FROM evm_sends WHERE chain_id = ${p(3)} AND from_address = ${p(4)} AND status <> 'dropped'`,
+      [row.nonce, row.nonce, this.chainId, row.from_address],
+    );
+    if (Number(later?.live ?? 0) === 0 || Number(later?.here ?? 0) > 0) return false;
+    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
+    const req: SendRequest = { kind: 'filler', from: { address: row.from_address, path: row.from_path }, to: row.from_address, coinId: coinId(this.chainId, NATIVE_ASSET), amount: 0n, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id };
+    const filler = this.rowOf(req, row.nonce, this.deps.signer.signEvm(this.spend(req, row.nonce)), 'signed');
+    await insertSend(em, { ...filler, raw: this.deps.sealer.seal(filler.raw, cells.evmSend(filler.id)) });
+    this.deps.logger.warn('a nonce given back with later sends waiting: a filler takes it', { chain: this.chainId, address: row.from_address, nonce: row.nonce });
+    return true;
   }
 
   private owner(row: EvmSendRow): EvmSendOwner {

@@ -4,9 +4,10 @@ import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '..
 /**
  * What one of the wallet's own transactions on an account chain does (PRODUCT §8a): EVM and Tron
  * sweeps, top-ups (Tron: also a never-used address's activation) and EVM payouts; Tron's gas
- * station also stakes TRX for energy and delegates it (and takes it back) around token transfers.
+ * station also stakes TRX for energy and delegates it (and takes it back) around token transfers;
+ * an EVM filler uses a nonce given back while later sends wait behind it.
  */
-export type EvmSendKind = 'sweep' | 'topup' | 'payout' | 'stake' | 'delegate' | 'undelegate';
+export type EvmSendKind = 'sweep' | 'topup' | 'payout' | 'filler' | 'stake' | 'delegate' | 'undelegate';
 
 /**
  * reserved: a payout's nonce and bytes, which the payout worker sends and follows (never this queue);
@@ -113,7 +114,8 @@ export async function updateSend(em: EntityManager, row: Pick<EvmSendRow, 'id' |
   return (await updateRows(em, 'evm_sends', set, { id: row.id, status: row.status })) === 1;
 }
 
-const normalise = (r: EvmSendRow): EvmSendRow => ({
+/** A row as the database returned it, its numbers as numbers. */
+export const normalise = (r: EvmSendRow): EvmSendRow => ({
   ...r,
   nonce: Number(r.nonce),
   sent_height: r.sent_height === null ? null : Number(r.sent_height),

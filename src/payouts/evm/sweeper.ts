@@ -10,7 +10,7 @@ import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
-import { currentFees, type EvmNode } from './evm-node';
+import { currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import type { EvmSendOwner, EvmSendQueue } from './send-queue';
 import type { EvmSendRow } from './send-store';
@@ -73,33 +73,37 @@ export class EvmSweeper implements EvmSendOwner {
       for (const accountId of new Set(groups.map((g) => g.accountId))) out.set(accountId, (await this.deps.treasuryOf(em, accountId)).address);
       return out;
     });
-    const fees = await currentFees(node, signal);
     const addresses = groups.map((g) => g.address);
-    const [nativeBalances, [stationBalance]] = await Promise.all([node.balances(addresses, 'native', 'latest', signal), node.balances([this.deps.gasStation.address], 'native', 'latest', signal)]);
+    const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
+    const assets = [...new Set(tokenGroups.map((x) => x.asset))];
+    // The fees, the native balances, the gas station's and the token balances of the whole pass side by side, in batched requests.
+    const [fees, nativeBalances, [stationBalance], ...tokenBalances] = await Promise.all([
+      currentFees(node, signal),
+      node.balances(addresses, 'native', 'latest', signal),
+      node.balances([this.deps.gasStation.address], 'native', 'latest', signal),
+      ...assets.map((asset) => node.balances(tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address), asset, 'latest', signal)),
+    ]);
+    const held = new Map<number, bigint>();
+    assets.forEach((asset, k) => tokenGroups.filter((x) => x.asset === asset).forEach((x, j) => held.set(x.i, tokenBalances[k]![j]!)));
     // What the gas station can still give this pass (each top-up's own gas included).
     let station = stationBalance!;
     let needed = 0n;
     const planned: PlannedSweep[] = [];
-    // Token balances and gas estimates of the whole pass side by side: a round trip each, not one after another.
-    const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
-    const held = new Map<number, bigint>();
-    for (const asset of new Set(tokenGroups.map((x) => x.asset))) {
-      const of = tokenGroups.filter((x) => x.asset === asset);
-      (await node.balances(of.map((x) => x.g.address), asset, 'latest', signal)).forEach((b, j) => held.set(of[j]!.i, b));
-    }
+    // The token transfers' gas, in batched requests.
     const gas = new Map<number, bigint | null>();
-    await Promise.all(
-      tokenGroups.map(async ({ g, i, asset }) => {
-        const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
-        if (amount <= 0n) return gas.set(i, null);
-        try {
-          gas.set(i, await node.estimateGas({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, amount) }, signal));
-        } catch (err) {
-          this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: String(err) });
-          gas.set(i, null);
-        }
-      }),
+    // What a token sweep moves: what was credited, or less when the address holds less.
+    const movable = (i: number, g: SweepGroup): bigint => (held.get(i)! < g.credited ? held.get(i)! : g.credited);
+    const estimable = tokenGroups.filter(({ g, i }) => movable(i, g) > 0n);
+    const estimates = await node.estimateGasAll(
+      estimable.map(({ g, i, asset }) => ({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, movable(i, g)) })),
+      signal,
     );
+    estimable.forEach(({ g, i }, j) => {
+      const e = estimates[j]!;
+      if ('gas' in e) return gas.set(i, e.gas);
+      this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: e.error });
+      gas.set(i, null);
+    });
     for (const [i, g] of groups.entries()) {
       const treasury = treasuries.get(g.accountId)!;
       const balance = nativeBalances[i]!;
@@ -113,7 +117,7 @@ export class EvmSweeper implements EvmSendOwner {
       }
       const gasLimit = gas.get(i);
       if (!gasLimit) continue;
-      const amount = held.get(i)! < g.credited ? held.get(i)! : g.credited;
+      const amount = movable(i, g);
       const need = gasLimit * fees.maxFeePerGas;
       const topUp = need > balance ? need - balance : 0n;
       if (topUp > 0n) {
@@ -143,7 +147,7 @@ export class EvmSweeper implements EvmSendOwner {
         planned.map((p) => ({ kind: 'sweep' as const, from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId: after.get(p.address) ?? null })),
         (a) => pending.get(a)!,
       );
-      for (const [i, p] of planned.entries()) await this.markSwept(em, sweeps[i]!.id, p.transferIds);
+      await this.markSwept(em, planned.map((p, i) => ({ sendId: sweeps[i]!.id, transferIds: p.transferIds })));
     });
     this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: planned.length, top_ups: planned.filter((p) => p.topUp > 0n).length });
     return planned.length;
@@ -160,8 +164,40 @@ export class EvmSweeper implements EvmSendOwner {
     if (row.succeeded !== 1) await this.release(em, row.id);
   }
 
+  /** Its block left the chain: what was booked of it when it was final is taken back (booked again if it is mined again). */
+  async onUnmined(em: EntityManager, row: EvmSendRow): Promise<void> {
+    if (row.booked_at === null) return;
+    const fee = Amount.fromBaseUnits(BigInt(row.fee_paid ?? '0'), NATIVE_DECIMALS);
+    const arrived = row.kind === 'topup' && row.succeeded === 1 ? Amount.fromBaseUnits(BigInt(row.amount), NATIVE_DECIMALS) : Amount.zero();
+    await this.deps.money.unbookOwnSend(em, { sendId: row.id, coinId: this.native, fee: row.kind === 'topup' ? Amount.zero() : fee, arrived });
+  }
+
   async onDropped(em: EntityManager, row: EvmSendRow): Promise<void> {
     if (row.kind === 'sweep') await this.release(em, row.id);
+  }
+
+  /**
+   * A stuck token sweep whose address lacks `wei` of the gas its replacement needs: the gas station
+   * tops it up (at `fees`, as it must pass the same base fee), unless a top-up to it is on its way.
+   */
+  async onShort(row: EvmSendRow, wei: bigint, fees: EvmFees, signal?: AbortSignal): Promise<void> {
+    const station = this.deps.gasStation;
+    const [pending] = await this.deps.node.pendingNonces([station.address], signal);
+    const [stationBalance] = await this.deps.node.balances([station.address], 'native', 'latest', signal);
+    if (stationBalance! < wei + NATIVE_TRANSFER_GAS * fees.maxFeePerGas) {
+      this.deps.logger.warn('the gas station cannot pay the gas of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address });
+      return;
+    }
+    await this.deps.store.write(async (em) => {
+      const waiting = await rawQuery(
+        em,
+        `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
+        [this.deps.chain.id, row.from_address],
+      );
+      if (waiting.length > 0) return;
+      await this.deps.queue.sign(em, { kind: 'topup', from: station, to: row.from_address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id }, pending!);
+    });
+    this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
   }
 
   /**
@@ -182,8 +218,9 @@ export class EvmSweeper implements EvmSendOwner {
     });
   }
 
-  private async markSwept(em: EntityManager, sendId: string, transferIds: string[]): Promise<void> {
-    await markSwept(em, this.deps.clock, sendId, transferIds);
+  /** Names the deposits each sweep moves (multi-row inserts); one already named fails the pass's transaction. */
+  private async markSwept(em: EntityManager, swept: ReadonlyArray<{ sendId: string; transferIds: readonly string[] }>): Promise<void> {
+    await markSwept(em, this.deps.clock, swept);
   }
 
   private async release(em: EntityManager, sendId: string): Promise<void> {

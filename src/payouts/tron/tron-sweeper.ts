@@ -96,7 +96,7 @@ export class TronSweeper implements EvmSendOwner {
         if (amount <= 0n || amount <= cost) continue;
         await this.deps.store.write(async (em) => {
           const row = await this.deps.queue.sign(em, { kind: 'sweep', from: { address: g.address, path: g.path }, to: treasury.address, coinId: g.coinId, amount, maxBurn: cost, accountId: g.accountId }, head);
-          await markSwept(em, this.deps.clock, row.id, g.transferIds);
+          await markSwept(em, this.deps.clock, [{ sendId: row.id, transferIds: g.transferIds }]);
         });
         signed++;
         continue;
@@ -118,7 +118,7 @@ export class TronSweeper implements EvmSendOwner {
           { kind: 'sweep', from: { address: g.address, path: g.path }, to: treasury.address, coinId: g.coinId, amount, maxBurn: plan.burn, feeLimit: plan.feeLimit, accountId: g.accountId },
           head,
         );
-        await markSwept(em, this.deps.clock, row.id, g.transferIds);
+        await markSwept(em, this.deps.clock, [{ sendId: row.id, transferIds: g.transferIds }]);
       });
       signed++;
     }

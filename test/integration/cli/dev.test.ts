@@ -153,6 +153,34 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   const target = `/v1/invoices/${first!.invoiceId}`;
   const got = await fetch(info.base_url + target, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target }) });
   t.like(await got.json(), { status: 'paid' });
+
+  // The banner's ETH and USDT withdrawal examples, run as printed, estimate and make withdrawals
+  // from what dev pay paid in; once approved (the first day's wait in review) they are paid out.
+  const examples = info.evm_withdrawal_examples as Array<{ ticker: string; coin_id: string; amount: string; to_address: string; estimate_curl_example: string; withdrawal_curl_example: string }>;
+  t.deepEqual(examples.map((x) => x.ticker), ['ETH', 'USDT']);
+  const made: Array<{ id: string; ticker: string }> = [];
+  for (const x of examples) {
+    t.is(x.coin_id, info.chains[0].coins.find((c: { ticker: string }) => c.ticker === x.ticker).coin_id);
+    const estimate = await bash(x.estimate_curl_example);
+    t.is(estimate.code, 0, estimate.stderr);
+    t.like(JSON.parse(estimate.stdout), { coin_id: x.coin_id, amount: x.amount }, estimate.stdout);
+    const ran = await bash(x.withdrawal_curl_example);
+    t.is(ran.code, 0, ran.stderr);
+    const w = JSON.parse(ran.stdout);
+    t.like(w, { coin_id: x.coin_id, amount: x.amount, to_address: x.to_address, status: 'review', review_reason: 'pattern' }, ran.stdout);
+    const approved = await env.run(['--json', 'dev', 'approve', w.id]);
+    t.is(approved.code, 0, approved.stderr);
+    made.push({ id: w.id, ticker: x.ticker });
+  }
+  for (const w of made) {
+    const wTarget = `/v1/withdrawals/${w.id}`;
+    let last: { status?: string } = {};
+    for (const until = Date.now() + 90_000; last.status !== 'completed' && Date.now() < until; ) {
+      await env.run(['dev', 'mine', '1']);
+      last = (await (await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target: wTarget }) })).json()) as { status?: string };
+    }
+    t.is(last.status, 'completed', `${w.ticker}: ${JSON.stringify(last)}`);
+  }
   const stopped = await dev.stop('SIGTERM');
   t.is(stopped.code, 0);
 });

@@ -144,8 +144,11 @@ test('a transfer to an address whose purpose has no handler is recorded with tha
   t.deepEqual(await sink.calls(), []);
 });
 
-test('one handler per purpose and direction: registering a second is refused', (t) => {
-  const router = new TransferRouter().register('invoice', 'incoming', { onTransfer: async () => undefined });
-  t.throws(() => router.register('invoice', 'incoming', { onTransfer: async () => undefined }), { message: /already registered for invoice\/incoming/ });
-  t.notThrows(() => router.register('invoice', 'outgoing', { onTransfer: async () => undefined }));
+test('several handlers of one purpose and direction are called in the order registered; the same one twice is refused', async (t) => {
+  const calls: string[] = [];
+  const first = { onTransfer: async () => void calls.push('first') };
+  const router = new TransferRouter().register('invoice', 'incoming', first).register('invoice', 'incoming', { onTransfer: async () => void calls.push('second') });
+  t.throws(() => router.register('invoice', 'incoming', first), { message: /already registered for invoice\/incoming/ });
+  await router.route(undefined as never, { purpose: 'invoice', direction: 'incoming' } as never, null);
+  t.deepEqual(calls, ['first', 'second']);
 });
