@@ -73,8 +73,10 @@ export class WalletCoins {
     const filter = this.outputs.get(chainId);
     return indexSpends(spends, (s) => {
       if (s.outpoint !== undefined) return filter !== undefined && filter.mayHaveHash(outpointHash(s.outpoint.txid, s.outpoint.index));
-      if (s.from === undefined || (s.watchKey !== undefined && !this.watched.mayHaveKey(chainId, s.watchKey))) return false;
-      return this.watched.lookup(chainId, s.from) ?? false;
+      // The key first: an adapter may build `from` only when it is read (EVM: a keccak hash).
+      if (s.watchKey !== undefined && !this.watched.mayHaveKey(chainId, s.watchKey)) return false;
+      const from = s.from;
+      return (from !== undefined && this.watched.lookup(chainId, from)) || false;
     });
   }
 
