@@ -11,8 +11,8 @@ export type WatchKeyOf = (address: string) => Uint8Array | null;
  * them (the address text is then built and looked up only for the few that pass), else of the
  * address texts' hashes. A lookup in a map of a million strings misses the CPU's caches three or
  * four times (a bucket, an entry, the key string it compares); a probe of the filter once, and
- * probes in a row overlap their misses (Tron: 1,000 transfers screened in about a tenth of the
- * lookups' time, `npm run bench chains`).
+ * probes in a row overlap their misses (Tron, `npm run bench chains`: a block of 1,000 transfers
+ * paying nobody went from about 3.5 ms in the core, on a quiet machine, to about 1.5 ms on a busy one).
  */
 export class WatchedAddresses {
   private readonly byChain = new Map<string, Map<string, string>>();
