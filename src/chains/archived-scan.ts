@@ -253,7 +253,8 @@ export class ArchivedScan {
         parent = block.hash;
         last = block;
         for (const t of set.mayWatch(this.chainId, block.transfers)) {
-          if (set.lookup(this.chainId, t.to) === undefined || block.height <= since.get(t.to)!) continue;
+          const addressId = set.lookup(this.chainId, t.to);
+          if (addressId === undefined || block.height <= since.get(t.to)!) continue;
           const coin = this.coinByAsset.get(t.asset);
           if (!coin || t.amount <= 0n) continue;
           out.push({
@@ -262,6 +263,7 @@ export class ArchivedScan {
             txid: t.txid,
             index: t.index,
             address: t.to,
+            addressId,
             amount: Amount.fromBaseUnits(t.amount, coin.decimals).toString(),
             blockHeight: block.height,
             blockHash: block.hash,

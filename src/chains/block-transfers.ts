@@ -13,7 +13,7 @@ export function spendObservations(coins: WalletCoins, chainId: string, coinByAss
   if (!native) return [];
   const observations: OutgoingObservation[] = [];
   for (const block of blocks)
-    for (const { spend, index } of coins.maySpend(chainId, block.spends ?? []))
+    for (const { spend, index, addressId } of coins.maySpend(chainId, block.spends ?? []))
       observations.push({
         direction: 'outgoing',
         chainId,
@@ -22,6 +22,7 @@ export function spendObservations(coins: WalletCoins, chainId: string, coinByAss
         index,
         outpoint: spend.outpoint,
         from: spend.from,
+        addressId,
         nonce: spend.nonce,
         blockHeight: block.height,
         blockHash: block.hash,

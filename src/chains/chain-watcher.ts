@@ -336,7 +336,8 @@ export class ChainWatcher {
    * Only for transfers that passed WatchedAddresses.mayWatch: this builds their address text.
    */
   private observation(t: NormalisedTransfer, block: BlockRef | null, confirmations: number): IncomingObservation | null {
-    if (this.deps.watched.lookup(this.chainId, t.to) === undefined) return null;
+    const addressId = this.deps.watched.lookup(this.chainId, t.to);
+    if (addressId === undefined) return null;
     const coin = this.coinByAsset.get(t.asset);
     if (!coin || t.amount <= 0n) return null;
     return {
@@ -345,6 +346,7 @@ export class ChainWatcher {
       txid: t.txid,
       index: t.index,
       address: t.to,
+      addressId,
       amount: Amount.fromBaseUnits(t.amount, coin.decimals).toString(),
       blockHeight: block?.height ?? null,
       blockHash: block?.hash ?? null,

@@ -39,14 +39,19 @@ export class KeyFilter {
    * (a block of 4,000 outputs screened in about half the time, `npm run bench btc`).
    */
   pass<T>(items: readonly T[], keyOf: (item: T) => Uint8Array | undefined): T[] {
+    return this.passHashed(items, (item) => {
+      const key = keyOf(item);
+      // 0, never a key's hash: no key, so the item passes.
+      return key === undefined ? 0 : hashKey(key);
+    });
+  }
+
+  /** `pass` for keys its user hashes itself (`hashKey`, `hashText`, or its own ending in `mix`); 0: no key, the item passes. */
+  passHashed<T>(items: readonly T[], hashOf: (item: T) => number): T[] {
     const n = items.length;
     if (this.hashes.length < n) this.hashes = new Uint32Array(n);
     const { hashes, slots } = this;
-    for (let i = 0; i < n; i++) {
-      const key = keyOf(items[i]!);
-      // 0, never a key's hash: no key, so the item passes.
-      hashes[i] = key === undefined ? 0 : hashKey(key);
-    }
+    for (let i = 0; i < n; i++) hashes[i] = hashOf(items[i]!);
     const passed: T[] = [];
     for (let i = 0; i < n; i++) if (hashes[i] === 0 || this.findSlot(slots, hashes[i]!) >= 0) passed.push(items[i]!);
     return passed;
@@ -82,7 +87,7 @@ export class KeyFilter {
  * has not cached, and reading 8 bytes of each rather than all of them halves their hashing
  * (`npm run bench btc`). Keys alike in those bytes only share a hash: a "maybe" more, confirmed away.
  */
-function hashKey(key: Uint8Array): number {
+export function hashKey(key: Uint8Array): number {
   const n = key.length;
   let h: number;
   if (n < 8) {
@@ -95,6 +100,24 @@ function hashKey(key: Uint8Array): number {
     const hi = key[m + 4]! | (key[m + 5]! << 8) | (key[m + 6]! << 16) | (key[m + 7]! << 24);
     h = Math.imul(lo ^ n, 0xcc9e2d51) ^ Math.imul(hi, 0x1b873593);
   }
+  return mix(h);
+}
+
+/** Characters of an address text a hash reads (see `hashText`). */
+const TEXT_SPAN = 16;
+
+/**
+ * The hash of an address text (a family's canonical form): its length and its middle 16
+ * characters, or all of a shorter one. Every form's prefix is fixed (`T`, `0x`, `bc1q`) and its
+ * middle uniformly random (base58, hex, bech32 of a hash): 16 characters of it carry 64 bits or
+ * more, and the rest only costs reading.
+ */
+export function hashText(text: string): number {
+  const n = text.length;
+  const from = n > TEXT_SPAN ? (n - TEXT_SPAN) >> 1 : 0;
+  const to = Math.min(n, from + TEXT_SPAN);
+  let h = 0x811c9dc5 ^ n;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return mix(h);
 }
 

@@ -19,7 +19,6 @@ const chainTransferKey = (chainId: string, txid: string, coinId: string, index: 
   `${chainId}\u0000${transferKey(txid, coinId, index, direction)}`;
 const obsKey = (o: TransferObservation): string => chainTransferKey(o.chainId, o.txid, o.coinId, o.index, o.direction ?? 'incoming');
 const rowKey = (r: ChainTransferRow): string => chainTransferKey(r.chain_id, r.txid, r.coin_id, r.output_index, r.direction);
-const addressKey = (chainId: string, address: string): string => `${chainId}\u0000${address}`;
 
 /** The wallet address an observation pays or spends from; none for a Bitcoin input (its output's). */
 const walletAddressOf = (o: TransferObservation): string | undefined => (o.direction === 'outgoing' ? o.from : o.address);
@@ -41,13 +40,23 @@ function chunks<T>(xs: T[]): T[][] {
 }
 
 /**
- * A table's rows of one chain whose `column` is one of `values`, as plain SQL: read once a block
- * (TypeORM's find cost more than the query). The tables' columns are the rows' keys, with the same
- * types on SQLite and PostgreSQL (text and 32-bit integers).
+ * A chain's transfers of these txids, as plain SQL: read once a block (TypeORM's find cost more
+ * than the query). The table's columns are the rows' keys, with the same types on SQLite and
+ * PostgreSQL (text and 32-bit integers).
  */
-async function selectWhereIn<T>(em: EntityManager, table: 'chain_transfers' | 'addresses', chainId: string, column: 'txid' | 'address', values: string[]): Promise<T[]> {
-  const list = inList(em, values, 2);
-  return rawQuery<T>(em, `SELECT * FROM ${table} WHERE chain_id = ${placeholder(em, 1)} AND ${column} ${list.sql}`, [chainId, ...list.params]);
+async function transfersWhereIn(em: EntityManager, chainId: string, txids: string[]): Promise<ChainTransferRow[]> {
+  const list = inList(em, txids, 2);
+  return rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND txid ${list.sql}`, [chainId, ...list.params]);
+}
+
+/**
+ * Address rows by their primary key (the watched set's values): the addresses table has no index
+ * on the address text (migration 0009 dropped it), so a read by address scanned every address of
+ * the chain, a million rows on a busy one.
+ */
+async function addressesWhereIn(em: EntityManager, ids: string[]): Promise<AddressRow[]> {
+  const list = inList(em, ids, 1);
+  return rawQuery<AddressRow>(em, `SELECT * FROM addresses WHERE id ${list.sql}`, list.params);
 }
 
 /** The columns a status change of a transfer writes (the rest never change). */
@@ -129,9 +138,9 @@ export class TransferRecorder {
       const { purpose, address, address_id, account_id, amount } = output;
       return { purpose, address, address_id, account_id, amount, spent_transfer_id: output.id, nonce: null };
     }
-    const address = walletAddressOf(obs);
-    const row = address === undefined ? undefined : addresses.get(addressKey(obs.chainId, address));
-    if (!row) return null;
+    const row = obs.addressId === undefined ? undefined : addresses.get(obs.addressId);
+    // The row must be the address observed (an id the watched set holds for it always is).
+    if (!row || row.chain_id !== obs.chainId || row.address !== walletAddressOf(obs)) return null;
     const outgoing = obs.direction === 'outgoing';
     return {
       purpose: row.purpose,
@@ -200,16 +209,16 @@ export class TransferRecorder {
     const rows = new Map<string, ChainTransferRow>();
     for (const [chainId, txids] of txidsByChain)
       for (const chunk of chunks(txids))
-        for (const row of await selectWhereIn<ChainTransferRow>(em, 'chain_transfers', chainId, 'txid', chunk)) rows.set(rowKey(row), row);
+        for (const row of await transfersWhereIn(em, chainId, chunk)) rows.set(rowKey(row), row);
     return rows;
   }
 
-  /** The address rows `observations` pay or spend from, by chain and address. */
+  /** The address rows `observations` pay or spend from, by id. */
   private async addressRows(em: EntityManager, observations: TransferObservation[]): Promise<Map<string, AddressRow>> {
+    const ids = new Set<string>();
+    for (const o of observations) if (o.addressId !== undefined) ids.add(o.addressId);
     const rows = new Map<string, AddressRow>();
-    for (const [chainId, addresses] of groupByChain(observations, walletAddressOf))
-      for (const chunk of chunks(addresses))
-        for (const row of await selectWhereIn<AddressRow>(em, 'addresses', chainId, 'address', chunk)) rows.set(addressKey(chainId, row.address), row);
+    for (const chunk of chunks([...ids])) for (const row of await addressesWhereIn(em, chunk)) rows.set(row.id, row);
     return rows;
   }
 

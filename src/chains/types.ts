@@ -218,6 +218,8 @@ interface Sighting {
 export interface IncomingObservation extends Sighting {
   direction?: 'incoming';
   address: string;
+  /** The id of `address`'s row, as the watched set gives it: the row is read by its primary key. */
+  addressId: string;
   /** Decimal string in coin units. */
   amount: string;
 }
@@ -230,6 +232,8 @@ export interface OutgoingObservation extends Sighting {
   direction: 'outgoing';
   outpoint?: { txid: string; index: number };
   from?: string;
+  /** With `from`: the id of its address row, as the watched set gives it. */
+  addressId?: string;
   nonce?: number;
 }
 

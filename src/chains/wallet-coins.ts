@@ -11,21 +11,26 @@ const LOAD_PAGE = 10_000;
 export interface IndexedSpend {
   spend: NormalisedSpend;
   index: number;
+  /** A spend from a watched address (`from`): that address row's id. */
+  addressId?: string;
 }
 
 /**
- * The spends of `spends` that `keep` accepts, each with its position in its transaction. An
- * adapter lists a transaction's spends together and in input order (one per input on Bitcoin, one
- * per transaction on EVM and Tron), so the position is a count within each run of one txid.
+ * The spends of `spends` that `keep` accepts (true, or the id of the watched address row it
+ * spends from), each with its position in its transaction. An adapter lists a transaction's
+ * spends together and in input order (one per input on Bitcoin, one per transaction on EVM and
+ * Tron), so the position is a count within each run of one txid.
  */
-export function indexSpends(spends: readonly NormalisedSpend[], keep: (s: NormalisedSpend) => boolean = () => true): IndexedSpend[] {
+export function indexSpends(spends: readonly NormalisedSpend[], keep: (s: NormalisedSpend) => boolean | string = () => true): IndexedSpend[] {
   const out: IndexedSpend[] = [];
   let txid: string | undefined;
   let index = 0;
   for (const spend of spends) {
     index = spend.txid === txid ? index + 1 : 0;
     txid = spend.txid;
-    if (keep(spend)) out.push({ spend, index });
+    const kept = keep(spend);
+    if (kept === true) out.push({ spend, index });
+    else if (kept !== false) out.push({ spend, index, addressId: kept });
   }
   return out;
 }
@@ -63,14 +68,16 @@ export class WalletCoins {
     filter.addHash(outpointHash(txid, index));
   }
 
-  /** The spends (with their positions) that may spend this chain's wallet coins. */
+  /** The spends (with their positions, and the address row of a spend from a watched address) that may spend this chain's wallet coins. */
   maySpend(chainId: string, spends: readonly NormalisedSpend[]): IndexedSpend[] {
     const filter = this.outputs.get(chainId);
-    return indexSpends(spends, (s) =>
-      s.outpoint !== undefined
-        ? filter !== undefined && filter.mayHaveHash(outpointHash(s.outpoint.txid, s.outpoint.index))
-        : (s.watchKey === undefined || this.watched.mayHaveKey(chainId, s.watchKey)) && s.from !== undefined && this.watched.lookup(chainId, s.from) !== undefined,
-    );
+    return indexSpends(spends, (s) => {
+      if (s.outpoint !== undefined) return filter !== undefined && filter.mayHaveHash(outpointHash(s.outpoint.txid, s.outpoint.index));
+      // The key first: an adapter may build `from` only when it is read (EVM: a keccak hash).
+      if (s.watchKey !== undefined && !this.watched.mayHaveKey(chainId, s.watchKey)) return false;
+      const from = s.from;
+      return (from !== undefined && this.watched.lookup(chainId, from)) || false;
+    });
   }
 
   /**

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
-import vm from 'node:vm';
+import { spawn } from 'node:child_process';
 import { getAddress, id, Interface } from 'ethers';
 import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
 import { tronFromHex } from '../../src/chains/tron/derive';
@@ -14,7 +15,8 @@ import { coinId } from '../../src/catalog/coins';
 import { ChainTransferEntity } from '../../src/db/entities/chain';
 import { parseConfig } from '../../src/config/schema';
 import { loadMasterKey } from '../../src/db/seal';
-import { startDaemon } from '../../src/daemon/main';
+import { startDaemon, type Daemon } from '../../src/daemon/main';
+import { rawQuery } from '../../src/db/raw';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import { silentLogger } from '../../src/shared/logger';
 import { newId } from '../../src/shared/ids';
@@ -28,10 +30,14 @@ import { fmt, report } from './lib';
 const TRANSFERS_PER_BLOCK = Number(process.env.BENCH_BLOCK_TRANSFERS ?? 1000);
 const WATCHED = Number(process.env.BENCH_WATCHED ?? 1_000_000);
 /** The first half of the blocks pay nobody we watch; in the second half, HITS_PER_BLOCK transfers pay invoices. */
-const BLOCKS = 6;
-const HIT_BLOCKS = 3;
+const BLOCKS = 2 * Number(process.env.BENCH_HIT_BLOCKS ?? 3);
+const HIT_BLOCKS = BLOCKS / 2;
 const HITS_PER_BLOCK = 10;
 const FETCH_ROUNDS = 3;
+/** The parts run (BENCH_CHAINS=tron,memory: some of them); all by default. */
+const PARTS = new Set((process.env.BENCH_CHAINS ?? 'evm,tron,memory').split(','));
+/** A directory: the core's part of each chain run is CPU-profiled there (a .cpuprofile per chain, for Chrome DevTools). */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
@@ -43,13 +49,14 @@ const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
  * 0.1 × fetch); and the memory of the watched set at 1,000,000 addresses.
  */
 export async function run(): Promise<void> {
-  try {
-    await evmChainCore();
-  } finally {
-    await killAllAnvils();
-  }
-  await tronChainCore();
-  watchedSetMemory();
+  if (PARTS.has('evm'))
+    try {
+      await evmChainCore();
+    } finally {
+      await killAllAnvils();
+    }
+  if (PARTS.has('tron')) await tronChainCore();
+  if (PARTS.has('memory')) await watchedSetMemory();
 }
 
 async function evmChainCore(): Promise<void> {
@@ -187,8 +194,9 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
     fetched.slice(BLOCKS - HIT_BLOCKS).forEach((block, b) => {
       for (let i = 0; i < HITS_PER_BLOCK; i++) block.transfers[i * Math.floor(TRANSFERS_PER_BLOCK / HITS_PER_BLOCK)]!.to = invoiceAddresses[b * HITS_PER_BLOCK + i]!;
     });
-    for (let i = daemon.watched.size(chain.id); i < WATCHED; i++) daemon.watched.add(chain.id, randomAddress(), newId());
+    await watchMany(daemon, chain.id, m.accountId, coinId(chain.id, token), randomAddress);
     const processMs: number[] = [];
+    const profiler = PROFILE_DIR === undefined ? undefined : await startProfile();
     for (let b = 0; b < BLOCKS; b++) {
       replay.reveal(b);
       const t0 = process.hrtime.bigint();
@@ -196,6 +204,7 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
       processMs.push(ms(t0));
       if (watcher.status().scanned_height !== fetched[b]!.height) throw new Error(`block ${fetched[b]!.height} not scanned: ${JSON.stringify(watcher.status())}`);
     }
+    if (profiler) await profiler.stop(path.join(PROFILE_DIR!, `${chain.id}-core.cpuprofile`));
     const seen = await daemon.store.read.count(ChainTransferEntity);
 
     const fetchMedian = median(fetchMs);
@@ -224,6 +233,62 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
   }
 }
 
+/** Address rows per INSERT while the watched addresses are stored. */
+const INSERT_ROWS = 500;
+
+/**
+ * Watches WATCHED addresses on the chain, as a daemon that issued them does: each is a row of the
+ * addresses table too, so every read the core makes of that table runs against a million rows (with
+ * the addresses in memory only, a read by address text scanning the chain's rows looked free).
+ */
+async function watchMany(daemon: Daemon, chainId: string, accountId: string, coin: string, randomAddress: () => string): Promise<void> {
+  const now = new Date().toISOString();
+  let rows: unknown[][] = [];
+  const flush = async () => {
+    if (rows.length === 0) return;
+    const values = rows.map(() => `(?, ?, ?, ?, ?, ?, ?, 'invoice', NULL, 'active', ?, ?)`).join(', ');
+    const batch = rows;
+    rows = [];
+    await daemon.store.write((em) =>
+      rawQuery(
+        em,
+        `INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at) VALUES ${values}`,
+        batch.flat(),
+      ),
+    );
+  };
+  for (let i = daemon.watched.size(chainId); i < WATCHED; i++) {
+    const id = newId();
+    const address = randomAddress();
+    daemon.watched.add(chainId, address, id);
+    // Paths of a branch the wallet never derives from: the rows are the bench's alone.
+    rows.push([id, accountId, chainId, coin, address, `m/bench/${i}`, i, now, now]);
+    if (rows.length === INSERT_ROWS) await flush();
+  }
+  await flush();
+  // Into the database file, as a daemon running for a while has them: a write-ahead log of a
+  // million fresh rows makes every commit after it slower (the daemon checkpoints in the background).
+  await daemon.store.read.query('PRAGMA wal_checkpoint(TRUNCATE)');
+}
+
+/** A CPU profile of this process from now (50 µs samples: a block's core part is a few ms); `stop` writes it. */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 50 });
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`  (CPU profile of the core part: ${file})`);
+    },
+  };
+}
+
 /** The two requests the adapter makes for a block, timed to the last byte without parsing. */
 async function rawFetch(rpcUrl: string, height: number, token: string): Promise<void> {
   const tag = '0x' + height.toString(16);
@@ -235,34 +300,70 @@ async function rawFetch(rpcUrl: string, height: number, token: string): Promise<
   ]);
 }
 
-function watchedSetMemory(): void {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as () => void;
+/**
+ * The watched set's memory, measured in a process of its own started with --expose-gc: in this
+ * one, the daemons of the runs above leave garbage that a collection during the measurement frees
+ * (the heap then "grew" by a negative amount).
+ */
+async function watchedSetMemory(): Promise<void> {
+  const child = spawn(process.execPath, ['--expose-gc', __filename], { env: { ...process.env, BENCH_WATCHED_SET_CHILD: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((resolve, reject) => child.on('error', reject).on('exit', resolve));
+  if (code !== 0) throw new Error(`the watched set's measurement exited with ${code}`);
+}
+
+/** The heap's used bytes after full collections (nothing left to free), and the bytes held off it (typed arrays). */
+function settled(gc: () => void): { heap: number; offHeap: number } {
+  for (let i = 0; i < 3; i++) gc();
+  return { heap: v8.getHeapStatistics().used_heap_size, offHeap: process.memoryUsage().arrayBuffers };
+}
+
+/** In the child process of watchedSetMemory. */
+function measureWatchedSet(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
   // Random bytes off the heap, so the heap growth measured is the set with its strings alone.
   const raw = randomBytes(20 * WATCHED);
   const addressAt = (i: number) => getAddress('0x' + raw.toString('hex', i * 20, i * 20 + 20));
   // Flat strings, as the database driver hands them over (a string built by concatenation is a rope).
   const flat = (s: string) => Buffer.from(s, 'latin1').toString('latin1');
-  gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = settled(gc);
   const watched = new WatchedAddresses();
   for (let i = 0; i < WATCHED; i++) watched.add('ethereum', flat(addressAt(i)), flat(newId()));
-  gc();
-  const setBytes = process.memoryUsage().heapUsed - before;
+  const after = settled(gc);
+  const setBytes = after.heap - before.heap;
+  const filterBytes = after.offHeap - before.offHeap;
   const probes = Array.from({ length: 1000 }, (_, i) => (i % 2 ? addressAt(i * 7) : getAddress('0x' + randomBytes(20).toString('hex'))));
-  const t0 = process.hrtime.bigint();
+  let t0 = process.hrtime.bigint();
   let hits = 0;
   for (let i = 0; i < 1_000_000; i++) if (watched.lookup('ethereum', probes[i % probes.length]!) !== undefined) hits++;
   const lookupNs = (ms(t0) * 1e6) / 1_000_000;
+  // The screen a block's transfers pass first (of 1,000 transfers, half to watched addresses here).
+  const transfers = probes.map((to) => ({ to }));
+  t0 = process.hrtime.bigint();
+  let passed = 0;
+  for (let i = 0; i < 1000; i++) passed += watched.mayWatch('ethereum', transfers).length;
+  const screenNs = (ms(t0) * 1e6) / 1_000_000;
   const charBytes = WATCHED * (42 + 36);
-  report(`watched set: ${watched.size().toLocaleString('en')} EVM addresses (address and row id strings included)`, [
+  report(`watched set: ${watched.size().toLocaleString('en')} EVM addresses (address and row id strings included; own process, after forced GCs)`, [
     ['address + id characters MiB (baseline)', fmt(charBytes / 1024 / 1024)],
     ['heap MiB of the set', fmt(setBytes / 1024 / 1024)],
-    ['bytes per address', fmt(setBytes / watched.size(), 0)],
+    ['off-heap MiB of the set (its text filter)', fmt(filterBytes / 1024 / 1024)],
+    ['bytes per address (heap)', fmt(setBytes / watched.size(), 0)],
     ['lookup ns (half hits)', fmt(lookupNs, 0)],
+    ['screen ns per transfer (mayWatch, half hits)', fmt(screenNs, 0)],
     ['ratio heap / characters', fmt(setBytes / charBytes, 2)],
     ['hits of 1,000,000 lookups', String(hits)],
+    ['passed of 1,000,000 screened', String(passed)],
   ]);
+}
+
+if (process.env.BENCH_WATCHED_SET_CHILD === '1' && require.main === module) {
+  try {
+    measureWatchedSet();
+  } catch (err) {
+    console.error(err);
+    process.exit(1);
+  }
 }
 
 /**

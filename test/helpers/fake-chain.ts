@@ -1,4 +1,4 @@
-import { ChainTransferEntity, type ChainTransferRow } from '../../src/db/entities/chain';
+import { AddressEntity, ChainTransferEntity, type ChainTransferRow } from '../../src/db/entities/chain';
 import type { Store } from '../../src/db/store';
 import type { TransferRecorder } from '../../src/chains/transfer-recorder';
 
@@ -55,7 +55,7 @@ export class FakeChainSource {
   }
 
   private observe(t: FakeTransfer, blockHeight: number | null, confirmations: number): Promise<ChainTransferRow | null> {
-    return this.store.write((em) =>
+    return this.store.write(async (em) =>
       this.recorder.observe(
         em,
         {
@@ -64,6 +64,8 @@ export class FakeChainSource {
           txid: t.txid,
           index: t.index,
           address: t.address,
+          // As the chain core takes it from the watched set; none for an address not the wallet's.
+          addressId: (await em.findOneBy(AddressEntity, { chain_id: t.chainId, address: t.address }))?.id ?? 'not-the-wallets',
           amount: t.amount,
           blockHeight,
           blockHash: blockHeight === null ? null : `0xblock${blockHeight}`,

@@ -17,6 +17,7 @@ const seen = (txid: string, confirmations: number): IncomingObservation => ({
   txid,
   index: 0,
   address: '0xA11CE',
+  addressId: '00000000-0000-4000-8000-000000000001',
   amount: '1',
   blockHeight: 10,
   blockHash: '0xb10',

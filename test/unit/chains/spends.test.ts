@@ -3,6 +3,7 @@ import { coinId } from '../../../src/catalog/coins';
 import { TransferRouter } from '../../../src/chains/transfer-router';
 import type { NormalisedSpend } from '../../../src/chains/types';
 import { WalletCoins } from '../../../src/chains/wallet-coins';
+import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { RecordingSink } from './fake-chain';
 import { ALICE, BOB, eth, setup, STRANGER } from './watcher-harness';
@@ -151,4 +152,25 @@ test('several handlers of one purpose and direction are called in the order regi
   t.throws(() => router.register('invoice', 'incoming', first), { message: /already registered for invoice\/incoming/ });
   await router.route(undefined as never, { purpose: 'invoice', direction: 'incoming' } as never, null);
   t.deepEqual(calls, ['first', 'second']);
+});
+
+test('a spend whose sender\'s watch key no watched address has is dropped without its `from` being read (an adapter may build it then: EVM hashes it)', (t) => {
+  const watched = new WatchedAddresses();
+  const key = (a: string) => new TextEncoder().encode(a);
+  watched.add('ethereum', ALICE, 'id-alice');
+  watched.keyBy('ethereum', key);
+  const coins = new WalletCoins(watched);
+  let reads = 0;
+  const spend = (txid: string, sender: string): NormalisedSpend => ({
+    txid,
+    nonce: 0,
+    watchKey: key(sender),
+    get from() {
+      reads++;
+      return sender;
+    },
+  });
+  const kept = coins.maySpend('ethereum', [spend('0x1', BOB), spend('0x2', STRANGER), spend('0x3', ALICE)]);
+  t.deepEqual(kept.map((k) => [k.spend.txid, k.addressId]), [['0x3', 'id-alice']]);
+  t.is(reads, 1);
 });

@@ -32,19 +32,42 @@ test('a key filter passes, in order, the items whose key may be in it and those 
 test('a chain is screened by its watch keys only once keyed; addresses watched before and after are both keyed', (t) => {
   const watched = new WatchedAddresses();
   const key = (a: string) => new TextEncoder().encode(a);
-  const mayWatch = (chainId: string, a: string) => watched.mayWatch(chainId, [{ watchKey: key(a) }]).length === 1;
+  // Each transfer pays an address text no watched address has: only its key lets it pass.
+  const mayWatch = (chainId: string, a: string) => watched.mayWatch(chainId, [{ to: 'unwatched', watchKey: key(a) }]).length === 1;
   watched.add('bitcoin', 'before', 'id-1');
-  t.true(mayWatch('bitcoin', 'anything'));
+  t.false(mayWatch('bitcoin', 'anything'));
+  t.is(watched.mayWatch('bitcoin', [{ to: 'before' }]).length, 1);
   watched.keyBy('bitcoin', key);
   watched.add('bitcoin', 'after', 'id-2');
   t.true(mayWatch('bitcoin', 'before'));
   t.true(mayWatch('bitcoin', 'after'));
   t.false(mayWatch('bitcoin', 'other'));
-  t.true(mayWatch('ethereum', 'other'));
-  t.deepEqual(watched.mayWatch('bitcoin', [{ watchKey: key('other') }, {}, { watchKey: key('after') }]), [{}, { watchKey: key('after') }]);
+  // A chain nobody watches: nothing passes.
+  t.false(mayWatch('ethereum', 'other'));
+  const [other, keyless, after] = [{ to: 'other', watchKey: key('other') }, { to: 'unwatched' }, { to: 'after', watchKey: key('after') }];
+  t.deepEqual(watched.mayWatch('bitcoin', [other, keyless, after]), [keyless, after]);
   // A second keying (a watcher built again) keeps the first.
   watched.keyBy('bitcoin', () => key('x'));
   t.true(mayWatch('bitcoin', 'before'));
+});
+
+test('a chain without watch keys is screened by its addresses\' text: watched ones pass, almost no other does', (t) => {
+  const watched = new WatchedAddresses();
+  const address = () => 'T' + randomBytes(24).toString('base64url').slice(0, 33);
+  const ours = Array.from({ length: 20_000 }, address);
+  ours.forEach((a, i) => watched.add('tron', a, `id-${i}`));
+  // As an adapter hands them over: other string objects of the same text.
+  const transfers = ours.map((a) => ({ to: Buffer.from(a).toString() }));
+  t.is(watched.mayWatch('tron', transfers).length, ours.length);
+  const strangers = Array.from({ length: 20_000 }, () => ({ to: address() }));
+  const passed = watched.mayWatch('tron', strangers).length;
+  t.true(passed < 20, `${passed} of 20000 unwatched addresses passed`);
+  const mixed = [strangers[0]!, transfers[3]!, strangers[1]!, transfers[9]!];
+  t.deepEqual(watched.mayWatch('tron', mixed), [transfers[3], transfers[9]]);
+  // Watched later: passes from then on.
+  watched.add('tron', strangers[1]!.to, 'id-late');
+  t.deepEqual(watched.mayWatch('tron', mixed), [transfers[3], strangers[1], transfers[9]]);
+  t.deepEqual(watched.mayWatch('bitcoin', mixed), []);
 });
 
 const textKey = (address: string): Uint8Array => new TextEncoder().encode(address);
