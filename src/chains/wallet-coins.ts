@@ -76,7 +76,8 @@ export class WalletCoins {
       // The key first: an adapter may build `from` only when it is read (EVM: a keccak hash).
       if (s.watchKey !== undefined && !this.watched.mayHaveKey(chainId, s.watchKey)) return false;
       const from = s.from;
-      return (from !== undefined && this.watched.lookup(chainId, from)) || false;
+      if (from === undefined || (s.watchKey === undefined && !this.watched.mayHaveText(chainId, from))) return false;
+      return this.watched.lookup(chainId, from) ?? false;
     });
   }
 

@@ -71,6 +71,17 @@ export class WatchedAddresses {
     return this.keyed.get(chainId)?.filter.mayHave(key) ?? true;
   }
 
+  /**
+   * Whether a watched address of this chain may have this address text: on a chain without watch
+   * keys, its text filter decides (a spend's sender screened as a transfer's recipient is); on a
+   * keyed chain, always (the key screens). Only "maybe": confirm with `lookup`.
+   */
+  mayHaveText(chainId: string, address: string): boolean {
+    if (this.keyed.has(chainId)) return true;
+    const texts = this.texts.get(chainId);
+    return texts !== undefined && texts.mayHaveHash(hashText(address));
+  }
+
   size(chainId?: string): number {
     if (chainId !== undefined) return this.byChain.get(chainId)?.size ?? 0;
     let n = 0;

@@ -174,3 +174,20 @@ test('a spend whose sender\'s watch key no watched address has is dropped withou
   t.deepEqual(kept.map((k) => [k.spend.txid, k.addressId]), [['0x3', 'id-alice']]);
   t.is(reads, 1);
 });
+
+test('on a chain without watch keys (Tron) a spend is screened on its sender\'s text before any look-up in the watched set', (t) => {
+  const watched = new WatchedAddresses();
+  watched.add('tron', ALICE, 'id-alice');
+  const looked: string[] = [];
+  const lookup = watched.lookup.bind(watched);
+  watched.lookup = (chainId, address) => (looked.push(address), lookup(chainId, address));
+  const coins = new WalletCoins(watched);
+  const kept = coins.maySpend('tron', [
+    { txid: '0x1', from: BOB },
+    { txid: '0x2', from: STRANGER },
+    { txid: '0x3', from: ALICE },
+  ]);
+  t.deepEqual(kept.map((k) => [k.spend.txid, k.addressId]), [['0x3', 'id-alice']]);
+  t.deepEqual(looked, [ALICE], 'the senders no watched address has were not looked up');
+  t.deepEqual(coins.maySpend('nowhere', [{ txid: '0x4', from: ALICE }]), [], 'a chain with no watched address keeps none');
+});
