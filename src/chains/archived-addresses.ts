@@ -50,6 +50,6 @@ export class ArchivedAddresses {
     const p = (i: number) => placeholder(em, i);
     await rawRun(em, `UPDATE archived_scans SET rewatched_height = ${p(1)}, updated_at = ${p(2)} WHERE address_id = ${p(3)}`, [height, now, a.id]);
     await rawRun(em, `UPDATE addresses SET status = 'active', updated_at = ${p(1)} WHERE id = ${p(2)}`, [now, a.id]);
-    this.watched.add(a.chainId, a.address, a.id);
+    this.watched.restore(a.chainId, a.address, a.id, Date.parse(now));
   }
 }
