@@ -16,6 +16,7 @@ import { PayoutFeeBooked1767225600022 } from './0022-payout-fee-booked';
 import { EvmSends1767225600023 } from './0023-evm-sends';
 import { KeyLastUsed1767225600024 } from './0024-key-last-used';
 import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-search';
+import { ArchivedScanAddressSearchMerge1767225600028 } from './0028-archived-scan-address';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   EvmSends1767225600023,
   KeyLastUsed1767225600024,
   ArchivedScanAndSearch1767225600025,
+  ArchivedScanAddressSearchMerge1767225600028,
 ];
