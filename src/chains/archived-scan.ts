@@ -21,6 +21,8 @@ interface ScanRow {
 
 /** Addresses per balancesAt call (each asks for every coin of the chain). */
 const BALANCE_CHUNK = 2000;
+/** No balance in any coin. */
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
 /** Values per IN list: far below any database's bound-parameter limit. */
 const IN_CHUNK = 500;
 
@@ -202,19 +204,26 @@ export class ArchivedScan {
         height,
         signal,
       );
-      chunk.forEach((r, k) => {
-        const before: Record<string, string> = r.balances !== null ? (JSON.parse(r.balances) as Record<string, string>) : (books.get(r.address_id) ?? {});
-        const now: Record<string, string> = {};
+      // 100,000 addresses a round, nearly all unchanged and empty: no object is made for those.
+      for (let k = 0; k < chunk.length; k++) {
+        const r = chunk[k]!;
+        const at = balances[k]!;
+        const before: Record<string, string> =
+          r.balances === null ? (books.get(r.address_id) ?? NONE) : r.balances === '{}' ? NONE : (JSON.parse(r.balances) as Record<string, string>);
         let changed = false;
-        coins.forEach((c, j) => {
-          const units = balances[k]![j]!.toString();
-          if (units !== '0') now[c.id] = units;
-          if ((before[c.id] ?? '0') !== units) changed = true;
-        });
+        for (let j = 0; j < coins.length && !changed; j++) {
+          const was = before[coins[j]!.id];
+          changed = at[j] === 0n ? was !== undefined && was !== '0' : was !== at[j]!.toString();
+        }
         if (changed) out.push(r);
         // Unchanged balances stay as they are stored.
-        if (changed || r.balances === null) seen.set(r.address_id, now);
-      });
+        if (!changed && r.balances !== null) continue;
+        const now: Record<string, string> = {};
+        coins.forEach((c, j) => {
+          if (at[j] !== 0n) now[c.id] = at[j]!.toString();
+        });
+        seen.set(r.address_id, now);
+      }
     }
     return out;
   }
