@@ -15,7 +15,7 @@ export function archiveStaticAddressesJob(addresses: StaticAddressService, archi
 }
 
 /** Pages of the search index merged per write (each step holds the write lock briefly). */
-export const SEARCH_MERGE_STEP_PAGES = 100;
+export const SEARCH_MERGE_STEP_PAGES = 500;
 /** At most this long merging per run; the next run goes on where it stopped. */
 const SEARCH_MERGE_BUDGET_MS = 2000;
 
