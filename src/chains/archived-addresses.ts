@@ -33,9 +33,9 @@ export class ArchivedAddresses {
     // Archived again before the slow scan passed its last restore: its checked height stays (lower).
     await rawRun(
       em,
-      `INSERT INTO archived_scans (address_id, chain_id, checked_height, rewatched_height, balances, updated_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, NULL, ${p(4)})
-       ON CONFLICT (address_id) DO UPDATE SET rewatched_height = NULL, updated_at = ${p(5)}`,
-      [a.id, a.chainId, height, now, now],
+      `INSERT INTO archived_scans (address_id, chain_id, address, checked_height, rewatched_height, balances, updated_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, NULL, NULL, ${p(5)})
+       ON CONFLICT (address_id) DO UPDATE SET rewatched_height = NULL, updated_at = ${p(6)}`,
+      [a.id, a.chainId, a.address, height, now, now],
     );
     await rawRun(em, `UPDATE addresses SET status = 'archived', updated_at = ${p(1)} WHERE id = ${p(2)}`, [now, a.id]);
   }
@@ -50,6 +50,6 @@ export class ArchivedAddresses {
     const p = (i: number) => placeholder(em, i);
     await rawRun(em, `UPDATE archived_scans SET rewatched_height = ${p(1)}, updated_at = ${p(2)} WHERE address_id = ${p(3)}`, [height, now, a.id]);
     await rawRun(em, `UPDATE addresses SET status = 'active', updated_at = ${p(1)} WHERE id = ${p(2)}`, [now, a.id]);
-    this.watched.add(a.chainId, a.address, a.id);
+    this.watched.restore(a.chainId, a.address, a.id, Date.parse(now));
   }
 }

@@ -15,13 +15,14 @@ interface ScanRow {
   address: string;
   checked_height: number;
   rewatched_height: number | null;
-  /** JSON: coin id → base units, the node balances at `checked_height` (families with balancesAt). */
+  /** JSON: coin id → base units, the node balances at `checked_height` (families with balancesAt); null before the first check. */
   balances: string | null;
-  updated_at: string;
 }
 
 /** Addresses per balancesAt call (each asks for every coin of the chain). */
 const BALANCE_CHUNK = 2000;
+/** No balance in any coin. */
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
 /** Values per IN list: far below any database's bound-parameter limit. */
 const IN_CHUNK = 500;
 
@@ -121,7 +122,20 @@ export class ArchivedScan {
       const [stored] = await rawQuery<{ hash: string }>(em, `SELECT hash FROM chain_blocks WHERE chain_id = ${p(1)} AND height = ${p(2)}`, [this.chainId, cursor.height]);
       if (stored && stored.hash !== cursor.hash) throw new Error(`block ${cursor.height} was reorganised away during the slow scan; retrying at the next round`);
       const now = iso(clock.now());
-      for (const [id, balances] of seen) await rawRun(em, `UPDATE archived_scans SET balances = ${p(1)} WHERE address_id = ${p(2)}`, [JSON.stringify(balances), id]);
+      // Balances seen, grouped by value: at an address's first check most are none at all ('{}').
+      const byValue = new Map<string, string[]>();
+      for (const [id, balances] of seen) {
+        const value = JSON.stringify(balances);
+        const ids = byValue.get(value);
+        if (ids) ids.push(id);
+        else byValue.set(value, [id]);
+      }
+      for (const [value, ids] of byValue) {
+        for (let i = 0; i < ids.length; i += IN_CHUNK) {
+          const list = inList(em, ids.slice(i, i + IN_CHUNK), 2);
+          await rawRun(em, `UPDATE archived_scans SET balances = ${p(1)} WHERE address_id ${list.sql}`, [value, ...list.params]);
+        }
+      }
       // Rows written since the round began (an archive meanwhile) keep their own height.
       await rawRun(
         em,
@@ -156,20 +170,26 @@ export class ArchivedScan {
 
   private async rows(height: number): Promise<ScanRow[]> {
     const em = this.deps.store.read;
+    // One table, the columns a round needs (100,000 rows a round: `npm run bench addresses`).
     const rows = await rawQuery<ScanRow>(
       em,
-      `SELECT s.address_id, a.address, s.checked_height, s.rewatched_height, s.balances, s.updated_at
-       FROM archived_scans s JOIN addresses a ON a.id = s.address_id
-       WHERE s.chain_id = ${placeholder(em, 1)} AND (s.checked_height < ${placeholder(em, 2)} OR s.rewatched_height IS NOT NULL)`,
+      `SELECT address_id, address, checked_height, rewatched_height, balances FROM archived_scans
+       WHERE chain_id = ${placeholder(em, 1)} AND (checked_height < ${placeholder(em, 2)} OR rewatched_height IS NOT NULL)`,
       [this.chainId, height],
     );
-    return rows.map((r) => ({ ...r, checked_height: Number(r.checked_height), rewatched_height: r.rewatched_height === null ? null : Number(r.rewatched_height) }));
+    // PostgreSQL answers bigint columns as text.
+    for (const r of rows) {
+      if (typeof r.checked_height !== 'number') r.checked_height = Number(r.checked_height);
+      if (r.rewatched_height !== null && typeof r.rewatched_height !== 'number') r.rewatched_height = Number(r.rewatched_height);
+    }
+    return rows;
   }
 
   /**
    * The addresses whose balance in a coin of the chain differs at `height` from what was seen at
-   * their last check (until one moved, with what the incoming transfers recorded in the books add
-   * up to). Fills `seen` with those addresses' balances at `height`, stored once the round commits.
+   * their last check (at their first check, from what the incoming transfers recorded in the books
+   * add up to). Fills `seen` with the balances at `height` to store once the round commits: those
+   * that moved, and every first check's (later rounds then compare with them, not the books).
    */
   private async moved(rows: ScanRow[], height: number, seen: Map<string, Record<string, string>>, signal?: AbortSignal): Promise<ScanRow[]> {
     const coins = [...this.coinByAsset.values()];
@@ -184,20 +204,26 @@ export class ArchivedScan {
         height,
         signal,
       );
-      chunk.forEach((r, k) => {
-        const before: Record<string, string> = r.balances !== null ? (JSON.parse(r.balances) as Record<string, string>) : (books.get(r.address_id) ?? {});
-        const now: Record<string, string> = {};
+      // 100,000 addresses a round, nearly all unchanged and empty: no object is made for those.
+      for (let k = 0; k < chunk.length; k++) {
+        const r = chunk[k]!;
+        const at = balances[k]!;
+        const before: Record<string, string> =
+          r.balances === null ? (books.get(r.address_id) ?? NONE) : r.balances === '{}' ? NONE : (JSON.parse(r.balances) as Record<string, string>);
         let changed = false;
+        for (let j = 0; j < coins.length && !changed; j++) {
+          const was = before[coins[j]!.id];
+          changed = at[j] === 0n ? was !== undefined && was !== '0' : was !== at[j]!.toString();
+        }
+        if (changed) out.push(r);
+        // Unchanged balances stay as they are stored.
+        if (!changed && r.balances !== null) continue;
+        const now: Record<string, string> = {};
         coins.forEach((c, j) => {
-          const units = balances[k]![j]!.toString();
-          if (units !== '0') now[c.id] = units;
-          if ((before[c.id] ?? '0') !== units) changed = true;
+          if (at[j] !== 0n) now[c.id] = at[j]!.toString();
         });
-        // Unchanged balances stay as they are stored (none: the books are the reference).
-        if (!changed) return;
-        out.push(r);
         seen.set(r.address_id, now);
-      });
+      }
     }
     return out;
   }

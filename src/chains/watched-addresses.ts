@@ -19,6 +19,8 @@ export class WatchedAddresses {
   private readonly keyed = new Map<string, { keyOf: WatchKeyOf; filter: KeyFilter }>();
   /** The hashes of the addresses of each chain not keyed (yet): dropped once the chain is. */
   private readonly texts = new Map<string, KeyFilter>();
+  /** Static addresses this daemon made active again lately: address row id → when (ms). */
+  private readonly restoredAt = new Map<string, number>();
 
   add(chainId: string, address: string, addressId: string): void {
     let m = this.byChain.get(chainId);
@@ -47,6 +49,28 @@ export class WatchedAddresses {
 
   remove(chainId: string, address: string): void {
     this.byChain.get(chainId)?.delete(address);
+  }
+
+  /**
+   * A static address made active again by this daemon (`at`, ms): watched at once, before its
+   * change commits, and kept by `removeArchived` meanwhile.
+   */
+  restore(chainId: string, address: string, addressId: string, at: number): void {
+    this.add(chainId, address, addressId);
+    this.restoredAt.set(addressId, at);
+  }
+
+  /**
+   * A static address read archived from the database (another daemon archived it) leaves the set,
+   * unless this daemon restored it at `since` (ms) or later: that restore may not have committed
+   * when the row was read. So an address is only ever watched more than needed, never less.
+   * Whether it was removed.
+   */
+  removeArchived(chainId: string, address: string, addressId: string, since: number): boolean {
+    for (const [id, at] of this.restoredAt) if (at < since) this.restoredAt.delete(id);
+    if (this.restoredAt.has(addressId) || this.lookup(chainId, address) !== addressId) return false;
+    this.remove(chainId, address);
+    return true;
   }
 
   /** The address row id watched for this chain and address (canonical form), if any. */

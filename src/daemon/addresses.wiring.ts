@@ -13,7 +13,7 @@ import type { AddressAllocator } from '../wallet/allocator';
 import { DepositHandler } from '../addresses/deposit.handler';
 import { staticAddressRoutes } from '../addresses/static-address.routes';
 import { StaticAddressService } from '../addresses/static-address.service';
-import { archiveStaticAddressesJob } from '../jobs/archive-static-addresses.job';
+import { archiveStaticAddressesJob, mergeAddressSearchJob } from '../jobs/archive-static-addresses.job';
 
 export interface StaticAddressesDeps {
   config: Config;
@@ -29,10 +29,10 @@ export interface StaticAddressesDeps {
   idempotent: AppMiddleware;
 }
 
-/** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job. */
+/** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job and the search index's upkeep. */
 export function createStaticAddresses(deps: StaticAddressesDeps) {
   const service = new StaticAddressService({ ...deps, archived: new ArchivedAddresses(deps.watched) });
   const deposits = new DepositHandler({ addresses: service, money: deps.money });
   const routes = staticAddressRoutes({ ...deps, addresses: service });
-  return { service, deposits, routes, archiveJob: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days) };
+  return { service, deposits, routes, archiveJob: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days), searchJob: mergeAddressSearchJob(service) };
 }

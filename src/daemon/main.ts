@@ -264,6 +264,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   scheduler.add(invoices.expiryJob);
   scheduler.add(auth.usageJob);
   scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
+  if (store.dialect === 'sqlite') scheduler.add(staticAddresses.searchJob);
   const archivedScans = chains.readers().map(({ chain, adapter }) => new ArchivedScan({ chain, adapter, store, recorder, watched, catalog, clock, logger }));
   scheduler.add(scanArchivedAddressesJob(archivedScans, config.static_addresses.archived_scan_hours * 3600_000), { runAtStart: true });
   scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });

@@ -13,3 +13,17 @@ export function archiveStaticAddressesJob(addresses: StaticAddressService, archi
     run: async (signal) => void (await addresses.archiveIdle({ archiveAfterMs: archiveAfterDays * DAY_MS, warnMs: ARCHIVE_WARNING_MS, signal })),
   };
 }
+
+/** Pages of the search index merged per write (each step holds the write lock briefly). */
+export const SEARCH_MERGE_STEP_PAGES = 500;
+/** At most this long merging per run; the next run goes on where it stopped. */
+const SEARCH_MERGE_BUDGET_MS = 2000;
+
+/** SQLite: keeps the static addresses' search index merged, every minute (StaticAddressService.mergeSearchIndex). */
+export function mergeAddressSearchJob(addresses: StaticAddressService): Job {
+  return {
+    name: 'merge-address-search',
+    schedule: '*/1 * * * *',
+    run: async (signal) => void (await addresses.mergeSearchIndex({ stepPages: SEARCH_MERGE_STEP_PAGES, budgetMs: SEARCH_MERGE_BUDGET_MS, signal })),
+  };
+}

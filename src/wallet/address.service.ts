@@ -226,16 +226,21 @@ export class AddressService implements AddressAllocator {
     // the last LOOKBACK_MS (none on SQLite, where this daemon is the only one and watches its own
     // addresses before they commit).
     const lookback = store.dialect === 'postgres' ? LOOKBACK_MS : 0;
-    // Static addresses another daemon restored since the last call: they are watched again
-    // (their rows are not new; the restore stamps their updated_at).
+    // Static addresses another daemon restored or archived since the last call (their rows are not
+    // new; the change stamps their updated_at): a restored one is watched again, an archived one
+    // leaves the real-time scan (the slow scan has it from the height its archive recorded).
     if (this.loadedAt !== null && lookback > 0) {
-      const restored: Array<{ id: string; chain_id: string; address: string }> = await store.read
+      const changed: Array<{ id: string; chain_id: string; address: string; status: string }> = await store.read
         .createQueryBuilder(AddressEntity, 'a')
-        .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address'])
-        .where("a.purpose = 'static' AND a.status = 'active' AND a.updated_at >= :since", { since: iso(new Date(this.loadedAt - lookback)) })
+        .select(['a.id AS id', 'a.chain_id AS chain_id', 'a.address AS address', 'a.status AS status'])
+        .where("a.purpose = 'static' AND a.updated_at >= :since", { since: iso(new Date(this.loadedAt - lookback)) })
         .getRawMany();
-      for (const r of restored) if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
-      n += restored.length;
+      for (const r of changed) {
+        if (r.status === 'active') {
+          if (this.deps.watched.lookup(r.chain_id, r.address) !== r.id) this.deps.watched.add(r.chain_id, r.address, r.id);
+        } else this.deps.watched.removeArchived(r.chain_id, r.address, r.id, startedAt - lookback);
+      }
+      n += changed.length;
     }
     this.loadedAt = startedAt;
     this.loadedFrom = timeOrderedIdFloor(startedAt - lookback);

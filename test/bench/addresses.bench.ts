@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { getAddress } from 'ethers';
 import { ArchivedScan } from '../../src/chains/archived-scan';
 import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
+import { SEARCH_MERGE_STEP_PAGES } from '../../src/jobs/archive-static-addresses.job';
 import { EvmRpc, type RpcCall } from '../../src/chains/evm/json-rpc';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import { systemClock } from '../../src/shared/clock';
@@ -18,11 +19,12 @@ import { fmt, load, report, request, type LoadResult } from './lib';
  * - Search: p99 latency of signed `GET /v1/addresses?search=` over one account's 1,000,000
  *   addresses (prefixes and substrings of customer ids, addresses and labels, a substring nearly
  *   every row holds, a 2-character prefix; each request a different one), against signed
- *   `GET /v1/currencies` in the same run, on SQLite as startTestDaemon starts it. Goal: p99 under
- *   20 ms.
+ *   `GET /v1/currencies` in the same run, on SQLite as startTestDaemon starts it, once the daemon's
+ *   upkeep has merged the search index. Goal: p99 under 20 ms.
  * - The slow scan of 100,000 archived EVM addresses (ETH and the test USDT: two balance calls
  *   each) against anvil: a round's time against the same batched node calls sent straight to the
- *   node in the same run. Goal: the daemon's own time (round − node calls) ≤ 0.1 × the node's.
+ *   node just before and after it, at the same block. Goal: the daemon's own time (round − node
+ *   calls) ≤ 0.1 × the node's, the median of three rounds after the first.
  */
 
 const ROWS = Number(process.env.BENCH_ADDRESSES ?? 1_000_000);
@@ -77,6 +79,11 @@ async function searchBench(): Promise<void> {
     }
     await d.daemon.store.read.query('ANALYZE');
     const seedSeconds = (Date.now() - seedStarted) / 1000;
+    // The daemon's search index upkeep (its job merges up to 2 s a minute), run until it is done:
+    // a million addresses inserted in one go leave the index as many segments as it ever has.
+    const mergeStarted = Date.now();
+    const merged = await d.daemon.staticAddresses.service.mergeSearchIndex({ stepPages: SEARCH_MERGE_STEP_PAGES, budgetMs: Infinity });
+    const mergeSeconds = (Date.now() - mergeStarted) / 1000;
 
     const key = { keyId: m.keyId, secret: m.secret };
     const pick = (i: number) => (Math.abs(i) * 7919) % ROWS;
@@ -97,6 +104,7 @@ async function searchBench(): Promise<void> {
     const currencies = await measure('signed /v1/currencies', (i) => `/v1/currencies?n=${i}`, d.url, key);
     const rows: Array<[string, string]> = [
       ['addresses seeded', `${ROWS} in ${fmt(seedSeconds)} s`],
+      ['search index merged (the daemon\'s upkeep)', `${merged.steps} steps of ${SEARCH_MERGE_STEP_PAGES} pages in ${fmt(mergeSeconds)} s`],
       ['signed GET /v1/currencies', `p50 ${fmt(currencies.p50Ms, 2)} ms, p99 ${fmt(currencies.p99Ms, 2)} ms, ${fmt(currencies.perSecond, 0)}/s`],
     ];
     let worst = 0;
@@ -112,6 +120,13 @@ async function searchBench(): Promise<void> {
 }
 
 const ARCHIVED = Number(process.env.BENCH_ARCHIVED ?? 100_000);
+/** Rounds after the first, each between its own direct node calls; the ratio is their median. */
+const NEXT_ROUNDS = 3;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
 /** An EvmRpc that counts the time its callers wait for the node. */
 class TimedRpc {
@@ -175,13 +190,13 @@ async function archivedScanBench(): Promise<void> {
         addresses.push(address);
         rows[0]!.push(id, m.accountId, config.id, coinId, address, `m/44'/60'/9'/0/${i}`, 1_000_000 + i, 'static', null, 'archived', at, at);
         rows[1]!.push(id, m.accountId, `bench-${i}`, coinId, address, null, 'archived', at, null, at, null, at, at);
-        rows[2]!.push(id, config.id, h0, null, null, at);
+        rows[2]!.push(id, config.id, address, h0, null, null, at);
       }
       const values = (cols: number) => Array(n).fill(`(${Array(cols).fill('?').join(',')})`).join(',');
       await store.write(async (em) => {
         await em.query(`INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at) VALUES ${values(12)}`, rows[0]);
         await em.query(`INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${values(13)}`, rows[1]);
-        await em.query(`INSERT INTO archived_scans (address_id, chain_id, checked_height, rewatched_height, balances, updated_at) VALUES ${values(6)}`, rows[2]);
+        await em.query(`INSERT INTO archived_scans (address_id, chain_id, address, checked_height, rewatched_height, balances, updated_at) VALUES ${values(7)}`, rows[2]);
       });
     }
     const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -190,12 +205,11 @@ async function archivedScanBench(): Promise<void> {
     const { daemon } = d;
     const scan = new ArchivedScan({ chain: config, adapter: new EvmAdapter(config, rpc), store, recorder: daemon.recorder, watched: daemon.watched, catalog: daemon.catalog, clock: systemClock, logger: daemon.logger });
     const rounds: Array<[string, string]> = [['archived addresses seeded', `${ARCHIVED} in ${fmt(seedSeconds)} s`]];
-    let ratio = Infinity;
-    for (const name of ['first round (books as reference)', 'next round']) {
+    /** A round at a new block, between the same calls sent straight to the node before and after it (the node warms up its state at that block). */
+    const measureRound = async () => {
       await node.mine(1);
       const tip = await node.blockNumber();
       while ((await cursor()) < tip) await new Promise((r) => setTimeout(r, 50));
-      // The node's time for the same calls, before and after the round (the node warms up its state at that block).
       const before = await nodeCalls(node.rpcUrl, addresses, usdt, tip);
       rpc.waitedMs = 0;
       const t = performance.now();
@@ -204,13 +218,24 @@ async function archivedScanBench(): Promise<void> {
       if (round.checked !== ARCHIVED || round.found !== 0) throw new Error(`unexpected round: ${JSON.stringify(round)}`);
       const after = await nodeCalls(node.rpcUrl, addresses, usdt, tip);
       const direct = (before + after) / 2;
-      const own = total - direct;
-      ratio = own / direct;
-      rounds.push([`${name}`, `${fmt(total / 1000, 2)} s; waiting in EvmRpc ${fmt(rpc.waitedMs / 1000, 2)} s; outside it ${fmt((total - rpc.waitedMs) / 1000, 2)} s`]);
-      rounds.push([`  same ${ARCHIVED * 2} calls straight to the node`, `${fmt(before / 1000, 2)} s before, ${fmt(after / 1000, 2)} s after`]);
-      rounds.push([`  daemon's own time (round − node calls)`, `${fmt(own / 1000, 2)} s (${fmt(ratio, 3)} × the node's)`]);
+      return { total, waited: rpc.waitedMs, before, after, own: total - direct, ratio: (total - direct) / direct };
+    };
+    const line = (name: string, m: Awaited<ReturnType<typeof measureRound>>) => {
+      rounds.push([name, `${fmt(m.total / 1000, 2)} s; waiting in EvmRpc ${fmt(m.waited / 1000, 2)} s; outside it ${fmt((m.total - m.waited) / 1000, 2)} s`]);
+      rounds.push([`  same ${ARCHIVED * 2} calls straight to the node`, `${fmt(m.before / 1000, 2)} s before, ${fmt(m.after / 1000, 2)} s after`]);
+      rounds.push([`  daemon's own time (round − node calls)`, `${fmt(m.own / 1000, 2)} s (${fmt(m.ratio, 3)} × the node's)`]);
+    };
+    line('first round (books as reference)', await measureRound());
+    // The next rounds: the median of a few, the machine being shared.
+    const next: Array<Awaited<ReturnType<typeof measureRound>>> = [];
+    for (let i = 1; i <= NEXT_ROUNDS; i++) {
+      const m = await measureRound();
+      next.push(m);
+      line(`next round ${i}`, m);
     }
-    report(`slow scan of ${ARCHIVED} archived EVM addresses (ETH + USDT balances) on anvil`, rounds, { name: "daemon's own time / node's (next round)", value: ratio, goal: '<= 0.1', ok: ratio <= 0.1 });
+    const ratio = median(next.map((m) => m.ratio));
+    rounds.push([`  daemon's own time outside EvmRpc (median)`, `${fmt(median(next.map((m) => m.total - m.waited)) / 1000, 2)} s`]);
+    report(`slow scan of ${ARCHIVED} archived EVM addresses (ETH + USDT balances) on anvil`, rounds, { name: `daemon's own time / node's (median of ${NEXT_ROUNDS} next rounds)`, value: ratio, goal: '<= 0.1', ok: ratio <= 0.1 });
   } finally {
     await d.stop();
     await killAllAnvils();

@@ -18,6 +18,8 @@ export interface MerchantApi {
 
 export interface MerchantSide {
   accountId: string;
+  /** The merchant's key, for requests the client does not make (exports: raw bytes). */
+  key: { keyId: string; secret: string };
   api: MerchantApi;
   /** POST /v1/invoices with `body`; anything but 201 throws. */
   createInvoice(body: Record<string, unknown>): Promise<any>;
@@ -53,6 +55,7 @@ export async function merchantSide(td: TestDaemon, clock?: Clock): Promise<Merch
   };
   return {
     accountId: m.accountId,
+    key: { keyId: m.keyId, secret: m.secret },
     api,
     async createInvoice(body) {
       const res = await api.post('/v1/invoices', body);

@@ -110,8 +110,10 @@ export class EvmRpc {
     }
     const answers = (Array.isArray(parsed) ? parsed : [parsed]) as RpcAnswer[];
     if (calls.length === 1) return answers;
-    const byId = new Map(answers.map((a) => [a?.id, a]));
-    return calls.map((_, id) => byId.get(id));
+    // The calls' ids are their places in the batch.
+    const byId = new Array<RpcAnswer | undefined>(calls.length);
+    for (const a of answers) if (Number.isInteger(a?.id) && a.id! >= 0 && a.id! < calls.length) byId[a.id!] = a;
+    return byId;
   }
 }
 

@@ -17,6 +17,7 @@ import { EvmSends1767225600023 } from './0023-evm-sends';
 import { KeyLastUsed1767225600024 } from './0024-key-last-used';
 import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-search';
 import { TronSends1767225600026 } from './0026-tron-sends';
+import { ArchivedScanAddressSearchMerge1767225600028 } from './0028-archived-scan-address';
 import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
@@ -40,5 +41,6 @@ export const MIGRATIONS = [
   KeyLastUsed1767225600024,
   ArchivedScanAndSearch1767225600025,
   TronSends1767225600026,
+  ArchivedScanAddressSearchMerge1767225600028,
   WithdrawalSpeed1767225600029,
 ];

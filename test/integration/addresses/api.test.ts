@@ -273,6 +273,14 @@ test('search by a text most addresses hold (rows tested newest first) and by a r
   t.true(rare.length > 10);
   t.deepEqual(await all('search=any-20&status=active'), Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => `many-${i}`.includes('any-20')).map((i) => `many-${i}`));
   t.deepEqual(await all('search=bulk002099'), ['many-2099']);
+  // The daemon's upkeep merges the index (7 inserts left 7 segments): the same answers after, and nothing left to merge.
+  const service = f.td.daemon.staticAddresses.service;
+  const merged = await service.mergeSearchIndex({ stepPages: 1, budgetMs: 60_000 });
+  t.true(merged.done);
+  t.true(merged.steps > 0);
+  t.deepEqual(await service.mergeSearchIndex({ stepPages: 1, budgetMs: 60_000 }), { steps: 0, done: true });
+  t.deepEqual(await all(`search=${encodeURIComponent('ucky 10')}`), rare);
+  t.deepEqual(await all('search=bulk002099'), ['many-2099']);
   const key = { keyId: f.api.keyId, secret: f.api.secret };
   const csv = await signedGet(f.td.url, key, '/v1/addresses?format=csv&search=any-');
   t.is(csv.status, 200);

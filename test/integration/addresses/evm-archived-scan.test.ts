@@ -112,6 +112,10 @@ test('the periodic job (archived_scan_hours in fractions) finds a USDT deposit t
   // A few more rounds: still credited once.
   const round = await f.td.daemon.archivedScans[0]!.run();
   t.is(round.found, 0);
+  // Each address's balances seen at its first check are kept: later rounds compare with them, and nothing moved.
+  t.is(round.flagged, 0);
+  const [kept] = await f.td.daemon.store.read.query('SELECT balances FROM archived_scans WHERE address_id = ?', [idle.id]);
+  t.is(kept.balances, '{}');
   t.is(await f.available('USDT'), '7.5');
   t.is((await f.events('deposit.confirmed')).length, 1);
   t.true(await f.ledgerClean());

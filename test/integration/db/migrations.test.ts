@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { EntitySchema } from 'typeorm';
 import { ENTITIES } from '../../../src/db/entities';
 import { MIGRATIONS } from '../../../src/db/migrations';
+import { ArchivedScanAndSearch1767225600025 } from '../../../src/db/migrations/0025-archived-scan-and-search';
 import { Store } from '../../../src/db/store';
 import { tempPostgres } from '../../helpers/pg-database';
 
@@ -92,10 +93,17 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
       );
     }
     await store.ds.query(`INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES ('ethereum', 77, '0xabc', ${p(1)})`, [at]);
-    const undone = await undoDownTo(store, 'ArchivedScanAndSearch1767225600025');
-    t.deepEqual(await store.migrate(), undone);
-    const scans = await store.ds.query('SELECT address_id, chain_id, checked_height, rewatched_height FROM archived_scans');
-    t.deepEqual(scans.map((r: any) => [r.address_id, r.chain_id, Number(r.checked_height), r.rewatched_height]), [[rows[0]![0], 'ethereum', 77, null]]);
+    // Undone back to before 0025 (0028 gives its rows their address), then applied again.
+    const since0025 = MIGRATIONS.map((m) => new m().name ?? m.name).slice(MIGRATIONS.indexOf(ArchivedScanAndSearch1767225600025));
+    for (let i = 0; i < since0025.length; i++) await store.ds.undoLastMigration({ transaction: 'each' });
+    t.deepEqual(await store.migrate(), since0025);
+    t.true(since0025.includes('ArchivedScanAddressSearchMerge1767225600028'));
+    const scans = await store.ds.query('SELECT address_id, chain_id, address, checked_height, rewatched_height FROM archived_scans');
+    t.deepEqual(scans.map((r: any) => [r.address_id, r.chain_id, r.address, Number(r.checked_height), r.rewatched_height]), [[rows[0]![0], 'ethereum', `0x${rows[0]![0].slice(-4)}`, 77, null]]);
+    const indexed = pg
+      ? (await store.ds.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'archived_scans_chain'`))[0].indexdef
+      : (await store.ds.query(`SELECT sql FROM sqlite_master WHERE name = 'archived_scans_chain'`))[0].sql;
+    t.regex(indexed, /\(chain_id\)$/);
     const statuses = await store.ds.query('SELECT id, status FROM addresses ORDER BY id');
     t.deepEqual(statuses.map((r: any) => [r.id, r.status]), [[rows[0]![0], 'archived'], [rows[1]![0], 'active']]);
   } finally {
@@ -103,13 +111,13 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
   }
 }
 
-test('migration 0025 on SQLite gives archived static addresses their slow-scan rows from the chain cursor', async (t) => {
+test('migrations 0025 and 0028 on SQLite give archived static addresses their slow-scan rows (with their address) from the chain cursor', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   await checkArchivedBackfill(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
 });
 
-test('migration 0025 on PostgreSQL gives archived static addresses their slow-scan rows from the chain cursor', async (t) => {
+test('migrations 0025 and 0028 on PostgreSQL give archived static addresses their slow-scan rows (with their address) from the chain cursor', async (t) => {
   await checkArchivedBackfill(t, await tempPostgres(t));
 });
 
