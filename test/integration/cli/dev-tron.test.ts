@@ -86,7 +86,7 @@ test.serial('dev runs the Tron stand-in as chain tron with TRX and USDT; dev pay
     // Granting withdraw is a security change: the first day's withdrawals wait in review.
     t.like(w.json, { status: 'review', review_reason: 'pattern' });
     const approved = await env.run(['--json', 'dev', 'approve', w.json.id]);
-    t.like(approved.json, { id: w.json.id, status: 'pending' });
+    t.like(approved.json, { id: w.json.id, status: 'pending' }, approved.stderr);
     withdrawals.push(w.json.id as string);
   }
   const deadline = Date.now() + 180_000;
