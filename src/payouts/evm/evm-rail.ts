@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import type { SentStatus } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
@@ -89,10 +90,7 @@ export class EvmRail implements PayoutRail {
   /** The fee caps now; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
   async prepare(signal?: AbortSignal): Promise<Prepared> {
     const { store, node, catalog } = this.deps;
-    const coins = catalog.coins().filter((c) => c.chain_id === this.chainId);
-    const list = inList(store.read, coins.map((c) => c.id), 1);
-    const accounts = await rawQuery<{ account_id: string }>(store.read, `SELECT DISTINCT account_id FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`, list.params);
-    const rows = await store.write(async (em) => Promise.all(accounts.map(async (a) => [a.account_id, await this.deps.treasuryOf(em, a.account_id)] as const)));
+    const { coins, treasuries: rows } = await pendingPayouts(store, catalog, this.chainId, this.deps.treasuryOf);
     const fees = await currentFees(node, signal);
     const treasuries = new Map<string, TreasuryState>();
     const addresses = rows.map(([, t]) => t.address);

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../../chains/tron/transaction';
 import type { SentStatus } from '../../chains/types';
@@ -83,16 +84,8 @@ export class TronRail implements PayoutRail {
   /** The head block and prices; the treasuries of accounts with pending withdrawals here, their holdings and resources; each order's energy or destination. */
   async prepare(signal?: AbortSignal): Promise<Prepared> {
     const { store, node, catalog } = this.deps;
-    const coins = catalog.coins().filter((c) => c.chain_id === this.chainId);
-    const list = inList(store.read, coins.map((c) => c.id), 1);
-    const pending = await rawQuery<{ id: string; account_id: string; coin_id: string; to_address: string; amount: string }>(
-      store.read,
-      `SELECT id, account_id, coin_id, to_address, amount FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`,
-      list.params,
-    );
+    const { coins, pending, treasuries: rows } = await pendingPayouts(store, catalog, this.chainId, this.deps.treasuryOf);
     const [head, prices] = await Promise.all([node.head(signal), node.prices(signal)]);
-    const accounts = [...new Set(pending.map((w) => w.account_id))];
-    const rows = await store.write(async (em) => Promise.all(accounts.map(async (a) => [a, await this.deps.treasuryOf(em, a)] as const)));
     const treasuries = new Map<string, TreasuryState>();
     for (const [accountId, t] of rows) {
       const assets = coins.map((c) => c.asset);
