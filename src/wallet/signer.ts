@@ -1,9 +1,9 @@
 import { pbkdf2Sync } from 'node:crypto';
 import { BIP32Factory, type BIP32Interface } from 'bip32';
 import { payments, Psbt } from 'bitcoinjs-lib';
-import { getBytes, hexlify, Signature, Transaction as EvmTransaction } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
 import { btcNetwork } from '../chains/btc/derive';
+import { eip1559Signed, eip1559SigningHash } from '../chains/evm/eip1559';
 import { receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { SentTransaction } from '../chains/types';
 import type { ChainConfig } from '../config/schema';
@@ -111,14 +111,8 @@ export class WalletSigner {
 
   /** An EIP-1559 (type 2) transaction, signed by the key at `spend.path`. */
   signEvm(spend: EvmSpend): SentTransaction {
-    const { path, ...fields } = spend;
-    const tx = EvmTransaction.from({ type: 2, ...fields, data: fields.data ?? '0x' });
     // tiny-secp256k1 rather than ethers' SigningKey, which keeps the key as a hex string nobody can wipe.
-    tx.signature = this.withNode(path, (node) => {
-      const { signature, recoveryId } = ecc.signRecoverable(getBytes(tx.unsignedHash), node.privateKey!);
-      return Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recoveryId as 0 | 1 });
-    });
-    const signed = { txid: tx.hash!, raw: tx.serialized };
+    const signed = this.withNode(spend.path, (node) => signEip1559(spend, node));
     this.logger.info('evm transaction signed', { chain_id: spend.chainId, txid: signed.txid, nonce: spend.nonce });
     return signed;
   }
@@ -129,21 +123,16 @@ export class WalletSigner {
    */
   signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] {
     if (spends.length === 0) return [];
-    const txs = spends.map(({ path: _path, ...fields }) => EvmTransaction.from({ type: 2, ...fields, data: fields.data ?? '0x' }));
-    this.withRoot((root) => {
+    const signed = this.withRoot((root) => {
       const derived = new Map<string, BIP32Interface>([['m', root]]);
       try {
-        spends.forEach((spend, i) => {
-          const node = deriveCached(derived, spend.path);
-          const { signature, recoveryId } = ecc.signRecoverable(getBytes(txs[i]!.unsignedHash), node.privateKey!);
-          txs[i]!.signature = Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recoveryId as 0 | 1 });
-        });
+        return spends.map((spend) => signEip1559(spend, deriveCached(derived, spend.path)));
       } finally {
         for (const [path, node] of derived) if (path !== 'm') wipe(node);
       }
     });
     this.logger.info('evm transactions signed', { chain_id: spends[0]!.chainId, count: spends.length });
-    return txs.map((tx) => ({ txid: tx.hash!, raw: tx.serialized }));
+    return signed;
   }
 
   /**
@@ -182,6 +171,13 @@ export class WalletSigner {
       wipe(root);
     }
   }
+}
+
+/** `spend` signed by `node`'s key. */
+function signEip1559(spend: EvmSpend, node: BIP32Interface): SentTransaction {
+  const { path: _path, ...fields } = spend;
+  const { signature, recoveryId } = ecc.signRecoverable(eip1559SigningHash(fields), node.privateKey!);
+  return eip1559Signed(fields, { r: signature.subarray(0, 32), s: signature.subarray(32), yParity: recoveryId as 0 | 1 });
 }
 
 /**

@@ -4,6 +4,10 @@
  * token half topped up with gas by the gas station first), against the same number of plain
  * pre-signed transfers sent by a bare ethers script in the same run. The goal: sweep wall time at
  * most 2× the bare script's; the process's RSS while sweeping is printed.
+ *
+ * Anvil's times vary a lot from one run to the next on this shared machine (the bare script alone
+ * took 1.4 to 4.6 s in runs minutes apart), so both are measured in interleaved rounds, each on
+ * new addresses, and the ratio is the median rounds'.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -33,7 +37,34 @@ import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
 import { fmt, report, rssMiB } from './lib';
 
 const ADDRESSES = Number(process.env.BENCH_SWEEP_ADDRESSES ?? 1000);
+const ROUNDS = Number(process.env.BENCH_SWEEP_ROUNDS ?? 3);
 const ACCOUNT = 'bench-account';
+/** How often the bench mines the transactions waiting in anvil's pool (see `unstuck`). */
+const STUCK_CHECK_MS = 250;
+
+/**
+ * Anvil 1.7's automatic mode can leave transactions that arrived in a burst in its pool, ready but
+ * not mined, or mine them a few a block (foundry issue 10122; seen here: a hundred sweeps waited
+ * 10 to 180 s, with its mixed mining too, and a thousand took 6 s to drain, while an evm_mine took
+ * them all at once). As a chain's next block would, the bench mines one every STUCK_CHECK_MS
+ * while the pool holds transactions, for the bare script and the sweeps alike. Stop with the
+ * returned function.
+ */
+function unstuck(node: AnvilNode): () => Promise<void> {
+  let busy: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    busy = busy
+      .then(async () => {
+        const pending = Number((await node.rpc<{ pending: string }>('txpool_status')).pending);
+        if (pending > 0) await node.rpc('evm_mine');
+      })
+      .catch(() => undefined);
+  }, STUCK_CHECK_MS);
+  return async () => {
+    clearInterval(timer);
+    await busy;
+  };
+}
 
 export async function run(): Promise<void> {
   const node = await AnvilNode.start();
@@ -53,77 +84,109 @@ export async function run(): Promise<void> {
     const USDT = coinId(chain.id, usdt);
     const slot = (a: string) => keccak256(AbiCoder.defaultAbiCoder().encode(['address', 'uint256'], [a, 0]));
 
-    // 1,000 deposit addresses of one account, each with a credited payment, and what they hold on the chain.
-    const now = new Date().toISOString();
-    await store.write(async (em) => {
-      for (let i = 0; i < ADDRESSES; i++) {
-        const token = i % 2 === 1;
-        const d = wallet.derive(evmScheme(), 0, i);
-        const addressId = newTimeOrderedId();
-        const coin = token ? USDT : ETH;
-        const amount = token ? '100' : '0.1';
-        await insertRow(em, 'addresses', { id: addressId, account_id: ACCOUNT, chain_id: chain.id, coin_id: coin, address: d.address, derivation_path: d.path, derivation_index: i, purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now });
-        const transferId = newId();
-        await insertRow(em, 'chain_transfers', { id: transferId, chain_id: chain.id, coin_id: coin, txid: `0x${i.toString(16).padStart(64, '0')}`, output_index: 0, direction: 'incoming', purpose: 'invoice', address: d.address, address_id: addressId, account_id: ACCOUNT, amount, spent_transfer_id: null, nonce: null, block_height: 1, block_hash: '0x00', confirmations: 10, status: 'confirmed', seen_at: now, confirmed_at: now, reverted_at: null, created_at: now, updated_at: now });
-        await insertRow(em, 'transactions', { id: newId(), account_id: ACCOUNT, type: 'invoice_payment', status: 'confirmed', coin_id: coin, amount, fee: '0', net_amount: amount, txid: null, chain_transfer_id: transferId, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: now, confirmed_at: now, updated_at: now });
-        if (token) await rpc('anvil_setStorageAt', [usdt, slot(d.address), `0x${(100_000_000n).toString(16).padStart(64, '0')}`]);
-        else await rpc('anvil_setBalance', [d.address, `0x${parseEther('0.1').toString(16)}`]);
-      }
-    });
     const gasStation = addresses.gasStation(chain.id);
     await rpc('anvil_setBalance', [gasStation.address, `0x${parseEther('1000').toString(16)}`]);
-
     const adapter = new EvmAdapter(chain);
     const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), replaceAfterBlocks: 6, clock: systemClock, logger: silentLogger });
     const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, clock: systemClock, logger: silentLogger });
     queue.own('sweep', sweeper).own('topup', sweeper);
 
-    // The bare script: the same number of plain transfers, signed beforehand, sent side by side, until all are mined.
-    const payers = Array.from({ length: ADDRESSES }, (_, i) => HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, `m/44'/60'/7'/0/${i}`));
+    /** Round `r`'s 1,000 deposit addresses of one account, each with a credited payment, and what they hold on the chain. */
+    const seed = async (r: number) => {
+      const now = new Date().toISOString();
+      await store.write(async (em) => {
+        for (let k = 0; k < ADDRESSES; k++) {
+          const i = r * ADDRESSES + k;
+          const token = k % 2 === 1;
+          const d = wallet.derive(evmScheme(), 0, i);
+          const addressId = newTimeOrderedId();
+          const coin = token ? USDT : ETH;
+          const amount = token ? '100' : '0.1';
+          await insertRow(em, 'addresses', { id: addressId, account_id: ACCOUNT, chain_id: chain.id, coin_id: coin, address: d.address, derivation_path: d.path, derivation_index: i, purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now });
+          const transferId = newId();
+          await insertRow(em, 'chain_transfers', { id: transferId, chain_id: chain.id, coin_id: coin, txid: `0x${i.toString(16).padStart(64, '0')}`, output_index: 0, direction: 'incoming', purpose: 'invoice', address: d.address, address_id: addressId, account_id: ACCOUNT, amount, spent_transfer_id: null, nonce: null, block_height: 1, block_hash: '0x00', confirmations: 10, status: 'confirmed', seen_at: now, confirmed_at: now, reverted_at: null, created_at: now, updated_at: now });
+          await insertRow(em, 'transactions', { id: newId(), account_id: ACCOUNT, type: 'invoice_payment', status: 'confirmed', coin_id: coin, amount, fee: '0', net_amount: amount, txid: null, chain_transfer_id: transferId, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: now, confirmed_at: now, updated_at: now });
+          if (token) await rpc('anvil_setStorageAt', [usdt, slot(d.address), `0x${(100_000_000n).toString(16).padStart(64, '0')}`]);
+          else await rpc('anvil_setBalance', [d.address, `0x${parseEther('0.1').toString(16)}`]);
+        }
+      });
+    };
+
+    // The bare script: the same number of plain transfers, signed beforehand (round r: each payer's nonce r), sent side by side, until all are mined.
+    const payerBranch = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/7'/0");
+    const payers = Array.from({ length: ADDRESSES }, (_, i) => payerBranch.deriveChild(i));
     for (const p of payers) await rpc('anvil_setBalance', [p.address, `0x${parseEther('1').toString(16)}`]);
     const to = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/8'/0/0").address;
-    const fees = await adapter.feeQuote();
-    if (fees.kind !== 'evm') throw new Error('no EVM quote');
-    const raws = await Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce: 0, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
-    const bareStart = process.hrtime.bigint();
-    const hashes = await Promise.all(raws.map((raw) => adapter.broadcast(raw)));
-    for (;;) {
-      const receipts = await adapter.receipts(hashes);
-      if (receipts.every((r) => r !== null)) break;
-    }
-    const bareSeconds = Number(process.hrtime.bigint() - bareStart) / 1e9;
+    const bare = async (r: number) => {
+      const fees = await adapter.feeQuote();
+      if (fees.kind !== 'evm') throw new Error('no EVM quote');
+      const raws = await Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce: r, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
+      const stop = unstuck(node);
+      try {
+        const started = process.hrtime.bigint();
+        const hashes = await Promise.all(raws.map((raw) => adapter.broadcast(raw)));
+        for (;;) {
+          const receipts = await adapter.receipts(hashes);
+          if (receipts.every((x) => x !== null)) break;
+        }
+        return Number(process.hrtime.bigint() - started) / 1e9;
+      } finally {
+        await stop();
+      }
+    };
+
+    const sweeps = async (r: number) => {
+      const stop = unstuck(node);
+      try {
+      const started = process.hrtime.bigint();
+      let passes = 0;
+      for (;;) {
+        passes++;
+        await queue.track();
+        await sweeper.plan();
+        await queue.broadcastReady();
+        const [left] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status <> 'mined'`);
+        const [done] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`);
+        if (Number(left!.n) === 0 && Number(done!.n) === (r + 1) * ADDRESSES) break;
+        if (passes > 10_000) throw new Error('the sweeps did not finish');
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      return { seconds: Number(process.hrtime.bigint() - started) / 1e9, passes };
+      } finally {
+        await stop();
+      }
+    };
 
     let peak = rssMiB();
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
-    const sweepStart = process.hrtime.bigint();
-    let passes = 0;
-    for (;;) {
-      passes++;
-      await queue.track();
-      await sweeper.plan();
-      await queue.broadcastReady();
-      const [left] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status <> 'mined'`);
-      const [done] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`);
-      if (Number(left!.n) === 0 && Number(done!.n) === ADDRESSES) break;
-      if (passes > 10_000) throw new Error('the sweeps did not finish');
-      await new Promise((r) => setTimeout(r, 50));
+    const rounds: Array<{ bare: number; sweep: number; passes: number }> = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      await seed(r);
+      const bareSeconds = await bare(r);
+      const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
+      try {
+        const { seconds, passes } = await sweeps(r);
+        rounds.push({ bare: bareSeconds, sweep: seconds, passes });
+      } finally {
+        clearInterval(sampler);
+      }
     }
-    const sweepSeconds = Number(process.hrtime.bigint() - sweepStart) / 1e9;
-    clearInterval(sampler);
     const treasury = (await rawQuery<{ address: string }>(store.read, `SELECT address FROM addresses WHERE purpose = 'treasury'`))[0]!.address;
     const [swept] = await adapter.balances([treasury], usdt);
-    if (swept !== 100_000_000n * BigInt(ADDRESSES / 2)) throw new Error(`the treasury holds ${swept} USDT units`);
-    const ratio = sweepSeconds / bareSeconds;
+    if (swept !== 100_000_000n * BigInt((ROUNDS * ADDRESSES) / 2)) throw new Error(`the treasury holds ${swept} USDT units`);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const ratios = rounds.map((x) => x.sweep / x.bare);
+    const ratio = median(ratios);
     report(
-      `EVM sweeps of ${ADDRESSES} credited deposit addresses (${ADDRESSES / 2} ETH, ${ADDRESSES / 2} USDT with a gas top-up each) on anvil`,
+      `EVM sweeps of ${ADDRESSES} credited deposit addresses (${ADDRESSES / 2} ETH, ${ADDRESSES / 2} USDT with a gas top-up each) on anvil, ${ROUNDS} rounds`,
       [
-        ['bare ethers script: pre-signed transfers sent, all mined (s)', fmt(bareSeconds)],
-        ['sweeps: plan, top-ups, sign, store, send, follow, all final (s)', fmt(sweepSeconds)],
-        ['transactions the sweeps sent', String(ADDRESSES + ADDRESSES / 2)],
-        ['passes', String(passes)],
+        ['bare ethers script: pre-signed transfers sent, all mined (s)', rounds.map((x) => fmt(x.bare, 2)).join(' ')],
+        ['sweeps: plan, top-ups, sign, store, send, follow, all final (s)', rounds.map((x) => fmt(x.sweep, 2)).join(' ')],
+        ['passes', rounds.map((x) => String(x.passes)).join(' ')],
+        ['ratios per round', ratios.map((x) => fmt(x, 3)).join(' ')],
+        ['transactions the sweeps sent a round', String(ADDRESSES + ADDRESSES / 2)],
         ['RSS of the process while sweeping, peak (MiB)', fmt(peak)],
       ],
-      { name: 'sweep time / bare script time', value: ratio, goal: '≤ 2', ok: ratio <= 2 },
+      { name: 'sweep time / bare script time (median round)', value: ratio, goal: '≤ 2', ok: ratio <= 2 },
     );
     await store.close();
   } finally {

@@ -1,13 +1,30 @@
-import { Interface } from 'ethers';
+/**
+ * ERC-20 call data, encoded by hand: two fixed shapes (a selector and 32-byte words) that the
+ * sweeps and balance scans build by the thousand, where an ABI coder costs a checksum hash of each
+ * address (tested equal to ethers' Interface in test/unit/chains/evm/erc20.test.ts).
+ */
 
-const ERC20 = new Interface(['function transfer(address to, uint256 amount) returns (bool)', 'function balanceOf(address owner) view returns (uint256)']);
+const TRANSFER = 'a9059cbb';
+const BALANCE_OF = '70a08231';
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+function addressWord(address: string): string {
+  if (!ADDRESS.test(address)) throw new Error(`not an EVM address: ${address}`);
+  return address.slice(2).toLowerCase().padStart(64, '0');
+}
+
+function uintWord(value: bigint): string {
+  if (value < 0n || value > MAX_UINT256) throw new Error(`not a uint256: ${value}`);
+  return value.toString(16).padStart(64, '0');
+}
 
 /** The call data of an ERC-20 `transfer(to, amount)` (amount in the token's base units). */
 export function erc20TransferData(to: string, amount: bigint): string {
-  return ERC20.encodeFunctionData('transfer', [to, amount]);
+  return `0x${TRANSFER}${addressWord(to)}${uintWord(amount)}`;
 }
 
 /** The call data of an ERC-20 `balanceOf(owner)`. */
 export function erc20BalanceOfData(owner: string): string {
-  return ERC20.encodeFunctionData('balanceOf', [owner]);
+  return `0x${BALANCE_OF}${addressWord(owner)}`;
 }

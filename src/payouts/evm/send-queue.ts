@@ -14,7 +14,7 @@ import type { SentTransaction } from '../../chains/types';
 import type { ChainTransferRow } from '../../db/entities/chain';
 import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
-import { insertSend, nextNonce, normalise, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
+import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
 export interface EvmSendOwner {
@@ -105,9 +105,11 @@ export class EvmSendQueue {
 
   /**
    * `sign` for several requests in order (each with its sender's node count in `nodePending`), the
-   * seed opened once for all of them: the sweeps of a pass.
+   * seed opened once for all of them, without storing them: `storeAll` does, in the caller's
+   * transaction, before any is broadcast (so the next batch can be signed while the node takes the
+   * last). The nonces follow what `em` reads as stored; one taken meanwhile fails `storeAll`.
    */
-  async signAll(em: EntityManager, reqs: readonly SendRequest[], nodePending: (address: string) => number): Promise<EvmSendRow[]> {
+  async signBatch(em: EntityManager, reqs: readonly SendRequest[], nodePending: (address: string) => number): Promise<EvmSendRow[]> {
     const next = new Map<string, number>();
     const nonces: number[] = [];
     for (const req of reqs) {
@@ -117,13 +119,12 @@ export class EvmSendQueue {
       next.set(a, n + 1);
     }
     const signed = this.deps.signer.signEvmAll(reqs.map((req, i) => this.spend(req, nonces[i]!)));
-    const rows: EvmSendRow[] = [];
-    for (const [i, req] of reqs.entries()) {
-      const row = this.rowOf(req, nonces[i]!, signed[i]!, 'signed');
-      await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
-      rows.push(row);
-    }
-    return rows;
+    return reqs.map((req, i) => this.rowOf(req, nonces[i]!, signed[i]!, 'signed'));
+  }
+
+  /** Stores rows of `signBatch` (their bytes sealed); NonceTaken when a live row holds one's nonce (the transaction rolls back). */
+  async storeAll(em: EntityManager, rows: readonly EvmSendRow[]): Promise<void> {
+    for (const row of rows) await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
   }
 
   private spend(req: SendRequest, nonce: number): EvmSpend {
@@ -216,17 +217,34 @@ export class EvmSendQueue {
   async broadcastReady(signal?: AbortSignal): Promise<number> {
     const { store, node } = this.deps;
     const signed = (await sendsWithStatus(store.read, this.chainId, ['signed'])).map((r) => this.opened(r));
+    const afterIds = [...new Set(signed.flatMap((r) => (r.after_id === null ? [] : [r.after_id])))];
+    const befores = new Map((await sendsById(store.read, afterIds)).map((r) => [r.id, r]));
+    // A predecessor sent but not yet seen mined (the pass follows it after this): the node is asked.
+    const unseen = [...befores.values()].filter((r) => r.status === 'broadcast' && r.block_height === null);
+    const seen = new Set<string>();
+    if (unseen.length > 0) {
+      const candidates = unseen.map(candidatesOf);
+      const receipts = await node.receipts(candidates.flat(), signal);
+      let at = 0;
+      unseen.forEach((r, i) => {
+        const own = receipts.slice(at, (at += candidates[i]!.length));
+        if (own.some((x) => x?.succeeded)) seen.add(r.id);
+      });
+    }
     const ready: EvmSendRow[] = [];
+    const dropped: EvmSendRow[] = [];
     for (const row of signed) {
       if (row.after_id === null) {
         ready.push(row);
         continue;
       }
-      const after = await sendById(store.read, row.after_id);
-      if (!after || after.status === 'dropped' || (after.block_height !== null && after.succeeded === 0)) {
-        await store.write((em) => this.drop(em, row, 'the gas top-up before it failed', true));
-      } else if (after.block_height !== null && after.succeeded === 1) ready.push(row);
+      const after = befores.get(row.after_id);
+      if (!after || after.status === 'dropped' || (after.block_height !== null && after.succeeded === 0)) dropped.push(row);
+      else if ((after.block_height !== null && after.succeeded === 1) || seen.has(after.id)) ready.push(row);
     }
+    if (dropped.length > 0) await store.write(async (em) => {
+      for (const row of dropped) await this.drop(em, row, 'the gas top-up before it failed', true);
+    });
     if (ready.length === 0) return 0;
     // Top-ups first: the sends that wait for them go out as soon as they are mined. (Each sender's nonces stay in order.)
     ready.sort((a, b) => Number(b.kind === 'topup') - Number(a.kind === 'topup'));
@@ -482,6 +500,48 @@ export class EvmSendQueue {
     const coin = this.deps.catalog.coin(coinId);
     if (!coin || coin.chain_id !== this.chainId) throw new Error(`coin ${coinId} is not of ${this.chainId}`);
     return coin.asset === 'native' ? { to: payee, value: amount } : { to: coin.asset, value: 0n, data: erc20TransferData(payee, amount) };
+  }
+}
+
+/**
+ * Stores batches of signed sends one after another, each in a transaction of its own, and hands
+ * each to the node (EvmSendQueue.broadcastReady) once stored, while the caller signs the next: a
+ * batch is stored only after the node has answered for the one before.
+ */
+export class SendRelay {
+  private sending: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly queue: EvmSendQueue,
+    private readonly store: Store,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  /** Stores `rows` (and whatever `also` writes with them); `send`: hands them to the node. */
+  async add(rows: readonly EvmSendRow[], also?: (em: EntityManager) => Promise<void>, send = true): Promise<void> {
+    await this.settle();
+    await this.store.write(async (em) => {
+      await this.queue.storeAll(em, rows);
+      await also?.(em);
+    });
+    if (!send) return;
+    const sending = this.queue.broadcastReady(this.signal);
+    // Its failure is the caller's at `settle` (never an unhandled rejection meanwhile).
+    sending.catch(() => undefined);
+    this.sending = sending;
+  }
+
+  /** Waits for the node's answer to the last batch handed to it. */
+  async settle(): Promise<void> {
+    const sending = this.sending;
+    this.sending = null;
+    await sending;
+  }
+
+  /** After a failure: waits for what was handed to the node, whatever its answer. */
+  async abandon(): Promise<void> {
+    await this.sending?.catch(() => undefined);
+    this.sending = null;
   }
 }
 

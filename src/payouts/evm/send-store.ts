@@ -102,6 +102,16 @@ export async function sendById(em: EntityManager, id: string): Promise<EvmSendRo
   return row ? normalise(row) : null;
 }
 
+/** The sends of `ids` (those that exist), in queries of up to 256 ids. */
+export async function sendsById(em: EntityManager, ids: readonly string[]): Promise<EvmSendRow[]> {
+  const out: EvmSendRow[] = [];
+  for (let i = 0; i < ids.length; i += 256) {
+    const list = inList(em, ids.slice(i, i + 256), 1);
+    out.push(...(await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE id ${list.sql}`, list.params)).map(normalise));
+  }
+  return out;
+}
+
 /** The live (not dropped) sends of a withdrawal, its payout and the top-up before it. */
 export async function sendsOfWithdrawal(em: EntityManager, withdrawalId: string): Promise<EvmSendRow[]> {
   return (

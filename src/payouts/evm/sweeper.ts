@@ -12,7 +12,7 @@ import { Amount } from '../../shared/money';
 import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
 import { currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
-import type { EvmSendOwner, EvmSendQueue } from './send-queue';
+import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
 
 const NATIVE_DECIMALS = 18;
@@ -59,7 +59,11 @@ export class EvmSweeper implements EvmSendOwner {
     this.native = coinId(deps.chain.id, NATIVE_ASSET);
   }
 
-  /** Plans and signs this pass's sweeps (and their top-ups); the send queue broadcasts them. How many sweeps. */
+  /**
+   * Plans, signs and stores this pass's sweeps and their top-ups, and hands them to the node as
+   * they are stored (the token sweeps once their top-ups are mined: the pass's own broadcast, or
+   * a later one). How many sweeps.
+   */
   async plan(signal?: AbortSignal): Promise<number> {
     const groups = await this.dueGroups();
     this.urgent.clear();
@@ -67,90 +71,101 @@ export class EvmSweeper implements EvmSendOwner {
       this.needed = 0n;
       return 0;
     }
-    const { node, store } = this.deps;
+    const { node, store, queue } = this.deps;
     const treasuries = await store.write(async (em) => {
       const out = new Map<string, string>();
       for (const accountId of new Set(groups.map((g) => g.accountId))) out.set(accountId, (await this.deps.treasuryOf(em, accountId)).address);
       return out;
     });
-    const addresses = groups.map((g) => g.address);
+    const station = this.deps.gasStation.address;
+    const senders = [...groups.map((g) => g.address), station];
     const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
     const assets = [...new Set(tokenGroups.map((x) => x.asset))];
-    // The fees, the native balances, the gas station's and the token balances of the whole pass side by side, in batched requests.
-    const [fees, nativeBalances, [stationBalance], ...tokenBalances] = await Promise.all([
+    // The fees, the native balances (the gas station's too), the nonces and the token balances of the whole pass side by side, in batched requests.
+    const [fees, balances, counts, ...tokenBalances] = await Promise.all([
       currentFees(node, signal),
-      node.balances(addresses, 'native', 'latest', signal),
-      node.balances([this.deps.gasStation.address], 'native', 'latest', signal),
+      node.balances(senders, 'native', 'latest', signal),
+      node.pendingNonces(senders, signal),
       ...assets.map((asset) => node.balances(tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address), asset, 'latest', signal)),
     ]);
+    const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
+    const nodePending = (a: string) => pending.get(a)!;
     const held = new Map<number, bigint>();
     assets.forEach((asset, k) => tokenGroups.filter((x) => x.asset === asset).forEach((x, j) => held.set(x.i, tokenBalances[k]![j]!)));
-    // What the gas station can still give this pass (each top-up's own gas included).
-    let station = stationBalance!;
-    let needed = 0n;
-    const planned: PlannedSweep[] = [];
-    // The token transfers' gas, in batched requests.
-    const gas = new Map<number, bigint | null>();
     // What a token sweep moves: what was credited, or less when the address holds less.
     const movable = (i: number, g: SweepGroup): bigint => (held.get(i)! < g.credited ? held.get(i)! : g.credited);
     const estimable = tokenGroups.filter(({ g, i }) => movable(i, g) > 0n);
-    const estimates = await node.estimateGasAll(
+    // The token transfers' gas, in batched requests, while the native sweeps (which need no estimate) are signed.
+    const estimating = node.estimateGasAll(
       estimable.map(({ g, i, asset }) => ({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, movable(i, g)) })),
       signal,
     );
-    estimable.forEach(({ g, i }, j) => {
-      const e = estimates[j]!;
-      if ('gas' in e) return gas.set(i, e.gas);
-      this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: e.error });
-      gas.set(i, null);
-    });
+    estimating.catch(() => undefined);
+
+    const natives: PlannedSweep[] = [];
+    const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
     for (const [i, g] of groups.entries()) {
-      const treasury = treasuries.get(g.accountId)!;
-      const balance = nativeBalances[i]!;
-      const asset = this.deps.catalog.coin(g.coinId)!.asset;
-      if (asset === NATIVE_ASSET) {
-        const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
-        // Worth it only when it moves more than it costs.
-        if (balance - cost <= cost) continue;
-        planned.push({ ...g, treasury, amount: balance - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
-        continue;
-      }
-      const gasLimit = gas.get(i);
-      if (!gasLimit) continue;
-      const amount = movable(i, g);
-      const need = gasLimit * fees.maxFeePerGas;
-      const topUp = need > balance ? need - balance : 0n;
-      if (topUp > 0n) {
-        const cost = topUp + NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
-        needed += cost;
-        if (cost > station) continue;
-        station -= cost;
-      }
-      planned.push({ ...g, treasury, amount, gasLimit, topUp });
+      // Worth it only when it moves more than it costs.
+      if (g.coinId === this.native && balances[i]! - cost > cost) natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
     }
-    this.needed = needed;
-    if (planned.length === 0) return 0;
-    const senders = [...new Set(planned.map((p) => p.address)), ...(planned.some((p) => p.topUp > 0n) ? [this.deps.gasStation.address] : [])];
-    const counts = await node.pendingNonces(senders, signal);
-    const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
-    await store.write(async (em) => {
-      // The top-ups first (the gas station's nonces in order), then the sweeps that wait for them; the seed opened once a batch.
-      const needing = planned.filter((p) => p.topUp > 0n);
-      const topUps = await this.deps.queue.signAll(
-        em,
+    // In three steps, each signed while the node takes the one before, stored in a transaction of
+    // its own and handed to the node: the native sweeps, the top-ups, the token sweeps (the pass
+    // sends those once their top-ups are mined). A stop between two steps leaves top-ups without
+    // their sweeps: an address is left alone while a send to it is on its way (dueSweepGroups),
+    // then swept with the gas it holds.
+    const relay = new SendRelay(queue, store, signal);
+    try {
+      if (natives.length > 0) await this.store(relay, natives, await queue.signBatch(store.read, natives.map((p) => this.sweepOf(p, fees, null)), nodePending));
+      const estimates = await estimating;
+      const gas = new Map<number, bigint>();
+      estimable.forEach(({ g, i }, j) => {
+        const e = estimates[j]!;
+        if ('gas' in e) gas.set(i, e.gas);
+        else this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: e.error });
+      });
+      // What the gas station can still give this pass (each top-up's own gas included).
+      let left = balances[senders.length - 1]!;
+      let needed = 0n;
+      const tokens: PlannedSweep[] = [];
+      for (const { g, i } of tokenGroups) {
+        const gasLimit = gas.get(i);
+        if (gasLimit === undefined) continue;
+        const need = gasLimit * fees.maxFeePerGas;
+        const topUp = need > balances[i]! ? need - balances[i]! : 0n;
+        if (topUp > 0n) {
+          const spent = topUp + cost;
+          needed += spent;
+          if (spent > left) continue;
+          left -= spent;
+        }
+        tokens.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: movable(i, g), gasLimit, topUp });
+      }
+      this.needed = needed;
+      const needing = tokens.filter((p) => p.topUp > 0n);
+      const topUps = await queue.signBatch(
+        store.read,
         needing.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
-        (a) => pending.get(a)!,
+        nodePending,
       );
+      if (topUps.length > 0) await relay.add(topUps);
       const after = new Map(needing.map((p, i) => [p.address, topUps[i]!.id]));
-      const sweeps = await this.deps.queue.signAll(
-        em,
-        planned.map((p) => ({ kind: 'sweep' as const, from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId: after.get(p.address) ?? null })),
-        (a) => pending.get(a)!,
-      );
-      await this.markSwept(em, planned.map((p, i) => ({ sendId: sweeps[i]!.id, transferIds: p.transferIds })));
-    });
-    this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: planned.length, top_ups: planned.filter((p) => p.topUp > 0n).length });
-    return planned.length;
+      if (tokens.length > 0) await this.store(relay, tokens, await queue.signBatch(store.read, tokens.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
+      await relay.settle();
+      this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: topUps.length });
+      return natives.length + tokens.length;
+    } catch (err) {
+      await relay.abandon();
+      throw err;
+    }
+  }
+
+  private sweepOf(p: PlannedSweep, fees: EvmFees, afterId: string | null): SendRequest {
+    return { kind: 'sweep', from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId };
+  }
+
+  /** Stores signed sweeps with the deposits each moves named (`send`: handed to the node at once). */
+  private store(relay: SendRelay, planned: readonly PlannedSweep[], rows: readonly EvmSendRow[], send = true): Promise<void> {
+    return relay.add(rows, (em) => this.markSwept(em, planned.map((p, i) => ({ sendId: rows[i]!.id, transferIds: p.transferIds }))), send);
   }
 
   async onFinal(em: EntityManager, row: EvmSendRow): Promise<void> {

@@ -8,6 +8,7 @@ import test from 'ava';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { LedgerEntryEntity } from '../../../src/db/entities/money';
 import { NETWORK_BOOK } from '../../../src/ledger/ledger';
+import type { EvmChainPayouts } from '../../../src/payouts/evm/evm-chain-payouts';
 import { sendsWithStatus } from '../../../src/payouts/evm/send-store';
 import { killAllAnvils } from '../../helpers/anvil';
 import { eth, startEvmPayoutFixture } from './evm-payout-fixture';
@@ -74,6 +75,54 @@ test('an empty gas station: the token sweep waits, coinkeep status warns with wh
   await f.quiet();
   await stop();
   t.is((await f.balance('USDT')).available, '20');
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+test('a pass stopped after its top-up went out, before its token sweep was signed: the address waits while its top-up is on its way, then is swept with the gas it holds; one top-up, the deposit swept once', async (t) => {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
+  const payouts = f.td.daemon.evmPayouts.byChain.get(f.chainId) as EvmChainPayouts;
+  const { queue, sweeper } = payouts;
+  // The stop: the token sweep that waits for the top-up is never signed, as with a daemon killed
+  // there. The node holds the top-up in its pool meanwhile (no automatic mining), so the passes
+  // that follow see the address without its gas.
+  const signBatch = queue.signBatch.bind(queue);
+  let stopped = 0;
+  queue.signBatch = async (em, reqs, nodePending) => {
+    if (reqs.some((r) => r.kind === 'topup')) await f.node.rpc('evm_setAutomine', [false]);
+    if (stopped === 0 && reqs.some((r) => r.kind === 'sweep' && r.afterId !== null && r.afterId !== undefined)) {
+      stopped++;
+      throw new Error('the daemon stopped here');
+    }
+    return signBatch(em, reqs, nodePending);
+  };
+  const plan = sweeper.plan.bind(sweeper);
+  let passes = 0;
+  sweeper.plan = (signal) => {
+    if (stopped > 0) passes++;
+    return plan(signal);
+  };
+  const paid = await f.paidInvoice('USDT', '30');
+  await f.until(async () => passes >= 5, 'five passes after the stop');
+  const store = f.td.daemon.store;
+  const all = () => sendsWithStatus(store.read, f.chainId, ['signed', 'broadcast', 'mined', 'dropped']);
+  t.deepEqual((await all()).map((s) => `${s.kind} ${s.status}`), ['topup broadcast'], 'no second top-up while the first is on its way');
+
+  await f.node.rpc('evm_setAutomine', [true]);
+  const stop = f.miner();
+  t.teardown(stop);
+  await f.until(async () => (await f.onChain(paid.address, 'USDT')) === 0n, 'swept');
+  await f.quiet();
+  await stop();
+  t.is(stopped, 1);
+  const sends = await all();
+  t.is(sends.filter((s) => s.kind === 'topup' && s.to_address === paid.address).length, 1, 'one top-up');
+  const sweeps = sends.filter((s) => s.kind === 'sweep' && s.from_address === paid.address);
+  t.is(sweeps.length, 1, 'one sweep');
+  t.is(sweeps[0]!.after_id, null, 'signed after the stop, it pays with the gas its address holds');
+  t.true(sends.every((s) => s.status === 'mined' && s.succeeded === 1));
+  t.is((await f.balance('USDT')).available, '30');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
