@@ -315,6 +315,15 @@ export class EvmAdapter implements ChainAdapter {
     return answers.map((a) => ('error' in a ? a : { gas: amountOf(a.result, 'eth_estimateGas') }));
   }
 
+  /**
+   * Whether each call runs to its end with `gas` (eth_call at the latest block, one run each where
+   * an estimate searches over a dozen): per call null, or the node's refusal (out of gas, a revert).
+   */
+  async succeedWithGas(calls: ReadonlyArray<EvmCall & { gas: bigint }>, signal?: AbortSignal): Promise<Array<string | null>> {
+    const answers = await this.settled<string>(calls.map((c) => ({ method: 'eth_call', params: [{ ...estimateParams(c), gas: `0x${c.gas.toString(16)}` }, 'latest'] })), signal);
+    return answers.map((a) => ('error' in a ? a.error : null));
+  }
+
   /** The receipts of `txids` (null: not mined on the node's chain), in one batched request. */
   async receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>> {
     if (txids.length === 0) return [];

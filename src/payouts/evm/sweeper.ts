@@ -10,7 +10,7 @@ import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
-import { currentFees, type EvmFees, type EvmNode } from './evm-node';
+import { currentFees, estimateAlike, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
@@ -95,9 +95,14 @@ export class EvmSweeper implements EvmSendOwner {
     // What a token sweep moves: what was credited, or less when the address holds less.
     const movable = (i: number, g: SweepGroup): bigint => (held.get(i)! < g.credited ? held.get(i)! : g.credited);
     const estimable = tokenGroups.filter(({ g, i }) => movable(i, g) > 0n);
-    // The token transfers' gas, in batched requests, while the native sweeps (which need no estimate) are signed.
-    const estimating = node.estimateGasAll(
-      estimable.map(({ g, i, asset }) => ({ from: g.address, to: asset, data: erc20TransferData(treasuries.get(g.accountId)!, movable(i, g)) })),
+    // The token transfers' gas, while the native sweeps (which need no estimate) are signed; a
+    // transfer's gas is that of the others of its token to its treasury when it runs with it.
+    const estimating = estimateAlike(
+      node,
+      estimable.map(({ g, i, asset }) => {
+        const treasury = treasuries.get(g.accountId)!;
+        return { call: { from: g.address, to: asset, data: erc20TransferData(treasury, movable(i, g)) }, alike: `${asset} ${treasury}` };
+      }),
       signal,
     );
     estimating.catch(() => undefined);
