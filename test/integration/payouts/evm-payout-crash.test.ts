@@ -10,24 +10,17 @@ import { coinId } from '../../../src/catalog/coins';
 import { configFromText } from '../../../src/config/load';
 import { EvmAdapter } from '../../../src/chains/evm/evm-adapter';
 import { anvilChainEntry } from '../../../src/dev/anvil';
-import { AccountEntity, SecurityLogEntity } from '../../../src/db/entities/team';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { SignedClient } from '../../helpers/api-client';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../helpers/anvil';
-import { CliEnv, pastStartSecond } from '../../helpers/cli';
-import { merchantWithKey, OtpSource, startPreparedDaemon } from '../../helpers/daemon';
+import { CliEnv } from '../../helpers/cli';
+import { startPreparedDaemon } from '../../helpers/daemon';
+import { payoutAcrossKills } from '../../helpers/payout-crash';
+import { payoutMerchant, until } from '../../helpers/payout-fixture';
 import { CONFIRMATIONS, FAST_WATCH, RATES } from '../chains/evm/evm-fixture';
 import { elsewhere, eth } from './evm-payout-fixture';
 
 test.after.always(killAllAnvils);
-
-async function until(ok: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('kill -9 after the payout is stored and after it is sent: after a restart each withdrawal is completed with exactly one transaction on the chain', async (t) => {
   const { node, usdt } = await startAnvil();
@@ -38,12 +31,7 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
 
   // Prepared in this process: a verified merchant whose key may withdraw, 1 ETH paid in and swept.
   const setup = await startPreparedDaemon(configFromText(readFileSync(env.configFile, 'utf8')));
-  const m = await merchantWithKey(setup, { permissions: ['read', 'create_invoice'] });
-  const { key } = await setup.keys.create(m.accountId, { email: m.owner, otp: new OtpSource(m.ownerTotp, { now: () => new Date() }).next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
-  await setup.store.write(async (em) => {
-    await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
-    await em.update(AccountEntity, { id: m.accountId }, { verified: true });
-  });
+  const { m, key } = await payoutMerchant(setup);
   const prep = new SignedClient(setup.apiUrl, key.key_id, key.secret);
   const inv = await prep.post('/v1/invoices', { amount: '1', currency: 'ETH', coin_id: ETH }, { headers: { 'Content-Type': 'application/json' } });
   t.is(inv.status, 201, inv.text);
@@ -58,31 +46,13 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
   await setup.stop();
   const adapter = new EvmAdapter(configFromText(readFileSync(env.configFile, 'utf8')).chains[0]!);
 
-  const payees: string[] = [];
-  for (const point of ['stored', 'sent'] as const) {
-    const dying = await env.spawnDaemon({ env: { COINKEEP_TEST_PAYOUT_CRASH: point } });
-    await pastStartSecond();
-    const api = new SignedClient(dying.url, key.key_id, key.secret);
-    const to = elsewhere();
-    payees.push(to);
-    const w = await api.post('/v1/withdrawals', { coin_id: ETH, amount: '0.2', to_address: to }, { headers: { 'Content-Type': 'application/json' } });
-    t.is(w.status, 201, w.text);
-    const exit = await dying.child.exited;
-    t.is(exit.signal, 'SIGKILL', `killed itself ${point}`);
-    const nonces = await adapter.nonce(treasury);
-    t.is(nonces.pending, payees.length - (point === 'stored' ? 1 : 0), point === 'stored' ? 'nothing reached the node' : 'the payout reached the node');
-
-    const again = await env.spawnDaemon();
-    await pastStartSecond();
-    const api2 = new SignedClient(again.url, key.key_id, key.secret);
-    await until(async () => {
-      await node.mine(1);
-      const res = await api2.get(`/v1/withdrawals/${w.json.id}`);
-      return res.json.status === 'completed';
-    }, `the withdrawal killed ${point} completed`, 60_000);
-    again.child.child.kill('SIGTERM');
-    await again.child.exited;
-  }
+  const payees = await payoutAcrossKills(t, env, key, {
+    payee: elsewhere,
+    body: (to) => ({ coin_id: ETH, amount: '0.2', to_address: to }),
+    // The treasury's transactions: none when killed after storing the first payout; the first and this one when killed after sending the second.
+    killed: async (point) => t.is((await adapter.nonce(treasury)).pending, point === 'stored' ? 0 : 2, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node'),
+    mine: () => node.mine(1),
+  });
   for (const to of payees) t.is((await adapter.balances([to], 'native'))[0], eth('0.2'), 'paid once');
   t.deepEqual(await adapter.nonce(treasury), { latest: 2, pending: 2 }, 'exactly one transaction per withdrawal ever left the treasury');
 });

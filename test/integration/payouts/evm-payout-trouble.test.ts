@@ -5,7 +5,7 @@
  * network fee charged; a payout whose block is reorganised away goes back to broadcast and is
  * mined again, paid once.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { AbiCoder, HDNodeWallet, keccak256, parseUnits, Transaction } from 'ethers';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
@@ -22,39 +22,56 @@ async function treasuryOf(f: EvmPayoutFixture): Promise<AddressEntityRow> {
 }
 type AddressEntityRow = { address: string; derivation_path: string };
 
-/** Funds the account with a paid invoice and waits until its sweep is done; then stops mining. */
-async function funded(f: EvmPayoutFixture, ticker: 'ETH' | 'USDT', amount: string): Promise<void> {
+/** A fixture whose account was paid `amount` of `ticker` by an invoice, swept into its treasury; no block is mined after. */
+async function funded(t: ExecutionContext, ticker: 'ETH' | 'USDT', amount: string): Promise<EvmPayoutFixture> {
+  const f = await startEvmPayoutFixture();
+  t.teardown(() => f.stop());
   await f.paidInvoice(ticker, amount);
   const stop = f.miner();
   await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
   await f.quiet();
   await stop();
+  return f;
 }
 
-test('a payout stuck under a raised base fee is replaced with the same nonce and higher fees, and completed once with the txid that was mined', async (t) => {
-  const f = await startEvmPayoutFixture();
-  t.teardown(() => f.stop());
-  await funded(f, 'ETH', '1');
+/** A withdrawal of 0.2 ETH broadcast and held in the node's pool (no block is mined). */
+async function pooledPayout(f: EvmPayoutFixture): Promise<{ id: string; to: string; sent: Transaction }> {
   await f.node.rpc('evm_setAutomine', [false]);
   const to = elsewhere();
   const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
   await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
-  const first = (await f.get(w.id)).txid;
-  const stuck = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [first]));
-  // Blocks from now on cost far more than the payout offers: it waits in the mempool.
-  await f.node.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(stuck.maxFeePerGas! * 50n).toString(16)}`]);
-  const stop = f.miner(200);
+  const sent = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [(await f.get(w.id)).txid]));
+  return { id: w.id, to, sent };
+}
+
+/**
+ * Mines a block every `ms` until withdrawal `id` is `status` (after `first` held, when given) and
+ * the sends are quiet; the withdrawal then.
+ */
+async function mineUntil(t: ExecutionContext, f: EvmPayoutFixture, id: string, status: string, opts: { ms?: number; timeoutMs?: number; first?: [() => Promise<boolean>, string] } = {}): Promise<any> {
+  const stop = f.miner(opts.ms);
   t.teardown(stop);
-  const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 90_000);
+  if (opts.first) await f.until(...opts.first);
+  const w = await f.waitWithdrawal(id, (x) => x.status === status, status, opts.timeoutMs ?? 60_000);
   await f.quiet();
   await stop();
+  return w;
+}
+
+test('a payout stuck under a raised base fee is replaced with the same nonce and higher fees, and completed once with the txid that was mined', async (t) => {
+  const f = await funded(t, 'ETH', '1');
+  const { id, to, sent: stuck } = await pooledPayout(f);
+  const first = stuck.hash!;
+  // Blocks from now on cost far more than the payout offers: it waits in the mempool.
+  await f.node.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(stuck.maxFeePerGas! * 50n).toString(16)}`]);
+  const done = await mineUntil(t, f, id, 'completed', { ms: 200, timeoutMs: 90_000 });
 
   t.not(done.txid, first, 'the replacement was mined');
   const replacement = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid]));
   t.is(replacement.nonce, stuck.nonce, 'the same nonce');
   t.true(replacement.maxFeePerGas! > stuck.maxFeePerGas! && replacement.maxPriorityFeePerGas! > stuck.maxPriorityFeePerGas!, 'both fee caps bumped');
   t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');
-  const row = await f.td.daemon.store.read.query(`SELECT candidate_txids FROM withdrawals WHERE id = '${w.id}'`);
+  const row = await f.td.daemon.store.read.query(`SELECT candidate_txids FROM withdrawals WHERE id = '${id}'`);
   t.true((JSON.parse(row[0].candidate_txids) as string[]).includes(first));
   t.like(await f.balance('ETH'), { hold: '0' });
   const check = await f.booksMatchChain();
@@ -62,14 +79,8 @@ test('a payout stuck under a raised base fee is replaced with the same nonce and
 });
 
 test('a payout whose nonce another transaction takes fails, its hold released and nothing paid', async (t) => {
-  const f = await startEvmPayoutFixture();
-  t.teardown(() => f.stop());
-  await funded(f, 'ETH', '1');
-  await f.node.rpc('evm_setAutomine', [false]);
-  const to = elsewhere();
-  const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
-  await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
-  const ours = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [(await f.get(w.id)).txid]));
+  const f = await funded(t, 'ETH', '1');
+  const { id, to, sent: ours } = await pooledPayout(f);
 
   // Someone with the treasury's key spends its nonce first, at a higher fee.
   const treasury = await treasuryOf(f);
@@ -77,11 +88,7 @@ test('a payout whose nonce another transaction takes fails, its hold released an
   t.is(key.address, treasury.address);
   const other = await key.signTransaction({ type: 2, chainId: ours.chainId, nonce: ours.nonce, to: elsewhere(), value: 0n, gasLimit: 21_000n, maxFeePerGas: ours.maxFeePerGas! * 3n, maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei') });
   const otherTxid = await f.node.rpc<string>('eth_sendRawTransaction', [other]);
-  const stop = f.miner();
-  t.teardown(stop);
-  const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
-  await f.quiet();
-  await stop();
+  const failed = await mineUntil(t, f, id, 'failed');
 
   t.truthy(failed.failure_reason);
   t.is(await f.onChain(to, 'ETH'), 0n, 'nothing paid');
@@ -96,9 +103,7 @@ test('a payout whose nonce another transaction takes fails, its hold released an
 });
 
 test('a token payout mined and reverted (status 0) fails with its reason, its hold released and its network fee charged', async (t) => {
-  const f = await startEvmPayoutFixture();
-  t.teardown(() => f.stop());
-  await funded(f, 'USDT', '100');
+  const f = await funded(t, 'USDT', '100');
   await f.node.rpc('evm_setAutomine', [false]);
   const to = elsewhere();
   const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: to });
@@ -118,11 +123,7 @@ test('a token payout mined and reverted (status 0) fails with its reason, its ho
   t.is(receipt.status, '0x0', 'reverted on chain');
   await f.node.rpc('anvil_setStorageAt', [f.usdt, slot, full]);
   await f.node.rpc('evm_setAutomine', [true]);
-  const stop = f.miner();
-  t.teardown(stop);
-  const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
-  await f.quiet();
-  await stop();
+  const failed = await mineUntil(t, f, w.id, 'failed');
 
   t.regex(failed.failure_reason, /reverted/);
   t.is(failed.network_fee_charged, failed.network_fee_reserved);
@@ -136,25 +137,19 @@ test('a token payout mined and reverted (status 0) fails with its reason, its ho
 });
 
 test('a completed payout whose block is reorganised away goes back to broadcast, is sent again from its stored bytes and completed; paid once', async (t) => {
-  const f = await startEvmPayoutFixture();
-  t.teardown(() => f.stop());
-  await funded(f, 'ETH', '1');
+  const f = await funded(t, 'ETH', '1');
   const snapshot = await f.node.rpc<string>('evm_snapshot');
   const to = elsewhere();
   const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
-  let stop = f.miner();
+  const stop = f.miner();
   const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);
   await stop();
 
   t.true(await f.node.rpc<boolean>('evm_revert', [snapshot]));
   await f.node.mine(6);
-  stop = f.miner();
-  t.teardown(stop);
   const store = f.td.daemon.store;
-  await f.until(async () => (await store.read.findBy(EventEntity, { type: 'withdrawal.broadcast', object_id: w.id })).length >= 2, 'back to broadcast');
-  const again = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed again', 60_000);
-  await f.quiet();
-  await stop();
+  const back = async () => (await store.read.findBy(EventEntity, { type: 'withdrawal.broadcast', object_id: w.id })).length >= 2;
+  const again = await mineUntil(t, f, w.id, 'completed', { first: [back, 'back to broadcast'] });
 
   t.is(again.txid, done.txid, 'the same signed transaction');
   t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');

@@ -10,19 +10,13 @@ import { coinId } from '../../../src/catalog/coins';
 import { configFromText } from '../../../src/config/load';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { SignedClient } from '../../helpers/api-client';
-import { CliEnv, pastStartSecond } from '../../helpers/cli';
+import { CliEnv } from '../../helpers/cli';
 import { startPreparedDaemon } from '../../helpers/daemon';
-import { payoutMerchant } from '../../helpers/payout-fixture';
+import { payoutAcrossKills } from '../../helpers/payout-crash';
+import { payoutMerchant, until } from '../../helpers/payout-fixture';
 import { TronNode } from '../../helpers/tron-node';
 import { elsewhere, minedFrom, RATES, tronEntry, units } from './tron-payout-fixture';
 
-async function until(ok: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('kill -9 after the payout is stored and after it is sent: after a restart each withdrawal is completed with exactly one transaction on the chain', async (t) => {
   const node = await TronNode.start();
@@ -50,30 +44,12 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
   }, 'the deposit swept');
   await setup.stop();
 
-  const payees: string[] = [];
-  for (const point of ['stored', 'sent'] as const) {
-    const dying = await env.spawnDaemon({ env: { COINKEEP_TEST_PAYOUT_CRASH: point } });
-    await pastStartSecond();
-    const api = new SignedClient(dying.url, key.key_id, key.secret);
-    const to = elsewhere();
-    payees.push(to);
-    const w = await api.post('/v1/withdrawals', { coin_id: TRX, amount: '20', to_address: to }, { headers: { 'Content-Type': 'application/json' } });
-    t.is(w.status, 201, w.text);
-    const exit = await dying.child.exited;
-    t.is(exit.signal, 'SIGKILL', `killed itself ${point}`);
-    t.is(node.pendingTxids().length, point === 'stored' ? 0 : 1, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node');
-
-    const again = await env.spawnDaemon();
-    await pastStartSecond();
-    const api2 = new SignedClient(again.url, key.key_id, key.secret);
-    await until(async () => {
-      node.mine();
-      const res = await api2.get(`/v1/withdrawals/${w.json.id}`);
-      return res.json.status === 'completed';
-    }, `the withdrawal killed ${point} completed`);
-    again.child.child.kill('SIGTERM');
-    await again.child.exited;
-  }
+  const payees = await payoutAcrossKills(t, env, key, {
+    payee: elsewhere,
+    body: (to) => ({ coin_id: TRX, amount: '20', to_address: to }),
+    killed: async (point) => t.is(node.pendingTxids().length, point === 'stored' ? 0 : 1, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node'),
+    mine: () => node.mine(),
+  });
   for (const to of payees) t.is(node.trxBalance(to), units('20'), 'paid once');
   const sent = minedFrom(node, treasury);
   t.is(sent.length, 2, 'exactly one transaction per withdrawal ever left the treasury');
