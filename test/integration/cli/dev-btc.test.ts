@@ -6,31 +6,13 @@
  * The chain is kept under the data dir across restarts.
  */
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
-import { CliEnv, COINKEEP_BIN, PROJECT_ROOT } from '../../helpers/cli';
+import { COINKEEP_BIN } from '../../helpers/cli';
+import { bash, sandboxEnv } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
-const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
-const env = new CliEnv();
-env.writeConfig({
-  ...devYaml,
-  data_dir: env.dataDir,
-  listen: { host: '127.0.0.1', port: 0 },
-  database: { url: `sqlite:${path.join(env.dataDir, 'coinkeep.db')}` },
-});
+const env = sandboxEnv();
 
 test.after.always(() => env.cleanup());
-
-function bash(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { timeout: 15000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
 
 test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and mines it; the chain survives a restart', async (t) => {
   let dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);

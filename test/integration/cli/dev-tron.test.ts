@@ -6,22 +6,13 @@
  * TRX and USDT there (the gas station funded and staking), mined with `coinkeep dev mine`.
  */
 import test from 'ava';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import YAML from 'yaml';
 import { randomBytes } from 'node:crypto';
 import { TronWeb } from 'tronweb';
-import { CliEnv, COINKEEP_BIN, PROJECT_ROOT } from '../../helpers/cli';
+import { COINKEEP_BIN } from '../../helpers/cli';
+import { bash, sandboxEnv } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
-const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
-const env = new CliEnv();
-env.writeConfig({
-  ...devYaml,
-  data_dir: env.dataDir,
-  listen: { host: '127.0.0.1', port: 0 },
-  database: { url: `sqlite:${path.join(env.dataDir, 'coinkeep.db')}` },
-});
+const env = sandboxEnv();
 
 test.after.always(() => env.cleanup());
 

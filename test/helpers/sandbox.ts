@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { CliEnv, PROJECT_ROOT } from './cli';
+
+/** A CLI environment with config/dev.yaml's settings, moved to a temp data dir and a free port: what `coinkeep dev` runs with in the tests. */
+export function sandboxEnv(): CliEnv {
+  const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
+  const env = new CliEnv();
+  env.writeConfig({
+    ...devYaml,
+    data_dir: env.dataDir,
+    listen: { host: '127.0.0.1', port: 0 },
+    database: { url: `sqlite:${path.join(env.dataDir, 'coinkeep.db')}` },
+  });
+  return env;
+}
+
+/** Runs `script` with bash (at most 15 s), as a person pasting the sandbox's printed examples would: its exit code and output. */
+export function bash(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', script], { timeout: 15000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
+}
