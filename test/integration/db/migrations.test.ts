@@ -9,12 +9,21 @@ import { ArchivedScanAndSearch1767225600025 } from '../../../src/db/migrations/0
 import { Store } from '../../../src/db/store';
 import { tempPostgres } from '../../helpers/pg-database';
 
+/** Registers `check` twice: on a new SQLite file and on a new PostgreSQL database. */
+function onSqliteAndPostgres(what: string, check: (t: ExecutionContext, url: string) => Promise<void>): void {
+  test(`on SQLite: ${what}`, async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    await check(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
+  });
+  test(`on PostgreSQL: ${what}`, async (t) => check(t, await tempPostgres(t)));
+}
+
 /**
  * The same migration test on SQLite and on PostgreSQL (a database of its own, `ck_<random>`):
  * every migration applies in order on an empty store, every entity's table exists with every
  * column the entity maps, and a second migrate applies nothing.
  */
-
 async function checkMigrations(t: ExecutionContext, url: string): Promise<void> {
   const store = await Store.open({ url });
   try {
@@ -48,16 +57,7 @@ async function checkMigrations(t: ExecutionContext, url: string): Promise<void> 
   }
 }
 
-test('all migrations up on SQLite; tables present; a second migrate is a no-op', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  await checkMigrations(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
-});
-
-test('all migrations up on PostgreSQL; tables present; a second migrate is a no-op', async (t) => {
-  const url = await tempPostgres(t);
-  await checkMigrations(t, url);
-});
+onSqliteAndPostgres('all migrations up; tables present; a second migrate is a no-op', checkMigrations);
 
 /** Undoes `name` and every migration after it; their names, in the order they apply. */
 async function undoDownTo(store: Store, name: string): Promise<string[]> {
@@ -94,8 +94,7 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
     }
     await store.ds.query(`INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES ('ethereum', 77, '0xabc', ${p(1)})`, [at]);
     // Undone back to before 0025 (0028 gives its rows their address), then applied again.
-    const since0025 = MIGRATIONS.map((m) => new m().name ?? m.name).slice(MIGRATIONS.indexOf(ArchivedScanAndSearch1767225600025));
-    for (let i = 0; i < since0025.length; i++) await store.ds.undoLastMigration({ transaction: 'each' });
+    const since0025 = await undoDownTo(store, new ArchivedScanAndSearch1767225600025().name ?? ArchivedScanAndSearch1767225600025.name);
     t.deepEqual(await store.migrate(), since0025);
     t.true(since0025.includes('ArchivedScanAddressSearchMerge1767225600028'));
     const scans = await store.ds.query('SELECT address_id, chain_id, address, checked_height, rewatched_height FROM archived_scans');
@@ -111,15 +110,7 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
   }
 }
 
-test('migrations 0025 and 0028 on SQLite give archived static addresses their slow-scan rows (with their address) from the chain cursor', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  await checkArchivedBackfill(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
-});
-
-test('migrations 0025 and 0028 on PostgreSQL give archived static addresses their slow-scan rows (with their address) from the chain cursor', async (t) => {
-  await checkArchivedBackfill(t, await tempPostgres(t));
-});
+onSqliteAndPostgres('migrations 0025 and 0028 give archived static addresses their slow-scan rows (with their address) from the chain cursor', checkArchivedBackfill);
 
 /**
  * Migration 0029 (partial indexes): each index of a mostly-NULL column is defined over the rows
@@ -199,12 +190,4 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
   }
 }
 
-test('migration 0029 on SQLite: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-migrate-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  await checkPartialIndexes(t, `sqlite:${path.join(dir, 'coinkeep.db')}`);
-});
-
-test('migration 0029 on PostgreSQL: partial indexes keep their guards and leave NULLs out; day sums filled', async (t) => {
-  await checkPartialIndexes(t, await tempPostgres(t));
-});
+onSqliteAndPostgres('migration 0029: partial indexes keep their guards and leave NULLs out; day sums filled', checkPartialIndexes);
