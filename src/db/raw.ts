@@ -75,7 +75,7 @@ function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
 
 /** INSERT of one row whose keys are the table's column names. */
 export async function insertRow(em: EntityManager, table: string, row: object): Promise<void> {
-  await rawQuery(em, insertSql(em, table, row, ''), Object.values(row));
+  await rawQuery(em, insertSql(em, table, Object.keys(row), 1, ''), Object.values(row));
 }
 
 /**
@@ -83,15 +83,34 @@ export async function insertRow(em: EntityManager, table: string, row: object): 
  * unique index is then the guard of a create, as `status = ?` is of an update.
  */
 export async function insertRowIfAbsent(em: EntityManager, table: string, row: object): Promise<boolean> {
-  return (await rawRun(em, insertSql(em, table, row, ' ON CONFLICT DO NOTHING'), Object.values(row))) === 1;
+  return (await rawRun(em, insertSql(em, table, Object.keys(row), 1, ' ON CONFLICT DO NOTHING'), Object.values(row))) === 1;
 }
 
-function insertSql(em: EntityManager, table: string, row: object, tail: string): string {
-  const cols = Object.keys(row);
-  const key = `${em.connection.options.type}\u0000${table}\u0000${cols.join(',')}\u0000${tail}`;
+/** Rows a multi-row INSERT takes at most (SQLite allows 32,766 parameters a statement). */
+const ROWS_PER_INSERT = 100;
+
+/**
+ * INSERT of several rows with the same keys (the table's column names), up to ROWS_PER_INSERT a
+ * statement. With `upsertOn` (a unique key's columns), a row whose key exists replaces that row's
+ * other columns instead.
+ */
+export async function insertRows(em: EntityManager, table: string, rows: readonly object[], opts: { upsertOn?: readonly string[] } = {}): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = Object.keys(rows[0]!);
+  const tail = opts.upsertOn ? ` ON CONFLICT (${opts.upsertOn.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !opts.upsertOn!.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : '';
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+    await rawRun(em, insertSql(em, table, cols, chunk.length, tail), chunk.flatMap((r) => cols.map((c) => (r as Record<string, unknown>)[c])));
+  }
+}
+
+/** INSERT of `rows` rows of `cols` into `table`, then `tail`; the SQL text is kept per shape. */
+function insertSql(em: EntityManager, table: string, cols: string[], rows: number, tail: string): string {
+  const key = `${em.connection.options.type}\u0000${table}\u0000${cols.join(',')}\u0000${rows}\u0000${tail}`;
   let sql = sqlCache.get(key);
   if (sql === undefined) {
-    sql = `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map((_, i) => placeholder(em, i + 1)).join(', ')})${tail}`;
+    const values = Array.from({ length: rows }, (_, r) => `(${cols.map((_, i) => placeholder(em, r * cols.length + i + 1)).join(', ')})`).join(', ');
+    sql = `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}${tail}`;
     sqlCache.set(key, sql);
   }
   return sql;

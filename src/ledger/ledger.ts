@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerBalanceRow, type LedgerEntryRow } from '../db/entities/money';
-import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
+import { insertRows, placeholder, rawQuery } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { conflict } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
@@ -210,14 +210,19 @@ export class Ledger {
       for (const d of deltasOf({ ...entry, amount: Amount.of(entry.amount) }, reserved)) applyDelta(sums.get(keyOf(d.book, entry.coin_id))!, d.field, d.by);
     }
     check?.(sums);
-    for (const { entry } of drafts) await insertRow(em, 'ledger_entries', entry);
-    for (const k of keys) {
-      const s = sums.get(keyOf(k.book, k.coin_id))!;
-      const patch: Partial<LedgerBalanceRow> = {};
-      for (const f of SUM_FIELDS) patch[f] = s[f].toString();
-      patch.updated_at = now;
-      await updateRows(em, 'ledger_balances', patch, { book: k.book, coin_id: k.coin_id });
-    }
+    // The entries in one statement, the new sums of every touched balance in another.
+    await insertRows(em, 'ledger_entries', drafts.map((d) => d.entry));
+    await insertRows(
+      em,
+      'ledger_balances',
+      keys.map((k) => {
+        const s = sums.get(keyOf(k.book, k.coin_id))!;
+        const row: LedgerBalanceRow = { book: k.book, coin_id: k.coin_id, debits_posted: '', credits_posted: '', debits_pending: '', credits_pending: '', updated_at: now };
+        for (const f of SUM_FIELDS) row[f] = s[f].toString();
+        return row;
+      }),
+      { upsertOn: ['book', 'coin_id'] },
+    );
     return drafts.map((d) => d.entry);
   }
 
@@ -233,10 +238,9 @@ export class Ledger {
     const match = keys.map((_, i) => `(book = ${placeholder(em, 2 * i + 1)} AND coin_id = ${placeholder(em, 2 * i + 2)})`).join(' OR ');
     const params = keys.flatMap((k) => [k.book, k.coin_id]);
     if (em.connection.options.type !== 'postgres') {
+      // A missing row starts at zero; the append's upsert creates it.
       const rows = await rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${match}`, params);
-      const missing = keys.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh);
-      for (const row of missing) await insertRow(em, 'ledger_balances', row);
-      return [...rows, ...missing];
+      return [...rows, ...keys.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh)];
     }
     // A concurrent first append may insert the same row: ignore the clash, then lock what exists.
     await em.createQueryBuilder().insert().into(LedgerBalanceEntity).values(keys.map(fresh)).orIgnore().execute();
