@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { AddressRow, ChainTransferRow, TransferDirection, TransferStatus } from '../db/entities/chain';
 import { inList, insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import type { TransferRouter } from './transfer-router';
 import type { OutgoingObservation, TransferObservation } from './types';
 import type { WalletCoins } from './wallet-coins';
@@ -155,10 +155,12 @@ export class TransferRecorder {
 
   private async insert(em: EntityManager, obs: TransferObservation, required: number, origin: Origin | null): Promise<ChainTransferRow | null> {
     if (!origin) return null;
-    const now = iso(this.clock.now());
+    const at = this.clock.now();
+    const now = iso(at);
     const status = statusOf(obs, required);
     const row: ChainTransferRow = {
-      id: newId(),
+      // Time-ordered, as every row the core writes for a payment: see MoneyMovement.receive.
+      id: newTimeOrderedId(at.getTime()),
       chain_id: obs.chainId,
       coin_id: obs.coinId,
       txid: obs.txid,

@@ -3,7 +3,7 @@ import type { EventRow } from '../db/entities/events';
 import { insertRow } from '../db/raw';
 import { iso } from '../shared/clock';
 import type { EventType } from '../shared/events';
-import { newId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 
 export interface EmitInput {
   accountId: string;
@@ -27,7 +27,8 @@ export class Outbox {
   private readonly listeners = new Set<() => void>();
 
   async emit(em: EntityManager, input: EmitInput): Promise<Omit<EventRow, 'seq'>> {
-    const id = newId();
+    // Time-ordered: events are written at the rate of state changes (see MoneyMovement.receive).
+    const id = newTimeOrderedId(input.at.getTime());
     const createdAt = iso(input.at);
     const body = JSON.stringify({ event_id: id, type: input.type, created_at: createdAt, data: input.data });
     const row: Omit<EventRow, 'seq'> = {

