@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 /** Anvil's own well-known test mnemonic, passed explicitly so the funded accounts never change. */
@@ -8,16 +10,52 @@ export const ANVIL_CHAIN_ID = 31337;
 const STARTUP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
 
+/** A port nothing listens on now (the system's pick for a listener of port 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether process `pid` holds the socket listening on 127.0.0.1:`port` (the anvil binary is Linux's: /proc). */
+function listensOn(pid: number, port: number): boolean {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  // /proc/net/tcp: local address is the 2nd field, the state the 4th (0A: listening), the socket's inode the 10th.
+  const inodes = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[1] === local && f[3] === '0A')
+    .map((f) => `socket:[${f[9]}]`);
+  if (inodes.length === 0) return false;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => inodes.includes(readlinkSync(`/proc/${pid}/fd/${fd}`)));
+  } catch {
+    // The process ended, or one of its descriptors closed meanwhile: the next look tells.
+    return false;
+  }
+}
+
 export const anvilBinary = (): string =>
   path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
 
 export interface AnvilOptions {
-  /** 0 (default): a free port, read back from anvil's own startup line. */
+  /** 0 (default): a free port, read back from anvil's own startup line (quiet: found before anvil starts). */
   port?: number;
   /** Load the chain from this file at start and write it back at a clean stop. */
   stateFile?: string;
   /** Default ANVIL_CHAIN_ID. */
   chainId?: number;
+  /**
+   * No log of every request (benchmarks): its log of batched balance calls cost anvil as much CPU
+   * again, and the process draining it more than the calls' own client work. Anvil then prints
+   * nothing, not even its port: it is started on a free port and waited for until it listens.
+   */
+  quiet?: boolean;
 }
 
 /**
@@ -46,9 +84,15 @@ export class AnvilNode {
   }
 
   static async start(options: AnvilOptions = {}): Promise<AnvilNode> {
-    const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(options.chainId ?? ANVIL_CHAIN_ID)];
-    if (options.stateFile) args.push('--state', options.stateFile);
-    const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = (port: number) => [
+      '--host', '127.0.0.1', '--port', String(port), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(options.chainId ?? ANVIL_CHAIN_ID),
+      ...(options.stateFile ? ['--state', options.stateFile] : []),
+    ];
+    if (options.quiet) {
+      const port = options.port || (await freePort());
+      return AnvilNode.startQuiet(port, [...args(port), '--quiet'], options);
+    }
+    const child = spawn(anvilBinary(), args(options.port ?? 0), { stdio: ['ignore', 'pipe', 'pipe'] });
     const port = await new Promise<number>((resolve, reject) => {
       let output = '';
       const timer = setTimeout(() => fail(new Error(`anvil did not start within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
@@ -75,6 +119,28 @@ export class AnvilNode {
     child.stderr!.removeAllListeners('data').resume();
     child.removeAllListeners('exit');
     return new AnvilNode(child, port, options);
+  }
+
+  /**
+   * Anvil with `--quiet` on `port`, once it listens there itself: a port found free can be taken
+   * before anvil binds it, and then another server would answer on it.
+   */
+  private static async startQuiet(port: number, args: string[], options: AnvilOptions): Promise<AnvilNode> {
+    const child = spawn(anvilBinary(), args, { stdio: 'ignore' });
+    let spawnError: Error | null = null;
+    child.once('error', (err) => (spawnError = err));
+    const node = new AnvilNode(child, port, options);
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    while (!(child.pid !== undefined && listensOn(child.pid, port))) {
+      if (spawnError) throw spawnError;
+      if (node.exited) throw new Error(`anvil exited at start (code ${child.exitCode}): port ${port} taken?`);
+      if (Date.now() > deadline) {
+        await node.kill();
+        throw new Error(`anvil did not listen on port ${port} within ${STARTUP_TIMEOUT_MS} ms`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return node;
   }
 
   async rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * ERC-20 call data, encoded by hand: two fixed shapes (a selector and 32-byte words) that the
  * sweeps and balance scans build by the thousand, where an ABI coder costs a checksum hash of each
- * address (tested equal to ethers' Interface in test/unit/chains/evm/erc20.test.ts).
+ * address (tested equal to ethers' Interface in test/unit/chains/evm/eip1559.test.ts).
  */
 
 const TRANSFER = 'a9059cbb';

@@ -61,7 +61,6 @@ export interface EvmCall {
   data?: string;
 }
 
-const ERC20_BALANCE_OF = '0x70a08231';
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
 interface RpcBlock extends RpcHeader {
@@ -80,9 +79,6 @@ interface RpcLog {
 }
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
-
-/** ERC-20 `balanceOf(address)`. */
-const BALANCE_OF = '0x70a08231';
 
 /**
  * The EVM family's adapter: native value carried by a block's transactions, and the `Transfer` logs
@@ -140,7 +136,7 @@ export class EvmAdapter implements ChainAdapter {
       assets.map((asset) =>
         asset === 'native'
           ? { method: 'eth_getBalance', params: [a, at] }
-          : { method: 'eth_call', params: [{ to: asset, data: BALANCE_OF + a.slice(2).toLowerCase().padStart(64, '0') }, at] },
+          : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, at] },
       ),
     );
     const answers = await this.rpc.batch<string>(calls, signal);
@@ -299,7 +295,7 @@ export class EvmAdapter implements ChainAdapter {
     const calls =
       asset === 'native'
         ? addresses.map((a) => ({ method: 'eth_getBalance', params: [a, tag] }))
-        : addresses.map((a) => ({ method: 'eth_call', params: [{ to: asset, data: ERC20_BALANCE_OF + a.slice(2).toLowerCase().padStart(64, '0') }, tag] }));
+        : addresses.map((a) => ({ method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, tag] }));
     const answers = await this.rpc.batch<string>(calls, signal);
     return answers.map((v) => (v === '0x' ? 0n : amountOf(v, `balance (${asset})`)));
   }

@@ -1,9 +1,15 @@
+import { EventEmitter } from 'node:events';
+import { Agent } from 'undici';
+
 /**
- * An EVM node's JSON-RPC over Node's fetch: one POST a call, or one POST for a batch, each bounded
- * by the chain's rpc_timeout_ms and the caller's AbortSignal. (ethers' provider decodes response
- * bodies with a UTF-8 decoder written in JavaScript, which took half the fetch time of a block of
- * 1,000 transactions, and takes no AbortSignal.) Errors leave as one short line naming the method
- * and the reason, never the node's URL, which may carry credentials or an API key.
+ * An EVM node's JSON-RPC over undici's client: one POST a call, or one POST for a batch, each
+ * abandoned after the chain's rpc_timeout_ms or when the caller's AbortSignal aborts. (ethers'
+ * provider decodes response bodies with a UTF-8 decoder written in JavaScript, which took half the
+ * fetch time of a block of 1,000 transactions, and takes no AbortSignal. Node's fetch, with an
+ * AbortSignal.timeout and an AbortSignal.any made per request, took 23–35 µs of CPU per balance
+ * call in batches of 100 against anvil, this client 12–18 µs: `npm run bench addresses`.)
+ * Redirects are not followed. Errors leave as one short line naming the method and the reason,
+ * never the node's URL, which may carry credentials or an API key.
  */
 export interface RpcCall {
   method: string;
@@ -22,19 +28,22 @@ const MAX_BATCH = 100;
 const PARALLEL_POSTS = 4;
 
 export class EvmRpc {
-  private readonly url: string;
-  private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  private readonly origin: string;
+  private readonly path: string;
+  private readonly headers: Record<string, string> = { 'content-type': 'application/json' };
+  private readonly agent: Agent;
 
   constructor(rpcUrl: string, private readonly timeoutMs: number) {
     const url = new URL(rpcUrl);
     if (url.username || url.password) {
-      // fetch refuses URLs with credentials: they travel as Basic authentication instead.
+      // Credentials in the URL travel as Basic authentication.
       const basic = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64');
-      this.headers.Authorization = `Basic ${basic}`;
-      url.username = '';
-      url.password = '';
+      this.headers.authorization = `Basic ${basic}`;
     }
-    this.url = url.toString();
+    this.origin = url.origin;
+    this.path = `${url.pathname}${url.search}`;
+    // The request's own timer decides; these only keep undici from cutting it shorter.
+    this.agent = new Agent({ connect: { timeout: timeoutMs + 1000 }, headersTimeout: timeoutMs + 1000, bodyTimeout: timeoutMs + 1000 });
   }
 
   async call<T>(method: string, params: unknown[], signal?: AbortSignal): Promise<T> {
@@ -84,23 +93,20 @@ export class EvmRpc {
 
   private async post(calls: RpcCall[], signal?: AbortSignal): Promise<Array<RpcAnswer | undefined>> {
     const method = calls.length === 1 ? calls[0]!.method : `batch of ${calls.length} (${calls[0]!.method}...)`;
-    const body = calls.map((c, id) => ({ jsonrpc: '2.0', id, method: c.method, params: c.params }));
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const body = calls.length === 1 ? { jsonrpc: '2.0', id: 0, ...calls[0] } : calls.map((c, id) => ({ jsonrpc: '2.0', id, method: c.method, params: c.params }));
+    const stop = new RequestStop(this.timeoutMs, signal);
     let text: string;
     try {
-      const res = await fetch(this.url, {
-        method: 'POST',
-        headers: this.headers,
-        body: JSON.stringify(calls.length === 1 ? body[0] : body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        redirect: 'error',
-      });
-      text = await res.text();
-      if (!res.ok && !text.startsWith('{') && !text.startsWith('[')) throw new RpcError(`evm node ${method}: HTTP ${res.status}`);
+      const res = await this.agent.request({ origin: this.origin, path: this.path, method: 'POST', headers: this.headers, body: JSON.stringify(body), signal: stop });
+      text = await res.body.text();
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      if (!ok && !text.startsWith('{') && !text.startsWith('[')) throw new RpcError(`evm node ${method}: HTTP ${res.statusCode}`);
     } catch (err) {
       if (err instanceof RpcError) throw err;
       signal?.throwIfAborted();
-      throw new RpcError(`evm node ${method}: ${timeout.aborted ? 'timed out' : unreachable(err)}`);
+      throw new RpcError(`evm node ${method}: ${stop.timedOut ? 'timed out' : unreachable(err)}`);
+    } finally {
+      stop.done();
     }
     let parsed: unknown;
     try {
@@ -117,6 +123,37 @@ export class EvmRpc {
   }
 }
 
+/**
+ * What cuts one request short, as undici takes it (an EventEmitter with `aborted`): its timer, or
+ * the caller's signal. No AbortSignal is made per request.
+ */
+class RequestStop extends EventEmitter {
+  aborted = false;
+  timedOut = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(timeoutMs: number, private readonly caller?: AbortSignal) {
+    super();
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.abort();
+    }, timeoutMs);
+    if (caller?.aborted) this.abort();
+    else caller?.addEventListener('abort', this.abort, { once: true });
+  }
+
+  private readonly abort = (): void => {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  };
+
+  done(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this.abort);
+  }
+}
+
 class RpcError extends Error {}
 
 function resultOf<T>(method: string, answer: RpcAnswer | undefined): T {
@@ -127,6 +164,6 @@ function resultOf<T>(method: string, answer: RpcAnswer | undefined): T {
 }
 
 function unreachable(err: unknown): string {
-  const code = (err as { cause?: { code?: string } }).cause?.code;
-  return code ? `unreachable (${code})` : 'unreachable';
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? `unreachable (${code})` : 'unreachable';
 }

@@ -115,6 +115,8 @@ test('GET /v1/addresses filters by status, coin_id, customer_id and search (subs
   const chain = f.td.daemon.config.chains.find((x) => a.address.includes(`-${x.id}-`))!.id;
   t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=active`), [a.id]);
   t.deepEqual(await ids(`search=${encodeURIComponent(`-${chain}-`)}&status=archived`), []);
+  // The trigram index is asked for the text's last 8 characters; the rows found must hold the whole text.
+  t.deepEqual(await ids(`search=${encodeURIComponent('XVIP Alice')}`), []);
   t.deepEqual(await ids('search=%25%25%25'), []);
   t.deepEqual(await ids('search=%22ob-%22'), []);
 
@@ -236,25 +238,30 @@ test('permissions: reading needs read, creating, archiving and restoring need cr
   t.deepEqual(await snapshot(f), before);
 });
 
-test('search by a text most addresses hold (rows tested newest first) and by a rare one (the trigram index) find their rows newest first in keyset pages, and export them all', async (t) => {
+test('search by a text most addresses hold (rows tested newest first), a rare one (rows the trigram index finds for its end) and one another account holds often (the trigram index for the whole text) find their rows newest first in keyset pages, and export them all', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const N = 2100;
+  const other = await merchantWithKey(f.td.daemon);
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-  await f.td.daemon.store.write(async (em) => {
-    for (let from = 0; from < N; from += 300) {
-      const values: unknown[] = [];
-      const n = Math.min(300, N - from);
-      for (let i = from; i < from + n; i++) {
-        const at = new Date(t0 + i * 1000).toISOString();
-        values.push(newId(), f.accountId, `many-${i}`, COINS.ETH, `0xbulk${String(i).padStart(6, '0')}`, i % 7 === 0 ? `Lucky ${i}` : null, 'active', null, null, at, null, at, at);
+  const insert = (accountId: string, rows: number, row: (i: number) => [customerId: string, address: string, label: string | null]) =>
+    f.td.daemon.store.write(async (em) => {
+      for (let from = 0; from < rows; from += 300) {
+        const values: unknown[] = [];
+        const n = Math.min(300, rows - from);
+        for (let i = from; i < from + n; i++) {
+          const at = new Date(t0 + i * 1000).toISOString();
+          const [customerId, address, label] = row(i);
+          values.push(newId(), accountId, customerId, COINS.ETH, address, label, 'active', null, null, at, null, at, at);
+        }
+        await em.query(
+          `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(`(${Array(13).fill('?').join(',')})`).join(',')}`,
+          values,
+        );
       }
-      await em.query(
-        `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(`(${Array(13).fill('?').join(',')})`).join(',')}`,
-        values,
-      );
-    }
-  });
+    });
+  await insert(f.accountId, N, (i) => [`many-${i}`, `0xbulk${String(i).padStart(6, '0')}`, i % 7 === 0 ? `Lucky ${i}` : null]);
+  await insert(other.accountId, 300, (i) => [`twin-${i}`, `0xtwin${String(i).padStart(6, '0')}`, `Lucky 10${i}`]);
   const page = async (q: string, cursor?: string) => (await f.api.get(`/v1/addresses?${q}&limit=100${cursor ? `&cursor=${cursor}` : ''}`)).body;
   const all = async (q: string) => {
     const out: string[] = [];
@@ -264,7 +271,9 @@ test('search by a text most addresses hold (rows tested newest first) and by a r
     }
   };
   const newestFirst = (ok: (i: number) => boolean) => Array.from({ length: N }, (_, i) => N - 1 - i).filter(ok).map((i) => `many-${i}`);
-  // Every row holds "any-": the common-text path; "ucky 10" a few (Lucky 1001, 1008, ...): the index path.
+  // Every row holds "any-": the common-text path. "ucky 10": a few here (Lucky 1001, 1008, ...),
+  // more than 200 with the other account's: the index path for the whole text. "any-20" and
+  // "bulk002099": up to 200 rows hold their last 8 characters, read by rowid.
   const common = await all('search=any-');
   t.is(common.length, N);
   t.deepEqual(common.slice(0, 3), ['many-2099', 'many-2098', 'many-2097']);
@@ -273,7 +282,7 @@ test('search by a text most addresses hold (rows tested newest first) and by a r
   t.true(rare.length > 10);
   t.deepEqual(await all('search=any-20&status=active'), Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => `many-${i}`.includes('any-20')).map((i) => `many-${i}`));
   t.deepEqual(await all('search=bulk002099'), ['many-2099']);
-  // The daemon's upkeep merges the index (7 inserts left 7 segments): the same answers after, and nothing left to merge.
+  // The daemon's upkeep merges the index (each insert above left a segment): the same answers after, and nothing left to merge.
   const service = f.td.daemon.staticAddresses.service;
   const merged = await service.mergeSearchIndex({ stepPages: 1, budgetMs: 60_000 });
   t.true(merged.done);
