@@ -92,12 +92,11 @@ export class ArchivedScan {
     const startedAt = iso(clock.now());
     const cursor = await this.cursor();
     if (!cursor) return round;
-    const rows = await this.rows(cursor.height);
+    const seen = new Map<string, Record<string, string>>();
+    const rows: ScanRow[] = [];
+    const flagged = this.deps.adapter.balancesAt ? await this.moved(cursor.height, rows, seen, signal) : await this.allRows(cursor.height, rows);
     round.checked = rows.length;
     if (rows.length === 0) return this.finish(round, cursor, [], startedAt, new Map());
-
-    const seen = new Map<string, Record<string, string>>();
-    const flagged = this.deps.adapter.balancesAt ? await this.moved(rows, cursor.height, seen, signal) : rows;
     round.flagged = flagged.length;
     const observations = flagged.length > 0 ? await this.find(flagged, cursor, round, signal) : [];
     round.found = observations.length;
@@ -168,14 +167,27 @@ export class ArchivedScan {
     return row && row.hash !== null ? { height: Number(row.height), hash: row.hash } : null;
   }
 
-  private async rows(height: number): Promise<ScanRow[]> {
+  /** Every row of the round into `into` (families without balances read blocks for all of them); `into`. */
+  private async allRows(height: number, into: ScanRow[]): Promise<ScanRow[]> {
+    let page = await this.page(height, null);
+    for (;;) {
+      into.push(...page);
+      if (page.length < BALANCE_CHUNK) return into;
+      page = await this.page(height, page[page.length - 1]!.address_id);
+    }
+  }
+
+  /** A round's rows after address id `after` (null: from the first), BALANCE_CHUNK of them in address-id order. */
+  private async page(height: number, after: string | null): Promise<ScanRow[]> {
     const em = this.deps.store.read;
-    // One table, the columns a round needs (100,000 rows a round: `npm run bench addresses`).
+    const p = (i: number) => placeholder(em, i);
+    // One table, the columns a round needs (100,000 rows a round: `npm run bench addresses`), through its (chain_id, address_id) index.
     const rows = await rawQuery<ScanRow>(
       em,
       `SELECT address_id, address, checked_height, rewatched_height, balances FROM archived_scans
-       WHERE chain_id = ${placeholder(em, 1)} AND (checked_height < ${placeholder(em, 2)} OR rewatched_height IS NOT NULL)`,
-      [this.chainId, height],
+       WHERE chain_id = ${p(1)} AND address_id > ${p(2)} AND (checked_height < ${p(3)} OR rewatched_height IS NOT NULL)
+       ORDER BY address_id LIMIT ${BALANCE_CHUNK}`,
+      [this.chainId, after ?? '', height],
     );
     // PostgreSQL answers bigint columns as text.
     for (const r of rows) {
@@ -188,22 +200,35 @@ export class ArchivedScan {
   /**
    * The addresses whose balance in a coin of the chain differs at `height` from what was seen at
    * their last check (at their first check, from what the incoming transfers recorded in the books
-   * add up to). Fills `seen` with the balances at `height` to store once the round commits: those
+   * add up to), the round's rows read into `rows` a page at a time: a page's balances are asked of
+   * the node while the next page and its books are read, and compared while the node answers for
+   * the next. Fills `seen` with the balances at `height` to store once the round commits: those
    * that moved, and every first check's (later rounds then compare with them, not the books).
    */
-  private async moved(rows: ScanRow[], height: number, seen: Map<string, Record<string, string>>, signal?: AbortSignal): Promise<ScanRow[]> {
+  private async moved(height: number, rows: ScanRow[], seen: Map<string, Record<string, string>>, signal?: AbortSignal): Promise<ScanRow[]> {
     const coins = [...this.coinByAsset.values()];
     const assets = coins.map((c) => c.asset);
-    const books = await this.booked(rows.filter((r) => r.balances === null).map((r) => r.address_id));
-    const out: ScanRow[] = [];
-    for (let i = 0; i < rows.length; i += BALANCE_CHUNK) {
-      const chunk = rows.slice(i, i + BALANCE_CHUNK);
-      const balances = await this.deps.adapter.balancesAt!(
+    const ask = (chunk: ScanRow[]): Promise<bigint[][]> | null => {
+      if (chunk.length === 0) return null;
+      const asking = this.deps.adapter.balancesAt!(
         chunk.map((r) => r.address),
         assets,
         height,
         signal,
       );
+      // Its failure is met where it is awaited (never an unhandled rejection meanwhile).
+      asking.catch(() => undefined);
+      return asking;
+    };
+    const out: ScanRow[] = [];
+    let chunk = await this.page(height, null);
+    let asking = ask(chunk);
+    while (asking) {
+      rows.push(...chunk);
+      const next = chunk.length < BALANCE_CHUNK ? [] : await this.page(height, chunk[chunk.length - 1]!.address_id);
+      const books = await this.booked(chunk.filter((r) => r.balances === null).map((r) => r.address_id));
+      const balances = await asking;
+      asking = ask(next);
       // 100,000 addresses a round, nearly all unchanged and empty: no object is made for those.
       for (let k = 0; k < chunk.length; k++) {
         const r = chunk[k]!;
@@ -224,6 +249,7 @@ export class ArchivedScan {
         });
         seen.set(r.address_id, now);
       }
+      chunk = next;
     }
     return out;
   }

@@ -19,6 +19,7 @@ import { ArchivedScanAndSearch1767225600025 } from './0025-archived-scan-and-sea
 import { TronSends1767225600026 } from './0026-tron-sends';
 import { ArchivedScanAddressSearchMerge1767225600028 } from './0028-archived-scan-address';
 import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
+import { ArchivedScanPages1767225600030 } from './0030-archived-scan-pages';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   TronSends1767225600026,
   ArchivedScanAddressSearchMerge1767225600028,
   WithdrawalSpeed1767225600029,
+  ArchivedScanPages1767225600030,
 ];

@@ -102,7 +102,7 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
     const indexed = pg
       ? (await store.ds.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'archived_scans_chain'`))[0].indexdef
       : (await store.ds.query(`SELECT sql FROM sqlite_master WHERE name = 'archived_scans_chain'`))[0].sql;
-    t.regex(indexed, /\(chain_id\)$/);
+    t.regex(indexed, /\(chain_id, address_id\)$/, 'the slow scan reads pages of a chain in address-id order (0030)');
     const statuses = await store.ds.query('SELECT id, status FROM addresses ORDER BY id');
     t.deepEqual(statuses.map((r: any) => [r.id, r.status]), [[rows[0]![0], 'archived'], [rows[1]![0], 'active']]);
   } finally {
