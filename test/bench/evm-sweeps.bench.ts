@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AbiCoder, HDNodeWallet, keccak256, parseEther, Transaction } from 'ethers';
+import { AbiCoder, HDNodeWallet, JsonRpcProvider, keccak256, parseEther, Transaction } from 'ethers';
 import { Catalog, coinId } from '../../src/catalog/coins';
 import { EvmAdapter } from '../../src/chains/evm/evm-adapter';
 import { evmScheme } from '../../src/chains/evm/derive';
@@ -67,7 +67,8 @@ function unstuck(node: AnvilNode): () => Promise<void> {
 }
 
 export async function run(): Promise<void> {
-  const node = await AnvilNode.start();
+  // Quiet: anvil's log of every request would be drained by this process, the sweeper's and the bare script's.
+  const node = await AnvilNode.start({ quiet: true });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-sweeps-'));
   try {
     const usdt = await prepareAnvil(node);
@@ -117,23 +118,29 @@ export async function run(): Promise<void> {
     const payers = Array.from({ length: ADDRESSES }, (_, i) => payerBranch.deriveChild(i));
     for (const p of payers) await rpc('anvil_setBalance', [p.address, `0x${parseEther('1').toString(16)}`]);
     const to = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/8'/0/0").address;
-    const bare = async (r: number) => {
+    // Signed beforehand: transfer k of each payer (its nonce k), each payer's first ones for the bare
+    // ethers script, the next for the same sent through the daemon's own RPC client.
+    const signed = async (nonce: number) => {
       const fees = await adapter.feeQuote();
       if (fees.kind !== 'evm') throw new Error('no EVM quote');
-      const raws = await Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce: r, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
+      return Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
+    };
+    /** Sends `raws` side by side and asks for all their receipts until every one is mined: the wall time. */
+    const sentAndMined = async (raws: string[], send: (raw: string) => Promise<string>, receipts: (hashes: string[]) => Promise<unknown[]>) => {
       const stop = unstuck(node);
       try {
         const started = process.hrtime.bigint();
-        const hashes = await Promise.all(raws.map((raw) => adapter.broadcast(raw)));
-        for (;;) {
-          const receipts = await adapter.receipts(hashes);
-          if (receipts.every((x) => x !== null)) break;
-        }
+        const hashes = await Promise.all(raws.map(send));
+        while (!(await receipts(hashes)).every((x) => x !== null));
         return Number(process.hrtime.bigint() - started) / 1e9;
       } finally {
         await stop();
       }
     };
+    const provider = new JsonRpcProvider(node.rpcUrl, chain.chain_id, { staticNetwork: true });
+    const bareEthers = async (r: number) =>
+      sentAndMined(await signed(2 * r), async (raw) => (await provider.broadcastTransaction(raw)).hash, (hashes) => Promise.all(hashes.map((h) => provider.getTransactionReceipt(h))));
+    const bareAdapter = async (r: number) => sentAndMined(await signed(2 * r + 1), (raw) => adapter.broadcast(raw), (hashes) => adapter.receipts(hashes));
 
     const sweeps = async (r: number) => {
       const stop = unstuck(node);
@@ -158,14 +165,15 @@ export async function run(): Promise<void> {
     };
 
     let peak = rssMiB();
-    const rounds: Array<{ bare: number; sweep: number; passes: number }> = [];
+    const rounds: Array<{ bare: number; ours: number; sweep: number; passes: number }> = [];
     for (let r = 0; r < ROUNDS; r++) {
       await seed(r);
-      const bareSeconds = await bare(r);
+      const bareSeconds = await bareEthers(r);
+      const oursSeconds = await bareAdapter(r);
       const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
       try {
         const { seconds, passes } = await sweeps(r);
-        rounds.push({ bare: bareSeconds, sweep: seconds, passes });
+        rounds.push({ bare: bareSeconds, ours: oursSeconds, sweep: seconds, passes });
       } finally {
         clearInterval(sampler);
       }
@@ -180,14 +188,17 @@ export async function run(): Promise<void> {
       `EVM sweeps of ${ADDRESSES} credited deposit addresses (${ADDRESSES / 2} ETH, ${ADDRESSES / 2} USDT with a gas top-up each) on anvil, ${ROUNDS} rounds`,
       [
         ['bare ethers script: pre-signed transfers sent, all mined (s)', rounds.map((x) => fmt(x.bare, 2)).join(' ')],
+        ['  the same through the daemon\'s RPC client (s)', rounds.map((x) => fmt(x.ours, 2)).join(' ')],
         ['sweeps: plan, top-ups, sign, store, send, follow, all final (s)', rounds.map((x) => fmt(x.sweep, 2)).join(' ')],
         ['passes', rounds.map((x) => String(x.passes)).join(' ')],
         ['ratios per round', ratios.map((x) => fmt(x, 3)).join(' ')],
+        ['  sweeps / the same through the daemon\'s RPC client', rounds.map((x) => fmt(x.sweep / x.ours, 3)).join(' ')],
         ['transactions the sweeps sent a round', String(ADDRESSES + ADDRESSES / 2)],
         ['RSS of the process while sweeping, peak (MiB)', fmt(peak)],
       ],
       { name: 'sweep time / bare script time (median round)', value: ratio, goal: '≤ 2', ok: ratio <= 2 },
     );
+    provider.destroy();
     await store.close();
   } finally {
     await node.kill();

@@ -47,6 +47,9 @@ export interface SendRequest {
   afterId?: string | null;
 }
 
+/** Requests side by side that hand ready sends to the node (each sender's in one of them). */
+const BROADCAST_LANES = 4;
+
 /** How often the node is asked about a broadcast send it has no receipt of (in its mempool? lost? displaced?). */
 const STATE_CHECK_MS = 2000;
 
@@ -249,7 +252,7 @@ export class EvmSendQueue {
     // Top-ups first: the sends that wait for them go out as soon as they are mined. (Each sender's nonces stay in order.)
     ready.sort((a, b) => Number(b.kind === 'topup') - Number(a.kind === 'topup'));
     const tip = await node.tip(signal);
-    const results = await node.broadcastAll(ready.map((r) => r.raw), signal);
+    const results = await this.broadcastInLanes(ready, signal);
     let sent = 0;
     // What the node took, marked in one transaction.
     const accepted = ready.filter((_, i) => 'txid' in results[i]!);
@@ -282,6 +285,31 @@ export class EvmSendQueue {
       await store.write((em) => this.drop(em, row, reason, !taken));
     }
     return sent;
+  }
+
+  /**
+   * The node's answer to each of `rows`, handed over in up to BROADCAST_LANES requests side by side
+   * (a node checks the transactions of parallel requests in parallel): each sender's transactions
+   * in one lane, in the order given, so its nonces reach the node in turn.
+   */
+  private async broadcastInLanes(rows: readonly EvmSendRow[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>> {
+    const lanes: number[][] = Array.from({ length: BROADCAST_LANES }, () => []);
+    const laneOf = new Map<string, number[]>();
+    rows.forEach((row, i) => {
+      let lane = laneOf.get(row.from_address);
+      if (!lane) laneOf.set(row.from_address, (lane = lanes.reduce((a, b) => (b.length < a.length ? b : a))));
+      lane.push(i);
+    });
+    const results: Array<{ txid: string } | { error: string }> = new Array(rows.length);
+    await Promise.all(
+      lanes
+        .filter((lane) => lane.length > 0)
+        .map(async (lane) => {
+          const answers = await this.deps.node.broadcastAll(lane.map((i) => rows[i]!.raw), signal);
+          lane.forEach((i, k) => (results[i] = answers[k]!));
+        }),
+    );
+    return results;
   }
 
   /**

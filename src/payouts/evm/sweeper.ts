@@ -17,6 +17,16 @@ import type { EvmSendRow } from './send-store';
 
 const NATIVE_DECIMALS = 18;
 
+/** Sends signed, stored and handed to the node at a time: the node has the first soon, and takes each while the next is signed. */
+const SEND_STEP = 100;
+
+/** `list` in steps of SEND_STEP. */
+function steps<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += SEND_STEP) out.push(list.slice(i, i + SEND_STEP));
+  return out;
+}
+
 /** A planned sweep: what it moves, the gas it may use, and the top-up it needs first (token sweeps). */
 interface PlannedSweep extends SweepGroup {
   treasury: string;
@@ -113,14 +123,14 @@ export class EvmSweeper implements EvmSendOwner {
       // Worth it only when it moves more than it costs.
       if (g.coinId === this.native && balances[i]! - cost > cost) natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
     }
-    // In three steps, each signed while the node takes the one before, stored in a transaction of
-    // its own and handed to the node: the native sweeps, the top-ups, the token sweeps (the pass
-    // sends those once their top-ups are mined). A stop between two steps leaves top-ups without
-    // their sweeps: an address is left alone while a send to it is on its way (dueSweepGroups),
-    // then swept with the gas it holds.
+    // In steps of up to SEND_STEP sends, each signed while the node takes the one before, stored in
+    // a transaction of its own and handed to the node: the native sweeps, the top-ups, the token
+    // sweeps (the pass sends those once their top-ups are mined). A stop between two steps leaves
+    // top-ups without their sweeps: an address is left alone while a send to it is on its way
+    // (dueSweepGroups), then swept with the gas it holds.
     const relay = new SendRelay(queue, store, signal);
     try {
-      if (natives.length > 0) await this.store(relay, natives, await queue.signBatch(store.read, natives.map((p) => this.sweepOf(p, fees, null)), nodePending));
+      for (const step of steps(natives)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, null)), nodePending));
       const estimates = await estimating;
       const gas = new Map<number, bigint>();
       estimable.forEach(({ g, i }, j) => {
@@ -146,17 +156,19 @@ export class EvmSweeper implements EvmSendOwner {
         tokens.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: movable(i, g), gasLimit, topUp });
       }
       this.needed = needed;
-      const needing = tokens.filter((p) => p.topUp > 0n);
-      const topUps = await queue.signBatch(
-        store.read,
-        needing.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
-        nodePending,
-      );
-      if (topUps.length > 0) await relay.add(topUps);
-      const after = new Map(needing.map((p, i) => [p.address, topUps[i]!.id]));
-      if (tokens.length > 0) await this.store(relay, tokens, await queue.signBatch(store.read, tokens.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
+      const after = new Map<string, string>();
+      for (const step of steps(tokens.filter((p) => p.topUp > 0n))) {
+        const topUps = await queue.signBatch(
+          store.read,
+          step.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
+          nodePending,
+        );
+        await relay.add(topUps);
+        step.forEach((p, i) => after.set(p.address, topUps[i]!.id));
+      }
+      for (const step of steps(tokens)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
       await relay.settle();
-      this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: topUps.length });
+      this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size });
       return natives.length + tokens.length;
     } catch (err) {
       await relay.abandon();
