@@ -106,6 +106,11 @@ const dayBucket = (createdAt: string): string => createdAt.slice(0, 15);
 /** Day sums older than this are deleted (the window is 24 hours; a clock set back a little still finds its own). */
 const DAY_SUMS_KEPT_MS = 48 * 3600 * 1000;
 
+/** What a withdrawal needs of its account (read on every creation: these columns only). */
+const ACCOUNT_COLUMNS = ['id', 'verified', 'platform_fee_percent', 'default_fiat', 'dual_approval_threshold', 'daily_withdrawal_limit', 'withdrawal_whitelist_enforced'] as const;
+type PayoutAccount = Pick<AccountRow, (typeof ACCOUNT_COLUMNS)[number]>;
+const ACCOUNT_SELECT = ACCOUNT_COLUMNS.map((c) => `"${c}"`).join(', ');
+
 /** A concurrent request won a unique index: the write runs again and finds what it wrote. */
 class Raced extends Error {}
 
@@ -511,7 +516,7 @@ export class WithdrawalService {
   }
 
   /** Fees in the withdrawn coin: the platform's percentage (rounded up) and the reserved network fee. */
-  private async fees(account: AccountRow, payout: PayoutCoin, amount: Amount, to: string | null): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
+  private async fees(account: PayoutAccount, payout: PayoutCoin, amount: Amount, to: string | null): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
     const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
     let quote: FeeQuote;
     try {
@@ -569,7 +574,7 @@ export class WithdrawalService {
    * than the account's daily limit, or `signer_limit` above the signer's cap for the coin; else
    * `pending`.
    */
-  private async initialStatus(em: EntityManager, account: AccountRow, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
+  private async initialStatus(em: EntityManager, account: PayoutAccount, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
     if (account.dual_approval_threshold !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
       const { rate } = this.deps.rates.rate(payout.coin.ticker, fiat);
@@ -641,9 +646,9 @@ export class WithdrawalService {
     return { status: 'pending', reviewReason: null };
   }
 
-  private async account(accountId: string): Promise<AccountRow> {
+  private async account(accountId: string): Promise<PayoutAccount> {
     const em = this.deps.store.read;
-    const [a] = await rawQuery<AccountRow>(em, `SELECT * FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
+    const [a] = await rawQuery<PayoutAccount>(em, `SELECT ${ACCOUNT_SELECT} FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
