@@ -37,6 +37,11 @@ export class KeyRegistry {
     private readonly ttlMs: number,
   ) {}
 
+  /** Whether a cached entry is the stored key itself (one daemon: entries never expire, every change invalidates them). */
+  get exact(): boolean {
+    return this.ttlMs === Number.POSITIVE_INFINITY;
+  }
+
   /** The entry when the cache holds it fresh (null: no such key), else undefined: then ask `get`. */
   cached(keyId: string): KeyEntry | null | undefined {
     const hit = this.cache.get(keyId);

@@ -255,12 +255,21 @@ export class KeyService {
     return rows.map((r) => ({ key: presentKey(r), request: JSON.parse(r.withdraw_request ?? 'null') as StoredRequest | null }));
   }
 
-  /** The payout route's question (withdrawals issue): may this signed request pay out? */
-  async payoutDecision(apiKeyId: string, usedSecret: 'current' | 'previous'): Promise<wp.PayoutDecision> {
-    // Plain SQL of the state's columns only: every payout asks it (the whole row, its sealed
-    // secrets and dates, cost twice the time to read and make into an object).
-    const em = this.store.read;
-    const [row] = await rawQuery<StateRow>(em, `SELECT ${STATE_SELECT} FROM api_keys WHERE id = ${placeholder(em, 1)}`, [apiKeyId]);
+  /**
+   * The payout route's question (withdrawals issue): may this signed request pay out? On one
+   * daemon the key registry's row is the stored row (every change to a key, a member or an account
+   * invalidates it, as authentication relies on), so it answers from there, as of this moment, not
+   * as of the request's authentication; else, and when the registry no longer holds the key, from
+   * the database (the state's columns only: every payout asks it).
+   */
+  async payoutDecision(key: { apiKeyId: string; keyId: string }, usedSecret: 'current' | 'previous'): Promise<wp.PayoutDecision> {
+    const cached = this.registry.exact ? this.registry.cached(key.keyId) : undefined;
+    let row: StateRow | undefined;
+    if (cached && cached.row.id === key.apiKeyId) row = cached.row;
+    else {
+      const em = this.store.read;
+      [row] = await rawQuery<StateRow>(em, `SELECT ${STATE_SELECT} FROM api_keys WHERE id = ${placeholder(em, 1)}`, [key.apiKeyId]);
+    }
     if (!row) return { allowed: false, status: 403, code: 'auth.permission_denied', message: 'unknown key', details: { required: 'withdraw' } };
     const holder = row.previous_secret_holder ? await this.store.read.findOneBy(MemberEntity, { id: row.previous_secret_holder, status: 'active' }) : null;
     return wp.payoutDecision(toState(row), usedSecret, this.clock.now(), holder?.role ?? null);
@@ -271,15 +280,19 @@ export class KeyService {
     const now = this.clock.now();
     const rows = await this.store.read.find(ApiKeyEntity, { where: { withdraw_status: 'pending' } });
     let expired = 0;
-    for (const stale of rows) {
-      await this.store.write(async (em) => {
-        const row = await em.findOneBy(ApiKeyEntity, { id: stale.id });
-        if (!row) return;
-        const t = wp.expireRequests(toState(row), now);
-        if (t.events.length === 0) return;
-        expired++;
-        await this.persist(em, row, t.next, t.events, SYSTEM);
-      });
+    try {
+      for (const stale of rows) {
+        await this.store.write(async (em) => {
+          const row = await em.findOneBy(ApiKeyEntity, { id: stale.id });
+          if (!row) return;
+          const t = wp.expireRequests(toState(row), now);
+          if (t.events.length === 0) return;
+          expired++;
+          await this.persist(em, row, t.next, t.events, SYSTEM);
+        });
+      }
+    } finally {
+      if (rows.length > 0) this.registry.invalidate();
     }
     return expired;
   }
@@ -301,6 +314,8 @@ export class KeyService {
     decide: (em: EntityManager, row: ApiKeyRow, who: MemberRow, a: wp.Actor, now: Date) => Promise<wp.Decision | (wp.Transition & { secret: string })>,
   ) {
     let refusal: wp.Refusal | null = null;
+    // The registry is dropped once the change is committed or rolled back: a request reading the
+    // key meanwhile may have cached what the transaction had written so far.
     const result = await this.store.write(async (em) => {
       const row = need.byRequest ? await this.loadByRequest(em, accountId, keyId) : await this.load(em, accountId, keyId);
       const member = await this.actingMember(em, accountId, actor, need.roles, need.otp);
@@ -320,8 +335,7 @@ export class KeyService {
       await this.persist(em, row, d.next, d.events, member.email);
       const secret = 'secret' in d ? d.secret : undefined;
       return { key: { ...presentKey(row), ...(secret ? { secret } : {}) } };
-    });
-    this.registry.invalidate();
+    }).finally(() => this.registry.invalidate());
     if (refusal) throw wp.refusalToApiError(refusal);
     return result!;
   }

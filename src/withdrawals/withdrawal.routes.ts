@@ -45,7 +45,7 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   // in the transaction that creates the withdrawal: not by the per-key middleware.
   mount(r, withdrawalApi.create, deps.signed(), async (ctx) => {
     const auth = authOf(ctx);
-    const decision = await deps.keys.payoutDecision(auth.apiKeyId, auth.usedSecret);
+    const decision = await deps.keys.payoutDecision(auth, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
     const key = idempotencyKeyOf(ctx);
     const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) } };
