@@ -9,7 +9,13 @@ const isPostgres = (em: EntityManager): boolean => em.connection.options.type ==
 
 export const placeholder = (em: EntityManager, i: number): string => (isPostgres(em) ? `$${i}` : '?');
 
-const bind = (em: EntityManager, v: unknown): unknown => (typeof v === 'boolean' && !isPostgres(em) ? (v ? 1 : 0) : v);
+/** SQLite's parameters: booleans as 0 and 1, the rest as they are (a copy only when one is boolean). */
+function sqliteParams(params: readonly unknown[]): readonly unknown[] {
+  for (let i = 0; i < params.length; i++) {
+    if (typeof params[i] === 'boolean') return params.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v));
+  }
+  return params;
+}
 
 /** The little of better-sqlite3 used here (the package ships no types). */
 interface SqliteStatement {
@@ -34,9 +40,9 @@ const MAX_STATEMENTS = 500;
 export async function rawQuery<T = Record<string, unknown>>(em: EntityManager, sql: string, params: readonly unknown[] = []): Promise<T[]> {
   if (isPostgres(em)) return (await em.query(sql, [...params])) as T[];
   const stmt = sqliteStatement(em, sql);
-  const bound = params.map((v) => bind(em, v));
-  if (stmt.reader) return stmt.all(...bound) as T[];
-  stmt.run(...bound);
+  const bound = sqliteParams(params);
+  if (stmt.reader) return stmt.all(bound) as T[];
+  stmt.run(bound);
   return [];
 }
 
@@ -59,7 +65,7 @@ export async function rawRun(em: EntityManager, sql: string, params: readonly un
       if (runner !== em.queryRunner) await runner.release();
     }
   }
-  return sqliteStatement(em, sql).run(...params.map((v) => bind(em, v))).changes;
+  return sqliteStatement(em, sql).run(sqliteParams(params)).changes;
 }
 
 function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
@@ -73,15 +79,19 @@ function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
 
 /** INSERT of one row whose keys are the table's column names. */
 export async function insertRow(em: EntityManager, table: string, row: object): Promise<void> {
-  await rawQuery(em, insertSql(em, table, Object.keys(row), 1, ''), Object.values(row));
+  await rawQuery(em, insertSql(em, table, Object.keys(row), 1, NO_KEYS), Object.values(row));
 }
+
+const NO_KEYS: readonly string[] = [];
+/** The "key" of an INSERT that does nothing on any unique index's conflict (one array, compared by identity first). */
+const IF_ABSENT: readonly string[] = ['\u0000if absent'];
 
 /**
  * `insertRow` that does nothing when the row would break a unique index; whether it inserted. A
  * unique index is then the guard of a create, as `status = ?` is of an update.
  */
 export async function insertRowIfAbsent(em: EntityManager, table: string, row: object): Promise<boolean> {
-  return (await rawRun(em, insertSql(em, table, Object.keys(row), 1, ' ON CONFLICT DO NOTHING'), Object.values(row))) === 1;
+  return (await rawRun(em, insertSql(em, table, Object.keys(row), 1, IF_ABSENT), Object.values(row))) === 1;
 }
 
 /** Rows a multi-row INSERT takes at most (SQLite allows 32,766 parameters a statement). */
@@ -95,17 +105,31 @@ const ROWS_PER_INSERT = 100;
 export async function insertRows(em: EntityManager, table: string, rows: readonly object[], opts: { upsertOn?: readonly string[] } = {}): Promise<void> {
   if (rows.length === 0) return;
   const cols = Object.keys(rows[0]!);
-  const tail = opts.upsertOn ? ` ON CONFLICT (${opts.upsertOn.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !opts.upsertOn!.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : '';
+  const upsertOn = opts.upsertOn ?? [];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-    await rawRun(em, insertSql(em, table, cols, chunk.length, tail), chunk.flatMap((r) => cols.map((c) => (r as Record<string, unknown>)[c])));
+    const n = Math.min(ROWS_PER_INSERT, rows.length - i);
+    const params: unknown[] = new Array(n * cols.length);
+    for (let r = 0; r < n; r++) {
+      const row = rows[i + r] as Record<string, unknown>;
+      for (let c = 0; c < cols.length; c++) params[r * cols.length + c] = row[cols[c]!];
+    }
+    await rawRun(em, insertSql(em, table, cols, n, upsertOn), params);
   }
 }
 
-/** INSERT of `rows` rows of `cols` into `table`, then `tail`. */
-function insertSql(em: EntityManager, table: string, cols: readonly string[], rows: number, tail: string): string {
-  return shapedSql(em, `INSERT INTO ${table} ${rows}${tail}`, cols, [], () => {
+/**
+ * INSERT of `rows` rows of `cols` into `table`; with `upsertOn` (a unique key's columns), a row
+ * whose key exists replaces that row's other columns; with `IF_ABSENT`, it is left out.
+ */
+function insertSql(em: EntityManager, table: string, cols: readonly string[], rows: number, upsertOn: readonly string[]): string {
+  return shapedSql(em, `INSERT INTO ${table} ${rows}`, cols, upsertOn, () => {
     const values = Array.from({ length: rows }, (_, r) => `(${cols.map((_, i) => placeholder(em, r * cols.length + i + 1)).join(', ')})`).join(', ');
+    const tail =
+      upsertOn === IF_ABSENT
+        ? ' ON CONFLICT DO NOTHING'
+        : upsertOn.length > 0
+          ? ` ON CONFLICT (${upsertOn.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !upsertOn.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}`
+          : '';
     return `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}${tail}`;
   });
 }
