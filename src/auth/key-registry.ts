@@ -1,4 +1,4 @@
-import { AccountEntity } from '../db/entities/team';
+import { AccountEntity, type AccountRow } from '../db/entities/team';
 import { ApiKeyEntity, type ApiKeyRow } from '../db/entities/auth';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
@@ -9,6 +9,8 @@ import { macKey, type MacKey } from './signature';
 /** What authentication needs of a key: the row, its open secrets and its account's state. */
 export interface KeyEntry {
   row: ApiKeyRow;
+  /** The key's account as stored when the entry was made (null: none). */
+  account: AccountRow | null;
   accountStatus: string;
   secret: string;
   previousSecret: string | null;
@@ -71,6 +73,7 @@ export class KeyRegistry {
     const previousSecret = row.previous_secret_sealed ? this.sealer.open(row.previous_secret_sealed, cells.keyPreviousSecret(row.id)) : null;
     return {
       row,
+      account,
       accountStatus: account?.status ?? 'frozen',
       secret,
       previousSecret,

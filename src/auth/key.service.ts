@@ -3,7 +3,7 @@ import type { Config } from '../config/schema';
 import { ApiKeyEntity, type ApiKeyRow, type KeyStatus } from '../db/entities/auth';
 import { applyKeyset, type PageKey } from '../db/keyset';
 import { placeholder, rawQuery } from '../db/raw';
-import { MemberEntity, type MemberRow, type Role } from '../db/entities/team';
+import { MemberEntity, type AccountRow, type MemberRow, type Role } from '../db/entities/team';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
@@ -273,6 +273,15 @@ export class KeyService {
     if (!row) return { allowed: false, status: 403, code: 'auth.permission_denied', message: 'unknown key', details: { required: 'withdraw' } };
     const holder = row.previous_secret_holder ? await this.store.read.findOneBy(MemberEntity, { id: row.previous_secret_holder, status: 'active' }) : null;
     return wp.payoutDecision(toState(row), usedSecret, this.clock.now(), holder?.role ?? null);
+  }
+
+  /**
+   * The key's account as stored, when the registry holds it exactly (one daemon: every change to
+   * an account invalidates the registry); else null, and the caller reads the account itself.
+   */
+  exactAccount(key: { apiKeyId: string; keyId: string }): AccountRow | null {
+    const cached = this.registry.exact ? this.registry.cached(key.keyId) : undefined;
+    return cached && cached.row.id === key.apiKeyId ? cached.account : null;
   }
 
   /** Expires withdraw requests older than 72 h (a job runs it). */

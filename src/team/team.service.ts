@@ -87,6 +87,14 @@ export class TeamService {
     this.accountListeners.push(listener);
   }
 
+  /**
+   * Rows of accounts were written outside this service (by SQL of an operator's or a test's): the
+   * caches of accounts are dropped, as after a change made here.
+   */
+  changedOutside(): void {
+    this.accountChanged(undefined);
+  }
+
   private accountChanged<T>(result: T): T {
     for (const l of this.accountListeners) l();
     return result;

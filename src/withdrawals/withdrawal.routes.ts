@@ -16,7 +16,7 @@ import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
 
 export interface WithdrawalRouteDeps {
   withdrawals: WithdrawalService;
-  keys: Pick<KeyService, 'payoutDecision'>;
+  keys: Pick<KeyService, 'payoutDecision' | 'exactAccount'>;
   authenticate: (permission: Permission | null) => AppMiddleware;
   /** Signed, with the permission left to the route (payouts, estimate). */
   signed: () => AppMiddleware;
@@ -48,7 +48,7 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
     const decision = await deps.keys.payoutDecision(auth, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
     const key = idempotencyKeyOf(ctx);
-    const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) } };
+    const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) }, account: deps.keys.exactAccount(auth) };
     const { withdrawal, created } = await withdrawals.create(caller, ctx.state.body, key);
     ctx.status = created ? 201 : 200;
     ctx.body = withdrawal;

@@ -58,6 +58,8 @@ export interface PayoutCaller {
   apiKeyId: string;
   /** Subjects of the sensitive-operation limits (SPEC "Limits"). */
   limits: { key: string; ip: string };
+  /** The account as stored, when the caller holds it exactly (the key registry on one daemon); else it is read. */
+  account?: PayoutAccount | null;
 }
 
 export interface WithdrawalServiceDeps {
@@ -159,7 +161,7 @@ export class WithdrawalService {
    */
   async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean }> {
     const { catalog } = this.deps;
-    const account = await this.account(caller.accountId);
+    const account = caller.account && caller.account.id === caller.accountId ? caller.account : await this.account(caller.accountId);
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
     const { coin, sender } = shape.payout;

@@ -18,6 +18,8 @@ const GOAL = 0.25;
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 1_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENCY = 32;
+/** The hello-world's rounds are longer: at 25,000 req/s a round of 1,000 lasted 40 ms and its rate swung with every pause. */
+const HELLO_TOTAL = 5 * TOTAL;
 /** Keys of the account the requests are spread over (each key's request rate is limited too; a grant takes a fresh two-factor code). */
 const KEYS = 2;
 const WARMUP = Math.min(100, Math.floor(TOTAL / 10));
@@ -29,7 +31,7 @@ const OPEN_LIMITS = Object.fromEntries(SENSITIVE_SCOPES.map((s) => [s, { max: 1e
 
 type Run = LoadResult & { cpuUs: number };
 
-async function measure(name: string, expect: number, one: (i: number) => { url: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<Run> {
+async function measure(name: string, expect: number, one: (i: number) => { url: string; method?: string; headers?: Record<string, string>; body?: string }, total = TOTAL): Promise<Run> {
   let failures = 0;
   let sample = '';
   const cpu0 = process.cpuUsage();
@@ -42,12 +44,12 @@ async function measure(name: string, expect: number, one: (i: number) => { url: 
         sample = `${got.status} ${got.body.slice(0, 200)}`;
       }
     },
-    { total: TOTAL, concurrency: CONCURRENCY, warmup: WARMUP },
+    { total, concurrency: CONCURRENCY, warmup: WARMUP },
   );
   const cpu = process.cpuUsage(cpu0);
   if (failures > 0) throw new Error(`${name}: ${failures} answers were not ${expect} (e.g. ${sample})`);
   // CPU time of this process (client and server) per request, warm-up included: steadier than wall time on a busy machine.
-  return { ...res, cpuUs: (cpu.user + cpu.system) / (TOTAL + WARMUP) };
+  return { ...res, cpuUs: (cpu.user + cpu.system) / (total + WARMUP) };
 }
 
 export async function run(): Promise<void> {
@@ -78,9 +80,16 @@ export async function run(): Promise<void> {
       }
       return prepared;
     };
+    // One round of each first, not counted: both servers warmed (the hello-world's first rounds ran
+    // at a quarter of its later rate and made the first ratios look better than the steady ones).
+    {
+      const prepared = prepare('warm-up');
+      await measure('hello-world', 200, () => ({ url: hello.url }), HELLO_TOTAL);
+      await measure('POST /v1/withdrawals', 201, (i) => prepared.get(i)!);
+    }
     for (let round = 0; round < ROUNDS; round++) {
       const prepared = prepare(String(round));
-      const h = await measure('hello-world', 200, () => ({ url: hello.url }));
+      const h = await measure('hello-world', 200, () => ({ url: hello.url }), HELLO_TOTAL);
       const c = await measure('POST /v1/withdrawals', 201, (i) => prepared.get(i)!);
       hellos.push(h);
       creations.push(c);
@@ -93,10 +102,10 @@ export async function run(): Promise<void> {
     const limitedHellos: Run[] = [];
     for (let round = 0; round < LIMITED_ROUNDS; round++) {
       const prepared = prepare(`limited-${round}`);
-      limitedHellos.push(await measure('hello-world', 200, () => ({ url: hello.url })));
+      limitedHellos.push(await measure('hello-world', 200, () => ({ url: hello.url }), HELLO_TOTAL));
       limited.push(await measure('POST /v1/withdrawals with a daily limit', 201, (i) => prepared.get(i)!));
     }
-    const expected = (ROUNDS + LIMITED_ROUNDS) * (TOTAL + WARMUP);
+    const expected = (1 + ROUNDS + LIMITED_ROUNDS) * (TOTAL + WARMUP);
     const made = await f.counts();
     if (made.withdrawals !== expected || made.holds !== made.withdrawals) throw new Error(`expected ${expected} withdrawals and holds, found ${JSON.stringify(made)}`);
 
@@ -117,8 +126,9 @@ export async function run(): Promise<void> {
       { name: 'ratio creations / hello-world (median req/s)', value: r, goal: `>= ${GOAL}`, ok: r >= GOAL },
     );
     const byCpu = median(hellos.map((h) => h.cpuUs)) / median(creations.map((c) => c.cpuUs));
-    console.log(`  ${'ratio creations / hello-world (by CPU time)'.padEnd(44)} ${byCpu.toFixed(3)}  (goal >= ${GOAL}: ${byCpu >= GOAL ? 'met' : 'NOT met'})`);
-    report(`Then with a daily limit set, the day holding ${ROUNDS * (TOTAL + WARMUP)} withdrawals and more each round (${LIMITED_ROUNDS} rounds)`, [
+    // The issue's goal is by creations per second; CPU time (the client's and the server's threads) is printed beside it.
+    console.log(`  ${'ratio creations / hello-world (by CPU time)'.padEnd(44)} ${byCpu.toFixed(3)}`);
+    if (LIMITED_ROUNDS > 0) report(`Then with a daily limit set, the day holding ${(1 + ROUNDS) * (TOTAL + WARMUP)} withdrawals and more each round (${LIMITED_ROUNDS} rounds)`, [
       ['bare Koa hello-world', summary(limitedHellos)],
       ['signed POST /v1/withdrawals (201)', summary(limited)],
       ['cpu us/req per round', limited.map((c) => fmt(c.cpuUs, 0)).join(' ')],

@@ -132,7 +132,11 @@ export async function startInvoiceFixture(
       if (!c) chains.set(chainId, (c = new FakeChainSource(store, td.daemon.recorder, { chainId, confirmations: CONFIRMATIONS[chainId] ?? 1 })));
       return c;
     },
-    setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),
+    // Written straight to the database: the daemon's caches of accounts are told, as the service would.
+    setAccount: async (patch) => {
+      await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch));
+      td.daemon.team.changedOutside();
+    },
     counts: async () => ({
       invoices: await store.read.count(InvoiceEntity),
       addresses: await store.read.count(AddressEntity),

@@ -68,7 +68,11 @@ export async function merchantSide(td: TestDaemon, clock?: Clock): Promise<Merch
       const { items } = (await read('/v1/balances', 'balances')) as { items: Array<{ coin_id: string; available: string }> };
       return items.find((b) => b.coin_id === coinId)?.available ?? '0';
     },
-    setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),
+    // Written straight to the database: the daemon's caches of accounts are told, as the service would.
+    setAccount: async (patch) => {
+      await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch));
+      td.daemon.team.changedOutside();
+    },
     async events(type) {
       const rows = await store.read.find(EventEntity, { where: { type }, order: { seq: 'ASC' } });
       return rows.map((r) => ({ type: r.type, data: (JSON.parse(r.body) as { data: unknown }).data, object_id: r.object_id }));

@@ -150,5 +150,6 @@ export async function payoutMerchant(daemon: Daemon, clock: { now(): Date } = { 
     await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
     await em.update(AccountEntity, { id: m.accountId }, { verified: true });
   });
+  daemon.team.changedOutside();
   return { m, otp, key };
 }

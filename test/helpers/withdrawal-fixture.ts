@@ -86,6 +86,7 @@ export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: 
   };
   const api = await key(['read', 'withdraw']);
   await store.write((em) => em.update(AccountEntity, { id: m.accountId }, { verified: true }));
+  td.daemon.team.changedOutside();
   return {
     td,
     api,
@@ -94,7 +95,11 @@ export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: 
     ownerOtp,
     bitcoin,
     fund: async (amount) => void (await recordTransaction(store, { accountId: m.accountId, coinId: COINS.BTC, type: 'deposit', amount })),
-    setAccount: async (patch) => void (await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch))),
+    // Written straight to the database: the daemon's caches of accounts are told, as the service would.
+    setAccount: async (patch) => {
+      await store.write((em) => em.update(AccountEntity, { id: m.accountId }, patch));
+      td.daemon.team.changedOutside();
+    },
     balance: async () => {
       const res = await api.get('/v1/balances');
       const b = res.body.items.find((i: { coin_id: string }) => i.coin_id === COINS.BTC);

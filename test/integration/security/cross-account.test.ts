@@ -39,6 +39,7 @@ async function twoMerchants(): Promise<Two> {
     await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: dayAgo });
     await em.update(AccountEntity, { id: m.accountId }, { verified: true });
   });
+  f.td.daemon.team.changedOutside();
   await recordTransaction(store, { accountId: m.accountId, coinId: COINS.BTC, type: 'deposit', amount: '1' });
   return { f, a, b: new ApiClient(f.td.url, key.key_id, key.secret), bAccountId: m.accountId };
 }
