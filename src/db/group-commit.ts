@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { rawQuery } from './raw';
+import { closeScope, openScope } from './tx-scope';
 import type { Store } from './store';
 
 /** What the jobs of one transaction may share (reads nothing else in that transaction changes); gone with it. */
@@ -62,6 +63,9 @@ export class GroupCommit {
             } catch (error) {
               await rawQuery(em, 'ROLLBACK TO group_job');
               await rawQuery(em, 'RELEASE group_job');
+              // What the transaction kept in memory may be what the job wrote and undid.
+              closeScope(em);
+              openScope(em);
               out.push({ ok: false, error });
             }
           }

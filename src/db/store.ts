@@ -6,6 +6,7 @@ import { AsyncLock } from '../shared/async-lock';
 import { MIGRATIONS } from './migrations';
 import { ENTITIES } from './entities';
 import { PostgresRoleLock, soleDaemon, type RoleLock } from './role-lock';
+import { closeScope, openScope } from './tx-scope';
 import { WalCheckpointer } from './wal-checkpointer';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -114,9 +115,9 @@ export class Store {
     return this.ds.manager;
   }
 
-  /** One write transaction; SQLite: serialised by the write lock. */
+  /** One write transaction; SQLite: serialised by the write lock, with a scope of kept values (tx-scope). */
   write<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
+    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction((em) => scopedRun(em, fn)));
     return this.ds.transaction(fn);
   }
 
@@ -126,7 +127,7 @@ export class Store {
    * lock (so no write interleaves).
    */
   snapshot<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
+    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction((em) => scopedRun(em, fn)));
     return this.ds.transaction('REPEATABLE READ', fn);
   }
 
@@ -165,4 +166,14 @@ export class Store {
 function restrictSqliteFiles(file: string): void {
   if (file === ':memory:') return;
   for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+}
+
+/** `fn` in the transaction of `em` with a scope of kept values open for its length. */
+async function scopedRun<T>(em: EntityManager, fn: (em: EntityManager) => Promise<T>): Promise<T> {
+  openScope(em);
+  try {
+    return await fn(em);
+  } finally {
+    closeScope(em);
+  }
 }

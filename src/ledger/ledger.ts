@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerBalanceRow, type LedgerEntryRow } from '../db/entities/money';
 import { insertRows, placeholder, rawQuery } from '../db/raw';
+import { scoped } from '../db/tx-scope';
 import { iso, type Clock } from '../shared/clock';
 import { conflict } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
@@ -212,17 +213,15 @@ export class Ledger {
     check?.(sums);
     // The entries in one statement, the new sums of every touched balance in another.
     await insertRows(em, 'ledger_entries', drafts.map((d) => d.entry));
-    await insertRows(
-      em,
-      'ledger_balances',
-      keys.map((k) => {
-        const s = sums.get(keyOf(k.book, k.coin_id))!;
-        const row: LedgerBalanceRow = { book: k.book, coin_id: k.coin_id, debits_posted: '', credits_posted: '', debits_pending: '', credits_pending: '', updated_at: now };
-        for (const f of SUM_FIELDS) row[f] = s[f].toString();
-        return row;
-      }),
-      { upsertOn: ['book', 'coin_id'] },
-    );
+    const written = keys.map((k) => {
+      const s = sums.get(keyOf(k.book, k.coin_id))!;
+      const row: LedgerBalanceRow = { book: k.book, coin_id: k.coin_id, debits_posted: '', credits_posted: '', debits_pending: '', credits_pending: '', updated_at: now };
+      for (const f of SUM_FIELDS) row[f] = s[f].toString();
+      return row;
+    });
+    await insertRows(em, 'ledger_balances', written, { upsertOn: ['book', 'coin_id'] });
+    const kept = keptBalances(em);
+    if (kept) for (const row of written) kept.set(keyOf(row.book, row.coin_id), row);
     return drafts.map((d) => d.entry);
   }
 
@@ -235,15 +234,31 @@ export class Ledger {
       credits_pending: '0',
       updated_at: now,
     });
-    const match = keys.map((_, i) => `(book = ${placeholder(em, 2 * i + 1)} AND coin_id = ${placeholder(em, 2 * i + 2)})`).join(' OR ');
-    const params = keys.flatMap((k) => [k.book, k.coin_id]);
+    const matching = (ks: typeof keys) => ({
+      sql: ks.map((_, i) => `(book = ${placeholder(em, 2 * i + 1)} AND coin_id = ${placeholder(em, 2 * i + 2)})`).join(' OR '),
+      params: ks.flatMap((k) => [k.book, k.coin_id]),
+    });
     if (em.connection.options.type !== 'postgres') {
+      // The rows an earlier append of this transaction wrote are kept (tx-scope): the appends of a
+      // group commit's jobs touch the same books one after another. Only the others are read.
+      const kept = keptBalances(em);
+      const missing = kept ? keys.filter((k) => !kept.has(keyOf(k.book, k.coin_id))) : keys;
+      if (missing.length === 0) return keys.map((k) => kept!.get(keyOf(k.book, k.coin_id))!);
+      const m = matching(missing);
+      const rows = await rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${m.sql}`, m.params);
       // A missing row starts at zero; the append's upsert creates it.
-      const rows = await rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${match}`, params);
-      return [...rows, ...keys.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh)];
+      const found = [...rows, ...missing.filter((k) => !rows.some((r) => r.book === k.book && r.coin_id === k.coin_id)).map(fresh)];
+      if (!kept) return found;
+      for (const r of found) kept.set(keyOf(r.book, r.coin_id), r);
+      return keys.map((k) => kept.get(keyOf(k.book, k.coin_id))!);
     }
     // A concurrent first append may insert the same row: ignore the clash, then lock what exists.
+    const m = matching(keys);
     await em.createQueryBuilder().insert().into(LedgerBalanceEntity).values(keys.map(fresh)).orIgnore().execute();
-    return rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${match} ORDER BY book, coin_id FOR UPDATE`, params);
+    return rawQuery<LedgerBalanceRow>(em, `SELECT * FROM ledger_balances WHERE ${m.sql} ORDER BY book, coin_id FOR UPDATE`, m.params);
   }
 }
+
+/** The balance rows kept for the transaction of `em` (tx-scope), by keyOf(book, coin); null when none are kept. */
+const KEPT_BALANCES = {};
+const keptBalances = (em: EntityManager): Map<string, LedgerBalanceRow> | null => scoped(em, KEPT_BALANCES, () => new Map<string, LedgerBalanceRow>());

@@ -1,5 +1,9 @@
 import test from 'ava';
 import { GroupCommit } from '../../../src/db/group-commit';
+import { Ledger } from '../../../src/ledger/ledger';
+import { verifyLedger } from '../../../src/ledger/verify';
+import { FakeClock } from '../../../src/shared/clock';
+import { Amount } from '../../../src/shared/money';
 import { tempStore } from '../../helpers/memory-store';
 
 const rows = async (store: Awaited<ReturnType<typeof tempStore>>) =>
@@ -48,4 +52,31 @@ test('a job that comes after a batch gets a transaction of its own', async (t) =
   await commits.run((em) => em.query('INSERT INTO group_rows (name) VALUES (?)', ['first']));
   await commits.run((em) => em.query('INSERT INTO group_rows (name) VALUES (?)', ['second']));
   t.deepEqual(await rows(store), ['first', 'second']);
+});
+
+test('ledger appends of one batch read balances an earlier job wrote; a job rolled back after its append leaves the next ones the stored balances', async (t) => {
+  const store = await tempStore(t);
+  const ledger = new Ledger(new FakeClock());
+  const commits = new GroupCommit(store);
+  const coinId = 'coin-1';
+  const move = (amount: string, code: string) => ({ coinId, debit: 'world', credit: 'shop', amount: Amount.of(amount), code });
+  // One batch: +5, +7 then refused after its append (rolled back to its savepoint), +11, then a hold of 24 checked against what is available.
+  const jobs = [
+    commits.run((em) => ledger.post(em, [move('5', 'a')])),
+    commits.run((em) => ledger.post(em, [move('7', 'b')])),
+    commits.run(async (em) => {
+      await ledger.post(em, [move('1000', 'c')]);
+      throw new Error('refused after its append');
+    }),
+    commits.run((em) => ledger.post(em, [move('11', 'd')])),
+    commits.run((em) => ledger.hold(em, { coinId, debit: 'shop', credit: 'out', amount: Amount.of('24'), code: 'e', ensureFunds: true })),
+    commits.run((em) => ledger.hold(em, { coinId, debit: 'shop', credit: 'out', amount: Amount.of('4'), code: 'f', ensureFunds: true })),
+  ];
+  const settled = await Promise.allSettled(jobs);
+  t.deepEqual(settled.map((s) => s.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'], 'the hold of 24 is refused: 23 were available, not 1023');
+  const shop = await ledger.balance(store.read, 'shop', coinId);
+  t.is(shop.available.toString(), '19');
+  t.is(shop.hold.toString(), '4');
+  const report = await store.read.transaction((em) => verifyLedger(em));
+  t.true(report.ok, JSON.stringify(report.differences));
 });
