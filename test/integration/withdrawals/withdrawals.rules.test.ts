@@ -230,3 +230,20 @@ test('the whitelist is changed only by an owner or admin with a fresh two-factor
   const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId });
   t.deepEqual(log.filter((e) => e.action.startsWith('whitelist.')).map((e) => [e.action, e.actor]).sort(), [['whitelist.added', f.owner], ['whitelist.removed', f.owner]]);
 });
+
+test('a payout is decided on the key and the account as they are now: after payouts, the operator unverifies the account (kyb_required), then an owner requires the key rotated (permission_denied); nothing more is created or held', async (t) => {
+  const f = await fixture(t);
+  t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.01' }))).status, 201);
+  t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.02' }))).status, 201, 'the key and its account are cached by now');
+  const before = { ...(await f.counts()), ...(await f.balance()) };
+  await f.td.daemon.team.setVerified(f.accountId, false);
+  refused(t, await f.api.post('/v1/withdrawals', body({ amount: '0.03' })), 403, 'kyb_required', 'unverified after the cache was filled');
+  await f.td.daemon.team.setVerified(f.accountId, true);
+  t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.04' }))).status, 201, 'verified again');
+  const after = { ...(await f.counts()), ...(await f.balance()) };
+  await f.td.daemon.keys.requireRotation(f.accountId, f.api.keyId, { email: f.owner });
+  const res = await f.api.post('/v1/withdrawals', body({ amount: '0.05' }));
+  refused(t, res, 403, 'auth.permission_denied', 'rotation required after the cache was filled');
+  t.deepEqual({ ...(await f.counts()), ...(await f.balance()) }, after, 'the refused one created and held nothing');
+  t.is(after.withdrawals, before.withdrawals + 1);
+});
