@@ -13,7 +13,7 @@ import { ApiError, notFound, validationError } from '../shared/errors';
 import { newId, randomBase62, randomSecret } from '../shared/ids';
 import { SYSTEM, type MemberChange, type TeamService } from '../team/team.service';
 import { PERMISSIONS, type Permission } from './auth.middleware';
-import type { KeyRegistry } from './key-registry';
+import type { KeyEntry, KeyRegistry } from './key-registry';
 import { DEFAULT_REQUESTS_PER_MINUTE } from './token-bucket';
 import type { SensitiveLimiter } from './sensitive-limiter';
 import * as wp from './withdraw-permission';
@@ -263,10 +263,8 @@ export class KeyService {
    * the database (the state's columns only: every payout asks it).
    */
   async payoutDecision(key: { apiKeyId: string; keyId: string }, usedSecret: 'current' | 'previous'): Promise<wp.PayoutDecision> {
-    const cached = this.registry.exact ? this.registry.cached(key.keyId) : undefined;
-    let row: StateRow | undefined;
-    if (cached && cached.row.id === key.apiKeyId) row = cached.row;
-    else {
+    let row: StateRow | undefined = this.exactEntry(key)?.row;
+    if (!row) {
       const em = this.store.read;
       [row] = await rawQuery<StateRow>(em, `SELECT ${STATE_SELECT} FROM api_keys WHERE id = ${placeholder(em, 1)}`, [key.apiKeyId]);
     }
@@ -280,8 +278,13 @@ export class KeyService {
    * an account invalidates the registry); else null, and the caller reads the account itself.
    */
   exactAccount(key: { apiKeyId: string; keyId: string }): AccountRow | null {
+    return this.exactEntry(key)?.account ?? null;
+  }
+
+  /** The registry's entry of the key when it is the stored key itself (one daemon), else null. */
+  private exactEntry(key: { apiKeyId: string; keyId: string }): KeyEntry | null {
     const cached = this.registry.exact ? this.registry.cached(key.keyId) : undefined;
-    return cached && cached.row.id === key.apiKeyId ? cached.account : null;
+    return cached && cached.row.id === key.apiKeyId ? cached : null;
   }
 
   /** Expires withdraw requests older than 72 h (a job runs it). */

@@ -3,11 +3,8 @@ import { rawQuery } from './raw';
 import { closeScope, openScope } from './tx-scope';
 import type { Store } from './store';
 
-/** What the jobs of one transaction may share (reads nothing else in that transaction changes); gone with it. */
-export type BatchMemo = Map<string, unknown>;
-
 interface Job {
-  fn: (em: EntityManager, memo: BatchMemo) => Promise<unknown>;
+  fn: (em: EntityManager) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -32,8 +29,8 @@ export class GroupCommit {
 
   constructor(private readonly store: Store) {}
 
-  run<T>(fn: (em: EntityManager, memo: BatchMemo) => Promise<T>): Promise<T> {
-    if (this.store.dialect !== 'sqlite') return this.store.write((em) => fn(em, new Map()));
+  run<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
+    if (this.store.dialect !== 'sqlite') return this.store.write(fn);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.draining) {
@@ -52,18 +49,17 @@ export class GroupCommit {
       try {
         outcomes = await this.store.write(async (em) => {
           batch = this.queue.splice(0, MAX_BATCH);
-          const memo: BatchMemo = new Map();
           const out: typeof outcomes = [];
           for (const job of batch) {
             await rawQuery(em, 'SAVEPOINT group_job');
             try {
-              const value = await job.fn(em, memo);
+              const value = await job.fn(em);
               await rawQuery(em, 'RELEASE group_job');
               out.push({ ok: true, value });
             } catch (error) {
               await rawQuery(em, 'ROLLBACK TO group_job');
               await rawQuery(em, 'RELEASE group_job');
-              // What the transaction kept in memory may be what the job wrote and undid.
+              // What the transaction kept in memory (tx-scope) may be what the job wrote and undid.
               closeScope(em);
               openScope(em);
               out.push({ ok: false, error });

@@ -79,19 +79,15 @@ function sqliteStatement(em: EntityManager, sql: string): SqliteStatement {
 
 /** INSERT of one row whose keys are the table's column names. */
 export async function insertRow(em: EntityManager, table: string, row: object): Promise<void> {
-  await rawQuery(em, insertSql(em, table, Object.keys(row), 1, NO_KEYS), Object.values(row));
+  await rawQuery(em, insertSql(em, table, Object.keys(row), 1, 'fail'), Object.values(row));
 }
-
-const NO_KEYS: readonly string[] = [];
-/** The "key" of an INSERT that does nothing on any unique index's conflict (one array, compared by identity first). */
-const IF_ABSENT: readonly string[] = ['\u0000if absent'];
 
 /**
  * `insertRow` that does nothing when the row would break a unique index; whether it inserted. A
  * unique index is then the guard of a create, as `status = ?` is of an update.
  */
 export async function insertRowIfAbsent(em: EntityManager, table: string, row: object): Promise<boolean> {
-  return (await rawRun(em, insertSql(em, table, Object.keys(row), 1, IF_ABSENT), Object.values(row))) === 1;
+  return (await rawRun(em, insertSql(em, table, Object.keys(row), 1, 'ignore'), Object.values(row))) === 1;
 }
 
 /** Rows a multi-row INSERT takes at most (SQLite allows 32,766 parameters a statement). */
@@ -105,7 +101,7 @@ const ROWS_PER_INSERT = 100;
 export async function insertRows(em: EntityManager, table: string, rows: readonly object[], opts: { upsertOn?: readonly string[] } = {}): Promise<void> {
   if (rows.length === 0) return;
   const cols = Object.keys(rows[0]!);
-  const upsertOn = opts.upsertOn ?? [];
+  const onConflict: OnConflict = opts.upsertOn ? { update: opts.upsertOn } : 'fail';
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     const n = Math.min(ROWS_PER_INSERT, rows.length - i);
     const params: unknown[] = new Array(n * cols.length);
@@ -113,23 +109,27 @@ export async function insertRows(em: EntityManager, table: string, rows: readonl
       const row = rows[i + r] as Record<string, unknown>;
       for (let c = 0; c < cols.length; c++) params[r * cols.length + c] = row[cols[c]!];
     }
-    await rawRun(em, insertSql(em, table, cols, n, upsertOn), params);
+    await rawRun(em, insertSql(em, table, cols, n, onConflict), params);
   }
 }
 
 /**
- * INSERT of `rows` rows of `cols` into `table`; with `upsertOn` (a unique key's columns), a row
- * whose key exists replaces that row's other columns; with `IF_ABSENT`, it is left out.
+ * What an INSERT does with a row that would break a unique index: fail, leave the row out
+ * (`ignore`), or replace the other columns of the row holding its key (`update` on the key's columns).
  */
-function insertSql(em: EntityManager, table: string, cols: readonly string[], rows: number, upsertOn: readonly string[]): string {
-  return shapedSql(em, `INSERT INTO ${table} ${rows}`, cols, upsertOn, () => {
+type OnConflict = 'fail' | 'ignore' | { update: readonly string[] };
+const NO_COLUMNS: readonly string[] = [];
+
+/** INSERT of `rows` rows of `cols` into `table`, a conflicting row handled as `onConflict` says. */
+function insertSql(em: EntityManager, table: string, cols: readonly string[], rows: number, onConflict: OnConflict): string {
+  const on = typeof onConflict === 'string' ? null : onConflict.update;
+  return shapedSql(em, `INSERT INTO ${table} ${rows} ${on ? 'update' : onConflict}`, cols, on ?? NO_COLUMNS, () => {
     const values = Array.from({ length: rows }, (_, r) => `(${cols.map((_, i) => placeholder(em, r * cols.length + i + 1)).join(', ')})`).join(', ');
-    const tail =
-      upsertOn === IF_ABSENT
+    const tail = on
+      ? ` ON CONFLICT (${on.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !on.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}`
+      : onConflict === 'ignore'
         ? ' ON CONFLICT DO NOTHING'
-        : upsertOn.length > 0
-          ? ` ON CONFLICT (${upsertOn.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !upsertOn.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}`
-          : '';
+        : '';
     return `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES ${values}${tail}`;
   });
 }

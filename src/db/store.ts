@@ -127,7 +127,7 @@ export class Store {
    * lock (so no write interleaves).
    */
   snapshot<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction((em) => scopedRun(em, fn)));
+    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction(fn));
     return this.ds.transaction('REPEATABLE READ', fn);
   }
 

@@ -1,9 +1,10 @@
 import type { EntityManager } from 'typeorm';
 
 /**
- * Values kept for one write transaction on SQLite: rows a transaction wrote and reads again (the
- * ledger's balance rows, which the appends of a group commit's jobs read one after another), so
- * that a later read in it is answered from memory. The store opens a scope when a transaction
+ * Values kept for one write transaction on SQLite: rows a transaction reads again (the ledger's
+ * balance rows, which the appends of a group commit's jobs read and write one after another; an
+ * account's invoice settings, which each invoice creation of a batch reads), so that a later read
+ * in it is answered from memory. The store opens a scope when a transaction
  * begins and closes it when the transaction ends; a rollback to a savepoint closes and reopens
  * it (what was kept may no longer be what is stored). Outside a scope (PostgreSQL, where rows are
  * locked as they are read, or a transaction the store did not begin) nothing is kept.

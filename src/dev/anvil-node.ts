@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
+import { freePort } from './ports';
 
 /** Anvil's own well-known test mnemonic, passed explicitly so the funded accounts never change. */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -9,18 +9,6 @@ export const ANVIL_CHAIN_ID = 31337;
 
 const STARTUP_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
-
-/** A port nothing listens on now (the system's pick for a listener of port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Whether process `pid` holds the socket listening on 127.0.0.1:`port` (the anvil binary is Linux's: /proc). */
 function listensOn(pid: number, port: number): boolean {

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { btcNetwork } from '../chains/btc/derive';
 import { BitcoinRpc } from '../chains/btc/rpc';
 import { RegtestPayer, type RegtestOutput } from './regtest-payer';
+import { freePort } from './ports';
 
 const STARTUP_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -173,16 +173,5 @@ const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/
  * a pipe from that process, ends): a test worker or `coinkeep dev` killed with -9 leaves no node.
  */
 const WATCHDOG = `process.stdin.on('end', () => process.exit(0)).resume(); require(${JSON.stringify(bcoinBinary())});`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const lastLines = (output: string): string => output.trim().split('\n').slice(-3).join(' | ');

@@ -4,7 +4,8 @@ import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
 import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
-import { GroupCommit, type BatchMemo } from '../db/group-commit';
+import { GroupCommit } from '../db/group-commit';
+import { scoped } from '../db/tx-scope';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
@@ -77,8 +78,8 @@ export class InvoiceService {
   /** Creates the invoice, or returns the order's open one (`created: false`, SPEC rule 2). */
   async create(accountId: string, req: CreateInvoiceRequest): Promise<{ invoice: InvoiceView; created: boolean }> {
     const { clock } = this.deps;
-    return this.creations.run(async (em, memo) => {
-      const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId, memo);
+    return this.creations.run(async (em) => {
+      const account = await this.lockAccount(em, accountId, req.idempotencyByOrderId);
       if (req.idempotencyByOrderId && req.orderId !== null) {
         const existing = await this.orderRepeat(em, accountId, req);
         if (existing) return { invoice: this.deps.presenter.present(existing), created: false };
@@ -134,7 +135,7 @@ export class InvoiceService {
    * finds the coin fixed and gets that same invoice back, whatever coin it asked for.
    */
   async chooseCoin(id: string, coinId: string): Promise<InvoiceRow> {
-    return this.creations.run(async (em, memo) => {
+    return this.creations.run(async (em) => {
       const row = await this.lockInvoice(em, id);
       if (!row) throw notFound('invoice');
       if (row.coin_id !== null) return row;
@@ -145,7 +146,7 @@ export class InvoiceService {
       }
       const coin = this.deps.catalog.coin(coinId);
       if (!coin || !this.coinChoices(row).includes(coin)) throw validationError('coin_id', 'coin_id is not among the coins this invoice can be paid in');
-      const account = await this.lockAccount(em, row.account_id, false, memo);
+      const account = await this.lockAccount(em, row.account_id, false);
       const patch = { ...(await this.fixCoin(em, row, coin, account, now)), updated_at: iso(now) };
       const res = await em.update(InvoiceEntity, { id: row.id, status: 'new', coin_id: IsNull() }, patch);
       if (res.affected !== 1) throw new Error(`invoice ${row.id} changed under a coin choice`);
@@ -332,12 +333,12 @@ export class InvoiceService {
    * The account's invoice settings, read with plain SQL (this is the hot path of creation); with the
    * order rule on PostgreSQL the row is locked so two copies of one order serialise.
    */
-  private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean, memo: BatchMemo): Promise<AccountSettings> {
+  private async lockAccount(em: EntityManager, accountId: string, forOrder: boolean): Promise<AccountSettings> {
     const lock = forOrder && em.connection.options.type === 'postgres' ? ' FOR UPDATE' : '';
-    // Creations sharing one transaction (group commit) read the account once: nothing else
-    // writes it inside that transaction.
-    const key = `account:${accountId}`;
-    const known = memo.get(key) as AccountSettings | undefined;
+    // Creations sharing one transaction (group commit) read the account once (tx-scope): nothing
+    // else writes it inside that transaction.
+    const kept = scoped(em, KEPT_SETTINGS, () => new Map<string, AccountSettings>());
+    const known = kept?.get(accountId);
     if (known && lock === '') return known;
     const rows = await rawQuery<AccountSettings>(
       em,
@@ -346,7 +347,7 @@ export class InvoiceService {
     );
     if (rows.length === 0) throw notFound('account');
     const settings = { ...rows[0]!, invoice_ttl_minutes: Number(rows[0]!.invoice_ttl_minutes) };
-    memo.set(key, settings);
+    kept?.set(accountId, settings);
     return settings;
   }
 
@@ -426,3 +427,6 @@ export class InvoiceService {
     return { amountCrypto: amountCrypto.toString(), payerAmount: payerAmount.toString(), amountFiat, fiatCurrency, rate };
   }
 }
+
+/** The key of the account settings kept for a transaction (tx-scope), by account id. */
+const KEPT_SETTINGS = {};

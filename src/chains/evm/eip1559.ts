@@ -1,4 +1,5 @@
 import { keccak256 } from 'ethers';
+import { addressDigits } from './address-text';
 
 /**
  * EIP-1559 (type 2) transactions serialised by hand: 0x02 ‖ RLP([chainId, nonce, maxPriorityFeePerGas,
@@ -19,8 +20,14 @@ export interface Eip1559Fields {
   data?: string;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HEX = /^0x([0-9a-fA-F]{2})*$/;
+
+/** Big-endian bytes as RLP wants an integer: without leading zero bytes (zero: empty). */
+function minimal(bytes: Uint8Array): Buffer {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  return Buffer.from(bytes.subarray(i));
+}
 
 /** A non-negative integer as RLP wants it: big-endian, no leading zero byte (zero: empty). */
 function uint(value: bigint | number): Buffer {
@@ -45,10 +52,10 @@ function item(bytes: Buffer): Buffer {
 const EMPTY_LIST = Buffer.from([0xc0]);
 
 function fieldsOf(tx: Eip1559Fields): Buffer[] {
-  if (!ADDRESS.test(tx.to)) throw new Error(`not an EVM address: ${tx.to}`);
+  const to = Buffer.from(addressDigits(tx.to), 'hex');
   const data = tx.data ?? '0x';
   if (!HEX.test(data)) throw new Error('transaction data is not hex');
-  return [uint(tx.chainId), uint(tx.nonce), uint(tx.maxPriorityFeePerGas), uint(tx.maxFeePerGas), uint(tx.gasLimit), Buffer.from(tx.to.slice(2), 'hex'), uint(tx.value), Buffer.from(data.slice(2), 'hex')];
+  return [uint(tx.chainId), uint(tx.nonce), uint(tx.maxPriorityFeePerGas), uint(tx.maxFeePerGas), uint(tx.gasLimit), to, uint(tx.value), Buffer.from(data.slice(2), 'hex')];
 }
 
 /** 0x02 ‖ RLP(fields ‖ access list ‖ more): `more` written as RLP items after the empty access list. */
@@ -64,6 +71,6 @@ export function eip1559SigningHash(tx: Eip1559Fields): Uint8Array {
 
 /** The signed transaction (hex, as eth_sendRawTransaction takes it) and its hash, the txid. */
 export function eip1559Signed(tx: Eip1559Fields, signature: { r: Uint8Array; s: Uint8Array; yParity: 0 | 1 }): { raw: string; txid: string } {
-  const raw = typed(tx, [uint(signature.yParity), uint(BigInt(`0x${Buffer.from(signature.r).toString('hex')}`)), uint(BigInt(`0x${Buffer.from(signature.s).toString('hex')}`))]);
+  const raw = typed(tx, [uint(signature.yParity), minimal(signature.r), minimal(signature.s)]);
   return { raw: `0x${raw.toString('hex')}`, txid: keccak256(raw) };
 }

@@ -1,17 +1,16 @@
+import { addressDigits } from './address-text';
+
 /**
  * ERC-20 call data, encoded by hand: two fixed shapes (a selector and 32-byte words) that the
  * sweeps and balance scans build by the thousand, where an ABI coder costs a checksum hash of each
  * address (tested equal to ethers' Interface in test/unit/chains/evm/eip1559.test.ts).
  */
-
 const TRANSFER = 'a9059cbb';
 const BALANCE_OF = '70a08231';
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const MAX_UINT256 = (1n << 256n) - 1n;
 
 function addressWord(address: string): string {
-  if (!ADDRESS.test(address)) throw new Error(`not an EVM address: ${address}`);
-  return address.slice(2).toLowerCase().padStart(64, '0');
+  return addressDigits(address).padStart(64, '0');
 }
 
 function uintWord(value: bigint): string {

@@ -15,6 +15,7 @@ import {
 } from '../types';
 import { readConsistently } from '../consistent-read';
 import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
+import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
 import { EvmRpc, type RpcCall } from './json-rpc';
 
@@ -61,7 +62,6 @@ export interface EvmCall {
   data?: string;
 }
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
 interface RpcBlock extends RpcHeader {
   transactions: RpcTransaction[];
@@ -274,7 +274,7 @@ export class EvmAdapter implements ChainAdapter {
    * or all upper case carries none and is accepted).
    */
   payable(address: string): boolean {
-    if (!ADDRESS_RE.test(address)) return false;
+    if (!isHexAddress(address)) return false;
     const digits = address.slice(2);
     if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return true;
     // ethers refuses a mixed-case address whose checksum is wrong.
@@ -421,7 +421,7 @@ function amountOf(value: unknown, what: string): bigint {
 
 /** An EVM address's watch key: its 20 bytes, whatever the letters' case; null for a malformed one. */
 function evmWatchKey(address: string): Uint8Array | null {
-  return /^0x[0-9a-fA-F]{40}$/.test(address) ? Buffer.from(address.slice(2), 'hex') : null;
+  return isHexAddress(address) ? Buffer.from(address.slice(2), 'hex') : null;
 }
 
 function estimateParams(call: EvmCall): Record<string, string> {

@@ -12,6 +12,7 @@ import type { Logger } from '../../shared/logger';
 import type { EvmSpend } from '../../wallet/signer';
 import type { SentTransaction } from '../../chains/types';
 import type { ChainTransferRow } from '../../db/entities/chain';
+import type { EvmReceipt } from '../../chains/evm/evm-adapter';
 import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
@@ -224,16 +225,8 @@ export class EvmSendQueue {
     const befores = new Map((await sendsById(store.read, afterIds)).map((r) => [r.id, r]));
     // A predecessor sent but not yet seen mined (the pass follows it after this): the node is asked.
     const unseen = [...befores.values()].filter((r) => r.status === 'broadcast' && r.block_height === null);
-    const seen = new Set<string>();
-    if (unseen.length > 0) {
-      const candidates = unseen.map(candidatesOf);
-      const receipts = await node.receipts(candidates.flat(), signal);
-      let at = 0;
-      unseen.forEach((r, i) => {
-        const own = receipts.slice(at, (at += candidates[i]!.length));
-        if (own.some((x) => x?.succeeded)) seen.add(r.id);
-      });
-    }
+    const unseenReceipts = await this.receiptsOf(unseen, signal);
+    const seen = new Set(unseen.filter((_, i) => unseenReceipts[i]!.some((c) => c.receipt?.succeeded)).map((r) => r.id));
     const ready: EvmSendRow[] = [];
     const dropped: EvmSendRow[] = [];
     for (const row of signed) {
@@ -287,6 +280,15 @@ export class EvmSendQueue {
     return sent;
   }
 
+  /** Per row, the receipt of each of its candidates (null: not mined on the node's chain), asked in one batched request. */
+  private async receiptsOf(rows: readonly EvmSendRow[], signal?: AbortSignal): Promise<Array<Array<{ txid: string; receipt: EvmReceipt | null }>>> {
+    if (rows.length === 0) return [];
+    const candidates = rows.map(candidatesOf);
+    const receipts = await this.deps.node.receipts(candidates.flat(), signal);
+    let at = 0;
+    return candidates.map((txids) => txids.map((txid) => ({ txid, receipt: receipts[at++] ?? null })));
+  }
+
   /**
    * The node's answer to each of `rows`, handed over in up to BROADCAST_LANES requests side by side
    * (a node checks the transactions of parallel requests in parallel): each sender's transactions
@@ -324,15 +326,12 @@ export class EvmSendQueue {
     const out = (await sendsWithStatus(store.read, this.chainId, ['broadcast'])).map((r) => this.opened(r));
     if (out.length === 0) return;
     const tip = await node.tip(signal);
-    const candidates = out.map(candidatesOf);
-    const receipts = await node.receipts(candidates.flat(), signal);
-    let at = 0;
+    const receipts = await this.receiptsOf(out, signal);
     const unmined: EvmSendRow[] = [];
     const mined: Array<{ row: EvmSendRow; patch: Partial<EvmSendRow>; final: boolean }> = [];
     const now = iso(this.deps.clock.now());
     for (const [i, row] of out.entries()) {
-      const own = candidates[i]!.map((txid) => ({ txid, receipt: receipts[at++] ?? null }));
-      const found = own.find((c) => c.receipt !== null);
+      const found = receipts[i]!.find((c) => c.receipt !== null);
       if (!found) {
         unmined.push(row);
         continue;
@@ -395,13 +394,9 @@ export class EvmSendQueue {
     const conflicted = unmined.filter((_, i) => states[i] === 'conflicted');
     if (conflicted.length > 0) {
       // Mined since the receipts were read (an earlier candidate, say): the next pass sees it.
-      const late = await node.receipts(conflicted.flatMap(candidatesOf), signal);
-      let k = 0;
-      for (const row of conflicted) {
-        const n = candidatesOf(row).length;
-        const minedNow = late.slice(k, k + n).some((r) => r !== null);
-        k += n;
-        if (minedNow) continue;
+      const late = await this.receiptsOf(conflicted, signal);
+      for (const [i, row] of conflicted.entries()) {
+        if (late[i]!.some((c) => c.receipt !== null)) continue;
         // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
         // then a restart before it was sent), which the latest replaces, or by another transaction.
         const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
