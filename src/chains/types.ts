@@ -67,6 +67,23 @@ export class NodeFault extends Error {
   }
 }
 
+/**
+ * The node refused a transaction for what it is (an invalid signature or script, a fee below the
+ * node's floor, an expired or malformed transaction), as opposed to what the node is going through
+ * (busy, rate limited, out of peers, still syncing) or an answer that may mean it is already mined
+ * (Bitcoin "missing inputs", EVM "nonce too low"). Only this is proof that a transaction no node
+ * accepted can never be mined (PRODUCT §14); anything else a broadcast throws proves nothing.
+ */
+export class TransactionRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransactionRefused';
+  }
+}
+
+/** What a node's answer to a broadcast says of the transaction: held already, refused for what it is, or nothing sure. */
+export type BroadcastAnswer = 'known' | 'refused' | 'unsure';
+
 /** The current price of getting a transaction mined, per family. */
 export type FeeQuote =
   | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
@@ -156,10 +173,17 @@ export interface ChainSender {
    * burnt, fee_limit), so a payout reserves what the chain will really take.
    */
   estimateTransfer?(transfer: PlannedTransfer, signal?: AbortSignal): Promise<TransferEstimate>;
-  /** Hands a signed transaction (hex) to the node; returns its txid. Broadcasting it again is harmless. */
+  /**
+   * Hands a signed transaction (hex) to the node; returns its txid. Broadcasting it again is
+   * harmless: one the node already holds counts as sent. Throws TransactionRefused when the node
+   * refuses the transaction itself; any other error says nothing of the transaction.
+   */
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
-  /** Where a transaction this daemon broadcast stands. */
-  sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
+  /**
+   * Account families' sends (sweeps, top-ups): what the node says of a transaction this daemon
+   * broadcast. A hint for rebroadcasting and replacing, never the proof that fails a payout.
+   */
+  sentStatus?(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
   /** Account families (EVM): the next nonce of `address`, counting mined transactions only and counting the mempool too. */
   nonce?(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }>;
   /**

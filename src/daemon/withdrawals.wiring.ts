@@ -115,6 +115,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
       clock: deps.clock,
       logger: deps.logger.child({ component: 'payouts' }),
       checkpoint,
+      securityLog: (em, accountId, action, details) => deps.team.log(em, accountId, 'system', action, details),
     });
     payoutJobs.push({ name: `payouts-${chain.id}`, schedule: { everyMs: chain.watch.poll_interval_ms }, run: (signal) => worker.run(signal) });
   }

@@ -69,7 +69,8 @@ export class BcoinNode {
       `--prefix=${options.dataDir ?? tempDir}`,
       `--memory=${options.dataDir ? 'false' : 'true'}`,
       '--no-wallet=true',
-      '--index-tx=true',
+      // No transaction index, as Bitcoin Core runs by default: a mined transaction is found only in its block.
+      '--index-tx=false',
       // Accept transactions that signal replaceability (BIP125), as the wallet's payouts do.
       '--replace-by-fee=true',
       ...(options.requireStandard ? ['--require-standard=true'] : []),

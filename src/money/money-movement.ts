@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
-import type { TransactionRow, TransactionType } from '../db/entities/money';
+import type { LedgerEntryRow, TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
@@ -199,6 +199,37 @@ export class MoneyMovement {
     const now = iso(this.deps.clock.now());
     if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
     for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.voidPending(em, pending.id);
+    return true;
+  }
+
+  /**
+   * A withdrawal whose hold was released (its payout failed) and whose transaction was mined after
+   * all (PRODUCT §14): its row confirmed again (guarded: from reverted, once) and each leg it held
+   * posted from the account's book as a settlement would (`posted` by leg code, at most what was
+   * held), whatever the account's balance becomes. Whether this call charged it.
+   */
+  async recharge(em: EntityManager, withdrawalId: string, posted: ReadonlyMap<string, Amount> = new Map()): Promise<boolean> {
+    const [tx] = await rawQuery<Pick<TransactionRow, 'id'>>(
+      em,
+      `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'reverted' AND reverses_id IS NULL ORDER BY created_at DESC LIMIT 1`,
+      [withdrawalId],
+    );
+    if (!tx) return false;
+    const now = iso(this.deps.clock.now());
+    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: tx.id, status: 'reverted' })) !== 1) return false;
+    const held = await rawQuery<Pick<LedgerEntryRow, 'coin_id' | 'debit_book' | 'credit_book' | 'amount' | 'code'>>(
+      em,
+      `SELECT coin_id, debit_book, credit_book, amount, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`,
+      [tx.id],
+    );
+    const movements: Movement[] = [];
+    for (const h of held) {
+      const reserved = Amount.of(h.amount);
+      const take = posted.get(h.code);
+      const amount = take === undefined || take.gt(reserved) ? reserved : take;
+      if (amount.isPositive()) movements.push({ coinId: h.coin_id, debit: h.debit_book, credit: h.credit_book, amount, code: h.code, refId: tx.id });
+    }
+    await this.deps.ledger.post(em, movements);
     return true;
   }
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { ChainPayoutCandidateRow, ChainPayoutLegRow, ChainPayoutRow } from '../db/entities/payouts';
+import type { CandidateKind, ChainPayoutCandidateRow, ChainPayoutLegRow, ChainPayoutRow } from '../db/entities/payouts';
 import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
@@ -14,14 +14,16 @@ export class PayoutStore {
 
   /**
    * The payouts of a chain the worker still has work on: not yet seen by the node, waiting to be
-   * mined, mined with withdrawals not yet completed, or refused with withdrawals still to send alone.
+   * mined, mined with withdrawals not yet completed (or reopened with failed ones), or refused with
+   * withdrawals still to send alone.
    */
   open(em: EntityManager, chainId: string): Promise<ChainPayoutRow[]> {
     const p = (i: number) => placeholder(em, i);
     return rawQuery<ChainPayoutRow>(
       em,
       `SELECT * FROM chain_payouts c WHERE c.chain_id = ${p(1)} AND (c.status IN ('signed', 'broadcast') OR (c.status IN ('confirmed', 'failed') AND EXISTS ` +
-        `(SELECT 1 FROM chain_payout_legs l JOIN withdrawals w ON w.id = l.withdrawal_id WHERE l.payout_id = c.id AND w.status IN ('processing', 'broadcast')))) ORDER BY c.created_at, c.id`,
+        `(SELECT 1 FROM chain_payout_legs l JOIN withdrawals w ON w.id = l.withdrawal_id WHERE l.payout_id = c.id AND (w.status IN ('processing', 'broadcast') ` +
+        `OR (w.status = 'failed' AND c.status = 'confirmed' AND c.reopened_at IS NOT NULL))))) ORDER BY c.created_at, c.id`,
       [chainId],
     ).then((rows) => rows.map(normalise));
   }
@@ -31,14 +33,14 @@ export class PayoutStore {
     return row ? normalise(row) : null;
   }
 
-  /** The payout one of whose candidates is `txid` on `chainId`, if any. */
-  async byTxid(em: EntityManager, chainId: string, txid: string): Promise<ChainPayoutRow | null> {
-    const [row] = await rawQuery<ChainPayoutRow>(
+  /** The payout one of whose candidates is `txid` on `chainId`, if any, with that candidate's kind. */
+  async byTxid(em: EntityManager, chainId: string, txid: string): Promise<(ChainPayoutRow & { candidate_kind: CandidateKind }) | null> {
+    const [row] = await rawQuery<ChainPayoutRow & { candidate_kind: CandidateKind }>(
       em,
-      `SELECT c.* FROM chain_payouts c JOIN chain_payout_candidates k ON k.payout_id = c.id WHERE k.chain_id = ${placeholder(em, 1)} AND k.txid = ${placeholder(em, 2)}`,
+      `SELECT c.*, k.kind AS candidate_kind FROM chain_payouts c JOIN chain_payout_candidates k ON k.payout_id = c.id WHERE k.chain_id = ${placeholder(em, 1)} AND k.txid = ${placeholder(em, 2)}`,
       [chainId, txid],
     );
-    return row ? normalise(row) : null;
+    return row ? { ...normalise(row), candidate_kind: row.candidate_kind } : null;
   }
 
   /** A payout with its legs and every candidate, the bytes opened. */
@@ -55,6 +57,7 @@ export class PayoutStore {
         raw: this.sealer.open(c.raw_sealed, cells.payoutCandidate(c.payout_id, Number(c.seq))),
         fee: BigInt(c.fee),
         data: JSON.parse(c.data) as Record<string, unknown>,
+        kind: c.kind,
       })),
       broadcastHeight: row.broadcast_height === null ? null : Number(row.broadcast_height),
     };
@@ -86,6 +89,7 @@ export class PayoutStore {
       raw_sealed: this.sealer.seal(c.raw, cells.payoutCandidate(payout.id, seq)),
       fee: c.fee.toString(),
       data: JSON.stringify(c.data),
+      kind: c.kind ?? 'pay',
       created_at: now,
     } satisfies ChainPayoutCandidateRow);
   }

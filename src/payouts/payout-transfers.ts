@@ -12,7 +12,7 @@ import type { PayoutStore } from './payout-store';
  * The payouts' handler of the wallet's own spends (outgoing chain transfers, whatever the purpose
  * of the address they spend from), in the chain core's transaction: a candidate of a stored payout
  * confirmed at the chain's confirmations marks the payout confirmed (the worker then completes its
- * withdrawals and settles their holds); a confirmed candidate whose block is reorganised away takes
+ * withdrawals and settles their holds), a failed payout too, which is then reopened; a confirmed candidate whose block is reorganised away takes
  * the payout and its completed withdrawals back to `broadcast`: their money stays settled, and the
  * same payout waits to be mined again (its wait before a replacement starts anew), never paid a
  * second time.
@@ -30,8 +30,12 @@ export class PayoutTransfers implements TransferHandler {
     if (transfer.status === 'confirmed' && previous !== 'confirmed') {
       if (payout.status === 'confirmed') return;
       if (payout.status === 'failed') {
-        // Only a payout that can no longer be mined is failed: seeing it mined means a node lied.
-        this.deps.logger.error('a failed payout was mined', { chain: transfer.chain_id, payout_id: payout.id, txid: transfer.txid });
+        // A payout that confirmed without paying (reverted, or cancelled) failed on its own confirmation, not on a proof.
+        if (payout.confirmed_txid !== null || payout.candidate_kind === 'cancel') return;
+        // Failed on what looked like proof and mined after all: reopened, never only logged (PRODUCT §14); the worker completes it.
+        if ((await updateRows(em, 'chain_payouts', { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, reopened_at: now, updated_at: now }, { id: payout.id, status: 'failed' })) === 1) {
+          this.deps.logger.error('a failed payout was mined: reopened', { chain: transfer.chain_id, payout_id: payout.id, txid: transfer.txid, failure_reason: payout.failure_reason });
+        }
         return;
       }
       await updateRows(em, 'chain_payouts', { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, updated_at: now }, { id: payout.id, status: payout.status });

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import { coinId } from '../catalog/coins';
+import { TransactionRefused } from '../chains/types';
 import type { ChainConfig } from '../config/schema';
 import type { ChainPayoutRow } from '../db/entities/payouts';
 import { WithdrawalEntity, type WithdrawalRow } from '../db/entities/withdrawals';
@@ -14,13 +15,10 @@ import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
+import { payoutEvidence } from './payout-evidence';
 import type { PayoutStore } from './payout-store';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, StoredPayout } from './rail';
 
-/** A payout the node never held is refused after this many checks finding it unknown... */
-export const REFUSAL_CHECKS = 3;
-/** ...spread over at least this long since its first broadcast (bcoin answers before its mempool holds a transaction). */
-export const REFUSAL_GRACE_MS = 3000;
 /** Pending withdrawals read per run. */
 const CLAIM_READ = 1000;
 
@@ -28,6 +26,7 @@ export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';
 export const EXPIRED_UNMINED = 'the transaction expired before it was mined (it was signed anew once, and that one expired too)';
 export const REVERTED_ON_CHAIN = 'the transaction was mined but reverted (the token contract refused the transfer); its network fee is charged';
+export const CANCELLED_BY_OPERATOR = 'cancelled by an owner or admin: its coins were paid back to the wallet';
 
 export interface PayoutSettings {
   /** An account's pending withdrawals wait this long for others to join their payout. */
@@ -51,6 +50,8 @@ export interface PayoutWorkerDeps {
   clock: Clock;
   logger: Logger;
   checkpoint?: (point: PayoutCheckpoint) => void;
+  /** Writes a line of the account's security log in the caller's transaction. */
+  securityLog: (em: EntityManager, accountId: string, action: string, details: object) => Promise<void>;
 }
 
 /** Thrown inside a write to roll it back: a withdrawal changed meanwhile; the next run builds again. */
@@ -96,8 +97,7 @@ export class PayoutWorker {
   private async advance(row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
     const payout = await this.deps.payouts.load(this.deps.store.read, row);
     if (row.status === 'confirmed') return this.complete(payout, row, signal);
-    if (row.status === 'signed') return this.send(payout, row, tip, signal);
-    if (row.status === 'broadcast') return this.watch(payout, row, tip, signal);
+    if (row.status === 'signed' || row.status === 'broadcast') return this.carry(payout, row, tip, signal);
     if (row.status === 'failed') return this.alone(payout, row, tip, signal);
   }
 
@@ -196,6 +196,8 @@ export class PayoutWorker {
       first_broadcast_at: null,
       held: 0,
       unknown_checks: 0,
+      cancel_requested_at: null,
+      reopened_at: null,
       confirmed_txid: null,
       failure_reason: null,
       created_at: iso(now),
@@ -205,39 +207,62 @@ export class PayoutWorker {
 
   // ---- stored payouts ----
 
-  /** A stored payout the node has not been seen holding: (re)broadcast its bytes and look. */
-  private async send(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
+  /**
+   * A stored payout not yet confirmed (PRODUCT §14). Its fate is read from the chain core's own
+   * blocks: a candidate mined (its withdrawals `broadcast` with their depth; the core's
+   * PayoutTransfers confirms it), or another transaction that took what it spends at the chain's
+   * confirmations (failed), or (Tron) its expiration passed under a final block with none of its
+   * candidates mined (signed anew once, else failed). Otherwise its current candidate is handed to
+   * the node again: a refusal of the transaction itself fails a payout no node ever held; nothing
+   * else the node answers does, however often. Waiting `replaceAfterBlocks` since its broadcast, it
+   * is replaced with a higher fee.
+   */
+  private async carry(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
     const current = payout.candidates[payout.candidates.length - 1]!;
-    if (row.first_broadcast_at === null) {
+    const cancelling = row.cancel_requested_at !== null;
+    const ev = await payoutEvidence(this.deps.store.read, this.chainId, payout.candidates.map((c) => c.txid), this.deps.rail.spendKey(current));
+    if (ev.mined) {
+      // The cancel mined: its withdrawals fail once it is confirmed (complete).
+      if (payout.candidates.find((c) => c.txid === ev.mined!.txid)?.kind === 'cancel') return;
+      if (row.status === 'signed') await this.markBroadcast(payout, row, tip, ev.mined.txid);
+      return this.confirmations(payout, ev.mined.txid, ev.mined.confirmations);
+    }
+    if (ev.rival) return this.fail(payout, row, SPENT_BY_ANOTHER);
+    if (this.deps.rail.expiredBy && ev.scanned !== null) {
+      const final = ev.scanned - Math.max(1, this.deps.chain.confirmations) + 1;
+      if (final > 0 && (await this.deps.rail.expiredBy(current, final, signal))) {
+        return cancelling ? this.fail(payout, row, CANCELLED_BY_OPERATOR) : this.renew(payout, row, tip, signal, EXPIRED_UNMINED);
+      }
+    }
+    if (row.status === 'signed' && row.first_broadcast_at === null) {
       const at = iso(this.deps.clock.now());
       await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { first_broadcast_at: at, updated_at: at }, { id: row.id, status: 'signed' }));
       row = { ...row, first_broadcast_at: at };
     }
-    await this.broadcast(payout, current, signal);
+    const answer = await this.broadcast(payout, current, signal);
     this.deps.checkpoint?.('sent');
-    const st = await this.deps.rail.status(current, signal);
-    if (st.state === 'mempool' || st.state === 'mined') {
-      await this.markBroadcast(payout, row, tip, current.txid);
-    } else if (st.state === 'conflicted') {
-      await (this.deps.rail.renew ? this.renew(payout, row, tip, signal) : this.fail(payout, row, SPENT_BY_ANOTHER));
-    } else {
-      const checks = row.unknown_checks + 1;
-      const since = this.deps.clock.now().getTime() - Date.parse(row.first_broadcast_at!);
-      if (checks >= REFUSAL_CHECKS && since >= REFUSAL_GRACE_MS) {
-        // In a batch, each withdrawal's failure is its own: the batch gives way to one payout each.
-        if (payout.legs.length > 1) await this.split(payout, row, tip, signal);
-        else await this.fail(payout, row, REFUSED_BY_NODE);
-      } else {
-        await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { unknown_checks: checks, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'signed', unknown_checks: row.unknown_checks }));
-      }
+    if (answer.sent) {
+      if (row.status === 'signed') await this.markBroadcast(payout, row, tip, current.txid);
+    } else if (answer.refused && row.status === 'signed' && !row.held && !cancelling) {
+      // No node ever held a candidate of it, and the node refuses the one it has: it can never be mined.
+      this.deps.logger.warn('payout refused by the node', { chain: this.chainId, payout_id: row.id, txid: current.txid, reason: answer.reason });
+      if (this.deps.rail.renew) return this.renew(payout, row, tip, signal, REFUSED_BY_NODE);
+      return payout.legs.length > 1 ? this.split(payout, row, tip, signal) : this.fail(payout, row, REFUSED_BY_NODE);
+    }
+    if (row.status !== 'broadcast' || cancelling) return;
+    if (row.broadcast_height === null) {
+      // Back from a reorganisation: the wait before a replacement starts now.
+      await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
+    } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
+      await this.replace(payout, row, tip, signal);
     }
   }
 
-  /** The node holds the payout: its withdrawals are `broadcast` with its txid. */
+  /** A node holds the payout: its withdrawals are `broadcast` with its txid. */
   private async markBroadcast(payout: StoredPayout, row: ChainPayoutRow, tip: number, txid: string): Promise<void> {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', held: 1, unknown_checks: 0, broadcast_height: tip, updated_at: now }, { id: row.id, status: 'signed' })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', held: 1, broadcast_height: tip, updated_at: now }, { id: row.id, status: 'signed' })) !== 1) return;
       for (const leg of payout.legs) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing') continue;
@@ -246,41 +271,6 @@ export class PayoutWorker {
       }
     });
     this.deps.logger.info('payout broadcast', { chain: this.chainId, payout_id: row.id, txid, withdrawals: payout.legs.length });
-  }
-
-  /**
-   * A payout the node held: mined (confirmations follow; the chain core completes it), waiting (a
-   * replacement once it has waited the configured blocks), gone from the mempool (broadcast
-   * again), or spent by another transaction (failed: it can never be mined now).
-   */
-  private async watch(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
-    let pooled = false;
-    let conflicted = false;
-    let currentConflicted = false;
-    for (const [i, c] of [...payout.candidates].reverse().entries()) {
-      const st = await this.deps.rail.status(c, signal);
-      if (st.state === 'mined') return this.confirmations(payout, c.txid, tip - st.height + 1);
-      if (st.state === 'mempool') {
-        pooled = true;
-        break;
-      }
-      if (st.state === 'conflicted') {
-        conflicted = true;
-        if (i === 0) currentConflicted = true;
-      }
-    }
-    // A rail whose candidates expire (Tron): only the current one's expiry matters (an earlier one expired before it was signed).
-    if (!pooled && this.deps.rail.renew) {
-      if (currentConflicted) return this.renew(payout, row, tip, signal);
-    } else if (!pooled && conflicted) return this.fail(payout, row, SPENT_BY_ANOTHER);
-    const current = payout.candidates[payout.candidates.length - 1]!;
-    if (!pooled) await this.broadcast(payout, current, signal);
-    if (row.broadcast_height === null) {
-      // Back from a reorganisation: the wait before a replacement starts now.
-      await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
-    } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
-      await this.replace(payout, row, tip, signal);
-    }
   }
 
   /** A mined candidate's depth on its withdrawals, until the chain core confirms it. */
@@ -316,11 +306,11 @@ export class PayoutWorker {
   }
 
   /**
-   * The current candidate can never be mined now (expired for good, so no earlier one can be
-   * either): the rail's renewal, stored before it is broadcast, or, when it gives none, the payout
-   * fails with its hold released.
+   * The current candidate can never be mined (expired for good, or refused before any node held
+   * it), so no earlier one can be either: the rail's renewal, stored before it is broadcast, or,
+   * when it gives none, the payout fails with `reason` and its hold released.
    */
-  private async renew(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
+  private async renew(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal, reason: string): Promise<void> {
     const prepared = await this.deps.rail.prepare(signal);
     const next = await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
@@ -328,7 +318,7 @@ export class PayoutWorker {
       if (fresh?.status !== row.status) return null;
       const candidate = await this.deps.rail.renew!(em, payout, prepared);
       if (!candidate) return 'fail' as const;
-      if ((await updateRows(em, 'chain_payouts', { broadcast_height: row.status === 'broadcast' ? tip : null, unknown_checks: 0, updated_at: now }, { id: row.id, status: row.status })) !== 1) return null;
+      if ((await updateRows(em, 'chain_payouts', { broadcast_height: row.status === 'broadcast' ? tip : null, updated_at: now }, { id: row.id, status: row.status })) !== 1) return null;
       await this.deps.payouts.addCandidate(em, row, payout.candidates.length, candidate, now);
       const txids = txidsOf({ candidates: [...payout.candidates, candidate] });
       for (const leg of payout.legs) {
@@ -338,9 +328,9 @@ export class PayoutWorker {
       }
       return candidate;
     });
-    if (next === 'fail') return this.fail(payout, row, EXPIRED_UNMINED);
+    if (next === 'fail') return this.fail(payout, row, reason);
     if (!next) return;
-    this.deps.logger.info('payout signed anew: its transaction expired unmined', { chain: this.chainId, payout_id: row.id, expired: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
+    this.deps.logger.info('payout signed anew: its transaction can never be mined', { chain: this.chainId, payout_id: row.id, dead: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
     await this.broadcast(payout, next, signal);
   }
 
@@ -403,13 +393,18 @@ export class PayoutWorker {
   /**
    * The chain core confirmed a candidate (PayoutTransfers): each withdrawal `completed`, its hold
    * settled: the amount to the chain, the platform fee to the fee book, the network fee as charged
-   * (in `actual` mode its share of the fee the transaction paid, at most what was reserved).
+   * (in `actual` mode its share of the fee the transaction paid, at most what was reserved). A
+   * payout failed before and mined after all (reopened) completes its failed withdrawals too, their
+   * `total_debit` charged again (PRODUCT §14). A confirmed cancel, or a candidate mined and reverted,
+   * pays nothing (`unpaid`).
    */
   private async complete(payout: StoredPayout, row: ChainPayoutRow, signal: AbortSignal): Promise<void> {
     const txid = row.confirmed_txid!;
     const fee = await this.deps.rail.feePaid(payout, txid, signal);
-    if (this.deps.rail.succeeded && !(await this.deps.rail.succeeded(payout, txid, signal))) return this.reverted(payout, row, txid, fee);
+    if (payout.candidates.find((c) => c.txid === txid)?.kind === 'cancel') return this.unpaid(payout, row, txid, fee, CANCELLED_BY_OPERATOR);
+    if (this.deps.rail.succeeded && !(await this.deps.rail.succeeded(payout, txid, signal))) return this.unpaid(payout, row, txid, fee, REVERTED_ON_CHAIN);
     const shares = splitFee(fee, payout.legs.length);
+    const reopened: string[] = [];
     await this.deps.store.write(async (em) => {
       const current = await this.deps.payouts.row(em, row.id);
       if (current?.status !== 'confirmed' || current.confirmed_txid !== txid) return;
@@ -427,31 +422,39 @@ export class PayoutWorker {
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status === 'processing') w = await this.deps.withdrawals.payoutMove(em, w, 'broadcast', { txid, candidate_txids: txidsOf(payout) });
-        if (w.status !== 'broadcast') continue;
+        const again = w.status === 'failed' && current.reopened_at !== null;
+        if (w.status !== 'broadcast' && !again) continue;
+        if (again && reopened.length === 0) await this.deps.rail.reopen?.(em, payout);
         const charged = this.charged(w, shares[i]!);
         await this.deps.withdrawals.payoutMove(
           em,
           w,
-          'confirm',
-          { txid, confirmations, completed_at: now, network_fee_charged: charged.toString() },
+          again ? 'reopen' : 'confirm',
+          { txid, confirmations, completed_at: now, network_fee_charged: charged.toString(), ...(again ? { failure_reason: null } : {}) },
           new Map([['network_fee', charged]]),
         );
         await this.deps.money.trackWithdrawal(em, w.id, txid);
+        if (again) {
+          reopened.push(w.id);
+          await this.deps.securityLog(em, w.account_id, 'payout_reopened', { payout_id: row.id, withdrawal_id: w.id, txid, total_debit: w.total_debit });
+        }
       }
     });
-    this.deps.logger.info('payout completed', { chain: this.chainId, payout_id: row.id, txid, withdrawals: payout.legs.length });
+    if (reopened.length > 0) this.deps.logger.error('a failed payout was mined after all: its withdrawals are completed and charged again', { chain: this.chainId, payout_id: row.id, txid, withdrawals: reopened });
+    else this.deps.logger.info('payout completed', { chain: this.chainId, payout_id: row.id, txid, withdrawals: payout.legs.length });
   }
 
   /**
-   * A candidate mined and reverted (EVM status 0): nothing was paid, so each withdrawal fails with
-   * the reason and its hold is released, but the chain took the fee: each is charged its network
-   * fee as on completion. What the payout reserved stays used (its nonce is spent).
+   * A confirmed candidate that paid nothing: mined and reverted (EVM status 0), or the cancel that
+   * paid the coins back to the wallet. Each withdrawal fails with `reason` and its hold is released,
+   * but the chain took the fee: each is charged its network fee as on completion. What the payout
+   * reserved stays used (its coins or its nonce are spent).
    */
-  private async reverted(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint): Promise<void> {
+  private async unpaid(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint, reason: string): Promise<void> {
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: REVERTED_ON_CHAIN, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
       // The chain took `fee` all the same (Tron: a failed call's burnt TRX), out of the network book where the charges go.
       if (!this.deps.rail.booksOwnFees) {
         await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
@@ -460,11 +463,11 @@ export class PayoutWorker {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing' && w.status !== 'broadcast') continue;
         const charged = this.charged(w, shares[i]!);
-        w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: REVERTED_ON_CHAIN, network_fee_charged: charged.toString() });
+        w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: reason, network_fee_charged: charged.toString() });
         await this.deps.money.chargeFailedPayout(em, w.id, charged);
       }
     });
-    this.deps.logger.warn('payout reverted on chain', { chain: this.chainId, payout_id: row.id, txid });
+    this.deps.logger.warn('payout confirmed without paying', { chain: this.chainId, payout_id: row.id, txid, reason });
   }
 
   /** The network fee a withdrawal is charged: its reserve, or in `actual` mode its share of the fee paid (never above the reserve). */
@@ -475,13 +478,16 @@ export class PayoutWorker {
     return share.cmp(reserved) < 0 ? share : reserved;
   }
 
-  private async broadcast(payout: StoredPayout, candidate: PayoutCandidate, signal: AbortSignal): Promise<void> {
+  /** Hands a candidate to the node: sent (the node holds it), refused for what it is, or neither (the node's trouble, or nothing sure). */
+  private async broadcast(payout: StoredPayout, candidate: PayoutCandidate, signal: AbortSignal): Promise<{ sent: boolean; refused: boolean; reason: string }> {
     try {
       await this.deps.rail.broadcast(candidate, signal);
+      return { sent: true, refused: false, reason: '' };
     } catch (err) {
       if (signal.aborted) throw err;
-      // Its status decides what follows: held, or unknown (refused, if it stays so).
-      this.deps.logger.warn('payout broadcast not accepted', { chain: this.chainId, payout_id: payout.id, txid: candidate.txid, error: err instanceof Error ? err.message : String(err) });
+      const reason = err instanceof Error ? err.message : String(err);
+      this.deps.logger.warn('payout broadcast not accepted', { chain: this.chainId, payout_id: payout.id, txid: candidate.txid, error: reason });
+      return { sent: false, refused: err instanceof TransactionRefused, reason };
     }
   }
 }

@@ -2,7 +2,9 @@
  * The contract between the one payout worker and a chain family (issue 16 §3): the worker claims
  * withdrawals, stores what a rail signed before anything is broadcast, broadcasts the stored bytes,
  * watches them, completes or fails the withdrawals and moves their money; a rail only builds, signs,
- * broadcasts, reads the status of, replaces and releases its chain's payout transactions.
+ * broadcasts, replaces and releases its chain's payout transactions, and says what each spends.
+ * Whether a candidate was mined, or something else took what it spends, the worker reads from the
+ * chain core's own scanned blocks (PayoutEvidence), never from a lookup by txid (PRODUCT §14).
  *
  * A payout is one transaction paying one or more withdrawals of one account (one output or one
  * transfer each), together with every replacement of it (its candidates): at most one candidate
@@ -13,7 +15,7 @@
  * Stability: other chain families implement this interface in parallel; change it additively only.
  */
 import type { EntityManager } from 'typeorm';
-import type { SentStatus } from '../chains/types';
+import type { CandidateKind } from '../db/entities/payouts';
 
 /** One claimed withdrawal a payout pays. */
 export interface PayoutOrder {
@@ -45,6 +47,8 @@ export interface PayoutCandidate {
    * and hands it back untouched.
    */
   data: Record<string, unknown>;
+  /** A candidate paying the withdrawals (the default), or a cancel paying the coins back to the wallet. */
+  kind?: CandidateKind;
 }
 
 /** Where in a payout's transaction a withdrawal is paid (the same in every candidate). */
@@ -53,6 +57,13 @@ export interface PayoutLeg {
   /** Output index (Bitcoin vout); 0 for an account family's single transfer. */
   output: number;
 }
+
+/**
+ * What a payout spends that only one transaction can (PRODUCT §14): Bitcoin the received outputs it
+ * spends (their chain_transfers ids); EVM a sender's nonce; Tron nothing (a transaction has no
+ * nonce; it expires instead, `PayoutRail.expiredBy`).
+ */
+export type SpendKey = { coins: readonly string[] } | { sender: string; nonce: number } | null;
 
 /** A withdrawal a rail will not pay, and why (in the merchant's words: it becomes `failure_reason`). */
 export interface RefusedOrder {
@@ -80,7 +91,7 @@ export interface RailBuild {
   refused: RefusedOrder[];
 }
 
-/** A payout as the worker stored it: what `broadcast`, `status`, `replace` and `release` are handed. */
+/** A payout as the worker stored it: what `broadcast`, `replace` and `release` are handed. */
 export interface StoredPayout {
   id: string;
   chainId: string;
@@ -118,11 +129,26 @@ export interface PayoutRail {
    */
   build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild>;
 
-  /** Hands a stored candidate's bytes to the node; doing it again is harmless. Throws when the node cannot be asked. */
+  /**
+   * Hands a stored candidate's bytes to the node; doing it again is harmless. Throws
+   * TransactionRefused (chains/types) only when the node refused the transaction itself; any other
+   * error says nothing of it.
+   */
   broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void>;
 
-  /** Where a candidate stands on the node (SentStatus: mempool, mined, conflicted, unknown). */
-  status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus>;
+  /**
+   * What only this payout's candidates can use, as the chain core records the wallet's spends:
+   * another transaction using it in a block at the chain's confirmations proves the payout can
+   * never be mined.
+   */
+  spendKey(candidate: PayoutCandidate): SpendKey;
+
+  /**
+   * Families whose transactions expire (Tron): whether the block at `height` (final on the chain
+   * core) is past the candidate's expiration, so that a candidate in none of the blocks up to it
+   * can never be mined.
+   */
+  expiredBy?(candidate: PayoutCandidate, height: number, signal?: AbortSignal): Promise<boolean>;
 
   /**
    * A replacement of the payout's current candidate with a higher fee, spending what the payout
@@ -134,10 +160,10 @@ export interface PayoutRail {
 
   /**
    * Families whose transactions expire instead of being replaced (Tron): a new candidate for a
-   * payout whose current candidate `status` says can never be mined (`conflicted`: expired for
-   * good), the same payment signed anew, priced by a fresh `prepare`; null when the rail will not
-   * renew it (it did once): the payout then fails with its hold released. No node calls; the
-   * worker stores it in `em` before broadcasting it. Absent: `conflicted` fails the payout.
+   * payout whose current candidate can never be mined (expired for good, or refused by the node),
+   * the same payment signed anew, priced by a fresh `prepare`; null when the rail will not renew it
+   * (it did once): the payout then fails with its hold released. No node calls; the worker stores
+   * it in `em` before broadcasting it.
    */
   renew?(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null>;
 
@@ -159,6 +185,21 @@ export interface PayoutRail {
    * why it failed (SPENT_BY_ANOTHER: another transaction used what it reserved).
    */
   release(em: EntityManager, payout: StoredPayout, reason?: string): Promise<void>;
+
+  /**
+   * `coinkeep payouts cancel` (PRODUCT §14): a candidate that spends what the payout spends and
+   * pays it back to the wallet (Bitcoin: its coins to the account's change, BIP125; EVM: its nonce,
+   * nothing to the treasury itself), at a fee that may replace the current candidate, within the
+   * ceiling. Null when none can be made now. Absent (Tron): the payout's transactions expire on
+   * their own; it is then failed instead of renewed. No node calls.
+   */
+  cancel?(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null>;
+
+  /**
+   * A payout failed and released, later seen mined after all: takes back what `release` gave up
+   * (EVM: its nonce row), so its fee is booked as any mined payout's.
+   */
+  reopen?(em: EntityManager, payout: StoredPayout): Promise<void>;
 
   /**
    * True when the rail books what the chain takes for its transactions itself (EVM: per signed

@@ -15,10 +15,11 @@ export type WithdrawalTrigger =
   | 'broadcast' // its signed transaction reached the node
   | 'confirm' // its transaction has the chain's confirmations
   | 'fail' // its transaction can no longer confirm
-  | 'reorg'; // the block that confirmed it was dropped
+  | 'reorg' // the block that confirmed it was dropped
+  | 'reopen'; // its payout, failed, was mined after all (PRODUCT §14)
 
-/** What happens to the withdrawal's hold on a move. */
-export type HoldAction = 'keep' | 'settle' | 'release';
+/** What happens to the withdrawal's hold on a move; `recharge`: released before, its total_debit is taken again. */
+export type HoldAction = 'keep' | 'settle' | 'release' | 'recharge';
 
 export interface Move {
   to: WithdrawalStatus;
@@ -39,6 +40,8 @@ const MOVES: Readonly<Partial<Record<WithdrawalStatus, Partial<Record<Withdrawal
   broadcast: { confirm: { to: 'completed', hold: 'settle', event: 'withdrawal.completed' }, fail: release('failed') },
   // Settled money stays settled: the transaction is in the chain's hands again, never paid twice.
   completed: { reorg: keep('broadcast', 'withdrawal.broadcast') },
+  // The coins left after all: charged again, whatever the balance becomes.
+  failed: { reopen: { to: 'completed', hold: 'recharge', event: 'withdrawal.completed' } },
 };
 
 /** The move `trigger` makes from `from`; null when the state does not allow it. */

@@ -440,7 +440,10 @@ export class WithdrawalService {
       throw conflict('the withdrawal changed meanwhile; read it again');
     }
     if (UNCOUNTED.includes(m.to) && !UNCOUNTED.includes(row.status)) await this.countInDay(em, row, -1);
-    if (m.hold !== 'keep') {
+    if (!UNCOUNTED.includes(m.to) && UNCOUNTED.includes(row.status)) await this.countInDay(em, row, 1);
+    if (m.hold === 'recharge') {
+      if (!(await this.deps.money.recharge(em, row.id, posted))) throw new Error(`withdrawal ${row.id} has no released hold to charge again`);
+    } else if (m.hold !== 'keep') {
       const [hold] = await rawQuery<Pick<TransactionRow, 'id'>>(
         em,
         `SELECT id FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' AND status = 'pending' AND ${LIVE}`,

@@ -95,8 +95,9 @@ async function mineBusyBlock(node: BcoinNode, targets: string[]): Promise<{ heig
   const { payer, rpc } = node;
   const value = 100_000n;
   const fundTxid = await node.pay(Array.from({ length: TXS }, () => ({ address: payer.address, value })));
-  await node.mine(1);
+  // Read while in the mempool: the node keeps no transaction index.
   const funding = Transaction.fromHex(await rpc.call<string>('getrawtransaction', [fundTxid, false]));
+  await node.mine(1);
   const mine = Buffer.from(payer.output);
   const coins = funding.outs.flatMap((o, vout) => (o.value === value && Buffer.from(o.script).equals(mine) ? [{ txid: fundTxid, vout, value }] : []));
   const spends = coins.map((coin, i) => payer.sign([coin], [{ address: i % HIT_EVERY === 0 ? targets[i / HIT_EVERY]! : randomAddress(), value: 60_000n }]));

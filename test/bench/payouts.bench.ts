@@ -174,7 +174,6 @@ async function workerPath(ctx: {
     tip: async () => ({ height: 1000, hash: '00'.repeat(32) }),
     feeQuote: async () => ({ kind: 'btc' as const, satPerVbyte: 5, source: 'node' as const }),
     broadcast: async () => '',
-    sentStatus: async () => ({ state: 'unknown' as const }),
   };
   const rail = new BtcRail(
     { chain, signer: ctx.signer, addresses: { allocate: async () => ({ address: ctx.change.address, derivation_path: ctx.change.path, derivation_index: changeIndex++ }) as AddressRow }, clock: systemClock },
@@ -184,6 +183,7 @@ async function workerPath(ctx: {
   const worker = new PayoutWorker({
     chain, rail, store, payouts, withdrawals, money: {} as MoneyMovement, catalog, clock: systemClock, logger: silentLogger,
     settings: { batchWindowMs: 0, replaceAfterBlocks: 6 },
+    securityLog: async () => {},
     checkpoint: (point) => {
       if (point === 'stored') throw new Stored();
     },

@@ -14,6 +14,7 @@ import { WithdrawalEntity } from '../../src/db/entities/withdrawals';
 import { spendableCoins } from '../../src/payouts/btc/coin-store';
 import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
+import { startBtcRpcProxy, type BtcRpcProxy } from './btc-rpc-proxy';
 import { merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
 import type { Daemon } from '../../src/daemon/main';
 import { ApiClient } from './invoice-fixture';
@@ -28,6 +29,8 @@ export const taproot = (): string => baddress.toBech32(randomBytes(32), 1, 'rb')
 
 export interface PayoutFixture {
   node: BcoinNode;
+  /** What the daemon's node answers, between the daemon and bcoin: Bitcoin Core's refusals, a hidden transaction. */
+  proxy: BtcRpcProxy;
   td: TestDaemon;
   /** The merchant's key with read, create_invoice and withdraw. */
   api: ApiClient;
@@ -64,9 +67,10 @@ export interface PayoutFixtureOptions {
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
   const node = await startBcoin({ requireStandard: opts.standard });
+  const proxy = await startBtcRpcProxy(node.rpcUrl);
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
+    { chains: [btcChain(node, opts.watch, proxy)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
     { adapterFor },
   );
   const clock = { now: () => new Date() };
@@ -81,6 +85,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   };
   const f: PayoutFixture = {
     node,
+    proxy,
     td,
     api,
     accountId: m.accountId,
@@ -126,6 +131,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
     },
     async stop() {
       await td.stop();
+      await proxy.close();
       await node.kill();
     },
   };

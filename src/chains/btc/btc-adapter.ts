@@ -9,11 +9,11 @@ import {
   type HoldingsQuery,
   type NormalisedBlock,
   type NormalisedTransfer,
-  type SentStatus,
-  type SentTransaction,
+  TransactionRefused,
 } from '../types';
 import { btcNetwork } from './derive';
 import { outputAddress, outputScript, parseBlock, parseTransaction } from './parse';
+import { btcBroadcastAnswer } from './refusal';
 import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
@@ -36,8 +36,8 @@ const NODE_CHAINS: Record<string, readonly string[]> = {
  * A Bitcoin node (Bitcoin Core or bcoin) as the chain core sees it, over the JSON-RPC both share.
  * Blocks and transactions are read raw and parsed here with bitcoinjs-lib, so the two nodes take the
  * same code path: `getblock HASH 0` (Core's verbosity 0, bcoin's verbose false) and
- * `getrawtransaction TXID false`. bcoin needs `--index-tx` only for transactions outside its mempool,
- * which this adapter never asks for.
+ * `getrawtransaction TXID false` of mempool transactions only: nothing here needs a transaction
+ * index (Bitcoin Core's `-txindex`, bcoin's `--index-tx`), which real nodes run without.
  */
 export class BtcAdapter implements ChainAdapter {
   readonly chainId: string;
@@ -136,14 +136,17 @@ export class BtcAdapter implements ChainAdapter {
 
   /**
    * Broadcasts a signed transaction (hex); returns its txid. One the node already holds (mempool or
-   * chain) counts as broadcast.
+   * chain) counts as broadcast; a reject reason about the transaction itself is TransactionRefused.
    */
   async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
     const txid = Transaction.fromHex(rawHex).getId();
     try {
       return await this.rpc.call<string>('sendrawtransaction', [rawHex], signal);
     } catch (err) {
-      if (err instanceof BitcoinRpcError && /already (in|known)|txn-already/i.test(err.message)) return txid;
+      if (!(err instanceof BitcoinRpcError)) throw err;
+      const answer = btcBroadcastAnswer(err.rpcCode, err.message);
+      if (answer === 'known') return txid;
+      if (answer === 'refused') throw new TransactionRefused(err.message);
       throw err;
     }
   }
@@ -158,44 +161,6 @@ export class BtcAdapter implements ChainAdapter {
     if (!(perKvb > 0)) return { kind: 'btc', satPerVbyte: this.fees.fallback_sat_vb, source: 'fallback' };
     // Whole satoshi per kvB first: a float such as 0.00002 × 1e8 is not exactly 2000.
     return { kind: 'btc', satPerVbyte: Math.max(1, Math.ceil(Math.round(perKvb * 1e8) / 1000)), source: 'node' };
-  }
-
-  /**
-   * From what any node answers without a wallet or a transaction index: in its mempool; else an
-   * unspent output of it in the UTXO set (mined, at the tip's height less its depth); else, on a
-   * node with a transaction index, its block; else an input spent by another transaction
-   * (conflicted) or every input still unspent (unknown: dropped, safe to broadcast again).
-   * Bitcoin Core's gettxout counts spends waiting in its mempool, bcoin's only those in blocks: on
-   * bcoin a rival waiting in the mempool shows as unknown until it is mined. A mined transaction
-   * whose outputs were all spent again is told from a conflict only by a node with a transaction
-   * index; the block scan's spends (NormalisedBlock.spends) say it on any node.
-   */
-  async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
-    const tx = Transaction.fromHex(sent.raw);
-    const [inPool, ...outs] = await this.rpc.batch(
-      [{ method: 'getmempoolentry', params: [sent.txid] }, ...tx.outs.map((_, vout) => ({ method: 'gettxout', params: [sent.txid, vout, false] }))],
-      signal,
-    );
-    if (inPool!.ok) return { state: 'mempool' };
-    for (const o of outs) {
-      const coin = o.ok ? (o.result as { bestblock?: string; confirmations?: number } | null) : null;
-      if (coin?.bestblock && typeof coin.confirmations === 'number' && coin.confirmations > 0) {
-        const tip = await this.rpc.call<{ height: number }>('getblockheader', [coin.bestblock, true], signal);
-        const height = tip.height - coin.confirmations + 1;
-        return { state: 'mined', height, blockHash: await this.rpc.call<string>('getblockhash', [height], signal), succeeded: true };
-      }
-    }
-    const indexed = (await this.rpc.batch([{ method: 'getrawtransaction', params: [sent.txid, true] }], signal))[0]!;
-    const found = indexed.ok ? (indexed.result as { blockhash?: string } | null) : null;
-    if (found?.blockhash) {
-      const header = await this.rpc.call<{ height: number; confirmations: number }>('getblockheader', [found.blockhash, true], signal);
-      if (header.confirmations > 0) return { state: 'mined', height: header.height, blockHash: found.blockhash, succeeded: true };
-    }
-    const inputs = await this.rpc.all<unknown>(
-      tx.ins.map((i) => ({ method: 'gettxout', params: [Buffer.from(i.hash).reverse().toString('hex'), i.index, true] })),
-      signal,
-    );
-    return inputs.some((coin) => coin === null) ? { state: 'conflicted' } : { state: 'unknown' };
   }
 
   /**

@@ -12,12 +12,14 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
+  TransactionRefused,
 } from '../types';
 import { readConsistently } from '../consistent-read';
 import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
-import { EvmRpc, type RpcCall } from './json-rpc';
+import { EvmRpc, RpcError, type RpcCall } from './json-rpc';
+import { evmBroadcastAnswer } from './refusal';
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
 const FEE_HISTORY_BLOCKS = 10;
@@ -207,7 +209,10 @@ export class EvmAdapter implements ChainAdapter {
     try {
       return await this.rpc.call<string>('eth_sendRawTransaction', [rawHex], signal);
     } catch (err) {
-      if (err instanceof Error && /already (known|imported)|alreadyknown/i.test(err.message)) return keccak256(rawHex);
+      if (!(err instanceof Error)) throw err;
+      const answer = evmBroadcastAnswer(err instanceof RpcError && err.answered, err.message);
+      if (answer === 'known') return keccak256(rawHex);
+      if (answer === 'refused') throw new TransactionRefused(err.message);
       throw err;
     }
   }
@@ -337,7 +342,7 @@ export class EvmAdapter implements ChainAdapter {
    */
   async broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>> {
     const answers = await this.settled<string>(raws.map((raw) => ({ method: 'eth_sendRawTransaction', params: [raw] })), signal);
-    return answers.map((a, i) => ('error' in a ? (/already (known|imported)|alreadyknown/i.test(a.error) ? { txid: keccak256(raws[i]!) } : a) : { txid: a.result }));
+    return answers.map((a, i) => ('error' in a ? (evmBroadcastAnswer(true, a.error) === 'known' ? { txid: keccak256(raws[i]!) } : a) : { txid: a.result }));
   }
 
   /**

@@ -154,11 +154,16 @@ class RequestStop extends EventEmitter {
   }
 }
 
-class RpcError extends Error {}
+/** A call that failed; `answered` when the node answered it with a JSON-RPC error (its message follows the method). */
+export class RpcError extends Error {
+  constructor(message: string, readonly answered = false) {
+    super(message);
+  }
+}
 
 function resultOf<T>(method: string, answer: RpcAnswer | undefined): T {
   if (!answer) throw new RpcError(`evm node ${method}: no answer`);
-  if (answer.error) throw new RpcError(`evm node ${method}: ${String(answer.error.message ?? `error ${answer.error.code}`).slice(0, 200)}`);
+  if (answer.error) throw new RpcError(`evm node ${method}: ${String(answer.error.message ?? `error ${answer.error.code}`).slice(0, 200)}`, true);
   if (!('result' in answer)) throw new RpcError(`evm node ${method}: an answer without a result`);
   return answer.result as T;
 }

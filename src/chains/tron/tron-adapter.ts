@@ -13,8 +13,11 @@ import {
   type NormalisedTransfer,
   type SentStatus,
   type SentTransaction,
+  type BroadcastAnswer,
+  TransactionRefused,
 } from '../types';
 import { tronFromHex, tronToHex } from './derive';
+import { tronBroadcastAnswer } from './refusal';
 import { readConsistently } from '../consistent-read';
 import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
 import { TronFullNode } from './full-node';
@@ -250,8 +253,10 @@ export class TronAdapter implements ChainAdapter {
   async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
     const txid = transactionId(rawHex);
     const got = await this.node.post<{ result?: boolean; code?: string; message?: string }>('broadcasthex', { transaction: rawHex }, signal);
-    if (got.result === true || got.code === 'DUP_TRANSACTION_ERROR') return txid;
-    throw new Error(`tron node broadcasthex: ${got.code ?? 'refused'} ${readable(got.message)}`.trim());
+    const answer = tronBroadcastAnswer(got);
+    if (answer === 'known') return txid;
+    const reason = `tron node broadcasthex: ${got.code ?? 'refused'} ${readable(got.message)}`.trim();
+    throw answer === 'refused' ? new TransactionRefused(reason) : new Error(reason);
   }
 
   /**
@@ -384,10 +389,9 @@ export class TronAdapter implements ChainAdapter {
   }
 
   /** Like `broadcast`, with java-tron's refusal code kept: `TRANSACTION_EXPIRATION_ERROR` says it can never be mined. */
-  async send(rawHex: string, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
+  async send(rawHex: string, signal?: AbortSignal): Promise<{ answer: BroadcastAnswer; code: string; message: string }> {
     const got = await this.node.post<{ result?: boolean; code?: string; message?: string }>('broadcasthex', { transaction: rawHex }, signal);
-    if (got.result === true || got.code === 'DUP_TRANSACTION_ERROR') return { ok: true };
-    return { ok: false, code: got.code ?? 'OTHER_ERROR', message: readable(got.message) };
+    return { answer: tronBroadcastAnswer(got), code: got.code ?? (got.result === true ? 'SUCCESS' : 'OTHER_ERROR'), message: readable(got.message) };
   }
 
   /**

@@ -4,6 +4,9 @@
  */
 export type PayoutStatus = 'signed' | 'broadcast' | 'confirmed' | 'failed';
 
+/** A candidate that pays the payout's withdrawals, or the one `coinkeep payouts cancel` made to pay its coins back to the wallet. */
+export type CandidateKind = 'pay' | 'cancel';
+
 export interface ChainPayoutRow {
   id: string;
   chain_id: string;
@@ -17,6 +20,10 @@ export interface ChainPayoutRow {
   unknown_checks: number;
   confirmed_txid: string | null;
   failure_reason: string | null;
+  /** When an owner or admin asked `coinkeep payouts cancel` (its cancel candidate follows). */
+  cancel_requested_at: string | null;
+  /** When the chain core saw this payout mined after it had failed (PRODUCT §14). */
+  reopened_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -31,6 +38,7 @@ export interface ChainPayoutCandidateRow {
   fee: string;
   /** The rail's JSON (PayoutCandidate.data). */
   data: string;
+  kind: CandidateKind;
   created_at: string;
 }
 

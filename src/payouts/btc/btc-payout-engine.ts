@@ -10,8 +10,8 @@ import type { AddressAllocator } from '../../wallet/allocator';
 import type { BtcSpend, SignedBtc } from '../../wallet/signer';
 import { selectCoins } from './coin-selection';
 import { releaseCoins, reserveCoins, spendableCoins, type SpendableCoin } from './coin-store';
-import { replacementFee } from './replacement';
-import { dustLimit, outputVsize, P2WPKH_DUST, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE } from './tx-size';
+import { INCREMENTAL_SAT_PER_VBYTE, replacementFee } from './replacement';
+import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE } from './tx-size';
 
 /** nSequence that signals replaceability (BIP125) and leaves locktime enforced. */
 export const RBF_SEQUENCE = 0xfffffffd;
@@ -149,6 +149,26 @@ export class BtcPayoutEngine {
     if (!next) throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its change cannot pay a replacement at ${satPerVbyte} sat/vB`);
     const outputs = next.change > 0n ? payout.outputs.map((o) => (o.withdrawalId === null ? { ...o, value: next.change } : o)) : payments;
     return this.sign({ payoutId: payout.payoutId, accountId: payout.accountId, inputs: payout.inputs, outputs, fee: next.fee, vsize: next.vsize, satPerVbyte });
+  }
+
+  /**
+   * The cancel of `payout` (PRODUCT §14, `coinkeep payouts cancel`): the same coins, all paid back
+   * to a fresh address of the account's internal chain, at `satPerVbyte` and at least what BIP125
+   * asks of a replacement of `payout` (a payee's descendants in the mempool are not known here: a
+   * node that asks for more refuses it, and it is asked again later). Throws
+   * `replacement_uncovered` when the coins cannot pay that fee.
+   */
+  async cancel(em: EntityManager, payout: BtcPayout, satPerVbyte: number): Promise<BtcPayout> {
+    const inputsTotal = payout.inputs.reduce((s, c) => s + c.value, 0n);
+    const outputsVsize = payout.outputs.reduce((s, o) => s + outputVsize(outputScript(o.address, this.network)!.length), 0);
+    const vsize = payout.vsize - outputsVsize + outputVsize(P2WPKH_SCRIPT_LENGTH);
+    const byRate = feeFor(vsize, satPerVbyte);
+    const byIncrement = payout.fee + feeFor(vsize, INCREMENTAL_SAT_PER_VBYTE);
+    const fee = byRate > byIncrement ? byRate : byIncrement;
+    if (inputsTotal - fee < P2WPKH_DUST) throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
+    const back = await this.deps.addresses.allocate(em, { accountId: payout.accountId, coinId: this.nativeCoin, purpose: 'change' });
+    const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null }];
+    return this.sign({ payoutId: payout.payoutId, accountId: payout.accountId, inputs: payout.inputs, outputs, fee, vsize, satPerVbyte });
   }
 
   /** Gives the coins of a payout back to the account (its transaction refused, or its coins taken by another). */

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import type { ChainReader, ChainSender, SentStatus } from '../../chains/types';
+import type { ChainReader, ChainSender } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
-import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, StoredPayout } from '../rail';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, SpendKey, StoredPayout } from '../rail';
 import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps } from './btc-payout-engine';
 
 /** Outputs per payout: far below the standard transaction size for P2WPKH payments. */
@@ -90,8 +90,9 @@ export class BtcRail implements PayoutRail {
     await this.node.broadcast(candidate.raw, signal);
   }
 
-  status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus> {
-    return this.node.sentStatus({ txid: candidate.txid, raw: candidate.raw }, signal);
+  /** The received outputs it spends: another transaction spending one of them in a confirmed block proves the payout dead. */
+  spendKey(candidate: PayoutCandidate): SpendKey {
+    return { coins: (candidate.data as unknown as BtcCandidateData).inputs.map((i) => i.transferId) };
   }
 
   /**
@@ -105,6 +106,18 @@ export class BtcRail implements PayoutRail {
     if (rate <= current.satPerVbyte) return null;
     try {
       return candidateOf(this.engine.replace(current, rate));
+    } catch (err) {
+      if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
+      throw err;
+    }
+  }
+
+  /** Its coins back to the account's change, at the node's rate now (at least one more than the current candidate's), never over the ceiling. */
+  async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
+    const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
+    const rate = Math.min(this.chain.fees!.max_sat_vb, Math.max(prepared as number, current.satPerVbyte + 1));
+    try {
+      return { ...candidateOf(await this.engine.cancel(em, current, rate)), kind: 'cancel' };
     } catch (err) {
       if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
       throw err;

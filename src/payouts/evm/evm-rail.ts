@@ -1,17 +1,16 @@
 import type { EntityManager } from 'typeorm';
 import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
-import type { SentStatus } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
 import type { AddressRow } from '../../db/entities/chain';
-import { inList, placeholder, rawQuery } from '../../db/raw';
+import { inList, placeholder, rawQuery, rawRun } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
 import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
 import { SPENT_BY_ANOTHER } from '../payout-worker';
-import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
 import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
 import type { EvmSendQueue } from './send-queue';
@@ -143,8 +142,10 @@ export class EvmRail implements PayoutRail {
     await this.deps.node.broadcast(candidate.raw, signal);
   }
 
-  status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus> {
-    return this.deps.node.sentStatus({ txid: candidate.txid, raw: candidate.raw }, signal);
+  /** The treasury's nonce: another transaction of the treasury with it in a confirmed block proves the payout dead. */
+  spendKey(candidate: PayoutCandidate): SpendKey {
+    const d = candidate.data as unknown as EvmCandidateData;
+    return { sender: d.from, nonce: d.nonce };
   }
 
   /**
@@ -168,6 +169,29 @@ export class EvmRail implements PayoutRail {
       }
     }
     return candidateOf(await this.deps.queue.resign(em, row, fees));
+  }
+
+  /** The payout's nonce as a 0-value transfer from the treasury to itself, its fees bumped over the current candidate's (or the node's now, if higher). */
+  async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
+    const row = await sendById(em, payout.reservation);
+    if (!row || row.status !== 'reserved') return null;
+    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, (prepared as Prepared).fees);
+    return { ...candidateOf(await this.deps.queue.cancel(em, row, fees)), kind: 'cancel' };
+  }
+
+  /** A failed payout mined after all: its nonce row counts again, so its fee is booked as any mined payout's. */
+  async reopen(em: EntityManager, payout: StoredPayout): Promise<void> {
+    const row = await sendById(em, payout.reservation);
+    if (row?.status !== 'dropped') return;
+    const now = iso(this.deps.clock.now());
+    // A filler given the nonce meanwhile can never be mined now: the payout used it.
+    const p = (i: number) => placeholder(em, i);
+    await rawRun(
+      em,
+      `UPDATE evm_sends SET status = 'dropped', updated_at = ${p(1)} WHERE chain_id = ${p(2)} AND from_address = ${p(3)} AND nonce = ${p(4)} AND status <> 'dropped' AND id <> ${p(5)}`,
+      [now, this.chainId, row.from_address, row.nonce, row.id],
+    );
+    await updateSend(em, row, { status: 'reserved', updated_at: now });
   }
 
   async feePaid(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint> {

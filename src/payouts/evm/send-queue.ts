@@ -165,6 +165,25 @@ export class EvmSendQueue {
     return { ...row, ...patch, raw: signed.raw };
   }
 
+  /**
+   * `coinkeep payouts cancel` (PRODUCT §14): the send's nonce signed anew as a 0-value transfer from
+   * its sender to itself, at `fees`: whichever of its candidates is mined uses the nonce, and this
+   * one pays nobody. The row keeps what it was sent for; its txid is the cancel's.
+   */
+  async cancel(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
+    const signed = this.deps.signer.signEvm({ to: row.from_address, value: 0n, chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: NATIVE_TRANSFER_GAS, ...fees });
+    const patch: Partial<EvmSendRow> = {
+      txid: signed.txid,
+      raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
+      candidate_txids: JSON.stringify([...candidatesOf(row), signed.txid]),
+      max_fee_per_gas: fees.maxFeePerGas.toString(),
+      max_priority_fee_per_gas: fees.maxPriorityFeePerGas.toString(),
+      updated_at: iso(this.deps.clock.now()),
+    };
+    if (!(await updateSend(em, row, patch))) throw new Error(`evm send ${row.id} changed meanwhile`);
+    return { ...row, ...patch, raw: signed.raw };
+  }
+
   private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
     const nonce = await nextNonce(em, this.chainId, req.from.address, nodePending);
     const row = this.rowOf(req, nonce, this.deps.signer.signEvm(this.spend(req, nonce)), status);

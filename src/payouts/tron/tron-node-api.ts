@@ -1,4 +1,4 @@
-import type { BlockRef, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../chains/types';
+import type { BlockRef, BroadcastAnswer, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../chains/types';
 
 /** What Tron sweeps and payouts need of their chain's node (TronAdapter; tests may give another). */
 export interface TronNodeApi {
@@ -13,7 +13,8 @@ export interface TronNodeApi {
   transferEnergy(from: string, to: string, token: string, amount: bigint, signal?: AbortSignal): Promise<number | null>;
   transactionInfo(txid: string, signal?: AbortSignal): Promise<{ height: number; fee: bigint; succeeded: boolean; energyFee: bigint } | null>;
   pending(txid: string, signal?: AbortSignal): Promise<boolean>;
-  send(rawHex: string, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; code: string; message: string }>;
+  /** The node's answer to a broadcast, as it is: what it says of the transaction (known, refused, unsure) and its code. */
+  send(rawHex: string, signal?: AbortSignal): Promise<{ answer: BroadcastAnswer; code: string; message: string }>;
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;
   sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
 }

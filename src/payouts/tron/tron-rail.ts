@@ -2,16 +2,15 @@ import type { EntityManager } from 'typeorm';
 import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../../chains/tron/transaction';
-import type { SentStatus } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
 import type { AddressRow } from '../../db/entities/chain';
 import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
-import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
-import { expiredForGood, type TronSendQueue } from './tron-sends';
+import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
 
 type Prices = Awaited<ReturnType<TronNodeApi['prices']>>;
@@ -158,16 +157,17 @@ export class TronRail implements PayoutRail {
   }
 
   async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
-    const got = await this.deps.node.send(candidate.raw, signal);
-    if (!got.ok) throw new Error(`tron node broadcasthex: ${got.code} ${got.message}`.trim());
+    await this.deps.node.broadcast(candidate.raw, signal);
   }
 
-  /** The node's status; a candidate neither mined nor pending whose expiration a block at the chain's confirmations has passed can never be mined (`conflicted`). */
-  async status(candidate: PayoutCandidate, signal?: AbortSignal): Promise<SentStatus> {
-    const st = await this.deps.node.sentStatus({ txid: candidate.txid, raw: candidate.raw }, signal);
-    if (st.state !== 'unknown') return st;
-    const { expiration } = candidate.data as unknown as TronCandidateData;
-    return (await expiredForGood(this.deps.node, this.deps.chain.confirmations, (await this.deps.node.tip(signal)).height, expiration, signal)) ? { state: 'conflicted' } : st;
+  /** A Tron transaction has no nonce another could take: it dies by its expiration (`expiredBy`). */
+  spendKey(): SpendKey {
+    return null;
+  }
+
+  /** Whether the block at `height` is past the candidate's expiration: no block from it on can hold it. */
+  async expiredBy(candidate: PayoutCandidate, height: number, signal?: AbortSignal): Promise<boolean> {
+    return (await this.deps.node.blockTime(height, signal)) >= (candidate.data as unknown as TronCandidateData).expiration;
   }
 
   /** No fee to bump on Tron: a candidate waits until it is mined or expires. */

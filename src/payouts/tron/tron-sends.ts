@@ -31,9 +31,6 @@ export interface TronSendRequest {
   afterId?: string | null;
 }
 
-/** Node error texts that say nothing about the transaction: the node was not reached or not answering. */
-const UNREACHED = /unreachable|timed out|HTTP \d+|not JSON/;
-
 /**
  * The wallet's own Tron transactions on one chain (sweeps, the gas station's activations, top-ups,
  * stakes and energy delegations), from signing to final, in the account chains' send store
@@ -124,12 +121,13 @@ export class TronSendQueue {
         this.deps.logger.warn('tron send not handed to the node', { chain: this.deps.chain.id, txid: row.txid, error: String(err) });
         continue;
       }
-      if (got.ok || (await node.transactionInfo(row.txid, signal)) !== null || (await node.pending(row.txid, signal))) {
+      if (got.answer === 'known' || (await node.transactionInfo(row.txid, signal)) !== null || (await node.pending(row.txid, signal))) {
         await store.write((em) => updateSend(em, row, { status: 'broadcast', sent_height: head.height, updated_at: iso(this.deps.clock.now()) }));
         continue;
       }
-      if (UNREACHED.test(got.message)) continue;
-      // Refused before it spread (expired, or invalid on the state now): it can never be mined; its owner plans again.
+      // A busy node, or a check that may pass later, proves nothing until the transaction's expiration is final.
+      if (got.answer === 'unsure' && !(await expiredForGood(node, this.deps.chain.confirmations, head.height, Number(row.expiration), signal))) continue;
+      // Refused before it spread, or expired: it can never be mined; its owner plans again.
       this.deps.logger.warn('tron send refused', { chain: this.deps.chain.id, kind: row.kind, txid: row.txid, code: got.code, reason: got.message });
       await store.write((em) => this.drop(em, row, `the node refused the transaction: ${got.code} ${got.message}`.trim()));
     }

@@ -8,6 +8,7 @@
 import test from 'ava';
 import { Transaction } from 'ethers';
 import { EvmAdapter } from '../../../src/chains/evm/evm-adapter';
+import { TransactionRefused } from '../../../src/chains/types';
 import type { ChainConfig } from '../../../src/config/schema';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { REFUSED_BY_NODE } from '../../../src/payouts/payout-worker';
@@ -73,7 +74,7 @@ class RefusingAdapter extends EvmAdapter {
   refuse: (tx: Transaction) => boolean = () => false;
 
   override async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
-    if (this.refuse(Transaction.from(rawHex))) throw new Error('evm node eth_sendRawTransaction: insufficient funds for gas * price + value');
+    if (this.refuse(Transaction.from(rawHex))) throw new TransactionRefused('evm node eth_sendRawTransaction: intrinsic gas too low');
     return super.broadcast(rawHex, signal);
   }
 }

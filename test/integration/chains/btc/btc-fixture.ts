@@ -16,7 +16,8 @@ export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_
 export const BTC = coinId('bitcoin', 'native');
 
 /** The chain entry the daemon watches bcoin with, in the config file's shape; through `gate` when given. */
-export function btcChain(node: BcoinNode, watch: Record<string, unknown> = {}, gate?: TcpGate): Record<string, unknown> {
+/** The chain's config entry; with `gate` (a TcpGate, or a proxy of the node's RPC) the daemon reaches the node through it. */
+export function btcChain(node: BcoinNode, watch: Record<string, unknown> = {}, gate?: Pick<TcpGate, 'port'>): Record<string, unknown> {
   const url = new URL(node.rpcUrl);
   if (gate) url.port = String(gate.port);
   return bcoinChainEntry(url.toString(), { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...watch } });

@@ -1,0 +1,122 @@
+/**
+ * A JSON-RPC proxy in front of a bcoin node that makes it answer as the real nodes merchants run do
+ * where the tests need it (STACK.md "Real nodes"): Bitcoin Core's synchronous refusal of a
+ * transaction at `sendrawtransaction` (bcoin relays without answering), and a node that hides a
+ * transaction: "not found" to every lookup by txid and absent from its mempool list, as a node
+ * without a transaction index, one that dropped it, or one that lies does. Blocks pass untouched.
+ * Listens on 127.0.0.1 only.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Transaction } from 'bitcoinjs-lib';
+
+interface Call {
+  jsonrpc?: string;
+  id: number;
+  method: string;
+  params: unknown[];
+}
+
+interface Reply {
+  id: number;
+  result: unknown;
+  error: { code: number; message: string } | null;
+}
+
+/** What a hidden transaction's broadcast does: reach the node all the same, or vanish (a node that answers its txid and drops it). */
+export type HideMode = 'forward' | 'drop';
+
+export interface BtcRpcProxy {
+  /** The chain's `rpc_url` through the proxy (the node's credentials kept). */
+  url: string;
+  port: number;
+  /** Every lookup of `txid` answers "not found"; its broadcast goes on to the node or is dropped. */
+  hide(txid: string, mode?: HideMode): void;
+  unhide(txid: string): void;
+  /** `sendrawtransaction` of a transaction `refuse` names answers Bitcoin Core's error with that reason, and it never reaches the node. */
+  refuse(refuse: ((tx: Transaction) => { code: number; message: string } | null) | null): void;
+  /** The txids broadcast through the proxy, in order. */
+  readonly broadcasts: string[];
+  close(): Promise<void>;
+}
+
+const NOT_FOUND = { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' };
+const NOT_IN_MEMPOOL = { code: -5, message: 'Transaction not in mempool' };
+
+export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
+  const target = new URL(nodeUrl);
+  const auth = target.username || target.password ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` : null;
+  const hidden = new Map<string, HideMode>();
+  let refusal: ((tx: Transaction) => { code: number; message: string } | null) | null = null;
+  const broadcasts: string[] = [];
+
+  /** The proxy's own answer to a call, or undefined to ask the node. */
+  const intercept = (c: Call): Omit<Reply, 'id'> | undefined => {
+    const first = c.params[0];
+    if (c.method === 'sendrawtransaction' && typeof first === 'string') {
+      const tx = Transaction.fromHex(first);
+      const txid = tx.getId();
+      broadcasts.push(txid);
+      const refused = refusal?.(tx);
+      if (refused) return { result: null, error: refused };
+      if (hidden.get(txid) === 'drop') return { result: txid, error: null };
+      return undefined;
+    }
+    if (typeof first !== 'string' || !hidden.has(first)) return undefined;
+    if (c.method === 'getrawtransaction') return { result: null, error: NOT_FOUND };
+    if (c.method === 'getmempoolentry') return { result: null, error: NOT_IN_MEMPOOL };
+    if (c.method === 'gettxout') return { result: null, error: null };
+    return undefined;
+  };
+
+  const forward = async (calls: Call[]): Promise<Reply[]> => {
+    if (calls.length === 0) return [];
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (auth) headers.authorization = auth;
+    const res = await fetch(`${target.protocol}//${target.host}${target.pathname}`, { method: 'POST', headers, body: JSON.stringify(calls) });
+    return (await res.json()) as Reply[];
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      void (async () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Call | Call[];
+        const calls = Array.isArray(body) ? body : [body];
+        const own = new Map<number, Omit<Reply, 'id'>>();
+        for (const c of calls) {
+          const answer = intercept(c);
+          if (answer) own.set(c.id, answer);
+        }
+        const asked = await forward(calls.filter((c) => !own.has(c.id)));
+        const byId = new Map(asked.map((r) => [r.id, r]));
+        const replies = calls.map((c): Reply => {
+          const mine = own.get(c.id);
+          if (mine) return { id: c.id, ...mine };
+          const r = byId.get(c.id)!;
+          if (c.method === 'getrawmempool' && Array.isArray(r.result)) return { ...r, result: (r.result as string[]).filter((txid) => !hidden.has(txid)) };
+          return r;
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(Array.isArray(body) ? replies : replies[0]));
+      })().catch((err: unknown) => {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: null, result: null, error: { code: -32603, message: String(err) } }));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(nodeUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    port: Number(url.port),
+    hide: (txid, mode = 'forward') => void hidden.set(txid, mode),
+    unhide: (txid) => void hidden.delete(txid),
+    refuse: (r) => void (refusal = r),
+    broadcasts,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
