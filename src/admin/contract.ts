@@ -8,8 +8,10 @@ import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
 import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
+import type { PayoutAlert } from '../payouts/payout-alerts';
+import type { PayoutCancelView } from '../payouts/payout-cancel';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, GasStationStatus, ReconcileLine, ReconcileReport, VerifyReport };
+export type { CallbackSecretView, ChainStatus, DeliveryView, GasStationStatus, PayoutAlert, ReconcileLine, ReconcileReport, VerifyReport };
 
 /** GET /admin/status. */
 export interface StatusResponse {
@@ -25,6 +27,13 @@ export interface StatusResponse {
   chains: ChainStatus[];
   /** Each EVM chain's gas station: its balance, and a warning when it cannot pay the next sweeps and payouts. */
   gas_stations?: GasStationStatus[];
+  /** Payouts stuck unmined past `payouts.stuck_alert_minutes`, being cancelled, or reopened lately (PRODUCT §14). */
+  payout_alerts?: PayoutAlert[];
+}
+
+/** POST /admin/payouts/{id}/cancel (`coinkeep payouts cancel`). */
+export interface PayoutCancelResponse {
+  payout: PayoutCancelView;
 }
 
 /** GET /admin/wallet/gas-station/{chain}. */
@@ -93,6 +102,8 @@ export interface DashboardOverview {
   webhook_queue: { pending: number; failing: number; exhausted: number };
   /** Withdrawals not yet final, by status. */
   payout_queue: Record<string, number>;
+  /** The accounts' payouts stuck, being cancelled, or reopened lately (PRODUCT §14). */
+  payout_alerts: PayoutAlert[];
 }
 
 export interface DashboardInvoice {

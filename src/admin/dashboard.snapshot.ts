@@ -12,6 +12,7 @@ import type { LogLevel } from '../shared/logger';
 import type { TeamService } from '../team/team.service';
 import type {
   GasStationStatus,
+  PayoutAlert,
   DashboardAccount,
   DashboardDelivery,
   DashboardEndpoint,
@@ -38,6 +39,8 @@ export interface DashboardDeps {
   startedAt: Date;
   /** The gas stations' last known balances and needs (none: no chain pays gas from one). */
   gasStations?: () => GasStationStatus[];
+  /** The payouts to look at (stuck, being cancelled, reopened lately), of every account. */
+  payoutAlerts?: () => Promise<PayoutAlert[]>;
 }
 
 /** How many rows a list screen shows: a 24-line terminal holds about this many. */
@@ -128,7 +131,8 @@ export class DashboardSnapshots {
         balances.push({ account_id: id, coin_id: b.coin_id, ticker: this.ticker(b.coin_id), available: b.available.toString(), hold: b.hold.toString() });
       }
     }
-    return { chains: this.deps.chains.status(), fee_balances: this.deps.gasStations?.() ?? [], invoices_last_hour: invoices, balances, webhook_queue: queue, payout_queue: payouts };
+    const alerts = ((await this.deps.payoutAlerts?.()) ?? []).filter((a) => ids.includes(a.account_id));
+    return { chains: this.deps.chains.status(), fee_balances: this.deps.gasStations?.() ?? [], invoices_last_hour: invoices, balances, webhook_queue: queue, payout_queue: payouts, payout_alerts: alerts };
   }
 
   /** The newest rows of every account in view, merged newest first. */

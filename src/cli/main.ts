@@ -14,6 +14,7 @@ import { registerTeamCommands } from './commands/team';
 import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
 import { registerWithdrawalCommands } from './commands/withdrawals';
+import { registerPayoutCommands } from './commands/payouts';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerWalletCommands(program);
   registerWebhookCommands(program);
   registerWithdrawalCommands(program);
+  registerPayoutCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
   registerDevCommands(program);

@@ -129,6 +129,8 @@ export interface PayoutsConfig {
   batch_window_seconds: number;
   /** A payout transaction not mined this many blocks after its broadcast is replaced with a higher fee. */
   replace_after_blocks: number;
+  /** A payout not mined this many minutes (fractions allowed) after its first broadcast is named in `coinkeep status`, the dashboard and the metrics (PRODUCT §14). */
+  stuck_alert_minutes: number;
 }
 
 export interface StaticAddressesConfig {
@@ -505,7 +507,7 @@ function readMetrics(r: Reader): Config['metrics'] {
 }
 
 function readPayouts(r: Reader): PayoutsConfig {
-  r.unknownKeys(['max_per_transaction', 'batch_window_seconds', 'replace_after_blocks']);
+  r.unknownKeys(['max_per_transaction', 'batch_window_seconds', 'replace_after_blocks', 'stuck_alert_minutes']);
   const limits = r.raw('max_per_transaction') ?? {};
   if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
   const out: Record<string, string> = {};
@@ -520,6 +522,7 @@ function readPayouts(r: Reader): PayoutsConfig {
     max_per_transaction: out,
     batch_window_seconds: r.num('batch_window_seconds', 30, 0, 3600),
     replace_after_blocks: r.int('replace_after_blocks', 6, 1, 1008),
+    stuck_alert_minutes: r.num('stuck_alert_minutes', 60, 0, 10080),
   };
 }
 

@@ -15,6 +15,7 @@ import { openApiRoutes } from '../http/openapi.routes';
 import { listenAdmin } from '../admin/server';
 import { teamAdminRoutes } from '../admin/team.routes';
 import { statusAdminRoutes } from '../admin/status.routes';
+import { payoutAlerts } from '../payouts/payout-alerts';
 import { ledgerAdminRoutes } from '../admin/ledger.routes';
 import { invoiceAdminRoutes } from '../admin/invoices.routes';
 import { Catalog } from '../catalog/coins';
@@ -195,7 +196,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const scheduler = new Scheduler(logger, signal);
   const startedAt = clock.now();
 
-  const metrics = config.metrics.listen ? createMetrics({ store, chains, catalog }) : null;
+  const alerts = () => payoutAlerts(store.read, clock.now(), config.payouts.stuck_alert_minutes);
+  const metrics = config.metrics.listen ? createMetrics({ store, chains, catalog, payoutAlerts: alerts }) : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
@@ -241,7 +243,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     adminSocketPath(config.data_dir),
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations }),
+      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations, payoutAlerts: alerts }),
       gasStationAdminRoutes(evmPayouts.byChain),
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
@@ -249,9 +251,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       webhooksAdminRoutes(webhooks),
-      withdrawals.adminRoutes,
+      ...withdrawals.adminRoutes,
       ...auth.adminRoutes,
-      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt, gasStations: evmPayouts.gasStations })),
+      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt, gasStations: evmPayouts.gasStations, payoutAlerts: alerts })),
     ],
     logger,
   ).catch(async (err: unknown) => {

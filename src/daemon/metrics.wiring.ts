@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainCore } from '../chains/chain-core';
 import type { Store } from '../db/store';
 import { Metrics } from '../http/metrics';
+import type { PayoutAlert } from '../payouts/payout-alerts';
 
 /** Rows counted in the database are read at most this often, however often Prometheus scrapes. */
 const DB_READ_EVERY_MS = 5000;
@@ -10,6 +11,8 @@ interface Parts {
   store: Store;
   chains: ChainCore;
   catalog: Catalog;
+  /** The payouts to look at (PayoutAlert): stuck, being cancelled, reopened lately. */
+  payoutAlerts: () => Promise<PayoutAlert[]>;
 }
 
 /** Whether the daemon can serve: the store answers and every watched chain is past its first contact. */
@@ -96,6 +99,23 @@ export function createMetrics(parts: Parts): Metrics {
     help: 'The payout queue: withdrawals by status',
     labels: ['status'],
     read: async () => (await withdrawals()).map((r) => ({ labels: { status: String(r.status) }, value: Number(r.n) })),
+  });
+
+  const alerts = cached(parts.payoutAlerts);
+  metrics.add({
+    name: 'coinkeep_payouts_attention',
+    help: 'Payouts to look at, per chain: stuck (not mined past payouts.stuck_alert_minutes), cancelling, reopened (failed, then mined) in the last 7 days',
+    labels: ['chain', 'kind'],
+    read: async () => {
+      const counts = new Map<string, { chain: string; kind: string; n: number }>();
+      for (const a of await alerts()) {
+        const key = `${a.chain_id}\u0000${a.kind}`;
+        const c = counts.get(key) ?? { chain: a.chain_id, kind: a.kind, n: 0 };
+        c.n++;
+        counts.set(key, c);
+      }
+      return [...counts.values()].map((c) => ({ labels: { chain: c.chain, kind: c.kind }, value: c.n }));
+    },
   });
 
   metrics.add({

@@ -10,6 +10,8 @@ import type { Outbox } from '../events/outbox';
 import type { AppMiddleware } from '../http/context';
 import { expireWithdrawalReviewsJob } from '../jobs/expire-withdrawal-reviews.job';
 import { withdrawalsAdminRoutes } from '../admin/withdrawals.routes';
+import { payoutsAdminRoutes } from '../admin/payouts.routes';
+import { PayoutCancels } from '../payouts/payout-cancel';
 import type { MoneyMovement } from '../money/money-movement';
 import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
@@ -120,7 +122,15 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     payoutJobs.push({ name: `payouts-${chain.id}`, schedule: { everyMs: chain.watch.poll_interval_ms }, run: (signal) => worker.run(signal) });
   }
   const payoutTransfers = new PayoutTransfers({ payouts, withdrawals: service, clock: deps.clock, logger: deps.logger.child({ component: 'payouts' }) });
-  return { service, routes, adminRoutes: withdrawalsAdminRoutes(service), reviewExpiryJob: expireWithdrawalReviewsJob(service), payoutJobs, payoutTransfers };
+  const cancels = new PayoutCancels({ store: deps.store, payouts, team: deps.team, clock: deps.clock });
+  return {
+    service,
+    routes,
+    adminRoutes: [withdrawalsAdminRoutes(service), payoutsAdminRoutes(cancels)],
+    reviewExpiryJob: expireWithdrawalReviewsJob(service),
+    payoutJobs,
+    payoutTransfers,
+  };
 }
 
 /** The payout rail of a chain whose node can send; null for a family without one yet. */

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { DashboardSnapshot } from '../admin/contract';
 import { tint, useLook } from './look';
+import { payoutAlertText } from './payout-alert-text';
 
 /** Fits text into a column: cut with … when longer, padded when shorter. */
 export const col = (text: string | number | null | undefined, width: number): string => {
@@ -115,6 +116,9 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
       <Section title="Queues">
         <Row color={q.exhausted > 0 ? 'red' : q.failing > 0 ? 'yellow' : undefined} text={`webhooks: pending ${q.pending}  failing ${q.failing}  exhausted ${q.exhausted}`} />
         <Row text={`payouts: ${counts(o.payout_queue)}`} />
+        {o.payout_alerts.map((a) => (
+          <Row key={`alert:${a.payout_id}`} color={a.kind === 'reopened' ? 'red' : 'yellow'} text={`${col(a.chain_id, 16)} ${payoutAlertText(a)}`} />
+        ))}
       </Section>
       <Section title="Balances (available / hold)">
         {o.balances.length === 0 ? <Row text="no money held" /> : null}

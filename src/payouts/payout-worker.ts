@@ -217,8 +217,9 @@ export class PayoutWorker {
    * else the node answers does, however often. Waiting `replaceAfterBlocks` since its broadcast, it
    * is replaced with a higher fee.
    */
-  private async carry(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
-    const current = payout.candidates[payout.candidates.length - 1]!;
+  private async carry(stored: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
+    let payout = stored;
+    let current = payout.candidates[payout.candidates.length - 1]!;
     const cancelling = row.cancel_requested_at !== null;
     const ev = await payoutEvidence(this.deps.store.read, this.chainId, payout.candidates.map((c) => c.txid), this.deps.rail.spendKey(current));
     if (ev.mined) {
@@ -232,6 +233,13 @@ export class PayoutWorker {
       const final = ev.scanned - Math.max(1, this.deps.chain.confirmations) + 1;
       if (final > 0 && (await this.deps.rail.expiredBy(current, final, signal))) {
         return cancelling ? this.fail(payout, row, CANCELLED_BY_OPERATOR) : this.renew(payout, row, tip, signal, EXPIRED_UNMINED);
+      }
+    }
+    if (cancelling && current.kind !== 'cancel' && this.deps.rail.cancel) {
+      const made = await this.makeCancel(payout, row, signal);
+      if (made) {
+        payout = { ...payout, candidates: [...payout.candidates, made] };
+        current = made;
       }
     }
     if (row.status === 'signed' && row.first_broadcast_at === null) {
@@ -303,6 +311,26 @@ export class PayoutWorker {
     if (!next) return;
     this.deps.logger.info('payout replaced with a higher fee', { chain: this.chainId, payout_id: row.id, replaced: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
     await this.broadcast(payout, next, signal);
+  }
+
+  /**
+   * `coinkeep payouts cancel`: the rail's cancel (the payout's coins or nonce back to the wallet),
+   * stored before it is broadcast as the payout's current candidate; null when none can be made now
+   * (asked again next run).
+   */
+  private async makeCancel(payout: StoredPayout, row: ChainPayoutRow, signal: AbortSignal): Promise<PayoutCandidate | null> {
+    const prepared = await this.deps.rail.prepare(signal);
+    const made = await this.deps.store.write(async (em) => {
+      const fresh = await this.deps.payouts.row(em, row.id);
+      if (fresh?.status !== row.status) return null;
+      const candidate = await this.deps.rail.cancel!(em, payout, prepared);
+      if (!candidate) return null;
+      await this.deps.payouts.addCandidate(em, row, payout.candidates.length, { ...candidate, kind: 'cancel' }, iso(this.deps.clock.now()));
+      return { ...candidate, kind: 'cancel' as const };
+    });
+    if (made) this.deps.logger.warn('payout cancel signed: its coins go back to the wallet', { chain: this.chainId, payout_id: row.id, cancels: payout.candidates[payout.candidates.length - 1]!.txid, txid: made.txid });
+    else this.deps.logger.warn('payout cancel cannot be made now', { chain: this.chainId, payout_id: row.id });
+    return made;
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { ChainStatus, GasStationStatus } from '../../admin/contract';
+import type { ChainStatus, GasStationStatus, PayoutAlert } from '../../admin/contract';
+import { payoutAlertText } from '../../dashboard/payout-alert-text';
 
 const show = (v: number | null): string => (v === null ? '-' : String(v));
 
@@ -24,4 +25,10 @@ export function gasStationLines(stations: readonly GasStationStatus[]): string[]
     if (g.warning) lines.push(`    warning: ${g.warning}`);
   }
   return lines;
+}
+
+/** The payouts of `coinkeep status` to look at: stuck, being cancelled, reopened lately (PRODUCT §14). */
+export function payoutAlertLines(alerts: readonly PayoutAlert[]): string[] {
+  if (alerts.length === 0) return [];
+  return ['payouts to look at:', ...alerts.map((a) => `  ${a.chain_id}  ${payoutAlertText(a)}`)];
 }

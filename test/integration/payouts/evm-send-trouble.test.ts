@@ -69,12 +69,23 @@ test('a sweep stuck under a raised base fee is replaced with the same nonce and 
   t.true(check.ok, check.detail);
 });
 
-/** An anvil adapter that refuses the transactions `refuse` picks, as a node refuses one before it spreads. */
+/**
+ * An anvil adapter that refuses the transactions `refuse` picks, as a node refuses one before it
+ * spreads; the first time it is handed one, it times out instead (so the later payouts of the pass
+ * are signed with the nonces after it before the refusal proves it dead).
+ */
 class RefusingAdapter extends EvmAdapter {
   refuse: (tx: Transaction) => boolean = () => false;
+  private readonly tried = new Set<string>();
 
   override async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
-    if (this.refuse(Transaction.from(rawHex))) throw new TransactionRefused('evm node eth_sendRawTransaction: intrinsic gas too low');
+    if (this.refuse(Transaction.from(rawHex))) {
+      if (!this.tried.has(rawHex)) {
+        this.tried.add(rawHex);
+        throw new Error('evm node eth_sendRawTransaction: timed out');
+      }
+      throw new TransactionRefused('evm node eth_sendRawTransaction: intrinsic gas too low');
+    }
     return super.broadcast(rawHex, signal);
   }
 }
