@@ -33,8 +33,15 @@ export interface BtcRpcProxy {
   /** Every lookup of `txid` answers "not found"; its broadcast goes on to the node or is dropped. */
   hide(txid: string, mode?: HideMode): void;
   unhide(txid: string): void;
-  /** `sendrawtransaction` of a transaction `refuse` names answers Bitcoin Core's error with that reason, and it never reaches the node. */
-  refuse(refuse: ((tx: Transaction) => { code: number; message: string } | null) | null): void;
+  /**
+   * `sendrawtransaction` of a transaction `refuse` names answers Bitcoin Core's error with that
+   * reason and never reaches the node; with `lie`, it reaches the node all the same.
+   */
+  refuse(refuse: ((tx: Transaction) => { code: number; message: string } | null) | null, opts?: { lie?: boolean }): void;
+  /** The next transaction broadcast is answered with its txid, never reaches the node, and is hidden from then on. */
+  dropNext(): void;
+  /** The next transaction broadcast reaches the node and is hidden from every lookup from then on. */
+  hideNext(): void;
   /** The txids broadcast through the proxy, in order. */
   readonly broadcasts: string[];
   close(): Promise<void>;
@@ -48,17 +55,24 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   const auth = target.username || target.password ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` : null;
   const hidden = new Map<string, HideMode>();
   let refusal: ((tx: Transaction) => { code: number; message: string } | null) | null = null;
+  let lie = false;
+  let next: HideMode | null = null;
   const broadcasts: string[] = [];
 
-  /** The proxy's own answer to a call, or undefined to ask the node. */
-  const intercept = (c: Call): Omit<Reply, 'id'> | undefined => {
+  /** The proxy's own answer to a call, or undefined to ask the node; `lies`: refusals to tell of calls the node is asked all the same. */
+  const intercept = (c: Call, lies: Map<number, { code: number; message: string }>): Omit<Reply, 'id'> | undefined => {
     const first = c.params[0];
     if (c.method === 'sendrawtransaction' && typeof first === 'string') {
       const tx = Transaction.fromHex(first);
       const txid = tx.getId();
       broadcasts.push(txid);
+      if (next) {
+        hidden.set(txid, next);
+        next = null;
+      }
       const refused = refusal?.(tx);
-      if (refused) return { result: null, error: refused };
+      if (refused && lie) lies.set(c.id, refused);
+      else if (refused) return { result: null, error: refused };
       if (hidden.get(txid) === 'drop') return { result: txid, error: null };
       return undefined;
     }
@@ -85,8 +99,9 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Call | Call[];
         const calls = Array.isArray(body) ? body : [body];
         const own = new Map<number, Omit<Reply, 'id'>>();
+        const lies = new Map<number, { code: number; message: string }>();
         for (const c of calls) {
-          const answer = intercept(c);
+          const answer = intercept(c, lies);
           if (answer) own.set(c.id, answer);
         }
         const asked = await forward(calls.filter((c) => !own.has(c.id)));
@@ -95,6 +110,8 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
           const mine = own.get(c.id);
           if (mine) return { id: c.id, ...mine };
           const r = byId.get(c.id)!;
+          const told = lies.get(c.id);
+          if (told) return { id: c.id, result: null, error: told };
           if (c.method === 'getrawmempool' && Array.isArray(r.result)) return { ...r, result: (r.result as string[]).filter((txid) => !hidden.has(txid)) };
           return r;
         });
@@ -115,7 +132,12 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     port: Number(url.port),
     hide: (txid, mode = 'forward') => void hidden.set(txid, mode),
     unhide: (txid) => void hidden.delete(txid),
-    refuse: (r) => void (refusal = r),
+    refuse: (r, opts = {}) => {
+      refusal = r;
+      lie = opts.lie === true;
+    },
+    dropNext: () => void (next = 'drop'),
+    hideNext: () => void (next = 'forward'),
     broadcasts,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

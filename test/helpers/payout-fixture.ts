@@ -4,7 +4,12 @@
  * changes a day old, so payouts are not sent to review), funded by invoices paid on the node.
  */
 import { randomBytes } from 'node:crypto';
-import { address as baddress } from 'bitcoinjs-lib';
+import { address as baddress, type Transaction } from 'bitcoinjs-lib';
+import { btcNetwork } from '../../src/chains/btc/derive';
+import { EventEntity } from '../../src/db/entities/events';
+import { placeholder, rawQuery } from '../../src/db/raw';
+import { Amount } from '../../src/shared/money';
+import { COINKEEP_BIN, runBin } from './cli';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
 import type { DaemonOptions } from '../../src/daemon/main';
 import type { ChainConfig } from '../../src/config/schema';
@@ -15,7 +20,7 @@ import { spendableCoins } from '../../src/payouts/btc/coin-store';
 import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
 import { startBtcRpcProxy, type BtcRpcProxy } from './btc-rpc-proxy';
-import { merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
+import { cliConfigFile, merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
 import type { Daemon } from '../../src/daemon/main';
 import { ApiClient } from './invoice-fixture';
 import { BTC, btcChain, CONFIRMATIONS, until } from '../integration/chains/btc/btc-fixture';
@@ -36,6 +41,9 @@ export interface PayoutFixture {
   api: ApiClient;
   accountId: string;
   chainId: string;
+  /** The account's owner (an owner since a day) and fresh two-factor codes of theirs. */
+  owner: string;
+  otp: OtpSource;
   /** Pays one invoice per amount (BTC), mines them deep, waits until the account can spend them. */
   fund(...amounts: string[]): Promise<void>;
   withdraw(body: Record<string, unknown>): Promise<any>;
@@ -90,6 +98,8 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
     api,
     accountId: m.accountId,
     chainId,
+    owner: m.owner,
+    otp,
     async fund(...amounts) {
       const before = (await spendableCoins(store.read, chainId, m.accountId)).length;
       for (const amount of amounts) {
@@ -159,3 +169,35 @@ export async function payoutMerchant(daemon: Daemon, clock: { now(): Date } = { 
   daemon.team.changedOutside();
   return { m, otp, key };
 }
+
+/** What `tx` pays `address`, satoshi (0n when nothing). */
+export function paid(f: PayoutFixture, tx: Transaction, address: string): bigint {
+  const script = baddress.toOutputScript(address, btcNetwork(f.td.daemon.config.chains[0]!));
+  return tx.outs.filter((o) => Buffer.from(o.script).equals(Buffer.from(script))).reduce((s, o) => s + BigInt(o.value), 0n);
+}
+
+/** The events of a withdrawal, oldest first (each checked to carry that withdrawal). */
+export async function events(f: PayoutFixture, withdrawalId: string): Promise<string[]> {
+  const rows = await f.td.daemon.store.read.find(EventEntity, { where: { object_id: withdrawalId }, order: { seq: 'ASC' } });
+  for (const r of rows) if ((JSON.parse(r.body) as { data: { withdrawal: { id: string } } }).data.withdrawal.id !== withdrawalId) throw new Error('an event without its withdrawal');
+  return rows.map((r) => r.type);
+}
+
+/** The txids of every candidate of the payout that pays a withdrawal, oldest first. */
+export async function candidates(f: PayoutFixture, withdrawalId: string): Promise<string[]> {
+  const em = f.td.daemon.store.read;
+  const rows = await rawQuery<{ txid: string }>(
+    em,
+    `SELECT k.txid FROM chain_payout_candidates k JOIN chain_payout_legs l ON l.payout_id = k.payout_id WHERE l.withdrawal_id = ${placeholder(em, 1)} ORDER BY k.seq`,
+    [withdrawalId],
+  );
+  return rows.map((r) => r.txid);
+}
+
+/** `coinkeep ledger reconcile --json`: what the books say the wallet holds against what the node shows. */
+export async function reconcile(f: PayoutFixture) {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+  return { code: r.code, report: r.stdout, stderr: r.stderr };
+}
+
+export const minus = (a: string, ...b: string[]): string => b.reduce((x, y) => x.minus(Amount.of(y)), Amount.of(a)).toString();

@@ -7,52 +7,18 @@
  * unmined is replaced from the same coins with a higher fee and completes once.
  */
 import test from 'ava';
-import { address as baddress, Transaction } from 'bitcoinjs-lib';
+import { Transaction } from 'bitcoinjs-lib';
 import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
-import { btcNetwork } from '../../../src/chains/btc/derive';
 import type { ChainConfig } from '../../../src/config/schema';
-import { EventEntity } from '../../../src/db/entities/events';
-import { placeholder, rawQuery } from '../../../src/db/raw';
+import { rawQuery } from '../../../src/db/raw';
 import { Amount } from '../../../src/shared/money';
 import { findTransaction, killAllBcoins, sats } from '../../helpers/bcoin';
-import { COINKEEP_BIN, runBin } from '../../helpers/cli';
-import { cliConfigFile } from '../../helpers/daemon';
-import { BTC, CONFIRMATIONS, elsewhere, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
+import { BTC, candidates, CONFIRMATIONS, elsewhere, events, minus, paid, reconcile, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
 
 test.after.always(killAllBcoins);
 
 /** The transaction `txid` from the node's mempool or its blocks. */
 const nodeTx = (f: PayoutFixture, txid: string): Promise<Transaction> => findTransaction(f.node, txid);
-
-/** What `tx` pays `address`, satoshi (0n when nothing). */
-function paid(f: PayoutFixture, tx: Transaction, address: string): bigint {
-  const script = baddress.toOutputScript(address, btcNetwork(f.td.daemon.config.chains[0]!));
-  return tx.outs.filter((o) => Buffer.from(o.script).equals(Buffer.from(script))).reduce((s, o) => s + BigInt(o.value), 0n);
-}
-
-async function events(f: PayoutFixture, withdrawalId: string): Promise<string[]> {
-  const rows = await f.td.daemon.store.read.find(EventEntity, { where: { object_id: withdrawalId }, order: { seq: 'ASC' } });
-  for (const r of rows) if ((JSON.parse(r.body) as { data: { withdrawal: { id: string } } }).data.withdrawal.id !== withdrawalId) throw new Error('an event without its withdrawal');
-  return rows.map((r) => r.type);
-}
-
-async function candidates(f: PayoutFixture, withdrawalId: string): Promise<string[]> {
-  const em = f.td.daemon.store.read;
-  const rows = await rawQuery<{ txid: string }>(
-    em,
-    `SELECT k.txid FROM chain_payout_candidates k JOIN chain_payout_legs l ON l.payout_id = k.payout_id WHERE l.withdrawal_id = ${placeholder(em, 1)} ORDER BY k.seq`,
-    [withdrawalId],
-  );
-  return rows.map((r) => r.txid);
-}
-
-/** `coinkeep ledger reconcile --json`: what the books say the wallet holds against what the node shows. */
-async function reconcile(f: PayoutFixture) {
-  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
-  return { code: r.code, report: r.stdout, stderr: r.stderr };
-}
-
-const minus = (a: string, ...b: string[]): string => b.reduce((x, y) => x.minus(Amount.of(y)), Amount.of(a)).toString();
 
 test('estimate, then withdraw: pending → processing → broadcast → completed; the node pays the destination once, balances, transactions and the ledger agree', async (t) => {
   const f = await startPayoutFixture();
