@@ -27,7 +27,7 @@
  * bandwidth. It waits in the pending pool until the next mined block (checked again there; dropped
  * if it no longer validates).
  *
- * Test hooks: `pay` (from the funded payer into the next block), `mine`, `holdPending` (blocks
+ * Test hooks: `pay` (from the funded payer into the next block), `mine`, `busy` (broadcasts answered with a node-trouble code), `holdPending` (blocks
  * leave the pool waiting; a block past a waiting transaction's expiration drops it, as every block
  * does), `reorg` (drop blocks; the next mined ones form the new branch), `skipTime` (block time passes: resources recover, locks and
  * unfreezes expire), `requireApiKey`, `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
@@ -221,6 +221,7 @@ export class TronNode {
   private readonly snapshots = new Map<number, State>();
   private pending: Pending[] = [];
   private holding = false;
+  private busyCode: string | null = null;
   private branch = 0;
   /** Block time skipped by `skipTime`, added to the next block's timestamp. */
   private skipped = 0;
@@ -379,6 +380,15 @@ export class TronNode {
     this.holding = on;
   }
 
+  /**
+   * While set, every broadcast is answered with this code of java-tron's about the node itself
+   * (`SERVER_BUSY`, `NO_CONNECTION`, `NOT_ENOUGH_EFFECTIVE_CONNECTION`, `BLOCK_UNSOLIDIFIED`) and
+   * nothing is taken in, as a node in trouble answers.
+   */
+  busy(code: string | null): void {
+    this.busyCode = code;
+  }
+
   /** Block time passes (the next block is `ms` later): resources recover, locks and unfreezes expire. */
   skipTime(ms: number): void {
     this.skipped += ms;
@@ -506,6 +516,7 @@ export class TronNode {
 
   /** `/wallet/broadcasthex`: a signed Transaction protobuf. */
   private broadcastHex(hex: unknown): unknown {
+    if (this.busyCode !== null) return refusal(this.busyCode, 'the node cannot take transactions now');
     if (typeof hex !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(hex)) return refusal('OTHER_ERROR', 'transaction cannot be parsed');
     const got = this.accept(Buffer.from(hex, 'hex'));
     if (got.tx) got.transaction = JSON.stringify(got.tx);

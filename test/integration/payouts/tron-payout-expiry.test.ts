@@ -75,3 +75,29 @@ test('a payout whose renewed transaction expired unmined too is failed and its h
   const clean = await f.clean();
   t.true(clean.ok, clean.detail);
 });
+
+test('a node answering SERVER_BUSY and the other node-trouble codes to every broadcast never fails a payout: it waits, and is paid once the node takes it', async (t) => {
+  const { f, treasury } = await funded();
+  t.teardown(() => f.stop());
+  const to = elsewhere();
+  const codes = ['SERVER_BUSY', 'NO_CONNECTION', 'NOT_ENOUGH_EFFECTIVE_CONNECTION', 'BLOCK_UNSOLIDIFIED'];
+  f.node.busy(codes[0]!);
+  const w = await f.withdraw({ coin_id: f.coin.TRX, amount: '40', to_address: to });
+  await f.until(async () => (await f.get(w.id)).status === 'processing', 'claimed', { mine: false });
+  // Each code in turn for a while, blocks going on (before its expiration: nothing proves it dead).
+  for (const code of codes) {
+    f.node.busy(code);
+    const until = Date.now() + 1500;
+    await f.until(async () => Date.now() > until, `${code} answered`, { mine: false });
+    f.node.mine(1);
+    t.is((await f.get(w.id)).status, 'processing', `not failed on ${code}`);
+  }
+  f.node.busy(null);
+  const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed');
+  t.is(f.node.trxBalance(to), units('40'));
+  t.is(minedFrom(f.node, treasury).length, 1, 'one transaction left the treasury');
+  t.is((await f.candidates(w.id)).at(-1), done.txid);
+  await f.quiet();
+  const clean = await f.clean();
+  t.true(clean.ok, clean.detail);
+});
