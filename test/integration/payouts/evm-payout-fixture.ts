@@ -20,7 +20,7 @@ import { verifyLedger } from '../../../src/ledger/verify';
 import { Amount } from '../../../src/shared/money';
 import { payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { waitScannedTo, waitWatched } from '../../helpers/chain-scan';
-import { startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { payoutMerchant } from '../../helpers/payout-fixture';
 import { ApiClient } from '../../helpers/invoice-fixture';
 import { CONFIRMATIONS, FAST_WATCH, RATES, type Ticker } from '../chains/evm/evm-fixture';
@@ -37,6 +37,9 @@ export interface EvmPayoutFixture {
   api: ApiClient;
   accountId: string;
   chainId: string;
+  /** The account's owner (an owner since a day) and fresh two-factor codes of theirs. */
+  owner: string;
+  otp: OtpSource;
   usdt: string;
   coin: Record<Ticker, string>;
   adapter: EvmAdapter;
@@ -82,7 +85,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
   if (opts.gasStationEth !== '0') await payFromAnvil(node, 'native', gasStation, opts.gasStationEth ?? '10', 18);
 
   const clock = { now: () => new Date() };
-  const { m, key } = await payoutMerchant(td.daemon, clock);
+  const { m, key, otp } = await payoutMerchant(td.daemon, clock);
   const store = td.daemon.store;
   const api = new ApiClient(td.url, key.key_id, key.secret);
   const coin = { ETH: coinId(chain.id, 'native'), USDT: coinId(chain.id, usdt) };
@@ -104,6 +107,8 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
     td,
     api,
     accountId: m.accountId,
+    owner: m.owner,
+    otp,
     chainId: chain.id,
     usdt,
     coin,

@@ -7,12 +7,16 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { AbiCoder, HDNodeWallet, keccak256, parseUnits, Transaction } from 'ethers';
+import { EvmAdapter } from '../../../src/chains/evm/evm-adapter';
+import type { ChainConfig } from '../../../src/config/schema';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
 import { verifyLedger } from '../../../src/ledger/verify';
+import { CANCELLED_BY_OPERATOR } from '../../../src/payouts/payout-worker';
 import { Amount } from '../../../src/shared/money';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { killAllAnvils } from '../../helpers/anvil';
-import { TEST_MNEMONIC } from '../../helpers/daemon';
+import { cliConfigFile, TEST_MNEMONIC } from '../../helpers/daemon';
 import { elsewhere, eth, startEvmPayoutFixture, type EvmPayoutFixture } from './evm-payout-fixture';
 
 test.after.always(killAllAnvils);
@@ -155,6 +159,55 @@ test('a completed payout whose block is reorganised away goes back to broadcast,
   t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');
   t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
   t.like(await f.balance('ETH'), { hold: '0' });
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
+
+/** An anvil adapter that answers the first payout transaction it is handed with its txid and never sends it, as a node that drops one does. */
+class DroppingAdapter extends EvmAdapter {
+  dropped: string | null = null;
+  override async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
+    const tx = Transaction.from(rawHex);
+    if (this.dropped === null && tx.to !== null && tx.to !== tx.from && tx.value > 0n) this.dropped = tx.hash;
+    return tx.hash === this.dropped ? tx.hash! : super.broadcast(rawHex, signal);
+  }
+}
+
+test('a payout the node answers and drops is never failed by the worker; coinkeep payouts cancel sends its nonce to the treasury itself, and the withdrawal fails once that is confirmed, its hold released and nothing paid', async (t) => {
+  let node!: DroppingAdapter;
+  const f = await startEvmPayoutFixture({ payouts: { stuck_alert_minutes: 0, replace_after_blocks: 1000 }, daemon: { adapterFor: (chain: ChainConfig) => (node = new DroppingAdapter(chain)) } });
+  t.teardown(() => f.stop());
+  await f.paidInvoice('ETH', '1');
+  let stop = f.miner();
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+  await f.quiet();
+  await stop();
+  const treasury = await treasuryOf(f);
+  const before = await f.balance('ETH');
+  const to = elsewhere();
+  const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
+  const sent = await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
+  t.is(sent.txid, node.dropped);
+  const height = async () => Number(await f.node.rpc<string>('eth_blockNumber', []));
+  const at = await height();
+  stop = f.miner();
+  t.teardown(stop);
+  const [payout] = await f.td.daemon.store.read.query(`SELECT id FROM chain_payouts`);
+  await f.until(async () => (await height()) >= at + 5, 'five blocks mined');
+  t.is((await f.get(w.id)).status, 'broadcast', 'never failed while the node does not know it');
+
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'payouts', 'cancel', payout.id, '--as', f.owner, '--otp', f.otp.next()], { timeoutMs: 60_000 });
+  t.is(r.code, 0, r.stderr);
+  const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
+  await f.quiet();
+  await stop();
+  t.is(failed.failure_reason, CANCELLED_BY_OPERATOR);
+  t.not(failed.txid, sent.txid);
+  const cancel = await f.node.rpc<{ from: string; to: string; value: string; nonce: string }>('eth_getTransactionByHash', [failed.txid]);
+  t.is(cancel.to.toLowerCase(), treasury.address.toLowerCase(), 'to the treasury itself');
+  t.is(BigInt(cancel.value), 0n);
+  t.is(await f.onChain(to, 'ETH'), 0n, 'nothing paid');
+  t.like(await f.balance('ETH'), { hold: '0', available: Amount.of(before.available).minus(Amount.of(failed.network_fee_charged)).toString() });
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
