@@ -101,6 +101,5 @@ function normalise(r: ChainPayoutRow): ChainPayoutRow {
     ...r,
     broadcast_height: r.broadcast_height === null ? null : Number(r.broadcast_height),
     held: Number(r.held),
-    unknown_checks: Number(r.unknown_checks),
   };
 }

@@ -195,7 +195,6 @@ export class PayoutWorker {
       broadcast_height: null,
       first_broadcast_at: null,
       held: 0,
-      unknown_checks: 0,
       cancel_requested_at: null,
       reopened_at: null,
       confirmed_txid: null,

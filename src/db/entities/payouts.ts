@@ -17,7 +17,6 @@ export interface ChainPayoutRow {
   broadcast_height: number | null;
   first_broadcast_at: string | null;
   held: number;
-  unknown_checks: number;
   confirmed_txid: string | null;
   failure_reason: string | null;
   /** When an owner or admin asked `coinkeep payouts cancel` (its cancel candidate follows). */
