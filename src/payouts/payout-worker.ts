@@ -22,7 +22,7 @@ export const REFUSAL_CHECKS = 3;
 /** ...spread over at least this long since its first broadcast (bcoin answers before its mempool holds a transaction). */
 export const REFUSAL_GRACE_MS = 3000;
 /** Pending withdrawals read per run. */
-const CLAIM_READ = 1000;
+export const CLAIM_READ = 1000;
 
 export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';

@@ -380,8 +380,6 @@ export class WithdrawalService {
    */
   async claimable(em: EntityManager, accountId: string, pending: WithdrawalRow[]): Promise<WithdrawalRow[]> {
     if (pending.length === 0) return [];
-    // Locked on PostgreSQL: a freeze, an unverification or a whitelist change lands wholly before this claim or after it.
-    await lockRow(em, 'accounts', accountId);
     const [account] = await rawQuery<Pick<AccountRow, 'status' | 'verified' | 'withdrawal_whitelist_enforced'>>(
       em,
       `SELECT status, verified, withdrawal_whitelist_enforced FROM accounts WHERE id = ${placeholder(em, 1)}`,
@@ -465,8 +463,6 @@ export class WithdrawalService {
   async removeWhitelisted(accountId: string, actor: Actor, id: string): Promise<{ id: string; removed: true }> {
     return this.deps.store.write(async (em) => {
       const who = await this.managerAct(em, accountId, actor);
-      // As a claim of the account's withdrawals: the payout worker's whitelist check sees it wholly or not at all.
-      await lockRow(em, 'accounts', accountId);
       const entry = await em.findOneBy(WhitelistEntryEntity, { id, account_id: accountId, status: 'active' });
       if (!entry) throw notFound('whitelist entry');
       await updateRows(em, 'withdrawal_whitelist', { status: 'removed', removed_at: iso(this.deps.clock.now()) }, { id, status: 'active' });

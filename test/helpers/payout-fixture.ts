@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { address as baddress } from 'bitcoinjs-lib';
+import type { SensitiveLimits } from '../../src/auth/sensitive-limiter';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
 import type { DaemonOptions } from '../../src/daemon/main';
 import type { ChainConfig } from '../../src/config/schema';
@@ -69,6 +70,8 @@ export interface PayoutFixtureOptions {
   standard?: boolean;
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
+  /** The sensitive-operation limits instead of the defaults (a test that makes many withdrawals). */
+  sensitiveLimits?: SensitiveLimits;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
@@ -76,7 +79,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
     { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
-    { adapterFor },
+    { adapterFor, sensitiveLimits: opts.sensitiveLimits },
   );
   const chainId = td.daemon.config.chains[0]!.id;
   const store = td.daemon.store;

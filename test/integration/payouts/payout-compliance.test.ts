@@ -6,14 +6,18 @@
  * `review_reason: compliance`, their holds kept. On bcoin regtest, as a merchant and the CLI see it.
  */
 import test, { type ExecutionContext } from 'ava';
+import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
+import type { FeeQuote } from '../../../src/chains/types';
+import type { ChainConfig } from '../../../src/config/schema';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { TransactionEntity } from '../../../src/db/entities/money';
 import { placeholder, rawQuery } from '../../../src/db/raw';
+import { CLAIM_READ } from '../../../src/payouts/payout-worker';
 import { Amount } from '../../../src/shared/money';
 import { killAllBcoins } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { RealOtp } from '../../helpers/cli-otp';
-import { cliConfigFile } from '../../helpers/daemon';
+import { cliConfigFile, OPEN_SENSITIVE_LIMITS } from '../../helpers/daemon';
 import { BTC, CONFIRMATIONS, elsewhere, startPayoutFixture, statuses, until, type PayoutFixture } from '../../helpers/payout-fixture';
 import { eventTypes } from '../../helpers/withdrawal-picture';
 
@@ -87,6 +91,64 @@ test('withdrawals made before a freeze stay pending however often the worker run
   await f.waitWithdrawal(kept.id, (x) => x.status === 'completed', 'completed');
   t.deepEqual(await f.balance(), { available: minus(before.available, kept.total_debit), hold: '0' });
   t.true(await f.ledgerClean());
+});
+
+/** The node, with a hook run once at the next fee quote: the worker asks one after its read of the due withdrawals and before its claim. */
+class QuoteHook extends BtcAdapter {
+  atNextQuote: (() => Promise<unknown>) | null = null;
+  constructor(chain: ChainConfig) {
+    super(chain);
+  }
+  override async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
+    const hook = this.atNextQuote;
+    this.atNextQuote = null;
+    await hook?.();
+    return super.feeQuote(signal);
+  }
+}
+
+test('a freeze that lands between the worker read and its claim still stops the payout: the claim re-checks the account', async (t) => {
+  let node!: QuoteHook;
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, adapter: (chain) => (node = new QuoteHook(chain)) });
+  t.teardown(() => f.stop());
+  await f.fund('0.3');
+  const w = await f.withdraw({ coin_id: BTC, amount: '0.1', to_address: elsewhere() });
+  let frozen = false;
+  node.atNextQuote = async () => {
+    await f.td.daemon.team.freeze(f.accountId, { kind: 'member', email: f.owner });
+    frozen = true;
+  };
+  await f.backdatePending(601);
+
+  const worker = f.td.daemon.withdrawals.payoutJobs[0]!;
+  await until(async () => {
+    await worker.run(new AbortController().signal);
+    return frozen;
+  }, 'the freeze between read and claim');
+  await worker.run(new AbortController().signal);
+  t.deepEqual(await statuses(f), { [w.id]: 'pending' });
+  t.is(await payoutsOf(f, f.accountId), 0);
+});
+
+test('a frozen account with more pending withdrawals than one claim reads does not hold up another account payout', async (t) => {
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, sensitiveLimits: OPEN_SENSITIVE_LIMITS });
+  t.teardown(() => f.stop());
+  const other = await f.anotherMerchant();
+  await f.fund('1');
+  await other.fund('0.2');
+  const to = elsewhere();
+  for (let made = 0; made < CLAIM_READ; made += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, i) => f.withdraw({ coin_id: BTC, amount: '0.0001', to_address: to, payout_id: `many-${made + i}` })));
+  }
+  const frozen = await cli(f, ['account', 'freeze', '--account', f.accountId, '--as', f.owner]);
+  t.is(frozen.code, 0, frozen.stderr);
+  await f.backdatePending(700);
+  const w = await other.withdraw({ coin_id: BTC, amount: '0.1', to_address: elsewhere() });
+  await other.backdatePending(601);
+
+  await other.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'the other account paid');
+  t.is(await payoutsOf(f, f.accountId), 0);
+  t.is(Object.values(await statuses(f)).filter((s) => s === 'pending').length, CLAIM_READ);
 });
 
 test('the operator un-verifies an account with a pending withdrawal: the worker sends it to review (compliance) with its hold, pays nothing; approved while unverified it returns to review; verified and approved it is paid', async (t) => {
