@@ -1,6 +1,6 @@
 import { newRouter, type AppRouter } from '../http/context';
 import type { TeamService } from '../team/team.service';
-import { memberActor } from './actor';
+import { memberActor, memberOrOperator } from './actor';
 
 /** Account and member commands of the CLI (operator commands act with no member). */
 export function teamAdminRoutes(team: TeamService): AppRouter {
@@ -33,7 +33,7 @@ export function teamAdminRoutes(team: TeamService): AppRouter {
   });
   r.post('/accounts/:id/members', async (ctx) => {
     ctx.status = 201;
-    ctx.body = await team.addMember(ctx.params.id!, memberActor(ctx.state.body), ctx.state.body.email, ctx.state.body.role);
+    ctx.body = await team.addMember(ctx.params.id!, memberOrOperator(ctx.state.body), ctx.state.body.email, ctx.state.body.role);
   });
   r.post('/accounts/:id/members/remove', async (ctx) => {
     ctx.body = await team.removeMember(ctx.params.id!, memberActor(ctx.state.body), ctx.state.body.email);

@@ -7,7 +7,7 @@ import type { WithdrawalStatus } from '../db/entities/withdrawals';
 import { memberActor } from './actor';
 
 
-/** `coinkeep withdrawals` and `coinkeep whitelist`: members read, owners and admins decide and change. */
+/** `coinkeep withdrawals` and `coinkeep whitelist`: members read and cancel, owners and admins decide and change. */
 export function withdrawalsAdminRoutes(withdrawals: WithdrawalService): AppRouter {
   const r = newRouter('/admin/accounts/:id');
   r.get('/withdrawals', async (ctx) => {
@@ -23,6 +23,9 @@ export function withdrawalsAdminRoutes(withdrawals: WithdrawalService): AppRoute
       ctx.body = await withdrawals.decide(ctx.params.id!, pathId(ctx.params.wid, 'withdrawal'), memberActor(ctx.state.body), decision);
     });
   }
+  r.post('/withdrawals/:wid/cancel', async (ctx) => {
+    ctx.body = await withdrawals.cancelForMember(ctx.params.id!, pathId(ctx.params.wid, 'withdrawal'), memberActor(ctx.state.body));
+  });
   r.get('/whitelist', async (ctx) => {
     ctx.body = { items: await withdrawals.whitelist(ctx.params.id!, memberActor(ctx.query)) };
   });

@@ -23,7 +23,7 @@ export interface DashboardProps {
   api: DashboardApi;
   /** --account: the one account in view (else every account, the operator's view). */
   account?: string;
-  /** --as: the member who acts (approve, reject, rotate, disable). */
+  /** --as: the member who acts (approve, reject, cancel, rotate, disable). */
   as?: string;
   /** How often the snapshot is read (at most once a second in use; tests may go faster). */
   refreshMs?: number;
@@ -31,6 +31,7 @@ export interface DashboardProps {
 
 const TITLES: Record<DashboardScreen, string> = { overview: 'Overview', payments: 'Payments', approvals: 'Approvals', webhooks: 'Webhooks', keys: 'Keys', log: 'Log' };
 const LEVELS: LogLevelFilter[] = ['debug', 'info', 'warn', 'error'];
+const DOING = { approve: 'approving', reject: 'rejecting', cancel: 'cancelling' } as const;
 
 /** The line the CLI would print for this failure (its message after `coinkeep: `). */
 const failureLine = (err: unknown): string => `coinkeep: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
@@ -151,13 +152,15 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   const withOtp = (label: string, next: (otp: string) => void) => setPrompt({ kind: 'otp', label, value: '', next });
   const confirm = (question: string, next: () => void) => setPrompt({ kind: 'confirm', question, next });
 
-  const decide = (decision: 'approve' | 'reject') => {
+  const decide = (decision: 'approve' | 'reject' | 'cancel') => {
     const row = approvalRows(snap!)[cursor];
-    if (!row || !needMember()) return;
+    if (!row) return;
+    if (decision === 'cancel' && row.kind === 'request') return setMessage({ text: 'c cancels a withdrawal: move the cursor onto one', tone: 'error' });
+    if (!needMember()) return;
     const what = row.kind === 'request' ? `the withdraw permission of key ${row.id}` : `withdrawal ${short(row.id)}`;
     const send = () =>
       withOtp(`Two-factor code of ${as} to ${decision} ${what}:`, (otp) =>
-        run(`${decision === 'approve' ? 'approving' : 'rejecting'} ${what}`, async () => {
+        run(`${DOING[decision]} ${what}`, async () => {
           if (row.kind === 'request') {
             const r = await api.post(`${accountPath(row.account_id)}/withdraw-requests/${encodeURIComponent(row.id)}/${decision}`, { as, otp });
             return `key ${r.key.key_id}: withdraw ${r.key.withdraw_status}`;
@@ -166,8 +169,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
           return `withdrawal ${r.id}: ${r.status}`;
         }),
       );
-    if (decision === 'reject') confirm(`Reject ${what}?`, send);
-    else send();
+    if (decision === 'approve') send();
+    else confirm(`${decision === 'reject' ? 'Reject' : 'Cancel'} ${what}${row.kind === 'withdrawal' ? ' (its money returns to available)' : ''}?`, send);
   };
 
   const webhookAction = (action: 'replay' | 'replay-endpoint' | 'ping') => {
@@ -250,7 +253,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursor - 1));
     if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursor + 1));
     if (!ready || help) return;
-    if (screen === 'approvals' && (input === 'y' || input === 'n')) return decide(input === 'y' ? 'approve' : 'reject');
+    if (screen === 'approvals' && (input === 'y' || input === 'n' || input === 'c')) return decide(input === 'y' ? 'approve' : input === 'n' ? 'reject' : 'cancel');
     if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p')) return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
     if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
     if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);

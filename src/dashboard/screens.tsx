@@ -179,7 +179,7 @@ export function ApprovalsScreen({ snap, selected, height, accountName }: ScreenP
   if (!snap.approvals) return <Text>loading…</Text>;
   return (
     <Box flexDirection="column">
-      <Section title="Waiting for an owner or admin (y approve · n reject)">
+      <Section title="Waiting for an owner or admin (y approve · n reject · c cancel)">
         {rows.length === 0 ? <Row text="nothing to decide" /> : null}
         {windowed(rows, selected, height - 1).map(({ item, index }) =>
           item.kind === 'request' ? (
@@ -291,7 +291,7 @@ export const HELP_LINES = [
   '1-6 or ←/→   switch screen: Overview, Payments, Approvals, Webhooks, Keys, Log',
   'a            cycle the account in view (all accounts, then each one)',
   '↑/↓ or k/j   move the cursor on a list',
-  'Approvals    y approve · n reject (asks the two-factor code; needs --as EMAIL)',
+  'Approvals    y approve · n reject · c cancel a withdrawal (asks the two-factor code; needs --as EMAIL)',
   'Webhooks     r replay the delivery · R replay every exhausted one of its endpoint · p ping the endpoint',
   'Keys         r rotate · d disable (asks to confirm; needs --as EMAIL)',
   'Log          l change the level filter',

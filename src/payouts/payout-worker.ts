@@ -20,7 +20,7 @@ import type { PayoutStore } from './payout-store';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, StoredPayout } from './rail';
 
 /** Pending withdrawals read per run. */
-const CLAIM_READ = 1000;
+export const CLAIM_READ = 1000;
 
 export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';
@@ -107,9 +107,11 @@ export class PayoutWorker {
     if (this.coinIds.length === 0) return;
     const em = this.deps.store.read;
     const list = inList(em, this.coinIds, 1);
+    // A frozen account's withdrawals wait (PRODUCT §14) without taking other accounts' places in the read.
     const pending = await rawQuery<WithdrawalRow>(
       em,
-      `SELECT * FROM withdrawals WHERE coin_id ${list.sql} AND status = 'pending' ORDER BY created_at, id LIMIT ${CLAIM_READ}`,
+      `SELECT * FROM withdrawals WHERE coin_id ${list.sql} AND status = 'pending'
+       AND account_id NOT IN (SELECT id FROM accounts WHERE status = 'frozen') ORDER BY created_at, id LIMIT ${CLAIM_READ}`,
       list.params,
     );
     if (pending.length === 0) return;
@@ -142,30 +144,25 @@ export class PayoutWorker {
   }
 
   /**
-   * Claims `ids` (those still pending), builds and signs their payout and stores it, in one
-   * transaction: the claim, the coins' reservation and the signed bytes commit together or not at
-   * all. Orders the rail refuses fail on their own; orders it leaves out stay pending.
+   * Claims `ids` (those still pending, of those the account allows now), builds and signs their
+   * payout and stores it, in one transaction: the claim, the coins' reservation and the signed
+   * bytes commit together or not at all. Orders the rail refuses fail on their own; orders it
+   * leaves out stay pending.
    */
   private async build(em: EntityManager, accountId: string, ids: string[], prepared: unknown): Promise<ChainPayoutRow | null> {
-    const rows: WithdrawalRow[] = [];
+    const pending: WithdrawalRow[] = [];
     for (const id of ids) {
       const w = await em.findOneBy(WithdrawalEntity, { id });
-      if (w?.status === 'pending') rows.push(w);
+      if (w?.status === 'pending') pending.push(w);
     }
+    const rows = await unlessChanged(() => this.deps.withdrawals.claimable(em, accountId, pending));
     if (rows.length === 0) return null;
     const orders = rows.map((w) => this.orderOf(w));
     const built = await this.deps.rail.build(em, { accountId, orders, prepared });
     const byId = new Map(rows.map((w) => [w.id, w]));
     const now = iso(this.deps.clock.now());
-    const claim = async (id: string, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> => {
-      try {
-        return await this.deps.withdrawals.payoutMove(em, byId.get(id)!, 'claim', { claimed_by: this.claimer, claimed_at: now, ...patch });
-      } catch (err) {
-        // The guarded move found it changed (cancelled meanwhile): the whole claim rolls back.
-        if (err instanceof ApiError && err.status === 409) throw new Changed();
-        throw err;
-      }
-    };
+    const claim = (id: string, patch: Partial<WithdrawalRow>): Promise<WithdrawalRow> =>
+      unlessChanged(() => this.deps.withdrawals.payoutMove(em, byId.get(id)!, 'claim', { claimed_by: this.claimer, claimed_at: now, ...patch }));
     for (const r of built.refused) {
       const claimed = await claim(r.withdrawalId, {});
       await this.deps.withdrawals.payoutMove(em, claimed, 'fail', { failure_reason: r.reason });
@@ -516,6 +513,16 @@ export class PayoutWorker {
       this.deps.logger.warn('payout broadcast not accepted', { chain: this.chainId, payout_id: payout.id, txid: candidate.txid, error: reason });
       return { sent: false, refused: err instanceof TransactionRefused, reason };
     }
+  }
+}
+
+/** A guarded move that found its withdrawal changed meanwhile (cancelled, say) rolls the whole claim back. */
+async function unlessChanged<T>(move: () => Promise<T>): Promise<T> {
+  try {
+    return await move();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409) throw new Changed();
+    throw err;
   }
 }
 

@@ -11,6 +11,8 @@ import { Amount } from '../shared/money';
 import { matchTotpStep, newTotpSecret, otpauthUrl } from './totp';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'developer'];
+/** A change to a higher rank is a promotion: it gives rights the member did not have. */
+const RANK: Readonly<Record<Role, number>> = { developer: 0, admin: 1, owner: 2 };
 export const OPERATOR = 'operator';
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,189}\.[^\s@]{2,}$/;
 
@@ -121,7 +123,7 @@ export class TeamService {
         updated_at: now,
       };
       await em.insert(AccountEntity, account);
-      const { member, secret } = await this.insertMember(em, account.id, email, 'owner', now);
+      const { member, secret } = await this.insertMember(em, account.id, email, 'owner', now, null);
       await this.log(em, account.id, OPERATOR, 'account.created', { name: accountName, owner: email });
       return {
         account: presentAccount(account),
@@ -193,7 +195,7 @@ export class TeamService {
       const who = await this.authorize(em, account.id, actor, { roles: r === 'owner' ? ['owner'] : ['owner', 'admin'], otp: true });
       const existing = await em.findOneBy(MemberEntity, { account_id: account.id, email: e, status: 'active' });
       if (existing) throw new ApiError(409, 'conflict', `${e} is already a member`, { field: 'email' });
-      const { member, secret } = await this.insertMember(em, account.id, e, r, iso(this.clock.now()));
+      const { member, secret } = await this.insertMember(em, account.id, e, r, iso(this.clock.now()), await this.grantor(em, account.id, who));
       await this.log(em, account.id, who, 'member.added', { email: e, role: r });
       return { member: { ...presentMember(member), totp_secret: secret, otpauth_url: otpauthUrl(secret, e) } };
     });
@@ -223,7 +225,9 @@ export class TeamService {
       const who = await this.authorize(em, account.id, actor, { roles: needsOwner ? ['owner'] : ['owner', 'admin'], otp: true });
       if (target.role === r) return { member: presentMember(target) };
       if (target.role === 'owner') await this.keepAnOwner(em, account.id, target);
-      await em.update(MemberEntity, { id: target.id }, { role: r, updated_at: iso(this.clock.now()) });
+      const now = iso(this.clock.now());
+      const grant = RANK[r] > RANK[target.role] ? { role_granted_at: now, role_granted_by: await this.grantor(em, account.id, who) } : {};
+      await em.update(MemberEntity, { id: target.id }, { role: r, ...grant, updated_at: now });
       await this.log(em, account.id, who, 'member.role_changed', { email: e, from: target.role, to: r });
       for (const l of this.memberListeners) await l(em, { accountId: account.id, memberId: target.id, change: 'role_changed', by: who });
       return { member: presentMember({ ...target, role: r }) };
@@ -280,7 +284,8 @@ export class TeamService {
     if (!res.affected) throw new ApiError(403, 'forbidden', 'the two-factor code was already used', { field: 'otp' });
   }
 
-  private async insertMember(em: EntityManager, accountId: string, email: string, role: Role, now: string) {
+  /** `grantedBy`: the member who adds them, null for the operator. */
+  private async insertMember(em: EntityManager, accountId: string, email: string, role: Role, now: string, grantedBy: string | null) {
     const secret = newTotpSecret();
     const id = newId();
     const member: MemberRow = {
@@ -291,11 +296,18 @@ export class TeamService {
       status: 'active',
       totp_secret_sealed: this.sealer.seal(secret, cells.memberTotp(id)),
       totp_last_step: null,
+      role_granted_at: now,
+      role_granted_by: grantedBy,
       created_at: now,
       updated_at: now,
     };
     await em.insert(MemberEntity, member);
     return { member, secret };
+  }
+
+  /** Who grants a role, as `role_granted_by` records it: the acting member's id, or null for the operator. */
+  private async grantor(em: EntityManager, accountId: string, who: string): Promise<string | null> {
+    return who === OPERATOR ? null : (await this.activeMember(em, accountId, who)).id;
   }
 
   private async activeMember(em: EntityManager, accountId: string, email: string): Promise<MemberRow> {

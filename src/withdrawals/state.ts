@@ -12,6 +12,7 @@ export type WithdrawalTrigger =
   | 'expire' // a review left undecided for 24 hours
   | 'cancel' // the merchant, before processing
   | 'claim' // the payout worker takes it
+  | 'compliance' // the payout worker finds the account unverified, or the destination off its enforced whitelist (PRODUCT §14)
   | 'broadcast' // its signed transaction reached the node
   | 'confirm' // its transaction has the chain's confirmations
   | 'fail' // its transaction can no longer confirm
@@ -35,7 +36,7 @@ const keep = (to: WithdrawalStatus, event: EventType | null): Move => ({ to, hol
 const MOVES: Readonly<Partial<Record<WithdrawalStatus, Partial<Record<WithdrawalTrigger, Move>>>>> = {
   review: { approve: keep('pending', null), reject: release('rejected'), expire: release('rejected'), cancel: release('cancelled') },
   awaiting_approval: { approve: keep('pending', null), reject: release('rejected'), cancel: release('cancelled') },
-  pending: { claim: keep('processing', 'withdrawal.processing'), cancel: release('cancelled') },
+  pending: { claim: keep('processing', 'withdrawal.processing'), compliance: keep('review', 'withdrawal.review'), cancel: release('cancelled') },
   processing: { broadcast: keep('broadcast', 'withdrawal.broadcast'), fail: release('failed') },
   broadcast: { confirm: { to: 'completed', hold: 'settle', event: 'withdrawal.completed' }, fail: release('failed') },
   // Settled money stays settled: the transaction is in the chain's hands again, never paid twice.
@@ -54,6 +55,6 @@ export function creationEvent(status: WithdrawalStatus): EventType | null {
   return status === 'review' || status === 'awaiting_approval' ? `withdrawal.${status}` : null;
 }
 
-/** The merchant may cancel only before processing (SPEC "Withdrawal" moves). */
+/** The merchant, or any member, may cancel only before processing (SPEC "Withdrawal" moves). */
 export const isCancellable = (s: WithdrawalStatus): boolean => nextMove(s, 'cancel') !== null;
 

@@ -4,7 +4,7 @@ import { reservedGas } from '../payouts/evm/gas';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
-import type { AccountRow } from '../db/entities/team';
+import type { AccountRow, MemberRow } from '../db/entities/team';
 import {
   WhitelistEntryEntity,
   WithdrawalEntity,
@@ -26,7 +26,8 @@ import { ApiError, conflict, notFound, unavailable } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
-import type { TeamService, Actor } from '../team/team.service';
+import { ROLES, SYSTEM, type TeamService, type Actor } from '../team/team.service';
+import { approverRefusal, REFUSAL_MESSAGES } from './approver-rule';
 import { FeeQuotes } from './fee-quotes';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
@@ -165,7 +166,7 @@ export class WithdrawalService {
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
     const { coin, sender } = shape.payout;
-    if (account.withdrawal_whitelist_enforced && !(await this.whitelisted(caller.accountId, coin.id, shape.toAddress))) {
+    if (account.withdrawal_whitelist_enforced && !(await this.whitelisted(this.deps.store.read, caller.accountId, coin.id, shape.toAddress))) {
       throw new ApiError(403, 'forbidden', 'this address is not on the account\'s withdrawal whitelist');
     }
     if (!sender.payable(shape.toAddress) || this.deps.isOwnAddress(coin.chain_id, shape.toAddress)) throw addressRefused();
@@ -299,11 +300,32 @@ export class WithdrawalService {
 
   /** The merchant's cancel: only before processing (SPEC), the hold released. */
   async cancel(accountId: string, id: string): Promise<WithdrawalView> {
+    return this.deps.store.write(async (em) => this.present(await this.move(em, await this.withdrawalOf(em, accountId, id), 'cancel', {})));
+  }
+
+  /**
+   * A member's cancel (`coinkeep withdrawals cancel`, the dashboard): any role, with their
+   * two-factor code, also while the account is frozen (PRODUCT §14), written to the security log.
+   */
+  async cancelForMember(accountId: string, id: string, actor: Actor): Promise<WithdrawalView> {
     return this.deps.store.write(async (em) => {
-      const row = await em.findOneBy(WithdrawalEntity, { id, account_id: accountId });
-      if (!row) throw notFound('withdrawal');
-      return this.present(await this.move(em, row, 'cancel', {}));
+      const who = await this.deps.team.authorize(em, accountId, actor, { roles: ROLES, otp: true });
+      const row = await this.withdrawalOf(em, accountId, id);
+      const moved = await this.move(em, row, 'cancel', {});
+      await this.logDecision(em, who, 'withdrawal.cancelled', row);
+      return this.present(moved);
     });
+  }
+
+  private async withdrawalOf(em: EntityManager, accountId: string, id: string): Promise<WithdrawalRow> {
+    const row = await em.findOneBy(WithdrawalEntity, { id, account_id: accountId });
+    if (!row) throw notFound('withdrawal');
+    return row;
+  }
+
+  /** A member's decision on a withdrawal in the account's security log (never a secret). */
+  private logDecision(em: EntityManager, who: string, action: string, row: WithdrawalRow): Promise<void> {
+    return this.deps.team.log(em, row.account_id, who, action, { withdrawal_id: row.id, from: row.status, amount: row.amount, coin_id: row.coin_id, to_address: row.to_address });
   }
 
   /** An account's withdrawals for a member (the CLI's list), newest first, at most 200; `status` filters. */
@@ -321,27 +343,64 @@ export class WithdrawalService {
 
   /**
    * An owner's or admin's decision on a withdrawal in `review` or `awaiting_approval`, with their
-   * two-factor code. A dual approval must come from a member other than the one holding the
-   * secret of the key that asked for the payout.
+   * two-factor code. An approval counts only from a second person (PRODUCT §14, approver-rule.ts).
    */
   async decide(accountId: string, id: string, actor: Actor, decision: 'approve' | 'reject'): Promise<WithdrawalView> {
     return this.deps.store.write(async (em) => {
       const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
-      const row = await em.findOneBy(WithdrawalEntity, { id, account_id: accountId });
-      if (!row) throw notFound('withdrawal');
+      const row = await this.withdrawalOf(em, accountId, id);
       if (row.status !== 'review' && row.status !== 'awaiting_approval') throw conflict(`only a withdrawal in review or awaiting approval is decided; this one is ${row.status}`, { status: row.status });
       const member = await this.deps.team.memberByEmail(em, accountId, who);
-      if (decision === 'approve' && row.status === 'awaiting_approval') {
-        const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
-        if (key?.secret_holder === member.id) {
-          throw new ApiError(403, 'forbidden', 'the second approval must come from a member other than the holder of the requesting key\'s secret');
-        }
-      }
+      if (decision === 'approve') await this.checkApprover(em, row, member);
       const now = iso(this.deps.clock.now());
       const moved = await this.move(em, row, decision, { decided_by: member.id, decided_at: now });
-      await this.deps.team.log(em, accountId, who, `withdrawal.${decision === 'approve' ? 'approved' : 'rejected'}`, { withdrawal_id: row.id, from: row.status, amount: row.amount, coin_id: row.coin_id, to_address: row.to_address });
+      await this.logDecision(em, who, `withdrawal.${decision === 'approve' ? 'approved' : 'rejected'}`, row);
       return this.present(moved);
     });
+  }
+
+  /** Refuses (403 `forbidden`, `details.reason` naming the rule) an approval PRODUCT §14 does not count. */
+  private async checkApprover(em: EntityManager, row: WithdrawalRow, approver: MemberRow): Promise<void> {
+    const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
+    const changedBy = row.status === 'review' && row.review_reason === 'pattern' ? await this.securityChanges(em, row.account_id, new Date(row.created_at)) : [];
+    const refusal = approverRefusal({
+      approver,
+      keyHolders: key ? [key.created_by, key.secret_holder, key.previous_secret_holder] : [],
+      changedBy,
+      now: this.deps.clock.now(),
+    });
+    if (refusal) throw new ApiError(403, 'forbidden', REFUSAL_MESSAGES[refusal], { reason: refusal });
+  }
+
+  /**
+   * PRODUCT §14, in the payout worker's claiming transaction: which of an account's pending
+   * withdrawals may be paid, by the account as it is now. None while it is frozen: they wait in
+   * `pending`. When it is not verified, or a destination is off its enforced whitelist, that
+   * withdrawal moves to `review` (`compliance`), its hold kept, for an owner or admin to decide.
+   */
+  async claimable(em: EntityManager, accountId: string, pending: WithdrawalRow[]): Promise<WithdrawalRow[]> {
+    if (pending.length === 0) return [];
+    const [account] = await rawQuery<Pick<AccountRow, 'status' | 'verified' | 'withdrawal_whitelist_enforced'>>(
+      em,
+      `SELECT status, verified, withdrawal_whitelist_enforced FROM accounts WHERE id = ${placeholder(em, 1)}`,
+      [accountId],
+    );
+    if (!account || account.status === 'frozen') return [];
+    const claimable: WithdrawalRow[] = [];
+    for (const w of pending) {
+      const reason = !account.verified
+        ? 'unverified'
+        : account.withdrawal_whitelist_enforced && !(await this.whitelisted(em, accountId, w.coin_id, w.to_address))
+          ? 'not_whitelisted'
+          : null;
+      if (reason === null) {
+        claimable.push(w);
+        continue;
+      }
+      await this.move(em, w, 'compliance', { review_reason: 'compliance' });
+      await this.deps.team.log(em, accountId, SYSTEM, 'withdrawal.compliance_review', { withdrawal_id: w.id, reason });
+    }
+    return claimable;
   }
 
   /** Reviews left undecided for 24 hours are rejected, their holds released. How many. */
@@ -352,10 +411,12 @@ export class WithdrawalService {
       rawRun(em, `DELETE FROM withdrawal_day_sums WHERE bucket < ${placeholder(em, 1)}`, [dayBucket(iso(new Date(now - DAY_SUMS_KEPT_MS)))]),
     );
     const cutoff = iso(new Date(now - REVIEW_TTL_MS));
+    // A review's 24 hours start when it entered review (its last move): at creation, or later when
+    // the payout worker held it for compliance.
     const due = await this.deps.store.read
       .createQueryBuilder(WithdrawalEntity, 'w')
-      .where("w.status = 'review' AND w.created_at <= :cutoff", { cutoff })
-      .orderBy('w.created_at', 'ASC')
+      .where("w.status = 'review' AND w.updated_at <= :cutoff", { cutoff })
+      .orderBy('w.updated_at', 'ASC')
       .limit(200)
       .getMany();
     let done = 0;
@@ -585,14 +646,10 @@ export class WithdrawalService {
       const { rate } = this.deps.rates.rate(payout.coin.ticker, fiat);
       if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
     }
-    const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
+    const now = this.deps.clock.now();
+    const since = iso(new Date(now.getTime() - REVIEW_TTL_MS));
     const p = (i: number) => placeholder(em, i);
-    const recent = await rawQuery(
-      em,
-      `SELECT 1 FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 3)).join(', ')}) LIMIT 1`,
-      [account.id, since, ...PATTERN_ACTIONS],
-    );
-    if (recent.length > 0) return { status: 'review', reviewReason: 'pattern' };
+    if ((await this.securityChanges(em, account.id, now, 1)).length > 0) return { status: 'review', reviewReason: 'pattern' };
     if (account.daily_withdrawal_limit !== null) {
       const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
       const limit = Amount.of(account.daily_withdrawal_limit);
@@ -641,6 +698,21 @@ export class WithdrawalService {
     return this.signerCheck(payout, amount);
   }
 
+  /**
+   * Who made the security changes of the 24 hours up to `at` (at most `limit` of them) that send a
+   * withdrawal created then to review (`pattern`): security-log actors, emails or `operator`.
+   */
+  private async securityChanges(em: EntityManager, accountId: string, at: Date, limit?: number): Promise<string[]> {
+    const p = (i: number) => placeholder(em, i);
+    const rows = await rawQuery<{ actor: string }>(
+      em,
+      `SELECT actor FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND created_at <= ${p(3)}
+       AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 4)).join(', ')})${limit === undefined ? '' : ` LIMIT ${limit}`}`,
+      [accountId, iso(new Date(at.getTime() - REVIEW_TTL_MS)), iso(at), ...PATTERN_ACTIONS],
+    );
+    return rows.map((r) => r.actor);
+  }
+
   /** `signer_limit` above the signer's per-transaction cap for the coin (in the default fiat); else `pending`. */
   private signerCheck(payout: PayoutCoin, amount: Amount): { status: WithdrawalStatus; reviewReason: ReviewReason | null } {
     const cap = this.deps.signerLimits[payout.coin.ticker];
@@ -658,8 +730,8 @@ export class WithdrawalService {
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
 
-  private async whitelisted(accountId: string, coinId: string, address: string): Promise<boolean> {
-    return this.deps.store.read.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
+  private async whitelisted(em: EntityManager, accountId: string, coinId: string, address: string): Promise<boolean> {
+    return em.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
   }
 }
 

@@ -1,4 +1,4 @@
-import { SENSITIVE_SCOPES, type SensitiveLimits } from '../../src/auth/sensitive-limiter';
+import { OPEN_SENSITIVE_LIMITS } from '../helpers/daemon';
 import { COINS } from '../helpers/invoice-fixture';
 import { signRequest } from '../helpers/signer';
 import { PAY_TO, startWithdrawalFixture } from '../helpers/withdrawal-fixture';
@@ -27,7 +27,6 @@ const AMOUNT = '0.0001';
 /** Rounds made again once the account has a daily withdrawal limit. */
 const LIMITED_ROUNDS = Number(process.env.BENCH_LIMITED_ROUNDS ?? 2);
 
-const OPEN_LIMITS = Object.fromEntries(SENSITIVE_SCOPES.map((s) => [s, { max: 1e9, windowMs: 60_000 }])) as unknown as SensitiveLimits;
 
 type Run = LoadResult & { cpuUs: number };
 
@@ -54,7 +53,7 @@ async function measure(name: string, expect: number, one: (i: number) => { url: 
 
 export async function run(): Promise<void> {
   const hello = await startHelloWorld();
-  const f = await startWithdrawalFixture({ sensitiveLimits: OPEN_LIMITS });
+  const f = await startWithdrawalFixture({ sensitiveLimits: OPEN_SENSITIVE_LIMITS });
   try {
     // Enough for every round's creations with their reserved fees.
     await f.fund('1000');

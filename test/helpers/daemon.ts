@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { SENSITIVE_SCOPES, type SensitiveLimits } from '../../src/auth/sensitive-limiter';
 import { configFromText } from '../../src/config/load';
 import type { Config } from '../../src/config/schema';
 import { loadMasterKey } from '../../src/db/seal';
@@ -15,6 +16,9 @@ import { FIXED_RATES, testCliConfig } from './cli';
 import { TEST_MNEMONIC } from './test-mnemonic';
 
 export { FIXED_RATES, TEST_MNEMONIC };
+
+/** Sensitive-operation limits no test reaches: for tests and benchmarks that make many withdrawals. */
+export const OPEN_SENSITIVE_LIMITS = Object.fromEntries(SENSITIVE_SCOPES.map((s) => [s, { max: 1e9, windowMs: 60_000 }])) as unknown as SensitiveLimits;
 
 /** A config for tests (testCliConfig's, parsed as the daemon reads it); `overrides` merge on top. */
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {

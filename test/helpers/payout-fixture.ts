@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { address as baddress, type Transaction } from 'bitcoinjs-lib';
+import type { SensitiveLimits } from '../../src/auth/sensitive-limiter';
 import { btcNetwork } from '../../src/chains/btc/derive';
 import { EventEntity } from '../../src/db/entities/events';
 import { placeholder, rawQuery } from '../../src/db/raw';
@@ -32,18 +33,14 @@ export const elsewhere = (): string => baddress.toBech32(randomBytes(20), 0, 'rb
 /** A fresh P2TR (witness v1) address: the API accepts it, bcoin 1.0.2's policy refuses to relay a payment to it. */
 export const taproot = (): string => baddress.toBech32(randomBytes(32), 1, 'rb');
 
-export interface PayoutFixture {
-  node: BcoinNode;
-  /** What the daemon's node answers, between the daemon and bcoin: Bitcoin Core's refusals, a hidden transaction. */
-  proxy: BtcRpcProxy;
-  td: TestDaemon;
+/** One merchant of the fixture's daemon, as its back end and its owner see it. */
+export interface PayoutMerchant {
   /** The merchant's key with read, create_invoice and withdraw. */
   api: ApiClient;
   accountId: string;
-  chainId: string;
-  /** The account's owner (an owner since a day) and fresh two-factor codes of theirs. */
+  /** The owner's email and two-factor codes: the CLI acts as them. */
   owner: string;
-  otp: OtpSource;
+  ownerOtp: OtpSource;
   /** Pays one invoice per amount (BTC), mines them deep, waits until the account can spend them. */
   fund(...amounts: string[]): Promise<void>;
   withdraw(body: Record<string, unknown>): Promise<any>;
@@ -51,14 +48,24 @@ export interface PayoutFixture {
   /** Polls the withdrawal until `ok` holds. */
   waitWithdrawal(id: string, ok: (w: any) => boolean, what: string, timeoutMs?: number): Promise<any>;
   balance(): Promise<{ available: string; hold: string }>;
-  /** Mines a block at a time until `ok` holds. */
-  mineUntil(ok: () => Promise<boolean>, what: string): Promise<void>;
-  ledgerClean(): Promise<boolean>;
   /**
    * Makes the account's pending withdrawals due now, as if created `seconds` ago (a batch window
    * that would otherwise depend on how fast the test creates them).
    */
   backdatePending(seconds: number): Promise<void>;
+}
+
+export interface PayoutFixture extends PayoutMerchant {
+  node: BcoinNode;
+  /** What the daemon's node answers, between the daemon and bcoin: Bitcoin Core's refusals, a hidden transaction. */
+  proxy: BtcRpcProxy;
+  td: TestDaemon;
+  chainId: string;
+  /** Another merchant of the same daemon, paying out of its own coins. */
+  anotherMerchant(): Promise<PayoutMerchant>;
+  /** Mines a block at a time until `ok` holds. */
+  mineUntil(ok: () => Promise<boolean>, what: string): Promise<void>;
+  ledgerClean(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +78,8 @@ export interface PayoutFixtureOptions {
   standard?: boolean;
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
+  /** The sensitive-operation limits instead of the defaults (a test that makes many withdrawals). */
+  sensitiveLimits?: SensitiveLimits;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
@@ -79,27 +88,49 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
     { chains: [btcChain(node, opts.watch, proxy)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
-    { adapterFor },
+    { adapterFor, sensitiveLimits: opts.sensitiveLimits },
   );
-  const clock = { now: () => new Date() };
-  const { m, otp, key } = await payoutMerchant(td.daemon, clock);
+  const chainId = td.daemon.config.chains[0]!.id;
+  const store = td.daemon.store;
+  const anotherMerchant = async () => merchantOf(node, td, chainId, await payoutMerchant(td.daemon));
+  const f: PayoutFixture = {
+    ...(await anotherMerchant()),
+    node,
+    proxy,
+    td,
+    chainId,
+    anotherMerchant,
+    async mineUntil(ok, what) {
+      const deadline = Date.now() + 60_000;
+      while (!(await ok())) {
+        if (Date.now() > deadline) throw new Error(`timed out mining until ${what}`);
+        await node.mine(1);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    ledgerClean: async () => (await verifyLedger(store.read)).ok,
+    async stop() {
+      await td.stop();
+      await proxy.close();
+      await node.kill();
+    },
+  };
+  return f;
+}
+
+function merchantOf(node: BcoinNode, td: TestDaemon, chainId: string, { m, otp, key }: Awaited<ReturnType<typeof payoutMerchant>>): PayoutMerchant {
   const store = td.daemon.store;
   const api = new ApiClient(td.url, key.key_id, key.secret);
-  const chainId = td.daemon.config.chains[0]!.id;
   const get = async (id: string) => {
     const res = await api.get(`/v1/withdrawals/${id}`);
     if (res.status !== 200) throw new Error(`GET withdrawal: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
-  const f: PayoutFixture = {
-    node,
-    proxy,
-    td,
+  return {
     api,
     accountId: m.accountId,
-    chainId,
     owner: m.owner,
-    otp,
+    ownerOtp: otp,
     async fund(...amounts) {
       const before = (await spendableCoins(store.read, chainId, m.accountId)).length;
       for (const amount of amounts) {
@@ -126,26 +157,11 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
       const b = res.body.items.find((i: { coin_id: string }) => i.coin_id === BTC);
       return { available: b?.available ?? '0', hold: b?.hold ?? '0' };
     },
-    async mineUntil(ok, what) {
-      const deadline = Date.now() + 60_000;
-      while (!(await ok())) {
-        if (Date.now() > deadline) throw new Error(`timed out mining until ${what}`);
-        await node.mine(1);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-    ledgerClean: async () => (await verifyLedger(store.read)).ok,
     async backdatePending(seconds) {
       const at = new Date(Date.now() - seconds * 1000).toISOString();
       await store.write((em) => em.update(WithdrawalEntity, { account_id: m.accountId, status: 'pending' }, { created_at: at }));
     },
-    async stop() {
-      await td.stop();
-      await proxy.close();
-      await node.kill();
-    },
   };
-  return f;
 }
 
 /** The withdrawals' rows straight from the store (ids to statuses). */

@@ -4,6 +4,8 @@ import { Amount } from '../../shared/money';
 import { signedCurl } from './signed-curl';
 
 export const DEMO_OWNER = 'owner@demo.coinkeep.test';
+/** The second person of the demo account: `coinkeep dev approve` approves as them (PRODUCT §14). */
+export const DEMO_APPROVER = 'approver@demo.coinkeep.test';
 
 /** Creates the sandbox's demo account and its test key (once per dev data dir). */
 export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknown>> {
@@ -35,6 +37,17 @@ export async function enableDemoWithdrawals(daemon: Daemon, demo: { account_id: 
   await withSandboxCode(demo.owner_totp_secret, (otp) =>
     daemon.keys.update(demo.account_id, demo.key_id, { email: DEMO_OWNER, otp }, { permissions: [...key.permissions, 'withdraw'] }),
   );
+}
+
+/**
+ * The demo account's approver, an admin the operator adds (so their approval counts at once): the
+ * demo owner holds the demo key's secret and granted its `withdraw`, so their own approval of its
+ * withdrawals does not count. Null when the sandbox has one already; else what demo.json adds.
+ */
+export async function addDemoApprover(daemon: Daemon, demo: Record<string, unknown>): Promise<{ approver_email: string; approver_totp_secret: string } | null> {
+  if (typeof demo.approver_totp_secret === 'string') return null;
+  const { member } = await daemon.team.addMember(String(demo.account_id), { kind: 'operator' }, DEMO_APPROVER, 'admin');
+  return { approver_email: DEMO_APPROVER, approver_totp_secret: member.totp_secret };
 }
 
 /** What the banner's withdrawal examples pay: above the dust limit, well within a demo invoice's USD 25. */

@@ -7,7 +7,7 @@ import type { Daemon } from '../../daemon/main';
 import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
-import { demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_OWNER, DEMO_WITHDRAWAL_AMOUNT, DEMO_WITHDRAWAL_AMOUNTS, enableDemoWithdrawals, prepareDemo } from './dev-demo';
+import { addDemoApprover, demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_APPROVER, DEMO_WITHDRAWAL_AMOUNT, DEMO_WITHDRAWAL_AMOUNTS, enableDemoWithdrawals, prepareDemo } from './dev-demo';
 import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
@@ -46,6 +46,11 @@ export function registerDevCommands(program: Command): void {
             demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Record<string, unknown>;
           } else {
             demo = await prepareDemo(daemon);
+            writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
+          }
+          const approver = await addDemoApprover(daemon, demo);
+          if (approver) {
+            demo = { ...demo, ...approver };
             writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
           }
           await enableDemoWithdrawals(daemon, demo as { account_id: string; key_id: string; owner_totp_secret: string });
@@ -129,14 +134,15 @@ export function registerDevCommands(program: Command): void {
 
   dev
     .command('approve <withdrawal_id>')
-    .description("approve a demo withdrawal waiting in review or for a second approval, as the demo owner with the sandbox's own code")
+    .description("approve a demo withdrawal waiting in review or for a second approval, as the demo approver with the sandbox's own code")
     .action(async (withdrawalId: string, _o: unknown, cmd: Command) => {
       const config = sandboxConfig(cmd);
       const demoFile = path.join(config.data_dir, 'demo.json');
       if (!existsSync(demoFile)) throw new UserError('the sandbox has no demo account yet: start it with coinkeep dev');
-      const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { account_id: string; owner_totp_secret: string };
+      const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { account_id: string; approver_totp_secret?: string };
+      if (!demo.approver_totp_secret) throw new UserError('the sandbox has no demo approver yet: start it again with coinkeep dev');
       const target = `/admin/accounts/${encodeURIComponent(demo.account_id)}/withdrawals/${encodeURIComponent(withdrawalId)}/approve`;
-      const w = await withSandboxCode(demo.owner_totp_secret, (otp) => adminCall<{ id: string; status: string }>(config.data_dir, 'POST', target, { as: DEMO_OWNER, otp }));
+      const w = await withSandboxCode(demo.approver_totp_secret, (otp) => adminCall<{ id: string; status: string }>(config.data_dir, 'POST', target, { as: DEMO_APPROVER, otp }));
       output(cmd, w, (x) => `withdrawal ${x.id}: ${x.status}`);
     });
 }

@@ -97,19 +97,18 @@ export function registerTeamCommands(program: Command): void {
     });
 
   const member = program.command('member').description('members of an account');
-  const memberCmd = (name: string, description: string) =>
-    member
-      .command(name)
-      .description(description)
-      .requiredOption('--account <id>')
-      .requiredOption('--as <email>', 'the member acting (owner or admin)')
-      .option('--otp <code>', 'two-factor code')
-      .requiredOption('--email <email>', 'the member concerned');
+  /** `operatorMay`: without `--as` the host's operator acts (like `account create`'s first owner). */
+  const memberCmd = (name: string, description: string, operatorMay = false) => {
+    const cmd = member.command(name).description(description).requiredOption('--account <id>');
+    if (operatorMay) cmd.option('--as <email>', 'the member acting (owner or admin); without it the operator adds them, and their rights count at once');
+    else cmd.requiredOption('--as <email>', 'the member acting (owner or admin)');
+    return cmd.option('--otp <code>', 'two-factor code').requiredOption('--email <email>', 'the member concerned');
+  };
 
-  memberCmd('add', 'add a member; prints their TOTP enrolment')
+  memberCmd('add', 'add a member; prints their TOTP enrolment', true)
     .requiredOption('--role <role>', 'owner, admin or developer')
     .action(async (o: Opts, cmd: Command) => {
-      const otp = await otpFrom(cmd, o.otp as string | undefined);
+      const otp = o.as === undefined ? undefined : await otpFrom(cmd, o.otp as string | undefined);
       const r = await call(cmd, 'POST', `/admin/accounts/${encodeURIComponent(String(o.account))}/members`, { as: o.as, otp, email: o.email, role: o.role });
       output(cmd, r, (x) => `${showEnrolment(x.member)}\nrole: ${x.member.role}`);
     });

@@ -7,7 +7,19 @@ type Opts = Record<string, string | boolean | undefined>;
 
 const line = (w: any) => `${w.id}  ${String(w.status).padEnd(17)}  ${w.amount} ${w.ticker} -> ${w.to_address}${w.review_reason ? `  (${w.review_reason})` : ''}`;
 
-/** `coinkeep withdrawals list|show|approve|reject` and `coinkeep whitelist list|add|remove` (PRODUCT §8, issue 16 §2). */
+/** What a member may do to a withdrawal from the CLI: who, from which statuses, and whether a terminal asks first. */
+const ACTIONS = {
+  approve: { description: 'approve a withdrawal in review or awaiting approval (owner or admin, with OTP)', from: ['review', 'awaiting_approval'], confirm: false, empty: 'no withdrawal is in review or awaiting approval' },
+  reject: { description: 'reject a withdrawal in review or awaiting approval (owner or admin, with OTP)', from: ['review', 'awaiting_approval'], confirm: true, empty: 'no withdrawal is in review or awaiting approval' },
+  cancel: {
+    description: 'cancel a withdrawal before processing (any member, with OTP; also while the account is frozen)',
+    from: ['pending', 'review', 'awaiting_approval'],
+    confirm: true,
+    empty: 'no withdrawal is pending, in review or awaiting approval',
+  },
+};
+
+/** `coinkeep withdrawals list|show|approve|reject|cancel` and `coinkeep whitelist list|add|remove` (PRODUCT §8, §14, issue 16 §2). */
 export function registerWithdrawalCommands(program: Command): void {
   const call = (cmd: Command, method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) => adminCall(cliConfig(cmd).data_dir, method, path, body);
   const base = (o: Opts) => `/admin/accounts/${encodeURIComponent(String(o.account))}`;
@@ -32,28 +44,28 @@ export function registerWithdrawalCommands(program: Command): void {
       const r = await call(cmd, 'GET', `${base(o)}/withdrawals/${encodeURIComponent(id)}${asQuery(o)}`);
       output(cmd, r, (x) => JSON.stringify(x, null, 2));
     });
-  for (const decision of ['approve', 'reject'] as const) {
+  for (const [action, a] of Object.entries(ACTIONS)) {
     withdrawals
-      .command(decision)
-      .description(`${decision} a withdrawal in review or awaiting approval (owner or admin, with OTP)`)
+      .command(action)
+      .description(a.description)
       .requiredOption('--account <id>')
       .requiredOption('--as <email>', 'the member acting')
       .option('--otp <code>', 'two-factor code')
-      .option('--yes', decision === 'reject' ? 'do not ask to confirm on a terminal' : 'accepted for symmetry; approving never asks')
+      .option('--yes', a.confirm ? 'do not ask to confirm on a terminal' : 'accepted for symmetry; approving never asks')
       .argument('[withdrawal-id]', 'on a terminal, left out: pick it from a list')
       .action(async (given: string | undefined, o: Opts, cmd: Command) => {
         const id = await pickId(cmd, given, {
           argument: '<withdrawal-id>',
-          title: `Which withdrawal to ${decision}?`,
-          empty: 'no withdrawal is in review or awaiting approval',
+          title: `Which withdrawal to ${action}?`,
+          empty: a.empty,
           load: async () =>
             ((await call(cmd, 'GET', `${base(o)}/withdrawals${asQuery(o)}`)).items as any[])
-              .filter((w) => w.status === 'review' || w.status === 'awaiting_approval')
+              .filter((w) => a.from.includes(w.status))
               .map((w) => ({ value: w.id, label: line(w) })),
         });
-        if (decision === 'reject') await confirmAction(cmd, `reject withdrawal ${id} (its money returns to available)?`, o.yes as boolean | undefined);
+        if (a.confirm) await confirmAction(cmd, `${action} withdrawal ${id} (its money returns to available)?`, o.yes as boolean | undefined);
         const otp = await otpFrom(cmd, o.otp as string | undefined);
-        const r = await call(cmd, 'POST', `${base(o)}/withdrawals/${encodeURIComponent(id)}/${decision}`, { as: o.as, otp });
+        const r = await call(cmd, 'POST', `${base(o)}/withdrawals/${encodeURIComponent(id)}/${action}`, { as: o.as, otp });
         output(cmd, r, line);
       });
   }

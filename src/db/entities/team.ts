@@ -28,6 +28,10 @@ export interface MemberRow {
   status: 'active' | 'removed';
   totp_secret_sealed: string;
   totp_last_step: number | null;
+  /** When the member got its role: added, or promoted (a demotion only takes rights away and keeps it). */
+  role_granted_at: string | null;
+  /** The member who added or promoted them; null when the operator did (their rights count at once). */
+  role_granted_by: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -79,6 +83,8 @@ export const MemberEntity = new EntitySchema<MemberRow>({
     status: { type: 'varchar', length: 16 },
     totp_secret_sealed: { type: 'text' },
     totp_last_step: { type: 'integer', nullable: true },
+    role_granted_at: { ...ts, nullable: true },
+    role_granted_by: { type: 'varchar', length: 36, nullable: true },
     created_at: ts,
     updated_at: ts,
   },

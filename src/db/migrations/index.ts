@@ -21,6 +21,7 @@ import { ArchivedScanAddressSearchMerge1767225600028 } from './0028-archived-sca
 import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
 import { ArchivedScanPages1767225600030 } from './0030-archived-scan-pages';
 import { PayoutProof1767225600031 } from './0031-payout-proof';
+import { MemberRoleGrant1767225600032 } from './0032-member-role-grant';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   WithdrawalSpeed1767225600029,
   ArchivedScanPages1767225600030,
   PayoutProof1767225600031,
+  MemberRoleGrant1767225600032,
 ];

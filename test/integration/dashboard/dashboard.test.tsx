@@ -167,6 +167,30 @@ test.serial('Approvals: a wrong code and the requester’s own approval are refu
   t.is((await logged(viaDashboard)).actor, ADMIN);
 });
 
+test.serial('Approvals: c cancels a withdrawal after asking, with the member two-factor code, and the security log names them', async (t) => {
+  const id = await withdraw();
+  const r = await renderDashboard(f.td.dataDir, { as: ADMIN });
+  t.teardown(() => r.unmount());
+  await r.press('3');
+  await r.waitFor(new RegExp(`› ?withdrawal ${id}`));
+  await r.press('c');
+  await r.waitFor(new RegExp(`Cancel withdrawal ${id.slice(-8)} \\(its money returns to available\\)\\? \\[y/N\\]`));
+  await r.press('n');
+  await r.waitFor(/cancelled; nothing changed/);
+  t.is((await f.api.get(`/v1/withdrawals/${id}`)).body.status, 'awaiting_approval');
+
+  await r.press('c');
+  await r.waitFor(/Cancel withdrawal/);
+  await r.press('y');
+  await r.waitFor(/Two-factor code of admin@dash\.test to cancel withdrawal/);
+  for (const d of await adminOtp.next()) await r.press(d);
+  await r.press(KEY.enter);
+  await r.waitFor(new RegExp(`withdrawal ${id}: cancelled`));
+  t.is((await f.api.get(`/v1/withdrawals/${id}`)).body.status, 'cancelled');
+  const logged = (await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.cancelled' })).map((e) => [e.actor, JSON.parse(e.details).withdrawal_id]);
+  t.deepEqual(logged, [[ADMIN, id]]);
+});
+
 test.serial('Webhooks: ping an endpoint, then replay an exhausted delivery and every exhausted delivery of the endpoint with a key', async (t) => {
   const r = await renderDashboard(f.td.dataDir);
   t.teardown(() => r.unmount());

@@ -156,10 +156,10 @@ test('a payout the node answers and drops stays broadcast, is named stuck in coi
   t.is((await payoutOf(f, w.id)).status, 'broadcast');
   t.is((await rawQuery(f.td.daemon.store.read, `SELECT 1 FROM chain_payouts WHERE cancel_requested_at IS NOT NULL`)).length, 0);
 
-  const asked = await cli(f, 'payouts', 'cancel', payoutId, '--as', f.owner, '--otp', f.otp.next());
+  const asked = await cli(f, 'payouts', 'cancel', payoutId, '--as', f.owner, '--otp', f.ownerOtp.next());
   t.is(asked.code, 0, asked.stderr);
   t.like(asked.json.payout, { payout_id: payoutId, withdrawal_ids: [w.id] });
-  const again = await cli(f, 'payouts', 'cancel', payoutId, '--as', f.owner, '--otp', f.otp.next());
+  const again = await cli(f, 'payouts', 'cancel', payoutId, '--as', f.owner, '--otp', f.ownerOtp.next());
   t.is(again.json.error.code, 'conflict');
   t.is(again.json.error.details.reason, 'cancel_requested');
 

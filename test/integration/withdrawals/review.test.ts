@@ -79,7 +79,7 @@ test('after a security change a withdrawal goes to review (pattern); undecided f
 
   t.is(await f.td.daemon.withdrawals.service.expireReviews(), 0, 'not yet');
   const dayAgo = new Date(Date.now() - 24 * 3600 * 1000 - 1000).toISOString();
-  await f.td.daemon.store.write((em) => em.update(WithdrawalEntity, { id: w.body.id }, { created_at: dayAgo }));
+  await f.td.daemon.store.write((em) => em.update(WithdrawalEntity, { id: w.body.id }, { created_at: dayAgo, updated_at: dayAgo }));
   t.is(await f.td.daemon.withdrawals.service.expireReviews(), 1);
   t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'rejected');
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });

@@ -11,6 +11,7 @@ import { WithdrawalEntity, type WithdrawalStatus } from '../../../src/db/entitie
 import { verifyLedger } from '../../../src/ledger/verify';
 import { Amount } from '../../../src/shared/money';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { RealOtp } from '../../helpers/cli-otp';
 import { cliConfigFile } from '../../helpers/daemon';
 import { COINS, type ApiResponse } from '../../helpers/invoice-fixture';
 import { signedGet } from '../../helpers/signed-get';
@@ -120,10 +121,12 @@ test('cancel: allowed in pending, review and awaiting_approval (hold released, w
   t.true((await f.td.daemon.store.snapshot((em) => verifyLedger(em))).ok);
 });
 
-test('a review is approved or rejected through the CLI by an owner (two-factor code, security log); a developer cannot decide; show reads it', async (t) => {
+test('a review is approved through the CLI by an admin and rejected by an owner (two-factor code, security log); a developer cannot decide; show reads it', async (t) => {
   const f = await fixture(t);
   const cli = (args: string[]) => runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', ...args], { timeoutMs: 60_000 });
   await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'dev@example.com', 'developer');
+  // The owner holds the secret of the key that asks: the approval is a second person's (PRODUCT §14).
+  const adminOtp = new RealOtp((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@example.com', 'admin')).member.totp_secret);
   const a = await f.api.post('/v1/withdrawals', body({ payout_id: 'r-a' }));
   const b = await f.api.post('/v1/withdrawals', body({ payout_id: 'r-b', amount: '0.2' }));
   t.like(a.body, { status: 'review', review_reason: 'pattern' });
@@ -137,7 +140,7 @@ test('a review is approved or rejected through the CLI by an owner (two-factor c
   t.regex(byDev.stderr, /forbidden/);
   t.is((await f.api.get(`/v1/withdrawals/${a.body.id}`)).body.status, 'review');
 
-  const approved = await cli(['withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), a.body.id]);
+  const approved = await cli(['withdrawals', 'approve', '--account', f.accountId, '--as', 'admin@example.com', '--otp', await adminOtp.next(), a.body.id]);
   t.is(approved.code, 0, approved.stderr);
   t.like(approved.json, { id: a.body.id, status: 'pending', review_reason: 'pattern' });
   const rejected = await cli(['withdrawals', 'reject', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), b.body.id]);
@@ -149,7 +152,7 @@ test('a review is approved or rejected through the CLI by an owner (two-factor c
   const log = await f.td.daemon.store.read.find(SecurityLogEntity, { where: { account_id: f.accountId }, order: { created_at: 'ASC' } });
   const decisions = log.filter((e) => e.action.startsWith('withdrawal.')).map((e) => [e.action, e.actor, JSON.parse(e.details).withdrawal_id]);
   t.deepEqual(decisions, [
-    ['withdrawal.approved', f.owner, a.body.id],
+    ['withdrawal.approved', 'admin@example.com', a.body.id],
     ['withdrawal.rejected', f.owner, b.body.id],
   ]);
   const listed = await cli(['withdrawals', 'list', '--account', f.accountId, '--as', f.owner, '--status', 'pending']);

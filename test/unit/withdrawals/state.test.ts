@@ -1,7 +1,7 @@
 import test from 'ava';
 import { creationEvent, isCancellable, nextMove, WITHDRAWAL_STATUSES, type WithdrawalTrigger } from '../../../src/withdrawals/state';
 
-const TRIGGERS: WithdrawalTrigger[] = ['approve', 'reject', 'expire', 'cancel', 'claim', 'broadcast', 'confirm', 'fail', 'reorg'];
+const TRIGGERS: WithdrawalTrigger[] = ['approve', 'reject', 'expire', 'cancel', 'claim', 'compliance', 'broadcast', 'confirm', 'fail', 'reorg'];
 
 test('a review approved becomes pending and keeps its hold; refused or left 24 hours it is rejected and released', (t) => {
   t.deepEqual(nextMove('review', 'approve'), { to: 'pending', hold: 'keep', event: null });
@@ -19,6 +19,11 @@ test('pending goes to processing, then broadcast, then completed with the hold s
   t.deepEqual(nextMove('pending', 'claim'), { to: 'processing', hold: 'keep', event: 'withdrawal.processing' });
   t.deepEqual(nextMove('processing', 'broadcast'), { to: 'broadcast', hold: 'keep', event: 'withdrawal.broadcast' });
   t.deepEqual(nextMove('broadcast', 'confirm'), { to: 'completed', hold: 'settle', event: 'withdrawal.completed' });
+});
+
+test('a pending withdrawal the payout worker finds unverified or off the enforced whitelist goes to review with its hold kept and withdrawal.review', (t) => {
+  t.deepEqual(nextMove('pending', 'compliance'), { to: 'review', hold: 'keep', event: 'withdrawal.review' });
+  for (const s of WITHDRAWAL_STATUSES.filter((x) => x !== 'pending')) t.is(nextMove(s, 'compliance'), null, s);
 });
 
 test('a transaction that can no longer confirm fails the withdrawal and releases its hold', (t) => {
@@ -50,7 +55,7 @@ test('no other move exists: a pending withdrawal is never approved, completed or
   t.deepEqual([...allowed].sort(), [
     'awaiting_approval:approve', 'awaiting_approval:cancel', 'awaiting_approval:reject',
     'broadcast:confirm', 'broadcast:fail', 'completed:reorg',
-    'pending:cancel', 'pending:claim',
+    'pending:cancel', 'pending:claim', 'pending:compliance',
     'processing:broadcast', 'processing:fail',
     'review:approve', 'review:cancel', 'review:expire', 'review:reject',
   ]);
