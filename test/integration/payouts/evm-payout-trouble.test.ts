@@ -211,3 +211,26 @@ test('a payout the node answers and drops is never failed by the worker; coinkee
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
+
+test('a rival with the payout\'s nonce waiting in the node\'s pool fails nothing (only one in a confirmed block would): once the node drops it, the payout is sent again, mined and completed', async (t) => {
+  const f = await funded(t, 'ETH', '1');
+  const { id, to, sent: ours } = await pooledPayout(f);
+  const treasury = await treasuryOf(f);
+  const key = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, treasury.derivation_path);
+  const other = await key.signTransaction({ type: 2, chainId: ours.chainId, nonce: ours.nonce, to: elsewhere(), value: 0n, gasLimit: 21_000n, maxFeePerGas: ours.maxFeePerGas! * 3n, maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei') });
+  const otherTxid = await f.node.rpc<string>('eth_sendRawTransaction', [other]);
+  // The node's pending count is past the payout's nonce now: the old rule failed it on that alone.
+  const pending = await f.node.rpc<string>('eth_getTransactionCount', [treasury.address, 'pending']);
+  t.true(Number(pending) > ours.nonce);
+  const runs = Date.now() + 3000;
+  await f.until(async () => Date.now() > runs, 'a few worker runs');
+  t.is((await f.get(id)).status, 'broadcast', 'not failed while the rival only waits');
+
+  await f.node.rpc('anvil_dropTransaction', [otherTxid]);
+  const done = await mineUntil(t, f, id, 'completed');
+  t.is(done.txid, ours.hash);
+  t.is(await f.onChain(to, 'ETH'), eth('0.2'));
+  t.like(await f.balance('ETH'), { hold: '0' });
+  const check = await f.booksMatchChain();
+  t.true(check.ok, check.detail);
+});
