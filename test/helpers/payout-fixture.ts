@@ -16,6 +16,8 @@ import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
 import { merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
 import type { Daemon } from '../../src/daemon/main';
+import type { SensitiveLimits } from '../../src/auth/sensitive-limiter';
+import type { Logger } from '../../src/shared/logger';
 import { ApiClient } from './invoice-fixture';
 import { BTC, btcChain, CONFIRMATIONS, until } from '../integration/chains/btc/btc-fixture';
 
@@ -35,6 +37,8 @@ export interface PayoutFixture {
   chainId: string;
   /** Pays one invoice per amount (BTC), mines them deep, waits until the account can spend them. */
   fund(...amounts: string[]): Promise<void>;
+  /** Another merchant of the daemon, like the first: its key may withdraw, `fund` pays its invoices. */
+  another(): Promise<{ accountId: string; api: ApiClient; fund(...amounts: string[]): Promise<void> }>;
   withdraw(body: Record<string, unknown>): Promise<any>;
   get(id: string): Promise<any>;
   /** Polls the withdrawal until `ok` holds. */
@@ -60,6 +64,8 @@ export interface PayoutFixtureOptions {
   standard?: boolean;
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
+  /** The daemon's logger and sensitive-operation limits. */
+  daemon?: { logger?: Logger; sensitiveLimits?: SensitiveLimits };
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
@@ -67,7 +73,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
     { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
-    { adapterFor },
+    { adapterFor, ...opts.daemon },
   );
   const clock = { now: () => new Date() };
   const { m, otp, key } = await payoutMerchant(td.daemon, clock);
@@ -79,21 +85,27 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
     if (res.status !== 200) throw new Error(`GET withdrawal: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
+  const funding = (client: ApiClient, accountId: string) => async (...amounts: string[]) => {
+    const before = (await spendableCoins(store.read, chainId, accountId)).length;
+    for (const amount of amounts) {
+      const inv = await client.post('/v1/invoices', { amount, currency: 'BTC', coin_id: BTC });
+      if (inv.status !== 201) throw new Error(`invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
+      await node.pay([{ address: inv.body.address, value: sats(amount) }]);
+    }
+    await node.mine(CONFIRMATIONS);
+    await until(async () => (await spendableCoins(store.read, chainId, accountId)).length === before + amounts.length, 'the paid invoices spendable');
+  };
   const f: PayoutFixture = {
     node,
     td,
     api,
     accountId: m.accountId,
     chainId,
-    async fund(...amounts) {
-      const before = (await spendableCoins(store.read, chainId, m.accountId)).length;
-      for (const amount of amounts) {
-        const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: BTC });
-        if (inv.status !== 201) throw new Error(`invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
-        await node.pay([{ address: inv.body.address, value: sats(amount) }]);
-      }
-      await node.mine(CONFIRMATIONS);
-      await until(async () => (await spendableCoins(store.read, chainId, m.accountId)).length === before + amounts.length, 'the paid invoices spendable');
+    fund: funding(api, m.accountId),
+    async another() {
+      const other = await payoutMerchant(td.daemon, clock);
+      const client = new ApiClient(td.url, other.key.key_id, other.key.secret);
+      return { accountId: other.m.accountId, api: client, fund: funding(client, other.m.accountId) };
     },
     async withdraw(body) {
       const res = await api.post('/v1/withdrawals', body);

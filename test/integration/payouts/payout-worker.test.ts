@@ -16,8 +16,7 @@ import { EventEntity } from '../../../src/db/entities/events';
 import { placeholder, rawQuery } from '../../../src/db/raw';
 import { Amount } from '../../../src/shared/money';
 import { killAllBcoins, sats } from '../../helpers/bcoin';
-import { COINKEEP_BIN, runBin } from '../../helpers/cli';
-import { cliConfigFile } from '../../helpers/daemon';
+import { ledgerReconcile } from '../../helpers/daemon';
 import { BTC, CONFIRMATIONS, elsewhere, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
 
 test.after.always(killAllBcoins);
@@ -49,11 +48,7 @@ async function candidates(f: PayoutFixture, withdrawalId: string): Promise<strin
   return rows.map((r) => r.txid);
 }
 
-/** `coinkeep ledger reconcile --json`: what the books say the wallet holds against what the node shows. */
-async function reconcile(f: PayoutFixture) {
-  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
-  return { code: r.code, report: r.stdout, stderr: r.stderr };
-}
+const reconcile = (f: PayoutFixture) => ledgerReconcile(f.td);
 
 const minus = (a: string, ...b: string[]): string => b.reduce((x, y) => x.minus(Amount.of(y)), Amount.of(a)).toString();
 
