@@ -129,7 +129,7 @@ export class EvmRail implements PayoutRail {
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
     const needed = token ? order.amount : order.amount + gasCost;
-    if (freeCoin < needed) return this.short(em, req.accountId, order, treasury, prepared, { short: needed - freeCoin, gasCost, freeNative });
+    if (freeCoin < needed) return this.short(em, req.accountId, order, treasury, prepared, { short: needed - freeCoin, gasCost });
     if (token && freeNative < gasCost) {
       await this.topUp(em, req.accountId, treasury, gasCost - freeNative, prepared);
       return { payout: null, refused: [] };
@@ -146,24 +146,27 @@ export class EvmRail implements PayoutRail {
    * The treasury holds `short` less of the order's coin than its payout needs. A sweep brings it
    * (asked for: the account's deposits of the coin are swept whatever their minimum). Else, for
    * the native coin, the gas station gives what the operator's book took from the account's coins
-   * (takenByOperator) and what the gas costs now above the withdrawal's reserve: the payout then
-   * waits for that top-up. Else it waits while anything on its way may still change the
-   * treasury's coins, and once nothing is, it cannot be funded (refused with what is missing).
+   * (takenByOperator), its deposits too small to be worth a sweep, and what the gas costs now
+   * above the withdrawal's reserve: the payout then waits for that top-up. Else it waits while
+   * anything on its way may still change the treasury's coins, and once nothing is, it cannot be
+   * funded (refused with what is missing).
    */
-  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; gasCost: bigint; freeNative: bigint }): Promise<RailBuild> {
+  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     const native = coin.asset === NATIVE_ASSET;
-    // Swept only when it moves more than its gas (EvmSweeper.plan); smaller deposits are among what the gas station gives back.
+    // Swept only when it moves more than its gas (EvmSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
     const worth = native ? 2n * NATIVE_TRANSFER_GAS * p.fees.maxFeePerGas : 0n;
-    if ((await unsweptCredited(em, this.chainId, accountId, coin)).some((credited) => credited > worth)) {
+    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
+    if (unswept.some((credited) => credited > worth)) {
       this.deps.sweeper.wanted(accountId, order.coinId);
       return wait;
     }
     let covered = 0n;
     if (native) {
       const dearer = need.gasCost - (order.networkFee ?? need.gasCost);
-      covered = (await takenByOperator(em, this.deps.money, accountId, coin, need.freeNative)) + (dearer > 0n ? dearer : 0n);
+      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
+      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
       if (need.short <= covered) {
         await this.topUp(em, accountId, t, need.short, p);
         return wait;

@@ -8,7 +8,6 @@ import type { AddressRow } from '../../db/entities/chain';
 import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { Logger } from '../../shared/logger';
-import type { MoneyMovement } from '../../money/money-movement';
 import { Amount } from '../../shared/money';
 import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
@@ -59,7 +58,6 @@ export interface TronRailDeps {
   sweeper: TronSweeper;
   signer: { signTron(path: string, txid: string): string };
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
-  money: Pick<MoneyMovement, 'accountBalance'>;
   gasStation: { address: string };
   logger: Logger;
 }
@@ -140,10 +138,10 @@ export class TronRail implements PayoutRail {
       const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
-      if (free(NATIVE_ASSET) < order.amount + fee) return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, free: free(NATIVE_ASSET), unfinished: owed.size > 0 });
+      if (free(NATIVE_ASSET) < order.amount + fee) return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
       contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
     } else {
-      if (free(coin.asset) < order.amount) return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, free: free(NATIVE_ASSET), unfinished: owed.size > 0 });
+      if (free(coin.asset) < order.amount) return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, unfinished: owed.size > 0 });
       const energy = p.energy.get(order.withdrawalId) ?? null;
       const plan = await this.deps.sweeper.energyPlan(t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
       if (plan.step === 'wait') return wait;
@@ -164,25 +162,28 @@ export class TronRail implements PayoutRail {
    * The treasury holds `short` less of the order's coin than its payout needs (nothing is on its
    * way to or from it: `build` waited for that). A sweep brings it (asked for: the account's
    * deposits of the coin are swept whatever their minimum). Else, for TRX, the gas station gives
-   * what the operator's book took from the account's coins (takenByOperator) and what the payout
-   * costs now above the withdrawal's reserve: the payout waits for that top-up. Else it waits
+   * what the operator's book took from the account's coins (takenByOperator), its deposits too
+   * small to be worth a sweep, and what the payout costs now above the withdrawal's reserve: the
+   * payout waits for that top-up. Else it waits
    * while a payout of the account is on its way, and once none is, it cannot be funded (refused
    * with what is missing).
    */
-  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; free: bigint; unfinished: boolean }): Promise<RailBuild> {
+  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; unfinished: boolean }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     const native = coin.asset === NATIVE_ASSET;
-    // Swept only when it moves more than its bandwidth may cost (TronSweeper.plan); smaller deposits are among what the gas station gives back.
+    // Swept only when it moves more than its bandwidth may cost (TronSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
     const worth = native ? 2n * BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee : 0n;
-    if ((await unsweptCredited(em, this.chainId, accountId, coin)).some((credited) => credited > worth)) {
+    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
+    if (unswept.some((credited) => credited > worth)) {
       this.deps.sweeper.wanted(accountId, order.coinId);
       return wait;
     }
     let covered = 0n;
     if (native) {
       const dearer = need.fee - (order.networkFee ?? need.fee);
-      covered = (await takenByOperator(em, this.deps.money, accountId, coin, need.free)) + (dearer > 0n ? dearer : 0n);
+      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
+      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
       if (need.short <= covered) {
         if (p.stationBalance < need.short + BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee) {
           this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
