@@ -127,22 +127,22 @@ export class PayoutWorker {
       for (let at = 0; at < rows.length; at += this.deps.rail.maxBatch) {
         if (signal.aborted) return;
         const ids = rows.slice(at, at + this.deps.rail.maxBatch).map((w) => w.id);
+        let stored: ChainPayoutRow | null = null;
         let changed = false;
         await this.isolated({ account_id: accountId, withdrawal_id: ids[0]! }, signal, async () => {
-          let stored: ChainPayoutRow | null;
           try {
             stored = await this.deps.store.write((em) => this.build(em, accountId, ids, prepared));
           } catch (err) {
             if (!(err instanceof Changed)) throw err;
             changed = true;
-            return;
           }
-          // None paid now (waiting, or refused): the account's later withdrawals still get their turn.
-          if (!stored) return;
-          this.deps.checkpoint?.('stored');
-          await this.advance(stored, await height(), signal);
         });
         if (changed) break;
+        // None paid now (waiting, or refused): the account's later withdrawals still get their turn.
+        if (!stored) continue;
+        const payout: ChainPayoutRow = stored;
+        this.deps.checkpoint?.('stored');
+        await this.isolated({ payout_id: payout.id }, signal, async () => this.advance(payout, await height(), signal));
       }
     }
   }
