@@ -176,14 +176,18 @@ export class EvmRail implements PayoutRail {
     return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(need.short - covered, coin.decimals, coin.ticker) }] };
   }
 
-  /** Whether anything on its way may still change what the treasury holds: a sweep or top-up to it, a send of its not yet mined. */
+  /**
+   * Whether anything on its way may still change what the treasury holds or what the operator's
+   * book is seen to have taken from it: a sweep or top-up to it, a send of its not yet final, a
+   * payout of its not yet booked (unmined, or its fee not yet read from its receipt).
+   */
   private async coming(em: EntityManager, t: TreasuryState): Promise<boolean> {
     const p = (i: number) => placeholder(em, i);
     const rows = await rawQuery(
       em,
       `SELECT 1 FROM evm_sends WHERE chain_id = ${p(1)} AND ((to_address = ${p(2)} AND kind IN ('sweep', 'topup') AND status IN ('signed', 'broadcast')) ` +
-        `OR (from_address = ${p(3)} AND (status IN ('signed', 'broadcast') OR (status = 'reserved' AND nonce >= ${p(4)})))) LIMIT 1`,
-      [this.chainId, t.address, t.address, t.latest],
+        `OR (from_address = ${p(3)} AND (status IN ('signed', 'broadcast') OR (kind = 'payout' AND status = 'reserved' AND booked_at IS NULL)))) LIMIT 1`,
+      [this.chainId, t.address, t.address],
     );
     return rows.length > 0;
   }
