@@ -7,6 +7,8 @@
  * what is missing, and the account's next one is paid.
  */
 import test from 'ava';
+import { EvmAdapter } from '../../../src/chains/evm/evm-adapter';
+import type { FeeQuote } from '../../../src/chains/types';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { recordTransaction } from '../../helpers/money-fixtures';
 import { killAllAnvils } from '../../helpers/anvil';
@@ -69,6 +71,31 @@ test('withdraw all the ETH after two native sweeps and a token payout: the gas s
   t.is(await f.onChain(to, 'ETH'), eth(amount));
   t.deepEqual(await f.balance('ETH'), { available: '0', hold: '0' });
   t.is(await sends(f, 'topup', treasury), 1, 'one top-up of the treasury by the gas station');
+  await booksAgree(t, f);
+});
+
+/** A node whose fee quote stays at 50 gwei: what a sweep is worth and what a payout reserves do not move with anvil's falling base fee. */
+class SteadyFees extends EvmAdapter {
+  override async feeQuote(): Promise<FeeQuote> {
+    return { kind: 'evm', baseFeePerGas: 24_000_000_000n, maxPriorityFeePerGas: 2_000_000_000n, maxFeePerGas: 50_000_000_000n };
+  }
+}
+
+test('withdraw all the ETH when a deposit is too small to be worth its sweep\'s gas: the gas station makes up for it at the treasury, the withdrawal completes, and the books equal the chain', async (t) => {
+  const f = await startEvmPayoutFixture({ daemon: { adapterFor: (chain) => new SteadyFees(chain) } });
+  t.teardown(() => f.stop());
+  await f.paidInvoice('ETH', '1');
+  // A sweep's gas at 50 gwei is 0.00105 ETH: a deposit of less than twice that is not worth sweeping.
+  const tiny = await f.paidInvoice('ETH', '0.0015');
+  const stop = f.miner();
+  t.teardown(stop);
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'the larger deposit swept');
+  await f.quiet();
+  const { to, amount } = await withdrawAll(t, f, 'ETH');
+  await stop();
+  t.is(await f.onChain(to, 'ETH'), eth(amount));
+  t.is(await f.onChain(tiny.address, 'ETH'), eth('0.0015'), 'never swept: it stays where it is');
+  t.deepEqual(await f.balance('ETH'), { available: '0', hold: '0' });
   await booksAgree(t, f);
 });
 

@@ -5,8 +5,9 @@
  * `ledger reconcile` are clean.
  */
 import test from 'ava';
+import { waitScannedTo } from '../../helpers/chain-scan';
 import { ledgerReconcile } from '../../helpers/daemon';
-import { elsewhere, startTronPayoutFixture, units, type Ticker, type TronPayoutFixture } from './tron-payout-fixture';
+import { CONFIRMATIONS, elsewhere, startTronPayoutFixture, units, type Ticker, type TronPayoutFixture } from './tron-payout-fixture';
 
 async function withdrawAll(t: import('ava').ExecutionContext, f: TronPayoutFixture, ticker: Ticker): Promise<{ to: string; amount: string }> {
   const { available } = await f.balance(ticker);
@@ -24,6 +25,10 @@ async function withdrawAll(t: import('ava').ExecutionContext, f: TronPayoutFixtu
 
 async function clean(t: import('ava').ExecutionContext, f: TronPayoutFixture) {
   await f.quiet();
+  await booksAgree(t, f);
+}
+
+async function booksAgree(t: import('ava').ExecutionContext, f: TronPayoutFixture) {
   const c = await f.clean();
   t.true(c.ok, c.detail);
   const rec = await ledgerReconcile(f.td);
@@ -59,6 +64,22 @@ test('withdraw all the TRX after token payouts burnt bandwidth from the treasury
   t.is(f.node.trxBalance(to), units(amount));
   t.true(before < units('300'), 'the treasury held less than the account\'s TRX');
   await clean(t, f);
+});
+
+test('withdraw all the TRX when a deposit is too small to be worth its sweep: the gas station makes up for it at the treasury, the payout completes, and the books equal the chain', async (t) => {
+  // Deposits under 10 TRX wait for a payout to need them; one under twice a transfer's bandwidth (0.54 TRX) is never worth sweeping.
+  const f = await startTronPayoutFixture({ sweep: { min: { TRX: '10' } } });
+  t.teardown(() => f.stop());
+  await f.paidInvoice('TRX', '300');
+  const tiny = await f.paidInvoice('TRX', '0.3');
+  const { to, amount } = await withdrawAll(t, f, 'TRX');
+  t.is(f.node.trxBalance(to), units(amount));
+  t.is(f.node.trxBalance(tiny.address), units('0.3'), 'never swept: it stays where it is');
+  // Every send final and scanned (not f.quiet(): that waits for every deposit swept).
+  await f.until(async () => Number((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE status IN ('signed', 'broadcast')`))[0].n) === 0, 'every send final');
+  f.node.mine(CONFIRMATIONS);
+  await waitScannedTo(f.td, f.node.height, 20_000);
+  await booksAgree(t, f);
 });
 
 test('withdraw all of a TRC-20 token: the payout completes from the treasury, 0 is left available and held, and the books equal the chain', async (t) => {
