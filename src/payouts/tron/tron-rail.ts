@@ -164,9 +164,8 @@ export class TronRail implements PayoutRail {
    * deposits of the coin are swept whatever their minimum). Else, for TRX, the gas station gives
    * what the operator's book took from the account's coins (takenByOperator), its deposits too
    * small to be worth a sweep, and what the payout costs now above the withdrawal's reserve: the
-   * payout waits for that top-up. Else it waits
-   * while a payout of the account is on its way, and once none is, it cannot be funded (refused
-   * with what is missing).
+   * payout waits for that top-up. Else it waits while a payout of the account is on its way, and
+   * once none is, it cannot be funded (refused with what is missing).
    */
   private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; unfinished: boolean }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
