@@ -56,7 +56,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
       for (const kind of ['sweep', 'topup', 'stake', 'delegate', 'undelegate'] as const) queue.own(kind, sweeper);
       deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
       byChain.set(chain.id, new TronChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock }));
-      rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, logger }));
+      rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, gasStation, logger }));
       continue;
     }
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;

@@ -63,6 +63,7 @@ export interface WithdrawalsDeps {
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
 export function createWithdrawals(deps: WithdrawalsDeps) {
+  const btcRails = new Map<string, BtcRail>();
   const service = new WithdrawalService({
     store: deps.store,
     catalog: deps.catalog,
@@ -80,6 +81,8 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     limit: (subjects) => deps.limiter.check(subjects),
     clock: deps.clock,
     networkCost: (chainId) => {
+      const btc = btcRails.get(chainId);
+      if (btc) return (req) => (req.quote.kind === 'btc' ? btc.networkCost(deps.store.read, { ...req, satPerVbyte: req.quote.satPerVbyte }) : Promise.reject(new Error('not a Bitcoin fee quote')));
       const rail = deps.evmRails?.get(chainId);
       return rail instanceof TronRail ? (req) => rail.networkCost(req) : null;
     },
@@ -105,6 +108,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
   for (const chain of deps.config.chains) {
     const rail = railFor(chain, deps);
     if (!rail) continue;
+    if (rail instanceof BtcRail) btcRails.set(chain.id, rail);
     const worker = new PayoutWorker({
       chain,
       rail,

@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { LedgerEntryRow, TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Ledger, type Movement } from '../ledger/ledger';
+import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type BookBalance, type Ledger, type Movement } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
@@ -200,6 +200,11 @@ export class MoneyMovement {
     if ((await updateRows(em, 'transactions', { status: 'reverted', updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
     for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.voidPending(em, pending.id);
     return true;
+  }
+
+  /** An account's balance of a coin: `available`, and `hold` (what its running withdrawals reserved). */
+  accountBalance(em: EntityManager, accountId: string, coinId: string): Promise<BookBalance> {
+    return this.deps.ledger.balance(em, accountBook(accountId), coinId);
   }
 
   /**

@@ -19,8 +19,10 @@ import { payoutEvidence } from './payout-evidence';
 import type { PayoutStore } from './payout-store';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, StoredPayout } from './rail';
 
-/** Pending withdrawals read per run. */
-export const CLAIM_READ = 1000;
+/** Accounts with due withdrawals claimed per run, those waiting longest first. */
+const CLAIM_ACCOUNTS = 1000;
+/** Pending withdrawals of one account read per run: one account's thousands do not hold up the others. */
+export const CLAIM_READ_PER_ACCOUNT = 250;
 
 export const REFUSED_BY_NODE = 'the node refused the transaction';
 export const SPENT_BY_ANOTHER = 'the coins it spends were spent by another transaction';
@@ -89,9 +91,20 @@ export class PayoutWorker {
     const height = async (): Promise<number> => (tip ??= await this.deps.rail.height(signal));
     for (const row of await this.deps.payouts.open(this.deps.store.read, this.chainId)) {
       if (signal.aborted) return;
-      await this.advance(row, await height(), signal);
+      const at = await height();
+      await this.isolated({ payout_id: row.id }, signal, () => this.advance(row, at, signal));
     }
     if (!signal.aborted) await this.claim(height, signal);
+  }
+
+  /** One payout's or claim's work: when it throws, the error is logged and the chain's other payouts and accounts go on. */
+  private async isolated(subject: Record<string, string>, signal: AbortSignal, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.deps.logger.error('payout work failed; the chain\'s other payouts go on', { chain: this.chainId, ...subject, error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   private async advance(row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
@@ -105,42 +118,64 @@ export class PayoutWorker {
 
   private async claim(height: () => Promise<number>, signal: AbortSignal): Promise<void> {
     if (this.coinIds.length === 0) return;
-    const em = this.deps.store.read;
-    const list = inList(em, this.coinIds, 1);
-    // A frozen account's withdrawals wait (PRODUCT §14) without taking other accounts' places in the read.
-    const pending = await rawQuery<WithdrawalRow>(
-      em,
-      `SELECT * FROM withdrawals WHERE coin_id ${list.sql} AND status = 'pending'
-       AND account_id NOT IN (SELECT id FROM accounts WHERE status = 'frozen') ORDER BY created_at, id LIMIT ${CLAIM_READ}`,
-      list.params,
-    );
-    if (pending.length === 0) return;
-    const dueBefore = this.deps.clock.now().getTime() - this.deps.settings.batchWindowMs;
-    const byAccount = new Map<string, WithdrawalRow[]>();
-    for (const w of pending) {
-      const rows = byAccount.get(w.account_id);
-      if (rows) rows.push(w);
-      else if (Date.parse(w.created_at) <= dueBefore) byAccount.set(w.account_id, [w]);
-    }
-    if (byAccount.size === 0) return;
+    const due = await this.dueAccounts();
+    if (due.length === 0) return;
     const prepared = await this.deps.rail.prepare(signal);
-    for (const [accountId, rows] of byAccount) {
+    for (const { accountId, since } of due) {
+      const rows = await this.pendingOf(accountId, since);
       // A rail whose payouts pay fewer than an account's due withdrawals (EVM: one) makes several in one run.
       for (let at = 0; at < rows.length; at += this.deps.rail.maxBatch) {
         if (signal.aborted) return;
         const ids = rows.slice(at, at + this.deps.rail.maxBatch).map((w) => w.id);
-        let stored: ChainPayoutRow | null;
-        try {
-          stored = await this.deps.store.write((em) => this.build(em, accountId, ids, prepared));
-        } catch (err) {
-          if (err instanceof Changed) break;
-          throw err;
-        }
-        if (!stored) break;
+        let stored: ChainPayoutRow | null = null;
+        let changed = false;
+        await this.isolated({ account_id: accountId, withdrawal_id: ids[0]! }, signal, async () => {
+          try {
+            stored = await this.deps.store.write((em) => this.build(em, accountId, ids, prepared));
+          } catch (err) {
+            if (!(err instanceof Changed)) throw err;
+            changed = true;
+          }
+        });
+        if (changed) break;
+        // None paid now (waiting, or refused): the account's later withdrawals still get their turn.
+        if (!stored) continue;
+        const payout: ChainPayoutRow = stored;
         this.deps.checkpoint?.('stored');
-        await this.advance(stored, await height(), signal);
+        await this.isolated({ payout_id: payout.id }, signal, async () => this.advance(payout, await height(), signal));
       }
     }
+  }
+
+  /**
+   * The accounts whose oldest pending withdrawal of this chain is due (older than the batch
+   * window), those waiting longest first, each with that withdrawal's creation time.
+   */
+  private async dueAccounts(): Promise<Array<{ accountId: string; since: string }>> {
+    const em = this.deps.store.read;
+    const list = inList(em, this.coinIds, 1);
+    const dueBefore = iso(new Date(this.deps.clock.now().getTime() - this.deps.settings.batchWindowMs));
+    // A frozen account's withdrawals wait (PRODUCT §14) without taking other accounts' places in the read.
+    const rows = await rawQuery<{ account_id: string; since: string }>(
+      em,
+      `SELECT account_id, MIN(created_at) AS since FROM withdrawals WHERE coin_id ${list.sql} AND status = 'pending' ` +
+        `AND account_id NOT IN (SELECT id FROM accounts WHERE status = 'frozen') ` +
+        `GROUP BY account_id HAVING MIN(created_at) <= ${placeholder(em, list.params.length + 1)} ORDER BY since, account_id LIMIT ${CLAIM_ACCOUNTS}`,
+      [...list.params, dueBefore],
+    );
+    return rows.map((r) => ({ accountId: r.account_id, since: r.since }));
+  }
+
+  /** An account's pending withdrawals of this chain, oldest first, from its oldest pending one on. */
+  private pendingOf(accountId: string, since: string): Promise<WithdrawalRow[]> {
+    const em = this.deps.store.read;
+    const list = inList(em, this.coinIds, 3);
+    return rawQuery<WithdrawalRow>(
+      em,
+      `SELECT * FROM withdrawals WHERE account_id = ${placeholder(em, 1)} AND created_at >= ${placeholder(em, 2)} AND status = 'pending' ` +
+        `AND coin_id ${list.sql} ORDER BY created_at, id LIMIT ${CLAIM_READ_PER_ACCOUNT}`,
+      [accountId, since, ...list.params],
+    );
   }
 
   /**
@@ -177,7 +212,8 @@ export class PayoutWorker {
   }
 
   private orderOf(w: WithdrawalRow): PayoutOrder {
-    return { withdrawalId: w.id, coinId: w.coin_id, address: w.to_address, amount: Amount.of(w.amount).toBaseUnits(this.deps.catalog.coin(w.coin_id)!.decimals) };
+    const decimals = this.deps.catalog.coin(w.coin_id)!.decimals;
+    return { withdrawalId: w.id, coinId: w.coin_id, address: w.to_address, amount: Amount.of(w.amount).toBaseUnits(decimals), networkFee: Amount.of(w.network_fee_reserved).toBaseUnits(decimals) };
   }
 
   private payoutRow(accountId: string, reservation: string): ChainPayoutRow {

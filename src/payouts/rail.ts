@@ -26,6 +26,11 @@ export interface PayoutOrder {
   address: string;
   /** In the coin's base units (satoshi, wei, token units, sun). */
   amount: bigint;
+  /**
+   * What the withdrawal reserved for its network fee, in the coin's base units: the most the
+   * merchant is charged for it, so what a payout may take from the account's coins for its fee.
+   */
+  networkFee?: bigint;
 }
 
 /**
@@ -65,7 +70,11 @@ export interface PayoutLeg {
  */
 export type SpendKey = { coins: readonly string[] } | { sender: string; nonce: number } | null;
 
-/** A withdrawal a rail will not pay, and why (in the merchant's words: it becomes `failure_reason`). */
+/**
+ * A withdrawal a rail will not pay, and why (in the merchant's words: it becomes `failure_reason`).
+ * Besides a bad destination or an amount below dust: one the account's coins on chain cannot fund
+ * while nothing that could bring them is on its way (see `notFunded`).
+ */
 export interface RefusedOrder {
   withdrawalId: string;
   reason: string;

@@ -53,6 +53,25 @@ export async function dueSweepGroups(em: EntityManager, chainId: string, catalog
 }
 
 /**
+ * An account's credited deposits of one coin at its deposit addresses that no sweep has taken yet,
+ * summed per address (base units): what sweeps may still bring to its treasury.
+ */
+export async function unsweptCredited(em: EntityManager, chainId: string, accountId: string, coin: { id: string; decimals: number }): Promise<bigint[]> {
+  const p = (i: number) => placeholder(em, i);
+  const rows = await rawQuery<{ address: string; amount: string }>(
+    em,
+    `SELECT t.address, t.amount FROM chain_transfers t WHERE t.chain_id = ${p(1)} AND t.account_id = ${p(2)} AND t.coin_id = ${p(3)} ` +
+      `AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
+      `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
+      `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ORDER BY t.address`,
+    [chainId, accountId, coin.id],
+  );
+  const byAddress = new Map<string, bigint>();
+  for (const r of rows) byAddress.set(r.address, (byAddress.get(r.address) ?? 0n) + Amount.of(r.amount).toBaseUnits(coin.decimals));
+  return [...byAddress.values()];
+}
+
+/**
  * Names the deposit transfers each sweep moves, in multi-row inserts (each transfer once: one already
  * named by another sweep fails the caller's transaction).
  */

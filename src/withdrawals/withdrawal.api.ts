@@ -17,7 +17,8 @@ export const withdrawalApi = {
     permissions: ['read', 'withdraw'],
     body: EstimateBody,
     responses: { 200: EstimateSchema },
-    errors: ['address_refused'],
+    // conflict: `amount: "max"` when not even the least withdrawal fits (insufficient_funds).
+    errors: ['address_refused', 'conflict'],
   },
   create: {
     ...one,

@@ -60,7 +60,7 @@ export const CreateWithdrawalBody = z.strictObject({
 /** The body of POST /v1/withdrawals/estimate: the withdrawal's fields (the destination optional, the others ignored). */
 export const EstimateBody = z.looseObject({
   coin_id: uuid(),
-  amount: z.string().min(1).max(100).meta({ description: 'decimal string' }),
+  amount: z.string().min(1).max(100).meta({ description: 'decimal string, or "max": the largest amount whose total_debit fits the available balance (PRODUCT §14)' }),
   to_address: z.string().nullish(),
   network_fee_mode: z.enum(['reserved', 'actual']).nullish(),
 });

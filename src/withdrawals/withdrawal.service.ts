@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
 import { reservedGas } from '../payouts/evm/gas';
+import { TWO_INPUT_PAYMENT_VSIZE } from '../payouts/btc/tx-size';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
@@ -34,6 +35,7 @@ import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf,
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
 import { checkShape } from '../shared/schema';
 import { EstimateBody } from './withdrawal.schema';
+import { largestPayable, MAX_AMOUNT, type WithdrawalFees } from './withdraw-all';
 
 /** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
 export type WithdrawalView = Pick<
@@ -79,15 +81,14 @@ export interface WithdrawalServiceDeps {
   limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
   /**
-   * Families whose network fee depends on the sender and the destination (Tron: energy, bandwidth,
-   * a new account's creation): what the chain will take for paying `amount` of `coinId` to `to`
-   * (null: not given, the worst case) from the account's treasury, in the native coin's base units.
+   * Families whose network fee depends on the account, the sender or the destination (Bitcoin:
+   * the account's coins a payout would spend; Tron: energy, bandwidth, a new account's creation):
+   * what the chain will take for paying `amount` of `coinId` to `to` (null: not given, the worst
+   * case) from the account's coins at `quote`, in the native coin's base units.
    */
-  networkCost?: (chainId: string) => ((req: { accountId: string; coinId: string; to: string | null; amount: bigint }) => Promise<bigint>) | null;
+  networkCost?: (chainId: string) => ((req: { accountId: string; coinId: string; to: string | null; amount: bigint; quote: FeeQuote }) => Promise<bigint>) | null;
 }
 
-/** Virtual bytes reserved per payout (Bitcoin): a payment with two P2WPKH inputs, its output and change, rounded up. */
-export const RESERVED_VBYTES = 250;
 /** How long an estimate's figures hold (the fee quote moves with the mempool). */
 const ESTIMATE_TTL_MS = 5 * 60 * 1000;
 /** A review left undecided this long is rejected (SPEC "Limits"). */
@@ -141,9 +142,9 @@ export class WithdrawalService {
       const to = body.to_address;
       if (typeof to !== 'string' || !payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
     }
-    const amount = parsePayoutAmount(body.amount, payout);
     const account = await this.account(accountId);
-    const fees = await this.fees(account, payout, amount, typeof body.to_address === 'string' ? body.to_address : null);
+    const to = typeof body.to_address === 'string' ? body.to_address : null;
+    const { amount, fees } = body.amount === MAX_AMOUNT ? await this.everything(account, payout, to) : await this.priced(account, payout, parsePayoutAmount(body.amount, payout), to);
     return {
       coin_id: payout.coin.id,
       amount: amount.toString(),
@@ -153,6 +154,31 @@ export class WithdrawalService {
       total_debit: fees.total.toString(),
       expires_at: iso(new Date(this.deps.clock.now().getTime() + ESTIMATE_TTL_MS)),
     };
+  }
+
+  private async priced(account: PayoutAccount, payout: PayoutCoin, amount: Amount, to: string | null): Promise<{ amount: Amount; fees: WithdrawalFees }> {
+    return { amount, fees: await this.fees(account, payout, amount, to) };
+  }
+
+  /**
+   * `amount: "max"` (PRODUCT §14): the largest amount whose total debit fits the account's
+   * available balance of the coin, priced as a withdrawal of it would be. 409 `insufficient_funds`
+   * when not even the least payment fits.
+   */
+  private async everything(account: PayoutAccount, payout: PayoutCoin, to: string | null): Promise<{ amount: Amount; fees: WithdrawalFees }> {
+    const { available } = await this.deps.money.accountBalance(this.deps.store.read, account.id, payout.coin.id);
+    const found = await largestPayable({
+      available,
+      decimals: payout.coin.decimals,
+      minimum: Amount.fromBaseUnits(payout.sender.minimumPayment, payout.coin.decimals),
+      platformFee: (amount) => this.platformFee(account, payout, amount),
+      feesOf: (amount) => this.fees(account, payout, amount, to),
+    }).catch((err: unknown) => {
+      if (err instanceof ApiError) throw err;
+      throw unavailable(`the largest ${payout.coin.ticker} withdrawal cannot be priced now; retry later`);
+    });
+    if (!found) throw conflict('the available balance cannot pay the least withdrawal and its fees', { reason: 'insufficient_funds', available: available.toString() });
+    return found;
   }
 
   /**
@@ -581,9 +607,14 @@ export class WithdrawalService {
     );
   }
 
+  /** The platform's percentage of a withdrawal's amount, rounded up, in the withdrawn coin. */
+  private platformFee(account: PayoutAccount, payout: PayoutCoin, amount: Amount): Amount {
+    return amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
+  }
+
   /** Fees in the withdrawn coin: the platform's percentage (rounded up) and the reserved network fee. */
-  private async fees(account: PayoutAccount, payout: PayoutCoin, amount: Amount, to: string | null): Promise<{ platformFee: Amount; networkFee: Amount; total: Amount }> {
-    const platformFee = amount.percent(account.platform_fee_percent, payout.coin.decimals, 'up');
+  private async fees(account: PayoutAccount, payout: PayoutCoin, amount: Amount, to: string | null): Promise<WithdrawalFees> {
+    const platformFee = this.platformFee(account, payout, amount);
     let quote: FeeQuote;
     try {
       quote = await this.feeQuotes.quote(payout.sender);
@@ -594,21 +625,17 @@ export class WithdrawalService {
       const networkFee = this.evmNetworkFee(payout, quote.maxFeePerGas);
       return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
     }
-    if (quote.kind === 'tron') {
-      const cost = this.deps.networkCost?.(payout.coin.chain_id);
-      if (!cost) throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
-      let sun: bigint;
-      try {
-        sun = await cost({ accountId: account.id, coinId: payout.coin.id, to, amount: amount.toBaseUnits(payout.coin.decimals) });
-      } catch {
-        throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
-      }
-      const networkFee = this.inWithdrawnCoin(payout, sun);
-      return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
+    const cost = this.deps.networkCost?.(payout.coin.chain_id);
+    let native: bigint | null = null;
+    try {
+      if (cost) native = await cost({ accountId: account.id, coinId: payout.coin.id, to, amount: amount.toBaseUnits(payout.coin.decimals), quote });
+      // Without the family's own pricing (no payout rail here), a Bitcoin payment of two inputs.
+      else if (quote.kind === 'btc') native = BigInt(Math.ceil(quote.satPerVbyte * TWO_INPUT_PAYMENT_VSIZE));
+    } catch {
+      native = null;
     }
-    if (quote.kind !== 'btc') throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
-    const sats = BigInt(Math.ceil(quote.satPerVbyte * RESERVED_VBYTES));
-    const networkFee = Amount.fromBaseUnits(sats, payout.coin.decimals);
+    if (native === null) throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
+    const networkFee = this.inWithdrawnCoin(payout, native);
     return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
   }
 

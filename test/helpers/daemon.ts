@@ -12,7 +12,7 @@ import { silentLogger, type Logger } from '../../src/shared/logger';
 import { totpCode, totpStep } from '../../src/team/totp';
 import { prepareSeed } from '../../src/daemon/setup';
 import type { AddressAllocator } from '../../src/wallet/allocator';
-import { FIXED_RATES, testCliConfig } from './cli';
+import { COINKEEP_BIN, FIXED_RATES, runBin, testCliConfig } from './cli';
 import { TEST_MNEMONIC } from './test-mnemonic';
 
 export { FIXED_RATES, TEST_MNEMONIC };
@@ -30,6 +30,12 @@ export function cliConfigFile(td: TestDaemon): string {
   const file = path.join(td.dataDir, 'cli.yaml');
   writeFileSync(file, YAML.stringify({ ...td.daemon.config }));
   return file;
+}
+
+/** `coinkeep ledger reconcile --json` on the running daemon's config: what the books say the wallet holds against what the nodes show. */
+export async function ledgerReconcile(td: TestDaemon): Promise<{ code: number | null; report: string; stderr: string }> {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+  return { code: r.code, report: r.stdout, stderr: r.stderr };
 }
 
 export interface TestDaemon {

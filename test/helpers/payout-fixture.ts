@@ -10,7 +10,6 @@ import { btcNetwork } from '../../src/chains/btc/derive';
 import { EventEntity } from '../../src/db/entities/events';
 import { placeholder, rawQuery } from '../../src/db/raw';
 import { Amount } from '../../src/shared/money';
-import { COINKEEP_BIN, runBin } from './cli';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
 import type { DaemonOptions } from '../../src/daemon/main';
 import type { ChainConfig } from '../../src/config/schema';
@@ -21,8 +20,9 @@ import { spendableCoins } from '../../src/payouts/btc/coin-store';
 import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
 import { startBtcRpcProxy, type BtcRpcProxy } from './btc-rpc-proxy';
-import { cliConfigFile, merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
+import { ledgerReconcile, merchantWithKey, OtpSource, startTestDaemon, type TestDaemon } from './daemon';
 import type { Daemon } from '../../src/daemon/main';
+import type { Logger } from '../../src/shared/logger';
 import { ApiClient } from './invoice-fixture';
 import { BTC, btcChain, CONFIRMATIONS, until } from '../integration/chains/btc/btc-fixture';
 
@@ -78,8 +78,8 @@ export interface PayoutFixtureOptions {
   standard?: boolean;
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
-  /** The sensitive-operation limits instead of the defaults (a test that makes many withdrawals). */
-  sensitiveLimits?: SensitiveLimits;
+  /** The daemon's logger and sensitive-operation limits (a test that makes many withdrawals). */
+  daemon?: { logger?: Logger; sensitiveLimits?: SensitiveLimits };
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
@@ -88,7 +88,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
     { chains: [btcChain(node, opts.watch, proxy)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
-    { adapterFor, sensitiveLimits: opts.sensitiveLimits },
+    { adapterFor, ...opts.daemon },
   );
   const chainId = td.daemon.config.chains[0]!.id;
   const store = td.daemon.store;
@@ -211,9 +211,6 @@ export async function candidates(f: PayoutFixture, withdrawalId: string): Promis
 }
 
 /** `coinkeep ledger reconcile --json`: what the books say the wallet holds against what the node shows. */
-export async function reconcile(f: PayoutFixture) {
-  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
-  return { code: r.code, report: r.stdout, stderr: r.stderr };
-}
+export const reconcile = (f: PayoutFixture) => ledgerReconcile(f.td);
 
 export const minus = (a: string, ...b: string[]): string => b.reduce((x, y) => x.minus(Amount.of(y)), Amount.of(a)).toString();

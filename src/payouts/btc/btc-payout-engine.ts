@@ -8,10 +8,10 @@ import { iso, type Clock } from '../../shared/clock';
 import { newTimeOrderedId } from '../../shared/ids';
 import type { AddressAllocator } from '../../wallet/allocator';
 import type { BtcSpend, SignedBtc } from '../../wallet/signer';
-import { selectCoins } from './coin-selection';
+import { selectCoins, selectWithin, type SelectionRequest } from './coin-selection';
 import { releaseCoins, reserveCoins, spendableCoins, type SpendableCoin } from './coin-store';
 import { INCREMENTAL_SAT_PER_VBYTE, replacementFee } from './replacement';
-import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE } from './tx-size';
+import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TWO_INPUT_PAYMENT_VSIZE, TX_OVERHEAD_VSIZE } from './tx-size';
 
 /** nSequence that signals replaceability (BIP125) and leaves locktime enforced. */
 export const RBF_SEQUENCE = 0xfffffffd;
@@ -55,16 +55,32 @@ export interface BtcPayout {
 
 export type PayoutRefusalReason = 'address_refused' | 'below_dust' | 'insufficient_coins' | 'replacement_uncovered';
 
-/** A payout that cannot be built; `withdrawalId` names the one withdrawal at fault, when one is. */
+/**
+ * A payout that cannot be built; `withdrawalId` names the one withdrawal at fault, when one is;
+ * `short`: for `insufficient_coins`, the satoshi the account's coins lack.
+ */
 export class BtcPayoutRefused extends Error {
   constructor(
     readonly reason: PayoutRefusalReason,
     message: string,
     readonly withdrawalId: string | null = null,
+    readonly short = 0n,
   ) {
     super(message);
     this.name = 'BtcPayoutRefused';
   }
+}
+
+/** A payout chosen from the account's coins, nothing written yet: `commit` reserves and signs it. */
+export interface BtcPlan {
+  accountId: string;
+  orders: readonly BtcWithdrawalOrder[];
+  coins: SpendableCoin[];
+  /** 0n: no change output. */
+  change: bigint;
+  fee: bigint;
+  vsize: number;
+  satPerVbyte: number;
 }
 
 export interface BtcPayoutEngineDeps {
@@ -101,28 +117,68 @@ export class BtcPayoutEngine {
   }
 
   /**
-   * Selects the account's coins for `orders`, signs the transaction, and reserves the coins in the
-   * caller's transaction (a change address is issued there too): commit it with the stored result.
+   * Chooses the account's coins for `orders` at `satPerVbyte`, or, with `maxFee` (what the
+   * withdrawals reserved for their network fee), at the highest rate up to it whose fee stays
+   * within that (selectWithin). Reads only: throws BtcPayoutRefused for a bad destination, an
+   * amount below dust, or coins that cannot pay (with what they lack).
    */
-  async build(em: EntityManager, req: { accountId: string; orders: readonly BtcWithdrawalOrder[]; satPerVbyte: number }): Promise<BtcPayout> {
+  async plan(em: EntityManager, req: { accountId: string; orders: readonly BtcWithdrawalOrder[]; satPerVbyte: number; maxFee?: bigint }): Promise<BtcPlan> {
     if (req.orders.length === 0) throw new Error('a payout pays at least one withdrawal');
     const scripts = req.orders.map((o) => this.checkedScript(o));
     const target = req.orders.reduce((s, o) => s + o.amount, 0n);
-    const baseVsize = TX_OVERHEAD_VSIZE + scripts.reduce((s, script) => s + outputVsize(script.length), 0);
-    const changeVsize = outputVsize(P2WPKH_SCRIPT_LENGTH);
-    const coins = await spendableCoins(em, this.deps.chain.id, req.accountId);
-    const chosen = selectCoins({ coins, target, baseVsize, satPerVbyte: req.satPerVbyte, changeVsize, changeDust: P2WPKH_DUST });
-    if (!chosen) throw new BtcPayoutRefused('insufficient_coins', `the account's coins on ${this.deps.chain.id} cannot pay ${target} sat and the fee`);
+    const selection = this.selection(await spendableCoins(em, this.deps.chain.id, req.accountId), target, scripts.map((script) => script.length), req.satPerVbyte);
+    const chosen = req.maxFee === undefined ? withRate(selectCoins(selection), req.satPerVbyte) : selectWithin(selection, req.maxFee);
+    if (!chosen) {
+      const short = this.shortOf(selection, req.maxFee);
+      throw new BtcPayoutRefused('insufficient_coins', `the account's coins on ${this.deps.chain.id} cannot pay ${target} sat and the fee: ${short} sat short`, null, short);
+    }
+    return { accountId: req.accountId, orders: req.orders, coins: chosen.coins, change: chosen.change, fee: chosen.fee, vsize: chosen.vsize, satPerVbyte: chosen.satPerVbyte };
+  }
 
-    const outputs: BtcPayoutOutput[] = req.orders.map((o, vout) => ({ vout, address: o.address, value: o.amount, withdrawalId: o.withdrawalId }));
-    if (chosen.change > 0n) {
-      const change = await this.deps.addresses.allocate(em, { accountId: req.accountId, coinId: this.nativeCoin, purpose: 'change' });
-      outputs.push({ vout: outputs.length, address: change.address, value: chosen.change, withdrawalId: null });
+  /** Signs a plan, and reserves its coins in the caller's transaction (a change address is issued there too): commit it with the stored result. */
+  async commit(em: EntityManager, plan: BtcPlan): Promise<BtcPayout> {
+    const outputs: BtcPayoutOutput[] = plan.orders.map((o, vout) => ({ vout, address: o.address, value: o.amount, withdrawalId: o.withdrawalId }));
+    if (plan.change > 0n) {
+      const change = await this.deps.addresses.allocate(em, { accountId: plan.accountId, coinId: this.nativeCoin, purpose: 'change' });
+      outputs.push({ vout: outputs.length, address: change.address, value: plan.change, withdrawalId: null });
     }
     const now = this.deps.clock.now();
     const payoutId = newTimeOrderedId(now.getTime());
-    await reserveCoins(em, { payoutId, accountId: req.accountId, chainId: this.deps.chain.id, now: iso(now) }, chosen.coins);
-    return this.sign({ payoutId, accountId: req.accountId, inputs: chosen.coins, outputs, fee: chosen.fee, vsize: chosen.vsize, satPerVbyte: req.satPerVbyte });
+    await reserveCoins(em, { payoutId, accountId: plan.accountId, chainId: this.deps.chain.id, now: iso(now) }, plan.coins);
+    return this.sign({ payoutId, accountId: plan.accountId, inputs: plan.coins, outputs, fee: plan.fee, vsize: plan.vsize, satPerVbyte: plan.satPerVbyte });
+  }
+
+  /** `plan` and `commit` in the caller's transaction. */
+  async build(em: EntityManager, req: { accountId: string; orders: readonly BtcWithdrawalOrder[]; satPerVbyte: number; maxFee?: bigint }): Promise<BtcPayout> {
+    return this.commit(em, await this.plan(em, req));
+  }
+
+  /**
+   * The network fee a payout of `amount` to `address` (null: not given, a P2WPKH one) would take
+   * from the account's coins now at `satPerVbyte`, chosen as a payout chooses them: a withdrawal's
+   * reserve. When the coins cannot pay it now (some are on their way back as change), all of them
+   * spent with no change; with none at all, a payment with two inputs and a change.
+   */
+  async feeOf(em: EntityManager, req: { accountId: string; address: string | null; amount: bigint; satPerVbyte: number }): Promise<bigint> {
+    const script = req.address === null ? null : outputScript(req.address, this.network);
+    const coins = await spendableCoins(em, this.deps.chain.id, req.accountId);
+    const selection = this.selection(coins, req.amount, [script?.length ?? P2WPKH_SCRIPT_LENGTH], req.satPerVbyte);
+    const chosen = selectCoins(selection);
+    if (chosen) return chosen.fee;
+    return feeFor(coins.length === 0 ? TWO_INPUT_PAYMENT_VSIZE : allCoinsVsize(selection), req.satPerVbyte);
+  }
+
+  private selection(coins: SpendableCoin[], target: bigint, scriptLengths: readonly number[], satPerVbyte: number): SelectionRequest<SpendableCoin> {
+    const baseVsize = TX_OVERHEAD_VSIZE + scriptLengths.reduce((s, length) => s + outputVsize(length), 0);
+    return { coins, target, baseVsize, satPerVbyte, changeVsize: outputVsize(P2WPKH_SCRIPT_LENGTH), changeDust: P2WPKH_DUST };
+  }
+
+  /** What the coins lack to pay the target and the fee of spending them all, at the rate a payout would go out at. */
+  private shortOf(s: SelectionRequest<SpendableCoin>, maxFee?: bigint): bigint {
+    const vsize = allCoinsVsize(s);
+    const within = maxFee === undefined ? s.satPerVbyte : Math.max(1, Math.min(s.satPerVbyte, Math.floor(Number(maxFee) / vsize)));
+    const short = s.target + feeFor(vsize, within) - s.coins.reduce((sum, c) => sum + c.value, 0n);
+    return short > 0n ? short : 1n;
   }
 
   /**
@@ -195,3 +251,8 @@ export class BtcPayoutEngine {
     return script;
   }
 }
+
+const withRate = <T>(s: T | null, satPerVbyte: number): (T & { satPerVbyte: number }) | null => s && { ...s, satPerVbyte };
+
+/** The vsize of a payout spending every coin of `s`, without change. */
+const allCoinsVsize = (s: SelectionRequest<{ value: bigint }>): number => s.baseVsize + s.coins.length * P2WPKH_INPUT_VSIZE;

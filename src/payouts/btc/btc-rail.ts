@@ -1,11 +1,16 @@
 import type { EntityManager } from 'typeorm';
+import { coinId, NATIVE_ASSET } from '../../catalog/coins';
 import type { ChainReader, ChainSender } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
+import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, SpendKey, StoredPayout } from '../rail';
-import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps } from './btc-payout-engine';
+import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps, type BtcPlan } from './btc-payout-engine';
+import { coinsComing } from './coin-store';
 
 /** Outputs per payout: far below the standard transaction size for P2WPKH payments. */
 export const BTC_MAX_BATCH = 250;
+/** Coin selections one build tries at most (the oldest orders the coins pay together are found by bisection). */
+const MAX_PLANS = 64;
 
 /** What a Bitcoin candidate keeps in its `data` (JSON: satoshi as decimal strings). */
 interface BtcCandidateData {
@@ -26,7 +31,11 @@ const REFUSAL_TEXT: Record<string, string> = {
  * Bitcoin's payout rail: the BtcPayoutEngine (coin selection from the account's own coins, batch,
  * RBF, change to its internal chain) behind the worker's rail interface, and the chain's adapter
  * for the node. A destination the engine refuses fails alone; when the account's free coins cannot
- * pay the whole batch, the newest orders wait for a later payout (its change comes back confirmed).
+ * pay the whole batch, it pays the oldest orders they can, and the others wait for a later payout
+ * (its change comes back confirmed). An order the coins cannot pay even alone waits while coins
+ * may come back to the account; once none may, it cannot be funded and fails with what is missing,
+ * and the orders after it are paid all the same. A payout never takes more for its fee than its
+ * withdrawals reserved (BtcPayoutEngine.plan), so the account's coins keep what its balance says.
  */
 export class BtcRail implements PayoutRail {
   readonly chainId: string;
@@ -54,36 +63,47 @@ export class BtcRail implements PayoutRail {
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
     const satPerVbyte = req.prepared as number;
     const refused: RefusedOrder[] = [];
-    let orders = [...req.orders];
-    while (orders.length > 0) {
+    let plans = 0;
+    const plan = async (orders: readonly PayoutOrder[]): Promise<BtcPlan | BtcPayoutRefused> => {
+      plans++;
+      const maxFee = orders.every((o) => o.networkFee !== undefined) ? orders.reduce((s, o) => s + o.networkFee!, 0n) : undefined;
       try {
-        const payout = await this.engine.build(em, {
-          accountId: req.accountId,
-          orders: orders.map((o) => ({ withdrawalId: o.withdrawalId, address: o.address, amount: o.amount })),
-          satPerVbyte,
-        });
-        return {
-          payout: {
-            candidate: candidateOf(payout),
-            legs: payout.outputs.filter((o) => o.withdrawalId !== null).map((o) => ({ withdrawalId: o.withdrawalId!, output: o.vout })),
-            reservation: payout.payoutId,
-          },
-          refused,
-        };
+        return await this.engine.plan(em, { accountId: req.accountId, orders: orders.map((o) => ({ withdrawalId: o.withdrawalId, address: o.address, amount: o.amount })), satPerVbyte, maxFee });
       } catch (err) {
-        if (!(err instanceof BtcPayoutRefused)) throw err;
-        if (err.withdrawalId !== null && REFUSAL_TEXT[err.reason]) {
-          refused.push({ withdrawalId: err.withdrawalId, reason: REFUSAL_TEXT[err.reason]! });
-          orders = orders.filter((o) => o.withdrawalId !== err.withdrawalId);
-        } else if (err.reason === 'insufficient_coins') {
-          // The newest waits: its turn comes when the coins in flight come back as change.
-          orders = orders.slice(0, -1);
-        } else {
-          throw err;
-        }
+        if (err instanceof BtcPayoutRefused) return err;
+        throw err;
       }
+    };
+    let coming: boolean | undefined;
+    let orders = [...req.orders];
+    while (orders.length > 0 && plans < MAX_PLANS) {
+      const found = await longestPayable(plan, orders);
+      if ('plan' in found) {
+        const payout = await this.engine.commit(em, found.plan);
+        const legs = payout.outputs.filter((o) => o.withdrawalId !== null).map((o) => ({ withdrawalId: o.withdrawalId!, output: o.vout }));
+        return { payout: { candidate: candidateOf(payout), legs, reservation: payout.payoutId }, refused };
+      }
+      if ('fault' in found) {
+        const { withdrawalId, reason } = found.fault;
+        if (withdrawalId === null || !REFUSAL_TEXT[reason]) throw found.fault;
+        refused.push({ withdrawalId, reason: REFUSAL_TEXT[reason]! });
+        orders = orders.filter((o) => o.withdrawalId !== withdrawalId);
+        continue;
+      }
+      // The oldest cannot be paid even alone: it waits for coins on their way back, or cannot be funded; the others still may be paid.
+      coming ??= await coinsComing(em, this.chainId, req.accountId, coinId(this.chainId, NATIVE_ASSET));
+      if (!coming) refused.push({ withdrawalId: orders[0]!.withdrawalId, reason: notFunded(found.short, this.chain.native.decimals, this.chain.native.ticker) });
+      orders = orders.slice(1);
     }
     return { payout: null, refused };
+  }
+
+  /**
+   * The network fee (satoshi) a withdrawal of `amount` to `to` reserves at `satPerVbyte`: what its
+   * payout would take from the account's coins now (BtcPayoutEngine.feeOf).
+   */
+  networkCost(em: EntityManager, req: { accountId: string; to: string | null; amount: bigint; satPerVbyte: number }): Promise<bigint> {
+    return this.engine.feeOf(em, { accountId: req.accountId, address: req.to, amount: req.amount, satPerVbyte: req.satPerVbyte });
   }
 
   async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
@@ -133,6 +153,39 @@ export class BtcRail implements PayoutRail {
   async release(em: EntityManager, payout: StoredPayout): Promise<void> {
     await this.engine.release(em, payout.reservation);
   }
+}
+
+/**
+ * The oldest of `orders` the coins pay together (`plan` of all of them, else the longest run from
+ * the oldest, by bisection); or the refusal of one order at fault; or, when the oldest alone
+ * cannot be paid, what the coins lack for it.
+ */
+async function longestPayable(
+  plan: (orders: readonly PayoutOrder[]) => Promise<BtcPlan | BtcPayoutRefused>,
+  orders: readonly PayoutOrder[],
+): Promise<{ plan: BtcPlan } | { fault: BtcPayoutRefused } | { short: bigint }> {
+  const all = await plan(orders);
+  if (!(all instanceof BtcPayoutRefused)) return { plan: all };
+  if (all.reason !== 'insufficient_coins') return { fault: all };
+  // `low` orders are payable (none at first), `high` are not.
+  let low = 0;
+  let high = orders.length;
+  let best: BtcPlan | null = null;
+  let oldestShort = all.short;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    const tried = await plan(orders.slice(0, mid));
+    if (!(tried instanceof BtcPayoutRefused)) {
+      best = tried;
+      low = mid;
+    } else if (tried.reason === 'insufficient_coins') {
+      high = mid;
+      oldestShort = tried.short;
+    } else {
+      return { fault: tried };
+    }
+  }
+  return best ? { plan: best } : { short: oldestShort };
 }
 
 function candidateOf(p: BtcPayout): PayoutCandidate {

@@ -39,6 +39,38 @@ export function selectCoins<C extends { value: bigint }>(req: SelectionRequest<C
   return branchAndBound(req) ?? largestFirst(req);
 }
 
+/**
+ * `selectCoins` at the node's rate, or, when that costs more than `maxFee` (what the withdrawals
+ * reserved for their network fee, all the merchant is charged), at the highest whole rate below it
+ * whose fee stays within it (at least 1 sat/vB): a payout never takes from the account's coins
+ * more than its withdrawals reserved, so the account's coins and its balance stay equal. When no
+ * rate keeps within it (a reserve priced on other coins than those there now), the node's rate, or
+ * 1 sat/vB when the coins cannot pay that: the excess is the operator's, as before.
+ */
+export function selectWithin<C extends { value: bigint }>(req: SelectionRequest<C>, maxFee: bigint): (Selection<C> & { satPerVbyte: number }) | null {
+  const at = (satPerVbyte: number) => {
+    const s = selectCoins({ ...req, satPerVbyte });
+    return s && { ...s, satPerVbyte };
+  };
+  const quoted = at(req.satPerVbyte);
+  if (quoted && quoted.fee <= maxFee) return quoted;
+  // The fee grows with the rate: the highest rate that pays within the reserve, by bisection.
+  let within: ReturnType<typeof at> = null;
+  let low = 1;
+  let high = Math.ceil(req.satPerVbyte) - 1;
+  while (low <= high) {
+    const mid = Math.floor((low + high) / 2);
+    const s = at(mid);
+    if (s && s.fee <= maxFee) {
+      within = s;
+      low = mid + 1;
+    } else {
+      high = mid - 1;
+    }
+  }
+  return within ?? quoted ?? at(1);
+}
+
 function branchAndBound<C extends { value: bigint }>(req: SelectionRequest<C>): Selection<C> | null {
   const inputFee = feeFor(P2WPKH_INPUT_VSIZE, req.satPerVbyte);
   // A change output costs its own bytes now and an input to spend it later.

@@ -64,3 +64,20 @@ export async function reserveCoins(em: EntityManager, at: { payoutId: string; ac
 export async function releaseCoins(em: EntityManager, payoutId: string): Promise<number> {
   return rawRun(em, `DELETE FROM btc_coin_reservations WHERE payout_id = ${placeholder(em, 1)}`, [payoutId]);
 }
+
+/**
+ * Whether coins may still come back to the account on a Bitcoin chain: a payout of its on its way
+ * (a withdrawal of `coinId` processing or broadcast: it returns change, or fails and gives its
+ * coins back), or change of its seen and not yet confirmed. While they may, a withdrawal its
+ * spendable coins cannot pay waits; once none may, it cannot be funded.
+ */
+export async function coinsComing(em: EntityManager, chainId: string, accountId: string, coinId: string): Promise<boolean> {
+  const p = (i: number) => placeholder(em, i);
+  const rows = await rawQuery(
+    em,
+    `SELECT 1 FROM withdrawals WHERE account_id = ${p(1)} AND coin_id = ${p(2)} AND status IN ('processing', 'broadcast') ` +
+      `UNION ALL SELECT 1 FROM chain_transfers WHERE account_id = ${p(3)} AND chain_id = ${p(4)} AND direction = 'incoming' AND purpose = 'change' AND status = 'seen' LIMIT 1`,
+    [accountId, coinId, accountId, chainId],
+  );
+  return rows.length > 0;
+}

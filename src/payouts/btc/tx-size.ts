@@ -13,6 +13,9 @@ export const TX_OVERHEAD_VSIZE = 15;
 /** An output paying `scriptLength` bytes of script: value (8), script length (1), script. */
 export const outputVsize = (scriptLength: number): number => 9 + scriptLength;
 
+/** What a payout was priced at before its coins were known: a payment with two P2WPKH inputs, its output and change, rounded up. */
+export const TWO_INPUT_PAYMENT_VSIZE = 250;
+
 /** A P2WPKH output's script: OP_0 and a 20-byte push. */
 export const P2WPKH_SCRIPT_LENGTH = 22;
 

@@ -9,8 +9,11 @@ import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
 import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
+import { notFunded } from '../not-funded';
 import { SPENT_BY_ANOTHER } from '../payout-worker';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
+import { unsweptCredited } from '../sweep-groups';
+import { takenByOperator } from '../taken-by-operator';
 import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
 import type { EvmSendQueue } from './send-queue';
@@ -22,8 +25,9 @@ interface Prepared {
   fees: EvmFees;
   /** By account: its treasury, what it holds on the node (latest), and its nonces. */
   treasuries: Map<string, TreasuryState>;
-  /** The gas station's next nonce, mempool included. */
+  /** The gas station's next nonce, mempool included, and its balance (wei). */
   stationPending: number;
+  stationBalance: bigint;
 }
 
 interface TreasuryState {
@@ -96,6 +100,7 @@ export class EvmRail implements PayoutRail {
     const held = new Map<string, bigint[]>();
     for (const coin of coins) held.set(coin.asset, await node.balances(addresses, coin.asset, 'latest', signal));
     const nonces = await Promise.all([...addresses, this.deps.gasStation.address].map((a) => node.nonce(a, signal)));
+    const [stationBalance] = await node.balances([this.deps.gasStation.address], NATIVE_ASSET, 'latest', signal);
     rows.forEach(([accountId, t], i) => {
       treasuries.set(accountId, {
         address: t.address,
@@ -105,7 +110,7 @@ export class EvmRail implements PayoutRail {
         pending: nonces[i]!.pending,
       });
     });
-    return { fees, treasuries, stationPending: nonces[nonces.length - 1]!.pending };
+    return { fees, treasuries, stationPending: nonces[nonces.length - 1]!.pending, stationBalance: stationBalance! };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -122,10 +127,8 @@ export class EvmRail implements PayoutRail {
     const owed = await this.unmined(em, treasury);
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
-    if (freeCoin < (token ? order.amount : order.amount + gasCost)) {
-      this.deps.sweeper.wanted(req.accountId, order.coinId);
-      return { payout: null, refused: [] };
-    }
+    const needed = token ? order.amount : order.amount + gasCost;
+    if (freeCoin < needed) return this.short(em, req.accountId, order, treasury, prepared, { short: needed - freeCoin, gasCost });
     if (token && freeNative < gasCost) {
       await this.topUp(em, req.accountId, treasury, gasCost - freeNative, prepared);
       return { payout: null, refused: [] };
@@ -136,6 +139,56 @@ export class EvmRail implements PayoutRail {
       treasury.pending,
     );
     return { payout: { candidate: candidateOf(row), legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: row.id }, refused: [] };
+  }
+
+  /**
+   * The treasury holds `short` less of the order's coin than its payout needs. A sweep brings it
+   * (asked for: the account's deposits of the coin are swept whatever their minimum). Else, for
+   * the native coin, the gas station gives what the operator's book took from the account's coins
+   * (takenByOperator), its deposits too small to be worth a sweep, and what the gas costs now
+   * above the withdrawal's reserve: the payout then waits for that top-up. Else it waits while
+   * anything on its way may still change the treasury's coins, and once nothing is, it cannot be
+   * funded (refused with what is missing).
+   */
+  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
+    const wait: RailBuild = { payout: null, refused: [] };
+    const coin = this.deps.catalog.coin(order.coinId)!;
+    const native = coin.asset === NATIVE_ASSET;
+    // Swept only when it moves more than its gas (EvmSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
+    const worth = native ? 2n * NATIVE_TRANSFER_GAS * p.fees.maxFeePerGas : 0n;
+    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
+    if (unswept.some((credited) => credited > worth)) {
+      this.deps.sweeper.wanted(accountId, order.coinId);
+      return wait;
+    }
+    let covered = 0n;
+    if (native) {
+      const dearer = need.gasCost - (order.networkFee ?? need.gasCost);
+      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
+      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
+      if (need.short <= covered) {
+        await this.topUp(em, accountId, t, need.short, p);
+        return wait;
+      }
+    }
+    if (await this.coming(em, t)) return wait;
+    return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(need.short - covered, coin.decimals, coin.ticker) }] };
+  }
+
+  /**
+   * Whether anything on its way may still change what the treasury holds or what the operator's
+   * book is seen to have taken from it: a sweep or top-up to it, a send of its not yet final, a
+   * payout of its not yet booked (unmined, or its fee not yet read from its receipt).
+   */
+  private async coming(em: EntityManager, t: TreasuryState): Promise<boolean> {
+    const p = (i: number) => placeholder(em, i);
+    const rows = await rawQuery(
+      em,
+      `SELECT 1 FROM evm_sends WHERE chain_id = ${p(1)} AND ((to_address = ${p(2)} AND kind IN ('sweep', 'topup') AND status IN ('signed', 'broadcast')) ` +
+        `OR (from_address = ${p(3)} AND (status IN ('signed', 'broadcast') OR (kind = 'payout' AND status = 'reserved' AND booked_at IS NULL)))) LIMIT 1`,
+      [this.chainId, t.address, t.address],
+    );
+    return rows.length > 0;
   }
 
   async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
@@ -237,7 +290,10 @@ export class EvmRail implements PayoutRail {
     return out;
   }
 
-  /** Asks the gas station for `wei` at the treasury (stored here, sent by the chain's send queue), unless one is on its way. */
+  /**
+   * Asks the gas station for `wei` at the treasury (stored here, sent by the chain's send queue),
+   * unless one is on its way, or the gas station cannot pay it (`coinkeep status` names it short).
+   */
   private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, p: Prepared): Promise<void> {
     const waiting = await rawQuery(
       em,
@@ -245,6 +301,10 @@ export class EvmRail implements PayoutRail {
       [this.chainId, t.address],
     );
     if (waiting.length > 0) return;
+    if (p.stationBalance < wei + NATIVE_TRANSFER_GAS * p.fees.maxFeePerGas) {
+      this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
+      return;
+    }
     await this.deps.queue.sign(
       em,
       { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees: p.fees, accountId },

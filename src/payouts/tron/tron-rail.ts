@@ -8,7 +8,10 @@ import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
+import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
+import { unsweptCredited } from '../sweep-groups';
+import { takenByOperator } from '../taken-by-operator';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
@@ -23,6 +26,8 @@ interface Prepared {
   /** By withdrawal: a token payout's energy from the node's dry run from the treasury (null: it would fail now); a TRX payout's: whether its destination has an account. */
   energy: Map<string, number | null>;
   activated: Map<string, boolean>;
+  /** The gas station's TRX (sun). */
+  stationBalance: bigint;
 }
 
 interface TreasuryState {
@@ -52,6 +57,7 @@ export interface TronRailDeps {
   sweeper: TronSweeper;
   signer: { signTron(path: string, txid: string): string };
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  gasStation: { address: string };
   logger: Logger;
 }
 
@@ -107,7 +113,8 @@ export class TronRail implements PayoutRail {
         energy.set(w.id, t.account.exists && (t.held.get(coin.asset) ?? 0n) >= amount ? await node.transferEnergy(t.address, w.to_address, coin.asset, amount, signal) : null);
       }
     }
-    return { head, prices, treasuries, energy, activated };
+    const station = await node.account(this.deps.gasStation.address, signal);
+    return { head, prices, treasuries, energy, activated, stationBalance: station.balance };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -130,16 +137,10 @@ export class TronRail implements PayoutRail {
       const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
-      if (free(NATIVE_ASSET) < order.amount + fee) {
-        this.deps.sweeper.wanted(req.accountId, order.coinId);
-        return wait;
-      }
+      if (free(NATIVE_ASSET) < order.amount + fee) return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
       contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
     } else {
-      if (free(coin.asset) < order.amount) {
-        this.deps.sweeper.wanted(req.accountId, order.coinId);
-        return wait;
-      }
+      if (free(coin.asset) < order.amount) return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, unfinished: owed.size > 0 });
       const energy = p.energy.get(order.withdrawalId) ?? null;
       const plan = await this.deps.sweeper.energyPlan(t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
       if (plan.step === 'wait') return wait;
@@ -154,6 +155,45 @@ export class TronRail implements PayoutRail {
     }
     const candidate = this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee);
     return { payout: { candidate, legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: `tron:${order.withdrawalId}` }, refused: [] };
+  }
+
+  /**
+   * The treasury holds `short` less of the order's coin than its payout needs (nothing is on its
+   * way to or from it: `build` waited for that). A sweep brings it (asked for: the account's
+   * deposits of the coin are swept whatever their minimum). Else, for TRX, the gas station gives
+   * what the operator's book took from the account's coins (takenByOperator), its deposits too
+   * small to be worth a sweep, and what the payout costs now above the withdrawal's reserve: the
+   * payout waits for that top-up. Else it waits while a payout of the account is on its way, and
+   * once none is, it cannot be funded (refused with what is missing).
+   */
+  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; unfinished: boolean }): Promise<RailBuild> {
+    const wait: RailBuild = { payout: null, refused: [] };
+    const coin = this.deps.catalog.coin(order.coinId)!;
+    const native = coin.asset === NATIVE_ASSET;
+    // Swept only when it moves more than its bandwidth may cost (TronSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
+    const worth = native ? 2n * BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee : 0n;
+    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
+    if (unswept.some((credited) => credited > worth)) {
+      this.deps.sweeper.wanted(accountId, order.coinId);
+      return wait;
+    }
+    let covered = 0n;
+    if (native) {
+      const dearer = need.fee - (order.networkFee ?? need.fee);
+      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
+      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
+      if (need.short <= covered) {
+        if (p.stationBalance < need.short + BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee) {
+          this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+        } else {
+          await this.deps.sweeper.give(em, t.address, { step: 'topup', sun: need.short }, p.head, accountId);
+          this.deps.logger.info('treasury topped up by the gas station: the operator\'s costs came out of the account\'s coins', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+        }
+        return wait;
+      }
+    }
+    if (need.unfinished) return wait;
+    return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(need.short - covered, coin.decimals, coin.ticker) }] };
   }
 
   async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {

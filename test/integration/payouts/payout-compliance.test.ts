@@ -12,7 +12,7 @@ import type { ChainConfig } from '../../../src/config/schema';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { TransactionEntity } from '../../../src/db/entities/money';
 import { placeholder, rawQuery } from '../../../src/db/raw';
-import { CLAIM_READ } from '../../../src/payouts/payout-worker';
+import { CLAIM_READ_PER_ACCOUNT } from '../../../src/payouts/payout-worker';
 import { Amount } from '../../../src/shared/money';
 import { killAllBcoins } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
@@ -131,13 +131,13 @@ test('a freeze that lands between the worker read and its claim still stops the 
 });
 
 test('a frozen account with more pending withdrawals than one claim reads does not hold up another account payout', async (t) => {
-  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, sensitiveLimits: OPEN_SENSITIVE_LIMITS });
+  const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, daemon: { sensitiveLimits: OPEN_SENSITIVE_LIMITS } });
   t.teardown(() => f.stop());
   const other = await f.anotherMerchant();
   await f.fund('1');
   await other.fund('0.2');
   const to = elsewhere();
-  for (let made = 0; made < CLAIM_READ; made += 50) {
+  for (let made = 0; made < CLAIM_READ_PER_ACCOUNT; made += 50) {
     await Promise.all(Array.from({ length: 50 }, (_, i) => f.withdraw({ coin_id: BTC, amount: '0.0001', to_address: to, payout_id: `many-${made + i}` })));
   }
   const frozen = await cli(f, ['account', 'freeze', '--account', f.accountId, '--as', f.owner]);
@@ -148,7 +148,7 @@ test('a frozen account with more pending withdrawals than one claim reads does n
 
   await other.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'the other account paid');
   t.is(await payoutsOf(f, f.accountId), 0);
-  t.is(Object.values(await statuses(f)).filter((s) => s === 'pending').length, CLAIM_READ);
+  t.is(Object.values(await statuses(f)).filter((s) => s === 'pending').length, CLAIM_READ_PER_ACCOUNT);
 });
 
 test('the operator un-verifies an account with a pending withdrawal: the worker sends it to review (compliance) with its hold, pays nothing; approved while unverified it returns to review; verified and approved it is paid', async (t) => {

@@ -4,7 +4,7 @@
  * cannot pay are refused.
  */
 import test from 'ava';
-import { selectCoins } from '../../../../src/payouts/btc/coin-selection';
+import { selectCoins, selectWithin } from '../../../../src/payouts/btc/coin-selection';
 import { replacementFee } from '../../../../src/payouts/btc/replacement';
 import { dustLimit, feeFor, P2WPKH_DUST } from '../../../../src/payouts/btc/tx-size';
 
@@ -68,6 +68,32 @@ test('branch-and-bound over thousands of coins finishes and still pays', (t) => 
   t.truthy(s);
   t.is(s.coins.reduce((a, c) => a + c.value, 0n), 5_000_000n + s.fee + s.change);
   t.true(s.fee >= feeFor(s.vsize, 3));
+});
+
+test('a payout within what its withdrawals reserved goes out at the node\'s rate', (t) => {
+  // One coin and change at 10 sat/vB: (42 + 68 + 31) × 10 = 1,410 sat.
+  const s = selectWithin(req([100_000], 50_000, 10), 1_410n)!;
+  t.is(s.satPerVbyte, 10);
+  t.is(s.fee, 1_410n);
+});
+
+test('a payout the node\'s rate would make cost more than its withdrawals reserved goes out at the highest rate the reserve pays', (t) => {
+  // Every coin, no change: 42 + 3 × 68 = 246 vbytes; the reserve was priced at 2 sat/vB, the node asks 10.
+  const reserved = 492n;
+  const s = selectWithin(req([30_000, 30_000, 40_492], 100_000, 10), reserved)!;
+  t.is(s.satPerVbyte, 2);
+  t.is(s.fee, reserved);
+  t.is(s.change, 0n);
+  t.is(selectCoins(req([30_000, 30_000, 40_492], 100_000, 10)), null, 'at the node\'s rate the coins cannot pay');
+});
+
+test('when no rate keeps a payout within its reserve, it goes out at the node\'s rate, or at 1 sat/vB when the coins cannot pay that', (t) => {
+  const s = selectWithin(req([100_000], 50_000, 10), 10n)!;
+  t.is(s.satPerVbyte, 10);
+  const low = selectWithin(req([50_200], 50_000, 10), 10n)!;
+  t.is(low.satPerVbyte, 1);
+  t.is(low.fee, 200n);
+  t.is(selectWithin(req([50_000], 50_000, 10), 10n), null, 'coins that cannot pay even at 1 sat/vB');
 });
 
 test('the dust limit is 294 sat for P2WPKH and 546 for P2PKH', (t) => {
