@@ -8,8 +8,9 @@ import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
 import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
+import type { FeeCeilingStatus } from '../payouts/fee-ceiling';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, GasStationStatus, ReconcileLine, ReconcileReport, VerifyReport };
+export type { CallbackSecretView, ChainStatus, DeliveryView, FeeCeilingStatus, GasStationStatus, ReconcileLine, ReconcileReport, VerifyReport };
 
 /** GET /admin/status. */
 export interface StatusResponse {
@@ -25,6 +26,8 @@ export interface StatusResponse {
   chains: ChainStatus[];
   /** Each EVM chain's gas station: its balance, and a warning when it cannot pay the next sweeps and payouts. */
   gas_stations?: GasStationStatus[];
+  /** Chains whose node asks a fee above their `payouts.max_fee`: what it asks, the ceiling, and what waits. */
+  fee_ceilings?: FeeCeilingStatus[];
 }
 
 /** GET /admin/wallet/gas-station/{chain}. */

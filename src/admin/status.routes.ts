@@ -2,10 +2,18 @@ import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
-import type { GasStationStatus, StatusResponse } from './contract';
+import type { FeeCeilingStatus, GasStationStatus, StatusResponse } from './contract';
 
-/** `coinkeep status`: what runs, where, since when, and each chain's node tip, scanned height, lag and last error. */
-export function statusAdminRoutes(deps: { config: Config; apiUrl: string; startedAt: Date; rates: RateEngine; chains: ChainCore; gasStations?: () => GasStationStatus[] }): AppRouter {
+/** `coinkeep status`: what runs, where, since when, each chain's node tip, scanned height, lag and last error, and the chains whose fee is above their ceiling. */
+export function statusAdminRoutes(deps: {
+  config: Config;
+  apiUrl: string;
+  startedAt: Date;
+  rates: RateEngine;
+  chains: ChainCore;
+  gasStations?: () => GasStationStatus[];
+  feeCeilings?: () => FeeCeilingStatus[];
+}): AppRouter {
   const r = newRouter('/admin');
   r.get('/status', (ctx) => {
     ctx.body = {
@@ -20,6 +28,7 @@ export function statusAdminRoutes(deps: { config: Config; apiUrl: string; starte
       uptime_seconds: Math.floor(process.uptime()),
       chains: deps.chains.status(),
       gas_stations: deps.gasStations?.() ?? [],
+      fee_ceilings: deps.feeCeilings?.() ?? [],
     } satisfies StatusResponse;
   });
   return r;

@@ -1,4 +1,4 @@
-import type { ChainStatus, GasStationStatus } from '../../admin/contract';
+import type { ChainStatus, FeeCeilingStatus, GasStationStatus } from '../../admin/contract';
 
 const show = (v: number | null): string => (v === null ? '-' : String(v));
 
@@ -24,4 +24,10 @@ export function gasStationLines(stations: readonly GasStationStatus[]): string[]
     if (g.warning) lines.push(`    warning: ${g.warning}`);
   }
   return lines;
+}
+
+/** The chains whose node asks a fee above their ceiling (`chains[].payouts.max_fee`): what it asks, the ceiling, what waits. */
+export function feeCeilingLines(waits: readonly FeeCeilingStatus[]): string[] {
+  if (waits.length === 0) return [];
+  return ['fees above their ceiling:', ...waits.map((w) => `  ${w.chain_id}  the node asks ${w.quote}, payouts.max_fee is ${w.ceiling}: ${w.waiting.join(', ')} wait (since ${w.since})`)];
 }

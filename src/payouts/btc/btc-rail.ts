@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { ChainReader, ChainSender, SentStatus } from '../../chains/types';
-import type { ChainConfig } from '../../config/schema';
+import type { FeeCeiling } from '../fee-ceiling';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, StoredPayout } from '../rail';
 import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps } from './btc-payout-engine';
 
@@ -27,6 +27,8 @@ const REFUSAL_TEXT: Record<string, string> = {
  * RBF, change to its internal chain) behind the worker's rail interface, and the chain's adapter
  * for the node. A destination the engine refuses fails alone; when the account's free coins cannot
  * pay the whole batch, the newest orders wait for a later payout (its change comes back confirmed).
+ * Nothing is signed above the chain's ceiling (`payouts.max_fee`): while the node's rate is above
+ * it, new payouts wait.
  */
 export class BtcRail implements PayoutRail {
   readonly chainId: string;
@@ -36,7 +38,7 @@ export class BtcRail implements PayoutRail {
   constructor(
     deps: BtcPayoutEngineDeps,
     private readonly node: ChainSender & Pick<ChainReader, 'tip'>,
-    private readonly chain: ChainConfig = deps.chain,
+    private readonly ceiling: FeeCeiling,
   ) {
     this.chainId = deps.chain.id;
     this.engine = new BtcPayoutEngine(deps);
@@ -46,7 +48,7 @@ export class BtcRail implements PayoutRail {
     return (await this.node.tip(signal)).height;
   }
 
-  /** The fee rate (sat/vB) of the next build or replacement. */
+  /** The node's fee rate (sat/vB) for the next build or replacement. */
   prepare(signal?: AbortSignal): Promise<number> {
     return this.engine.feeRate(this.node, signal);
   }
@@ -54,6 +56,7 @@ export class BtcRail implements PayoutRail {
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
     const satPerVbyte = req.prepared as number;
     const refused: RefusedOrder[] = [];
+    if (!this.ceiling.admits('payouts', BigInt(satPerVbyte))) return { payout: null, refused };
     let orders = [...req.orders];
     while (orders.length > 0) {
       try {
@@ -95,20 +98,27 @@ export class BtcRail implements PayoutRail {
   }
 
   /**
-   * BIP125: the same coins and payments at the node's rate now, or, when the rate has not moved,
-   * a quarter more than the current candidate's (at least 1 sat/vB more), never over the ceiling.
+   * BIP125, only once the node's rate is above what the current candidate pays (a market that has
+   * not moved gets no replacement): the same coins and payments at that rate, at most the ceiling,
+   * the replaced fee plus the incremental relay fee at least. Null when none is due, or when the
+   * ceiling or the change leaves no room for one.
    */
   async replace(_em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
-    const ceiling = this.chain.fees!.max_sat_vb;
-    const rate = Math.min(ceiling, Math.max(prepared as number, Math.ceil(current.satPerVbyte * 1.25), current.satPerVbyte + 1));
+    const quote = prepared as number;
+    if (quote <= current.satPerVbyte) return null;
+    this.ceiling.admits('replacements', BigInt(quote));
+    const rate = Math.min(quote, Number(this.ceiling.max));
     if (rate <= current.satPerVbyte) return null;
+    let next: BtcPayout;
     try {
-      return candidateOf(this.engine.replace(current, rate));
+      next = this.engine.replace(current, rate);
     } catch (err) {
       if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
       throw err;
     }
+    // BIP125's increment over a fee that took a dropped change's dust may put it above the ceiling.
+    return next.fee > this.ceiling.max * BigInt(next.vsize) ? null : candidateOf(next);
   }
 
   async feePaid(payout: StoredPayout, txid: string): Promise<bigint> {

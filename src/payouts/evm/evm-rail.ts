@@ -12,7 +12,9 @@ import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
 import { SPENT_BY_ANOTHER } from '../payout-worker';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
-import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
+import type { FeeCeiling } from '../fee-ceiling';
+import type { EvmFees, EvmNode } from './evm-node';
+import { evmQuote, newFees, replacementFees, type EvmQuote } from './fee-policy';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
 import type { EvmSendQueue } from './send-queue';
 import { sendById, updateSend, type EvmSendRow } from './send-store';
@@ -20,7 +22,9 @@ import type { EvmSweeper } from './sweeper';
 
 /** What `prepare` read of the node for the builds of one pass. */
 interface Prepared {
-  fees: EvmFees;
+  quote: EvmQuote;
+  /** What a new payout pays now; null while the quote is above the chain's ceiling (payouts wait). */
+  fees: EvmFees | null;
   /** By account: its treasury, what it holds on the node (latest), and its nonces. */
   treasuries: Map<string, TreasuryState>;
   /** The gas station's next nonce, mempool included. */
@@ -56,6 +60,8 @@ export interface EvmRailDeps {
   gasStation: { address: string; path: string };
   /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  /** The chain's `payouts.max_fee`: no payout, replacement or top-up is signed above it. */
+  ceiling: FeeCeiling;
   money: MoneyMovement;
   clock: Clock;
   logger: Logger;
@@ -69,7 +75,8 @@ export interface EvmRailDeps {
  * treasury does not hold what it pays plus what its unmined payouts will take: a sweep on its way
  * brings it (the sweeper sweeps that account's coin at once, whatever its minimum); a token payout
  * also waits for the gas station's top-up of the treasury's gas, which it asks for here.
- * A replacement keeps the nonce and bumps both fee caps by the replacement rule.
+ * A replacement keeps the nonce and pays what the node asks once that is more than the payout
+ * offers, both caps bumped by the replacement rule. Nothing is signed above the chain's ceiling.
  */
 export class EvmRail implements PayoutRail {
   readonly chainId: string;
@@ -87,11 +94,11 @@ export class EvmRail implements PayoutRail {
     return (await this.deps.node.tip(signal)).height;
   }
 
-  /** The fee caps now; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
+  /** The node's fee quote; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
   async prepare(signal?: AbortSignal): Promise<Prepared> {
     const { store, node, catalog } = this.deps;
     const { coins, treasuries: rows } = await pendingPayouts(store, catalog, this.chainId, this.deps.treasuryOf);
-    const fees = await currentFees(node, signal);
+    const quote = await evmQuote(node, signal);
     const treasuries = new Map<string, TreasuryState>();
     const addresses = rows.map(([, t]) => t.address);
     const held = new Map<string, bigint[]>();
@@ -106,7 +113,7 @@ export class EvmRail implements PayoutRail {
         pending: nonces[i]!.pending,
       });
     });
-    return { fees, treasuries, stationPending: nonces[nonces.length - 1]!.pending };
+    return { quote, fees: rows.length > 0 ? newFees(this.deps.ceiling, 'payouts', quote) : null, treasuries, stationPending: nonces[nonces.length - 1]!.pending };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -114,12 +121,13 @@ export class EvmRail implements PayoutRail {
     const order = req.orders[0]!;
     const coin = this.deps.catalog.coin(order.coinId)!;
     const treasury = prepared.treasuries.get(req.accountId);
-    if (!treasury) return { payout: null, refused: [] };
+    const fees = prepared.fees;
+    if (!treasury || !fees) return { payout: null, refused: [] };
     // A payout never spends what a sweep on its way has not delivered yet.
     if (await this.deps.sweeper.inFlightTo(em, treasury.address, [order.coinId, this.native])) return { payout: null, refused: [] };
     const token = coin.asset !== NATIVE_ASSET;
     const gasLimit = token ? TOKEN_TRANSFER_GAS : NATIVE_TRANSFER_GAS;
-    const gasCost = gasLimit * prepared.fees.maxFeePerGas;
+    const gasCost = gasLimit * fees.maxFeePerGas;
     const owed = await this.unmined(em, treasury);
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
@@ -128,12 +136,12 @@ export class EvmRail implements PayoutRail {
       return { payout: null, refused: [] };
     }
     if (token && freeNative < gasCost) {
-      await this.topUp(em, req.accountId, treasury, gasCost - freeNative, prepared);
+      await this.topUp(em, req.accountId, treasury, gasCost - freeNative, fees, prepared.stationPending);
       return { payout: null, refused: [] };
     }
     const row = await this.deps.queue.reserve(
       em,
-      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees: prepared.fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
+      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
       treasury.pending,
     );
     return { payout: { candidate: candidateOf(row), legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: row.id }, refused: [] };
@@ -148,22 +156,25 @@ export class EvmRail implements PayoutRail {
   }
 
   /**
-   * The same nonce and payment with both fee caps bumped (at least 12.5% and one wei, or what the
-   * node asks now). Null when the treasury cannot pay the higher gas now: a token payout's treasury
-   * then gets a top-up first.
+   * The same nonce and payment at what the node asks now, once that is more than the payout offers
+   * (replacementFees: both caps bumped by the replacement rule, never above the ceiling). Null when
+   * no replacement is due or possible, or when the treasury cannot pay the higher gas now: a token
+   * payout's treasury then gets a top-up first.
    */
   async replace(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const p = prepared as Prepared;
     const row = await sendById(em, payout.reservation);
     if (!row || row.status !== 'reserved') return null;
-    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.fees);
+    const fees = replacementFees(this.deps.ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.quote);
+    if (!fees) return null;
     const extra = BigInt(row.gas_limit) * (fees.maxFeePerGas - BigInt(row.max_fee_per_gas));
     const treasury = p.treasuries.get(payout.accountId);
     if (treasury) {
       const owed = await this.unmined(em, treasury);
       const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
       if (freeNative < extra) {
-        if (row.coin_id !== this.native) await this.topUp(em, payout.accountId, treasury, extra - freeNative, p);
+        const topUpFees = row.coin_id !== this.native ? newFees(this.deps.ceiling, 'payouts', p.quote) : null;
+        if (topUpFees) await this.topUp(em, payout.accountId, treasury, extra - freeNative, topUpFees, p.stationPending);
         return null;
       }
     }
@@ -213,8 +224,8 @@ export class EvmRail implements PayoutRail {
     return out;
   }
 
-  /** Asks the gas station for `wei` at the treasury (stored here, sent by the chain's send queue), unless one is on its way. */
-  private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, p: Prepared): Promise<void> {
+  /** Asks the gas station for `wei` at the treasury at `fees` (stored here, sent by the chain's send queue), unless one is on its way. */
+  private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, fees: EvmFees, stationPending: number): Promise<void> {
     const waiting = await rawQuery(
       em,
       `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
@@ -223,8 +234,8 @@ export class EvmRail implements PayoutRail {
     if (waiting.length > 0) return;
     await this.deps.queue.sign(
       em,
-      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees: p.fees, accountId },
-      p.stationPending,
+      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId },
+      stationPending,
     );
     this.deps.logger.info('treasury gas top-up asked of the gas station', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
   }
@@ -265,7 +276,7 @@ export class EvmRail implements PayoutRail {
     return booked;
   }
 
-  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps, top-ups' own gas included. */
+  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps (at most the ceiling), top-ups' own gas included. */
   async gasNeed(): Promise<bigint> {
     const em = this.deps.store.read;
     const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId && c.asset !== NATIVE_ASSET);
@@ -274,8 +285,9 @@ export class EvmRail implements PayoutRail {
     const [row] = await rawQuery<{ n: number | string }>(em, `SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing') AND coin_id ${list.sql}`, list.params);
     const n = BigInt(Number(row?.n ?? 0));
     if (n === 0n) return 0n;
-    const fees = await currentFees(this.deps.node);
-    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * fees.maxFeePerGas;
+    const quote = await evmQuote(this.deps.node);
+    const cap = quote.maxFeePerGas < this.deps.ceiling.max ? quote.maxFeePerGas : this.deps.ceiling.max;
+    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * cap;
   }
 }
 

@@ -10,7 +10,9 @@ import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
-import { currentFees, estimateAlike, type EvmFees, type EvmNode } from './evm-node';
+import type { FeeCeiling } from '../fee-ceiling';
+import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';
+import { evmQuote, newFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
@@ -45,6 +47,8 @@ export interface EvmSweeperDeps {
   /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   gasStation: { address: string; path: string };
+  /** The chain's `payouts.max_fee`: no sweep or top-up is signed above it. */
+  ceiling: FeeCeiling;
   clock: Clock;
   logger: Logger;
 }
@@ -92,12 +96,17 @@ export class EvmSweeper implements EvmSendOwner {
     const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
     const assets = [...new Set(tokenGroups.map((x) => x.asset))];
     // The fees, the native balances (the gas station's too), the nonces and the token balances of the whole pass side by side, in batched requests.
-    const [fees, balances, counts, ...tokenBalances] = await Promise.all([
-      currentFees(node, signal),
+    const [quote, balances, counts, ...tokenBalances] = await Promise.all([
+      evmQuote(node, signal),
       node.balances(senders, 'native', 'latest', signal),
       node.pendingNonces(senders, signal),
       ...assets.map((asset) => node.balances(tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address), asset, 'latest', signal)),
     ]);
+    const fees = newFees(this.deps.ceiling, 'sweeps', quote);
+    if (!fees) {
+      this.deps.logger.debug('evm sweeps wait: the fee is above payouts.max_fee', { chain: this.deps.chain.id, due: groups.length });
+      return 0;
+    }
     const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
     const nodePending = (a: string) => pending.get(a)!;
     const held = new Map<number, bigint>();

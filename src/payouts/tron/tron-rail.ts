@@ -9,6 +9,7 @@ import { inList, placeholder, rawQuery } from '../../db/raw';
 import type { Store } from '../../db/store';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
+import type { FeeCeiling } from '../fee-ceiling';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import { expiredForGood, type TronSendQueue } from './tron-sends';
@@ -53,6 +54,8 @@ export interface TronRailDeps {
   sweeper: TronSweeper;
   signer: { signTron(path: string, txid: string): string };
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
+  /** The chain's `payouts.max_fee`: what one payout may burn, fee_limit included. */
+  ceiling: FeeCeiling;
   logger: Logger;
 }
 
@@ -66,6 +69,7 @@ export interface TronRailDeps {
  * TRX to burn within `sweep.max_burn`. A Tron transaction has no nonce and cannot be bumped: a
  * candidate not mined once a block at the chain's confirmations is past its expiration can never
  * be mined, and is renewed once (the same payment signed on a newer block) or the payout fails.
+ * A payout that may burn more than the chain's ceiling (`payouts.max_fee`) waits.
  */
 export class TronRail implements PayoutRail {
   readonly chainId: string;
@@ -131,6 +135,7 @@ export class TronRail implements PayoutRail {
       const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
+      if (!this.deps.ceiling.admits('payouts', fee)) return wait;
       if (free(NATIVE_ASSET) < order.amount + fee) {
         this.deps.sweeper.wanted(req.accountId, order.coinId);
         return wait;
@@ -142,7 +147,7 @@ export class TronRail implements PayoutRail {
         return wait;
       }
       const energy = p.energy.get(order.withdrawalId) ?? null;
-      const plan = await this.deps.sweeper.energyPlan(t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
+      const plan = await this.deps.sweeper.energyPlan('payouts', t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
       if (plan.step === 'wait') return wait;
       if (plan.step !== 'send') {
         await this.deps.sweeper.give(em, t.address, plan, p.head, req.accountId);
