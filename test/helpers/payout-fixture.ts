@@ -60,13 +60,15 @@ export interface PayoutFixtureOptions {
   standard?: boolean;
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
+  /** More of the chain's entry (its `payouts`, say). */
+  chain?: Record<string, unknown>;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
   const node = await startBcoin({ requireStandard: opts.standard });
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [btcChain(node, opts.watch)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
+    { chains: [{ ...btcChain(node, opts.watch), ...opts.chain }], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
     { adapterFor },
   );
   const clock = { now: () => new Date() };
