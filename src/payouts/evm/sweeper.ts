@@ -177,7 +177,10 @@ export class EvmSweeper implements EvmSendOwner {
       }
       for (const step of steps(tokens)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
       await relay.settle();
-      this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size });
+      // Every pass of a chain with deposits not worth sweeping yet would say so: only what was signed is news.
+      const signed = { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size };
+      if (signed.sweeps + signed.top_ups > 0) this.deps.logger.info('evm sweeps signed', signed);
+      else this.deps.logger.debug('evm sweeps: none worth signing now', { chain: this.deps.chain.id, due: groups.length });
       return natives.length + tokens.length;
     } catch (err) {
       await relay.abandon();
@@ -229,16 +232,17 @@ export class EvmSweeper implements EvmSendOwner {
       this.deps.logger.warn('the gas station cannot pay the gas of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address });
       return;
     }
-    await this.deps.store.write(async (em) => {
+    const signed = await this.deps.store.write(async (em) => {
       const waiting = await rawQuery(
         em,
         `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
         [this.deps.chain.id, row.from_address],
       );
-      if (waiting.length > 0) return;
+      if (waiting.length > 0) return false;
       await this.deps.queue.sign(em, { kind: 'topup', from: station, to: row.from_address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id }, pending!);
+      return true;
     });
-    this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
+    if (signed) this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
   }
 
   /**
