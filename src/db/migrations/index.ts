@@ -20,6 +20,7 @@ import { TronSends1767225600026 } from './0026-tron-sends';
 import { ArchivedScanAddressSearchMerge1767225600028 } from './0028-archived-scan-address';
 import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
 import { ArchivedScanPages1767225600030 } from './0030-archived-scan-pages';
+import { SweepRequests1767225600031 } from './0031-sweep-requests';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   ArchivedScanAddressSearchMerge1767225600028,
   WithdrawalSpeed1767225600029,
   ArchivedScanPages1767225600030,
+  SweepRequests1767225600031,
 ];

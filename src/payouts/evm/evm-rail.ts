@@ -132,7 +132,7 @@ export class EvmRail implements PayoutRail {
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
     if (freeCoin < (token ? order.amount : order.amount + gasCost)) {
-      this.deps.sweeper.wanted(req.accountId, order.coinId);
+      await this.deps.sweeper.wanted(em, req.accountId, order.coinId);
       return { payout: null, refused: [] };
     }
     if (token && freeNative < gasCost) {

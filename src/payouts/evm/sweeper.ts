@@ -9,7 +9,7 @@ import type { MoneyMovement } from '../../money/money-movement';
 import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
-import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
+import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups, type SweepGroup } from '../sweep-groups';
 import type { FeeCeiling } from '../fee-ceiling';
 import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';
 import { evmQuote, newFees } from './fee-policy';
@@ -66,8 +66,6 @@ export class EvmSweeper implements EvmSendOwner {
   private readonly native: string;
   /** What the last pass's due token sweeps needed of the gas station, their top-ups' own gas included (wei). */
   needed = 0n;
-  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
-  private readonly urgent = new Set<string>();
 
   constructor(private readonly deps: EvmSweeperDeps) {
     this.native = coinId(deps.chain.id, NATIVE_ASSET);
@@ -80,7 +78,6 @@ export class EvmSweeper implements EvmSendOwner {
    */
   async plan(signal?: AbortSignal): Promise<number> {
     const groups = await this.dueGroups();
-    this.urgent.clear();
     if (groups.length === 0) {
       this.needed = 0n;
       return 0;
@@ -257,9 +254,9 @@ export class EvmSweeper implements EvmSendOwner {
 
   /** The deposit addresses and coins due a sweep (a coin a payout waits for: whatever its minimum). */
   private dueGroups(): Promise<SweepGroup[]> {
-    return dueSweepGroups(this.deps.store.read, this.deps.chain.id, this.deps.catalog, (accountId, coinId) => {
+    return takeDueSweepGroups(this.deps.store, this.deps.chain.id, this.deps.catalog, (coinId) => {
       const coin = this.deps.catalog.coin(coinId)!;
-      return this.urgent.has(`${accountId}\u0000${coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
+      return Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
     });
   }
 
@@ -272,9 +269,9 @@ export class EvmSweeper implements EvmSendOwner {
     await releaseSwept(em, sendId);
   }
 
-  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
-  wanted(accountId: string, coinId: string): void {
-    this.urgent.add(`${accountId}\u0000${coinId}`);
+  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum (a row, seen by whichever daemon sweeps). */
+  wanted(em: EntityManager, accountId: string, coinId: string): Promise<void> {
+    return requestSweep(em, this.deps.clock, { chainId: this.deps.chain.id, accountId, coinId });
   }
 
   /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */

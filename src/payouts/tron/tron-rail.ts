@@ -137,13 +137,13 @@ export class TronRail implements PayoutRail {
       fee = bandwidth + activation;
       if (!this.deps.ceiling.admits('payouts', fee)) return wait;
       if (free(NATIVE_ASSET) < order.amount + fee) {
-        this.deps.sweeper.wanted(req.accountId, order.coinId);
+        await this.deps.sweeper.wanted(em, req.accountId, order.coinId);
         return wait;
       }
       contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
     } else {
       if (free(coin.asset) < order.amount) {
-        this.deps.sweeper.wanted(req.accountId, order.coinId);
+        await this.deps.sweeper.wanted(em, req.accountId, order.coinId);
         return wait;
       }
       const energy = p.energy.get(order.withdrawalId) ?? null;

@@ -11,7 +11,7 @@ import { Amount } from '../../shared/money';
 import type { EvmSendOwner } from '../evm/send-queue';
 import type { FeeCeiling, FeeWaitKind } from '../fee-ceiling';
 import type { EvmSendRow } from '../evm/send-store';
-import { dueSweepGroups, markSwept, releaseSwept } from '../sweep-groups';
+import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups } from '../sweep-groups';
 import { ACTIVATION_SUN, FEE_LIMIT_MARGIN_PERCENT, SUN_PER_TRX, TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 
@@ -54,8 +54,6 @@ export type EnergyPlan =
  */
 export class TronSweeper implements EvmSendOwner {
   private readonly native: string;
-  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
-  private readonly urgent = new Set<string>();
   /** Token sweeps of the last pass that wait for energy the gas station cannot delegate (for `coinkeep status`). */
   waitingForEnergy = 0;
 
@@ -66,11 +64,10 @@ export class TronSweeper implements EvmSendOwner {
   /** One pass of the gas station and the sweeps. How many sends were signed. */
   async plan(signal?: AbortSignal): Promise<number> {
     let signed = (await this.stake(signal)) + (await this.reclaim(signal));
-    const groups = await dueSweepGroups(this.deps.store.read, this.deps.chain.id, this.deps.catalog, (accountId, coin) => {
+    const groups = await takeDueSweepGroups(this.deps.store, this.deps.chain.id, this.deps.catalog, (coin) => {
       const c = this.deps.catalog.coin(coin)!;
-      return this.urgent.has(`${accountId}\u0000${coin}`) ? 0n : Amount.of(this.deps.chain.tron?.sweep_min[c.ticker] ?? '0').toBaseUnits(c.decimals);
+      return Amount.of(this.deps.chain.tron?.sweep_min[c.ticker] ?? '0').toBaseUnits(c.decimals);
     });
-    this.urgent.clear();
     let waiting = 0;
     if (groups.length === 0) {
       this.waitingForEnergy = 0;
@@ -273,9 +270,9 @@ export class TronSweeper implements EvmSendOwner {
     return rows.length > 0;
   }
 
-  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
-  wanted(accountId: string, coin: string): void {
-    this.urgent.add(`${accountId}\u0000${coin}`);
+  /** A payout of the account's `coin` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum (a row, seen by whichever daemon sweeps). */
+  wanted(em: EntityManager, accountId: string, coin: string): Promise<void> {
+    return requestSweep(em, this.deps.clock, { chainId: this.deps.chain.id, accountId, coinId: coin });
   }
 
   /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */
