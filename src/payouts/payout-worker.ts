@@ -408,7 +408,8 @@ export class PayoutWorker {
   private async complete(payout: StoredPayout, row: ChainPayoutRow, signal: AbortSignal): Promise<void> {
     const txid = row.confirmed_txid!;
     const fee = await this.deps.rail.feePaid(payout, txid, signal);
-    if (this.deps.rail.succeeded && !(await this.deps.rail.succeeded(payout, txid, signal))) return this.reverted(payout, row, txid, fee);
+    const failure = (await this.deps.rail.failure?.(payout, txid, signal)) ?? null;
+    if (failure !== null) return this.reverted(payout, row, txid, fee, failure);
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const current = await this.deps.payouts.row(em, row.id);
@@ -443,15 +444,15 @@ export class PayoutWorker {
   }
 
   /**
-   * A candidate mined and reverted (EVM status 0): nothing was paid, so each withdrawal fails with
-   * the reason and its hold is released, but the chain took the fee: each is charged its network
-   * fee as on completion. What the payout reserved stays used (its nonce is spent).
+   * A candidate mined that did not pay (EVM status 0; a token whose Transfer log falls short):
+   * each withdrawal fails with `reason` and its hold is released, but the chain took the fee: each
+   * is charged its network fee as on completion. What the payout reserved stays used (its nonce is spent).
    */
-  private async reverted(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint): Promise<void> {
+  private async reverted(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint, reason: string): Promise<void> {
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: REVERTED_ON_CHAIN, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
       // The chain took `fee` all the same (Tron: a failed call's burnt TRX), out of the network book where the charges go.
       if (!this.deps.rail.booksOwnFees) {
         await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
@@ -460,11 +461,11 @@ export class PayoutWorker {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing' && w.status !== 'broadcast') continue;
         const charged = this.charged(w, shares[i]!);
-        w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: REVERTED_ON_CHAIN, network_fee_charged: charged.toString() });
+        w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: reason, network_fee_charged: charged.toString() });
         await this.deps.money.chargeFailedPayout(em, w.id, charged);
       }
     });
-    this.deps.logger.warn('payout reverted on chain', { chain: this.chainId, payout_id: row.id, txid });
+    this.deps.logger.warn('payout mined without paying', { chain: this.chainId, payout_id: row.id, txid, reason });
   }
 
   /** The network fee a withdrawal is charged: its reserve, or in `actual` mode its share of the fee paid (never above the reserve). */

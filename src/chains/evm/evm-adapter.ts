@@ -14,7 +14,7 @@ import {
   type SentTransaction,
 } from '../types';
 import { readConsistently } from '../consistent-read';
-import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
+import { MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
 import { EvmRpc, type RpcCall } from './json-rpc';
@@ -43,15 +43,18 @@ interface RpcReceipt {
   status: string;
   gasUsed: string;
   effectiveGasPrice?: string;
+  logs?: Array<{ address: string; topics: string[]; data: string }>;
 }
 
-/** A mined transaction's receipt: where, whether it succeeded, and what it cost (wei). */
+/** A mined transaction's receipt: where, whether it succeeded, what it cost (wei), and the token transfers it made. */
 export interface EvmReceipt {
   height: number;
   blockHash: string;
   succeeded: boolean;
   /** gasUsed × effectiveGasPrice. */
   fee: bigint;
+  /** Its `Transfer` logs, of any contract. */
+  transfers: TransferLog[];
 }
 
 /** An EVM call or value transfer to estimate (`data`: a contract call). */
@@ -327,7 +330,8 @@ export class EvmAdapter implements ChainAdapter {
     return answers.map((r) => {
       if (!r) return null;
       const price = amountOf(r.effectiveGasPrice ?? '0x0', 'receipt effectiveGasPrice');
-      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price };
+      const transfers = (r.logs ?? []).flatMap((log) => transferLog(log.address, log.topics, log.data) ?? []);
+      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price, transfers };
     });
   }
 

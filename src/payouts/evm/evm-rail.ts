@@ -10,7 +10,9 @@ import type { MoneyMovement } from '../../money/money-movement';
 import type { Logger } from '../../shared/logger';
 import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
-import { SPENT_BY_ANOTHER } from '../payout-worker';
+import { REVERTED_ON_CHAIN, SPENT_BY_ANOTHER } from '../payout-worker';
+import { undelivered } from '../token-delivery';
+import { addressDigits } from '../../chains/evm/address-text';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import type { FeeCeiling } from '../fee-ceiling';
 import type { EvmFees, EvmNode } from './evm-node';
@@ -187,11 +189,17 @@ export class EvmRail implements PayoutRail {
     return receipt.fee;
   }
 
-  /** Whether the mined candidate did what it was sent for (EVM status 1); a reverted one took its fee all the same. */
-  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Why the mined candidate did not pay, or null when it did: reverted (status 0), or a token whose
+   * receipt lacks the `Transfer` of the amount to the destination. Either way it took its fee.
+   */
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
     const [receipt] = await this.deps.node.receipts([txid], signal);
     if (!receipt) throw new Error(`payout transaction ${txid} has no receipt`);
-    return receipt.succeeded;
+    if (!receipt.succeeded) return REVERTED_ON_CHAIN;
+    const row = await sendById(this.deps.store.read, payout.reservation);
+    if (!row) throw new Error(`payout ${payout.id} has no send ${payout.reservation}`);
+    return undelivered(this.deps.catalog, row, receipt.transfers, addressDigits);
   }
 
   /**

@@ -14,6 +14,8 @@ import type { SentTransaction } from '../../chains/types';
 import type { ChainTransferRow } from '../../db/entities/chain';
 import type { EvmReceipt } from '../../chains/evm/evm-adapter';
 import type { FeeCeiling } from '../fee-ceiling';
+import { undelivered } from '../token-delivery';
+import { addressDigits } from '../../chains/evm/address-text';
 import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { evmQuote, fillerFees, newFees, replacementFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from './gas';
@@ -341,8 +343,12 @@ export class EvmSendQueue {
         continue;
       }
       const r = found.receipt!;
-      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
-      mined.push({ row, patch, final: tip.height - r.height + 1 >= Math.max(1, chain.confirmations) });
+      // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
+      const short = r.succeeded ? undelivered(this.deps.catalog, row, r.transfers, addressDigits) : null;
+      const final = tip.height - r.height + 1 >= Math.max(1, chain.confirmations);
+      if (short && final) this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short });
+      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded && !short ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
+      mined.push({ row, patch, final });
     }
     // Every mined send of the pass in one transaction, each final one handed to its owner there.
     if (mined.length > 0) {

@@ -1,3 +1,4 @@
+import type { TronTransactionInfo } from '../../chains/tron/tron-adapter';
 import type { BlockRef, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../chains/types';
 
 /** What Tron sweeps and payouts need of their chain's node (TronAdapter; tests may give another). */
@@ -11,7 +12,7 @@ export interface TronNodeApi {
   resources(address: string, signal?: AbortSignal): Promise<{ energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number }>;
   holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>>;
   transferEnergy(from: string, to: string, token: string, amount: bigint, signal?: AbortSignal): Promise<number | null>;
-  transactionInfo(txid: string, signal?: AbortSignal): Promise<{ height: number; fee: bigint; succeeded: boolean; energyFee: bigint } | null>;
+  transactionInfo(txid: string, signal?: AbortSignal): Promise<TronTransactionInfo | null>;
   pending(txid: string, signal?: AbortSignal): Promise<boolean>;
   send(rawHex: string, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; code: string; message: string }>;
   broadcast(rawHex: string, signal?: AbortSignal): Promise<string>;

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../../chains/tron/transaction';
+import { tronDigits } from '../../chains/tron/derive';
 import type { SentStatus } from '../../chains/types';
 import type { ChainConfig } from '../../config/schema';
 import type { AddressRow } from '../../db/entities/chain';
@@ -10,6 +11,8 @@ import type { Store } from '../../db/store';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import type { FeeCeiling } from '../fee-ceiling';
+import { REVERTED_ON_CHAIN } from '../payout-worker';
+import { undelivered } from '../token-delivery';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, StoredPayout } from '../rail';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import { expiredForGood, type TronSendQueue } from './tron-sends';
@@ -197,11 +200,21 @@ export class TronRail implements PayoutRail {
     return info.fee;
   }
 
-  /** A token call mined and failed (REVERT, OUT_OF_ENERGY) took its fee and paid nothing. */
-  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Why the mined candidate did not pay, or null when it did: a token call that failed (REVERT,
+   * OUT_OF_ENERGY), or one whose logs lack the `Transfer` of the amount to the destination. Either
+   * way it took its fee.
+   */
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
     const info = await this.deps.node.transactionInfo(txid, signal);
     if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
-    return info.succeeded;
+    if (!info.succeeded) return REVERTED_ON_CHAIN;
+    const [w] = await rawQuery<{ coin_id: string; to_address: string; amount: string }>(this.deps.store.read, `SELECT coin_id, to_address, amount FROM withdrawals WHERE id = ${placeholder(this.deps.store.read, 1)}`, [payout.legs[0]!.withdrawalId]);
+    if (!w) throw new Error(`payout ${payout.id} has no withdrawal`);
+    const coin = this.deps.catalog.coin(w.coin_id)!;
+    const { from } = payout.candidates.find((c) => c.txid === txid)!.data as unknown as TronCandidateData;
+    const sent = { coin_id: w.coin_id, from_address: from, to_address: w.to_address, amount: Amount.of(w.amount).toBaseUnits(coin.decimals).toString() };
+    return undelivered(this.deps.catalog, sent, info.transfers, tronDigits);
   }
 
   /** Nothing is reserved on Tron (no nonce, no coins): what the treasury holds is counted at each build. */
