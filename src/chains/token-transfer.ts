@@ -36,3 +36,14 @@ export function transferLog(contract: string, topics: readonly string[], data: s
 export function deliveredBy(logs: readonly TransferLog[], q: { contract: string; from: string; to: string }): bigint {
   return logs.filter((l) => l.contract === q.contract && l.from === q.from && l.to === q.to).reduce((sum, l) => sum + l.amount, 0n);
 }
+
+/** The selector of ERC-20's (and TRC-20's) `decimals()`. */
+export const DECIMALS_SELECTOR = '313ce567';
+
+/** A `decimals()` answer (one 32-byte word holding a uint8, hex with or without 0x) as a number; null when it is not one. */
+export function decimalsOf(answer: string): number | null {
+  const word = WORD.exec(answer);
+  if (!word) return null;
+  const value = BigInt('0x' + word[2]!);
+  return value <= 255n ? Number(value) : null;
+}

@@ -33,6 +33,7 @@ import { ArchivedScan } from '../chains/archived-scan';
 import { scanArchivedAddressesJob } from '../jobs/scan-archived-addresses.job';
 import { ChainCore, type AdapterFactory } from '../chains/chain-core';
 import { adapterFor } from '../chains/adapters';
+import { checkTokenDecimals } from '../chains/token-decimals';
 import { TransferRecorder } from '../chains/transfer-recorder';
 import { TransferRouter } from '../chains/transfer-router';
 import { WalletCoins } from '../chains/wallet-coins';
@@ -188,6 +189,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
+  await checkTokenDecimals(config.chains, (chainId) => chains.sender(chainId), logger, signal).catch(async (err: unknown) => {
+    await chains.close();
+    await store.close();
+    throw err;
+  });
   const ceilings = feeCeilings(config.chains, clock);
   const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, ceilings, clock, logger });
   const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });

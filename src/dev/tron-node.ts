@@ -50,6 +50,9 @@ import { writePrivateFile } from '../db/seal';
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const TRANSFER_SELECTOR = 'a9059cbb';
 const BALANCE_OF_SELECTOR = '70a08231';
+const DECIMALS_SELECTOR = '313ce567';
+/** The stand-in token's decimals (a USDT's). */
+export const TOKEN_DECIMALS = 6;
 /** Energy a TRC-20 transfer takes: about twice as much to an address that holds none of the token yet. */
 export const ENERGY_TO_HOLDER = 14_650;
 export const ENERGY_TO_NEW_HOLDER = 29_650;
@@ -828,6 +831,7 @@ export class TronNode {
     const data = callData(body);
     const value = { owner_address: '41' + owner, contract_address: '41' + contract, data };
     const transaction = this.buildUnchecked('TriggerSmartContract', value);
+    if (data.startsWith(DECIMALS_SELECTOR)) return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word(TOKEN_DECIMALS.toString(16))], transaction };
     if (data.startsWith(BALANCE_OF_SELECTOR)) {
       const of = data.slice(32, 72);
       return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word((this.state.tokens.get(of) ?? 0n).toString(16))], transaction };

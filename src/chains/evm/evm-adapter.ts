@@ -14,7 +14,7 @@ import {
   type SentTransaction,
 } from '../types';
 import { readConsistently } from '../consistent-read';
-import { MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
+import { DECIMALS_SELECTOR, decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
 import { EvmRpc, type RpcCall } from './json-rpc';
@@ -301,6 +301,11 @@ export class EvmAdapter implements ChainAdapter {
         : addresses.map((a) => ({ method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, tag] }));
     const answers = await this.rpc.batch<string>(calls, signal);
     return answers.map((v) => (v === '0x' ? 0n : amountOf(v, `balance (${asset})`)));
+  }
+
+  /** What the token contract answers to `decimals()` (eth_call at the latest block); null when no such number (no code there, say). */
+  async tokenDecimals(contract: string, signal?: AbortSignal): Promise<number | null> {
+    return decimalsOf(await this.rpc.call<string>('eth_call', [{ to: contract, data: `0x${DECIMALS_SELECTOR}` }, 'latest'], signal));
   }
 
   /** The gas a call needs (eth_estimateGas); throws when the node says it would revert. */

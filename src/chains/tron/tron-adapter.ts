@@ -16,7 +16,7 @@ import {
 } from '../types';
 import { tronFromHex, tronToHex } from './derive';
 import { readConsistently } from '../consistent-read';
-import { MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
+import { decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { TronFullNode } from './full-node';
 
 /** Tron's logs give topics without 0x. */
@@ -377,6 +377,13 @@ export class TronAdapter implements ChainAdapter {
       if (err instanceof NodeFault || !/would fail/.test(String(err))) throw err;
       return null;
     }
+  }
+
+  /** What the TRC-20 contract answers to `decimals()` (a constant call on the head state); null when no such number. */
+  async tokenDecimals(contract: string, signal?: AbortSignal): Promise<number | null> {
+    const hex = '41' + tronToHex(contract).slice(2);
+    const call = await this.node.post<{ constant_result?: string[] }>('triggerconstantcontract', { owner_address: hex, contract_address: hex, function_selector: 'decimals()', parameter: '' }, signal);
+    return decimalsOf(call.constant_result?.[0] ?? '');
   }
 
   /** A mined transaction's block, the sun it burnt, and whether it did what it was sent for; null when not mined on the node's chain. */
