@@ -431,7 +431,7 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   const id = r.str('id');
   if (!CHAIN_ID_RE.test(id)) throw new ConfigError(r.key('id'), 'must be lower-case letters, digits, - or _');
   const kind = r.oneOf('kind', ['btc', 'evm', 'tron'] as const);
-  const chain: ChainConfig = {
+  const chain: Omit<ChainConfig, 'payouts'> = {
     id,
     kind,
     network: r.optStr('network'),
@@ -444,7 +444,6 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     tokens: r.list('tokens').map((t) => ({ ...readAsset(t, {}), contract: t.str('contract') })),
     options: (r.raw('options') as Record<string, unknown> | undefined) ?? {},
     watch: readWatchOptions(r.child('options'), kind),
-    payouts: { max_fee: 0n, replace_after_blocks: payouts.replace_after_blocks },
   };
   if (kind === 'btc') {
     r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
@@ -460,8 +459,7 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
-  chain.payouts = readChainPayouts(r, kind, { replace_after_blocks: payouts.replace_after_blocks, fallback_sat_vb: chain.fees?.fallback_sat_vb, max_burn_sun: chain.tron?.max_burn_sun });
-  return chain;
+  return { ...chain, payouts: readChainPayouts(r, kind, { replace_after_blocks: payouts.replace_after_blocks, fallback_sat_vb: chain.fees?.fallback_sat_vb, max_burn_sun: chain.tron?.max_burn_sun }) };
 }
 
 function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
