@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * Compiles the sandbox's Solidity contracts (src/dev/contracts) with solc and OpenZeppelin from
- * node_modules, offline, into dist/contracts/<Name>.json ({abi, bytecode}). Run by `npm run build`
+ * node_modules, offline, into dist/contracts/<Name>.json ({abi, bytecode, deployedBytecode}: the
+ * latter lets a test put a contract's code in place of another's). Run by `npm run build`
  * before tsc; skipped when every artifact is newer than its source.
  */
 'use strict';
@@ -21,7 +22,7 @@ const solc = require('solc');
 const input = {
   language: 'Solidity',
   sources: Object.fromEntries(stale.map((f) => [f, { content: fs.readFileSync(path.join(sourceDir, f), 'utf8') }])),
-  settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } } },
 };
 // Imports resolve only inside node_modules/@openzeppelin: nothing is fetched.
 const findImports = (p) => {
@@ -42,6 +43,6 @@ fs.mkdirSync(outDir, { recursive: true });
 for (const f of stale) {
   const name = f.replace(/\.sol$/, '');
   const c = output.contracts[f][name];
-  fs.writeFileSync(artifact(f), JSON.stringify({ contractName: name, compiler: `solc ${solc.version()}`, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object }, null, 2) + '\n');
+  fs.writeFileSync(artifact(f), JSON.stringify({ contractName: name, compiler: `solc ${solc.version()}`, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object, deployedBytecode: '0x' + c.evm.deployedBytecode.object }, null, 2) + '\n');
   process.stdout.write(`compiled ${f}\n`);
 }

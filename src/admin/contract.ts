@@ -8,10 +8,11 @@ import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
 import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
+import type { FeeCeilingStatus } from '../payouts/fee-ceiling';
 import type { PayoutAlert } from '../payouts/payout-alerts';
 import type { PayoutCancelView } from '../payouts/payout-cancel';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, GasStationStatus, PayoutAlert, ReconcileLine, ReconcileReport, VerifyReport };
+export type { CallbackSecretView, ChainStatus, DeliveryView, FeeCeilingStatus, GasStationStatus, PayoutAlert, ReconcileLine, ReconcileReport, VerifyReport };
 
 /** GET /admin/status. */
 export interface StatusResponse {
@@ -29,6 +30,8 @@ export interface StatusResponse {
   gas_stations?: GasStationStatus[];
   /** Payouts stuck unmined past `payouts.stuck_alert_minutes`, being cancelled, or reopened lately (PRODUCT §14). */
   payout_alerts?: PayoutAlert[];
+  /** Chains whose node asks a fee above their `payouts.max_fee`: what it asks, the ceiling, and what waits. */
+  fee_ceilings?: FeeCeilingStatus[];
 }
 
 /** POST /admin/payouts/{id}/cancel (`coinkeep payouts cancel`). */

@@ -2,9 +2,9 @@ import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
-import type { GasStationStatus, PayoutAlert, StatusResponse } from './contract';
+import type { FeeCeilingStatus, GasStationStatus, PayoutAlert, StatusResponse } from './contract';
 
-/** `coinkeep status`: what runs, where, since when, each chain's node tip, scanned height, lag and last error, and the payouts to look at. */
+/** `coinkeep status`: what runs, where, since when, each chain's node tip, scanned height, lag and last error, the payouts to look at, and the chains whose fee is above their ceiling. */
 export function statusAdminRoutes(deps: {
   config: Config;
   apiUrl: string;
@@ -13,6 +13,7 @@ export function statusAdminRoutes(deps: {
   chains: ChainCore;
   gasStations?: () => GasStationStatus[];
   payoutAlerts?: () => Promise<PayoutAlert[]>;
+  feeCeilings?: () => FeeCeilingStatus[];
 }): AppRouter {
   const r = newRouter('/admin');
   r.get('/status', async (ctx) => {
@@ -29,6 +30,7 @@ export function statusAdminRoutes(deps: {
       chains: deps.chains.status(),
       gas_stations: deps.gasStations?.() ?? [],
       payout_alerts: (await deps.payoutAlerts?.()) ?? [],
+      fee_ceilings: deps.feeCeilings?.() ?? [],
     } satisfies StatusResponse;
   });
   return r;

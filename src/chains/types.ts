@@ -168,6 +168,8 @@ export interface ChainReader {
 export interface ChainSender {
   /** The fee that gets a transaction mined soon (Bitcoin: within the configured target blocks). */
   feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
+  /** Token families: what a configured token's contract answers to `decimals()`; null when it answers no such number. */
+  tokenDecimals?(contract: string, signal?: AbortSignal): Promise<number | null>;
   /**
    * Account-resource families (Tron): what sending `transfer` will take (energy, bandwidth, TRX
    * burnt, fee_limit), so a payout reserves what the chain will really take.

@@ -51,6 +51,21 @@ export interface ChainConfig {
   evm?: EvmPayoutOptions;
   /** tron chains only: sweeps, energy and payouts (PRODUCT §8a). */
   tron?: TronPayoutOptions;
+  /** `payouts` of the chain: its fee ceiling and replacement wait (PRODUCT §14). */
+  payouts: ChainPayoutOptions;
+}
+
+/** A chain's `payouts` block (PRODUCT §14 "Fees have ceilings"). */
+export interface ChainPayoutOptions {
+  /**
+   * `max_fee`: the most the daemon pays on this chain, in base units of the chain's fee: btc sat/vB
+   * (of every payout and replacement); evm wei per gas (configured in gwei), the fee cap of every
+   * transaction it sends; tron sun (configured in TRX) one transfer from a wallet address may burn,
+   * its fee_limit included. A quote above it waits; nothing is sent above it.
+   */
+  max_fee: bigint;
+  /** `replace_after_blocks`: this chain's wait before a stuck transaction is replaced (default `payouts.replace_after_blocks`). */
+  replace_after_blocks: number;
 }
 
 /** How a Tron chain's deposits are swept and its transfers get their energy (`sweep` of the chain, `options.tx_expiration_seconds`). */
@@ -83,10 +98,8 @@ export interface EvmPayoutOptions {
 export interface BtcFeeOptions {
   /** Confirmation target in blocks asked of the node. */
   target_blocks: number;
-  /** The rate used when the node has no estimate (regtest, a node just started), sat/vB. */
+  /** The rate used when the node has no estimate (regtest, a node just started), sat/vB; at most the chain's `payouts.max_fee`. */
   fallback_sat_vb: number;
-  /** The highest rate a payout pays, whatever the node estimates, sat/vB. */
-  max_sat_vb: number;
 }
 
 export type RateSourceConfig =
@@ -120,6 +133,8 @@ export interface Config {
 }
 
 export interface PayoutsConfig {
+  /** `false`: no payout worker runs (withdrawals wait in `pending`); everything else goes on. */
+  enabled: boolean;
   /**
    * Per coin ticker: the largest withdrawal, valued in `fiat.default`, that goes out without a
    * person's review; a larger one waits in `review` (`signer_limit`). A decimal string.
@@ -127,7 +142,7 @@ export interface PayoutsConfig {
   max_per_transaction: Record<string, string>;
   /** An account's pending withdrawals wait this long (seconds, fractions allowed) for others to join one batched payout. */
   batch_window_seconds: number;
-  /** A payout transaction not mined this many blocks after its broadcast is replaced with a higher fee. */
+  /** A payout transaction not mined this many blocks after its broadcast is replaced with a higher fee; a chain's `payouts.replace_after_blocks` overrides it. */
   replace_after_blocks: number;
   /** A payout not mined this many minutes (fractions allowed) after its first broadcast is named in `coinkeep status`, the dashboard and the metrics (PRODUCT §14). */
   stuck_alert_minutes: number;
@@ -310,20 +325,65 @@ function readBtcAddressOptions(r: Reader): void {
 const BTC_FEE_OPTION_KEYS = ['fee_target_blocks', 'fee_fallback_sat_vb', 'fee_max_sat_vb'];
 
 function readBtcFeeOptions(r: Reader): BtcFeeOptions {
-  const fallback = r.int('fee_fallback_sat_vb', 10, 1, 100000);
-  return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: fallback, max_sat_vb: r.int('fee_max_sat_vb', Math.max(500, fallback), fallback, 100000) };
+  return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: r.int('fee_fallback_sat_vb', 10, 1, BTC_MAX_FEE_RATE) };
+}
+
+/** Bitcoin Core's default `maxfeerate` (0.10 BTC/kvB): a node refuses to relay a payout above it. */
+const BTC_MAX_FEE_RATE = 10_000;
+/** Default ceilings of `chains[].payouts.max_fee`: sat/vB; gwei; TRX. */
+const MAX_FEE_DEFAULTS = { btc: 500, evm: '500', tron: '100' } as const;
+
+/**
+ * A chain's `payouts` block. A btc chain's ceiling is an integer rate within what Bitcoin Core
+ * accepts; `options.fee_max_sat_vb` is its older name (both given: they must agree), and the
+ * fallback rate must fit under it. A tron chain's `sweep.max_burn` must fit under it too.
+ */
+function readChainPayouts(chain: Reader, kind: ChainConfig['kind'], defaults: { replace_after_blocks: number; fallback_sat_vb?: number; max_burn_sun?: bigint }): ChainPayoutOptions {
+  const r = chain.child('payouts');
+  r.unknownKeys(['max_fee', 'replace_after_blocks']);
+  const replace_after_blocks = r.int('replace_after_blocks', defaults.replace_after_blocks, 1, 1008);
+  if (kind === 'evm') return { max_fee: positiveUnits(r, 'max_fee', 9, 'gwei', MAX_FEE_DEFAULTS.evm), replace_after_blocks };
+  if (kind === 'tron') {
+    const max_fee = positiveUnits(r, 'max_fee', 6, 'TRX', MAX_FEE_DEFAULTS.tron);
+    if ((defaults.max_burn_sun ?? 0n) > max_fee) throw new ConfigError(chain.child('sweep').key('max_burn'), `must not be above payouts.max_fee (${r.raw('max_fee') ?? MAX_FEE_DEFAULTS.tron} TRX)`);
+    return { max_fee, replace_after_blocks };
+  }
+  const options = chain.child('options');
+  const rate = (reader: Reader, key: string): number | undefined => {
+    const v = reader.raw(key);
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'number' && Number.isInteger(v) && v > BTC_MAX_FEE_RATE)
+      throw new ConfigError(reader.key(key), `must be at most ${BTC_MAX_FEE_RATE} sat/vB: Bitcoin Core refuses transactions above its default maxfeerate (0.10 BTC/kvB)`);
+    return reader.int(key, undefined, 1, BTC_MAX_FEE_RATE);
+  };
+  const given = rate(r, 'max_fee');
+  const older = rate(options, 'fee_max_sat_vb');
+  if (given !== undefined && older !== undefined && given !== older) throw new ConfigError(r.key('max_fee'), `differs from ${options.key('fee_max_sat_vb')}, its older name: give one`);
+  const fallback = defaults.fallback_sat_vb ?? 1;
+  const max = given ?? older ?? Math.max(MAX_FEE_DEFAULTS.btc, fallback);
+  if (max < fallback) throw new ConfigError(given !== undefined ? r.key('max_fee') : options.key('fee_max_sat_vb'), `must be at least ${options.key('fee_fallback_sat_vb')} (${fallback})`);
+  return { max_fee: BigInt(max), replace_after_blocks };
+}
+
+/** A decimal amount of a unit with `decimals` fractional digits (`gwei`, `TRX`), in its base units (wei, sun). */
+function units(r: Reader, key: string, decimals: number, unit: string, def: string): bigint {
+  const v = r.raw(key) ?? def;
+  const text = typeof v === 'number' ? String(v) : v;
+  if (typeof text !== 'string' || !new RegExp(`^\\d+(\\.\\d{1,${decimals}})?$`).test(text)) throw new ConfigError(r.key(key), `must be an amount of ${unit} (0 or more, at most ${decimals} decimals)`);
+  const [whole, frac = ''] = text.split('.');
+  return BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0'));
+}
+
+function positiveUnits(r: Reader, key: string, decimals: number, unit: string, def: string): bigint {
+  const v = units(r, key, decimals, unit, def);
+  if (v === 0n) throw new ConfigError(r.key(key), `must be an amount of ${unit} above 0`);
+  return v;
 }
 
 function readTronOptions(chain: Reader, tickers: string[]): TronPayoutOptions {
   const sweep = chain.child('sweep');
   sweep.unknownKeys(['min', 'max_burn', 'stake', 'token_energy']);
-  const trx = (key: string): bigint => {
-    const v = sweep.raw(key) ?? '0';
-    const text = typeof v === 'number' ? String(v) : v;
-    if (typeof text !== 'string' || !/^\d+(\.\d{1,6})?$/.test(text)) throw new ConfigError(sweep.key(key), 'must be an amount of TRX (0 or more, at most 6 decimals)');
-    const [whole, frac = ''] = text.split('.');
-    return BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
-  };
+  const trx = (key: string): bigint => units(sweep, key, 6, 'TRX', '0');
   return {
     sweep_min: sweepMin(sweep, tickers),
     max_burn_sun: trx('max_burn'),
@@ -369,11 +429,11 @@ function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptio
   };
 }
 
-function readChain(r: Reader): ChainConfig {
+function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   const id = r.str('id');
   if (!CHAIN_ID_RE.test(id)) throw new ConfigError(r.key('id'), 'must be lower-case letters, digits, - or _');
   const kind = r.oneOf('kind', ['btc', 'evm', 'tron'] as const);
-  const chain: ChainConfig = {
+  const chain: Omit<ChainConfig, 'payouts'> = {
     id,
     kind,
     network: r.optStr('network'),
@@ -401,7 +461,7 @@ function readChain(r: Reader): ChainConfig {
   if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
-  return chain;
+  return { ...chain, payouts: readChainPayouts(r, kind, { replace_after_blocks: payouts.replace_after_blocks, fallback_sat_vb: chain.fees?.fallback_sat_vb, max_burn_sun: chain.tron?.max_burn_sun }) };
 }
 
 function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
@@ -459,7 +519,8 @@ export function parseConfig(input: unknown): Config {
   const def = fiatR.str('default', enabled[0]);
   if (!enabled.includes(def)) throw new ConfigError('fiat.default', 'must be one of fiat.enabled');
 
-  const chains = r.list('chains').map(readChain);
+  const payouts = readPayouts(r.child('payouts'));
+  const chains = r.list('chains').map((c) => readChain(c, payouts));
   const seen = new Set<string>();
   chains.forEach((c, i) => {
     if (seen.has(c.id)) throw new ConfigError(`chains[${i}].id`, `duplicate chain id ${c.id}`);
@@ -487,7 +548,7 @@ export function parseConfig(input: unknown): Config {
     fiat: { enabled, default: def },
     webhooks: readWebhooks(r.child('webhooks')),
     static_addresses: readStaticAddresses(r.child('static_addresses')),
-    payouts: readPayouts(r.child('payouts')),
+    payouts,
     metrics: readMetrics(r.child('metrics')),
   };
 }
@@ -507,7 +568,7 @@ function readMetrics(r: Reader): Config['metrics'] {
 }
 
 function readPayouts(r: Reader): PayoutsConfig {
-  r.unknownKeys(['max_per_transaction', 'batch_window_seconds', 'replace_after_blocks', 'stuck_alert_minutes']);
+  r.unknownKeys(['enabled', 'max_per_transaction', 'batch_window_seconds', 'replace_after_blocks', 'stuck_alert_minutes']);
   const limits = r.raw('max_per_transaction') ?? {};
   if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
   const out: Record<string, string> = {};
@@ -519,6 +580,7 @@ function readPayouts(r: Reader): PayoutsConfig {
     out[ticker] = text;
   }
   return {
+    enabled: r.bool('enabled', true),
     max_per_transaction: out,
     batch_window_seconds: r.num('batch_window_seconds', 30, 0, 3600),
     replace_after_blocks: r.int('replace_after_blocks', 6, 1, 1008),

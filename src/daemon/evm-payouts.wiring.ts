@@ -12,6 +12,7 @@ import { EvmChainPayouts } from '../payouts/evm/evm-chain-payouts';
 import { EvmRail } from '../payouts/evm/evm-rail';
 import { EvmSendQueue } from '../payouts/evm/send-queue';
 import type { PayoutRail } from '../payouts/rail';
+import type { FeeCeiling } from '../payouts/fee-ceiling';
 import { EvmSweeper } from '../payouts/evm/sweeper';
 import { TronAdapter } from '../chains/tron/tron-adapter';
 import { TronChainPayouts } from '../payouts/tron/tron-chain-payouts';
@@ -33,6 +34,8 @@ export interface EvmPayoutsDeps {
   signer: WalletSigner;
   sealer: Sealer;
   money: MoneyMovement;
+  /** Each chain's `payouts.max_fee` (feeCeilings). */
+  ceilings: ReadonlyMap<string, FeeCeiling>;
   clock: Clock;
   logger: Logger;
 }
@@ -47,21 +50,22 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
   const rails = new Map<string, PayoutRail>();
   for (const chain of deps.config.chains) {
     const node = deps.chains.sender(chain.id);
+    const ceiling = deps.ceilings.get(chain.id)!;
     if (chain.kind === 'tron' && node instanceof TronAdapter) {
       const logger = deps.logger.child({ component: 'tron-payouts', chain: chain.id });
       const queue = new TronSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
       const gasStation = deps.addresses.gasStation(chain.id);
       const treasuryOf = (em: EntityManager, accountId: string) => deps.addresses.treasury(em, accountId, chain.id);
-      const sweeper = new TronSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, clock: deps.clock, logger });
+      const sweeper = new TronSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, ceiling, clock: deps.clock, logger });
       for (const kind of ['sweep', 'topup', 'stake', 'delegate', 'undelegate'] as const) queue.own(kind, sweeper);
       deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
       byChain.set(chain.id, new TronChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock }));
-      rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, gasStation, logger }));
+      rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, gasStation, ceiling, logger }));
       continue;
     }
     if (chain.kind !== 'evm' || !(node instanceof EvmAdapter)) continue;
     const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
-    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, replaceAfterBlocks: deps.config.payouts.replace_after_blocks, clock: deps.clock, logger });
+    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, replaceAfterBlocks: chain.payouts.replace_after_blocks, ceiling, clock: deps.clock, logger });
     const gasStation = deps.addresses.gasStation(chain.id);
     const sweeper = new EvmSweeper({
       chain,
@@ -72,6 +76,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
       money: deps.money,
       treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id),
       gasStation,
+      ceiling,
       clock: deps.clock,
       logger,
     });
@@ -81,7 +86,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     // The wallet's own spends from every kind of address: a final send reorganised away is followed again.
     for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) deps.router.register(purpose, 'outgoing', queue);
     const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
-    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), money: deps.money, clock: deps.clock, logger });
+    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), ceiling, money: deps.money, clock: deps.clock, logger });
     payouts.addGasNeed(() => rail.gasNeed());
     payouts.addFinisher((signal) => rail.bookFinished(signal));
     byChain.set(chain.id, payouts);

@@ -34,12 +34,14 @@ import { ArchivedScan } from '../chains/archived-scan';
 import { scanArchivedAddressesJob } from '../jobs/scan-archived-addresses.job';
 import { ChainCore, type AdapterFactory } from '../chains/chain-core';
 import { adapterFor } from '../chains/adapters';
+import { checkTokenDecimals } from '../chains/token-decimals';
 import { TransferRecorder } from '../chains/transfer-recorder';
 import { TransferRouter } from '../chains/transfer-router';
 import { WalletCoins } from '../chains/wallet-coins';
 import { watchChainJob } from '../jobs/watch-chain.job';
 import { gasStationAdminRoutes } from '../admin/gas-station.routes';
 import { createEvmPayouts } from './evm-payouts.wiring';
+import { feeCeilings } from '../payouts/fee-ceiling';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
 import { HdWallet } from '../wallet/hd';
@@ -188,8 +190,14 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     logger,
   });
   await chains.prepare(signal);
-  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, clock, logger });
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails });
+  await checkTokenDecimals(config.chains, (chainId) => chains.sender(chainId), logger, signal).catch(async (err: unknown) => {
+    await chains.close();
+    await store.close();
+    throw err;
+  });
+  const ceilings = feeCeilings(config.chains, clock);
+  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, ceilings, clock, logger });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
   // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
   for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
 
@@ -243,7 +251,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     adminSocketPath(config.data_dir),
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations, payoutAlerts: alerts }),
+      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations, payoutAlerts: alerts, feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []) }),
       gasStationAdminRoutes(evmPayouts.byChain),
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.

@@ -27,6 +27,7 @@ import { PayoutStore } from '../payouts/payout-store';
 import { PayoutTransfers } from '../payouts/payout-transfers';
 import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
 import type { PayoutRail } from '../payouts/rail';
+import type { FeeCeiling } from '../payouts/fee-ceiling';
 import type { Job } from '../jobs/scheduler';
 import type { ChainConfig } from '../config/schema';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
@@ -59,6 +60,8 @@ export interface WithdrawalsDeps {
   isOperatorAddress?: (chainId: string, address: string) => boolean;
   /** The EVM and Tron chains' payout rails (evm-payouts.wiring). */
   evmRails?: ReadonlyMap<string, PayoutRail>;
+  /** Each chain's `payouts.max_fee` (feeCeilings). */
+  ceilings: ReadonlyMap<string, FeeCeiling>;
 }
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
@@ -105,7 +108,8 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
       }
     : undefined;
   const payoutJobs: Job[] = [];
-  for (const chain of deps.config.chains) {
+  // `payouts.enabled: false`: no worker at all; withdrawals wait in pending.
+  for (const chain of deps.config.payouts.enabled ? deps.config.chains : []) {
     const rail = railFor(chain, deps);
     if (!rail) continue;
     if (rail instanceof BtcRail) btcRails.set(chain.id, rail);
@@ -117,7 +121,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
       withdrawals: service,
       money: deps.money,
       catalog: deps.catalog,
-      settings: { batchWindowMs: deps.config.payouts.batch_window_seconds * 1000, replaceAfterBlocks: deps.config.payouts.replace_after_blocks },
+      settings: { batchWindowMs: deps.config.payouts.batch_window_seconds * 1000, replaceAfterBlocks: chain.payouts.replace_after_blocks },
       clock: deps.clock,
       logger: deps.logger.child({ component: 'payouts' }),
       checkpoint,
@@ -142,6 +146,6 @@ function railFor(chain: ChainConfig, deps: WithdrawalsDeps): PayoutRail | null {
   const node = deps.chains.node(chain.id);
   if (!node) return null;
   if (chain.kind === 'evm' || chain.kind === 'tron') return deps.evmRails?.get(chain.id) ?? null;
-  if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node);
+  if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node, deps.ceilings.get(chain.id)!);
   return null;
 }

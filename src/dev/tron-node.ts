@@ -30,7 +30,8 @@
  * Test hooks: `pay` (from the funded payer into the next block), `mine`, `busy` (broadcasts answered with a node-trouble code), `holdPending` (blocks
  * leave the pool waiting; a block past a waiting transaction's expiration drops it, as every block
  * does), `reorg` (drop blocks; the next mined ones form the new branch), `skipTime` (block time passes: resources recover, locks and
- * unfreezes expire), `requireApiKey`, `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
+ * unfreezes expire), `requireApiKey`, `misbehave` (the token's `transfer` returns false, or takes a
+ * fee), `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
  * that does not hold the object (`coinkeep dev pay`). `save`/`load` keep the chain in a file.
  *
  * Not emulated: witnesses, votes and solidification (every block is final only by the test's word:
@@ -49,9 +50,14 @@ import { writePrivateFile } from '../db/seal';
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const TRANSFER_SELECTOR = 'a9059cbb';
 const BALANCE_OF_SELECTOR = '70a08231';
+const DECIMALS_SELECTOR = '313ce567';
+/** The stand-in token's decimals (a USDT's). */
+export const TOKEN_DECIMALS = 6;
 /** Energy a TRC-20 transfer takes: about twice as much to an address that holds none of the token yet. */
 export const ENERGY_TO_HOLDER = 14_650;
 export const ENERGY_TO_NEW_HOLDER = 29_650;
+/** Where a token taking a fee on transfer keeps it (`misbehave('fee')`): 20 bytes, hex. */
+export const TOKEN_FEE_COLLECTOR = '0000000000000000000000000000000000000fee';
 /** Energy a reverted call burns, and a constant `balanceOf`. */
 const ENERGY_REVERT = 1_000;
 const ENERGY_BALANCE_OF = 700;
@@ -226,6 +232,7 @@ export class TronNode {
   /** Block time skipped by `skipTime`, added to the next block's timestamp. */
   private skipped = 0;
   private apiKey: string | null = null;
+  private quirk: 'none' | 'false' | 'fee' = 'none';
   /** Every request's path, in order: what the client asked for. */
   readonly requests: Array<{ path: string; apiKey: string | undefined }> = [];
   private server: http.Server | null = null;
@@ -278,6 +285,15 @@ export class TronNode {
   /** From now on every request must carry this `TRON-PRO-API-KEY` (a hosted node's). */
   requireApiKey(key: string): void {
     this.apiKey = key;
+  }
+
+  /**
+   * From now on the token misbehaves in the calls mined: `false`, its `transfer` returns false and
+   * moves nothing (the call succeeds); `fee`, it keeps 1% of each transfer at TOKEN_FEE_COLLECTOR;
+   * `none`, it behaves again.
+   */
+  misbehave(quirk: 'none' | 'false' | 'fee'): void {
+    this.quirk = quirk;
   }
 
   async listen(port = 0): Promise<void> {
@@ -803,11 +819,18 @@ export class TronNode {
       Object.assign(info, { result: 'FAILED', resMessage: Buffer.from(result === 'REVERT' ? 'REVERT opcode executed' : 'Not enough energy').toString('hex'), contractResult: [result === 'REVERT' ? '08c379a0' : ''] });
       return Number(burnt);
     }
+    if (this.quirk === 'false') {
+      info.contractResult = [word('0')];
+      return Number(burnt);
+    }
     const t = { to: data.slice(32, 72), amount: BigInt('0x' + data.slice(72, 136)) };
-    this.state.tokens.set(from, (this.state.tokens.get(from) ?? 0n) - t.amount);
-    this.state.tokens.set(t.to, (this.state.tokens.get(t.to) ?? 0n) + t.amount);
+    const moves = this.quirk === 'fee' ? [{ to: TOKEN_FEE_COLLECTOR, amount: t.amount / 100n }, { to: t.to, amount: t.amount - t.amount / 100n }] : [t];
+    for (const m of moves) {
+      this.state.tokens.set(from, (this.state.tokens.get(from) ?? 0n) - m.amount);
+      this.state.tokens.set(m.to, (this.state.tokens.get(m.to) ?? 0n) + m.amount);
+    }
     info.contractResult = [word('1')];
-    info.log = [{ address: contract.slice(2), topics: [TRANSFER_TOPIC, word(from), word(t.to)], data: word(t.amount.toString(16)) }];
+    info.log = moves.map((m) => ({ address: contract.slice(2), topics: [TRANSFER_TOPIC, word(from), word(m.to)], data: word(m.amount.toString(16)) }));
     return Number(burnt);
   }
 
@@ -819,6 +842,7 @@ export class TronNode {
     const data = callData(body);
     const value = { owner_address: '41' + owner, contract_address: '41' + contract, data };
     const transaction = this.buildUnchecked('TriggerSmartContract', value);
+    if (data.startsWith(DECIMALS_SELECTOR)) return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word(TOKEN_DECIMALS.toString(16))], transaction };
     if (data.startsWith(BALANCE_OF_SELECTOR)) {
       const of = data.slice(32, 72);
       return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word((this.state.tokens.get(of) ?? 0n).toString(16))], transaction };

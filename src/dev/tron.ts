@@ -5,14 +5,14 @@ import type { ChainConfig } from '../config/schema';
 import { TronFullNode } from '../chains/tron/full-node';
 import type { SandboxChain, SandboxPayment } from './sandbox-chain';
 import { TronWeb } from 'tronweb';
-import { hex20, signTronTransaction, TronNode } from './tron-node';
+import { hex20, signTronTransaction, TOKEN_DECIMALS, TronNode } from './tron-node';
 
 /**
  * The sandbox payer's key: fixed, so that `coinkeep dev pay` (another process) signs for the
  * account the stand-in funded. It holds sandbox TRX and test USDT only, on a chain no one else has.
  */
 export const SANDBOX_TRON_PAYER_KEY = createHash('sha256').update('coinkeep sandbox tron payer').digest('hex');
-export const SANDBOX_TRON_DECIMALS = 6;
+export const SANDBOX_TRON_DECIMALS = TOKEN_DECIMALS;
 
 /** The sandbox's Tron chain entry: TRX and the stand-in's USDT, its genesis block as the network, mined on demand so never "stalled". */
 export function tronChainEntry(node: TronNode, extra: Record<string, unknown> = {}): Record<string, unknown> {

@@ -462,7 +462,8 @@ export class PayoutWorker {
     const txid = row.confirmed_txid!;
     const fee = await this.deps.rail.feePaid(payout, txid, signal);
     if (payout.candidates.find((c) => c.txid === txid)?.kind === 'cancel') return this.unpaid(payout, row, txid, fee, CANCELLED_BY_OPERATOR);
-    if (this.deps.rail.succeeded && !(await this.deps.rail.succeeded(payout, txid, signal))) return this.unpaid(payout, row, txid, fee, REVERTED_ON_CHAIN);
+    const failure = (await this.deps.rail.failure?.(payout, txid, signal)) ?? null;
+    if (failure !== null) return this.unpaid(payout, row, txid, fee, failure);
     const shares = splitFee(fee, payout.legs.length);
     const reopened: string[] = [];
     await this.deps.store.write(async (em) => {
@@ -505,10 +506,10 @@ export class PayoutWorker {
   }
 
   /**
-   * A confirmed candidate that paid nothing: mined and reverted (EVM status 0), or the cancel that
-   * paid the coins back to the wallet. Each withdrawal fails with `reason` and its hold is released,
-   * but the chain took the fee: each is charged its network fee as on completion. What the payout
-   * reserved stays used (its coins or its nonce are spent).
+   * A confirmed candidate that paid nothing: mined and reverted (EVM status 0), a token whose
+   * Transfer log falls short, or the cancel that paid the coins back to the wallet. Each withdrawal
+   * fails with `reason` and its hold is released, but the chain took the fee: each is charged its
+   * network fee as on completion. What the payout reserved stays used (its coins or its nonce are spent).
    */
   private async unpaid(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint, reason: string): Promise<void> {
     const shares = splitFee(fee, payout.legs.length);

@@ -185,9 +185,11 @@ export interface PayoutRail {
 
   /**
    * Families whose mined transactions can fail (EVM status 0: reverted, its fee taken, nothing
-   * paid): whether the mined candidate `txid` did what it was sent for. Absent: always.
+   * paid; a token whose `Transfer` log does not show the amount reaching the payee): why the mined
+   * candidate `txid` did not do what it was sent for, in the merchant's words (its withdrawals'
+   * `failure_reason`); null when it did. Absent: it always did.
    */
-  succeeded?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean>;
+  failure?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null>;
 
   /**
    * Gives back what the payout reserved, once no candidate of it can be mined any more; `reason`:

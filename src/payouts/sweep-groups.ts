@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
-import { placeholder, rawQuery, rawRun } from '../db/raw';
+import { insertRowIfAbsent, placeholder, rawQuery, rawRun } from '../db/raw';
+import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { Amount } from '../shared/money';
 
@@ -21,7 +22,7 @@ export interface SweepGroup {
  * taken yet, by address and coin, for addresses with none of the wallet's own sends from or to
  * them on the way; one coin an address a pass, at or over its minimum (`minOf`, base units).
  */
-export async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catalog, minOf: (accountId: string, coinId: string) => bigint): Promise<SweepGroup[]> {
+async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catalog, minOf: (accountId: string, coinId: string) => bigint): Promise<SweepGroup[]> {
   const p = (i: number) => placeholder(em, i);
   const rows = await rawQuery<{ id: string; account_id: string; address_id: string; address: string; coin_id: string; amount: string; derivation_path: string }>(
     em,
@@ -69,6 +70,33 @@ export async function unsweptCredited(em: EntityManager, chainId: string, accoun
   const byAddress = new Map<string, bigint>();
   for (const r of rows) byAddress.set(r.address, (byAddress.get(r.address) ?? 0n) + Amount.of(r.amount).toBaseUnits(coin.decimals));
   return [...byAddress.values()];
+}
+
+/**
+ * A payout of `accountId` waits for its `coinId` at the treasury: that coin's deposits are swept at
+ * the next pass whatever their minimum. Written in the caller's transaction, read by whichever
+ * daemon holds the chain's sweeps.
+ */
+export async function requestSweep(em: EntityManager, clock: Clock, req: { chainId: string; accountId: string; coinId: string }): Promise<void> {
+  await insertRowIfAbsent(em, 'sweep_requests', { chain_id: req.chainId, account_id: req.accountId, coin_id: req.coinId, created_at: iso(clock.now()) });
+}
+
+/**
+ * This pass's due sweep groups (dueSweepGroups), the coins payouts asked for (requestSweep) due
+ * whatever their minimum (`minimum`, base units, otherwise). The requests read are taken: a payout
+ * that still waits asks again at its next run.
+ */
+export async function takeDueSweepGroups(store: Store, chainId: string, catalog: Catalog, minimum: (coinId: string) => bigint): Promise<SweepGroup[]> {
+  const requests = await rawQuery<{ account_id: string; coin_id: string }>(store.read, `SELECT account_id, coin_id FROM sweep_requests WHERE chain_id = ${placeholder(store.read, 1)}`, [chainId]);
+  const asked = new Set(requests.map((r) => `${r.account_id}\u0000${r.coin_id}`));
+  const groups = await dueSweepGroups(store.read, chainId, catalog, (accountId, coinId) => (asked.has(`${accountId}\u0000${coinId}`) ? 0n : minimum(coinId)));
+  if (requests.length > 0) {
+    await store.write(async (em) => {
+      const p = (i: number) => placeholder(em, i);
+      for (const r of requests) await rawRun(em, `DELETE FROM sweep_requests WHERE chain_id = ${p(1)} AND account_id = ${p(2)} AND coin_id = ${p(3)}`, [chainId, r.account_id, r.coin_id]);
+    });
+  }
+  return groups;
 }
 
 /**

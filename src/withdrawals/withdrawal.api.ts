@@ -16,6 +16,7 @@ export const withdrawalApi = {
     summary: 'The platform fee, the reserved network fee and the total debit of a withdrawal',
     permissions: ['read', 'withdraw'],
     body: EstimateBody,
+    idempotent: true,
     responses: { 200: EstimateSchema },
     // conflict: `amount: "max"` when not even the least withdrawal fits (insufficient_funds).
     errors: ['address_refused', 'conflict'],

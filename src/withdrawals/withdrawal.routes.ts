@@ -20,7 +20,7 @@ export interface WithdrawalRouteDeps {
   authenticate: (permission: Permission | null) => AppMiddleware;
   /** Signed, with the permission left to the route (payouts, estimate). */
   signed: () => AppMiddleware;
-  /** The per-key Idempotency-Key middleware, for cancel. */
+  /** The per-key Idempotency-Key middleware, for the estimate and cancel. */
   idempotent: AppMiddleware;
   clock: Clock;
   logger: Logger;
@@ -33,7 +33,7 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   const idOf = (raw: string | undefined) => pathId(raw, 'withdrawal');
 
   // PRODUCT §5: the estimate needs read or withdraw.
-  mount(r, withdrawalApi.estimate, deps.signed(), async (ctx) => {
+  mount(r, withdrawalApi.estimate, deps.signed(), deps.idempotent, async (ctx) => {
     const auth = authOf(ctx);
     if (!auth.permissions.has('read') && !auth.permissions.has('withdraw')) {
       throw new ApiError(403, 'auth.permission_denied', 'this key lacks the read or withdraw permission', { required: 'read' });
@@ -49,9 +49,10 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
     if (!decision.allowed) throw refusalToApiError(decision);
     const key = idempotencyKeyOf(ctx);
     const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) }, account: deps.keys.exactAccount(auth) };
-    const { withdrawal, created } = await withdrawals.create(caller, ctx.state.body, key);
+    const { withdrawal, created, replayed } = await withdrawals.create(caller, ctx.state.body, key);
     ctx.status = created ? 201 : 200;
     ctx.body = withdrawal;
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
   });
 
   const list: ExportableList<WithdrawalFilters, WithdrawalView, WithdrawalRow> = {

@@ -184,9 +184,10 @@ export class WithdrawalService {
   /**
    * POST /v1/withdrawals after the payout permission held: kyb, body, whitelist, destination,
    * amount, then the idempotency key, the payout_id, the limits and the hold, in one transaction.
-   * `created` is false when an existing withdrawal is returned.
+   * `created` is false when an existing withdrawal is returned; `replayed` when its Idempotency-Key
+   * was bound to it already (SPEC Idempotency 2: the answer carries `Idempotent-Replayed: true`).
    */
-  async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean }> {
+  async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean; replayed: boolean }> {
     const { catalog } = this.deps;
     const account = caller.account && caller.account.id === caller.accountId ? caller.account : await this.account(caller.accountId);
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
@@ -207,13 +208,13 @@ export class WithdrawalService {
       fees = await this.fees(account, shape.payout, amount, shape.toAddress);
     } catch (err) {
       const repeat = await retrying(() => this.creations.run((em) => this.findRepeat(em, caller.accountId, request, idempotencyKey)));
-      if (repeat) return { withdrawal: this.present(repeat), created: false };
+      if (repeat) return { withdrawal: this.present(repeat.row), created: false, replayed: repeat.byKey };
       throw err;
     }
     return retrying(() =>
       this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
-        if (found) return { withdrawal: this.present(found), created: false };
+        if (found) return { withdrawal: this.present(found.row), created: false, replayed: found.byKey };
         // The status is decided in the creating transaction, the account locked on PostgreSQL
         // (SQLite's writes take turns): parallel creations cannot each find the day's sum under the
         // daily limit and together go past it.
@@ -270,7 +271,7 @@ export class WithdrawalService {
         const view = this.present(row);
         const event = creationEvent(row.status);
         if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
-        return { withdrawal: view, created: true };
+        return { withdrawal: view, created: true, replayed: false };
       }),
     );
   }
@@ -561,13 +562,14 @@ export class WithdrawalService {
    * The withdrawal a request repeats, if any. The key decides first (rule 9): bound to a
    * withdrawal, the request must carry the same values (rule 8). Then the payout_id: the same coin,
    * amount and address return its withdrawal and bind a new key to it (rule 10); others are 409.
+   * `byKey`: found by its key (a replay), not by its payout_id.
    */
   private async findRepeat(
     em: EntityManager,
     accountId: string,
     req: { coin_id: string; amount: Amount; to_address: string; payout_id: string | null; comment: string | null },
     key: string | null,
-  ): Promise<WithdrawalRow | null> {
+  ): Promise<{ row: WithdrawalRow; byKey: boolean } | null> {
     const p = (i: number) => placeholder(em, i);
     if (key !== null) {
       const [w] = await rawQuery<WithdrawalRow>(
@@ -578,7 +580,7 @@ export class WithdrawalService {
       if (w) {
         const same = samePayment(w, req) && w.payout_id === req.payout_id && (w.comment ?? null) === req.comment;
         if (!same) throw new ApiError(422, 'idempotency.mismatch', 'this Idempotency-Key was used for a different withdrawal');
-        return w;
+        return { row: w, byKey: true };
       }
     }
     if (req.payout_id === null) return null;
@@ -586,7 +588,7 @@ export class WithdrawalService {
     if (!w) return null;
     if (!samePayment(w, req)) throw conflict('this payout_id names a withdrawal with other parameters', { withdrawal_id: w.id });
     if (key !== null && !(await this.bindKey(em, accountId, key, w.id, this.deps.clock.now()))) throw new Raced();
-    return w;
+    return { row: w, byKey: false };
   }
 
   private bindKey(em: EntityManager, accountId: string, key: string, withdrawalId: string, now: Date): Promise<boolean> {

@@ -27,6 +27,7 @@ import { Ledger } from '../../src/ledger/ledger';
 import { MoneyMovement } from '../../src/money/money-movement';
 import { EvmSendQueue } from '../../src/payouts/evm/send-queue';
 import { EvmSweeper } from '../../src/payouts/evm/sweeper';
+import { feeCeilings } from '../../src/payouts/fee-ceiling';
 import { systemClock } from '../../src/shared/clock';
 import { newId, newTimeOrderedId } from '../../src/shared/ids';
 import { silentLogger } from '../../src/shared/logger';
@@ -88,8 +89,9 @@ export async function run(): Promise<void> {
     const gasStation = addresses.gasStation(chain.id);
     await rpc('anvil_setBalance', [gasStation.address, `0x${parseEther('1000').toString(16)}`]);
     const adapter = new EvmAdapter(chain);
-    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), replaceAfterBlocks: 6, clock: systemClock, logger: silentLogger });
-    const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, clock: systemClock, logger: silentLogger });
+    const ceiling = feeCeilings([chain], systemClock).get(chain.id)!;
+    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), replaceAfterBlocks: 6, ceiling, clock: systemClock, logger: silentLogger });
+    const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, ceiling, clock: systemClock, logger: silentLogger });
     queue.own('sweep', sweeper).own('topup', sweeper);
 
     /** Round `r`'s 1,000 deposit addresses of one account, each with a credited payment, and what they hold on the chain. */

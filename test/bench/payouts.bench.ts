@@ -18,6 +18,7 @@ import { releaseCoins } from '../../src/payouts/btc/coin-store';
 import { BtcRail } from '../../src/payouts/btc/btc-rail';
 import { PayoutStore } from '../../src/payouts/payout-store';
 import { PayoutWorker } from '../../src/payouts/payout-worker';
+import { feeCeilings } from '../../src/payouts/fee-ceiling';
 import { Catalog } from '../../src/catalog/coins';
 import { Outbox } from '../../src/events/outbox';
 import { Sealer } from '../../src/db/seal';
@@ -178,6 +179,7 @@ async function workerPath(ctx: {
   const rail = new BtcRail(
     { chain, signer: ctx.signer, addresses: { allocate: async () => ({ address: ctx.change.address, derivation_path: ctx.change.path, derivation_index: changeIndex++ }) as AddressRow }, clock: systemClock },
     node,
+    feeCeilings([chain], systemClock).get(chain.id)!,
   );
   const payouts = new PayoutStore(sealer);
   const worker = new PayoutWorker({

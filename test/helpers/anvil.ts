@@ -3,7 +3,10 @@
  * payer funded. Every node started here is killed by `killAllAnvils` (an `after.always` hook), so
  * no anvil outlives its test file even when a test fails half-way.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseUnits } from 'ethers';
+import { PROJECT_ROOT } from '../../src/config/load';
 import { ANVIL_CHAIN_ID, AnvilNode, type AnvilOptions } from '../../src/dev/anvil-node';
 import { payOnAnvil, prepareAnvil } from '../../src/dev/anvil';
 
@@ -40,4 +43,14 @@ export async function killAllAnvils(): Promise<void> {
 export async function payFromAnvil(node: AnvilNode, asset: string, to: string, amount: string, decimals: number): Promise<string> {
   const { txid } = await payOnAnvil(node.rpcUrl, node.options.chainId ?? ANVIL_CHAIN_ID, 1, { asset, to, amount: parseUnits(amount, decimals) });
   return txid;
+}
+
+/** How QuirkyToken (src/dev/contracts) misbehaves: 0 not at all, 1 `transfer` returns false and moves nothing, 2 it takes 1% to its fee collector. */
+export type Quirk = 0 | 1 | 2;
+
+/** Puts QuirkyToken's code in place of the test USDT's at `usdt` (same storage: balances kept), misbehaving as `quirk` says. */
+export async function makeQuirky(node: AnvilNode, usdt: string, quirk: Quirk): Promise<void> {
+  const { deployedBytecode } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'dist', 'contracts', 'QuirkyToken.json'), 'utf8')) as { deployedBytecode: string };
+  await node.rpc('anvil_setCode', [usdt, deployedBytecode]);
+  await node.rpc('anvil_setStorageAt', [usdt, `0x${'5'.padStart(64, '0')}`, `0x${quirk.toString(16).padStart(64, '0')}`]);
 }

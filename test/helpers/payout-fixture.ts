@@ -80,6 +80,8 @@ export interface PayoutFixtureOptions {
   overrides?: Record<string, unknown>;
   /** The daemon's logger and sensitive-operation limits (a test that makes many withdrawals). */
   daemon?: { logger?: Logger; sensitiveLimits?: SensitiveLimits };
+  /** More of the chain's entry (its `payouts`, say). */
+  chain?: Record<string, unknown>;
 }
 
 export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promise<PayoutFixture> {
@@ -87,7 +89,7 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const proxy = await startBtcRpcProxy(node.rpcUrl);
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [btcChain(node, opts.watch, proxy)], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
+    { chains: [{ ...btcChain(node, opts.watch, proxy), ...opts.chain }], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
     { adapterFor, ...opts.daemon },
   );
   const chainId = td.daemon.config.chains[0]!.id;

@@ -15,7 +15,7 @@ import {
   TransactionRefused,
 } from '../types';
 import { readConsistently } from '../consistent-read';
-import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
+import { DECIMALS_SELECTOR, decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
 import { EvmRpc, RpcError, type RpcCall } from './json-rpc';
@@ -45,15 +45,18 @@ interface RpcReceipt {
   status: string;
   gasUsed: string;
   effectiveGasPrice?: string;
+  logs?: Array<{ address: string; topics: string[]; data: string }>;
 }
 
-/** A mined transaction's receipt: where, whether it succeeded, and what it cost (wei). */
+/** A mined transaction's receipt: where, whether it succeeded, what it cost (wei), and the token transfers it made. */
 export interface EvmReceipt {
   height: number;
   blockHash: string;
   succeeded: boolean;
   /** gasUsed × effectiveGasPrice. */
   fee: bigint;
+  /** Its `Transfer` logs, of any contract. */
+  transfers: TransferLog[];
 }
 
 /** An EVM call or value transfer to estimate (`data`: a contract call). */
@@ -305,6 +308,11 @@ export class EvmAdapter implements ChainAdapter {
     return answers.map((v) => (v === '0x' ? 0n : amountOf(v, `balance (${asset})`)));
   }
 
+  /** What the token contract answers to `decimals()` (eth_call at the latest block); null when no such number (no code there, say). */
+  async tokenDecimals(contract: string, signal?: AbortSignal): Promise<number | null> {
+    return decimalsOf(await this.rpc.call<string>('eth_call', [{ to: contract, data: `0x${DECIMALS_SELECTOR}` }, 'latest'], signal));
+  }
+
   /** The gas a call needs (eth_estimateGas); throws when the node says it would revert. */
   async estimateGas(call: EvmCall, signal?: AbortSignal): Promise<bigint> {
     return amountOf(await this.rpc.call<string>('eth_estimateGas', [estimateParams(call)], signal), 'eth_estimateGas');
@@ -332,7 +340,8 @@ export class EvmAdapter implements ChainAdapter {
     return answers.map((r) => {
       if (!r) return null;
       const price = amountOf(r.effectiveGasPrice ?? '0x0', 'receipt effectiveGasPrice');
-      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price };
+      const transfers = (r.logs ?? []).flatMap((log) => transferLog(log.address, log.topics, log.data) ?? []);
+      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price, transfers };
     });
   }
 

@@ -52,6 +52,9 @@ export function tronToHex(base58: string): string {
   return '0x' + Buffer.from(payload.subarray(1)).toString('hex');
 }
 
+/** The 20 address bytes of a `T...` address as 40 lower-case hex digits (a log's address form). */
+export const tronDigits = (base58: string): string => tronToHex(base58).slice(2);
+
 /** The base58check `T...` address of a secp256k1 public key (keccak-256 of the key, as on EVM). */
 export const tronAddress = (publicKey: Uint8Array): string => tronFromHex(evmAddress(publicKey));
 

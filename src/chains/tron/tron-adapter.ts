@@ -19,7 +19,7 @@ import {
 import { tronFromHex, tronToHex } from './derive';
 import { tronBroadcastAnswer } from './refusal';
 import { readConsistently } from '../consistent-read';
-import { MAX_AMOUNT, TRANSFER_TOPIC } from '../token-transfer';
+import { decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { TronFullNode } from './full-node';
 
 /** Tron's logs give topics without 0x. */
@@ -71,6 +71,15 @@ interface TronTransaction {
   txID: string;
   ret?: Array<{ contractRet?: string }>;
   raw_data: { contract: Array<{ type: string; parameter: { value: Record<string, unknown> } }> };
+}
+
+/** A mined transaction as the node tells it: where, what it burnt, whether it succeeded, and its token `Transfer` logs (internal calls' too). */
+export interface TronTransactionInfo {
+  height: number;
+  fee: bigint;
+  succeeded: boolean;
+  energyFee: bigint;
+  transfers: TransferLog[];
 }
 
 interface TronTxInfo {
@@ -375,12 +384,21 @@ export class TronAdapter implements ChainAdapter {
     }
   }
 
+  /** What the TRC-20 contract answers to `decimals()` (a constant call on the head state); null when no such number. */
+  async tokenDecimals(contract: string, signal?: AbortSignal): Promise<number | null> {
+    const hex = '41' + tronToHex(contract).slice(2);
+    const call = await this.node.post<{ constant_result?: string[] }>('triggerconstantcontract', { owner_address: hex, contract_address: hex, function_selector: 'decimals()', parameter: '' }, signal);
+    return decimalsOf(call.constant_result?.[0] ?? '');
+  }
+
   /** A mined transaction's block, the sun it burnt, and whether it did what it was sent for; null when not mined on the node's chain. */
-  async transactionInfo(txid: string, signal?: AbortSignal): Promise<{ height: number; fee: bigint; succeeded: boolean; energyFee: bigint } | null> {
+  async transactionInfo(txid: string, signal?: AbortSignal): Promise<TronTransactionInfo | null> {
     const info = await this.node.post<TronTxInfo & { fee?: number; receipt?: { result?: string; energy_fee?: number } }>('gettransactioninfobyid', { value: txid }, signal);
     if (!Number.isSafeInteger(info.blockNumber)) return null;
     const sun = (v: unknown): bigint => (Number.isSafeInteger(v) && (v as number) > 0 ? BigInt(v as number) : 0n);
-    return { height: info.blockNumber!, fee: sun(info.fee), succeeded: info.result !== 'FAILED', energyFee: sun(info.receipt?.energy_fee) };
+    const succeeded = info.result !== 'FAILED';
+    const transfers = succeeded ? (info.log ?? []).flatMap((log) => transferLog(String(log.address), log.topics ?? [], log.data ?? '') ?? []) : [];
+    return { height: info.blockNumber!, fee: sun(info.fee), succeeded, energyFee: sun(info.receipt?.energy_fee), transfers };
   }
 
   /** Whether the node's pending pool holds `txid`. */

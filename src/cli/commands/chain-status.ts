@@ -1,4 +1,4 @@
-import type { ChainStatus, GasStationStatus, PayoutAlert } from '../../admin/contract';
+import type { ChainStatus, FeeCeilingStatus, GasStationStatus, PayoutAlert } from '../../admin/contract';
 import { payoutAlertText } from '../../dashboard/payout-alert-text';
 
 const show = (v: number | null): string => (v === null ? '-' : String(v));
@@ -31,4 +31,10 @@ export function gasStationLines(stations: readonly GasStationStatus[]): string[]
 export function payoutAlertLines(alerts: readonly PayoutAlert[]): string[] {
   if (alerts.length === 0) return [];
   return ['payouts to look at:', ...alerts.map((a) => `  ${a.chain_id}  ${payoutAlertText(a)}`)];
+}
+
+/** The chains whose node asks a fee above their ceiling (`chains[].payouts.max_fee`): what it asks, the ceiling, what waits. */
+export function feeCeilingLines(waits: readonly FeeCeilingStatus[]): string[] {
+  if (waits.length === 0) return [];
+  return ['fees above their ceiling:', ...waits.map((w) => `  ${w.chain_id}  the node asks ${w.quote}, payouts.max_fee is ${w.ceiling}: ${w.waiting.join(', ')} wait (since ${w.since})`)];
 }

@@ -11,7 +11,7 @@ import { UserError } from '../../shared/errors';
 import { adminCall, DAEMON_DOWN } from '../admin-client';
 import { prepareSeed } from '../../daemon/setup';
 import { readMnemonic } from './wallet';
-import { chainStatusLines, gasStationLines, payoutAlertLines } from './chain-status';
+import { chainStatusLines, feeCeilingLines, gasStationLines, payoutAlertLines } from './chain-status';
 import { cliConfig, configPath, output, wholeNumber } from '../context';
 
 export { logFilePath };
@@ -168,7 +168,7 @@ export function registerLifecycleCommands(program: Command): void {
       const status = await daemonStatus(config.data_dir);
       if (!status) throw new UserError(DAEMON_DOWN, 3);
       output(cmd, status, (s) =>
-        [`coinkeepd running (pid ${s.pid}) since ${s.started_at}`, `api: ${s.api_url}`, `network: ${s.network}`, `database: ${s.database}`, ...chainStatusLines(s.chains ?? []), ...gasStationLines(s.gas_stations ?? []), ...payoutAlertLines(s.payout_alerts ?? [])].join('\n'),
+        [`coinkeepd running (pid ${s.pid}) since ${s.started_at}`, `api: ${s.api_url}`, `network: ${s.network}`, `database: ${s.database}`, ...chainStatusLines(s.chains ?? []), ...gasStationLines(s.gas_stations ?? []), ...payoutAlertLines(s.payout_alerts ?? []), ...feeCeilingLines(s.fee_ceilings ?? [])].join('\n'),
       );
     });
 

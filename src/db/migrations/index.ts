@@ -22,6 +22,7 @@ import { WithdrawalSpeed1767225600029 } from './0029-withdrawal-speed';
 import { ArchivedScanPages1767225600030 } from './0030-archived-scan-pages';
 import { PayoutProof1767225600031 } from './0031-payout-proof';
 import { MemberRoleGrant1767225600032 } from './0032-member-role-grant';
+import { SweepRequests1767225600033 } from './0033-sweep-requests';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   ArchivedScanPages1767225600030,
   PayoutProof1767225600031,
   MemberRoleGrant1767225600032,
+  SweepRequests1767225600033,
 ];

@@ -109,11 +109,11 @@ export class BtcPayoutEngine {
     this.nativeCoin = coinId(deps.chain.id, 'native');
   }
 
-  /** The rate a payout pays now: the node's estimate (or the configured fallback), at most the configured ceiling. */
+  /** The rate a payout would pay now: the node's estimate (or the configured fallback), at least 1 sat/vB; the rail holds it to the chain's ceiling. */
   async feeRate(sender: ChainSender, signal?: AbortSignal): Promise<number> {
     const quote = await sender.feeQuote(signal);
     if (quote.kind !== 'btc') throw new Error(`${this.deps.chain.id}: not a Bitcoin fee quote`);
-    return Math.min(Math.max(1, quote.satPerVbyte), this.deps.chain.fees!.max_sat_vb);
+    return Math.max(1, quote.satPerVbyte);
   }
 
   /**

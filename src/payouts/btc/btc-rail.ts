@@ -6,6 +6,7 @@ import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, SpendKey, StoredPayout } from '../rail';
 import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps, type BtcPlan } from './btc-payout-engine';
 import { coinsComing } from './coin-store';
+import type { FeeCeiling } from '../fee-ceiling';
 
 /** Outputs per payout: far below the standard transaction size for P2WPKH payments. */
 export const BTC_MAX_BATCH = 250;
@@ -36,18 +37,22 @@ const REFUSAL_TEXT: Record<string, string> = {
  * may come back to the account; once none may, it cannot be funded and fails with what is missing,
  * and the orders after it are paid all the same. A payout never takes more for its fee than its
  * withdrawals reserved (BtcPayoutEngine.plan), so the account's coins keep what its balance says.
+ * Nothing is signed above the chain's ceiling (`payouts.max_fee`): while the node's rate is above
+ * it, new payouts wait.
  */
 export class BtcRail implements PayoutRail {
   readonly chainId: string;
   readonly maxBatch = BTC_MAX_BATCH;
   private readonly engine: BtcPayoutEngine;
+  private readonly chain: ChainConfig;
 
   constructor(
     deps: BtcPayoutEngineDeps,
     private readonly node: ChainSender & Pick<ChainReader, 'tip'>,
-    private readonly chain: ChainConfig = deps.chain,
+    private readonly ceiling: FeeCeiling,
   ) {
     this.chainId = deps.chain.id;
+    this.chain = deps.chain;
     this.engine = new BtcPayoutEngine(deps);
   }
 
@@ -55,7 +60,7 @@ export class BtcRail implements PayoutRail {
     return (await this.node.tip(signal)).height;
   }
 
-  /** The fee rate (sat/vB) of the next build or replacement. */
+  /** The node's fee rate (sat/vB) for the next build or replacement. */
   prepare(signal?: AbortSignal): Promise<number> {
     return this.engine.feeRate(this.node, signal);
   }
@@ -63,6 +68,7 @@ export class BtcRail implements PayoutRail {
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
     const satPerVbyte = req.prepared as number;
     const refused: RefusedOrder[] = [];
+    if (!this.ceiling.admits('payouts', BigInt(satPerVbyte))) return { payout: null, refused };
     let plans = 0;
     const plan = async (orders: readonly PayoutOrder[]): Promise<BtcPlan | BtcPayoutRefused> => {
       plans++;
@@ -116,26 +122,33 @@ export class BtcRail implements PayoutRail {
   }
 
   /**
-   * BIP125: the same coins and payments at the node's rate now, or, when the rate has not moved,
-   * a quarter more than the current candidate's (at least 1 sat/vB more), never over the ceiling.
+   * BIP125, only once the node's rate is above what the current candidate pays (a market that has
+   * not moved gets no replacement): the same coins and payments at that rate, at most the ceiling,
+   * the replaced fee plus the incremental relay fee at least. Null when none is due, or when the
+   * ceiling or the change leaves no room for one.
    */
   async replace(_em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
-    const ceiling = this.chain.fees!.max_sat_vb;
-    const rate = Math.min(ceiling, Math.max(prepared as number, Math.ceil(current.satPerVbyte * 1.25), current.satPerVbyte + 1));
+    const quote = prepared as number;
+    if (quote <= current.satPerVbyte) return null;
+    this.ceiling.admits('replacements', BigInt(quote));
+    const rate = Math.min(quote, Number(this.ceiling.max));
     if (rate <= current.satPerVbyte) return null;
+    let next: BtcPayout;
     try {
-      return candidateOf(this.engine.replace(current, rate));
+      next = this.engine.replace(current, rate);
     } catch (err) {
       if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
       throw err;
     }
+    // BIP125's increment over a fee that took a dropped change's dust may put it above the ceiling.
+    return next.fee > this.ceiling.max * BigInt(next.vsize) ? null : candidateOf(next);
   }
 
   /** Its coins back to the account's change, at the node's rate now (at least one more than the current candidate's), never over the ceiling. */
   async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
-    const rate = Math.min(this.chain.fees!.max_sat_vb, Math.max(prepared as number, current.satPerVbyte + 1));
+    const rate = Math.min(Number(this.ceiling.max), Math.max(prepared as number, current.satPerVbyte + 1));
     try {
       return { ...candidateOf(await this.engine.cancel(em, current, rate)), kind: 'cancel' };
     } catch (err) {

@@ -24,25 +24,6 @@ export interface EvmFees {
   maxPriorityFeePerGas: bigint;
 }
 
-/** The fees a new transaction pays now: the node's quote (base fee history and median tip). */
-export async function currentFees(node: EvmNode, signal?: AbortSignal): Promise<EvmFees> {
-  const quote = await node.feeQuote(signal);
-  if (quote.kind !== 'evm') throw new Error('not an EVM fee quote');
-  return { maxFeePerGas: quote.maxFeePerGas, maxPriorityFeePerGas: quote.maxPriorityFeePerGas };
-}
-
-/**
- * The fees of a replacement (same nonce): nodes accept one only when both its fee cap and its tip
- * are at least 10% above the replaced one's (geth's default price bump); 12.5% plus one wei is
- * asked, and never less than what a new transaction would pay now.
- */
-export function bumpedFees(old: EvmFees, now: EvmFees): EvmFees {
-  const bump = (v: bigint): bigint => v + v / 8n + 1n;
-  const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
-  const tip = max(bump(old.maxPriorityFeePerGas), now.maxPriorityFeePerGas);
-  return { maxPriorityFeePerGas: tip, maxFeePerGas: max(max(bump(old.maxFeePerGas), now.maxFeePerGas), tip) };
-}
-
 /**
  * The gas of each call, where calls of one `alike` (token transfers of one contract to one
  * treasury, say) likely need the same: the first of each is estimated, the others are run once

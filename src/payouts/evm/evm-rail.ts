@@ -10,11 +10,15 @@ import type { Logger } from '../../shared/logger';
 import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
 import { notFunded } from '../not-funded';
-import { SPENT_BY_ANOTHER } from '../payout-worker';
+import { REVERTED_ON_CHAIN, SPENT_BY_ANOTHER } from '../payout-worker';
+import { undelivered } from '../token-delivery';
+import { addressDigits } from '../../chains/evm/address-text';
+import type { FeeCeiling } from '../fee-ceiling';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
 import { unsweptCredited } from '../sweep-groups';
 import { takenByOperator } from '../taken-by-operator';
-import { bumpedFees, currentFees, type EvmFees, type EvmNode } from './evm-node';
+import type { EvmFees, EvmNode } from './evm-node';
+import { cancelFees, evmQuote, newFees, replacementFees, type EvmQuote } from './fee-policy';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
 import type { EvmSendQueue } from './send-queue';
 import { sendById, updateSend, type EvmSendRow } from './send-store';
@@ -22,7 +26,9 @@ import type { EvmSweeper } from './sweeper';
 
 /** What `prepare` read of the node for the builds of one pass. */
 interface Prepared {
-  fees: EvmFees;
+  quote: EvmQuote;
+  /** What a new payout pays now; null while the quote is above the chain's ceiling (payouts wait). */
+  fees: EvmFees | null;
   /** By account: its treasury, what it holds on the node (latest), and its nonces. */
   treasuries: Map<string, TreasuryState>;
   /** The gas station's next nonce, mempool included, and its balance (wei). */
@@ -62,6 +68,8 @@ export interface EvmRailDeps {
   money: MoneyMovement;
   clock: Clock;
   logger: Logger;
+  /** The chain's `payouts.max_fee`: no payout, replacement or top-up is signed above it. */
+  ceiling: FeeCeiling;
 }
 
 /**
@@ -72,7 +80,8 @@ export interface EvmRailDeps {
  * treasury does not hold what it pays plus what its unmined payouts will take: a sweep on its way
  * brings it (the sweeper sweeps that account's coin at once, whatever its minimum); a token payout
  * also waits for the gas station's top-up of the treasury's gas, which it asks for here.
- * A replacement keeps the nonce and bumps both fee caps by the replacement rule.
+ * A replacement keeps the nonce and pays what the node asks once that is more than the payout
+ * offers, both caps bumped by the replacement rule. Nothing is signed above the chain's ceiling.
  */
 export class EvmRail implements PayoutRail {
   readonly chainId: string;
@@ -90,11 +99,11 @@ export class EvmRail implements PayoutRail {
     return (await this.deps.node.tip(signal)).height;
   }
 
-  /** The fee caps now; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
+  /** The node's fee quote; the treasuries of the accounts with pending withdrawals here, their balances and nonces. */
   async prepare(signal?: AbortSignal): Promise<Prepared> {
     const { store, node, catalog } = this.deps;
     const { coins, treasuries: rows } = await pendingPayouts(store, catalog, this.chainId, this.deps.treasuryOf);
-    const fees = await currentFees(node, signal);
+    const quote = await evmQuote(node, signal);
     const treasuries = new Map<string, TreasuryState>();
     const addresses = rows.map(([, t]) => t.address);
     const held = new Map<string, bigint[]>();
@@ -110,7 +119,7 @@ export class EvmRail implements PayoutRail {
         pending: nonces[i]!.pending,
       });
     });
-    return { fees, treasuries, stationPending: nonces[nonces.length - 1]!.pending, stationBalance: stationBalance! };
+    return { quote, fees: rows.length > 0 ? newFees(this.deps.ceiling, 'payouts', quote) : null, treasuries, stationPending: nonces[nonces.length - 1]!.pending, stationBalance: stationBalance! };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -118,24 +127,25 @@ export class EvmRail implements PayoutRail {
     const order = req.orders[0]!;
     const coin = this.deps.catalog.coin(order.coinId)!;
     const treasury = prepared.treasuries.get(req.accountId);
-    if (!treasury) return { payout: null, refused: [] };
+    const fees = prepared.fees;
+    if (!treasury || !fees) return { payout: null, refused: [] };
     // A payout never spends what a sweep on its way has not delivered yet.
     if (await this.deps.sweeper.inFlightTo(em, treasury.address, [order.coinId, this.native])) return { payout: null, refused: [] };
     const token = coin.asset !== NATIVE_ASSET;
     const gasLimit = token ? TOKEN_TRANSFER_GAS : NATIVE_TRANSFER_GAS;
-    const gasCost = gasLimit * prepared.fees.maxFeePerGas;
+    const gasCost = gasLimit * fees.maxFeePerGas;
     const owed = await this.unmined(em, treasury);
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
     const needed = token ? order.amount : order.amount + gasCost;
-    if (freeCoin < needed) return this.short(em, req.accountId, order, treasury, prepared, { short: needed - freeCoin, gasCost });
+    if (freeCoin < needed) return this.short(em, req.accountId, order, treasury, prepared, fees, { short: needed - freeCoin, gasCost });
     if (token && freeNative < gasCost) {
-      await this.topUp(em, req.accountId, treasury, gasCost - freeNative, prepared);
+      await this.topUp(em, req.accountId, treasury, gasCost - freeNative, fees, prepared);
       return { payout: null, refused: [] };
     }
     const row = await this.deps.queue.reserve(
       em,
-      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees: prepared.fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
+      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
       treasury.pending,
     );
     return { payout: { candidate: candidateOf(row), legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: row.id }, refused: [] };
@@ -150,15 +160,15 @@ export class EvmRail implements PayoutRail {
    * anything on its way may still change the treasury's coins, and once nothing is, it cannot be
    * funded (refused with what is missing).
    */
-  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
+  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, fees: EvmFees, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     const native = coin.asset === NATIVE_ASSET;
     // Swept only when it moves more than its gas (EvmSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
-    const worth = native ? 2n * NATIVE_TRANSFER_GAS * p.fees.maxFeePerGas : 0n;
+    const worth = native ? 2n * NATIVE_TRANSFER_GAS * fees.maxFeePerGas : 0n;
     const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
     if (unswept.some((credited) => credited > worth)) {
-      this.deps.sweeper.wanted(accountId, order.coinId);
+      await this.deps.sweeper.wanted(em, accountId, order.coinId);
       return wait;
     }
     let covered = 0n;
@@ -167,7 +177,7 @@ export class EvmRail implements PayoutRail {
       const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
       covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
       if (need.short <= covered) {
-        await this.topUp(em, accountId, t, need.short, p);
+        await this.topUp(em, accountId, t, need.short, fees, p);
         return wait;
       }
     }
@@ -202,33 +212,37 @@ export class EvmRail implements PayoutRail {
   }
 
   /**
-   * The same nonce and payment with both fee caps bumped (at least 12.5% and one wei, or what the
-   * node asks now). Null when the treasury cannot pay the higher gas now: a token payout's treasury
-   * then gets a top-up first.
+   * The same nonce and payment at what the node asks now, once that is more than the payout offers
+   * (replacementFees: both caps bumped by the replacement rule, never above the ceiling). Null when
+   * no replacement is due or possible, or when the treasury cannot pay the higher gas now: a token
+   * payout's treasury then gets a top-up first.
    */
   async replace(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const p = prepared as Prepared;
     const row = await sendById(em, payout.reservation);
     if (!row || row.status !== 'reserved') return null;
-    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.fees);
+    const fees = replacementFees(this.deps.ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.quote);
+    if (!fees) return null;
     const extra = BigInt(row.gas_limit) * (fees.maxFeePerGas - BigInt(row.max_fee_per_gas));
     const treasury = p.treasuries.get(payout.accountId);
     if (treasury) {
       const owed = await this.unmined(em, treasury);
       const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
       if (freeNative < extra) {
-        if (row.coin_id !== this.native) await this.topUp(em, payout.accountId, treasury, extra - freeNative, p);
+        const topUpFees = row.coin_id !== this.native ? newFees(this.deps.ceiling, 'payouts', p.quote) : null;
+        if (topUpFees) await this.topUp(em, payout.accountId, treasury, extra - freeNative, topUpFees, p);
         return null;
       }
     }
     return candidateOf(await this.deps.queue.resign(em, row, fees));
   }
 
-  /** The payout's nonce as a 0-value transfer from the treasury to itself, its fees bumped over the current candidate's (or the node's now, if higher). */
+  /** The payout's nonce as a 0-value transfer from the treasury to itself, its fees bumped over the current candidate's by the replacement rule, within the ceiling. */
   async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const row = await sendById(em, payout.reservation);
     if (!row || row.status !== 'reserved') return null;
-    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, (prepared as Prepared).fees);
+    const fees = cancelFees(this.deps.ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, (prepared as Prepared).quote);
+    if (!fees) return null;
     return { ...candidateOf(await this.deps.queue.cancel(em, row, fees)), kind: 'cancel' };
   }
 
@@ -253,11 +267,17 @@ export class EvmRail implements PayoutRail {
     return receipt.fee;
   }
 
-  /** Whether the mined candidate did what it was sent for (EVM status 1); a reverted one took its fee all the same. */
-  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Why the mined candidate did not pay, or null when it did: reverted (status 0), or a token whose
+   * receipt lacks the `Transfer` of the amount to the destination. Either way it took its fee.
+   */
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
     const [receipt] = await this.deps.node.receipts([txid], signal);
     if (!receipt) throw new Error(`payout transaction ${txid} has no receipt`);
-    return receipt.succeeded;
+    if (!receipt.succeeded) return REVERTED_ON_CHAIN;
+    const row = await sendById(this.deps.store.read, payout.reservation);
+    if (!row) throw new Error(`payout ${payout.id} has no send ${payout.reservation}`);
+    return undelivered(this.deps.catalog, row, receipt.transfers, addressDigits);
   }
 
   /**
@@ -294,20 +314,20 @@ export class EvmRail implements PayoutRail {
    * Asks the gas station for `wei` at the treasury (stored here, sent by the chain's send queue),
    * unless one is on its way, or the gas station cannot pay it (`coinkeep status` names it short).
    */
-  private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, p: Prepared): Promise<void> {
+  private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, fees: EvmFees, p: Prepared): Promise<void> {
     const waiting = await rawQuery(
       em,
       `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
       [this.chainId, t.address],
     );
     if (waiting.length > 0) return;
-    if (p.stationBalance < wei + NATIVE_TRANSFER_GAS * p.fees.maxFeePerGas) {
+    if (p.stationBalance < wei + NATIVE_TRANSFER_GAS * fees.maxFeePerGas) {
       this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
       return;
     }
     await this.deps.queue.sign(
       em,
-      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees: p.fees, accountId },
+      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId },
       p.stationPending,
     );
     this.deps.logger.info('treasury gas top-up asked of the gas station', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
@@ -349,7 +369,7 @@ export class EvmRail implements PayoutRail {
     return booked;
   }
 
-  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps, top-ups' own gas included. */
+  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps (at most the ceiling), top-ups' own gas included. */
   async gasNeed(): Promise<bigint> {
     const em = this.deps.store.read;
     const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId && c.asset !== NATIVE_ASSET);
@@ -358,8 +378,9 @@ export class EvmRail implements PayoutRail {
     const [row] = await rawQuery<{ n: number | string }>(em, `SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing') AND coin_id ${list.sql}`, list.params);
     const n = BigInt(Number(row?.n ?? 0));
     if (n === 0n) return 0n;
-    const fees = await currentFees(this.deps.node);
-    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * fees.maxFeePerGas;
+    const quote = await evmQuote(this.deps.node);
+    const cap = quote.maxFeePerGas < this.deps.ceiling.max ? quote.maxFeePerGas : this.deps.ceiling.max;
+    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * cap;
   }
 }
 

@@ -13,7 +13,11 @@ import type { EvmSpend } from '../../wallet/signer';
 import type { SentTransaction } from '../../chains/types';
 import type { ChainTransferRow } from '../../db/entities/chain';
 import type { EvmReceipt } from '../../chains/evm/evm-adapter';
-import { bumpedFees, currentFees, nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import type { FeeCeiling } from '../fee-ceiling';
+import { undelivered } from '../token-delivery';
+import { addressDigits } from '../../chains/evm/address-text';
+import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import { evmQuote, fillerFees, newFees, replacementFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
@@ -82,8 +86,10 @@ export class EvmSendQueue {
       signer: { signEvm(spend: EvmSpend): SentTransaction; signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] };
       /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
       sealer: Sealer;
-      /** A send waiting in the mempool this many blocks after it was sent is replaced with higher fees (payouts.replace_after_blocks). */
+      /** A send waiting in the mempool this many blocks after it was sent is replaced with higher fees (the chain's payouts.replace_after_blocks). */
       replaceAfterBlocks: number;
+      /** The chain's `payouts.max_fee`: no replacement or filler is signed above it. */
+      ceiling: FeeCeiling;
       clock: Clock;
       logger: Logger;
     },
@@ -356,8 +362,12 @@ export class EvmSendQueue {
         continue;
       }
       const r = found.receipt!;
-      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
-      mined.push({ row, patch, final: tip.height - r.height + 1 >= Math.max(1, chain.confirmations) });
+      // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
+      const short = r.succeeded ? undelivered(this.deps.catalog, row, r.transfers, addressDigits) : null;
+      const final = tip.height - r.height + 1 >= Math.max(1, chain.confirmations);
+      if (short && final) this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short });
+      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded && !short ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
+      mined.push({ row, patch, final });
     }
     // Every mined send of the pass in one transaction, each final one handed to its owner there.
     if (mined.length > 0) {
@@ -428,27 +438,29 @@ export class EvmSendQueue {
   }
 
   /**
-   * Replaces sends not mined too long after they were sent, at fees below what the chain asks now: the same nonce and payment with both fee caps
-   * bumped (bumpedFees), stored before it is broadcast, every earlier candidate kept. A native
-   * sweep moves its whole balance, so the higher gas comes out of what it moves; a token sweep's
-   * address must hold the higher gas first (its owner asks the gas station: the replacement waits
-   * for the next passes); a top-up's gas station pays it.
+   * Replaces sends not mined too long after they were sent, once the node asks more than they
+   * offer: the same nonce and payment at the quote (replacementFees: both caps bumped by the
+   * replacement rule, never above the ceiling), stored before it is broadcast, every earlier
+   * candidate kept. A native sweep moves its whole balance, so the higher gas comes out of what it
+   * moves; a token sweep's address must hold the higher gas first (its owner asks the gas station:
+   * the replacement waits for the next passes); a top-up's gas station pays it.
    */
   private async replaceStuck(waited: EvmSendRow[], tip: number, signal?: AbortSignal): Promise<void> {
-    const { store, node } = this.deps;
-    const now = await currentFees(node, signal);
-    // Stuck: what a new transaction pays now is above what it offers. One that offers what the
-    // chain asks waits its turn (a busy mempool): a higher fee would not buy it a place sooner.
-    const stuck = waited.filter((r) => now.maxFeePerGas > BigInt(r.max_fee_per_gas) || now.maxPriorityFeePerGas > BigInt(r.max_priority_fee_per_gas));
+    const { store, node, ceiling } = this.deps;
+    const quote = await evmQuote(node, signal);
+    // One that offers what the chain asks waits its turn (a busy mempool): a higher fee would not buy it a place sooner.
+    const stuck = waited.flatMap((row) => {
+      const fees = replacementFees(ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, quote);
+      return fees ? [{ row, fees }] : [];
+    });
     if (stuck.length === 0) return;
-    const balances = await node.balances(stuck.map((r) => r.from_address), 'native', 'latest', signal);
+    const balances = await node.balances(stuck.map((s) => s.row.from_address), 'native', 'latest', signal);
     const short: Array<{ row: EvmSendRow; wei: bigint }> = [];
     const replaced = await store.write(async (em) => {
       short.length = 0;
       const out: EvmSendRow[] = [];
-      for (const [i, row] of stuck.entries()) {
+      for (const [i, { row, fees }] of stuck.entries()) {
         const old = { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) };
-        const fees = bumpedFees(old, now);
         const gas = BigInt(row.gas_limit);
         const extra = gas * (fees.maxFeePerGas - old.maxFeePerGas);
         let amount = BigInt(row.amount);
@@ -468,7 +480,8 @@ export class EvmSendQueue {
       }
       return out;
     });
-    for (const { row, wei } of short) await this.owner(row).onShort?.(row, wei, now, signal);
+    const topUpFees = short.length > 0 ? newFees(ceiling, 'sweeps', quote) : null;
+    if (topUpFees) for (const { row, wei } of short) await this.owner(row).onShort?.(row, wei, topUpFees, signal);
     if (replaced.length === 0) return;
     const results = await node.broadcastAll(replaced.map((r) => r.raw), signal);
     replaced.forEach((row, i) => {
@@ -511,7 +524,7 @@ export class EvmSendQueue {
    * A nonce given back (its send will never be mined, and no other transaction took it) while
    * later sends of the same address are stored: those can never be mined until it is used, so a
    * filler takes it: a transfer of nothing from the address to itself, at the given-back send's
-   * fees bumped (replaced like any send if it waits). Signed and stored here, sent by the next pass.
+   * fees bumped, at most the ceiling (replaced like any send if it waits). Signed and stored here, sent by the next pass.
    * Whether one was.
    */
   async fillGap(em: EntityManager, row: Pick<EvmSendRow, 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>): Promise<boolean> {
@@ -523,7 +536,7 @@ export class EvmSendQueue {
       [row.nonce, row.nonce, this.chainId, row.from_address],
     );
     if (Number(later?.live ?? 0) === 0 || Number(later?.here ?? 0) > 0) return false;
-    const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
+    const fees = fillerFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, this.deps.ceiling.max);
     const req: SendRequest = { kind: 'filler', from: { address: row.from_address, path: row.from_path }, to: row.from_address, coinId: coinId(this.chainId, NATIVE_ASSET), amount: 0n, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id };
     const filler = this.rowOf(req, row.nonce, this.deps.signer.signEvm(this.spend(req, row.nonce)), 'signed');
     await insertSend(em, { ...filler, raw: this.deps.sealer.seal(filler.raw, cells.evmSend(filler.id)) });

@@ -9,8 +9,10 @@ import type { MoneyMovement } from '../../money/money-movement';
 import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
-import { dueSweepGroups, markSwept, releaseSwept, type SweepGroup } from '../sweep-groups';
-import { currentFees, estimateAlike, type EvmFees, type EvmNode } from './evm-node';
+import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups, type SweepGroup } from '../sweep-groups';
+import type { FeeCeiling } from '../fee-ceiling';
+import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';
+import { evmQuote, newFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from './gas';
 import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
@@ -45,6 +47,8 @@ export interface EvmSweeperDeps {
   /** The account's treasury on this chain, recorded on first use (AddressService.treasury). */
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   gasStation: { address: string; path: string };
+  /** The chain's `payouts.max_fee`: no sweep or top-up is signed above it. */
+  ceiling: FeeCeiling;
   clock: Clock;
   logger: Logger;
 }
@@ -62,8 +66,6 @@ export class EvmSweeper implements EvmSendOwner {
   private readonly native: string;
   /** What the last pass's due token sweeps needed of the gas station, their top-ups' own gas included (wei). */
   needed = 0n;
-  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
-  private readonly urgent = new Set<string>();
 
   constructor(private readonly deps: EvmSweeperDeps) {
     this.native = coinId(deps.chain.id, NATIVE_ASSET);
@@ -76,7 +78,6 @@ export class EvmSweeper implements EvmSendOwner {
    */
   async plan(signal?: AbortSignal): Promise<number> {
     const groups = await this.dueGroups();
-    this.urgent.clear();
     if (groups.length === 0) {
       this.needed = 0n;
       return 0;
@@ -92,12 +93,17 @@ export class EvmSweeper implements EvmSendOwner {
     const tokenGroups = groups.map((g, i) => ({ g, i, asset: this.deps.catalog.coin(g.coinId)!.asset })).filter((x) => x.asset !== NATIVE_ASSET);
     const assets = [...new Set(tokenGroups.map((x) => x.asset))];
     // The fees, the native balances (the gas station's too), the nonces and the token balances of the whole pass side by side, in batched requests.
-    const [fees, balances, counts, ...tokenBalances] = await Promise.all([
-      currentFees(node, signal),
+    const [quote, balances, counts, ...tokenBalances] = await Promise.all([
+      evmQuote(node, signal),
       node.balances(senders, 'native', 'latest', signal),
       node.pendingNonces(senders, signal),
       ...assets.map((asset) => node.balances(tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address), asset, 'latest', signal)),
     ]);
+    const fees = newFees(this.deps.ceiling, 'sweeps', quote);
+    if (!fees) {
+      this.deps.logger.debug('evm sweeps wait: the fee is above payouts.max_fee', { chain: this.deps.chain.id, due: groups.length });
+      return 0;
+    }
     const pending = new Map(senders.map((a, i) => [a, counts[i]!]));
     const nodePending = (a: string) => pending.get(a)!;
     const held = new Map<number, bigint>();
@@ -168,7 +174,10 @@ export class EvmSweeper implements EvmSendOwner {
       }
       for (const step of steps(tokens)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
       await relay.settle();
-      this.deps.logger.info('evm sweeps signed', { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size });
+      // Every pass of a chain with deposits not worth sweeping yet would say so: only what was signed is news.
+      const signed = { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size };
+      if (signed.sweeps + signed.top_ups > 0) this.deps.logger.info('evm sweeps signed', signed);
+      else this.deps.logger.debug('evm sweeps: none worth signing now', { chain: this.deps.chain.id, due: groups.length });
       return natives.length + tokens.length;
     } catch (err) {
       await relay.abandon();
@@ -220,16 +229,17 @@ export class EvmSweeper implements EvmSendOwner {
       this.deps.logger.warn('the gas station cannot pay the gas of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address });
       return;
     }
-    await this.deps.store.write(async (em) => {
+    const signed = await this.deps.store.write(async (em) => {
       const waiting = await rawQuery(
         em,
         `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
         [this.deps.chain.id, row.from_address],
       );
-      if (waiting.length > 0) return;
+      if (waiting.length > 0) return false;
       await this.deps.queue.sign(em, { kind: 'topup', from: station, to: row.from_address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id }, pending!);
+      return true;
     });
-    this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
+    if (signed) this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
   }
 
   /**
@@ -244,9 +254,9 @@ export class EvmSweeper implements EvmSendOwner {
 
   /** The deposit addresses and coins due a sweep (a coin a payout waits for: whatever its minimum). */
   private dueGroups(): Promise<SweepGroup[]> {
-    return dueSweepGroups(this.deps.store.read, this.deps.chain.id, this.deps.catalog, (accountId, coinId) => {
+    return takeDueSweepGroups(this.deps.store, this.deps.chain.id, this.deps.catalog, (coinId) => {
       const coin = this.deps.catalog.coin(coinId)!;
-      return this.urgent.has(`${accountId}\u0000${coinId}`) ? 0n : Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
+      return Amount.of(this.deps.chain.evm?.sweep_min[coin.ticker] ?? '0').toBaseUnits(coin.decimals);
     });
   }
 
@@ -259,9 +269,9 @@ export class EvmSweeper implements EvmSendOwner {
     await releaseSwept(em, sendId);
   }
 
-  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
-  wanted(accountId: string, coinId: string): void {
-    this.urgent.add(`${accountId}\u0000${coinId}`);
+  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum (a row, seen by whichever daemon sweeps). */
+  wanted(em: EntityManager, accountId: string, coinId: string): Promise<void> {
+    return requestSweep(em, this.deps.clock, { chainId: this.deps.chain.id, accountId, coinId });
   }
 
   /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */

@@ -1,3 +1,4 @@
+import type { TronTransactionInfo } from '../../chains/tron/tron-adapter';
 import type { BlockRef, BroadcastAnswer, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../chains/types';
 
 /** What Tron sweeps and payouts need of their chain's node (TronAdapter; tests may give another). */
@@ -11,7 +12,7 @@ export interface TronNodeApi {
   resources(address: string, signal?: AbortSignal): Promise<{ energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number }>;
   holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>>;
   transferEnergy(from: string, to: string, token: string, amount: bigint, signal?: AbortSignal): Promise<number | null>;
-  transactionInfo(txid: string, signal?: AbortSignal): Promise<{ height: number; fee: bigint; succeeded: boolean; energyFee: bigint } | null>;
+  transactionInfo(txid: string, signal?: AbortSignal): Promise<TronTransactionInfo | null>;
   pending(txid: string, signal?: AbortSignal): Promise<boolean>;
   /** The node's answer to a broadcast, as it is: what it says of the transaction (known, refused, unsure) and its code. */
   send(rawHex: string, signal?: AbortSignal): Promise<{ answer: BroadcastAnswer; code: string; message: string }>;

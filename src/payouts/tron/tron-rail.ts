@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { pendingPayouts } from '../pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../catalog/coins';
 import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../../chains/tron/transaction';
+import { tronDigits } from '../../chains/tron/derive';
 import type { ChainConfig } from '../../config/schema';
 import type { AddressRow } from '../../db/entities/chain';
 import { inList, placeholder, rawQuery } from '../../db/raw';
@@ -12,6 +13,9 @@ import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
 import { unsweptCredited } from '../sweep-groups';
 import { takenByOperator } from '../taken-by-operator';
+import type { FeeCeiling } from '../fee-ceiling';
+import { REVERTED_ON_CHAIN } from '../payout-worker';
+import { undelivered } from '../token-delivery';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
@@ -58,6 +62,8 @@ export interface TronRailDeps {
   signer: { signTron(path: string, txid: string): string };
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   gasStation: { address: string };
+  /** The chain's `payouts.max_fee`: what one payout may burn, fee_limit included. */
+  ceiling: FeeCeiling;
   logger: Logger;
 }
 
@@ -71,6 +77,7 @@ export interface TronRailDeps {
  * TRX to burn within `sweep.max_burn`. A Tron transaction has no nonce and cannot be bumped: a
  * candidate not mined once a block at the chain's confirmations is past its expiration can never
  * be mined, and is renewed once (the same payment signed on a newer block) or the payout fails.
+ * A payout that may burn more than the chain's ceiling (`payouts.max_fee`) waits.
  */
 export class TronRail implements PayoutRail {
   readonly chainId: string;
@@ -137,12 +144,13 @@ export class TronRail implements PayoutRail {
       const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
+      if (!this.deps.ceiling.admits('payouts', fee)) return wait;
       if (free(NATIVE_ASSET) < order.amount + fee) return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
       contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
     } else {
       if (free(coin.asset) < order.amount) return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, unfinished: owed.size > 0 });
       const energy = p.energy.get(order.withdrawalId) ?? null;
-      const plan = await this.deps.sweeper.energyPlan(t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
+      const plan = await this.deps.sweeper.energyPlan('payouts', t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
       if (plan.step === 'wait') return wait;
       if (plan.step !== 'send') {
         await this.deps.sweeper.give(em, t.address, plan, p.head, req.accountId);
@@ -174,7 +182,7 @@ export class TronRail implements PayoutRail {
     const worth = native ? 2n * BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee : 0n;
     const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
     if (unswept.some((credited) => credited > worth)) {
-      this.deps.sweeper.wanted(accountId, order.coinId);
+      await this.deps.sweeper.wanted(em, accountId, order.coinId);
       return wait;
     }
     let covered = 0n;
@@ -232,11 +240,21 @@ export class TronRail implements PayoutRail {
     return info.fee;
   }
 
-  /** A token call mined and failed (REVERT, OUT_OF_ENERGY) took its fee and paid nothing. */
-  async succeeded(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Why the mined candidate did not pay, or null when it did: a token call that failed (REVERT,
+   * OUT_OF_ENERGY), or one whose logs lack the `Transfer` of the amount to the destination. Either
+   * way it took its fee.
+   */
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
     const info = await this.deps.node.transactionInfo(txid, signal);
     if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
-    return info.succeeded;
+    if (!info.succeeded) return REVERTED_ON_CHAIN;
+    const [w] = await rawQuery<{ coin_id: string; to_address: string; amount: string }>(this.deps.store.read, `SELECT coin_id, to_address, amount FROM withdrawals WHERE id = ${placeholder(this.deps.store.read, 1)}`, [payout.legs[0]!.withdrawalId]);
+    if (!w) throw new Error(`payout ${payout.id} has no withdrawal`);
+    const coin = this.deps.catalog.coin(w.coin_id)!;
+    const { from } = payout.candidates.find((c) => c.txid === txid)!.data as unknown as TronCandidateData;
+    const sent = { coin_id: w.coin_id, from_address: from, to_address: w.to_address, amount: Amount.of(w.amount).toBaseUnits(coin.decimals).toString() };
+    return undelivered(this.deps.catalog, sent, info.transfers, tronDigits);
   }
 
   /** Nothing is reserved on Tron (no nonce, no coins): what the treasury holds is counted at each build. */

@@ -9,6 +9,8 @@ import { iso, type Clock } from '../../shared/clock';
 import { newTimeOrderedId } from '../../shared/ids';
 import type { Logger } from '../../shared/logger';
 import type { EvmSendOwner } from '../evm/send-queue';
+import { undelivered } from '../token-delivery';
+import { tronDigits } from '../../chains/tron/derive';
 import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from '../evm/send-store';
 import type { TronNodeApi } from './tron-node-api';
 
@@ -148,7 +150,10 @@ export class TronSendQueue {
       const now = iso(this.deps.clock.now());
       if (info) {
         const final = head.height - info.height + 1 >= Math.max(1, chain.confirmations);
-        const patch: Partial<EvmSendRow> = { block_height: info.height, succeeded: info.succeeded ? 1 : 0, fee_paid: info.fee.toString(), updated_at: now };
+        // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
+        const short = info.succeeded ? undelivered(this.deps.catalog, row, info.transfers, tronDigits) : null;
+        if (short && final) this.deps.logger.warn('tron send mined without delivering', { chain: chain.id, kind: row.kind, txid: row.txid, reason: short });
+        const patch: Partial<EvmSendRow> = { block_height: info.height, succeeded: info.succeeded && !short ? 1 : 0, fee_paid: info.fee.toString(), updated_at: now };
         await store.write(async (em) => {
           if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) return;
           if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });

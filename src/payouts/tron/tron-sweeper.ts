@@ -9,8 +9,9 @@ import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import type { EvmSendOwner } from '../evm/send-queue';
+import type { FeeCeiling, FeeWaitKind } from '../fee-ceiling';
 import type { EvmSendRow } from '../evm/send-store';
-import { dueSweepGroups, markSwept, releaseSwept } from '../sweep-groups';
+import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups } from '../sweep-groups';
 import { ACTIVATION_SUN, FEE_LIMIT_MARGIN_PERCENT, SUN_PER_TRX, TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 
@@ -25,6 +26,8 @@ export interface TronSweeperDeps {
   money: MoneyMovement;
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   gasStation: { address: string; path: string };
+  /** The chain's `payouts.max_fee`: what one transfer from a wallet address may burn, fee_limit included. */
+  ceiling: FeeCeiling;
   clock: Clock;
   logger: Logger;
 }
@@ -51,8 +54,6 @@ export type EnergyPlan =
  */
 export class TronSweeper implements EvmSendOwner {
   private readonly native: string;
-  /** Account and coin pairs a payout waits for: swept whatever the coin's minimum. */
-  private readonly urgent = new Set<string>();
   /** Token sweeps of the last pass that wait for energy the gas station cannot delegate (for `coinkeep status`). */
   waitingForEnergy = 0;
 
@@ -63,11 +64,10 @@ export class TronSweeper implements EvmSendOwner {
   /** One pass of the gas station and the sweeps. How many sends were signed. */
   async plan(signal?: AbortSignal): Promise<number> {
     let signed = (await this.stake(signal)) + (await this.reclaim(signal));
-    const groups = await dueSweepGroups(this.deps.store.read, this.deps.chain.id, this.deps.catalog, (accountId, coin) => {
+    const groups = await takeDueSweepGroups(this.deps.store, this.deps.chain.id, this.deps.catalog, (coin) => {
       const c = this.deps.catalog.coin(coin)!;
-      return this.urgent.has(`${accountId}\u0000${coin}`) ? 0n : Amount.of(this.deps.chain.tron?.sweep_min[c.ticker] ?? '0').toBaseUnits(c.decimals);
+      return Amount.of(this.deps.chain.tron?.sweep_min[c.ticker] ?? '0').toBaseUnits(c.decimals);
     });
-    this.urgent.clear();
     let waiting = 0;
     if (groups.length === 0) {
       this.waitingForEnergy = 0;
@@ -92,8 +92,8 @@ export class TronSweeper implements EvmSendOwner {
         }
         const cost = res.freeBandwidth + res.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * prices.getTransactionFee;
         const amount = account.balance - cost;
-        // Worth it only when it moves more than it costs.
-        if (amount <= 0n || amount <= cost) continue;
+        // Worth it only when it moves more than it costs, and never above the ceiling.
+        if (amount <= 0n || amount <= cost || !this.deps.ceiling.admits('sweeps', cost)) continue;
         await this.deps.store.write(async (em) => {
           const row = await this.deps.queue.sign(em, { kind: 'sweep', from: { address: g.address, path: g.path }, to: treasury.address, coinId: g.coinId, amount, maxBurn: cost, accountId: g.accountId }, head);
           await markSwept(em, this.deps.clock, [{ sendId: row.id, transferIds: g.transferIds }]);
@@ -105,10 +105,10 @@ export class TronSweeper implements EvmSendOwner {
       const amount = held < g.credited ? held : g.credited;
       if (amount <= 0n) continue;
       const energy = account.exists ? await node.transferEnergy(g.address, treasury.address, asset, amount, signal) : null;
-      const plan = await this.energyPlan(g.address, account, res, energy, TOKEN_TRANSFER_BYTES, prices, signal);
+      const plan = await this.energyPlan('sweeps', g.address, account, res, energy, TOKEN_TRANSFER_BYTES, prices, signal);
       if (plan.step === 'wait') {
         if (energy !== null) waiting++;
-        this.deps.logger.info('tron token sweep waits', { chain: this.deps.chain.id, address: g.address, why: plan.why });
+        this.deps.logger.debug('tron token sweep waits', { chain: this.deps.chain.id, address: g.address, why: plan.why });
         continue;
       }
       await this.deps.store.write(async (em) => {
@@ -127,11 +127,15 @@ export class TronSweeper implements EvmSendOwner {
   }
 
   /**
-   * What `address` needs before it sends a token transfer of `energy` (null: the dry run failed,
-   * or the account does not exist yet) taking `bytes` of bandwidth: activation, staked energy
-   * delegated by the gas station, TRX to burn (within `sweep.max_burn`), or nothing more.
+   * What `address` needs before it sends a token transfer (`kind`: a sweep or a payout) of `energy`
+   * (null: the dry run failed, or the account does not exist yet) taking `bytes` of bandwidth:
+   * activation, staked energy delegated by the gas station, TRX to burn (within `sweep.max_burn`),
+   * or nothing more. It waits while what the transfer is worth at the burn price (its bandwidth
+   * burnt and all its energy: java-tron counts delegated energy against the fee_limit too) is above
+   * the ceiling; its fee_limit is never above the ceiling less its bandwidth.
    */
   async energyPlan(
+    kind: FeeWaitKind,
     address: string,
     account: { exists: boolean; balance: bigint },
     res: { energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number },
@@ -142,8 +146,12 @@ export class TronSweeper implements EvmSendOwner {
   ): Promise<EnergyPlan> {
     if (!account.exists) return { step: 'activate' };
     if (energy === null) return { step: 'wait', why: 'the transfer would fail now' };
-    const feeLimit = (BigInt(energy) * prices.getEnergyFee * (100n + FEE_LIMIT_MARGIN_PERCENT) + 99n) / 100n;
     let burn = res.freeBandwidth + res.bandwidth >= bytes ? 0n : BigInt(bytes) * prices.getTransactionFee;
+    const worth = BigInt(energy) * prices.getEnergyFee;
+    const ceiling = this.deps.ceiling;
+    if (!ceiling.admits(kind, burn + worth)) return { step: 'wait', why: 'what the transfer may burn is above payouts.max_fee' };
+    const withMargin = (worth * (100n + FEE_LIMIT_MARGIN_PERCENT) + 99n) / 100n;
+    const feeLimit = withMargin < ceiling.max - burn ? withMargin : ceiling.max - burn;
     const short = energy - res.energy;
     if (short > 0) {
       const station = await this.deps.node.account(this.deps.gasStation.address, signal);
@@ -262,9 +270,9 @@ export class TronSweeper implements EvmSendOwner {
     return rows.length > 0;
   }
 
-  /** A payout of the account's `coinId` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum. */
-  wanted(accountId: string, coin: string): void {
-    this.urgent.add(`${accountId}\u0000${coin}`);
+  /** A payout of the account's `coin` waits for its treasury: that coin's deposits are swept at the next pass, whatever their minimum (a row, seen by whichever daemon sweeps). */
+  wanted(em: EntityManager, accountId: string, coin: string): Promise<void> {
+    return requestSweep(em, this.deps.clock, { chainId: this.deps.chain.id, accountId, coinId: coin });
   }
 
   /** Sweeps into `treasury` signed or on their way for `coinIds` (a payout waits for them). */

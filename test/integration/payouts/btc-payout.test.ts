@@ -112,10 +112,3 @@ test('a payout stuck at a low fee is replaced from the same coins with a higher 
   const tooMuch = t.throws(() => engine.replace(bumped, 1_000_000));
   t.is((tooMuch as BtcPayoutRefused).reason, 'replacement_uncovered');
 });
-
-test('the fee rate of a payout never exceeds the configured ceiling', async (t) => {
-  const f = await startBtcFixture();
-  t.teardown(() => f.stop());
-  const { engine } = engineOf(f);
-  t.is(await engine.feeRate({ feeQuote: async () => ({ kind: 'btc', satPerVbyte: 900, source: 'node' }), broadcast: async () => '' }), 500);
-});

@@ -70,7 +70,7 @@ export interface EvmPayoutFixtureOptions {
   gasStationEth?: string;
   payouts?: Record<string, unknown>;
   chain?: Record<string, unknown>;
-  daemon?: Pick<DaemonOptions, 'adapterFor'>;
+  daemon?: Pick<DaemonOptions, 'adapterFor' | 'logger'>;
   env?: Record<string, string>;
 }
 

@@ -10,6 +10,7 @@ import { LedgerEntryEntity } from '../../../src/db/entities/money';
 import { NETWORK_BOOK } from '../../../src/ledger/ledger';
 import type { EvmChainPayouts } from '../../../src/payouts/evm/evm-chain-payouts';
 import { sendsWithStatus } from '../../../src/payouts/evm/send-store';
+import { createLogger } from '../../../src/shared/logger';
 import { killAllAnvils } from '../../helpers/anvil';
 import { eth, startEvmPayoutFixture } from './evm-payout-fixture';
 
@@ -125,4 +126,16 @@ test('a pass stopped after its top-up went out, before its token sweep was signe
   t.is((await f.balance('USDT')).available, '30');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
+});
+
+test('a deposit not worth sweeping yet is left alone quietly: the passes that sign nothing say so at debug level, never at info', async (t) => {
+  const lines: Array<{ level: string; msg: string; sweeps?: number }> = [];
+  const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) });
+  const f = await startEvmPayoutFixture({ daemon: { logger } });
+  t.teardown(() => f.stop());
+  // Less than twice a transfer's gas: moving it would cost more than it brings.
+  await f.paidInvoice('ETH', '0.00001');
+  await f.until(async () => lines.filter((l) => l.msg.startsWith('evm sweeps')).length >= 5, 'several sweep passes over the due deposit');
+  t.deepEqual(lines.filter((l) => l.level === 'info' && l.msg.startsWith('evm sweeps')), []);
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep'`))[0].n, 0, 'nothing swept');
 });

@@ -9,6 +9,7 @@
 import test from 'ava';
 import { Transaction } from 'bitcoinjs-lib';
 import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
+import type { FeeQuote } from '../../../src/chains/types';
 import type { ChainConfig } from '../../../src/config/schema';
 import { rawQuery } from '../../../src/db/raw';
 import { Amount } from '../../../src/shared/money';
@@ -172,13 +173,18 @@ test('a reorganisation drops the block of a completed payout: back to broadcast,
 
 /**
  * A node that says it holds the first payout it is handed without ever taking it in, as a node
- * whose miners leave a low-fee transaction out would: bcoin 1.0.2 refuses any double spend of its
- * mempool, so the stuck payout stays outside it and only the replacement reaches bcoin.
+ * whose miners leave a low-fee transaction out would, and whose fee estimate then rises: bcoin
+ * 1.0.2 refuses any double spend of its mempool, so the stuck payout stays outside it and only the
+ * replacement reaches bcoin.
  */
 class StuckFirst extends BtcAdapter {
   stuck: string | null = null;
   constructor(chain: ChainConfig) {
     super(chain);
+  }
+  override async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
+    const quote = await super.feeQuote(signal);
+    return this.stuck !== null && quote.kind === 'btc' ? { ...quote, satPerVbyte: quote.satPerVbyte * 2 } : quote;
   }
   override async broadcast(rawHex: string, signal?: AbortSignal): Promise<string> {
     const txid = Transaction.fromHex(rawHex).getId();
@@ -187,9 +193,10 @@ class StuckFirst extends BtcAdapter {
   }
 }
 
-test('a payout not mined after replace_after_blocks is replaced (BIP125) from the same coins with a higher fee; the replacement completes it once and the first is conflicted', async (t) => {
+test("a payout not mined after its chain's replace_after_blocks while the node asks more is replaced (BIP125) from the same coins at the higher rate; the replacement completes it once and the first is conflicted", async (t) => {
   let node!: StuckFirst;
-  const f = await startPayoutFixture({ payouts: { replace_after_blocks: 2 }, adapter: (chain) => (node = new StuckFirst(chain)) });
+  // The chain's own wait decides, not the global one.
+  const f = await startPayoutFixture({ payouts: { replace_after_blocks: 1000 }, chain: { payouts: { replace_after_blocks: 2 } }, adapter: (chain) => (node = new StuckFirst(chain)) });
   t.teardown(() => f.stop());
   await f.fund('0.5');
   const before = await f.balance();
@@ -208,6 +215,7 @@ test('a payout not mined after replace_after_blocks is replaced (BIP125) from th
   const raw = (await rawQuery<{ data: string; fee: string }>(f.td.daemon.store.read, 'SELECT data, fee FROM chain_payout_candidates ORDER BY seq')).map((r) => ({ ...JSON.parse(r.data), fee: BigInt(r.fee) }));
   t.deepEqual(raw[1].inputs, raw[0].inputs, 'the same coins: the first can never be mined now');
   t.true(raw[1].fee > raw[0].fee, 'a higher fee');
+  t.is(raw[1].satPerVbyte, raw[0].satPerVbyte * 2, "at the node's rate now");
   t.deepEqual(await f.balance(), { available: minus(before.available, w.total_debit), hold: '0' });
   t.deepEqual(await events(f, w.id), ['withdrawal.processing', 'withdrawal.broadcast', 'withdrawal.completed']);
   t.true(await f.ledgerClean());

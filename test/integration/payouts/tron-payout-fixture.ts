@@ -37,7 +37,7 @@ export function units(amount: string): bigint {
 }
 
 /** The stand-in's chain entry as the tests configure it. */
-export function tronEntry(node: TronNode, extra: { options?: Record<string, unknown>; sweep?: Record<string, unknown> } = {}): Record<string, unknown> {
+export function tronEntry(node: TronNode, extra: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown> } = {}): Record<string, unknown> {
   return {
     id: 'tron',
     kind: 'tron',
@@ -46,6 +46,7 @@ export function tronEntry(node: TronNode, extra: { options?: Record<string, unkn
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }],
     options: { ...FAST_WATCH, genesis_block_id: node.genesisId, ...extra.options },
     sweep: { stake: STAKE_TRX, ...extra.sweep },
+    ...(extra.payouts ? { payouts: extra.payouts } : {}),
   };
 }
 
@@ -81,7 +82,7 @@ export interface TronPayoutFixture {
   stop(): Promise<void>;
 }
 
-export async function startTronPayoutFixture(opts: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; stationTrx?: bigint } = {}): Promise<TronPayoutFixture> {
+export async function startTronPayoutFixture(opts: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown>; stationTrx?: bigint } = {}): Promise<TronPayoutFixture> {
   const node = await TronNode.start();
   node.mine(2);
   const entry = tronEntry(node, opts);

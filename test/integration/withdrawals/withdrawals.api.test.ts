@@ -141,6 +141,35 @@ test('Idempotency-Keys of withdrawals: the same values return the same withdrawa
   t.deepEqual(await f.counts(), { withdrawals: 2, holds: 2 });
 });
 
+test('a withdrawal repeated with the same Idempotency-Key returns it with Idempotent-Replayed: true; a first creation and a payout_id repeat under a new key do not say so', async (t) => {
+  const f = await fixture(t);
+  const first = await f.api.post('/v1/withdrawals', body({ payout_id: 'p-r' }), { 'Idempotency-Key': 'key-r' });
+  t.is(first.status, 201);
+  t.is(first.headers.get('idempotent-replayed'), null);
+  const again = await f.api.post('/v1/withdrawals', body({ payout_id: 'p-r' }), { 'Idempotency-Key': 'key-r' });
+  t.is(again.status, 200, JSON.stringify(again.body));
+  t.is(again.headers.get('idempotent-replayed'), 'true');
+  t.deepEqual(again.body, first.body);
+  // Not a replay: the payout_id finds it, and the new key is bound to it (SPEC Idempotency 10).
+  const bound = await f.api.post('/v1/withdrawals', body({ payout_id: 'p-r' }), { 'Idempotency-Key': 'key-s' });
+  t.is(bound.status, 200);
+  t.is(bound.headers.get('idempotent-replayed'), null);
+  t.deepEqual(await f.counts(), { withdrawals: 1, holds: 1 });
+});
+
+test('an estimate repeated with the same Idempotency-Key replays its first answer with Idempotent-Replayed: true', async (t) => {
+  const f = await fixture(t);
+  const first = await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' }, { 'Idempotency-Key': 'est-1' });
+  t.is(first.status, 200, JSON.stringify(first.body));
+  t.is(first.headers.get('idempotent-replayed'), null);
+  f.bitcoin.satPerVbyte = 40;
+  const again = await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' }, { 'Idempotency-Key': 'est-1' });
+  t.is(again.status, 200);
+  t.is(again.headers.get('idempotent-replayed'), 'true');
+  t.deepEqual(again.body, first.body, 'the first answer, not a new estimate');
+  assertError(t, await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.2' }, { 'Idempotency-Key': 'est-1' }), 422, 'idempotency.mismatch');
+});
+
 for (const mode of ['the same Idempotency-Key', 'the same payout_id under different keys'] as const) {
   test(`50 parallel copies of one withdrawal with ${mode}: one withdrawal, one hold, the same id everywhere, never insufficient_funds`, async (t) => {
     // Room for one withdrawal only: a second hold would be refused.

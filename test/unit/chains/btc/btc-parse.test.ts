@@ -105,8 +105,8 @@ test('fee options are checked at load', (t) => {
   t.throws(load({ fee_fallback_sat_vb: 0 }), { message: /chains\[0\]\.options\.fee_fallback_sat_vb/ });
   t.throws(load({ fee_target_blocks: 'soon' }), { message: /chains\[0\]\.options\.fee_target_blocks/ });
   t.throws(load({ fee_fallback_sat_vb: 20, fee_max_sat_vb: 19 }), { message: /chains\[0\]\.options\.fee_max_sat_vb/ }, 'a ceiling under the fallback');
-  t.is(load({})().chains[0]!.fees!.max_sat_vb, 500);
-  t.is(load({ fee_max_sat_vb: 50 })().chains[0]!.fees!.max_sat_vb, 50);
+  t.is(load({})().chains[0]!.payouts.max_fee, 500n);
+  t.is(load({ fee_max_sat_vb: 50 })().chains[0]!.payouts.max_fee, 50n);
 });
 
 /** A transaction paying 1 sat to a P2WPKH script, its output value then overwritten with `value` (int64 LE) as a node could send it. */

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { EvmAdapter } from '../../../../src/chains/evm/evm-adapter';
 import { ConfigError, parseConfig } from '../../../../src/config/schema';
-import { bumpedFees, nonceTakenError } from '../../../../src/payouts/evm/evm-node';
+import { nonceTakenError } from '../../../../src/payouts/evm/evm-node';
 
 const entry = (extra: Record<string, unknown> = {}) => ({
   id: 'ethereum',
@@ -21,17 +21,6 @@ test('a destination is payable when it is 40 hex digits: EIP-55 mixed case must 
   t.false(adapter.payable('0xDAC17F958D2ee523a2206206994597C13D831ec7'), 'one letter of the checksum wrong');
   for (const bad of ['', '0x', 'dAC17F958D2ee523a2206206994597C13D831ec7', '0xdAC17F958D2ee523a2206206994597C13D831ec', '0xgAC17F958D2ee523a2206206994597C13D831ec7', ' 0xdac17f958d2ee523a2206206994597c13d831ec7']) t.false(adapter.payable(bad), bad);
   t.is(adapter.canonicalAddress(good.toLowerCase()), good);
-});
-
-test('a replacement bumps both fee caps by at least an eighth and one wei, and never offers less than a new transaction would', (t) => {
-  const old = { maxFeePerGas: 100n, maxPriorityFeePerGas: 8n };
-  t.deepEqual(bumpedFees(old, { maxFeePerGas: 50n, maxPriorityFeePerGas: 1n }), { maxFeePerGas: 113n, maxPriorityFeePerGas: 10n });
-  t.deepEqual(bumpedFees(old, { maxFeePerGas: 1000n, maxPriorityFeePerGas: 30n }), { maxFeePerGas: 1000n, maxPriorityFeePerGas: 30n });
-  const zeroTip = bumpedFees({ maxFeePerGas: 10n, maxPriorityFeePerGas: 0n }, { maxFeePerGas: 1n, maxPriorityFeePerGas: 0n });
-  t.deepEqual(zeroTip, { maxFeePerGas: 12n, maxPriorityFeePerGas: 1n });
-  // geth's rule: at least 10% more on both.
-  const big = bumpedFees({ maxFeePerGas: 30_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n }, { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
-  t.true(big.maxFeePerGas * 10n >= 33_000_000_000n * 10n && big.maxPriorityFeePerGas >= 1_100_000_000n);
 });
 
 test('node refusals that mean the nonce is used are told apart from others', (t) => {
