@@ -37,6 +37,11 @@ export function deliveredBy(logs: readonly TransferLog[], q: { contract: string;
   return logs.filter((l) => l.contract === q.contract && l.from === q.from && l.to === q.to).reduce((sum, l) => sum + l.amount, 0n);
 }
 
+/** What `logs` show `contract` moved out of `from`, to anyone, in base units. */
+export function sentFrom(logs: readonly TransferLog[], q: { contract: string; from: string }): bigint {
+  return logs.filter((l) => l.contract === q.contract && l.from === q.from).reduce((sum, l) => sum + l.amount, 0n);
+}
+
 /** The selector of ERC-20's (and TRC-20's) `decimals()`. */
 export const DECIMALS_SELECTOR = '313ce567';
 

@@ -318,14 +318,16 @@ export class MoneyMovement {
   }
 
   /**
-   * A withdrawal whose transaction was mined and reverted (EVM status 0): nothing was paid and its
-   * hold is released (the `fail` move), but the chain took its fee: the merchant is charged
-   * `networkFee` in the withdrawn coin, by one `adjustment` row of the withdrawal (its unique live
-   * row is the guard) and a posting from the account's book to the network book. Whether this call
-   * charged it.
+   * A withdrawal whose transaction was mined and did not pay (reverted, cancelled, a token that
+   * took a fee on transfer): its hold is released (the `fail` move), but the chain took its fee:
+   * the merchant is charged `networkFee` in the withdrawn coin, and `left`, what of it left the
+   * wallet all the same, by one `adjustment` row of the withdrawal (its unique live row is the
+   * guard) and postings from the account's book to the network book and to `external`. Whether
+   * this call charged it.
    */
-  async chargeFailedPayout(em: EntityManager, withdrawalId: string, networkFee: Amount): Promise<boolean> {
-    if (!networkFee.isPositive()) return false;
+  async chargeFailedPayout(em: EntityManager, withdrawalId: string, networkFee: Amount, left: Amount = Amount.zero()): Promise<boolean> {
+    const total = networkFee.plus(left);
+    if (!total.isPositive()) return false;
     const [tx] = await rawQuery<TransactionRow>(
       em,
       `SELECT * FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' ORDER BY created_at DESC LIMIT 1`,
@@ -339,16 +341,19 @@ export class MoneyMovement {
       id: newTimeOrderedId(at.getTime()),
       type: 'adjustment',
       status: 'confirmed',
-      amount: Amount.zero().minus(networkFee).toString(),
+      amount: Amount.zero().minus(total).toString(),
       fee: null,
-      net_amount: Amount.zero().minus(networkFee).toString(),
+      net_amount: Amount.zero().minus(total).toString(),
       reverses_id: null,
       created_at: now,
       confirmed_at: now,
       updated_at: now,
     };
     if (!(await insertRowIfAbsent(em, 'transactions', charge))) return false;
-    await this.deps.ledger.post(em, [{ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id }]);
+    const movements: Movement[] = [];
+    if (networkFee.isPositive()) movements.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id });
+    if (left.isPositive()) movements.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: EXTERNAL_BOOK, amount: left, code: 'withdrawal', refId: charge.id });
+    await this.deps.ledger.post(em, movements);
     return true;
   }
 

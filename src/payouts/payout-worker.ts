@@ -463,7 +463,7 @@ export class PayoutWorker {
     const fee = await this.deps.rail.feePaid(payout, txid, signal);
     if (payout.candidates.find((c) => c.txid === txid)?.kind === 'cancel') return this.unpaid(payout, row, txid, fee, CANCELLED_BY_OPERATOR);
     const failure = (await this.deps.rail.failure?.(payout, txid, signal)) ?? null;
-    if (failure !== null) return this.unpaid(payout, row, txid, fee, failure);
+    if (failure !== null) return this.unpaid(payout, row, txid, fee, failure.reason, failure.left);
     const shares = splitFee(fee, payout.legs.length);
     const reopened: string[] = [];
     await this.deps.store.write(async (em) => {
@@ -506,12 +506,14 @@ export class PayoutWorker {
   }
 
   /**
-   * A confirmed candidate that paid nothing: mined and reverted (EVM status 0), a token whose
+   * A confirmed candidate that did not pay: mined and reverted (EVM status 0), a token whose
    * Transfer log falls short, or the cancel that paid the coins back to the wallet. Each withdrawal
    * fails with `reason` and its hold is released, but the chain took the fee: each is charged its
-   * network fee as on completion. What the payout reserved stays used (its coins or its nonce are spent).
+   * network fee as on completion, and what of the withdrawn coin left the wallet all the same
+   * (`left`: a token taking a fee on transfer). What the payout reserved stays used (its coins or
+   * its nonce are spent).
    */
-  private async unpaid(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint, reason: string): Promise<void> {
+  private async unpaid(payout: StoredPayout, row: ChainPayoutRow, txid: string, fee: bigint, reason: string, left = 0n): Promise<void> {
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
@@ -525,7 +527,9 @@ export class PayoutWorker {
         if (w.status !== 'processing' && w.status !== 'broadcast') continue;
         const charged = this.charged(w, shares[i]!);
         w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: reason, network_fee_charged: charged.toString() });
-        await this.deps.money.chargeFailedPayout(em, w.id, charged);
+        // A payout of one withdrawal (account families): what left the wallet without reaching the payee is charged too, so the books keep what the chain holds.
+        const gone = payout.legs.length === 1 ? Amount.fromBaseUnits(left, this.deps.catalog.coin(w.coin_id)!.decimals) : Amount.zero();
+        await this.deps.money.chargeFailedPayout(em, w.id, charged, gone);
       }
     });
     this.deps.logger.warn('payout confirmed without paying', { chain: this.chainId, payout_id: row.id, txid, reason });

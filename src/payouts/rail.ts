@@ -187,9 +187,10 @@ export interface PayoutRail {
    * Families whose mined transactions can fail (EVM status 0: reverted, its fee taken, nothing
    * paid; a token whose `Transfer` log does not show the amount reaching the payee): why the mined
    * candidate `txid` did not do what it was sent for, in the merchant's words (its withdrawals'
-   * `failure_reason`); null when it did. Absent: it always did.
+   * `failure_reason`), and what of the withdrawn coin left the wallet all the same (base units: a
+   * token that takes a fee on transfer); null when it did. Absent: it always did.
    */
-  failure?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null>;
+  failure?(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<{ reason: string; left: bigint } | null>;
 
   /**
    * Gives back what the payout reserved, once no candidate of it can be mined any more; `reason`:

@@ -11,7 +11,7 @@ import { iso, type Clock } from '../../shared/clock';
 import { Amount } from '../../shared/money';
 import { notFunded } from '../not-funded';
 import { REVERTED_ON_CHAIN, SPENT_BY_ANOTHER } from '../payout-worker';
-import { undelivered } from '../token-delivery';
+import { undelivered, type Undelivered } from '../token-delivery';
 import { addressDigits } from '../../chains/evm/address-text';
 import type { FeeCeiling } from '../fee-ceiling';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
@@ -271,10 +271,10 @@ export class EvmRail implements PayoutRail {
    * Why the mined candidate did not pay, or null when it did: reverted (status 0), or a token whose
    * receipt lacks the `Transfer` of the amount to the destination. Either way it took its fee.
    */
-  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<Undelivered | null> {
     const [receipt] = await this.deps.node.receipts([txid], signal);
     if (!receipt) throw new Error(`payout transaction ${txid} has no receipt`);
-    if (!receipt.succeeded) return REVERTED_ON_CHAIN;
+    if (!receipt.succeeded) return { reason: REVERTED_ON_CHAIN, left: 0n };
     const row = await sendById(this.deps.store.read, payout.reservation);
     if (!row) throw new Error(`payout ${payout.id} has no send ${payout.reservation}`);
     return undelivered(this.deps.catalog, row, receipt.transfers, addressDigits);

@@ -365,7 +365,7 @@ export class EvmSendQueue {
       // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
       const short = r.succeeded ? undelivered(this.deps.catalog, row, r.transfers, addressDigits) : null;
       const final = tip.height - r.height + 1 >= Math.max(1, chain.confirmations);
-      if (short && final) this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short });
+      if (short && final) this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short.reason });
       const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded && !short ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
       mined.push({ row, patch, final });
     }

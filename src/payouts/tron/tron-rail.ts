@@ -15,7 +15,7 @@ import { unsweptCredited } from '../sweep-groups';
 import { takenByOperator } from '../taken-by-operator';
 import type { FeeCeiling } from '../fee-ceiling';
 import { REVERTED_ON_CHAIN } from '../payout-worker';
-import { undelivered } from '../token-delivery';
+import { undelivered, type Undelivered } from '../token-delivery';
 import { TOKEN_TRANSFER_BYTES, TRX_TRANSFER_BYTES, type TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
@@ -245,10 +245,10 @@ export class TronRail implements PayoutRail {
    * OUT_OF_ENERGY), or one whose logs lack the `Transfer` of the amount to the destination. Either
    * way it took its fee.
    */
-  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<string | null> {
+  async failure(payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<Undelivered | null> {
     const info = await this.deps.node.transactionInfo(txid, signal);
     if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
-    if (!info.succeeded) return REVERTED_ON_CHAIN;
+    if (!info.succeeded) return { reason: REVERTED_ON_CHAIN, left: 0n };
     const [w] = await rawQuery<{ coin_id: string; to_address: string; amount: string }>(this.deps.store.read, `SELECT coin_id, to_address, amount FROM withdrawals WHERE id = ${placeholder(this.deps.store.read, 1)}`, [payout.legs[0]!.withdrawalId]);
     if (!w) throw new Error(`payout ${payout.id} has no withdrawal`);
     const coin = this.deps.catalog.coin(w.coin_id)!;

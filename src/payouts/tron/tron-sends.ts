@@ -152,7 +152,7 @@ export class TronSendQueue {
         const final = head.height - info.height + 1 >= Math.max(1, chain.confirmations);
         // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
         const short = info.succeeded ? undelivered(this.deps.catalog, row, info.transfers, tronDigits) : null;
-        if (short && final) this.deps.logger.warn('tron send mined without delivering', { chain: chain.id, kind: row.kind, txid: row.txid, reason: short });
+        if (short && final) this.deps.logger.warn('tron send mined without delivering', { chain: chain.id, kind: row.kind, txid: row.txid, reason: short.reason });
         const patch: Partial<EvmSendRow> = { block_height: info.height, succeeded: info.succeeded && !short ? 1 : 0, fee_paid: info.fee.toString(), updated_at: now };
         await store.write(async (em) => {
           if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) return;

@@ -24,11 +24,11 @@ async function funded(t: ExecutionContext, quirk: Quirk): Promise<EvmPayoutFixtu
   return f;
 }
 
-for (const [quirk, what, paid] of [
-  [1, 'returns false', '0'],
-  [2, 'takes a fee on transfer', '39.6'],
+for (const [quirk, what, paid, left] of [
+  [1, 'returns false', '0', '0'],
+  [2, 'takes a fee on transfer', '39.6', '40'],
 ] as const) {
-  test(`a token payout whose token ${what} fails as a reverted one would: the reason names what arrived, the hold is released, the network fee charged`, async (t) => {
+  test(`a token payout whose token ${what} fails as a reverted one would: the reason names what arrived, the hold is released, the network fee and what left the wallet charged; the books match the chain`, async (t) => {
     const f = await funded(t, quirk);
     const to = elsewhere();
     const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: to });
@@ -40,10 +40,13 @@ for (const [quirk, what, paid] of [
 
     const receipt = await f.node.rpc<{ status: string }>('eth_getTransactionReceipt', [failed.txid]);
     t.is(receipt.status, '0x1', 'mined and not reverted');
-    t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show ${paid} of 40 USDT reaching ${to} (a token that returns false or takes a fee on transfer); the chain took its network fee`);
+    const taken = left === '0' ? 'the chain took its network fee' : `the ${left} USDT that left the wallet and its network fee are charged`;
+    t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show ${paid} of 40 USDT reaching ${to} (a token that returns false or takes a fee on transfer); ${taken}`);
     t.is(failed.network_fee_charged, failed.network_fee_reserved);
     t.is(await f.onChain(to, 'USDT'), Amount.of(paid).toBaseUnits(6));
-    t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('100').minus(Amount.of(failed.network_fee_charged)).toString() });
+    t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('100').minus(Amount.of(left)).minus(Amount.of(failed.network_fee_charged)).toString() });
+    const check = await f.booksMatchChain();
+    t.true(check.ok, check.detail);
   });
 }
 

@@ -8,7 +8,7 @@ import test from 'ava';
 import { Amount } from '../../../src/shared/money';
 import { elsewhere, startTronPayoutFixture, units } from './tron-payout-fixture';
 
-test('a USDT payout whose token takes a fee on transfer fails as a reverted one would: the reason names what arrived, the hold is released', async (t) => {
+test('a USDT payout whose token takes a fee on transfer fails as a reverted one would: the reason names what arrived, the hold is released, what left the wallet and the network fee charged; books and chain agree', async (t) => {
   const f = await startTronPayoutFixture();
   t.teardown(() => f.stop());
   await f.paidInvoice('USDT', '50');
@@ -21,9 +21,12 @@ test('a USDT payout whose token takes a fee on transfer fails as a reverted one 
   const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed');
 
   t.is(f.node.info(failed.txid).receipt.result, 'SUCCESS', 'mined, and the call succeeded');
-  t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show 19.8 of 20 USDT reaching ${to} (a token that returns false or takes a fee on transfer); the chain took its network fee`);
+  t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show 19.8 of 20 USDT reaching ${to} (a token that returns false or takes a fee on transfer); the 20 USDT that left the wallet and its network fee are charged`);
   t.is(f.node.tokenBalance(to), units('19.8'));
-  t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('50').minus(Amount.of(failed.network_fee_charged)).toString() });
+  t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('30').minus(Amount.of(failed.network_fee_charged)).toString() });
+  await f.quiet();
+  const clean = await f.clean();
+  t.true(clean.ok, clean.detail);
 });
 
 test('a USDT sweep whose token returns false is not booked as arrived: its deposit is given back and swept once the token moves it', async (t) => {
