@@ -39,6 +39,7 @@ export class Catalog {
   readonly defaultFiat: string;
   private readonly list: readonly Coin[];
   private readonly byId = new Map<string, Coin>();
+  private readonly natives = new Map<string, Coin>();
   private readonly fiatList: readonly Fiat[];
   private readonly maintenance = new Set<string>();
   private version = 0;
@@ -63,6 +64,7 @@ export class Catalog {
         coins.push(coin);
       };
       add(NATIVE_ASSET, chain.native, `chains[${i}].native`);
+      this.natives.set(chain.id, coins[coins.length - 1]!);
       chain.tokens.forEach((t, j) => add(t.contract, t, `chains[${i}].tokens[${j}].contract`));
     });
     this.list = coins;
@@ -76,6 +78,11 @@ export class Catalog {
 
   coin(id: string): Coin | undefined {
     return this.byId.get(id);
+  }
+
+  /** A configured chain's native coin (its id is a hash: looked up here, not computed per call). */
+  nativeOf(chainId: string): Coin | undefined {
+    return this.natives.get(chainId);
   }
 
   coinsByTicker(ticker: string): Coin[] {

@@ -653,7 +653,7 @@ export class WithdrawalService {
   /** `nativeBaseUnits` of the chain's native coin in the withdrawn coin: itself, or a token's worth at the current rates, rounded up. */
   private inWithdrawnCoin(payout: PayoutCoin, nativeBaseUnits: bigint): Amount {
     const token = payout.coin.asset !== NATIVE_ASSET;
-    const native = this.deps.catalog.coin(coinId(payout.coin.chain_id, NATIVE_ASSET))!;
+    const native = this.deps.catalog.nativeOf(payout.coin.chain_id)!;
     const inNative = Amount.fromBaseUnits(nativeBaseUnits, native.decimals);
     if (!token) return inNative;
     const fiat = this.deps.catalog.defaultFiat;

@@ -9,6 +9,7 @@ import * as ecc from 'tiny-secp256k1';
 import { coinId } from '../../src/catalog/coins';
 import { btcNetwork, btcScheme } from '../../src/chains/btc/derive';
 import { parseConfig } from '../../src/config/schema';
+import type { AccountRow } from '../../src/db/entities/team';
 import type { AddressRow } from '../../src/db/entities/chain';
 import { insertRow } from '../../src/db/raw';
 import { Store } from '../../src/db/store';
@@ -61,6 +62,11 @@ export async function run(): Promise<void> {
     await store.migrate();
     const now = new Date().toISOString();
     await store.write(async (em) => {
+      // A verified account, not frozen: the worker re-checks both when it claims (PRODUCT §14).
+      await insertRow(em, 'accounts', {
+        id: ACCOUNT, name: 'bench', status: 'active', verified: true, platform_fee_percent: '0', default_fiat: null, invoice_ttl_minutes: 30,
+        underpayment_tolerance_percent: '0', dual_approval_threshold: null, daily_withdrawal_limit: null, withdrawal_whitelist_enforced: false, created_at: now, updated_at: now,
+      } satisfies AccountRow);
       for (let i = 0; i < COINS; i++) {
         const owner = wallet.derive(scheme, BRANCH, i);
         const addressId = `addr-${String(i).padStart(6, '0')}`;
