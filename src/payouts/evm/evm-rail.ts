@@ -15,8 +15,7 @@ import { undelivered, type Undelivered } from '../token-delivery';
 import { addressDigits } from '../../chains/evm/address-text';
 import type { FeeCeiling } from '../fee-ceiling';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
-import { unsweptCredited } from '../sweep-groups';
-import { takenByOperator } from '../taken-by-operator';
+import { treasuryShortfall } from '../treasury-shortfall';
 import type { EvmFees, EvmNode } from './evm-node';
 import { cancelFees, evmQuote, newFees, replacementFees, type EvmQuote } from './fee-policy';
 import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
@@ -163,26 +162,13 @@ export class EvmRail implements PayoutRail {
   private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, fees: EvmFees, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
-    const native = coin.asset === NATIVE_ASSET;
-    // Swept only when it moves more than its gas (EvmSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
-    const worth = native ? 2n * NATIVE_TRANSFER_GAS * fees.maxFeePerGas : 0n;
-    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
-    if (unswept.some((credited) => credited > worth)) {
-      await this.deps.sweeper.wanted(em, accountId, order.coinId);
-      return wait;
-    }
-    let covered = 0n;
-    if (native) {
-      const dearer = need.gasCost - (order.networkFee ?? need.gasCost);
-      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
-      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
-      if (need.short <= covered) {
-        await this.topUp(em, accountId, t, need.short, fees, p);
-        return wait;
-      }
-    }
-    if (await this.coming(em, t)) return wait;
-    return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(need.short - covered, coin.decimals, coin.ticker) }] };
+    // A deposit is swept only when it moves more than its gas (EvmSweeper.plan).
+    const worth = 2n * NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+    const next = await treasuryShortfall(em, { chainId: this.chainId, accountId, treasury: t.address, coin, order, short: need.short, fee: need.gasCost, worth });
+    if (next.step === 'sweep') await this.deps.sweeper.wanted(em, accountId, order.coinId);
+    else if (next.step === 'topup') await this.topUp(em, accountId, t, need.short, fees, p);
+    else if (!(await this.coming(em, t))) return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(next.missing, coin.decimals, coin.ticker) }] };
+    return wait;
   }
 
   /**

@@ -11,8 +11,7 @@ import type { Logger } from '../../shared/logger';
 import { Amount } from '../../shared/money';
 import { notFunded } from '../not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../rail';
-import { unsweptCredited } from '../sweep-groups';
-import { takenByOperator } from '../taken-by-operator';
+import { treasuryShortfall } from '../treasury-shortfall';
 import type { FeeCeiling } from '../fee-ceiling';
 import { REVERTED_ON_CHAIN } from '../payout-worker';
 import { undelivered, type Undelivered } from '../token-delivery';
@@ -177,31 +176,19 @@ export class TronRail implements PayoutRail {
   private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; unfinished: boolean }): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
-    const native = coin.asset === NATIVE_ASSET;
-    // Swept only when it moves more than its bandwidth may cost (TronSweeper.plan); smaller deposits stay where they are, and the gas station makes up for them.
-    const worth = native ? 2n * BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee : 0n;
-    const unswept = await unsweptCredited(em, this.chainId, accountId, coin);
-    if (unswept.some((credited) => credited > worth)) {
-      await this.deps.sweeper.wanted(em, accountId, order.coinId);
-      return wait;
+    const bandwidth = BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
+    // A deposit is swept only when it moves more than its bandwidth may cost (TronSweeper.plan).
+    const next = await treasuryShortfall(em, { chainId: this.chainId, accountId, treasury: t.address, coin, order, short: need.short, fee: need.fee, worth: 2n * bandwidth });
+    if (next.step === 'sweep') await this.deps.sweeper.wanted(em, accountId, order.coinId);
+    else if (next.step === 'topup' && p.stationBalance < need.short + bandwidth) {
+      this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+    } else if (next.step === 'topup') {
+      await this.deps.sweeper.give(em, t.address, { step: 'topup', sun: need.short }, p.head, accountId);
+      this.deps.logger.info('treasury topped up by the gas station: the operator\'s costs came out of the account\'s coins', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+    } else if (!need.unfinished) {
+      return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(next.missing, coin.decimals, coin.ticker) }] };
     }
-    let covered = 0n;
-    if (native) {
-      const dearer = need.fee - (order.networkFee ?? need.fee);
-      const taken = await takenByOperator(em, { chainId: this.chainId, accountId, treasury: t.address, native: coin });
-      covered = taken + unswept.reduce((sum, c) => sum + c, 0n) + (dearer > 0n ? dearer : 0n);
-      if (need.short <= covered) {
-        if (p.stationBalance < need.short + BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee) {
-          this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
-        } else {
-          await this.deps.sweeper.give(em, t.address, { step: 'topup', sun: need.short }, p.head, accountId);
-          this.deps.logger.info('treasury topped up by the gas station: the operator\'s costs came out of the account\'s coins', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
-        }
-        return wait;
-      }
-    }
-    if (need.unfinished) return wait;
-    return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(need.short - covered, coin.decimals, coin.ticker) }] };
+    return wait;
   }
 
   async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {

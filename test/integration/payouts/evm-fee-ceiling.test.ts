@@ -24,11 +24,7 @@ async function status(f: EvmPayoutFixture): Promise<any> {
 test('while the base fee is above the chain\'s max_fee a payout waits in pending, coinkeep status names the chain, the quote and the ceiling, nothing is sent above it; once the fee falls it is paid', async (t) => {
   const f = await startEvmPayoutFixture({ chain: { payouts: { max_fee: '5' } } });
   t.teardown(() => f.stop());
-  await f.paidInvoice('ETH', '1');
-  let stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept('ETH', '1');
 
   // The next blocks ask 50 gwei a gas (an empty block takes an eighth off: still far above 5).
   await f.node.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${parseUnits('50', 'gwei').toString(16)}`]);
@@ -46,7 +42,7 @@ test('while the base fee is above the chain\'s max_fee a payout waits in pending
   t.deepEqual(await f.node.rpc('txpool_status'), { pending: '0x0', queued: '0x0' }, 'nothing sent');
 
   // Empty blocks take the base fee down under the ceiling: the payout goes out and completes.
-  stop = f.miner(50);
+  const stop = f.miner(50);
   t.teardown(stop);
   const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 90_000);
   await f.quiet();

@@ -50,6 +50,8 @@ export interface EvmPayoutFixture {
   pay(to: string, ticker: Ticker, amount: string): Promise<string>;
   /** Pays an invoice of `amount`, mines it to confirmation, and resolves once it is credited. */
   paidInvoice(ticker: Ticker, amount: string): Promise<{ id: string; address: string }>;
+  /** `paidInvoice`, then mines until its deposit is swept into the treasury and nothing is on its way; no block is mined after. */
+  paidAndSwept(ticker: Ticker, amount: string): Promise<void>;
   invoice(id: string): Promise<any>;
   withdraw(body: Record<string, unknown>): Promise<any>;
   get(id: string): Promise<any>;
@@ -128,6 +130,16 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
       await waitScannedTo(td, await node.blockNumber(), 10_000);
       await until(async () => (await f.invoice(inv.id)).status === 'paid', 'the invoice paid');
       return { id: inv.id, address: inv.address };
+    },
+    async paidAndSwept(ticker, amount) {
+      await f.paidInvoice(ticker, amount);
+      const stop = f.miner();
+      try {
+        await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+        await f.quiet();
+      } finally {
+        await stop();
+      }
     },
     invoice: (id) => read(`/v1/invoices/${id}`),
     async withdraw(body) {

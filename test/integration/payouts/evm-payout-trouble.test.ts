@@ -30,11 +30,7 @@ type AddressEntityRow = { address: string; derivation_path: string };
 async function funded(t: ExecutionContext, ticker: 'ETH' | 'USDT', amount: string): Promise<EvmPayoutFixture> {
   const f = await startEvmPayoutFixture();
   t.teardown(() => f.stop());
-  await f.paidInvoice(ticker, amount);
-  const stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept(ticker, amount);
   return f;
 }
 
@@ -177,11 +173,7 @@ test('a payout the node answers and drops is never failed by the worker; coinkee
   let node!: DroppingAdapter;
   const f = await startEvmPayoutFixture({ payouts: { stuck_alert_minutes: 0, replace_after_blocks: 1000 }, daemon: { adapterFor: (chain: ChainConfig) => (node = new DroppingAdapter(chain)) } });
   t.teardown(() => f.stop());
-  await f.paidInvoice('ETH', '1');
-  let stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept('ETH', '1');
   const treasury = await treasuryOf(f);
   const before = await f.balance('ETH');
   const to = elsewhere();
@@ -190,7 +182,7 @@ test('a payout the node answers and drops is never failed by the worker; coinkee
   t.is(sent.txid, node.dropped);
   const height = async () => Number(await f.node.rpc<string>('eth_blockNumber', []));
   const at = await height();
-  stop = f.miner();
+  const stop = f.miner();
   t.teardown(stop);
   const [payout] = await f.td.daemon.store.read.query(`SELECT id FROM chain_payouts`);
   await f.until(async () => (await height()) >= at + 5, 'five blocks mined');

@@ -86,11 +86,7 @@ test('a withdrawal larger than any single deposit waits for the sweeps of the de
 test('three withdrawals of one account due together go out in one worker pass with consecutive nonces of the treasury, stored and sent before any is mined', async (t) => {
   const f = await startEvmPayoutFixture({ payouts: { batch_window_seconds: 1.5 } });
   t.teardown(() => f.stop());
-  await f.paidInvoice('ETH', '2');
-  let stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept('ETH', '2');
   const treasury = await treasuryOf(f);
   const before = await f.adapter.nonce(treasury);
   // Blocks only when the test mines them: the three wait in the mempool together.
@@ -105,7 +101,7 @@ test('three withdrawals of one account due together go out in one worker pass wi
   t.deepEqual(rows.map((r) => Number(r.nonce)), [before.latest, before.latest + 1, before.latest + 2], 'consecutive nonces');
   t.deepEqual(rows.map((r) => r.withdrawal_id), ws.map((w) => w.id), 'in the order they were asked for');
 
-  stop = f.miner();
+  const stop = f.miner();
   t.teardown(stop);
   for (const w of ws) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);
   await f.quiet();

@@ -94,11 +94,7 @@ test('a payout the node refuses while later payouts of the treasury wait behind 
   let node: RefusingAdapter | undefined;
   const f = await startEvmPayoutFixture({ payouts: { batch_window_seconds: 1.5 }, daemon: { adapterFor: (chain: ChainConfig) => (node = new RefusingAdapter(chain)) } });
   t.teardown(() => f.stop());
-  await f.paidInvoice('ETH', '2');
-  let stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept('ETH', '2');
   const treasury = await treasuryOf(f);
   const before = await f.adapter.nonce(treasury);
 
@@ -106,7 +102,7 @@ test('a payout the node refuses while later payouts of the treasury wait behind 
   node!.refuse = (tx) => tx.to === payees[0];
   const ws: any[] = [];
   for (const [i, to] of payees.entries()) ws.push(await f.withdraw({ coin_id: f.coin.ETH, amount: `0.${i + 1}`, to_address: to }));
-  stop = f.miner();
+  const stop = f.miner();
   t.teardown(stop);
   const failed = await f.waitWithdrawal(ws[0].id, (x) => x.status === 'failed', 'the refused one failed', 60_000);
   for (const w of ws.slice(1)) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed', 60_000);

@@ -15,11 +15,7 @@ test.after.always(killAllAnvils);
 async function funded(t: ExecutionContext, quirk: Quirk): Promise<EvmPayoutFixture> {
   const f = await startEvmPayoutFixture();
   t.teardown(() => f.stop());
-  await f.paidInvoice('USDT', '100');
-  const stop = f.miner();
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
-  await f.quiet();
-  await stop();
+  await f.paidAndSwept('USDT', '100');
   await makeQuirky(f.node, f.usdt, quirk);
   return f;
 }
