@@ -61,8 +61,10 @@ class Changed extends Error {}
 
 /**
  * The payout worker of one chain (issue 16 §3), run once across daemons (role `payouts:<chain>`).
- * Each run first carries the stored payouts on (broadcast what the node does not hold, watch,
- * replace the stuck, fail what can no longer be mined, complete what the chain core confirmed),
+ * Each run first carries the stored payouts on (reads each one's fate from the chain core's own
+ * blocks, hands its current candidate to the node again, replaces the stuck, signs the cancels
+ * owners asked for, fails only what is proven never to be mined, completes what the chain core
+ * confirmed, reopens what failed and was mined after all: PRODUCT §14),
  * then claims due pending withdrawals: per account, those pending within the batch window go out
  * in one payout that is built, signed and stored in the transaction that claims them, and only
  * then broadcast. A kill at any point leaves either nothing (the claim rolled back) or a stored
