@@ -68,6 +68,24 @@ export class NodeFault extends Error {
 }
 
 /**
+ * The node could not answer now (PRODUCT §15): unreachable, timed out, rate limited or over its
+ * quota (`retryAfterMs` when it said how long to wait), busy, still indexing or syncing. Nothing is
+ * proven about what was asked: another endpoint, or the same one later, may answer. A chain's
+ * transport throws it for every such answer, whatever the node's wording, so that failover,
+ * backoff and maintenance are decided in one place.
+ */
+export class NodeUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null = null,
+    readonly rateLimited = false,
+  ) {
+    super(message);
+    this.name = 'NodeUnavailable';
+  }
+}
+
+/**
  * The node refused a transaction for what it is (an invalid signature or script, a fee below the
  * node's floor, an expired or malformed transaction), as opposed to what the node is going through
  * (busy, rate limited, out of peers, still syncing) or an answer that may mean it is already mined

@@ -29,6 +29,31 @@ export interface ChainWatchOptions {
   rpc_timeout_ms: number;
 }
 
+/** One node a chain reads from and sends through (PRODUCT §15). */
+export interface NodeEndpoint {
+  url: string;
+  /** tron: a hosted node's API key for this endpoint (the chain's `api_key` when not given). */
+  api_key?: string;
+  /** A hosted quota: the chain's polling is paced to stay under it; null: none. */
+  requests_per_day: number | null;
+}
+
+/** How a chain's nodes are used (PRODUCT §15): several endpoints, quorum, learned limits' bounds, maintenance and staleness. */
+export interface ChainNodes {
+  /** `rpc_urls` / `full_node_urls`, or the single `rpc_url` / `full_node_url`, in order: the first healthy one is used. */
+  endpoints: NodeEndpoint[];
+  /** A block counts toward confirmations only when this many endpoints report the same hash at its height (default 1). */
+  quorum: number;
+  /** The most calls one batched request may carry (a learned size shrinks under it on the node's refusals). */
+  max_batch: number;
+  /** evm: the most blocks one `eth_getLogs` may span (a learned range shrinks under it). */
+  logs_range: number;
+  /** The chain's coins go to maintenance only after this long without a successful read (a node on the wrong network: at once). */
+  maintenance_after_seconds: number;
+  /** A node whose newest block is older than this is stale (another endpoint is used, else maintenance); null: never (chains mined on demand). */
+  stale_after_seconds: number | null;
+}
+
 export interface ChainConfig {
   id: string;
   kind: 'btc' | 'evm' | 'tron';
@@ -38,6 +63,8 @@ export interface ChainConfig {
   full_node_url?: string;
   /** tron only: a hosted node's API key, sent as the `TRON-PRO-API-KEY` header. */
   api_key?: string;
+  /** Every node of the chain and how they are used (`rpc_url` / `full_node_url` is the first). */
+  nodes: ChainNodes;
   confirmations: number;
   native: { ticker: string; decimals: number; name?: string; invoice_enabled: boolean };
   tokens: TokenConfig[];
@@ -429,6 +456,47 @@ function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptio
   };
 }
 
+/** A node older than this is stale, by kind, on public networks (PRODUCT §15). */
+const STALE_DEFAULTS: Record<ChainConfig['kind'], number> = { btc: 7200, evm: 300, tron: 120 };
+/** EVM chain ids of local development nodes (anvil, hardhat, ganache): they mine on demand. */
+const LOCAL_EVM_CHAIN_IDS = [31337, 1337];
+
+/**
+ * `rpc_urls` / `full_node_urls` (strings, or `{url, requests_per_day, api_key}`), or the single
+ * `rpc_url` / `full_node_url`; with the node settings of PRODUCT §15.
+ */
+function readNodes(r: Reader, kind: ChainConfig['kind'], local: boolean): ChainNodes {
+  const single = kind === 'tron' ? 'full_node_url' : 'rpc_url';
+  const many = kind === 'tron' ? 'full_node_urls' : 'rpc_urls';
+  const endpoints: NodeEndpoint[] = [];
+  const first = httpUrl(r, single, false);
+  if (first !== undefined) endpoints.push({ url: first, requests_per_day: null });
+  const given = r.raw(many) ?? [];
+  if (!Array.isArray(given)) throw new ConfigError(r.key(many), 'must be a list');
+  for (const [i, raw] of given.entries()) {
+    const key = `${r.key(many)}[${i}]`;
+    if (typeof raw !== 'string' && !isObj(raw)) throw new ConfigError(key, 'must be a URL or a mapping with url');
+    const entry = new Reader(typeof raw === 'string' ? { url: raw } : raw, key);
+    entry.unknownKeys(kind === 'tron' ? ['url', 'requests_per_day', 'api_key'] : ['url', 'requests_per_day']);
+    endpoints.push({
+      url: httpUrl(entry, 'url', true)!,
+      ...(entry.optStr('api_key') !== undefined ? { api_key: entry.optStr('api_key') } : {}),
+      requests_per_day: entry.raw('requests_per_day') == null ? null : entry.int('requests_per_day', undefined, 1, 1_000_000_000),
+    });
+  }
+  if (endpoints.length === 0) throw new ConfigError(r.key(single), 'is required');
+  const quorum = r.int('quorum', 1, 1, 16);
+  if (quorum > endpoints.length) throw new ConfigError(r.key('quorum'), `must be at most the number of endpoints (${endpoints.length})`);
+  return {
+    endpoints,
+    quorum,
+    max_batch: r.int('max_batch', 100, 1, 1000),
+    logs_range: r.int('logs_range', 100, 1, 100_000),
+    maintenance_after_seconds: r.int('maintenance_after_seconds', 60, 0, 86_400),
+    stale_after_seconds: r.raw('stale_after_seconds') === false ? null : r.raw('stale_after_seconds') == null ? (local ? null : STALE_DEFAULTS[kind]) : r.int('stale_after_seconds', undefined, 1, 604_800),
+  };
+}
+
 function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   const id = r.str('id');
   if (!CHAIN_ID_RE.test(id)) throw new ConfigError(r.key('id'), 'must be lower-case letters, digits, - or _');
@@ -438,9 +506,10 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     kind,
     network: r.optStr('network'),
     chain_id: r.raw('chain_id') === undefined ? undefined : r.int('chain_id', undefined, 1, Number.MAX_SAFE_INTEGER),
-    rpc_url: httpUrl(r, 'rpc_url', kind !== 'tron'),
-    full_node_url: httpUrl(r, 'full_node_url', kind === 'tron'),
+    rpc_url: undefined,
+    full_node_url: undefined,
     api_key: r.optStr('api_key'),
+    nodes: undefined as unknown as ChainNodes,
     confirmations: r.int('confirmations', 1, 0, 1000),
     native: readAsset(r.child('native'), NATIVE_DEFAULTS[kind]),
     tokens: r.list('tokens').map((t) => ({ ...readAsset(t, {}), contract: t.str('contract') })),
@@ -451,6 +520,11 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
     chain.fees = readBtcFeeOptions(r.child('options'));
   }
+  // Chains mined on demand (regtest, local EVM nodes, a private Tron chain such as the sandbox's) have no newest-block age to watch.
+  const local = kind === 'btc' ? chain.network === 'regtest' : kind === 'evm' ? LOCAL_EVM_CHAIN_IDS.includes(chain.chain_id ?? 0) : chain.network === undefined;
+  chain.nodes = readNodes(r, kind, local);
+  if (kind === 'tron') chain.full_node_url = chain.nodes.endpoints[0]!.url;
+  else chain.rpc_url = chain.nodes.endpoints[0]!.url;
   if (kind === 'tron' && r.raw('network') != null) r.oneOf('network', ['mainnet', 'nile', 'shasta'] as const);
   if (kind === 'tron')
     chain.tokens.forEach((t, i) => {
