@@ -5,7 +5,7 @@ import type { EntityManager } from 'typeorm';
  * placeholders of the connection's dialect, booleans as SQLite stores them, and on SQLite prepared
  * statements run straight on the driver's connection.
  */
-const isPostgres = (em: EntityManager): boolean => em.connection.options.type === 'postgres';
+export const isPostgres = (em: EntityManager): boolean => em.connection.options.type === 'postgres';
 
 export const placeholder = (em: EntityManager, i: number): string => (isPostgres(em) ? `$${i}` : '?');
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
+import { NATIVE_ASSET, type Catalog } from '../catalog/coins';
 import { reservedGas } from '../payouts/evm/gas';
 import { TWO_INPUT_PAYMENT_VSIZE } from '../payouts/btc/tx-size';
 import type { ChainSender, FeeQuote } from '../chains/types';
@@ -10,13 +10,12 @@ import {
   WhitelistEntryEntity,
   WithdrawalEntity,
   type NetworkFeeMode,
-  type ReviewReason,
   type WithdrawalRow,
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
-import { insertRowIfAbsent, isUniqueViolation, lockRow, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
+import { insertRowIfAbsent, isPostgres, isUniqueViolation, lockRow, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
 import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
@@ -30,6 +29,7 @@ import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { ROLES, SYSTEM, type TeamService, type Actor } from '../team/team.service';
 import { approverRefusal, REFUSAL_MESSAGES } from './approver-rule';
 import { FeeQuotes } from './fee-quotes';
+import { reviewDecision, type ReviewDecision } from './review-policy';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
@@ -435,7 +435,7 @@ export class WithdrawalService {
     const now = this.deps.clock.now().getTime();
     // The day sums the daily limit can no longer read go with it (this job runs every minute).
     await this.deps.store.write((em) =>
-      rawRun(em, `DELETE FROM withdrawal_day_sums WHERE bucket < ${placeholder(em, 1)}`, [dayBucket(iso(new Date(now - DAY_SUMS_KEPT_MS)))]),
+      rawRun(em, `DELETE FROM withdrawal_day_totals WHERE bucket < ${placeholder(em, 1)}`, [dayBucket(iso(new Date(now - DAY_SUMS_KEPT_MS)))]),
     );
     const cutoff = iso(new Date(now - REVIEW_TTL_MS));
     // A review's 24 hours start when it entered review (its last move): at creation, or later when
@@ -596,16 +596,30 @@ export class WithdrawalService {
   }
 
   /**
-   * Adds a withdrawal's amount to (`sign` 1) or takes it from (-1) the day sum of its account, coin
-   * and creation time, in the caller's transaction: one statement, atomic on both dialects.
+   * Adds a withdrawal's amount to (`sign` 1) or takes it from (-1) the exact total of its account,
+   * coin and ten minutes of creation time, in the caller's transaction. PostgreSQL adds in one
+   * statement (`numeric` arithmetic, exact); SQLite has no exact type, so the total is read and
+   * written back, which its one writer at a time makes safe.
    */
   private async countInDay(em: EntityManager, row: Pick<WithdrawalRow, 'account_id' | 'coin_id' | 'amount' | 'created_at'>, sign: 1 | -1): Promise<void> {
     const p = (i: number) => placeholder(em, i);
+    const key = [row.account_id, dayBucket(row.created_at), row.coin_id];
+    const change = sign === 1 ? Amount.of(row.amount) : Amount.zero().minus(Amount.of(row.amount));
+    if (isPostgres(em)) {
+      await rawRun(
+        em,
+        `INSERT INTO withdrawal_day_totals (account_id, bucket, coin_id, total) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (account_id, bucket, coin_id) DO UPDATE SET total = CAST(CAST(withdrawal_day_totals.total AS numeric) + CAST(excluded.total AS numeric) AS varchar)`,
+        [...key, change.toString()],
+      );
+      return;
+    }
+    const [was] = await rawQuery<{ total: string }>(em, `SELECT total FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket = ${p(2)} AND coin_id = ${p(3)}`, key);
     await rawRun(
       em,
-      `INSERT INTO withdrawal_day_sums (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
-       ON CONFLICT (account_id, bucket, coin_id) DO UPDATE SET total = withdrawal_day_sums.total + excluded.total`,
-      [row.account_id, dayBucket(row.created_at), row.coin_id, sign * Number(row.amount)],
+      `INSERT INTO withdrawal_day_totals (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
+       ON CONFLICT (account_id, bucket, coin_id) DO UPDATE SET total = excluded.total`,
+      [...key, (was ? Amount.of(was.total).plus(change) : change).toString()],
     );
   }
 
@@ -669,68 +683,59 @@ export class WithdrawalService {
    * than the account's daily limit, or `signer_limit` above the signer's cap for the coin; else
    * `pending`.
    */
-  private async initialStatus(em: EntityManager, account: PayoutAccount, payout: PayoutCoin, amount: Amount): Promise<{ status: WithdrawalStatus; reviewReason: ReviewReason | null }> {
-    if (account.dual_approval_threshold !== null) {
-      const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
-      const { rate } = this.deps.rates.rate(payout.coin.ticker, fiat);
-      if (amount.times(rate).cmp(Amount.of(account.dual_approval_threshold)) > 0) return { status: 'awaiting_approval', reviewReason: null };
-    }
-    const now = this.deps.clock.now();
-    const since = iso(new Date(now.getTime() - REVIEW_TTL_MS));
-    const p = (i: number) => placeholder(em, i);
-    if ((await this.securityChanges(em, account.id, now, 1)).length > 0) return { status: 'review', reviewReason: 'pattern' };
-    if (account.daily_withdrawal_limit !== null) {
-      const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
-      const limit = Amount.of(account.daily_withdrawal_limit);
-      const valued = (coinId: string, sum: Amount): Amount => {
-        const ticker = this.deps.catalog.coin(coinId)?.ticker;
-        return ticker ? sum.times(this.deps.rates.rate(ticker, fiat).rate) : Amount.zero();
-      };
-      const window = `FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`;
-      const rateOf = (coinId: string): number => Number(valued(coinId, Amount.of(1)).toString());
-      const bound = Number(limit.toString());
-      const estimateOf = (sums: Array<{ coin_id: string; total: number | string | null }>): number => {
-        let estimate = Number(valued(payout.coin.id, amount).toString());
-        for (const r of sums) estimate += Number(r.total ?? 0) * rateOf(r.coin_id);
-        return estimate;
-      };
-      // First an upper bound that does not grow with the day's withdrawals: the ten-minute day sums
-      // since the one the window starts in (counted whole, so it may hold a few older ones). Well
-      // under the limit, it decides.
-      const buckets = await rawQuery<{ coin_id: string; total: number | string | null }>(
-        em,
-        `SELECT coin_id, SUM(total) AS total FROM withdrawal_day_sums WHERE account_id = ${p(1)} AND bucket >= ${p(2)} GROUP BY coin_id`,
-        [account.id, dayBucket(since)],
-      );
-      if (estimateOf(buckets) < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
-      // Near the limit, the day's sum per coin in the database, in floating point (one aggregate, no
-      // row reaches JS): it decides unless it lies within a millionth of the limit, where the
-      // rounding of a sum of up to millions of amounts could matter; then the exact sum below decides.
-      const approx = await rawQuery<{ coin_id: string; total: number | string | null }>(
-        em,
-        `SELECT coin_id, SUM(CAST(amount AS DOUBLE PRECISION)) AS total ${window} GROUP BY coin_id`,
-        [account.id, since],
-      );
-      const estimate = estimateOf(approx);
-      if (estimate < bound * (1 - 1e-6)) return this.signerCheck(payout, amount);
-      if (estimate <= bound * (1 + 1e-6)) {
-        // Exact: the day's rows summed per coin with Amount, each coin valued once.
-        const day = await rawQuery<Pick<WithdrawalRow, 'coin_id' | 'amount'>>(em, `SELECT coin_id, amount ${window}`, [account.id, since]);
-        const perCoin = new Map<string, Amount>([[payout.coin.id, amount]]);
-        for (const w of day) perCoin.set(w.coin_id, (perCoin.get(w.coin_id) ?? Amount.zero()).plus(Amount.of(w.amount)));
-        let value = Amount.zero();
-        for (const [coinId, sum] of perCoin) value = value.plus(valued(coinId, sum));
-        if (value.cmp(limit) <= 0) return this.signerCheck(payout, amount);
-      }
-      return { status: 'review', reviewReason: 'limit' };
-    }
-    return this.signerCheck(payout, amount);
+  /** The first status (review-policy.ts), from the account, the day's withdrawals and the security log, every amount exact. */
+  private async initialStatus(em: EntityManager, account: PayoutAccount, payout: PayoutCoin, amount: Amount): Promise<ReviewDecision> {
+    const fiat = account.default_fiat ?? this.deps.catalog.defaultFiat;
+    const value = this.valued(payout.coin.ticker, amount, fiat);
+    const limit = account.daily_withdrawal_limit === null ? null : Amount.of(account.daily_withdrawal_limit);
+    const cap = this.deps.signerLimits[payout.coin.ticker];
+    return reviewDecision({
+      value,
+      dualApprovalThreshold: account.dual_approval_threshold === null ? null : Amount.of(account.dual_approval_threshold),
+      recentSecurityChange: (await this.securityChanges(em, account.id, this.deps.clock.now(), 1)).length > 0,
+      dailyLimit: limit,
+      dayValue: limit === null ? Amount.zero() : await this.dayValue(em, account.id, fiat, limit.minus(value)),
+      signer: cap === undefined ? { value, cap: null } : { value: this.valued(payout.coin.ticker, amount, this.deps.catalog.defaultFiat), cap: Amount.of(cap) },
+    });
   }
 
   /**
-   * Who made the security changes of the 24 hours up to `at` (at most `limit` of them) that send a
-   * withdrawal created then to review (`pattern`): security-log actors, emails or `operator`.
+   * What the account's withdrawals of the last 24 hours that count toward its daily limit are worth
+   * in `fiat`. First an upper bound that does not grow with the day's withdrawals: the exact
+   * ten-minute totals since the one the window starts in (counted whole). When that is within
+   * `room`, it decides as the exact value would; otherwise the day's withdrawals are summed exactly.
    */
+  private async dayValue(em: EntityManager, accountId: string, fiat: string, room: Amount): Promise<Amount> {
+    const p = (i: number) => placeholder(em, i);
+    const since = iso(new Date(this.deps.clock.now().getTime() - REVIEW_TTL_MS));
+    const inFiat = (rows: ReadonlyArray<{ coin_id: string; amount: string }>): Amount => {
+      const perCoin = new Map<string, Amount>();
+      for (const r of rows) perCoin.set(r.coin_id, (perCoin.get(r.coin_id) ?? Amount.zero()).plus(Amount.of(r.amount)));
+      let total = Amount.zero();
+      for (const [coinId, sum] of perCoin) {
+        const ticker = this.deps.catalog.coin(coinId)?.ticker;
+        if (ticker) total = total.plus(this.valued(ticker, sum, fiat));
+      }
+      return total;
+    };
+    const bound = inFiat(
+      await rawQuery<{ coin_id: string; amount: string }>(em, `SELECT coin_id, total AS amount FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket >= ${p(2)}`, [accountId, dayBucket(since)]),
+    );
+    if (bound.cmp(room) <= 0) return bound;
+    return inFiat(
+      await rawQuery<{ coin_id: string; amount: string }>(
+        em,
+        `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND status NOT IN ('cancelled', 'rejected', 'failed')`,
+        [accountId, since],
+      ),
+    );
+  }
+
+  /** `amount` of the coin `ticker` in `fiat` at the current rate. */
+  private valued(ticker: string, amount: Amount, fiat: string): Amount {
+    return amount.times(this.deps.rates.rate(ticker, fiat).rate);
+  }
+
   private async securityChanges(em: EntityManager, accountId: string, at: Date, limit?: number): Promise<string[]> {
     const p = (i: number) => placeholder(em, i);
     const rows = await rawQuery<{ actor: string }>(
@@ -740,16 +745,6 @@ export class WithdrawalService {
       [accountId, iso(new Date(at.getTime() - REVIEW_TTL_MS)), iso(at), ...PATTERN_ACTIONS],
     );
     return rows.map((r) => r.actor);
-  }
-
-  /** `signer_limit` above the signer's per-transaction cap for the coin (in the default fiat); else `pending`. */
-  private signerCheck(payout: PayoutCoin, amount: Amount): { status: WithdrawalStatus; reviewReason: ReviewReason | null } {
-    const cap = this.deps.signerLimits[payout.coin.ticker];
-    if (cap !== undefined) {
-      const { rate } = this.deps.rates.rate(payout.coin.ticker, this.deps.catalog.defaultFiat);
-      if (amount.times(rate).cmp(Amount.of(cap)) > 0) return { status: 'review', reviewReason: 'signer_limit' };
-    }
-    return { status: 'pending', reviewReason: null };
   }
 
   private async account(accountId: string): Promise<PayoutAccount> {

@@ -23,6 +23,7 @@ import { ArchivedScanPages1767225600030 } from './0030-archived-scan-pages';
 import { PayoutProof1767225600031 } from './0031-payout-proof';
 import { MemberRoleGrant1767225600032 } from './0032-member-role-grant';
 import { SweepRequests1767225600033 } from './0033-sweep-requests';
+import { ExactDayTotals1767225600034 } from './0034-exact-day-totals';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   PayoutProof1767225600031,
   MemberRoleGrant1767225600032,
   SweepRequests1767225600033,
+  ExactDayTotals1767225600034,
 ];

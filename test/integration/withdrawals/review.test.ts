@@ -163,17 +163,17 @@ test('the daily limit counts the last 24 hours by creation time; its day sums fo
   await f.fund('1');
   await f.setAccount({ daily_withdrawal_limit: '10000' });
   const daySums = async () =>
-    (await f.td.daemon.store.read.query('SELECT bucket, total FROM withdrawal_day_sums ORDER BY bucket')).map((r: { bucket: string; total: number }) => [r.bucket, Number(r.total)]);
+    (await f.td.daemon.store.read.query('SELECT bucket, total FROM withdrawal_day_totals ORDER BY bucket')).map((r: { bucket: string; total: string }) => [r.bucket, r.total]);
   const first = await f.api.post('/v1/withdrawals', body()); // 6800 USD
   t.like(first.body, { status: 'pending' });
-  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1]]);
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1']]);
 
   clock.advance(24 * 3600 * 1000 - 60 * 1000); // 09:59 the next day: the first one counts
   const second = await f.api.post('/v1/withdrawals', body());
   t.like(second.body, { status: 'review', review_reason: 'limit' });
-  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1], ['2026-03-02T09:5', 0.1]]);
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1'], ['2026-03-02T09:5', '0.1']]);
   await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
-  t.deepEqual(await daySums(), [['2026-03-01T10:0', 0.1], ['2026-03-02T09:5', 0]], 'a cancelled withdrawal no longer counts');
+  t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1'], ['2026-03-02T09:5', '0']], 'a cancelled withdrawal no longer counts');
 
   clock.advance(2 * 60 * 1000); // 10:01: the first one is 24 h 1 min old, though its ten minutes are still in the window
   t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
