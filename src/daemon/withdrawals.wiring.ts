@@ -31,6 +31,7 @@ import type { FeeCeiling } from '../payouts/fee-ceiling';
 import type { Job } from '../jobs/scheduler';
 import type { ChainConfig } from '../config/schema';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
+import { WhitelistService, type WhitelistDeps } from '../withdrawals/whitelist.service';
 
 export interface WithdrawalsDeps {
   config: Config;
@@ -67,21 +68,26 @@ export interface WithdrawalsDeps {
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
 export function createWithdrawals(deps: WithdrawalsDeps) {
   const btcRails = new Map<string, BtcRail>();
+  const senderOf = (chainId: string) => deps.chains.sender(chainId);
+  // The wallet stores one spelling of an address (EVM: EIP-55); a destination may use another.
+  const isOwnAddress = (chainId: string, address: string) => {
+    const canonical = deps.chains.sender(chainId)?.canonicalAddress?.(address) ?? address;
+    return deps.watched.lookup(chainId, canonical) !== undefined || deps.isOperatorAddress?.(chainId, canonical) === true;
+  };
+  const limit = (subjects: Parameters<WhitelistDeps['limit']>[0]) => deps.limiter.check(subjects);
+  const whitelist = new WhitelistService({ store: deps.store, catalog: deps.catalog, senderOf, isOwnAddress, team: deps.team, limit, clock: deps.clock });
   const service = new WithdrawalService({
     store: deps.store,
     catalog: deps.catalog,
     rates: deps.rates,
-    senderOf: (chainId) => deps.chains.sender(chainId),
-    isOwnAddress: (chainId, address) => {
-      // The wallet stores one spelling of an address (EVM: EIP-55); a destination may use another.
-      const canonical = deps.chains.sender(chainId)?.canonicalAddress?.(address) ?? address;
-      return deps.watched.lookup(chainId, canonical) !== undefined || deps.isOperatorAddress?.(chainId, canonical) === true;
-    },
+    senderOf,
+    isOwnAddress,
     money: deps.money,
     outbox: deps.outbox,
     team: deps.team,
+    whitelist,
     signerLimits: deps.config.payouts.max_per_transaction,
-    limit: (subjects) => deps.limiter.check(subjects),
+    limit,
     clock: deps.clock,
     networkCost: (chainId) => {
       const btc = btcRails.get(chainId);
@@ -134,7 +140,8 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
   return {
     service,
     routes,
-    adminRoutes: [withdrawalsAdminRoutes(service), payoutsAdminRoutes(cancels)],
+    whitelist,
+    adminRoutes: [withdrawalsAdminRoutes(service, whitelist), payoutsAdminRoutes(cancels)],
     reviewExpiryJob: expireWithdrawalReviewsJob(service),
     payoutJobs,
     payoutTransfers,

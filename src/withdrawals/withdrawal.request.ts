@@ -5,8 +5,8 @@ import { ApiError, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { checkShape } from '../shared/schema';
+import { MAX_AMOUNT } from './withdraw-all';
 import { CreateWithdrawalBody, EstimateBody } from './withdrawal.schema';
-
 
 /** The coin of a withdrawal and its chain's send half. */
 export interface PayoutCoin {
@@ -47,6 +47,28 @@ export function parseShape(body: Record<string, unknown>, catalog: Catalog, send
   const shape = checkShape(CreateWithdrawalBody, body, 'a withdrawal request');
   const payout = payoutCoinOf(shape.coin_id, catalog, senderOf);
   return { payout, rawAmount: shape.amount, toAddress: shape.to_address, payoutId: shape.payout_id ?? null, comment: shape.comment ?? null, feeMode: shape.network_fee_mode ?? 'reserved' };
+}
+
+/** An estimate request (POST /v1/withdrawals/estimate, PRODUCT §8, §14): the amount, or `max`. */
+export interface EstimateRequest {
+  payout: PayoutCoin;
+  amount: Amount | typeof MAX_AMOUNT;
+  /** The destination, checked payable and not the wallet's own; null when not given. */
+  to: string | null;
+  feeMode: NetworkFeeMode;
+}
+
+export function parseEstimate(
+  body: Record<string, unknown>,
+  catalog: Catalog,
+  senderOf: (chainId: string) => ChainSender | null,
+  isOwnAddress: (chainId: string, address: string) => boolean,
+): EstimateRequest {
+  checkShape(EstimateBody, body, 'an estimate request');
+  const payout = payoutCoinOf(body.coin_id, catalog, senderOf);
+  const to = body.to_address === undefined || body.to_address === null ? null : body.to_address;
+  if (to !== null && (typeof to !== 'string' || !payout.sender.payable(to) || isOwnAddress(payout.coin.chain_id, to))) throw addressRefused();
+  return { payout, amount: body.amount === MAX_AMOUNT ? MAX_AMOUNT : parsePayoutAmount(body.amount, payout), to, feeMode: feeModeOf(body.network_fee_mode) };
 }
 
 /**

@@ -7,7 +7,6 @@ import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
 import type { AccountRow, MemberRow } from '../db/entities/team';
 import {
-  WhitelistEntryEntity,
   WithdrawalEntity,
   type NetworkFeeMode,
   type WithdrawalRow,
@@ -30,11 +29,10 @@ import { ROLES, SYSTEM, type TeamService, type Actor } from '../team/team.servic
 import { approverRefusal, REFUSAL_MESSAGES } from './approver-rule';
 import { FeeQuotes } from './fee-quotes';
 import { reviewDecision, type ReviewDecision } from './review-policy';
+import type { WhitelistService } from './whitelist.service';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
-import { addressRefused, parsePayoutAmount, parseShape, payoutCoinOf, feeModeOf, type PayoutCoin } from './withdrawal.request';
+import { addressRefused, parseEstimate, parsePayoutAmount, parseShape, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
-import { checkShape } from '../shared/schema';
-import { EstimateBody } from './withdrawal.schema';
 import { largestPayable, MAX_AMOUNT, type WithdrawalFees } from './withdraw-all';
 
 /** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
@@ -75,6 +73,7 @@ export interface WithdrawalServiceDeps {
   money: MoneyMovement;
   outbox: Outbox;
   team: TeamService;
+  whitelist: WhitelistService;
   /** The sensitive-operation limiter: counts a creation against its subjects, or answers where it is blocked. */
   /** `payouts.max_per_transaction`: per coin ticker, the signer's cap in the config's default fiat. */
   signerLimits: Readonly<Record<string, string>>;
@@ -136,21 +135,16 @@ export class WithdrawalService {
   }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
-    checkShape(EstimateBody, body, 'an estimate request');
-    const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
-    if (body.to_address !== undefined && body.to_address !== null) {
-      const to = body.to_address;
-      if (typeof to !== 'string' || !payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
-    }
+    const req = parseEstimate(body, this.deps.catalog, this.deps.senderOf, this.deps.isOwnAddress);
+    const { payout, to } = req;
     const account = await this.account(accountId);
-    const to = typeof body.to_address === 'string' ? body.to_address : null;
-    const { amount, fees } = body.amount === MAX_AMOUNT ? await this.everything(account, payout, to) : await this.priced(account, payout, parsePayoutAmount(body.amount, payout), to);
+    const { amount, fees } = req.amount === MAX_AMOUNT ? await this.everything(account, payout, to) : await this.priced(account, payout, req.amount, to);
     return {
       coin_id: payout.coin.id,
       amount: amount.toString(),
       platform_fee: fees.platformFee.toString(),
       network_fee_reserved: fees.networkFee.toString(),
-      network_fee_mode: feeModeOf(body.network_fee_mode),
+      network_fee_mode: req.feeMode,
       total_debit: fees.total.toString(),
       expires_at: iso(new Date(this.deps.clock.now().getTime() + ESTIMATE_TTL_MS)),
     };
@@ -193,7 +187,7 @@ export class WithdrawalService {
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
     const { coin, sender } = shape.payout;
-    if (account.withdrawal_whitelist_enforced && !(await this.whitelisted(this.deps.store.read, caller.accountId, coin.id, shape.toAddress))) {
+    if (account.withdrawal_whitelist_enforced && !(await this.deps.whitelist.has(this.deps.store.read, caller.accountId, coin.id, shape.toAddress))) {
       throw new ApiError(403, 'forbidden', 'this address is not on the account\'s withdrawal whitelist');
     }
     if (!sender.payable(shape.toAddress) || this.deps.isOwnAddress(coin.chain_id, shape.toAddress)) throw addressRefused();
@@ -417,7 +411,7 @@ export class WithdrawalService {
     for (const w of pending) {
       const reason = !account.verified
         ? 'unverified'
-        : account.withdrawal_whitelist_enforced && !(await this.whitelisted(em, accountId, w.coin_id, w.to_address))
+        : account.withdrawal_whitelist_enforced && !(await this.deps.whitelist.has(em, accountId, w.coin_id, w.to_address))
           ? 'not_whitelisted'
           : null;
       if (reason === null) {
@@ -464,52 +458,6 @@ export class WithdrawalService {
     return done;
   }
 
-  async whitelist(accountId: string, actor: Actor): Promise<Array<{ id: string; coin_id: string; address: string; label: string | null; created_by: string; created_at: string }>> {
-    const em = this.deps.store.read;
-    await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
-    const rows = await em.find(WhitelistEntryEntity, { where: { account_id: accountId, status: 'active' }, order: { created_at: 'ASC' } });
-    return rows.map(({ id, coin_id, address, label, created_by, created_at }) => ({ id, coin_id, address, label, created_by, created_at }));
-  }
-
-  /** Adds a payout address (owner or admin, two-factor code, sensitive-operation limits, security log). */
-  async addWhitelisted(accountId: string, actor: Actor, body: { coin_id?: unknown; address?: unknown; label?: unknown }) {
-    const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
-    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || this.deps.isOwnAddress(payout.coin.chain_id, body.address)) throw addressRefused();
-    const label = typeof body.label === 'string' && body.label.length <= 200 ? body.label : null;
-    const address = body.address;
-    return this.deps.store.write(async (em) => {
-      const who = await this.managerAct(em, accountId, actor);
-      const now = iso(this.deps.clock.now());
-      const entry = { id: newTimeOrderedId(), account_id: accountId, coin_id: payout.coin.id, address, label, status: 'active' as const, created_by: who, created_at: now, removed_at: null };
-      if (!(await insertRowIfAbsent(em, 'withdrawal_whitelist', entry))) throw conflict('this address is already on the whitelist');
-      await this.deps.team.log(em, accountId, who, 'whitelist.added', { id: entry.id, coin_id: entry.coin_id, address, label });
-      return { id: entry.id, coin_id: entry.coin_id, address, label, created_by: who, created_at: now };
-    });
-  }
-
-  async removeWhitelisted(accountId: string, actor: Actor, id: string): Promise<{ id: string; removed: true }> {
-    return this.deps.store.write(async (em) => {
-      const who = await this.managerAct(em, accountId, actor);
-      const entry = await em.findOneBy(WhitelistEntryEntity, { id, account_id: accountId, status: 'active' });
-      if (!entry) throw notFound('whitelist entry');
-      await updateRows(em, 'withdrawal_whitelist', { status: 'removed', removed_at: iso(this.deps.clock.now()) }, { id, status: 'active' });
-      await this.deps.team.log(em, accountId, who, 'whitelist.removed', { id, coin_id: entry.coin_id, address: entry.address });
-      return { id, removed: true };
-    });
-  }
-
-  private async managerAct(em: EntityManager, accountId: string, actor: Actor): Promise<string> {
-    const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
-    const member = await this.deps.team.memberByEmail(em, accountId, who);
-    const r = this.deps.limit({ person: member.id, merchant: accountId });
-    if (!r.allowed) throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
-    return who;
-  }
-
-  /**
-   * One move of the state table, guarded by the status the row was read in, with its hold action
-   * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
-   */
   /**
    * A move made by the payout worker (claim, broadcast, confirm, fail, reorg), as `move`. `posted`:
    * on `confirm`, what each hold leg really took (by leg code). A confirmation after a
@@ -519,6 +467,10 @@ export class WithdrawalService {
     return this.move(em, row, trigger, patch, posted);
   }
 
+  /**
+   * One move of the state table, guarded by the status the row was read in, with its hold action
+   * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
+   */
   private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
     const m = nextMove(row.status, trigger);
     if (!m) throw conflict(`a withdrawal in ${row.status} cannot be ${trigger === 'cancel' ? 'cancelled' : `moved by ${trigger}`}`, { status: row.status });
@@ -754,9 +706,6 @@ export class WithdrawalService {
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
 
-  private async whitelisted(em: EntityManager, accountId: string, coinId: string, address: string): Promise<boolean> {
-    return em.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
-  }
 }
 
 /** Rule 7's comparison: values, not bytes (`0.10` equals `0.1`). */

@@ -192,10 +192,10 @@ test('while the whitelist is enforced the worker pays only whitelisted destinati
   await f.fund('0.3');
   const admin = new RealOtp((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'admin@shop.test', 'admin')).member.totp_secret);
   const as = async () => ({ kind: 'member' as const, email: 'admin@shop.test', otp: await admin.next() });
-  const service = f.td.daemon.withdrawals.service;
+  const { whitelist } = f.td.daemon.withdrawals;
   const [listed, delisted, never] = [elsewhere(), elsewhere(), elsewhere()];
-  await service.addWhitelisted(f.accountId, await as(), { coin_id: BTC, address: listed });
-  const entry = await service.addWhitelisted(f.accountId, await as(), { coin_id: BTC, address: delisted });
+  await whitelist.add(f.accountId, await as(), { coin_id: BTC, address: listed });
+  const entry = await whitelist.add(f.accountId, await as(), { coin_id: BTC, address: delisted });
   // A day on: the member and whitelist changes no longer send new payouts to review (pattern).
   await f.td.daemon.store.write((em) => em.update(SecurityLogEntity, { account_id: f.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() }));
   const paid = await f.withdraw({ coin_id: BTC, amount: '0.05', to_address: listed });
@@ -203,7 +203,7 @@ test('while the whitelist is enforced the worker pays only whitelisted destinati
   const absent = await f.withdraw({ coin_id: BTC, amount: '0.07', to_address: never });
   t.deepEqual([paid.status, removed.status, absent.status], ['pending', 'pending', 'pending']);
 
-  await service.removeWhitelisted(f.accountId, await as(), entry.id);
+  await whitelist.remove(f.accountId, await as(), entry.id);
   const enforced = await cli(f, ['account', 'set', '--account', f.accountId, '--as', 'admin@shop.test', '--otp', await admin.next(), 'withdrawal_whitelist_enforced=true']);
   t.is(enforced.code, 0, enforced.stderr);
   await f.backdatePending(601);

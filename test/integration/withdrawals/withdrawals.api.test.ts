@@ -90,7 +90,7 @@ test('every refusal of POST /v1/withdrawals creates nothing and holds nothing', 
   await f.setAccount({ withdrawal_whitelist_enforced: true });
   assertError(t, await f.api.post('/v1/withdrawals', body()), 403, 'forbidden');
   await nothing('not whitelisted');
-  await f.td.daemon.withdrawals.service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO });
+  await f.td.daemon.withdrawals.whitelist.add(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO });
   await f.setAccount({ withdrawal_whitelist_enforced: false });
 
   await f.setAccount({ verified: false });

@@ -169,7 +169,7 @@ test('every security change of the last 24 hours sends new payouts to review (pa
       t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.01' }))).body.status, 'pending', 'a day-old change no longer counts');
       return f.td.daemon.team.setRole(f.accountId, { kind: 'operator' }, 'r@example.com', 'admin');
     }],
-    ['whitelist changed', (f) => f.td.daemon.withdrawals.service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO })],
+    ['whitelist changed', (f) => f.td.daemon.withdrawals.whitelist.add(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO })],
   ];
   for (const [what, change] of changes) {
     const f = await fixture(t);
@@ -221,15 +221,15 @@ test('network_fee_mode: the estimate and the withdrawal take actual (the default
 
 test('the whitelist is changed only by an owner or admin with a fresh two-factor code, each change in the security log', async (t) => {
   const f = await fixture(t);
-  const service = f.td.daemon.withdrawals.service;
+  const { whitelist } = f.td.daemon.withdrawals;
   await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'dev@example.com', 'developer');
-  await t.throwsAsync(service.addWhitelisted(f.accountId, { kind: 'member', email: 'dev@example.com', otp: '000000' }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /role/ });
-  await t.throwsAsync(service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /two-factor/ });
-  t.deepEqual(await service.whitelist(f.accountId, { kind: 'member', email: f.owner }), []);
+  await t.throwsAsync(whitelist.add(f.accountId, { kind: 'member', email: 'dev@example.com', otp: '000000' }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /role/ });
+  await t.throwsAsync(whitelist.add(f.accountId, { kind: 'member', email: f.owner }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /two-factor/ });
+  t.deepEqual(await whitelist.list(f.accountId, { kind: 'member', email: f.owner }), []);
   const code = f.ownerOtp.next();
-  const added = await service.addWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: code }, { coin_id: COINS.BTC, address: PAY_TO });
-  await t.throwsAsync(service.removeWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: code }, added.id), { message: /already used/ });
-  await service.removeWhitelisted(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, added.id);
+  const added = await whitelist.add(f.accountId, { kind: 'member', email: f.owner, otp: code }, { coin_id: COINS.BTC, address: PAY_TO });
+  await t.throwsAsync(whitelist.remove(f.accountId, { kind: 'member', email: f.owner, otp: code }, added.id), { message: /already used/ });
+  await whitelist.remove(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, added.id);
   const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId });
   t.deepEqual(log.filter((e) => e.action.startsWith('whitelist.')).map((e) => [e.action, e.actor]).sort(), [['whitelist.added', f.owner], ['whitelist.removed', f.owner]]);
 });
