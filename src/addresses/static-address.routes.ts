@@ -1,7 +1,7 @@
-import { authOf, type Permission } from '../auth/auth.middleware';
+import { authOf } from '../auth/auth.middleware';
 import type { Catalog } from '../catalog/coins';
 import type { StaticAddressRow } from '../db/entities/static-address';
-import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppRouter, type RouteGuards } from '../http/context';
 import { staticAddressApi } from './static-address.api';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
@@ -14,8 +14,8 @@ import { STATIC_ADDRESS_FIELDS, type StaticAddressView } from './static-address.
 export interface StaticAddressRouteDeps {
   addresses: StaticAddressService;
   catalog: Catalog;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards `mount` builds each route's from (its declaration says which). */
+  guards: RouteGuards;
   clock: Clock;
   logger: Logger;
 }
@@ -26,7 +26,7 @@ export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
   const { addresses } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'address');
 
-  mount(r, staticAddressApi.create, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.create, deps.guards, async (ctx) => {
     const req = parseCreateStaticAddress(ctx.state.body, deps.catalog);
     ctx.status = 201;
     ctx.body = await addresses.create(authOf(ctx).accountId, req);
@@ -38,17 +38,17 @@ export function staticAddressRoutes(deps: StaticAddressRouteDeps): AppRouter {
     parseFilters: parseStaticAddressFilters,
     source: addresses,
   };
-  mount(r, staticAddressApi.list, deps.authenticate('read'), listHandler(list, deps));
+  mount(r, staticAddressApi.list, deps.guards, listHandler(list, deps));
 
-  mount(r, staticAddressApi.get, deps.authenticate('read'), async (ctx) => {
+  mount(r, staticAddressApi.get, deps.guards, async (ctx) => {
     ctx.body = await addresses.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  mount(r, staticAddressApi.archive, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.archive, deps.guards, async (ctx) => {
     ctx.body = await addresses.archive(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  mount(r, staticAddressApi.restore, deps.authenticate('create_address'), deps.idempotent, async (ctx) => {
+  mount(r, staticAddressApi.restore, deps.guards, async (ctx) => {
     ctx.body = await addresses.restore(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

@@ -116,12 +116,12 @@ export class Authenticator {
     throw missingHeader(missing);
   };
 
-  /** Middleware for a route: `null` means optional (public unless signed; a signed request needs read). */
-  authenticate = (permission: Permission | null): AppMiddleware => {
-    const needed = permission ?? 'read';
+  /** Middleware for a route: one of `permissions`; `null` means optional (public unless signed; a signed request needs read). */
+  authenticate = (permissions: Permission | readonly Permission[] | null): AppMiddleware => {
+    const needed: readonly Permission[] = permissions === null ? ['read'] : typeof permissions === 'string' ? [permissions] : permissions;
     // Not async: a request whose key is cached is checked without a promise of its own.
     return (ctx, next) => {
-      if (permission === null && unsigned(signatureHeaders(ctx))) return next();
+      if (permissions === null && unsigned(signatureHeaders(ctx))) return next();
       return this.admitted(ctx, this.verify(ctx, needed), next);
     };
   };
@@ -152,7 +152,7 @@ export class Authenticator {
    * key's budget), and not a replay. Frozen accounts and missing permissions spend one too. Its
    * signature is remembered only once it has its token.
    */
-  private verify(ctx: AppContext, permission: Permission | null): AuthContext | Promise<AuthContext> {
+  private verify(ctx: AppContext, permission: readonly Permission[] | null): AuthContext | Promise<AuthContext> {
     // Synchronous while everything it needs is in memory (a cached key, the in-memory replay
     // guard): a signed request then costs no promise of its own; otherwise the same steps, awaited.
     const ip = normalizeIp(ctx.ip);
@@ -172,13 +172,13 @@ export class Authenticator {
   }
 
   /** A validly signed request: not a replay, then admitted. */
-  private afterSignature(ctx: AppContext, signed: SignedKey, permission: Permission | null): AuthContext | Promise<AuthContext> {
+  private afterSignature(ctx: AppContext, signed: SignedKey, permission: readonly Permission[] | null): AuthContext | Promise<AuthContext> {
     const replayed = this.checkReplay(signed);
     return replayed instanceof Promise ? replayed.then(() => this.admit(ctx, signed, permission)) : this.admit(ctx, signed, permission);
   }
 
   /** A request validly signed and not a replay: its token, then its key's state. */
-  private admit(ctx: AppContext, signed: SignedKey, permission: Permission | null): AuthContext | Promise<AuthContext> {
+  private admit(ctx: AppContext, signed: SignedKey, permission: readonly Permission[] | null): AuthContext | Promise<AuthContext> {
     this.deps.ipBlocker.recordSuccess(blockKey(signed.ip));
     this.deps.usage?.touch(signed.entry.row.id, signed.nowMs);
     const take = this.takeToken(ctx, signed.entry);
@@ -260,10 +260,10 @@ export class Authenticator {
     return keys.get(keyId).then((entry) => matchKey(entry, req));
   }
 
-  private checkKeyState({ entry, usedSecret }: SignedKey, permission: Permission | null): AuthContext {
+  private checkKeyState({ entry, usedSecret }: SignedKey, permission: readonly Permission[] | null): AuthContext {
     if (entry.accountStatus === 'frozen') throw new ApiError(403, 'account_frozen', 'the account is frozen; support can unfreeze it');
-    if (permission !== null && !entry.permissions.has(permission)) {
-      throw new ApiError(403, 'auth.permission_denied', `this key lacks the ${permission} permission`, { required: permission });
+    if (permission !== null && !permission.some((p) => entry.permissions.has(p))) {
+      throw new ApiError(403, 'auth.permission_denied', `this key lacks the ${permission.join(' or ')} permission`, { required: permission[0] });
     }
     const row = entry.row;
     return { apiKeyId: row.id, keyId: row.key_id, accountId: row.account_id, permissions: entry.permissions, usedSecret, entry };

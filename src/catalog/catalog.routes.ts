@@ -1,4 +1,4 @@
-import { mount, newRouter, type AppContext, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppContext, type AppRouter, type RouteGuards } from '../http/context';
 import { queryString } from '../shared/query';
 import { iso } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -9,8 +9,8 @@ import { catalogApi } from './catalog.api';
 export interface CatalogRouteDeps {
   catalog: Catalog;
   rates: RateEngine;
-  /** `null`: optional authentication (signed requests get ctx.state.auth, unsigned pass through). */
-  authenticate: (permission: 'read' | null) => AppMiddleware;
+  /** The auth and Idempotency-Key guards `mount` builds each route's from (its declaration says which). */
+  guards: RouteGuards;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -48,11 +48,11 @@ export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
 
   // A signed request will list the merchant's enabled coins once accounts carry that choice; until
   // then every merchant has the whole catalogue enabled.
-  mount(router, catalogApi.currencies, deps.authenticate(null), (ctx) => sendJson(ctx, currenciesJson()));
+  mount(router, catalogApi.currencies, deps.guards, (ctx) => sendJson(ctx, currenciesJson()));
 
-  mount(router, catalogApi.fiatCurrencies, deps.authenticate('read'), (ctx) => sendJson(ctx, fiatsJson));
+  mount(router, catalogApi.fiatCurrencies, deps.guards, (ctx) => sendJson(ctx, fiatsJson));
 
-  mount(router, catalogApi.rates, deps.authenticate('read'), (ctx) => {
+  mount(router, catalogApi.rates, deps.guards, (ctx) => {
     const fiat = queryString(ctx.query, 'fiat');
     if (fiat === undefined) throw validationError('fiat', 'fiat is required');
     if (!catalog.isFiat(fiat))

@@ -1,11 +1,10 @@
-import type { Permission } from '../auth/auth.middleware';
 import { ArchivedAddresses } from '../chains/archived-addresses';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import type { AppMiddleware } from '../http/context';
+import type { RouteGuards } from '../http/context';
 import type { MoneyMovement } from '../money/money-movement';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
@@ -25,8 +24,8 @@ export interface StaticAddressesDeps {
   watched: WatchedAddresses;
   clock: Clock;
   logger: Logger;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards the routes are mounted with. */
+  guards: RouteGuards;
 }
 
 /** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job and the search index's upkeep. */

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema';
 import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
 import { Idempotency, IDEMPOTENCY_TTL_MS } from '../http/idempotency';
-import type { AppRouter } from '../http/context';
+import type { AppRouter, RouteGuards } from '../http/context';
 import { keysAdminRoutes } from '../admin/keys.routes';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
@@ -51,7 +51,8 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
   /** Keys are remembered per API key for 24 h (withdrawals will pass a per-merchant permanent scope). */
   const idempotent = idempotency.middleware((ctx) => ({ scope: `key:${authOf(ctx).apiKeyId}`, ttlMs: IDEMPOTENCY_TTL_MS }));
   const authenticate = authenticator.authenticate;
-  const apiRoutes: AppRouter[] = [accountRoutes(keys, authenticate), testKeysDocRoutes(deps.config)];
+  const guards: RouteGuards = { authenticate, signed: authenticator.signed, idempotent };
+  const apiRoutes: AppRouter[] = [accountRoutes(keys, guards), testKeysDocRoutes(deps.config)];
   const adminRoutes: AppRouter[] = [keysAdminRoutes(keys)];
   /** Saves the replay guard; if that fails the next start finds it open and refuses what this run may have accepted. */
   const close = () => {
@@ -61,5 +62,5 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
       deps.logger.warn('the replay guard could not be saved; the next start refuses signatures made before it', { error: (err as Error).message });
     }
   };
-  return { authenticate, signed: authenticator.signed, limiter, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close, usage, usageJob };
+  return { authenticate, guards, limiter, screen: authenticator.screen, idempotent, idempotency, keys, registry, apiRoutes, adminRoutes, close, usage, usageJob };
 }

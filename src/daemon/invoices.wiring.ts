@@ -1,9 +1,8 @@
-import type { Permission } from '../auth/auth.middleware';
 import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import type { AppMiddleware } from '../http/context';
+import type { RouteGuards } from '../http/context';
 import { expireInvoicesJob } from '../jobs/expire-invoices.job';
 import type { MoneyMovement } from '../money/money-movement';
 import type { RateEngine } from '../rates/engine';
@@ -35,8 +34,8 @@ export interface InvoicesDeps {
   logger: Logger;
   /** Checks an invoice's webhook_url. */
   guard: TargetGuard;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards the routes are mounted with. */
+  guards: RouteGuards;
 }
 
 /** Invoices wired: the service, its API routes, the payment page, the payment handler for the transfer router, the expiry job. */
@@ -49,8 +48,7 @@ export function createInvoices(deps: InvoicesDeps) {
     catalog: deps.catalog,
     guard: deps.guard,
     testnet: deps.config.network === 'testnet',
-    authenticate: deps.authenticate,
-    idempotent: deps.idempotent,
+    guards: deps.guards,
     clock: deps.clock,
     logger: deps.logger,
   });
@@ -58,7 +56,7 @@ export function createInvoices(deps: InvoicesDeps) {
   const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
   const pageRoutes = [
     checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
-    embedRoutes({ embed, testnet: deps.config.network === 'testnet', authenticate: deps.authenticate }),
+    embedRoutes({ embed, testnet: deps.config.network === 'testnet', guards: deps.guards }),
   ];
   return { service, presenter, payments, routes, checkout, pageRoutes, expiryJob: expireInvoicesJob(service) };
 }

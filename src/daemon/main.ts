@@ -167,11 +167,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const money = new MoneyMovement({ ledger, catalog, clock });
   // One guard for every URL an account gives, so its bound on names resolving at once is one.
   const guard = new TargetGuard({ allowPrivate: config.webhooks.allow_private_targets, resolve: opts.webhooks?.resolve ?? dnsResolver(config.webhooks.dns) });
-  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, guard, guards: auth.guards });
   await invoices.service.expireDue();
-  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, authenticate: auth.authenticate, idempotent: auth.idempotent, signal, ...opts.webhooks });
+  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards: auth.guards, signal, ...opts.webhooks });
   await webhooks.dispatcher.recoverInterrupted();
-  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, watched, clock, logger, authenticate: auth.authenticate, idempotent: auth.idempotent });
+  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, watched, clock, logger, guards: auth.guards });
   const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
   const coins = new WalletCoins(watched);
   await coins.load(store);
@@ -197,7 +197,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
   const ceilings = feeCeilings(config.chains, clock);
   const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, ceilings, clock, logger });
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, authenticate: auth.authenticate, signed: auth.signed, idempotent: auth.idempotent , signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards: auth.guards, signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
   // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
   for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
 
@@ -215,7 +215,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       healthRoutes(),
       readyRoutes(() => readiness({ store, chains })),
       openApiRoutes(openApiDocument),
-      catalogRoutes({ catalog, rates, authenticate: auth.authenticate }),
+      catalogRoutes({ catalog, rates, guards: auth.guards }),
       ...auth.apiRoutes,
       invoices.routes,
       staticAddresses.routes,
@@ -223,7 +223,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       withdrawals.routes,
       webhooks.routes,
       ...(opts.extraRouters?.(auth) ?? []),
-      transactionsApi({ store, catalog, clock, logger, authenticate: auth.authenticate }),
+      transactionsApi({ store, catalog, clock, logger, guards: auth.guards }),
     ],
   });
   const server = http.createServer(app.callback());

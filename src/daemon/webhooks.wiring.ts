@@ -1,9 +1,8 @@
-import type { Permission } from '../auth/auth.middleware';
 import type { Config } from '../config/schema';
 import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import type { AppMiddleware } from '../http/context';
+import type { RouteGuards } from '../http/context';
 import { deliverWebhooksJob } from '../jobs/deliver-webhooks.job';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
@@ -25,8 +24,8 @@ export interface WebhooksDeps {
   outbox: Outbox;
   clock: Clock;
   logger: Logger;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards the routes are mounted with. */
+  guards: RouteGuards;
   /** The daemon's shutdown signal. */
   signal: AbortSignal;
   /** Checks endpoint URLs, and every attempt's connection when the sender runs on this thread. */
@@ -53,6 +52,6 @@ export function createWebhooks(deps: WebhooksDeps) {
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
-  const routes = webhookRoutes({ endpoints, deliveries, guard: deps.guard, authenticate: deps.authenticate, idempotent: deps.idempotent });
+  const routes = webhookRoutes({ endpoints, deliveries, guard: deps.guard, guards: deps.guards });
   return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };
 }

@@ -1,4 +1,3 @@
-import type { Permission } from '../auth/auth.middleware';
 import type { KeyService } from '../auth/key.service';
 import type { SensitiveLimiter } from '../auth/sensitive-limiter';
 import type { Catalog } from '../catalog/coins';
@@ -7,7 +6,7 @@ import type { ChainCore } from '../chains/chain-core';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
-import type { AppMiddleware } from '../http/context';
+import type { RouteGuards } from '../http/context';
 import { expireWithdrawalReviewsJob } from '../jobs/expire-withdrawal-reviews.job';
 import { withdrawalsAdminRoutes } from '../admin/withdrawals.routes';
 import { payoutsAdminRoutes } from '../admin/payouts.routes';
@@ -48,9 +47,8 @@ export interface WithdrawalsDeps {
   limiter: SensitiveLimiter;
   clock: Clock;
   logger: Logger;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  signed: () => AppMiddleware;
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards the routes are mounted with. */
+  guards: RouteGuards;
   /** The payout side: the wallet's signer, the change addresses, the master key's sealer. */
   signer: Pick<WalletSigner, 'signBitcoin'>;
   addresses: AddressAllocator;
@@ -99,9 +97,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
   const routes = withdrawalRoutes({
     withdrawals: service,
     keys: deps.keys,
-    authenticate: deps.authenticate,
-    signed: deps.signed,
-    idempotent: deps.idempotent,
+    guards: deps.guards,
     clock: deps.clock,
     logger: deps.logger,
   });

@@ -16,7 +16,7 @@ export const openApiRoute = {
 export function openApiRoutes(document: () => Record<string, unknown>): AppRouter {
   const r = newRouter();
   let json: string | undefined;
-  mount(r, openApiRoute, (ctx) => {
+  mount(r, openApiRoute, null, (ctx) => {
     ctx.type = 'application/json';
     ctx.body = (json ??= JSON.stringify(document()));
   });

@@ -1,6 +1,6 @@
-import { authOf, type Permission } from '../auth/auth.middleware';
+import { authOf } from '../auth/auth.middleware';
 import type { InvoiceRow } from '../db/entities/money';
-import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppRouter, type RouteGuards } from '../http/context';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import type { Clock } from '../shared/clock';
@@ -13,9 +13,8 @@ import type { InvoiceView } from './invoice.view';
 
 export interface InvoiceRouteDeps extends RequestParserDeps {
   invoices: InvoiceService;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  /** The Idempotency-Key middleware (SPEC "Idempotency (POST)"). */
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards `mount` builds each route's from (its declaration says which). */
+  guards: RouteGuards;
   clock: Clock;
   logger: Logger;
 }
@@ -26,7 +25,7 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   const { invoices } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'invoice');
 
-  mount(r, invoiceApi.create, deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+  mount(r, invoiceApi.create, deps.guards, async (ctx) => {
     const { accountId } = authOf(ctx);
     const req = await parseCreateInvoice(ctx.state.body, deps, accountId);
     const { invoice, created } = await invoices.create(accountId, req);
@@ -40,13 +39,13 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
     parseFilters: parseInvoiceFilters,
     source: invoices,
   };
-  mount(r, invoiceApi.list, deps.authenticate('read'), listHandler(list, deps));
+  mount(r, invoiceApi.list, deps.guards, listHandler(list, deps));
 
-  mount(r, invoiceApi.get, deps.authenticate('read'), async (ctx) => {
+  mount(r, invoiceApi.get, deps.guards, async (ctx) => {
     ctx.body = await invoices.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  mount(r, invoiceApi.cancel, deps.authenticate('create_invoice'), deps.idempotent, async (ctx) => {
+  mount(r, invoiceApi.cancel, deps.guards, async (ctx) => {
     ctx.body = await invoices.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

@@ -59,14 +59,18 @@ export interface ApiRoute {
   tag: string;
   /** `signed`: the signature headers are required; `optional`: signed or not; `none`: unsigned. */
   auth: 'signed' | 'optional' | 'none';
-  /** The permissions of which the key needs one (documentation; the middleware enforces it). */
+  /** The permissions of which the key needs one: `mount` checks them (documented in the OpenAPI document from here). */
   permissions?: readonly Permission[];
+  /** The handler decides the permission itself (a payout: a key whose withdraw permission waits for approval answers otherwise). */
+  permissionByHandler?: true;
   query?: z.ZodObject;
   body?: z.ZodType;
   /** Whether an empty body is accepted (an optional body). */
   bodyOptional?: boolean;
   /** The route takes an Idempotency-Key. */
   idempotent?: boolean;
+  /** The service binds the Idempotency-Key itself, in the transaction that creates (withdrawals: per merchant, for good), not the per-key middleware. */
+  idempotencyByService?: true;
   /** Success responses: status → body schema. */
   responses: Readonly<Record<number, z.ZodType>>;
   /** `?format=csv|xlsx` streams the list as a file. */

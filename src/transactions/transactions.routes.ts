@@ -1,7 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring';
-import type { Permission } from '../auth/auth.middleware';
 import { authOf } from '../auth/auth.middleware';
-import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppRouter, type RouteGuards } from '../http/context';
 import { fieldColumns, listHandler, type ExportableList, type ExportColumn } from '../http/export';
 import { parsePageRequest, toPage } from '../shared/pagination';
 import { queryEnum, queryTime, queryUuid } from '../shared/query';
@@ -19,7 +18,7 @@ import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type RawTr
 export interface TransactionRouteDeps {
   transactions: TransactionService;
   balances: BalanceService;
-  authenticate: (p: Permission | null) => AppMiddleware;
+  guards: RouteGuards;
   clock: Clock;
   logger: Logger;
 }
@@ -61,16 +60,16 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
       count: (accountId, filters, after, cap) => transactions.count(accountId, filters, after, cap),
     },
   };
-  mount(r, transactionApi.list, deps.authenticate('read'), listHandler(list, deps));
+  mount(r, transactionApi.list, deps.guards, listHandler(list, deps));
 
-  mount(r, transactionApi.get, deps.authenticate('read'), async (ctx) => {
+  mount(r, transactionApi.get, deps.guards, async (ctx) => {
     const id = ctx.params.id ?? '';
     const found = isUuid(id) ? await transactions.get(authOf(ctx).accountId, id.toLowerCase()) : null;
     if (!found) throw notFound('transaction');
     ctx.body = found;
   });
 
-  mount(r, transactionApi.balances, deps.authenticate('read'), async (ctx) => {
+  mount(r, transactionApi.balances, deps.guards, async (ctx) => {
     const all = await balances.list(authOf(ctx).accountId);
     const page = parsePageRequest(ctx.query, { list: 'balances' });
     // Balances are few (one per coin) and ordered by coin id: the cursor's key is the last coin id.
@@ -88,12 +87,12 @@ export function transactionsApi(deps: {
   catalog: Catalog;
   clock: Clock;
   logger: Logger;
-  authenticate: (p: Permission | null) => AppMiddleware;
+  guards: RouteGuards;
 }): AppRouter {
   return transactionRoutes({
     transactions: new TransactionService(deps.store, deps.catalog),
     balances: new BalanceService(deps.store, new Ledger(deps.clock), deps.catalog),
-    authenticate: deps.authenticate,
+    guards: deps.guards,
     clock: deps.clock,
     logger: deps.logger,
   });

@@ -28,8 +28,11 @@ export const withdrawalApi = {
     operationId: 'createWithdrawal',
     summary: 'Create a withdrawal; the same Idempotency-Key or payout_id returns the same withdrawal',
     permissions: ['withdraw'],
+    // The key's withdraw status decides (a request waiting for approval answers otherwise), and the key is bound per merchant for good.
+    permissionByHandler: true,
     body: CreateWithdrawalBody,
     idempotent: true,
+    idempotencyByService: true,
     responses: { 201: WithdrawalSchema, 200: WithdrawalSchema },
     errors: PAYOUT_REFUSALS,
   },

@@ -1,14 +1,13 @@
-import { authOf, type Permission } from '../auth/auth.middleware';
+import { authOf } from '../auth/auth.middleware';
 import { normalizeIp } from '../auth/ip-match';
 import type { KeyService } from '../auth/key.service';
 import { refusalToApiError } from '../auth/withdraw-permission';
 import type { WithdrawalRow } from '../db/entities/withdrawals';
-import { mount, newRouter, type AppMiddleware, type AppRouter } from '../http/context';
+import { mount, newRouter, type AppRouter, type RouteGuards } from '../http/context';
 import { pathId } from '../http/path-id';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
 import { idempotencyKeyOf } from '../http/idempotency';
 import type { Clock } from '../shared/clock';
-import { ApiError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { withdrawalApi } from './withdrawal.api';
 import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
@@ -17,11 +16,8 @@ import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
 export interface WithdrawalRouteDeps {
   withdrawals: WithdrawalService;
   keys: Pick<KeyService, 'payoutDecision' | 'exactAccount'>;
-  authenticate: (permission: Permission | null) => AppMiddleware;
-  /** Signed, with the permission left to the route (payouts, estimate). */
-  signed: () => AppMiddleware;
-  /** The per-key Idempotency-Key middleware, for the estimate and cancel. */
-  idempotent: AppMiddleware;
+  /** The auth and Idempotency-Key guards `mount` builds each route's from (its declaration says which). */
+  guards: RouteGuards;
   clock: Clock;
   logger: Logger;
 }
@@ -33,17 +29,13 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
   const idOf = (raw: string | undefined) => pathId(raw, 'withdrawal');
 
   // PRODUCT §5: the estimate needs read or withdraw.
-  mount(r, withdrawalApi.estimate, deps.signed(), deps.idempotent, async (ctx) => {
-    const auth = authOf(ctx);
-    if (!auth.permissions.has('read') && !auth.permissions.has('withdraw')) {
-      throw new ApiError(403, 'auth.permission_denied', 'this key lacks the read or withdraw permission', { required: 'read' });
-    }
-    ctx.body = await withdrawals.estimate(auth.accountId, ctx.state.body);
+  mount(r, withdrawalApi.estimate, deps.guards, async (ctx) => {
+    ctx.body = await withdrawals.estimate(authOf(ctx).accountId, ctx.state.body);
   });
 
   // Idempotency-Keys of withdrawals are bound by the service, per merchant and for good (SPEC 7–10),
   // in the transaction that creates the withdrawal: not by the per-key middleware.
-  mount(r, withdrawalApi.create, deps.signed(), async (ctx) => {
+  mount(r, withdrawalApi.create, deps.guards, async (ctx) => {
     const auth = authOf(ctx);
     const decision = await deps.keys.payoutDecision(auth, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
@@ -61,13 +53,13 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
     parseFilters: parseWithdrawalFilters,
     source: withdrawals,
   };
-  mount(r, withdrawalApi.list, deps.authenticate('read'), listHandler(list, deps));
+  mount(r, withdrawalApi.list, deps.guards, listHandler(list, deps));
 
-  mount(r, withdrawalApi.get, deps.authenticate('read'), async (ctx) => {
+  mount(r, withdrawalApi.get, deps.guards, async (ctx) => {
     ctx.body = await withdrawals.get(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
-  mount(r, withdrawalApi.cancel, deps.authenticate('withdraw'), deps.idempotent, async (ctx) => {
+  mount(r, withdrawalApi.cancel, deps.guards, async (ctx) => {
     ctx.body = await withdrawals.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 

@@ -5,7 +5,7 @@ import { catalogRoutes } from '../../../src/catalog/catalog.routes';
 import { Catalog } from '../../../src/catalog/coins';
 import { parseConfig } from '../../../src/config/schema';
 import { createApp } from '../../../src/http/app';
-import type { AppMiddleware } from '../../../src/http/context';
+import type { AppMiddleware, RouteGuards } from '../../../src/http/context';
 import { RateEngine } from '../../../src/rates/engine';
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
@@ -21,18 +21,19 @@ const config = parseConfig({
   rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '68000.10', EUR: '62000' }, USDT: { USD: '1' } } }] },
 });
 
-/** Signed requests are simulated by an `x-test-auth` header; `read` routes refuse the others. */
-const authenticate = (permission: 'read' | null): AppMiddleware => async (ctx, next) => {
+/** Signed requests are simulated by an `x-test-auth` header; routes that need a permission refuse the others. */
+const authenticate = (permission: unknown): AppMiddleware => async (ctx, next) => {
   if (ctx.get('x-test-auth')) ctx.state.auth = { account: 'a' };
-  else if (permission === 'read') throw new ApiError(401, 'auth.missing_header', 'signature headers are required');
+  else if (permission !== null) throw new ApiError(401, 'auth.missing_header', 'signature headers are required');
   await next();
 };
+const guards: RouteGuards = { authenticate, signed: () => authenticate('read'), idempotent: (_ctx, next) => next() };
 
 async function serve(t: import('ava').ExecutionContext) {
   const catalog = new Catalog(config.chains, config.fiat);
   const clock = new FakeClock('2026-01-01T00:00:00.000Z');
   const rates = new RateEngine({ sources: config.rates, tickers: catalog.tickers(), fiats: config.fiat.enabled, clock, logger: silentLogger });
-  const app = createApp({ logger: silentLogger, trustProxy: 0, routers: [catalogRoutes({ catalog, rates, authenticate })] });
+  const app = createApp({ logger: silentLogger, trustProxy: 0, routers: [catalogRoutes({ catalog, rates, guards })] });
   const server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
