@@ -9,7 +9,8 @@ import { blockKey, normalizeIp } from './ip-match';
 import type { KeyEntry, KeyRegistry } from './key-registry';
 import type { KeyUsage } from './key-usage';
 import { ReplayShareFullError, type ReplayGuard } from './replay-guard';
-import { canonicalString, checkTimestamp, macKey, matchingReplayMark } from './signature';
+import { Hmac, macKey } from './hmac';
+import { canonicalString, checkTimestamp } from './signature';
 import { testKeysDocUrl } from './test-keys.routes';
 import type { TakeResult, TokenBuckets } from './token-bucket';
 
@@ -60,7 +61,7 @@ interface SignedKey {
   entry: KeyEntry;
   usedSecret: 'current' | 'previous';
   signature: string;
-  /** What the replay guard keeps of it (see matchingReplayMark). */
+  /** What the replay guard keeps of it (see Hmac.replayMark). */
   mark: string;
   timestampSeconds: number;
   nowMs: number;
@@ -97,6 +98,8 @@ export class Authenticator {
       ipBlocker: IpBlocker;
       /** Notes each key's last authenticated request (written by a job, not per request). */
       usage?: KeyUsage;
+      /** The signatures' HMAC over buffers kept between requests. */
+      hmac: Hmac;
     },
   ) {}
 
@@ -255,9 +258,9 @@ export class Authenticator {
     };
     // Only well-formed key ids are ever cached (or looked up).
     const cached = keys.cached(keyId);
-    if (cached !== undefined) return matchKey(cached, req);
-    if (!KEY_ID.test(keyId)) return matchKey(null, req);
-    return keys.get(keyId).then((entry) => matchKey(entry, req));
+    if (cached !== undefined) return matchKey(this.deps.hmac, cached, req);
+    if (!KEY_ID.test(keyId)) return matchKey(this.deps.hmac, null, req);
+    return keys.get(keyId).then((entry) => matchKey(this.deps.hmac, entry, req));
   }
 
   private checkKeyState({ entry, usedSecret }: SignedKey, permission: readonly Permission[] | null): AuthContext {
@@ -271,12 +274,12 @@ export class Authenticator {
 }
 
 /** The signature against the key's valid secrets, then the key's own state (active, IP). */
-function matchKey(entry: KeyEntry | null, { canonical, signature, timestampSeconds, nowMs, ip }: SignedRequest): SignedKey {
+function matchKey(hmac: Hmac, entry: KeyEntry | null, { canonical, signature, timestampSeconds, nowMs, ip }: SignedRequest): SignedKey {
   const previousLive = entry !== null && entry.previousMac !== null && entry.previousValidUntilMs > nowMs;
   // A second HMAC only when the first does not match: every refused signature costs two, whatever
   // the key's state, and only a correct one (which learns it is correct anyway) costs one.
-  const current = matchingReplayMark(entry?.mac ?? DUMMY_MAC, canonical, signature);
-  const previous = current === null ? matchingReplayMark((previousLive && entry?.previousMac) || DUMMY_MAC, canonical, signature) : null;
+  const current = hmac.replayMark(entry?.mac ?? DUMMY_MAC, canonical, signature);
+  const previous = current === null ? hmac.replayMark((previousLive && entry?.previousMac) || DUMMY_MAC, canonical, signature) : null;
   const mark = current ?? (previousLive ? previous : null);
   if (!entry || mark === null) throw unauthorized('auth.invalid_signature', 'the signature does not match');
   if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);

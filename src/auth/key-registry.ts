@@ -4,7 +4,7 @@ import type { Sealer } from '../db/seal';
 import { cells } from '../db/sealed-values';
 import type { Store } from '../db/store';
 import { whitelistMatcher } from './ip-match';
-import { macKey, type MacKey } from './signature';
+import { macKey, type MacKey } from './hmac';
 
 /** What authentication needs of a key: the row, its open secrets and its account's state. */
 export interface KeyEntry {

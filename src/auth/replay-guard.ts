@@ -12,7 +12,7 @@
  * whitelist, and the key's token bucket: a claim refused by the bucket is
  * forgotten) are remembered, and each key holds at most its share, so one
  * key's flood can neither grow memory without bound nor crowd out another
- * key's requests. What is kept of a request is its replay mark (see `matchingReplayMark`: the
+ * key's requests. What is kept of a request is its replay mark (see `Hmac.replayMark`: the
  * HMAC's inner hash, which authentication computes anyway), never the signature.
  */
 import { hash } from 'node:crypto';
@@ -22,7 +22,7 @@ import { TIMESTAMP_SKEW_SECONDS } from './signature';
 export interface ReplayGuard {
   /**
    * Records a request that passed the other checks; true when it was recorded before (a replay).
-   * `mark` names the signed request without being presentable (see `matchingReplayMark`), `owner`
+   * `mark` names the signed request without being presentable (see `Hmac.replayMark`), `owner`
    * is the key it was signed with, `signature` its X-Signature (for a guard that keeps its own
    * digest of it). Throws ReplayShareFullError when that key already holds its whole share.
    */

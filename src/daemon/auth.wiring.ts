@@ -8,6 +8,7 @@ import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { TeamService } from '../team/team.service';
 import { accountRoutes } from '../auth/account.routes';
+import { Hmac } from '../auth/hmac';
 import { Authenticator, authOf } from '../auth/auth.middleware';
 import { IpBlocker } from '../auth/ip-blocker';
 import { KeyRegistry } from '../auth/key-registry';
@@ -42,6 +43,7 @@ export function createAuth(deps: { config: Config; store: Store; sealer: Sealer;
     buckets: new TokenBuckets(nowMs),
     ipBlocker: new IpBlocker(nowMs),
     usage,
+    hmac: new Hmac(),
   });
   /** Writes the keys' last use every 10 s (PRODUCT: the dashboard's Keys screen). */
   const usageJob: Job = { name: 'key-usage', schedule: { everyMs: 10_000 }, run: () => usage.flush(deps.store) };

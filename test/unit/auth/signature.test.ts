@@ -1,6 +1,10 @@
 import test from 'ava';
 import { createHash, createHmac } from 'node:crypto';
-import { bodySha256, canonicalString, checkTimestamp, macKey, macOf, matchingReplayMark, sign, signatureMatches, signatureMatchesKey } from '../../../src/auth/signature';
+import { Hmac, macKey } from '../../../src/auth/hmac';
+import { bodySha256, canonicalString, checkTimestamp, sign, signatureMatches } from '../../../src/auth/signature';
+
+const hmac = new Hmac();
+
 import * as signer from '../../helpers/signer';
 import { readSharedVectors } from '../../helpers/vectors';
 
@@ -113,45 +117,45 @@ test('checkTimestamp: integer seconds within 300 s', (t) => {
   }
 });
 
-test('macOf is HMAC-SHA256: short, block-sized, long and non-ASCII secrets; empty, short and long messages', (t) => {
+test('Hmac.mac is HMAC-SHA256: short, block-sized, long and non-ASCII secrets; empty, short and long messages', (t) => {
   const secrets = ['s', 'x'.repeat(43), 'y'.repeat(64), 'z'.repeat(65), 'ключ-🔑'.repeat(20)];
   const messages = ['', 'GET\n/v1/currencies\n1\nabc', 'é'.repeat(3000), 'm'.repeat(10_000)];
   for (const secret of secrets) {
     const key = macKey(secret);
     for (const message of messages) {
-      t.is(macOf(key, message).toString('hex'), createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest('hex'));
+      t.is(hmac.mac(key, message).toString('hex'), createHmac('sha256', Buffer.from(secret, 'utf8')).update(message, 'utf8').digest('hex'));
     }
   }
 });
 
-test('signatureMatchesKey agrees with signatureMatches on the vectors and on bad values', (t) => {
+test('Hmac.matches agrees with signatureMatches on the vectors and on bad values', (t) => {
   for (const v of vectors) {
     const key = macKey(v.secret);
-    t.true(signatureMatchesKey(key, v.canonical, v.signature), v.name);
-    t.false(signatureMatchesKey(key, v.canonical, v.signature.toUpperCase()), v.name);
-    t.false(signatureMatchesKey(macKey(v.secret + 'x'), v.canonical, v.signature), v.name);
-    t.false(signatureMatchesKey(key, v.canonical, 'zz'), v.name);
-    t.false(signatureMatchesKey(key, v.canonical, `${v.signature}0`), v.name);
-    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63)), v.name);
+    t.true(hmac.matches(key, v.canonical, v.signature), v.name);
+    t.false(hmac.matches(key, v.canonical, v.signature.toUpperCase()), v.name);
+    t.false(hmac.matches(macKey(v.secret + 'x'), v.canonical, v.signature), v.name);
+    t.false(hmac.matches(key, v.canonical, 'zz'), v.name);
+    t.false(hmac.matches(key, v.canonical, `${v.signature}0`), v.name);
+    t.false(hmac.matches(key, v.canonical, v.signature.slice(0, 63)), v.name);
     // One character outside ASCII whose low byte spells the right one: not the signature.
     const last = v.signature.charCodeAt(63);
-    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x100 + last)), v.name);
-    t.false(signatureMatchesKey(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x80 + last)), v.name);
+    t.false(hmac.matches(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x100 + last)), v.name);
+    t.false(hmac.matches(key, v.canonical, v.signature.slice(0, 63) + String.fromCharCode(0x80 + last)), v.name);
   }
 });
 
-test('matchingReplayMark: a mark exactly when the signature matches, the same for the same request, never the signature nor its digest', (t) => {
+test('Hmac.replayMark: a mark exactly when the signature matches, the same for the same request, never the signature nor its digest', (t) => {
   for (const v of vectors) {
     const key = macKey(v.secret);
-    const mark = matchingReplayMark(key, v.canonical, v.signature);
+    const mark = hmac.replayMark(key, v.canonical, v.signature);
     if (mark === null) return t.fail(v.name);
-    t.is(matchingReplayMark(key, v.canonical, v.signature), mark, v.name);
+    t.is(hmac.replayMark(key, v.canonical, v.signature), mark, v.name);
     t.is(Buffer.from(mark, 'base64').length, 32, v.name);
     t.false(mark === v.signature || Buffer.from(mark, 'base64').toString('hex') === v.signature, v.name);
     t.not(mark, createHash('sha256').update(v.signature).digest('base64'), v.name);
-    t.not(matchingReplayMark(key, `${v.canonical}x`, sign(v.secret, `${v.canonical}x`)), mark, v.name);
-    t.is(matchingReplayMark(key, v.canonical, v.signature.toUpperCase()), null, v.name);
-    t.is(matchingReplayMark(macKey(v.secret + 'x'), v.canonical, v.signature), null, v.name);
-    t.is(matchingReplayMark(key, v.canonical, 'zz'), null, v.name);
+    t.not(hmac.replayMark(key, `${v.canonical}x`, sign(v.secret, `${v.canonical}x`)), mark, v.name);
+    t.is(hmac.replayMark(key, v.canonical, v.signature.toUpperCase()), null, v.name);
+    t.is(hmac.replayMark(macKey(v.secret + 'x'), v.canonical, v.signature), null, v.name);
+    t.is(hmac.replayMark(key, v.canonical, 'zz'), null, v.name);
   }
 });
