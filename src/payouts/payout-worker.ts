@@ -15,7 +15,8 @@ import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
-import { payoutEvidence } from './payout-evidence';
+import { payoutEvidence, type PayoutEvidence } from './payout-evidence';
+import { broadcastOutcome, payoutFate } from './payout-fate';
 import type { PayoutStore } from './payout-store';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, StoredPayout } from './rail';
 
@@ -256,19 +257,16 @@ export class PayoutWorker {
     let current = payout.candidates[payout.candidates.length - 1]!;
     const cancelling = row.cancel_requested_at !== null;
     const ev = await payoutEvidence(this.deps.store.read, this.chainId, payout.candidates.map((c) => c.txid), this.deps.rail.spendKey(current));
-    if (ev.mined) {
-      // The cancel mined: its withdrawals fail once it is confirmed (complete).
-      if (payout.candidates.find((c) => c.txid === ev.mined!.txid)?.kind === 'cancel') return;
-      if (row.status === 'signed') await this.markBroadcast(payout, row, tip, ev.mined.txid);
-      return this.confirmations(payout, ev.mined.txid, ev.mined.confirmations);
+    // The node is asked about an expiration only when the blocks prove nothing else.
+    const expired = ev.mined === null && ev.rival === null && (await this.expired(current, ev, signal));
+    const fate = payoutFate(ev, new Set(payout.candidates.filter((c) => c.kind === 'cancel').map((c) => c.txid)), expired);
+    if (fate.step === 'cancel_mined') return;
+    if (fate.step === 'mined') {
+      if (row.status === 'signed') await this.markBroadcast(payout, row, tip, fate.txid);
+      return this.confirmations(payout, fate.txid, fate.confirmations);
     }
-    if (ev.rival) return this.fail(payout, row, SPENT_BY_ANOTHER);
-    if (this.deps.rail.expiredBy && ev.scanned !== null) {
-      const final = ev.scanned - Math.max(1, this.deps.chain.confirmations) + 1;
-      if (final > 0 && (await this.deps.rail.expiredBy(current, final, signal))) {
-        return cancelling ? this.fail(payout, row, CANCELLED_BY_OPERATOR) : this.renew(payout, row, tip, signal, EXPIRED_UNMINED);
-      }
-    }
+    if (fate.step === 'taken') return this.fail(payout, row, SPENT_BY_ANOTHER);
+    if (fate.step === 'expired') return cancelling ? this.fail(payout, row, CANCELLED_BY_OPERATOR) : this.renew(payout, row, tip, signal, EXPIRED_UNMINED);
     if (cancelling && current.kind !== 'cancel' && this.deps.rail.cancel) {
       const made = await this.makeCancel(payout, row, signal);
       if (made) {
@@ -283,10 +281,10 @@ export class PayoutWorker {
     }
     const answer = await this.broadcast(payout, current, signal);
     this.deps.checkpoint?.('sent');
-    if (answer.sent) {
+    const outcome = broadcastOutcome(answer, { status: row.status as 'signed' | 'broadcast', held: row.held === 1, cancelling });
+    if (outcome === 'held') {
       if (row.status === 'signed') await this.markBroadcast(payout, row, tip, current.txid);
-    } else if (answer.refused && row.status === 'signed' && !row.held && !cancelling) {
-      // No node ever held a candidate of it, and the node refuses the one it has: it can never be mined.
+    } else if (outcome === 'dead') {
       this.deps.logger.warn('payout refused by the node', { chain: this.chainId, payout_id: row.id, txid: current.txid, reason: answer.reason });
       if (this.deps.rail.renew) return this.renew(payout, row, tip, signal, REFUSED_BY_NODE);
       return payout.legs.length > 1 ? this.split(payout, row, tip, signal) : this.fail(payout, row, REFUSED_BY_NODE);
@@ -298,6 +296,13 @@ export class PayoutWorker {
     } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
       await this.replace(payout, row, tip, signal);
     }
+  }
+
+  /** Families whose transactions expire (Tron): whether the block the chain core holds final is past the candidate's expiration. */
+  private async expired(candidate: PayoutCandidate, ev: PayoutEvidence, signal: AbortSignal): Promise<boolean> {
+    if (!this.deps.rail.expiredBy || ev.scanned === null) return false;
+    const final = ev.scanned - Math.max(1, this.deps.chain.confirmations) + 1;
+    return final > 0 && (await this.deps.rail.expiredBy(candidate, final, signal));
   }
 
   /** A node holds the payout: its withdrawals are `broadcast` with its txid. */
