@@ -1,28 +1,14 @@
 import type { EntityManager } from 'typeorm';
 import { placeholder, rawQuery } from '../db/raw';
+import { statementTexts } from '../db/statement-texts';
 
 /**
  * Statements that touch many delivery rows at once, in SQL both SQLite and PostgreSQL run: the
  * dispatcher's hot path does per batch what it would otherwise do per row.
  */
 
-const texts = new Map<string, Map<string, Map<number, string>>>();
-
-/**
- * The text of a statement whose shape is `site` with `n` rows or values, built once per dialect:
- * a batch statement is long, and building it anew (and hashing the new string to find its
- * prepared statement) cost more per delivery than some of the statements themselves.
- */
-export function shaped(em: EntityManager, site: string, n: number, build: () => string): string {
-  const dialect = em.connection.options.type;
-  let bySite = texts.get(dialect);
-  if (!bySite) texts.set(dialect, (bySite = new Map()));
-  let bySize = bySite.get(site);
-  if (!bySize) bySite.set(site, (bySize = new Map()));
-  let sql = bySize.get(n);
-  if (sql === undefined) bySize.set(n, (sql = build()));
-  return sql;
-}
+/** The text of a statement whose shape is `site` with `n` rows or values (the data source's StatementTexts). */
+export const shaped = (em: EntityManager, site: string, n: number, build: () => string): string => statementTexts(em).ofSize(site, n, build);
 
 /** `(p1, p2, ...)` for `n` values starting at placeholder `from`. */
 export const list = (em: EntityManager, n: number, from = 1): string => Array.from({ length: n }, (_, i) => placeholder(em, from + i)).join(', ');
