@@ -53,6 +53,7 @@ import { MoneyMovement } from '../money/money-movement';
 import { createInvoices } from './invoices.wiring';
 import { createStaticAddresses } from './addresses.wiring';
 import { createWithdrawals } from './withdrawals.wiring';
+import type { PayoutCheckpoint } from '../payouts/payout-worker';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import { dashboardAdminRoutes } from '../admin/dashboard.routes';
@@ -86,6 +87,8 @@ export interface DaemonOptions {
   sensitiveLimits?: SensitiveLimits;
   /** Tests and benchmarks: the webhook guard's resolver, concurrency bounds and attempt timeout. */
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
+  /** Crash tests (test/helpers/crashing-daemon.ts): called at each payout checkpoint, where the daemon may kill itself. */
+  payoutCheckpoint?: (point: PayoutCheckpoint) => void;
 }
 
 export interface Daemon {
@@ -197,7 +200,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   });
   const ceilings = feeCeilings(config.chains, clock);
   const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, ceilings, clock, logger });
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards: auth.guards, signer, addresses, sealer, payoutCrashAt: process.env.COINKEEP_TEST_PAYOUT_CRASH, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
+  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards: auth.guards, signer, addresses, sealer, payoutCheckpoint: opts.payoutCheckpoint, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
   // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
   for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
 

@@ -53,8 +53,8 @@ export interface WithdrawalsDeps {
   signer: Pick<WalletSigner, 'signBitcoin'>;
   addresses: AddressAllocator;
   sealer: Sealer;
-  /** Tests: where the daemon kills itself (COINKEEP_TEST_PAYOUT_CRASH: `stored` or `sent`). */
-  payoutCrashAt?: string;
+  /** Crash tests: called at each payout checkpoint (DaemonOptions.payoutCheckpoint). */
+  payoutCheckpoint?: (point: PayoutCheckpoint) => void;
   /** Addresses of the wallet outside the watched set (the EVM gas stations). */
   isOperatorAddress?: (chainId: string, address: string) => boolean;
   /** The EVM and Tron chains' payout rails (evm-payouts.wiring). */
@@ -104,11 +104,6 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
 
   // The payout worker: one per chain with a payout rail, each run once across daemons.
   const payouts = new PayoutStore(deps.sealer);
-  const checkpoint = deps.payoutCrashAt
-    ? (point: PayoutCheckpoint) => {
-        if (point === deps.payoutCrashAt) process.kill(process.pid, 'SIGKILL');
-      }
-    : undefined;
   const payoutJobs: Job[] = [];
   // `payouts.enabled: false`: no worker at all; withdrawals wait in pending.
   for (const chain of deps.config.payouts.enabled ? deps.config.chains : []) {
@@ -126,7 +121,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
       settings: { batchWindowMs: deps.config.payouts.batch_window_seconds * 1000, replaceAfterBlocks: chain.payouts.replace_after_blocks },
       clock: deps.clock,
       logger: deps.logger.child({ component: 'payouts' }),
-      checkpoint,
+      checkpoint: deps.payoutCheckpoint,
       securityLog: (em, accountId, action, details) => deps.team.log(em, accountId, 'system', action, details),
     });
     payoutJobs.push({ name: `payouts-${chain.id}`, schedule: { everyMs: chain.watch.poll_interval_ms }, run: (signal) => worker.run(signal) });

@@ -11,6 +11,8 @@ import YAML from 'yaml';
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const COINKEEP_BIN = path.join(PROJECT_ROOT, 'bin', 'coinkeep');
 export const COINKEEPD_BIN = path.join(PROJECT_ROOT, 'bin', 'coinkeepd');
+/** The crash tests' daemon (crashing-daemon.ts, compiled). */
+const CRASHING_DAEMON = path.join(PROJECT_ROOT, 'dist', 'test', 'helpers', 'crashing-daemon.js');
 
 export interface CliResult {
   code: number | null;
@@ -102,7 +104,15 @@ export class CliEnv {
 
   /** Starts bin/coinkeepd on this env's config; resolves once it serves, with its API address. */
   async spawnDaemon(opts: CliOptions = {}): Promise<{ child: Running; url: string }> {
-    const child = this.spawn(COINKEEPD_BIN, [], opts);
+    return this.serving(this.spawn(COINKEEPD_BIN, [], opts));
+  }
+
+  /** The daemon on this env's config that kills itself (kill -9) when a payout first reaches `crashAt`. */
+  async spawnCrashingDaemon(crashAt: 'stored' | 'sent'): Promise<{ child: Running; url: string }> {
+    return this.serving(this.spawn(CRASHING_DAEMON, ['--crash-at', crashAt]));
+  }
+
+  private async serving(child: Running): Promise<{ child: Running; url: string }> {
     const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
     return { child, url };
   }

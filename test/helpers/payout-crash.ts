@@ -4,7 +4,7 @@ import type { CliEnv } from './cli';
 import { pastStartSecond } from './cli';
 import { until } from './payout-fixture';
 
-/** Where a daemon kills itself around a payout (COINKEEP_TEST_PAYOUT_CRASH): once it is stored, once its bytes went to the node. */
+/** Where a daemon kills itself around a payout (CliEnv.spawnCrashingDaemon): once it is stored, once its bytes went to the node. */
 export type CrashPoint = 'stored' | 'sent';
 
 /**
@@ -21,7 +21,7 @@ export async function payoutAcrossKills(
 ): Promise<string[]> {
   const payees: string[] = [];
   for (const point of ['stored', 'sent'] as const) {
-    const dying = await env.spawnDaemon({ env: { COINKEEP_TEST_PAYOUT_CRASH: point } });
+    const dying = await env.spawnCrashingDaemon(point);
     // After a crash the daemon refuses every signature stamped up to the second it started in.
     await pastStartSecond();
     const to = opts.payee();

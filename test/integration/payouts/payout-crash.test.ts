@@ -1,7 +1,8 @@
 /**
- * kill -9 of a real daemon process (bin/coinkeepd) in the middle of a payout: right after the
- * signed payout is stored (before any broadcast), and right after its bytes went to the node. The
- * test hook COINKEEP_TEST_PAYOUT_CRASH makes the daemon kill itself at that point. A restart
+ * kill -9 of a real daemon process in the middle of a payout: right after the signed payout is
+ * stored (before any broadcast), and right after its bytes went to the node. The crash tests'
+ * daemon (test/helpers/crashing-daemon.ts, the daemon with a payout checkpoint injected) kills
+ * itself at that point; a production run has no such hook. A restart (bin/coinkeepd)
  * broadcasts the stored bytes: the node sees exactly one payout transaction, the withdrawal
  * completes, and the books stay true.
  */
@@ -38,7 +39,7 @@ for (const point of ['stored', 'sent'] as const) {
     const fundedAt = await node.height();
     await setup.stop();
 
-    const first = await env.spawnDaemon({ env: { COINKEEP_TEST_PAYOUT_CRASH: point } });
+    const first = await env.spawnCrashingDaemon(point);
     api = new ApiClient(first.url, key.key_id, key.secret);
     const to = elsewhere();
     const created = await api.post('/v1/withdrawals', { coin_id: BTC, amount: '0.1', to_address: to });
