@@ -101,6 +101,13 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/(chains|wallet|dev)/' },
       to: { path: KEY_SDK },
     },
+    {
+      name: 'no-circular',
+      comment: 'no module reaches itself through its imports: a cycle makes load order matter and hides which way a dependency goes',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

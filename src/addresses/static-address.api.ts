@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiRoute } from '../shared/api-route';
 import { exportQuery, pageOf, pageQuery, uuid } from '../shared/schema';
-import { STATIC_ADDRESS_STATUSES } from './static-address.request';
+import { STATIC_ADDRESS_STATUSES } from './static-address.state';
 import { StaticAddressSchema, StaticAddressWithDepositsSchema } from './static-address.view';
 
 /** The body of POST /v1/addresses (PRODUCT §7): a customer and a coin (coin_id, or currency with network). */

@@ -6,6 +6,7 @@ import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
 import { checkShape } from '../shared/schema';
 import { CreateStaticAddressBody } from './static-address.api';
+import { STATIC_ADDRESS_STATUSES } from './static-address.state';
 import { queryEnum, queryString, queryUuid } from '../shared/query';
 
 /** A POST /v1/addresses body, checked field by field (PRODUCT §7). */
@@ -17,8 +18,6 @@ export interface CreateStaticAddressRequest {
 
 const CUSTOMER_ID_MAX = 128;
 const LABEL_MAX = 200;
-
-export const STATIC_ADDRESS_STATUSES: readonly StaticAddressStatus[] = ['active', 'archived'];
 
 export function parseCreateStaticAddress(body: Record<string, unknown>, catalog: Catalog): CreateStaticAddressRequest {
   checkShape(CreateStaticAddressBody, body, 'an address request');

@@ -1,6 +1,7 @@
 import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ArchivedAddresses, UnwatchedAddress } from '../chains/archived-addresses';
+import { nextStaticAddressMove } from './static-address.state';
 import { StaticAddressEntity, type StaticAddressRow } from '../db/entities/static-address';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRow, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
@@ -122,7 +123,7 @@ export class StaticAddressService {
   async archive(accountId: string, id: string): Promise<StaticAddressView> {
     const next = await this.deps.store.write(async (em) => {
       const row = await this.find(em, accountId, id, true);
-      if (row.status !== 'active') throw conflict('the address is already archived');
+      if (!nextStaticAddressMove(row.status, 'archive_manual')) throw conflict('the address is already archived');
       const next = await this.archiveRow(em, row, 'manual');
       if (!next) throw conflict('the address is already archived');
       return next;
@@ -138,12 +139,14 @@ export class StaticAddressService {
    */
   private async archiveRow(em: EntityManager, row: StaticAddressRow, reason: 'manual' | 'inactive'): Promise<StaticAddressRow | null> {
     const now = iso(this.deps.clock.now());
-    const set = { status: 'archived' as const, archived_at: now, deposit_revived: 0, updated_at: now };
-    const where = reason === 'inactive' ? { id: row.id, status: 'active', idle_since: row.idle_since } : { id: row.id, status: 'active' };
+    const move = nextStaticAddressMove(row.status, reason === 'inactive' ? 'archive_inactive' : 'archive_manual');
+    if (!move) return null;
+    const set = { status: move.to, archived_at: now, deposit_revived: 0, updated_at: now };
+    const where = reason === 'inactive' ? { id: row.id, status: row.status, idle_since: row.idle_since } : { id: row.id, status: row.status };
     if ((await updateRows(em, 'static_addresses', set, where)) !== 1) return null;
     const next: StaticAddressRow = { ...row, ...set };
     await this.deps.archived.unwatch(em, this.unwatched(next), now);
-    await this.emit(em, 'static_address.archived', next, { address: this.present(next), reason });
+    await this.emit(em, move.event, next, { address: this.present(next), reason: move.reason });
     return next;
   }
 
@@ -160,7 +163,7 @@ export class StaticAddressService {
     try {
       return await store.write(async (em) => {
         const row = await this.find(em, accountId, id, true);
-        if (row.status === 'active') throw conflict('the address is already active', { active_address_id: row.id });
+        if (!nextStaticAddressMove(row.status, 'restore_manual')) throw conflict('the address is already active', { active_address_id: row.id });
         const active = await this.activeOf(em, accountId, row.coin_id, row.customer_id);
         if (active) throw activeConflict(active.id);
         const next = await this.reactivate(em, row, 'manual', false);
@@ -197,7 +200,7 @@ export class StaticAddressService {
       await updateRows(em, 'static_addresses', set, { id: row.id });
       next = { ...row, ...set };
     }
-    if (next.status === 'archived') {
+    if (nextStaticAddressMove(next.status, 'restore_deposit')) {
       const other = await this.activeOf(em, next.account_id, next.coin_id, next.customer_id);
       next = (await this.reactivate(em, next, 'deposit', other !== null)) ?? next;
     }
@@ -285,11 +288,13 @@ export class StaticAddressService {
    */
   private async reactivate(em: EntityManager, row: StaticAddressRow, reason: RestoreReason, beside: boolean): Promise<StaticAddressRow | null> {
     const now = iso(this.deps.clock.now());
-    const set = { status: 'active' as const, archived_at: null, idle_since: now, warned_at: null, deposit_revived: beside ? 1 : 0, updated_at: now };
-    if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: 'archived' })) !== 1) return null;
+    const move = nextStaticAddressMove(row.status, reason === 'deposit' ? 'restore_deposit' : 'restore_manual');
+    if (!move) return null;
+    const set = { status: move.to, archived_at: null, idle_since: now, warned_at: null, deposit_revived: beside ? 1 : 0, updated_at: now };
+    if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: row.status })) !== 1) return null;
     const next: StaticAddressRow = { ...row, ...set };
     await this.deps.archived.rewatch(em, this.unwatched(next), now);
-    await this.emit(em, 'static_address.restored', next, { address: this.present(next), reason });
+    await this.emit(em, move.event, next, { address: this.present(next), reason: move.reason });
     return next;
   }
 

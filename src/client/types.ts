@@ -14,7 +14,7 @@ import type { BalanceView } from '../transactions/balance.service';
 import type { TransactionView } from '../transactions/transaction.service';
 import type { AttemptView, DeliveryView } from '../webhooks/delivery.service';
 import type { EndpointView } from '../webhooks/endpoint.service';
-import type { CreateEndpointBody, UpdateEndpointBody } from '../webhooks/webhook.api';
+import type { CreateEndpointBody, UpdateEndpointBody } from '../webhooks/endpoint.schema';
 import type { CreateWithdrawalBody, EstimateBody, EstimateSchema, WithdrawalSchema } from '../withdrawals/withdrawal.schema';
 
 export type Invoice = InvoiceView;

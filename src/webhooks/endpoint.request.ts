@@ -2,12 +2,10 @@ import { EVENT_TYPES, isEventType } from '../shared/events';
 import { validationError } from '../shared/errors';
 import type { TargetGuard } from '../shared/target-guard';
 import { checkShape } from '../shared/schema';
-import { CreateEndpointBody, RotateSecretBody, UpdateEndpointBody } from './webhook.api';
+import { CreateEndpointBody, RotateSecretBody, SECRET_MAX, SECRET_MIN, UpdateEndpointBody } from './endpoint.schema';
 
 export const ALL_EVENTS = '*';
 export const MAX_DESCRIPTION = 500;
-export const SECRET_MIN = 8;
-export const SECRET_MAX = 256;
 
 export interface EndpointInput {
   url?: string;

@@ -7,25 +7,7 @@ import { pageOf, pageQuery, timestamp, uuid } from '../shared/schema';
 import { WithdrawalSchema } from '../withdrawals/withdrawal.schema';
 import { DELIVERY_STATUSES, DeliverySchema, DeliveryWithAttemptsSchema } from './delivery.service';
 import { EndpointSchema, EndpointWithSecretSchema } from './endpoint.service';
-import { SECRET_MAX, SECRET_MIN } from './endpoint.request';
-
-const eventTypes = z.array(z.union([z.enum(EVENT_TYPES), z.literal('*')])).min(1).meta({ description: 'event types, or ["*"] for all' });
-const secret = z.string().min(SECRET_MIN).max(SECRET_MAX).meta({ description: 'used as given (spaces and punctuation allowed)' });
-
-export const CreateEndpointBody = z.strictObject({
-  url: z.string().meta({ description: 'an https:// URL on a public host' }),
-  event_types: eventTypes,
-  description: z.string().max(500).nullable().optional(),
-  enabled: z.boolean().optional(),
-  secret: secret.optional(),
-});
-export const UpdateEndpointBody = z.strictObject({
-  url: z.string().optional(),
-  event_types: eventTypes.optional(),
-  description: z.string().max(500).nullable().optional(),
-  enabled: z.boolean().optional(),
-});
-export const RotateSecretBody = z.strictObject({ secret: secret.optional() });
+import { CreateEndpointBody, RotateSecretBody, UpdateEndpointBody } from './endpoint.schema';
 
 const one = { tag: 'webhooks', auth: 'signed' } as const;
 const read = { ...one, permissions: ['read'] } as const;

@@ -11,7 +11,8 @@ import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { withdrawalApi } from './withdrawal.api';
 import { parseWithdrawalFilters, type WithdrawalFilters } from './withdrawal.query';
-import type { WithdrawalService, WithdrawalView } from './withdrawal.service';
+import type { WithdrawalService } from './withdrawal.service';
+import type { WithdrawalView } from './withdrawal.view';
 
 export interface WithdrawalRouteDeps {
   withdrawals: WithdrawalService;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decimal, timestamp, uuid, type Same } from '../shared/schema';
-import type { EstimateView, WithdrawalView } from './withdrawal.service';
+import type { EstimateView, WithdrawalView } from './withdrawal.view';
 
 /** A withdrawal as the API returns it (SPEC "Withdrawal"). */
 export const WithdrawalSchema = z

@@ -8,7 +8,6 @@ import type { TransactionRow } from '../db/entities/money';
 import type { AccountRow, MemberRow } from '../db/entities/team';
 import {
   WithdrawalEntity,
-  type NetworkFeeMode,
   type WithdrawalRow,
   type WithdrawalStatus,
 } from '../db/entities/withdrawals';
@@ -29,6 +28,7 @@ import { ROLES, SYSTEM, type TeamService, type Actor } from '../team/team.servic
 import { approverRefusal, REFUSAL_MESSAGES } from './approver-rule';
 import { FeeQuotes } from './fee-quotes';
 import { reviewDecision, type ReviewDecision } from './review-policy';
+import { presentWithdrawal, type EstimateView, type WithdrawalView } from './withdrawal.view';
 import type { WhitelistService } from './whitelist.service';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './state';
 import { addressRefused, parseEstimate, parsePayoutAmount, parseShape, type PayoutCoin } from './withdrawal.request';
@@ -36,22 +36,6 @@ import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query
 import { largestPayable, MAX_AMOUNT, type WithdrawalFees } from './withdraw-all';
 
 /** The withdrawal as GET returns it (PRODUCT §8): its row's public fields and its coin's names. */
-export type WithdrawalView = Pick<
-  WithdrawalRow,
-  | 'id' | 'status' | 'payout_id' | 'coin_id' | 'amount' | 'to_address' | 'comment' | 'review_reason' | 'txid' | 'confirmations'
-  | 'failure_reason' | 'platform_fee' | 'network_fee_reserved' | 'network_fee_charged' | 'network_fee_mode' | 'total_debit'
-  | 'created_at' | 'updated_at' | 'completed_at'
-> & { ticker: string; network: string };
-
-export interface EstimateView {
-  coin_id: string;
-  amount: string;
-  platform_fee: string;
-  network_fee_reserved: string;
-  network_fee_mode: NetworkFeeMode;
-  total_debit: string;
-  expires_at: string;
-}
 
 /** Who is asking to pay out: the signed request's key. */
 export interface PayoutCaller {
@@ -293,31 +277,9 @@ export class WithdrawalService {
   }
 
   present(row: WithdrawalRow): WithdrawalView {
-    const coin = this.deps.catalog.coin(row.coin_id);
-    return {
-      id: row.id,
-      status: row.status,
-      payout_id: row.payout_id,
-      coin_id: row.coin_id,
-      ticker: coin?.ticker ?? '',
-      network: coin?.network ?? '',
-      amount: row.amount,
-      to_address: row.to_address,
-      comment: row.comment,
-      review_reason: row.review_reason,
-      txid: row.txid,
-      confirmations: Number(row.confirmations),
-      failure_reason: row.failure_reason,
-      platform_fee: row.platform_fee,
-      network_fee_reserved: row.network_fee_reserved,
-      network_fee_charged: row.network_fee_charged,
-      network_fee_mode: row.network_fee_mode,
-      total_debit: row.total_debit,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      completed_at: row.completed_at,
-    };
+    return presentWithdrawal(row, this.deps.catalog);
   }
+
 
   /** The merchant's cancel: only before processing (SPEC), the hold released. */
   async cancel(accountId: string, id: string): Promise<WithdrawalView> {

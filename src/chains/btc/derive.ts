@@ -1,6 +1,6 @@
 import { networks, payments, type Network } from 'bitcoinjs-lib';
 import type { ChainConfig } from '../../config/schema';
-import type { AddressScheme } from '../derivation';
+import type { AddressScheme } from '../address-scheme';
 
 /** The presets of a btc chain's `network`; regtest is Bitcoin Core's (`bcrt`). */
 const PRESETS: Record<string, Network> = {

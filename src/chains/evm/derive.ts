@@ -1,6 +1,6 @@
 import { getAddress, keccak256 } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
-import type { AddressScheme } from '../derivation';
+import type { AddressScheme } from '../address-scheme';
 
 /**
  * The EIP-55 checksummed address of a secp256k1 public key (compressed or not): the last 20 bytes

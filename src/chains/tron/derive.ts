@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeBase58, getBytes, sha256, toBeHex } from 'ethers';
 import { evmAddress } from '../evm/derive';
-import type { AddressScheme } from '../derivation';
+import type { AddressScheme } from '../address-scheme';
 
 /** Tron's address version byte: base58check of 0x41 ‖ the 20-byte keccak hash gives `T...`. */
 const TRON_PREFIX = 0x41;
