@@ -139,6 +139,9 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     dropNext: () => void (next = 'drop'),
     hideNext: () => void (next = 'forward'),
     broadcasts,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
   };
 }
