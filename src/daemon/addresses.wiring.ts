@@ -13,6 +13,7 @@ import { DepositHandler } from '../addresses/deposit.handler';
 import { staticAddressRoutes } from '../addresses/static-address.routes';
 import { StaticAddressService } from '../addresses/static-address.service';
 import { archiveStaticAddressesJob, mergeAddressSearchJob } from '../jobs/archive-static-addresses.job';
+import type { DaemonModule } from './module';
 
 export interface StaticAddressesDeps {
   config: Config;
@@ -28,10 +29,19 @@ export interface StaticAddressesDeps {
   guards: RouteGuards;
 }
 
-/** Static addresses wired: the service, its API routes, the deposit handler for the transfer router, the automatic archive job and the search index's upkeep. */
+/**
+ * Static addresses wired: the service, its API routes, the deposit handler, the automatic archive
+ * job and, on SQLite, the address search index's upkeep.
+ */
 export function createStaticAddresses(deps: StaticAddressesDeps) {
   const service = new StaticAddressService({ ...deps, archived: new ArchivedAddresses(deps.watched) });
-  const deposits = new DepositHandler({ addresses: service, money: deps.money });
-  const routes = staticAddressRoutes({ ...deps, addresses: service });
-  return { service, deposits, routes, archiveJob: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days), searchJob: mergeAddressSearchJob(service) };
+  const module: DaemonModule = {
+    routes: [staticAddressRoutes({ ...deps, addresses: service })],
+    jobs: [
+      { job: archiveStaticAddressesJob(service, deps.config.static_addresses.archive_after_days), runAtStart: true },
+      ...(deps.store.dialect === 'sqlite' ? [{ job: mergeAddressSearchJob(service) }] : []),
+    ],
+    transfers: [{ purposes: ['static'], direction: 'incoming', handler: new DepositHandler({ addresses: service, money: deps.money }) }],
+  };
+  return { module, service };
 }

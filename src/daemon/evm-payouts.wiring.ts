@@ -2,7 +2,6 @@ import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ChainCore } from '../chains/chain-core';
 import { EvmAdapter } from '../chains/evm/evm-adapter';
-import type { TransferRouter } from '../chains/transfer-router';
 import type { Config } from '../config/schema';
 import type { Sealer } from '../db/seal';
 import type { Store } from '../db/store';
@@ -23,13 +22,14 @@ import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { AddressService } from '../wallet/address.service';
 import type { WalletSigner } from '../wallet/signer';
+import { gasStationAdminRoutes } from '../admin/gas-station.routes';
+import { WALLET_PURPOSES, type DaemonModule, type TransferRoute } from './module';
 
 export interface EvmPayoutsDeps {
   config: Config;
   store: Store;
   catalog: Catalog;
   chains: ChainCore;
-  router: TransferRouter;
   addresses: AddressService;
   signer: WalletSigner;
   sealer: Sealer;
@@ -48,6 +48,8 @@ export interface EvmPayoutsDeps {
 export function createEvmPayouts(deps: EvmPayoutsDeps) {
   const byChain = new Map<string, EvmChainPayouts | TronChainPayouts>();
   const rails = new Map<string, PayoutRail>();
+  const transfers: TransferRoute[] = [];
+  const screens: NonNullable<DaemonModule['screens']> = [];
   for (const chain of deps.config.chains) {
     const node = deps.chains.sender(chain.id);
     const ceiling = deps.ceilings.get(chain.id)!;
@@ -58,7 +60,7 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
       const treasuryOf = (em: EntityManager, accountId: string) => deps.addresses.treasury(em, accountId, chain.id);
       const sweeper = new TronSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, ceiling, clock: deps.clock, logger });
       for (const kind of ['sweep', 'topup', 'stake', 'delegate', 'undelegate'] as const) queue.own(kind, sweeper);
-      deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
+      screens.push((em, transfer) => sweeper.isTopUp(em, transfer));
       byChain.set(chain.id, new TronChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock }));
       rails.set(chain.id, new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, gasStation, ceiling, logger }));
       continue;
@@ -82,9 +84,9 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     });
     // The sweeper books what the chain takes for the wallet's own sends: its sweeps and top-ups, and the fillers of given-back nonces.
     queue.own('sweep', sweeper).own('topup', sweeper).own('filler', sweeper);
-    deps.router.screen((em, transfer) => sweeper.isTopUp(em, transfer));
+    screens.push((em, transfer) => sweeper.isTopUp(em, transfer));
     // The wallet's own spends from every kind of address: a final send reorganised away is followed again.
-    for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) deps.router.register(purpose, 'outgoing', queue);
+    transfers.push({ purposes: WALLET_PURPOSES, direction: 'outgoing', handler: queue });
     const payouts = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
     const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf: (em, accountId) => deps.addresses.treasury(em, accountId, chain.id), ceiling, money: deps.money, clock: deps.clock, logger });
     payouts.addGasNeed(() => rail.gasNeed());
@@ -97,11 +99,12 @@ export function createEvmPayouts(deps: EvmPayoutsDeps) {
     schedule: { everyMs: deps.config.chains.find((x) => x.id === c.chainId)!.watch.poll_interval_ms },
     run: (signal) => c.pass(signal),
   }));
+  const module: DaemonModule = { adminRoutes: [gasStationAdminRoutes(byChain)], jobs: jobs.map((job) => ({ job, runAtStart: true })), transfers, screens };
   return {
+    module,
     byChain,
     /** Each chain's payout rail, for the one payout worker. */
     rails,
-    jobs,
     /** The gas stations are the wallet's too: never a payout's destination. */
     isGasStation: (chainId: string, address: string) => byChain.get(chainId)?.gasStation.address === address,
     gasStations: () => [...byChain.values()].map((c) => c.status()),

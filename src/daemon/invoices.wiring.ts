@@ -20,6 +20,7 @@ import { checkoutRoutes } from '../checkout/checkout.routes';
 import { CheckoutService } from '../checkout/checkout.service';
 import { embedRoutes } from '../checkout/embed.routes';
 import { EmbedService } from '../checkout/embed.service';
+import type { DaemonModule } from './module';
 
 export interface InvoicesDeps {
   config: Config;
@@ -38,8 +39,8 @@ export interface InvoicesDeps {
   guards: RouteGuards;
 }
 
-/** Invoices wired: the service, its API routes, the payment page, the payment handler for the transfer router, the expiry job. */
-export function createInvoices(deps: InvoicesDeps) {
+/** Invoices wired: the service, its API routes and the payment page, the payment handler, the expiry job; invoices due expire at start. */
+export async function createInvoices(deps: InvoicesDeps) {
   const presenter = new InvoicePresenter(deps.catalog, deps.config.base_url);
   const service = new InvoiceService({ ...deps, allocator: deps.allocator ?? noWallet, presenter });
   const payments = new InvoicePaymentHandler({ invoices: service, money: deps.money });
@@ -54,11 +55,17 @@ export function createInvoices(deps: InvoicesDeps) {
   });
   const embed = new EmbedService(deps.store, deps.clock);
   const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
-  const pageRoutes = [
-    checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
-    embedRoutes({ embed, testnet: deps.config.network === 'testnet', guards: deps.guards }),
-  ];
-  return { service, presenter, payments, routes, checkout, pageRoutes, expiryJob: expireInvoicesJob(service) };
+  await service.expireDue();
+  const module: DaemonModule = {
+    routes: [
+      routes,
+      checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
+      embedRoutes({ embed, testnet: deps.config.network === 'testnet', guards: deps.guards }),
+    ],
+    jobs: [{ job: expireInvoicesJob(service) }],
+    transfers: [{ purposes: ['invoice'], direction: 'incoming', handler: payments }],
+  };
+  return { module, service, presenter };
 }
 
 const noWallet: AddressAllocator = {

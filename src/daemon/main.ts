@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/schema';
 import { ensureDataDir, loadMasterKey, Sealer } from '../db/seal';
 import { bindSealedValues } from '../db/sealed-values';
@@ -30,16 +30,10 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from './auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
-import { ArchivedScan } from '../chains/archived-scan';
-import { scanArchivedAddressesJob } from '../jobs/scan-archived-addresses.job';
-import { ChainCore, type AdapterFactory } from '../chains/chain-core';
-import { adapterFor } from '../chains/adapters';
-import { checkTokenDecimals } from '../chains/token-decimals';
-import { TransferRecorder } from '../chains/transfer-recorder';
+import type { ArchivedScan } from '../chains/archived-scan';
+import type { ChainCore, AdapterFactory } from '../chains/chain-core';
+import type { TransferRecorder } from '../chains/transfer-recorder';
 import { TransferRouter } from '../chains/transfer-router';
-import { WalletCoins } from '../chains/wallet-coins';
-import { watchChainJob } from '../jobs/watch-chain.job';
-import { gasStationAdminRoutes } from '../admin/gas-station.routes';
 import { createEvmPayouts } from './evm-payouts.wiring';
 import { feeCeilings } from '../payouts/fee-ceiling';
 import { walletAdminRoutes } from '../admin/wallet.routes';
@@ -55,17 +49,16 @@ import { createStaticAddresses } from './addresses.wiring';
 import { createWithdrawals } from './withdrawals.wiring';
 import type { PayoutCheckpoint } from '../payouts/payout-worker';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
-import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import { dashboardAdminRoutes } from '../admin/dashboard.routes';
 import { DashboardSnapshots } from '../admin/dashboard.snapshot';
 import { LogTail } from '../shared/log-tail';
 import type { AddressAllocator } from '../wallet/allocator';
 import { AddressLookahead } from '../wallet/address-lookahead';
-import type { Permission } from '../auth/auth.middleware';
 import type { SensitiveLimits } from '../auth/sensitive-limiter';
-import type { AppMiddleware, AppRouter } from '../http/context';
+import type { AppRouter, RouteGuards } from '../http/context';
+import { createChains } from './chains.wiring';
+import { OpenParts, type DaemonModule } from './module';
 
-type Authenticate = (permission: Permission | null) => AppMiddleware;
 import { adminSocketPath, pidFilePath } from './paths';
 import { UserError } from '../shared/errors';
 import { dnsResolver, TargetGuard } from '../shared/target-guard';
@@ -80,7 +73,7 @@ export interface DaemonOptions {
   /** Tests: build chain adapters with this factory instead of the families' own. */
   adapterFor?: AdapterFactory;
   /** Tests only: extra API routers, mounted last, built with the real auth and idempotency middleware. */
-  extraRouters?: (parts: { authenticate: Authenticate; idempotent: AppMiddleware }) => AppRouter[];
+  extraRouters?: (guards: RouteGuards) => AppRouter[];
   /** Tests: how many signatures one key may hold in the replay guard (REPLAY_KEY_SHARE otherwise). */
   replayKeyShare?: number;
   /** Benchmarks: the sensitive-operation limits (SPEC "Limits") instead of the defaults. */
@@ -111,10 +104,10 @@ export interface Daemon {
   ledger: Ledger;
   /** The one owner of money movement. */
   money: MoneyMovement;
-  invoices: ReturnType<typeof createInvoices>;
+  invoices: Awaited<ReturnType<typeof createInvoices>>;
   staticAddresses: ReturnType<typeof createStaticAddresses>;
   withdrawals: ReturnType<typeof createWithdrawals>;
-  webhooks: ReturnType<typeof createWebhooks>;
+  webhooks: Awaited<ReturnType<typeof createWebhooks>>;
   chains: ChainCore;
   /** Each watched chain's slow scan of archived static addresses (tests and benchmarks run a round directly). */
   archivedScans: ArchivedScan[];
@@ -128,106 +121,106 @@ export interface Daemon {
 
 export { pidFilePath };
 
-/** The one place that wires config → store → services → API, admin socket and jobs. */
+/**
+ * The one place that wires config → store → services → API, admin socket and jobs: each part's
+ * `*.wiring.ts` returns a DaemonModule; the list is folded into the routers, the scheduler and the
+ * transfer router, and what is open is closed in reverse order, by stop() or by a start that fails.
+ */
 export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
   // The dashboard's Log screen reads the newest lines from memory over the admin socket.
   const logTail = new LogTail();
   const logger = logTail.wrap(opts.logger ?? createLogger({ level: config.log_level }));
-  const clock = opts.clock ?? systemClock;
   ensureDataDir(config.data_dir);
   const sealer = new Sealer(loadMasterKey(config.data_dir, { create: false }));
   // The one shutdown signal: stop() aborts it, and every job, chain scan and webhook attempt sees it.
   const shutdown = new AbortController();
-  const { signal } = shutdown;
+  const open = new OpenParts(logger);
+  try {
+    return await wire({ config, opts, logger, logTail, clock: opts.clock ?? systemClock, sealer, shutdown, open });
+  } catch (err) {
+    shutdown.abort();
+    await open.closeAll();
+    throw err;
+  }
+}
 
+interface Start {
+  config: Config;
+  opts: DaemonOptions;
+  logger: Logger;
+  logTail: LogTail;
+  clock: Clock;
+  sealer: Sealer;
+  shutdown: AbortController;
+  open: OpenParts;
+}
+
+async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, open }: Start): Promise<Daemon> {
+  const { signal } = shutdown;
   const store = await Store.open({ url: config.database.url, backgroundCheckpoints: true });
+  open.add('store', () => store.close());
   const applied = await store.migrate();
   if (applied.length) logger.info('migrations applied', { migrations: applied });
-  const bound = await bindSealedValues(store, sealer).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
+  const bound = await bindSealedValues(store, sealer);
   if (bound) logger.info('sealed values bound to their rows', { values: bound });
 
-  const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' })).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
+  const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' }));
   const wallet = new HdWallet(signer);
   const catalog = new Catalog(config.chains, config.fiat);
   const watched = new WatchedAddresses();
   const lookahead = new AddressLookahead(config.chains);
+  open.add('address lookahead', () => lookahead.close());
   const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock, lookahead });
   await addresses.loadWatched();
+  const allocator = opts.allocator ?? addresses;
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
-  const auth = createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits });
-  await auth.idempotency.recoverAbandoned({ atStart: true });
-
   const outbox = new Outbox();
   const ledger = new Ledger(clock);
   const money = new MoneyMovement({ ledger, catalog, clock });
   // One guard for every URL an account gives, so its bound on names resolving at once is one.
   const guard = new TargetGuard({ allowPrivate: config.webhooks.allow_private_targets, resolve: opts.webhooks?.resolve ?? dnsResolver(config.webhooks.dns) });
-  const invoices = createInvoices({ config, store, catalog, rates, allocator: opts.allocator ?? addresses, outbox, money, clock, logger, guard, guards: auth.guards });
-  await invoices.service.expireDue();
-  const webhooks = createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards: auth.guards, signal, ...opts.webhooks });
-  await webhooks.dispatcher.recoverInterrupted();
-  const staticAddresses = createStaticAddresses({ config, store, catalog, allocator: opts.allocator ?? addresses, outbox, money, watched, clock, logger, guards: auth.guards });
-  const router = new TransferRouter().register('invoice', 'incoming', invoices.payments).register('static', 'incoming', staticAddresses.deposits);
-  const coins = new WalletCoins(watched);
-  await coins.load(store);
-  const recorder = new TransferRecorder(router, coins, clock);
-  const chains = new ChainCore({
-    chains: config.chains,
-    adapterFor: opts.adapterFor ?? adapterFor,
-    store,
-    recorder,
-    watched,
-    coins,
-    // Only a shared database has addresses issued by another daemon to learn before each batch.
-    learnAddresses: store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined,
-    catalog,
-    clock,
-    logger,
-  });
-  await chains.prepare(signal);
-  await checkTokenDecimals(config.chains, (chainId) => chains.sender(chainId), logger, signal).catch(async (err: unknown) => {
-    await chains.close();
-    await store.close();
-    throw err;
-  });
+
+  const router = new TransferRouter();
+  const modules: DaemonModule[] = [];
+  const install = <T extends { module: DaemonModule }>(name: string, part: T): T => {
+    modules.push(part.module);
+    for (const route of part.module.transfers ?? []) for (const purpose of route.purposes) router.register(purpose, route.direction, route.handler);
+    for (const screen of part.module.screens ?? []) router.screen(screen);
+    if (part.module.close) open.add(name, part.module.close);
+    return part;
+  };
+  const auth = install('auth', await createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits }));
+  const { guards } = auth;
+  const invoices = install('invoices', await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards }));
+  const webhooks = install('webhooks', await createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards, signal, ...opts.webhooks }));
+  const staticAddresses = install('static addresses', createStaticAddresses({ config, store, catalog, allocator, outbox, money, watched, clock, logger, guards }));
+  // Only a shared database has addresses issued by another daemon to learn before each batch.
+  const learnAddresses = store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined;
+  const chains = install('chains', await createChains({ config, store, catalog, watched, router, learnAddresses, adapterFor: opts.adapterFor, clock, logger, signal }));
   const ceilings = feeCeilings(config.chains, clock);
-  const evmPayouts = createEvmPayouts({ config, store, catalog, chains, router, addresses, signer, sealer, money, ceilings, clock, logger });
-  const withdrawals = createWithdrawals({ config, store, catalog, rates, chains, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards: auth.guards, signer, addresses, sealer, payoutCheckpoint: opts.payoutCheckpoint, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings });
-  // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
-  for (const purpose of ['invoice', 'static', 'change', 'treasury'] as const) router.register(purpose, 'outgoing', withdrawals.payoutTransfers);
+  const evmPayouts = install('evm payouts', createEvmPayouts({ config, store, catalog, chains: chains.core, addresses, signer, sealer, money, ceilings, clock, logger }));
+  const withdrawals = install('withdrawals', createWithdrawals({ config, store, catalog, rates, chains: chains.core, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards, signer, addresses, sealer, payoutCheckpoint: opts.payoutCheckpoint, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings }));
+  install('api', {
+    module: {
+      routes: [transactionsApi({ store, catalog, clock, logger, guards }), ...(opts.extraRouters?.(guards) ?? [])],
+      jobs: [{ job: refreshRatesJob(rates, config.rates.refresh_seconds), runAtStart: true }],
+    },
+  });
 
+  // Stopped after the servers close (closing is in reverse order), before the parts its jobs use.
   const scheduler = new Scheduler(logger, signal);
+  open.add('scheduler', () => scheduler.stop());
   const startedAt = clock.now();
-
   const alerts = () => payoutAlerts(store.read, clock.now(), config.payouts.stuck_alert_minutes);
-  const metrics = config.metrics.listen ? createMetrics({ store, chains, catalog, payoutAlerts: alerts }) : null;
+  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts }) : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
     screen: auth.screen,
     observe: metrics?.koaObserver(),
-    routers: [
-      healthRoutes(),
-      readyRoutes(() => readiness({ store, chains })),
-      openApiRoutes(openApiDocument),
-      catalogRoutes({ catalog, rates, guards: auth.guards }),
-      ...auth.apiRoutes,
-      invoices.routes,
-      staticAddresses.routes,
-      ...invoices.pageRoutes,
-      withdrawals.routes,
-      webhooks.routes,
-      ...(opts.extraRouters?.(auth) ?? []),
-      transactionsApi({ store, catalog, clock, logger, guards: auth.guards }),
-    ],
+    routers: [healthRoutes(), readyRoutes(() => readiness({ store, chains: chains.core })), openApiRoutes(openApiDocument), catalogRoutes({ catalog, rates, guards }), ...modules.flatMap((m) => m.routes ?? [])],
   });
   const server = http.createServer(app.callback());
   answerClientErrors(server);
@@ -235,59 +228,40 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.listen.port, config.listen.host, () => resolve());
-  }).catch(async (err: NodeJS.ErrnoException) => {
-    await store.close();
+  }).catch((err: NodeJS.ErrnoException) => {
     throw listenError(err, `${config.listen.host}:${config.listen.port}`);
   });
+  open.add('API server', () => closeServer(server));
   const addr = server.address() as AddressInfo;
   const apiUrl = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
 
-  const metricsServer = metrics && config.metrics.listen
-    ? await listenMetrics(metrics, config.metrics.listen.host, config.metrics.listen.port, (err) => logger.error('metrics scrape failed', { error: String(err) })).catch(async (err: NodeJS.ErrnoException) => {
-        await closeServer(server);
-        await store.close();
-        throw listenError(err, `${config.metrics.listen!.host}:${config.metrics.listen!.port}`, 'metrics.listen');
-      })
-    : null;
+  const metricsServer =
+    metrics && config.metrics.listen
+      ? await listenMetrics(metrics, config.metrics.listen.host, config.metrics.listen.port, (err) => logger.error('metrics scrape failed', { error: String(err) })).catch((err: NodeJS.ErrnoException) => {
+          throw listenError(err, `${config.metrics.listen!.host}:${config.metrics.listen!.port}`, 'metrics.listen');
+        })
+      : null;
+  if (metricsServer) open.add('metrics server', () => closeServer(metricsServer.server));
 
+  const gasStations = evmPayouts.gasStations;
   const admin = await listenAdmin(
     adminSocketPath(config.data_dir),
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains, gasStations: evmPayouts.gasStations, payoutAlerts: alerts, feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []) }),
-      gasStationAdminRoutes(evmPayouts.byChain),
+      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains: chains.core, gasStations, payoutAlerts: alerts, feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []) }),
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
       walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
-      ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.holdings(chainId) }),
+      ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.core.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
-      webhooksAdminRoutes(webhooks),
-      ...withdrawals.adminRoutes,
-      ...auth.adminRoutes,
-      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains, ledger, logTail, clock, startedAt, gasStations: evmPayouts.gasStations, payoutAlerts: alerts })),
+      ...modules.flatMap((m) => m.adminRoutes ?? []),
+      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains: chains.core, ledger, logTail, clock, startedAt, gasStations, payoutAlerts: alerts })),
     ],
     logger,
-  ).catch(async (err: unknown) => {
-    await closeServer(server);
-    if (metricsServer) await closeServer(metricsServer.server);
-    await store.close();
-    throw err;
-  });
+  );
+  open.add('admin socket', () => closeServer(admin));
 
-  scheduler.add(invoices.expiryJob);
-  scheduler.add(auth.usageJob);
-  scheduler.add(staticAddresses.archiveJob, { runAtStart: true });
-  if (store.dialect === 'sqlite') scheduler.add(staticAddresses.searchJob);
-  const archivedScans = chains.readers().map(({ chain, adapter }) => new ArchivedScan({ chain, adapter, store, recorder, watched, catalog, clock, logger }));
-  scheduler.add(scanArchivedAddressesJob(archivedScans, config.static_addresses.archived_scan_hours * 3600_000), { runAtStart: true });
-  scheduler.add(withdrawals.reviewExpiryJob, { runAtStart: true });
-  for (const job of withdrawals.payoutJobs) scheduler.add(job, { runAtStart: true });
-  scheduler.add(webhooks.job, { runAtStart: true });
-  for (const watcher of chains.watchers) scheduler.add(watchChainJob(watcher), { runAtStart: true });
-  for (const job of evmPayouts.jobs) scheduler.add(job, { runAtStart: true });
-  scheduler.add(refreshRatesJob(rates, config.rates.refresh_seconds), { runAtStart: true });
-  scheduler.add({ name: 'idempotency-upkeep', schedule: '*/1 * * * *', run: () => auth.idempotency.upkeep() });
-  scheduler.add({ name: 'expire-withdraw-requests', schedule: '*/1 * * * *', run: async () => void (await auth.keys.expireRequests()) }, { runAtStart: true });
+  for (const { job, runAtStart } of modules.flatMap((m) => m.jobs ?? [])) scheduler.add(job, { runAtStart });
 
   const pidFile = pidFilePath(config.data_dir);
   if (opts.pidFile) writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 });
@@ -298,25 +272,38 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     (stopping ??= (async () => {
       logger.info('coinkeepd stopping');
       shutdown.abort();
-      const closed = Promise.all([closeServer(server), closeServer(admin), ...(metricsServer ? [closeServer(metricsServer.server)] : [])]);
-      await scheduler.stop();
-      await closed;
-      auth.close();
-      await chains.close();
-      await webhooks.dispatcher.close();
-      await lookahead.close();
-      await store.close();
-      if (opts.pidFile) {
-        try {
-          unlinkSync(pidFile);
-        } catch {
-          /* already gone */
-        }
-      }
+      await open.closeAll();
+      if (opts.pidFile) rmSync(pidFile, { force: true });
       logger.info('coinkeepd stopped');
     })());
 
-  return { config, apiUrl, metricsUrl: metricsServer?.url ?? null, store, team, keys: auth.keys, rates, catalog, wallet, signer, watched, addresses, outbox, ledger, money, invoices, staticAddresses, withdrawals, webhooks, chains, archivedScans, recorder, evmPayouts, logger, stop };
+  return {
+    config,
+    apiUrl,
+    metricsUrl: metricsServer?.url ?? null,
+    store,
+    team,
+    keys: auth.keys,
+    rates,
+    catalog,
+    wallet,
+    signer,
+    watched,
+    addresses,
+    outbox,
+    ledger,
+    money,
+    invoices,
+    staticAddresses,
+    withdrawals,
+    webhooks,
+    chains: chains.core,
+    archivedScans: chains.archivedScans,
+    recorder: chains.recorder,
+    evmPayouts,
+    logger,
+    stop,
+  };
 }
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */

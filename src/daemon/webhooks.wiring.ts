@@ -16,6 +16,8 @@ import { WebhookSecrets } from '../webhooks/secrets';
 import { WebhookSender } from '../webhooks/sender';
 import { ThreadedSender } from '../webhooks/sender-thread';
 import { webhookRoutes } from '../webhooks/webhook.routes';
+import { webhooksAdminRoutes } from '../admin/webhooks.routes';
+import type { DaemonModule } from './module';
 
 export interface WebhooksDeps {
   config: Config;
@@ -37,8 +39,8 @@ export interface WebhooksDeps {
   timeoutMs?: number;
 }
 
-/** Webhooks wired: endpoints, the delivery log, the dispatcher woken by the outbox, and its job. */
-export function createWebhooks(deps: WebhooksDeps) {
+/** Webhooks wired: endpoints, the delivery log, the dispatcher woken by the outbox, and its job; attempts a stop interrupted are taken up again. */
+export async function createWebhooks(deps: WebhooksDeps) {
   const secrets = new WebhookSecrets(deps.sealer);
   const callbackSecrets = new CallbackSecrets({ store: deps.store, secrets, clock: deps.clock });
   const limits = deps.limits ?? DEFAULT_LIMITS;
@@ -49,9 +51,15 @@ export function createWebhooks(deps: WebhooksDeps) {
     : new ThreadedSender({ allowPrivate, dns, timeoutMs: deps.timeoutMs, ...limits });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
   const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets, signal: deps.signal }, limits);
+  await dispatcher.recoverInterrupted();
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
   const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
-  const routes = webhookRoutes({ endpoints, deliveries, guard: deps.guard, guards: deps.guards });
-  return { endpoints, deliveries, callbackSecrets, dispatcher, routes, job: deliverWebhooksJob(dispatcher) };
+  const module: DaemonModule = {
+    routes: [webhookRoutes({ endpoints, deliveries, guard: deps.guard, guards: deps.guards })],
+    adminRoutes: [webhooksAdminRoutes({ deliveries, callbackSecrets })],
+    jobs: [{ job: deliverWebhooksJob(dispatcher), runAtStart: true }],
+    close: () => dispatcher.close(),
+  };
+  return { module, endpoints, deliveries, callbackSecrets, dispatcher };
 }

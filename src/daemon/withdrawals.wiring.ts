@@ -31,6 +31,7 @@ import type { Job } from '../jobs/scheduler';
 import type { ChainConfig } from '../config/schema';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { WhitelistService, type WhitelistDeps } from '../withdrawals/whitelist.service';
+import { WALLET_PURPOSES, type DaemonModule } from './module';
 
 export interface WithdrawalsDeps {
   config: Config;
@@ -63,7 +64,7 @@ export interface WithdrawalsDeps {
   ceilings: ReadonlyMap<string, FeeCeiling>;
 }
 
-/** Withdrawals wired: the service, its API and admin routes, the review expiry job. */
+/** Withdrawals wired: the service, its API and admin routes, the review expiry job, a payout worker per chain with a rail, and the handler of the wallet's own spends. */
 export function createWithdrawals(deps: WithdrawalsDeps) {
   const btcRails = new Map<string, BtcRail>();
   const senderOf = (chainId: string) => deps.chains.sender(chainId);
@@ -94,14 +95,6 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
       return rail instanceof TronRail ? (req) => rail.networkCost(req) : null;
     },
   });
-  const routes = withdrawalRoutes({
-    withdrawals: service,
-    keys: deps.keys,
-    guards: deps.guards,
-    clock: deps.clock,
-    logger: deps.logger,
-  });
-
   // The payout worker: one per chain with a payout rail, each run once across daemons.
   const payouts = new PayoutStore(deps.sealer);
   const payoutJobs: Job[] = [];
@@ -128,15 +121,14 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
   }
   const payoutTransfers = new PayoutTransfers({ payouts, withdrawals: service, clock: deps.clock, logger: deps.logger.child({ component: 'payouts' }) });
   const cancels = new PayoutCancels({ store: deps.store, payouts, team: deps.team, clock: deps.clock });
-  return {
-    service,
-    routes,
-    whitelist,
+  const module: DaemonModule = {
+    routes: [withdrawalRoutes({ withdrawals: service, keys: deps.keys, guards: deps.guards, clock: deps.clock, logger: deps.logger })],
     adminRoutes: [withdrawalsAdminRoutes(service, whitelist), payoutsAdminRoutes(cancels)],
-    reviewExpiryJob: expireWithdrawalReviewsJob(service),
-    payoutJobs,
-    payoutTransfers,
+    jobs: [{ job: expireWithdrawalReviewsJob(service), runAtStart: true }, ...payoutJobs.map((job) => ({ job, runAtStart: true }))],
+    // The wallet's own spends, whatever address they spend from, go to the payouts' handler.
+    transfers: [{ purposes: WALLET_PURPOSES, direction: 'outgoing', handler: payoutTransfers }],
   };
+  return { module, service, whitelist, payoutJobs };
 }
 
 /** The payout rail of a chain whose node can send; null for a family without one yet. */

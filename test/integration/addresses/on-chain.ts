@@ -4,7 +4,7 @@
  */
 import type { ExecutionContext } from 'ava';
 import ExcelJS from 'exceljs';
-import { ARCHIVE_WARNING_MS } from '../../../src/jobs/archive-static-addresses.job';
+import { archiveStaticAddressesJob, ARCHIVE_WARNING_MS } from '../../../src/jobs/archive-static-addresses.job';
 import type { FakeClock } from '../../../src/shared/clock';
 import { SignedClient } from '../../helpers/api-client';
 import { parseCsv } from '../../helpers/csv';
@@ -195,7 +195,7 @@ export async function autoArchiveOnChain(
   const idle = await create('cust-idle');
   const busy = await create('cust-busy');
   const chainId = f.td.daemon.config.chains[0]!.id;
-  const job = () => f.td.daemon.staticAddresses.archiveJob.run(new AbortController().signal);
+  const job = () => archiveStaticAddressesJob(f.td.daemon.staticAddresses.service, f.td.daemon.config.static_addresses.archive_after_days).run(new AbortController().signal);
   const status = async (id: string) => (await f.api.get(`/v1/addresses/${id}`)).body.status;
   const warnings = async () => (await f.events('static_address.archive_warning')).map((e) => e.object_id);
 

@@ -6,7 +6,6 @@
  * payout is then paid once.
  */
 import test from 'ava';
-import { TransferRouter } from '../../../src/chains/transfer-router';
 import { createEvmPayouts } from '../../../src/daemon/evm-payouts.wiring';
 import { loadMasterKey, Sealer } from '../../../src/db/seal';
 import { feeCeilings } from '../../../src/payouts/fee-ceiling';
@@ -38,7 +37,6 @@ test('a payout waiting for deposits under their sweep minimum asks for them in t
     store: d.store,
     catalog: d.catalog,
     chains: d.chains,
-    router: new TransferRouter(),
     addresses: d.addresses,
     signer: d.signer,
     sealer: new Sealer(loadMasterKey(f.td.dataDir, { create: false })),
