@@ -324,7 +324,7 @@ export class StaticAddressService {
   }
 
   /**
-   * How `search` is matched (README "Static addresses"). Shorter than 3 characters: a prefix of the
+   * How `search` is matched (docs/invoices.md, "Static addresses"). Shorter than 3 characters: a prefix of the
    * address, the customer id or the label, each alternative a range on its own per-account index.
    * From 3 characters: a substring of any of them, through a trigram index. On PostgreSQL `LIKE`
    * uses the pg_trgm indexes (when the extension could be created) and the planner chooses. On

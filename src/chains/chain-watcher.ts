@@ -481,7 +481,7 @@ export class ChainWatcher {
 
   private halt(reason: string): void {
     this.halted = reason;
-    this.log.error('chain scanning stopped', { reason, hint: 'see README "Chains": a reorganisation deeper than reorg_max_depth' });
+    this.log.error('chain scanning stopped', { reason, hint: 'see docs/chains.md: a reorganisation deeper than reorg_max_depth' });
   }
 
   private applyMaintenance(): void {

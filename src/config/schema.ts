@@ -16,7 +16,7 @@ export interface TokenConfig {
 
 /** How the chain core watches a chain; from the chain's `options`, checked at load. */
 export interface ChainWatchOptions {
-  /** Deepest reorganisation the core follows; a deeper one stops the chain's scanning (README "Chains"). */
+  /** Deepest reorganisation the core follows; a deeper one stops the chain's scanning (docs/chains.md). */
   reorg_max_depth: number;
   poll_interval_ms: number;
   /** Blocks fetched per request while catching up. */

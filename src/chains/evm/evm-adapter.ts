@@ -90,7 +90,7 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
  * of the configured ERC-20 contracts (one eth_getLogs over the range by contract and topic). A
  * transaction's value to one of our addresses always arrives: they are plain accounts without code,
  * which cannot revert a value transfer. Value moved by contract internals (a contract sending ether
- * in an internal call) is not a transaction's value nor a log, and is not seen (README "Chains").
+ * in an internal call) is not a transaction's value nor a log, and is not seen (docs/chains.md).
  */
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;

@@ -96,7 +96,7 @@ interface TronTxInfo {
  * succeeded (a failed or reverted call credits nothing, though it is mined and its fee paid).
  * Transaction infos are read only for blocks holding a call to a configured contract. Addresses
  * leave in base58 `T...`. TRX moved by contract internals, TRC-10 assets and tokens not configured
- * are not seen (README "Chains").
+ * are not seen (docs/chains.md).
  */
 export class TronAdapter implements ChainAdapter {
   readonly chainId: string;
