@@ -1,8 +1,8 @@
-import type { ChainConfig } from '../../config/schema';
-import type { Store } from '../../db/store';
-import type { Clock } from '../../shared/clock';
-import { iso } from '../../shared/clock';
-import { Amount } from '../../shared/money';
+import type { ChainConfig } from '../../../config/schema';
+import type { Store } from '../../../db/store';
+import type { Clock } from '../../../shared/clock';
+import { iso } from '../../../shared/clock';
+import { Amount } from '../../../shared/money';
 import type { EvmNode } from './evm-node';
 import type { EvmSendQueue } from './send-queue';
 import type { EvmSweeper } from './sweeper';

@@ -7,16 +7,16 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
 import type { EntityManager } from 'typeorm';
-import { btcScheme } from '../../../../src/chains/btc/derive';
-import { parseConfig } from '../../../../src/config/schema';
-import { BtcRail } from '../../../../src/payouts/btc/btc-rail';
-import { feeCeilings } from '../../../../src/payouts/fee-ceiling';
-import type { StoredPayout } from '../../../../src/payouts/rail';
-import { FakeClock } from '../../../../src/shared/clock';
-import { silentLogger } from '../../../../src/shared/logger';
-import { HdWallet } from '../../../../src/wallet/hd';
-import { WalletSigner } from '../../../../src/wallet/signer';
-import { TEST_MNEMONIC } from '../../../helpers/test-mnemonic';
+import { btcScheme } from '../../../../../src/chains/btc/derive';
+import { parseConfig } from '../../../../../src/config/schema';
+import { BtcRail } from '../../../../../src/chains/btc/payouts/btc-rail';
+import { feeCeilings } from '../../../../../src/payouts/fee-ceiling';
+import type { StoredPayout } from '../../../../../src/payouts/rail';
+import { FakeClock } from '../../../../../src/shared/clock';
+import { silentLogger } from '../../../../../src/shared/logger';
+import { HdWallet } from '../../../../../src/wallet/hd';
+import { WalletSigner } from '../../../../../src/wallet/signer';
+import { TEST_MNEMONIC } from '../../../../helpers/test-mnemonic';
 
 const chain = parseConfig({
   chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a }, payouts: { max_fee: 50 } }],

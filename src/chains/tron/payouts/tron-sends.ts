@@ -1,17 +1,17 @@
 import type { EntityManager } from 'typeorm';
-import { NATIVE_ASSET, type Catalog } from '../../catalog/coins';
-import { signTronContract, trc20TransferData, tronHexAddress, type TronContract, type TronRefBlock } from '../../chains/tron/transaction';
-import type { ChainConfig } from '../../config/schema';
-import type { Sealer } from '../../db/seal';
-import { cells } from '../../db/sealed-values';
-import type { Store } from '../../db/store';
-import { iso, type Clock } from '../../shared/clock';
-import { newTimeOrderedId } from '../../shared/ids';
-import type { Logger } from '../../shared/logger';
-import type { EvmSendOwner } from '../evm/send-queue';
-import { undelivered } from '../token-delivery';
-import { tronDigits } from '../../chains/tron/derive';
-import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from '../evm/send-store';
+import { NATIVE_ASSET, type Catalog } from '../../../catalog/coins';
+import { signTronContract, trc20TransferData, tronHexAddress, type TronContract, type TronRefBlock } from '../transaction';
+import type { ChainConfig } from '../../../config/schema';
+import type { Sealer } from '../../../db/seal';
+import { cells } from '../../../db/sealed-values';
+import type { Store } from '../../../db/store';
+import { iso, type Clock } from '../../../shared/clock';
+import { newTimeOrderedId } from '../../../shared/ids';
+import type { Logger } from '../../../shared/logger';
+import type { EvmSendOwner } from '../../evm/payouts/send-queue';
+import { undelivered } from '../../../payouts/token-delivery';
+import { tronDigits } from '../derive';
+import { insertSend, nextNonce, sendById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from '../../evm/payouts/send-store';
 import type { TronNodeApi } from './tron-node-api';
 
 /** A Tron transaction of the wallet's to sign and store. */

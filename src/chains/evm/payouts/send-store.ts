@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../../db/raw';
+import { inList, insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../../../db/raw';
 
 /**
  * What one of the wallet's own transactions on an account chain does (PRODUCT §8a): EVM and Tron

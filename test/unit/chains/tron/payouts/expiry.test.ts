@@ -4,7 +4,7 @@
  * reorganisation could still bring a branch that mines it).
  */
 import test from 'ava';
-import { expiredForGood } from '../../../../src/payouts/tron/tron-sends';
+import { expiredForGood } from '../../../../../src/chains/tron/payouts/tron-sends';
 
 /** Block n at 3 s a block from 0. */
 const chain = { blockTime: async (h: number) => h * 3000 };

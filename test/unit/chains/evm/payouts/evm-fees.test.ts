@@ -1,7 +1,7 @@
 import test from 'ava';
-import { EvmAdapter } from '../../../../src/chains/evm/evm-adapter';
-import { ConfigError, parseConfig } from '../../../../src/config/schema';
-import { nonceTakenError } from '../../../../src/payouts/evm/evm-node';
+import { EvmAdapter } from '../../../../../src/chains/evm/evm-adapter';
+import { ConfigError, parseConfig } from '../../../../../src/config/schema';
+import { nonceTakenError } from '../../../../../src/chains/evm/payouts/evm-node';
 
 const entry = (extra: Record<string, unknown> = {}) => ({
   id: 'ethereum',

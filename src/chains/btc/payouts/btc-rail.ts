@@ -1,12 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import { coinId, NATIVE_ASSET } from '../../catalog/coins';
-import type { ChainReader, ChainSender } from '../../chains/types';
-import type { ChainConfig } from '../../config/schema';
-import { notFunded } from '../not-funded';
-import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, SpendKey, StoredPayout } from '../rail';
+import { coinId, NATIVE_ASSET } from '../../../catalog/coins';
+import type { ChainReader, ChainSender } from '../../types';
+import type { ChainConfig } from '../../../config/schema';
+import { notFunded } from '../../../payouts/not-funded';
+import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, RefusedOrder, SpendKey, StoredPayout } from '../../../payouts/rail';
 import { BtcPayoutEngine, BtcPayoutRefused, type BtcPayout, type BtcPayoutEngineDeps, type BtcPlan } from './btc-payout-engine';
 import { coinsComing } from './coin-store';
-import type { FeeCeiling } from '../fee-ceiling';
+import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 
 /** Outputs per payout: far below the standard transaction size for P2WPKH payments. */
 export const BTC_MAX_BATCH = 250;

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { FeeCeiling } from '../../../../src/payouts/fee-ceiling';
-import { asked, fillerFees, newFees, replacementFees, type EvmQuote } from '../../../../src/payouts/evm/fee-policy';
-import type { EvmFees } from '../../../../src/payouts/evm/evm-node';
+import { FeeCeiling } from '../../../../../src/payouts/fee-ceiling';
+import { asked, fillerFees, newFees, replacementFees, type EvmQuote } from '../../../../../src/chains/evm/payouts/fee-policy';
+import type { EvmFees } from '../../../../../src/chains/evm/payouts/evm-node';
 
 const GWEI = 1_000_000_000n;
 const clock = { now: () => new Date('2026-12-01T00:00:00.000Z') };

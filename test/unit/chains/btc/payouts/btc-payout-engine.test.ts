@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
-import { btcScheme } from '../../../../src/chains/btc/derive';
-import { parseConfig } from '../../../../src/config/schema';
-import { BtcPayoutEngine, BtcPayoutRefused, RBF_SEQUENCE, type BtcPayout, type BtcPayoutOutput } from '../../../../src/payouts/btc/btc-payout-engine';
-import { FakeClock } from '../../../../src/shared/clock';
-import { silentLogger } from '../../../../src/shared/logger';
-import { HdWallet } from '../../../../src/wallet/hd';
-import { WalletSigner } from '../../../../src/wallet/signer';
-import { TEST_MNEMONIC } from '../../../helpers/test-mnemonic';
+import { btcScheme } from '../../../../../src/chains/btc/derive';
+import { parseConfig } from '../../../../../src/config/schema';
+import { BtcPayoutEngine, BtcPayoutRefused, RBF_SEQUENCE, type BtcPayout, type BtcPayoutOutput } from '../../../../../src/chains/btc/payouts/btc-payout-engine';
+import { FakeClock } from '../../../../../src/shared/clock';
+import { silentLogger } from '../../../../../src/shared/logger';
+import { HdWallet } from '../../../../../src/wallet/hd';
+import { WalletSigner } from '../../../../../src/wallet/signer';
+import { TEST_MNEMONIC } from '../../../../helpers/test-mnemonic';
 
 const chain = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] }).chains[0]!;
 const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);

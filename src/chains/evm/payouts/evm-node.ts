@@ -1,5 +1,5 @@
-import type { EvmCall, EvmReceipt } from '../../chains/evm/evm-adapter';
-import type { BlockRef, FeeQuote, SentStatus, SentTransaction } from '../../chains/types';
+import type { EvmCall, EvmReceipt } from '../evm-adapter';
+import type { BlockRef, FeeQuote, SentStatus, SentTransaction } from '../../types';
 
 /** What the EVM sweeps and payouts need of their chain's node (EvmAdapter; tests may give another). */
 export interface EvmNode {

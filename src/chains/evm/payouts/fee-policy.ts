@@ -1,4 +1,4 @@
-import type { FeeCeiling } from '../fee-ceiling';
+import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import type { EvmFees, EvmNode } from './evm-node';
 
 /** The node's fees for the next block: its base fee, the market's tip, and a fee cap with room for the base fee to grow. */

@@ -4,8 +4,8 @@
  * estimate. A scripted node counts what it was asked.
  */
 import test from 'ava';
-import type { EvmCall } from '../../../../src/chains/evm/evm-adapter';
-import { estimateAlike } from '../../../../src/payouts/evm/evm-node';
+import type { EvmCall } from '../../../../../src/chains/evm/evm-adapter';
+import { estimateAlike } from '../../../../../src/chains/evm/payouts/evm-node';
 
 /** Gas needed by sender (a missing sender reverts); what the node was asked, in order. */
 function scriptedNode(need: Record<string, bigint>) {

@@ -1,8 +1,8 @@
-import type { ChainConfig } from '../../config/schema';
-import type { Store } from '../../db/store';
-import { iso, type Clock } from '../../shared/clock';
-import { Amount } from '../../shared/money';
-import type { GasStationStatus } from '../evm/evm-chain-payouts';
+import type { ChainConfig } from '../../../config/schema';
+import type { Store } from '../../../db/store';
+import { iso, type Clock } from '../../../shared/clock';
+import { Amount } from '../../../shared/money';
+import type { GasStationStatus } from '../../evm/payouts/evm-chain-payouts';
 import type { TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';

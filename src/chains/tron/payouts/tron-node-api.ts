@@ -1,5 +1,5 @@
-import type { TronTransactionInfo } from '../../chains/tron/tron-adapter';
-import type { BlockRef, BroadcastAnswer, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../chains/types';
+import type { TronTransactionInfo } from '../tron-adapter';
+import type { BlockRef, BroadcastAnswer, FeeQuote, HoldingsQuery, SentStatus, SentTransaction } from '../../types';
 
 /** What Tron sweeps and payouts need of their chain's node (TronAdapter; tests may give another). */
 export interface TronNodeApi {
