@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { NATIVE_ASSET, type Catalog } from '../catalog/coins';
-import { reservedGas } from '../chains/evm/payouts/gas';
-import { TWO_INPUT_PAYMENT_VSIZE } from '../chains/btc/payouts/tx-size';
+import { reservedGas } from '../chains/evm/gas';
+import { TWO_INPUT_PAYMENT_VSIZE } from '../chains/btc/tx-size';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';

@@ -11,7 +11,7 @@ import type { BtcSpend, SignedBtc } from '../../../wallet/signer';
 import { selectCoins, selectWithin, type SelectionRequest } from './coin-selection';
 import { releaseCoins, reserveCoins, spendableCoins, type SpendableCoin } from './coin-store';
 import { INCREMENTAL_SAT_PER_VBYTE, replacementFee } from './replacement';
-import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TWO_INPUT_PAYMENT_VSIZE, TX_OVERHEAD_VSIZE } from './tx-size';
+import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TWO_INPUT_PAYMENT_VSIZE, TX_OVERHEAD_VSIZE } from '../tx-size';
 
 /** nSequence that signals replaceability (BIP125) and leaves locktime enforced. */
 export const RBF_SEQUENCE = 0xfffffffd;

@@ -1,4 +1,4 @@
-import { feeFor, P2WPKH_INPUT_VSIZE } from './tx-size';
+import { feeFor, P2WPKH_INPUT_VSIZE } from '../tx-size';
 
 export interface SelectionRequest<C extends { value: bigint }> {
   /** The spendable coins (every one a P2WPKH output of the paying account). */

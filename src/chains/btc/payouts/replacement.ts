@@ -1,4 +1,4 @@
-import { feeFor } from './tx-size';
+import { feeFor } from '../tx-size';
 
 /** BIP125's incremental relay fee (Bitcoin Core's default): a replacement pays at least this over its own size. */
 export const INCREMENTAL_SAT_PER_VBYTE = 1;

@@ -18,7 +18,7 @@ import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, Sto
 import { treasuryShortfall } from '../../../payouts/treasury-shortfall';
 import type { EvmFees, EvmNode } from './evm-node';
 import { cancelFees, evmQuote, newFees, replacementFees, type EvmQuote } from './fee-policy';
-import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from './gas';
+import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from '../gas';
 import type { EvmSendQueue } from './send-queue';
 import { sendById, updateSend, type EvmSendRow } from './send-store';
 import type { EvmSweeper } from './sweeper';

@@ -18,7 +18,7 @@ import { undelivered } from '../../../payouts/token-delivery';
 import { addressDigits } from '../address-text';
 import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
 import { evmQuote, fillerFees, newFees, replacementFees } from './fee-policy';
-import { NATIVE_TRANSFER_GAS } from './gas';
+import { NATIVE_TRANSFER_GAS } from '../gas';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */

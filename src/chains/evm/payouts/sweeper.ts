@@ -13,7 +13,7 @@ import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups, type SweepGr
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';
 import { evmQuote, newFees } from './fee-policy';
-import { NATIVE_TRANSFER_GAS } from './gas';
+import { NATIVE_TRANSFER_GAS } from '../gas';
 import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
 

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { selectCoins, selectWithin } from '../../../../../src/chains/btc/payouts/coin-selection';
 import { replacementFee } from '../../../../../src/chains/btc/payouts/replacement';
-import { dustLimit, feeFor, P2WPKH_DUST } from '../../../../../src/chains/btc/payouts/tx-size';
+import { dustLimit, feeFor, P2WPKH_DUST } from '../../../../../src/chains/btc/tx-size';
 
 const coins = (...values: number[]) => values.map((v, i) => ({ id: `c${i}`, value: BigInt(v) }));
 // One P2WPKH payment: overhead 11 + output 31.
