@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { ChainStatus } from '../../../src/chains/chain-watcher';
-import { chainStatusLines } from '../../../src/cli/commands/chain-status';
+import type { ChainStatus } from '../../../../src/chains/chain-watcher';
+import { chainStatusLines } from '../../../../src/cli/commands/chain-status';
 
 const row = (over: Partial<ChainStatus>): ChainStatus => ({
   chain_id: 'ethereum',
