@@ -11,7 +11,7 @@ import { addDemoApprover, demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_APPRO
 import { prepareSeed } from '../../daemon/setup';
 import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
 import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
-import { SANDBOX_CHAINS } from '../../dev/chains';
+import { demoWithdrawalTargets, sandboxOf } from '../../dev/chains';
 import { withSandboxCode } from '../../dev/sandbox-otp';
 import { UserError } from '../../shared/errors';
 
@@ -58,31 +58,26 @@ export function registerDevCommands(program: Command): void {
           const gasStations: Array<{ chain_id: string; address: string }> = [];
           for (const [chainId, evm] of daemon.evmPayouts.byChain) {
             const chain = config.chains.find((c) => c.id === chainId)!;
-            await SANDBOX_CHAINS.find((f) => f.kind === chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
+            await sandboxOf(chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
             gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
           }
           const chains = sandboxChainsInfo(daemon, sandbox.chains);
           const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains, gas_stations: gasStations };
           info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
-          const btc = chains.find((c) => c.kind === 'btc');
-          const payTo = SANDBOX_CHAINS.find((f) => f.kind === 'btc')?.payoutAddress?.();
-          if (btc && payTo) {
-            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), btc.coins[0]!.coin_id, payTo);
+          const targets = demoWithdrawalTargets(chains);
+          if (targets.utxo) {
+            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), targets.utxo.chain.coins[0]!.coin_id, targets.utxo.to);
             info.estimate_curl_example = curls.estimate;
             info.withdrawal_curl_example = curls.withdrawal;
           }
           // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
-          const evmTo = SANDBOX_CHAINS.find((f) => f.kind === 'evm')?.payoutAddress?.();
-          info.evm_withdrawal_examples = !evmTo
-            ? []
-            : chains
-                .filter((c) => c.kind === 'evm')
-                .flatMap((c) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin })))
-                .map(({ chain_id, coin }) => {
-                  const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
-                  const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, evmTo, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
-                  return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: evmTo, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
-                });
+          info.evm_withdrawal_examples = targets.account
+            .flatMap(({ chain: c, to }) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin, to })))
+            .map(({ chain_id, coin, to }) => {
+              const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
+              const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, to, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
+              return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: to, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
+            });
           info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
           if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
           else process.stdout.write(devBanner(info) + '\n');
@@ -126,7 +121,7 @@ export function registerDevCommands(program: Command): void {
       const config = sandboxConfig(cmd);
       const mined: Array<{ chain_id: string; blocks: number; height: number }> = [];
       for (const chain of config.chains) {
-        const family = SANDBOX_CHAINS.find((f) => f.kind === chain.kind);
+        const family = sandboxOf(chain.kind);
         if (family) mined.push({ chain_id: chain.id, blocks: n, height: (await family.mine(chain, n)).height });
       }
       output(cmd, { chains: mined }, (r) => r.chains.map((c: { chain_id: string; blocks: number; height: number }) => `${c.chain_id}: mined ${c.blocks}, height ${c.height}`).join('\n'));
