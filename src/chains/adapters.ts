@@ -9,6 +9,10 @@ import { EvmAdapter } from './evm/evm-adapter';
 import { EvmRpc, RpcError } from './evm/json-rpc';
 import { TronAdapter } from './tron/tron-adapter';
 import { TronFullNode } from './tron/full-node';
+import type { DoctorEndpoint } from './doctor';
+import { btcProbe } from './btc/doctor-probe';
+import { evmProbe } from './evm/doctor-probe';
+import { liteNote, tronProbe } from './tron/doctor-probe';
 
 /**
  * The adapter of each chain family: the only switch on `kind` outside the config. Every chain's
@@ -33,18 +37,25 @@ export const adapterFor: AdapterFactory = (chain: ChainConfig, clock: Clock = sy
   }
 };
 
-/** Each endpoint's own adapter, one per family: what `coinkeep doctor` asks of every endpoint in turn. */
-export function endpointAdapters(chain: ChainConfig): Array<{ endpoint: NodeEndpoint; adapter: ChainAdapter }> {
+/** Each endpoint of a chain on its own, with its family's checks: what `coinkeep doctor` asks of every one in turn. */
+export function doctorEndpoints(chain: ChainConfig): DoctorEndpoint[] {
   const timeout = chain.watch.rpc_timeout_ms;
-  return chain.nodes.endpoints.map((endpoint) => ({
-    endpoint,
-    adapter:
-      chain.kind === 'evm'
-        ? new EvmAdapter(chain, new EvmRpc(endpoint.url, timeout))
-        : chain.kind === 'btc'
-          ? new BtcAdapter(chain, new BitcoinRpc(endpoint.url, timeout))
-          : new TronAdapter(chain, new TronFullNode(endpoint.url, timeout, endpoint.api_key ?? chain.api_key)),
-  }));
+  return chain.nodes.endpoints.map((e): DoctorEndpoint => {
+    switch (chain.kind) {
+      case 'evm': {
+        const rpc = new EvmRpc(e.url, timeout);
+        return { url: e.url, reader: new EvmAdapter(chain, rpc), probe: evmProbe(chain, rpc) };
+      }
+      case 'btc': {
+        const rpc = new BitcoinRpc(e.url, timeout);
+        return { url: e.url, reader: new BtcAdapter(chain, rpc), probe: btcProbe(rpc) };
+      }
+      case 'tron': {
+        const node = new TronFullNode(e.url, timeout, e.api_key ?? chain.api_key);
+        return { url: e.url, reader: new TronAdapter(chain, node), probe: tronProbe(node), explain: liteNote };
+      }
+    }
+  });
 }
 
 function poolOf<T>(chain: ChainConfig, clock: Clock, transport: (e: NodeEndpoint) => T, reader: (t: T) => ChainAdapter, unavailable: (err: unknown) => boolean): NodePool<T> & ChainNodeSet {
