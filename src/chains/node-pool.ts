@@ -40,6 +40,8 @@ interface Endpoint<T> extends PoolMember<T> {
   restUntil: number;
   /** Until then the endpoint is not asked at all: it said it is over its rate limit. */
   limitedUntil: number;
+  /** Its last tip was older than stale_after_seconds: reads go elsewhere until a tip of its own is fresh again. */
+  stale: boolean;
   /** Requests not yet covered by the daily budget: a bucket that drains at `requestsPerDay`. */
   debt: number;
   debtAt: number;
@@ -61,7 +63,7 @@ export class NodePool<T> implements ChainNodeSet {
 
   constructor(members: ReadonlyArray<PoolMember<T>>, private readonly opts: NodePoolOptions) {
     if (members.length === 0) throw new Error('a node pool needs an endpoint');
-    this.members = members.map((m, i) => ({ ...m, name: `endpoint ${i + 1}`, failures: 0, restUntil: 0, limitedUntil: 0, debt: 0, debtAt: 0 }));
+    this.members = members.map((m, i) => ({ ...m, name: `endpoint ${i + 1}`, failures: 0, restUntil: 0, limitedUntil: 0, stale: false, debt: 0, debtAt: 0 }));
   }
 
   /** `fn` with the first healthy endpoint's client; with the next one while an endpoint cannot answer now. */
@@ -124,7 +126,9 @@ export class NodePool<T> implements ChainNodeSet {
       const wait = Math.min(...this.members.map((e) => e.limitedUntil)) - now;
       throw new NodeUnavailable(`${this.members.length === 1 ? 'the node' : 'every endpoint'} is rate limited; next try in ${Math.ceil(wait / 1000)} s`, wait, true);
     }
-    const order = [...open.filter((e) => e.restUntil <= now), ...open.filter((e) => e.restUntil > now)];
+    // A stale endpoint's tip is asked again once its pause is over; its other reads wait for a fresh tip.
+    const ready = (e: Endpoint<T>): boolean => e.restUntil <= now && (check !== null || !e.stale);
+    const order = [...open.filter(ready), ...open.filter((e) => !ready(e))];
     const failures: string[] = [];
     let lastFailure: unknown = null;
     let stale: string | null = null;
@@ -144,11 +148,13 @@ export class NodePool<T> implements ChainNodeSet {
       const wrong = check?.(answer) ?? null;
       if (wrong !== null) {
         this.rest(e, this.now());
+        e.stale = true;
         stale ??= wrong;
         continue;
       }
       e.failures = 0;
       e.restUntil = 0;
+      if (check !== null) e.stale = false;
       return answer;
     }
     // A node that answers but is behind says more than one that does not answer.

@@ -200,3 +200,16 @@ test('an endpoint without a budget does not slow polling; one unused does not ei
   for (let i = 0; i < 50; i++) await read.read('a');
   t.is(p.pollDelayMs(500), 500);
 });
+
+test('a stale endpoint\'s reads go elsewhere after its pause too, until a tip of its own is fresh again', async (t) => {
+  const { p, nodes, clock, read } = pool(2, { staleAfterSeconds: 300 });
+  const now = () => clock.now().getTime() / 1000;
+  nodes[0]!.tipRef = { height: 100, hash: '0xold', time: now() - 900 };
+  nodes[1]!.tipRef = { height: 130, hash: '0xnew', time: now() };
+  await p.tip();
+  clock.advance(10_000);
+  t.is(await read.read('x'), 'n2:x');
+  nodes[0]!.tipRef = { height: 131, hash: '0xnew2', time: now() };
+  t.like(await p.tip(), { height: 131 });
+  t.is(await read.read('y'), 'n1:y');
+});
