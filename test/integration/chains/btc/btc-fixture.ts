@@ -48,11 +48,13 @@ export async function until(ok: () => boolean | Promise<boolean>, what: string |
   }
 }
 
-export async function startBtcFixture(opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {}): Promise<BtcFixture> {
+export async function startBtcFixture(
+  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; chain?: Record<string, unknown>; /** With `gate`: the node itself as a second endpoint (`rpc_urls`). */ backupEndpoint?: boolean; overrides?: Record<string, unknown> } = {},
+): Promise<BtcFixture> {
   const node = await startBcoin();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined, opts.chain)], ...opts.overrides }, { clock: opts.clock });
+  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined, { ...(opts.backupEndpoint ? { rpc_urls: [node.rpcUrl] } : {}), ...opts.chain })], ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
   return {
     ...side,
