@@ -5,6 +5,7 @@ import {
   type BlockHeader,
   type BlockRef,
   type ChainAdapter,
+  type ChainNodeSet,
   type FeeQuote,
   type HoldingsQuery,
   type NormalisedBlock,
@@ -29,6 +30,7 @@ interface RpcHeader {
   number: string;
   hash: string;
   parentHash: string;
+  timestamp?: string;
 }
 
 interface RpcTransaction {
@@ -99,8 +101,8 @@ export class EvmAdapter implements ChainAdapter {
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
-  /** `rpc`: the node's JSON-RPC (tests give a node in memory). */
-  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>) {
+  /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled; tests give a node in memory); `nodes`: those endpoints, for the chain core. */
+  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
     this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
@@ -115,7 +117,7 @@ export class EvmAdapter implements ChainAdapter {
   async tip(signal?: AbortSignal): Promise<BlockRef> {
     const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
     if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
-    return { height: Number(b.number), hash: b.hash };
+    return { height: Number(b.number), hash: b.hash, ...(b.timestamp ? { time: Number(b.timestamp) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

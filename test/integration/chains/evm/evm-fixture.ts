@@ -32,12 +32,23 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
 }
 
 export async function startEvmFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
+  opts: {
+    clock?: Clock;
+    watch?: Record<string, unknown>;
+    gate?: 'open' | 'closed';
+    stateFile?: string;
+    chain?: Record<string, unknown>;
+    /** Endpoints of the chain (PRODUCT §15) given the node's own URL: the first is `rpc_url`, the rest `rpc_urls`. */
+    endpoints?: (nodeUrl: string, gateUrl: string | null) => string[] | Promise<string[]>;
+    overrides?: Record<string, unknown>;
+  } = {},
 ): Promise<EvmFixture> {
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, {
+  const [first, ...more] = (await opts.endpoints?.(node.rpcUrl, gate?.url ?? null)) ?? [gate?.url ?? node.rpcUrl];
+  const chain = anvilChainEntry(first!, usdt, {
+    ...(more.length > 0 ? { rpc_urls: more } : {}),
     confirmations: CONFIRMATIONS,
     options: { ...FAST_WATCH, ...opts.watch },
     // The chain tests watch payments where they arrive: no sweep moves them on (and mines blocks
