@@ -10,7 +10,7 @@ import { iso, type Clock } from '../../shared/clock';
 import { newTimeOrderedId } from '../../shared/ids';
 import type { Logger } from '../../shared/logger';
 import type { EvmSpend } from '../../wallet/signer';
-import type { SentTransaction } from '../../chains/types';
+import { NodeUnavailable, type SentTransaction } from '../../chains/types';
 import type { ChainTransferRow } from '../../db/entities/chain';
 import type { EvmReceipt } from '../../chains/evm/evm-adapter';
 import type { FeeCeiling } from '../fee-ceiling';
@@ -429,7 +429,11 @@ export class EvmSendQueue {
         if (late[i]!.some((c) => c.receipt !== null)) continue;
         // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
         // then a restart before it was sent), which the latest replaces, or by another transaction.
-        const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
+        // A node that cannot answer now (rate limited, busy, unreachable) said nothing of it.
+        const again = await node.broadcast(row.raw, signal).then(
+          () => null,
+          (err: unknown) => (err instanceof NodeUnavailable ? null : String(err)),
+        );
         if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }
