@@ -117,6 +117,23 @@ export interface ChainNodeSet {
 }
 
 /**
+ * The node keeps no state at the block asked for (a node without archive state keeps the newest
+ * 128 blocks: geth's "missing trie node", erigon's and reth's pruned state): balances at that
+ * height cannot be read from it, those at a recent block can. Not node trouble: callers that
+ * read past state fall back in their own correct way (the slow scan of archived addresses,
+ * `ledger reconcile`).
+ */
+export class StateUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly height: number,
+  ) {
+    super(message);
+    this.name = 'StateUnavailable';
+  }
+}
+
+/**
  * The node refused a transaction for what it is (an invalid signature or script, a fee below the
  * node's floor, an expired or malformed transaction), as opposed to what the node is going through
  * (busy, rate limited, out of peers, still syncing) or an answer that may mean it is already mined
@@ -136,7 +153,8 @@ export type BroadcastAnswer = 'known' | 'refused' | 'unsure';
 /** The current price of getting a transaction mined, per family. */
 export type FeeQuote =
   | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
-  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }
+  /** `legacy`: a chain without EIP-1559 (no base fee, or 0): transactions pay `maxFeePerGas` as their gas price (type 0, EIP-155). */
+  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint; legacy?: boolean }
   | { kind: 'tron'; sunPerEnergy: bigint; sunPerBandwidth: bigint };
 
 /** A payment a payout means to send, for its cost estimate (ChainSender.estimateTransfer). */
@@ -201,8 +219,9 @@ export interface ChainReader {
    * `addresses` in each of `assets` (`native` or a token contract as configured) at block `height`,
    * in base units, `[address][asset]`. The slow scan of archived addresses reads blocks only for the
    * addresses whose balance moved; a family without it has every archived address's blocks read.
+   * `height` null: the newest block. Throws StateUnavailable when the node keeps no state there.
    */
-  balancesAt?(addresses: readonly string[], assets: readonly string[], height: number, signal?: AbortSignal): Promise<bigint[][]>;
+  balancesAt?(addresses: readonly string[], assets: readonly string[], height: number | null, signal?: AbortSignal): Promise<bigint[][]>;
   /** Transfers waiting in the node's mempool, for families that have one (Bitcoin). */
   mempool?(signal?: AbortSignal): Promise<NormalisedTransfer[]>;
   /**

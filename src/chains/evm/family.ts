@@ -1,5 +1,6 @@
 import { NATIVE_ASSET } from '../../catalog/coins';
 import { Amount } from '../../shared/money';
+import type { ChainConfig } from '../../config/schema';
 import type { ChainFamily } from '../family';
 import { reservedGas } from './gas';
 import { evmScheme } from './derive';
@@ -12,11 +13,11 @@ import { poolOf, pooledTransport } from '../node-pool';
 export const evmFamily: ChainFamily = {
   kind: 'evm',
   adapter: (chain, clock) => {
-    const pool = poolOf(chain, clock, (e) => new EvmRpc(e.url, chain.watch.rpc_timeout_ms), (rpc) => new EvmAdapter(chain, rpc), unavailable);
-    return new EvmAdapter(chain, pooledTransport(pool, ['call', 'batch', 'batchSettled']), pool);
+    const pool = poolOf(chain, clock, (e) => new EvmRpc(e.url, chain.watch.rpc_timeout_ms, limits(chain)), (rpc) => new EvmAdapter(chain, rpc), unavailable);
+    return new EvmAdapter(chain, pooledTransport(pool, ['call', 'batch', 'batchSettled', 'getLogs']), pool);
   },
   doctorEndpoint: (chain, e) => {
-    const rpc = new EvmRpc(e.url, chain.watch.rpc_timeout_ms);
+    const rpc = new EvmRpc(e.url, chain.watch.rpc_timeout_ms, limits(chain));
     return { url: e.url, reader: new EvmAdapter(chain, rpc), probe: evmProbe(chain, rpc) };
   },
   addressScheme: () => evmScheme(),
@@ -35,3 +36,6 @@ export const evmFamily: ChainFamily = {
 
 /** A call the node did not answer (unreachable, timed out, an HTTP error, no JSON), not one it answered with an error. */
 const unavailable = (err: unknown): boolean => err instanceof RpcError && !err.answered;
+
+/** The chain's upper bounds of a batch and of an eth_getLogs range; each endpoint learns its own below them. */
+const limits = (chain: ChainConfig) => ({ maxBatch: chain.nodes.max_batch, logsRange: chain.nodes.logs_range });
