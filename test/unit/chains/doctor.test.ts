@@ -1,5 +1,6 @@
 import test from 'ava';
 import { checkChain, doctorLines, type DoctorEndpoint } from '../../../src/chains/doctor';
+import { evmProbe } from '../../../src/chains/evm/doctor-probe';
 import { liteNote } from '../../../src/chains/tron/doctor-probe';
 import type { BlockRef, ChainReader } from '../../../src/chains/types';
 import { parseConfig } from '../../../src/config/schema';
@@ -40,4 +41,34 @@ test('a node behind stale_after_seconds is not usable; with a quorum of 2 and on
   const lines = doctorLines([report]);
   t.is(lines[0], 'tron (tron): CANNOT WORK: 1 usable endpoint(s) of 2, quorum 2');
   t.true(lines.includes('    problem: node behind: newest block 14 min old (stale_after_seconds 120)'));
+});
+
+test('an EVM endpoint refusing a batch of max_batch calls or eth_getLogs over logs_range: the doctor names the largest it takes as the setting to write', async (t) => {
+  const chain = parseConfig({ chains: [{ id: 'ethereum', kind: 'evm', chain_id: 1, rpc_url: 'https://quick.example/KEY' }] }).chains[0]!;
+  const rpc = {
+    call: async <T>(method: string, params: unknown[]): Promise<T> => {
+      if (method === 'eth_syncing') return false as T;
+      if (method === 'eth_getBalance') throw new Error('evm node eth_getBalance: missing trie node');
+      const f = params[0] as { fromBlock: string; toBlock: string };
+      if (Number(f.toBlock) - Number(f.fromBlock) + 1 > 5) throw new Error('evm node eth_getLogs: eth_getLogs is limited to a 5 range');
+      return [] as T;
+    },
+    batch: async <T>(calls: unknown[]): Promise<T[]> => {
+      if (calls.length > 20) throw new Error('evm node batch of 100 (eth_blockNumber...): HTTP 413');
+      return calls.map(() => '0x1' as T);
+    },
+  };
+  const notes = await evmProbe(chain, rpc)({ height: 1000, hash: 'h' }, new AbortController().signal);
+  t.deepEqual(notes, [
+    { found: 'synced' },
+    { found: 'archive state: no (a balance at block 0: evm node eth_getBalance: missing trie node); supported: balances are read at recent heights' },
+    {
+      found: 'a batch of 100 calls (max_batch) refused: evm node batch of 100 (eth_blockNumber...): HTTP 413; a batch of 20 calls accepted',
+      change: 'set max_batch: 20 (the daemon also shrinks what it sees refused, from the bound down)',
+    },
+    {
+      found: 'eth_getLogs over 100 blocks (logs_range) refused: evm node eth_getLogs: eth_getLogs is limited to a 5 range; eth_getLogs over 5 blocks accepted',
+      change: 'set logs_range: 5 (the daemon also shrinks what it sees refused, from the bound down)',
+    },
+  ]);
 });
