@@ -27,7 +27,9 @@ test('from three characters on, SQLite first asks the trigram index for the text
 test('few rows holding the tail are read by rowid and tested for the whole text; more leave it to the probe', (t) => {
   t.deepEqual(planFromTail('cust-42', [3, 9]), { kind: 'rows', text: 'cust-42', rowids: [3, 9] });
   t.deepEqual(planFromTail('cust-42', []), { kind: 'rows', text: 'cust-42', rowids: [] });
-  t.is(planFromTail('cust-42', Array.from({ length: FEW_ROWS + 1 }, (_, i) => i)), null);
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => i);
+  t.like(planFromTail('cust-42', rows(FEW_ROWS)), { kind: 'rows' });
+  t.is(planFromTail('cust-42', rows(FEW_ROWS + 1)), null);
 });
 
 test('a text common among the newest addresses is scanned newest first; a rare one is answered by the index', (t) => {
