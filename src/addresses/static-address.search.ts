@@ -1,5 +1,5 @@
 /**
- * How a static-address `search` is matched (README "Static addresses"), as pure decisions; the
+ * How a static-address `search` is matched (docs/invoices.md, "Static addresses"), as pure decisions; the
  * service runs the reads they ask for. Shorter than a trigram: a prefix of the address, the customer
  * id or the label, each a range on its own per-account index. From a trigram on: a substring of any
  * of them. On PostgreSQL `LIKE` uses the pg_trgm indexes (when the extension could be created) and
