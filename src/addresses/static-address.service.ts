@@ -329,9 +329,9 @@ export class StaticAddressService {
    * From 3 characters: a substring of any of them, through a trigram index. On PostgreSQL `LIKE`
    * uses the pg_trgm indexes (when the extension could be created) and the planner chooses. On
    * SQLite the FTS5 trigram table is first asked which rows hold the text's last TAIL characters,
-   * up to FEW_ROWS of them: each trigram of a phrase costs the index a read of its posting list (a
-   * whole 42-character address, 40 trigrams, took 9 ms at 1,000,000 addresses; its last 8
-   * characters, 1.5 ms), and identifiers share their beginnings ("0x", "cust-") more than their ends.
+   * up to FEW_ROWS of them: each trigram of a phrase costs the index a read of its posting list
+   * (docs/benchmarks.md, addresses), and identifiers share their beginnings ("0x", "cust-") more
+   * than their ends.
    * When at most FEW_ROWS rows hold the tail, those rows are read by rowid and tested for the whole
    * text. Otherwise the text is common, or its tail is: when at least DENSE_MATCHES of the account's
    * PROBE_ROWS newest addresses hold the text, its rows are read newest first and tested (a page

@@ -76,7 +76,7 @@ export class HttpTransport implements WebhookTransport {
         resolve(typeof outcome === 'number' ? answered(outcome) : failed(describeError(outcome, this.timeoutMs)));
       });
       // An attempt is cut short by its own timer or by a stop, without an AbortSignal per request
-      // (one costs about a third of a request's CPU in undici).
+      // (costly in undici: docs/benchmarks.md, webhooks).
       const timer = setTimeout(() => attempt.abort(new TimeoutError()), this.timeoutMs);
       const live = signal ? this.liveFor(signal) : null;
       live?.add(attempt);
