@@ -118,17 +118,17 @@ export class DispatchPolicy {
   private readonly claimsOfAccount = new Map<string, number>();
   private readonly pace = new Map<string, Pace>();
   readonly bounds: Bounds;
-  /** What a quick target may hand over to a sender that keeps the bounds itself: the bounds times its window. */
+  /** What a quick target may hand over to a transport that keeps the bounds itself: the bounds times its window. */
   private readonly handOver: Bounds;
   /** A slow target's: its own and its account's bounds, within the hand-over overall. */
   private readonly slowHandOver: Bounds;
 
-  constructor(limits: DispatcherLimits, senderWindow: number) {
+  constructor(limits: DispatcherLimits, transportWindow: number) {
     this.bounds = boundsOf(limits);
     this.handOver = {
-      maxInFlight: this.bounds.maxInFlight * senderWindow,
-      perTarget: this.bounds.perTarget * senderWindow,
-      perAccount: this.bounds.perAccount * senderWindow,
+      maxInFlight: this.bounds.maxInFlight * transportWindow,
+      perTarget: this.bounds.perTarget * transportWindow,
+      perAccount: this.bounds.perAccount * transportWindow,
     };
     this.slowHandOver = { ...this.bounds, maxInFlight: this.handOver.maxInFlight };
   }
@@ -236,7 +236,7 @@ export class DispatchPolicy {
   /**
    * Claims to start now, each with its slot taken, while its target, its account and the total
    * have room, and those no longer fresh (to give back). Only a quick target gets attempts handed
-   * over ahead of its slots: a slow one's would wait on the sender for whole timeouts, and a
+   * over ahead of its slots: a slow one's would wait behind the transport for whole timeouts, and a
    * claim must be sent while fresh.
    */
   startable(nowMs: number): { start: Claimed[]; expired: Claimed[] } {
@@ -260,7 +260,7 @@ export class DispatchPolicy {
 
   /**
    * An attempt handed over ended: `answeredInMs` is how long its answer took, or null when the
-   * sender gave it back unstarted. Its slot frees; a target with no work left is forgotten.
+   * transport gave it back unstarted. Its slot frees; a target with no work left is forgotten.
    */
   ended(c: Claimed, answeredInMs: number | null): void {
     const t = targetOf(c.delivery);
