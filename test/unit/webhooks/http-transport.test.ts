@@ -1,16 +1,18 @@
 import test from 'ava';
 import { TargetGuard } from '../../../src/shared/target-guard';
-import { DELIVERY_TIMEOUT_MS, WEBHOOK_USER_AGENT, WebhookSender } from '../../../src/webhooks/sender';
+import { signedPost, WEBHOOK_USER_AGENT } from '../../../src/webhooks/delivery-signer';
+import { DELIVERY_TIMEOUT_MS, HttpTransport } from '../../../src/webhooks/http-transport';
 
 // Every case here is refused before any connection is tried: no I/O happens.
 const noDns = () => Promise.reject(new Error('no DNS in unit tests'));
-const sender = new WebhookSender(new TargetGuard({ allowPrivate: false, resolve: noDns }));
+const transport = new HttpTransport(new TargetGuard({ allowPrivate: false, resolve: noDns }));
 const event = { id: '00000000-0000-4000-8000-000000000000', type: 'ping', body: '{}' };
 const now = new Date('2026-03-01T00:00:00Z');
 
 test('the receiver has 10 seconds, and deliveries say who sends them', (t) => {
   t.is(DELIVERY_TIMEOUT_MS, 10_000);
   t.is(WEBHOOK_USER_AGENT, 'Service-Webhooks/1.0');
+  t.is(signedPost('https://merchant.example/hook', event, 'secret', now).headers['User-Agent'], WEBHOOK_USER_AGENT);
 });
 
 test('without allow_private_targets, http and non-public IP literals are refused at the attempt, naming only the class', async (t) => {
@@ -23,8 +25,8 @@ test('without allow_private_targets, http and non-public IP literals are refused
     ['https://[fe80::1]/hook', 'target refused: the host is a link-local address'],
   ];
   for (const [url, error] of cases) {
-    const r = await sender.post(url, event, 'secret', now);
+    const r = await transport.post(signedPost(url, event, 'secret', now));
     t.like(r, { ok: false, responseStatus: null, error }, url);
   }
-  t.is((await sender.post('not a url', event, 'secret', now)).error, 'the URL is not valid');
+  t.is((await transport.post(signedPost('not a url', event, 'secret', now))).error, 'the URL is not valid');
 });

@@ -1,23 +1,24 @@
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DEFAULT_DNS, dnsResolver, TargetGuard } from '../shared/target-guard';
-import { boundsOf, Slots } from './bounds';
-import { WebhookSender, type AttemptResult } from './sender';
-import { NOT_SENT, type Post, type SenderThreadData, type ToSender } from './sender-thread';
+import { HttpTransport } from './http-transport';
+import { boundsOf, Slots } from './in-flight-limits';
+import type { NumberedPost, ThreadTransportOptions, ToThread } from './thread-transport';
+import { NOT_SENT, type AttemptResult } from './transport';
 
 /**
- * The sender's thread (see sender-thread.ts): the same WebhookSender, its target guard on the
- * configured DNS, and the dispatcher's bounds on what is in flight (per target, per account and
- * overall). An attempt handed over waits here, in its target's line, for a free slot, so a slot is
+ * The thread of ThreadTransport (thread-transport.ts): the same HttpTransport, its target guard on
+ * the configured DNS, and the dispatcher's bounds on what is in flight (per target, per account and
+ * overall). A post handed over waits here, in its target's line, for a free slot, so a slot is
  * refilled the moment an answer comes in. Results go back in batches, one message per turn of the loop.
  */
-const { allowPrivate, dns, timeoutMs, ...limits } = workerData as SenderThreadData;
+const { allowPrivate, dns, timeoutMs, ...limits } = workerData as ThreadTransportOptions;
 const bounds = boundsOf(limits);
-const sender = new WebhookSender(new TargetGuard({ allowPrivate, resolve: dnsResolver(dns ?? DEFAULT_DNS) }), { timeoutMs });
+const http = new HttpTransport(new TargetGuard({ allowPrivate, resolve: dnsResolver(dns ?? DEFAULT_DNS) }), { timeoutMs });
 /** Cuts short what is in flight at a stop; posts after it get a fresh one. */
 let stop = new AbortController();
 setMaxListeners(0, stop.signal);
-const waiting = new Map<string, Post[]>();
+const waiting = new Map<string, NumberedPost[]>();
 const slots = new Slots();
 let done: Array<{ id: number; result: AttemptResult }> = [];
 let replyScheduled = false;
@@ -50,9 +51,9 @@ const reply = (id: number, result: AttemptResult): void => {
   replyTimer ??= setTimeout(sendReplies, REPLY_AFTER_MS);
 };
 
-const start = (p: Post): void => {
+const start = (p: NumberedPost): void => {
   slots.take(p.target, p.account);
-  void sender.post(p.url, p.event, p.secret, new Date(p.now), stop.signal).then((result) => {
+  void http.post(p, stop.signal).then((result) => {
     slots.free(p.target, p.account);
     reply(p.id, result);
     // Its own target's line first, then any line the overall or the account's bound held back.
@@ -77,7 +78,7 @@ const dropWaiting = (target?: string): void => {
   }
 };
 
-parentPort!.on('message', (m: ToSender) => {
+parentPort!.on('message', (m: ToThread) => {
   if (m.kind === 'stop') {
     dropWaiting();
     stop.abort();

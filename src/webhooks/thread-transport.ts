@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DnsOptions } from '../shared/target-guard';
-import type { AttemptResult, AttemptSender, OutgoingEvent } from './sender';
+import { INTERRUPTED, type AttemptResult, type WebhookPost, type WebhookTransport } from './transport';
 
-export interface SenderThreadData {
+export interface ThreadTransportOptions {
   allowPrivate: boolean;
   /** The guard's resolver on the thread (`webhooks.dns`); DEFAULT_DNS if absent. */
   dns?: DnsOptions;
@@ -14,60 +14,47 @@ export interface SenderThreadData {
   perAccount?: number;
 }
 
-export interface Post {
+/** A post as it crosses to the thread: numbered, to match its result. */
+export interface NumberedPost extends WebhookPost {
   id: number;
-  /** The dispatcher's target key (an endpoint, or one invoice webhook_url): the bounds apply per key. */
-  target: string;
-  /** The target's account ('' when not told): the bound per account applies per key. */
-  account: string;
-  url: string;
-  event: OutgoingEvent;
-  secret: string;
-  /** ms: the attempt's X-Timestamp comes from the dispatcher's clock. */
-  now: number;
 }
 
-export type ToSender = { kind: 'posts'; posts: Post[] } | { kind: 'cancel'; target: string } | { kind: 'stop' };
-
-/** The answer for an attempt that waited on the thread and never started (a stop, or its target changed). */
-export const NOT_SENT: AttemptResult = { ok: false, responseStatus: null, error: 'not sent', durationMs: 0, sent: false };
-
-const STOPPED = 'interrupted: the daemon stopped during the attempt';
+export type ToThread = { kind: 'posts'; posts: NumberedPost[] } | { kind: 'cancel'; target: string } | { kind: 'stop' };
 
 /**
- * The webhook sender on a thread of its own: signing, the HTTP exchange, the target guard and the
- * bounds on attempts in flight run there, so the dispatcher's thread keeps only the store's work
- * and a delivery's two halves run side by side. The dispatcher hands over up to WINDOW times its
- * bounds; the rest wait on the thread in their target's line and start as slots free, without a
- * round trip between the threads. Posts made in one turn go over in one message, results come
- * back batched. The guard there resolves with `webhooks.dns` (a test that injects its own
- * resolver runs WebhookSender inline). If the thread dies, its attempts end as failed and the next post starts
- * a new one.
+ * The HTTP transport on a thread of its own: the HTTP exchange, the target guard and the bounds on
+ * attempts in flight run there, so the dispatcher's thread keeps only the store's work and a
+ * delivery's two halves run side by side. The dispatcher hands over up to WINDOW times its bounds;
+ * the rest wait on the thread in their target's line and start as slots free, without a round trip
+ * between the threads. Posts made in one turn go over in one message, results come back batched.
+ * The guard there resolves with `webhooks.dns` (a test that injects its own resolver uses
+ * HttpTransport on the dispatcher's thread). If the thread dies, its attempts end as failed and the
+ * next post starts a new one.
  */
-export class ThreadedSender implements AttemptSender {
+export class ThreadTransport implements WebhookTransport {
   /** Hand-over allowance per bound: one round in flight and two waiting on the thread (results come back within a millisecond or so). */
   static readonly WINDOW = 3;
-  readonly window = ThreadedSender.WINDOW;
+  readonly window = ThreadTransport.WINDOW;
   private worker: Worker | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, (r: AttemptResult) => void>();
-  private outgoing: Post[] = [];
+  private outgoing: NumberedPost[] = [];
   private flushScheduled = false;
   private readonly watched = new WeakSet<AbortSignal>();
 
-  constructor(private readonly data: SenderThreadData) {}
+  constructor(private readonly options: ThreadTransportOptions) {}
 
-  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target = url, account = ''): Promise<AttemptResult> {
-    if (signal?.aborted) return Promise.resolve({ ok: false, responseStatus: null, error: STOPPED, durationMs: 0 });
+  post(post: WebhookPost, signal?: AbortSignal): Promise<AttemptResult> {
+    if (signal?.aborted) return Promise.resolve({ ok: false, responseStatus: null, error: INTERRUPTED, durationMs: 0 });
     // One listener per signal (the dispatcher has one for all its attempts): a stop cuts every attempt short.
     if (signal && !this.watched.has(signal)) {
       this.watched.add(signal);
-      signal.addEventListener('abort', () => this.worker?.postMessage({ kind: 'stop' } satisfies ToSender), { once: true });
+      signal.addEventListener('abort', () => this.worker?.postMessage({ kind: 'stop' } satisfies ToThread), { once: true });
     }
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.pending.set(id, resolve);
-      this.outgoing.push({ id, target, account, url, event, secret, now: now.getTime() });
+      this.outgoing.push({ ...post, id });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         queueMicrotask(() => this.flush());
@@ -78,7 +65,7 @@ export class ThreadedSender implements AttemptSender {
   /** A target changed: its attempts still waiting on the thread come back as not sent. */
   cancel(target: string): void {
     this.flush();
-    this.worker?.postMessage({ kind: 'cancel', target } satisfies ToSender);
+    this.worker?.postMessage({ kind: 'cancel', target } satisfies ToThread);
   }
 
   close(): void {
@@ -92,12 +79,12 @@ export class ThreadedSender implements AttemptSender {
     this.flushScheduled = false;
     const posts = this.outgoing;
     this.outgoing = [];
-    if (posts.length > 0) this.start().postMessage({ kind: 'posts', posts } satisfies ToSender);
+    if (posts.length > 0) this.start().postMessage({ kind: 'posts', posts } satisfies ToThread);
   }
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(path.join(__dirname, 'sender.worker.js'), { workerData: this.data });
+    const worker = new Worker(path.join(__dirname, 'thread-transport.worker.js'), { workerData: this.options });
     worker.unref();
     worker.on('message', (batch: Array<{ id: number; result: AttemptResult }>) => {
       for (const { id, result } of batch) {

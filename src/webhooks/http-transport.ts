@@ -1,69 +1,43 @@
-import { createSecretKey, type KeyObject } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import { TargetRefusedError, type TargetGuard } from '../shared/target-guard';
-import { unixSeconds } from '../shared/clock';
-import { signWebhook } from './verify';
+import { INTERRUPTED, type AttemptResult, type WebhookPost, type WebhookTransport } from './transport';
 
 /** SPEC "Events": the receiver answers 2xx within 10 seconds. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
-export const WEBHOOK_USER_AGENT = 'Service-Webhooks/1.0';
 
-export interface OutgoingEvent {
-  id: string;
-  type: string;
-  /** The body exactly as the outbox stored it: sent and signed byte for byte. */
-  body: string;
-}
-
-export interface AttemptResult {
-  ok: boolean;
-  responseStatus: number | null;
-  /** Why the attempt failed, for the delivery log; never a secret, a signature or an address. */
-  error: string | null;
-  durationMs: number;
-  /** false: the attempt never started (it waited on the sender thread at a stop or a change) and goes back unsent. */
-  sent?: false;
-}
-
-/** What the dispatcher sends with: the sender itself, or the same sender run on its own thread (sender-thread.ts). */
-export interface AttemptSender {
-  /** `target` and `account` are the dispatcher's keys for the bounds (an endpoint or one invoice webhook_url; its account). */
-  post(url: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal, target?: string, account?: string): Promise<AttemptResult>;
-  /** How many times its bounds the dispatcher may hand over (a sender that keeps the bounds itself queues the rest); 1 if absent. */
-  readonly window?: number;
-  /** A target changed: attempts handed over and not yet started come back with `sent: false`. */
-  cancel?(target: string): void;
-  close(): void;
-}
-
-export interface SenderOptions {
+export interface HttpTransportOptions {
   /** Tests shorten it; the daemon uses DELIVERY_TIMEOUT_MS. */
   timeoutMs?: number;
 }
 
+const MAX_TARGETS_KEPT = 1000;
+/** An answer's body is read and dropped (so the connection can be reused) up to this; past it the connection is closed. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /**
- * One signed POST of an event to a target. The target guard runs at every attempt: on the scheme,
- * on an IP literal before connecting, and inside the connection's own DNS lookup, so the address
- * checked is the address connected to (a name that re-resolves to a private address is refused).
- * Redirects are never followed: a 3xx is a failed attempt like any non-2xx.
+ * One bounded POST on this thread. The target guard runs at every attempt: on the scheme, on an IP
+ * literal before connecting, and inside the connection's own DNS lookup, so the address checked is
+ * the address connected to (a name that re-resolves to a private address is refused). Redirects
+ * are never followed: a 3xx is a failed attempt like any non-2xx. An attempt ends at its timeout,
+ * and an answer longer than MAX_ANSWER_BYTES closes the connection. It starts whatever it is
+ * given: the dispatcher bounds the attempts in flight (window 1).
  */
-export class WebhookSender implements AttemptSender {
+export class HttpTransport implements WebhookTransport {
+  readonly window = 1;
   private readonly timeoutMs: number;
   /** Targets parsed once: a URL parse and its conversion to request options cost more than the signature. */
   private readonly targets = new Map<string, Target>();
-  /** Signing keys made once per secret (importing the key is a good part of an HMAC's cost). */
-  private readonly keys = new Map<string, KeyObject>();
   /** Requests in flight per stop signal: one listener per signal cuts them all short. */
   private readonly live = new Map<AbortSignal, Set<Attempt>>();
   /**
-   * undici's client: about a quarter less CPU per request than node:http (measured on the
-   * webhook benchmark's receiver). Its connections go through the guard's lookup, so the address
-   * checked is the address connected to. No cap per origin: endpoints that share a host must not
-   * queue behind each other's slow answers; the dispatcher bounds the attempts in flight.
+   * undici's client, which costs less CPU per request than node:http (docs/benchmarks.md). Its
+   * connections go through the guard's lookup, so the address checked is the address connected
+   * to. No cap per origin: endpoints that share a host must not queue behind each other's slow
+   * answers; the dispatcher bounds the attempts in flight.
    */
   private readonly agent: Agent;
 
-  constructor(private readonly guard: TargetGuard, opts: SenderOptions = {}) {
+  constructor(private readonly guard: TargetGuard, opts: HttpTransportOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.agent = new Agent({
       connect: { lookup: guard.lookup, timeout: this.timeoutMs },
@@ -74,14 +48,14 @@ export class WebhookSender implements AttemptSender {
     });
   }
 
-  post(target: string, event: OutgoingEvent, secret: string, now: Date, signal?: AbortSignal): Promise<AttemptResult> {
+  post(post: WebhookPost, signal?: AbortSignal): Promise<AttemptResult> {
     const started = process.hrtime.bigint();
     const elapsed = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
     const failed = (error: string, responseStatus: number | null = null): AttemptResult => ({ ok: false, responseStatus, error, durationMs: elapsed() });
 
     let url: Target;
     try {
-      url = this.parse(target);
+      url = this.parse(post.url);
       if (!url.secure && !(this.guard.allowPrivate && url.protocol === 'http:')) {
         return Promise.resolve(failed('target refused: only https:// targets are allowed'));
       }
@@ -90,17 +64,6 @@ export class WebhookSender implements AttemptSender {
       return Promise.resolve(failed(err instanceof TargetRefusedError ? err.message : 'the URL is not valid'));
     }
 
-    const timestamp = String(unixSeconds(now));
-    const body = event.body;
-    const headers = {
-      'Content-Type': 'application/json',
-      'Content-Length': String(Buffer.byteLength(body, 'utf8')),
-      'User-Agent': WEBHOOK_USER_AGENT,
-      'X-Event-Id': event.id,
-      'X-Event-Type': event.type,
-      'X-Timestamp': timestamp,
-      'X-Signature': signWebhook(this.keyOf(secret), timestamp, body),
-    };
     const answered = (status: number): AttemptResult => {
       if (status >= 200 && status < 300) return { ok: true, responseStatus: status, error: null, durationMs: elapsed() };
       if (status >= 300 && status < 400) return failed(`the receiver answered ${status}; redirects are not followed`, status);
@@ -113,7 +76,7 @@ export class WebhookSender implements AttemptSender {
         resolve(typeof outcome === 'number' ? answered(outcome) : failed(describeError(outcome, this.timeoutMs)));
       });
       // An attempt is cut short by its own timer or by a stop, without an AbortSignal per request
-      // (one costs about a third of a request's CPU in undici).
+      // (costly in undici: docs/benchmarks.md, webhooks).
       const timer = setTimeout(() => attempt.abort(new TimeoutError()), this.timeoutMs);
       const live = signal ? this.liveFor(signal) : null;
       live?.add(attempt);
@@ -122,11 +85,18 @@ export class WebhookSender implements AttemptSender {
         return;
       }
       try {
-        this.agent.dispatch({ origin: url.origin, path: url.path, method: 'POST', headers, body }, attempt);
+        this.agent.dispatch({ origin: url.origin, path: url.path, method: 'POST', headers: post.headers, body: post.body }, attempt);
       } catch (err) {
         attempt.abort(err instanceof Error ? err : new Error(String(err)));
       }
     });
+  }
+
+  /** Nothing waits here: every post starts at once. */
+  cancel(): void {}
+
+  close(): void {
+    void this.agent.destroy().catch(() => undefined);
   }
 
   private liveFor(signal: AbortSignal): Set<Attempt> {
@@ -147,16 +117,6 @@ export class WebhookSender implements AttemptSender {
     return set;
   }
 
-  private keyOf(secret: string): KeyObject {
-    let key = this.keys.get(secret);
-    if (!key) {
-      if (this.keys.size >= MAX_TARGETS_KEPT) this.keys.clear();
-      key = createSecretKey(Buffer.from(secret, 'utf8'));
-      this.keys.set(secret, key);
-    }
-    return key;
-  }
-
   /** A target's parts, from the cache (kept small: targets are few, a full cache starts over). */
   private parse(target: string): Target {
     let t = this.targets.get(target);
@@ -174,10 +134,6 @@ export class WebhookSender implements AttemptSender {
     this.targets.set(target, t);
     return t;
   }
-
-  close(): void {
-    void this.agent.destroy().catch(() => undefined);
-  }
 }
 
 interface Target {
@@ -188,10 +144,6 @@ interface Target {
   hostname: string;
   path: string;
 }
-
-const MAX_TARGETS_KEPT = 1000;
-/** An answer's body is read and dropped (so the connection can be reused) up to this; past it the connection is closed. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
  * One attempt's exchange as undici's dispatcher drives it: it ends at the answer's status line
@@ -248,7 +200,7 @@ class AnswerTooLongError extends Error {}
 /** A transport failure in words; Node's messages can carry the address, so only known codes are named. */
 function describeError(err: NodeJS.ErrnoException, timeoutMs: number): string {
   if (err instanceof TimeoutError) return `timeout: no answer within ${timeoutMs / 1000} s`;
-  if (err instanceof StoppedError) return 'interrupted: the daemon stopped during the attempt';
+  if (err instanceof StoppedError) return INTERRUPTED;
   if (err instanceof TargetRefusedError) return err.message;
   switch (err.code) {
     case 'ECONNREFUSED':

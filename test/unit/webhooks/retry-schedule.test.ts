@@ -1,6 +1,6 @@
 import test from 'ava';
 import { FakeClock } from '../../../src/shared/clock';
-import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../../src/webhooks/schedule';
+import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../../src/webhooks/retry-schedule';
 
 const MIN = 60_000;
 

@@ -3,9 +3,11 @@ import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
 import type { AttemptStore, Claimed, DueDelivery, Outcome } from '../../../src/webhooks/attempt.store';
 import type { CallbackSecrets } from '../../../src/webhooks/callback-secret';
-import { CLAIM_FRESH_MS, WebhookDispatcher } from '../../../src/webhooks/dispatcher';
+import { DeliverySigner } from '../../../src/webhooks/delivery-signer';
+import { CLAIM_FRESH_MS } from '../../../src/webhooks/dispatch-policy';
+import { WebhookDispatcher } from '../../../src/webhooks/dispatcher';
 import type { WebhookSecrets } from '../../../src/webhooks/secrets';
-import type { AttemptResult, AttemptSender } from '../../../src/webhooks/sender';
+import type { AttemptResult, WebhookPost } from '../../../src/webhooks/transport';
 
 const due = (id: string): DueDelivery => ({
   id,
@@ -48,12 +50,13 @@ class FakeAttempts {
   };
 }
 
-/** A sender whose answers the test gives, one at a time. */
-class HeldSender {
+/** A transport whose answers the test gives, one at a time. */
+class HeldTransport {
+  readonly window = 1;
   readonly sent: string[] = [];
   private readonly answers: Array<(r: AttemptResult) => void> = [];
-  post = (_url: string, event: { id: string }): Promise<AttemptResult> => {
-    this.sent.push(event.id);
+  post = (post: WebhookPost): Promise<AttemptResult> => {
+    this.sent.push(post.headers['X-Event-Id']!);
     return new Promise((resolve) => this.answers.push(resolve));
   };
   answerNext(durationMs = 1): void {
@@ -66,6 +69,7 @@ class HeldSender {
       await new Promise((r) => setTimeout(r, 1));
     }
   }
+  cancel = (): void => undefined;
   close = (): void => undefined;
 }
 
@@ -80,34 +84,33 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 function setup(
   rows = [due('first'), due('second')],
   limits = { maxInFlight: 1, perTarget: 1 },
-): { clock: FakeClock; attempts: FakeAttempts; sender: HeldSender; dispatcher: WebhookDispatcher } {
+): { clock: FakeClock; attempts: FakeAttempts; transport: HeldTransport; dispatcher: WebhookDispatcher } {
   const clock = new FakeClock();
   const attempts = new FakeAttempts(rows);
-  const sender = new HeldSender();
+  const transport = new HeldTransport();
   const dispatcher = new WebhookDispatcher(
     {
       attempts: attempts as unknown as AttemptStore,
+      signer: new DeliverySigner({ secrets: {} as WebhookSecrets, callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets }),
+      transport,
       clock,
       logger: silentLogger,
-      sender: sender as unknown as AttemptSender,
-      secrets: {} as WebhookSecrets,
-      callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
       signal: new AbortController().signal,
     },
     // One slot by default: the second claim waits in memory while the first attempt is out.
     limits,
   );
-  return { clock, attempts, sender, dispatcher };
+  return { clock, attempts, transport, dispatcher };
 }
 
 test('a claim that waited past its freshness is given back, claimed anew and sent once', async (t) => {
-  const { clock, attempts, sender, dispatcher } = setup();
+  const { clock, attempts, transport, dispatcher } = setup();
   await dispatcher.tick();
-  await until('the first attempt', () => sender.sent.length === 1);
+  await until('the first attempt', () => transport.sent.length === 1);
   t.is(attempts.claims.length, 2, 'both claimed in one batch ahead of the slot');
 
   clock.advance(CLAIM_FRESH_MS);
-  sender.answerNext();
+  transport.answerNext();
   await until('the stale claim to be given back and claimed again', () => attempts.claims.length === 3);
   t.deepEqual(
     attempts.released.map((c) => c.delivery.id),
@@ -115,9 +118,9 @@ test('a claim that waited past its freshness is given back, claimed anew and sen
   );
   t.is(attempts.released[0], attempts.claims[1], 'the claim given back is the stale one');
 
-  await until('the second attempt', () => sender.sent.length === 2);
-  t.deepEqual(sender.sent, ['event-first', 'event-second']);
-  sender.answerNext();
+  await until('the second attempt', () => transport.sent.length === 2);
+  t.deepEqual(transport.sent, ['event-first', 'event-second']);
+  transport.answerNext();
   await dispatcher.idle();
   t.deepEqual(
     attempts.recorded.map((o) => o.claimed),
@@ -128,44 +131,44 @@ test('a claim that waited past its freshness is given back, claimed anew and sen
 });
 
 test('a claim still fresh when its slot frees is sent as claimed', async (t) => {
-  const { clock, attempts, sender, dispatcher } = setup();
+  const { clock, attempts, transport, dispatcher } = setup();
   await dispatcher.tick();
-  await until('the first attempt', () => sender.sent.length === 1);
+  await until('the first attempt', () => transport.sent.length === 1);
 
   clock.advance(CLAIM_FRESH_MS - 1);
-  sender.answerNext();
-  await until('the second attempt', () => sender.sent.length === 2);
-  sender.answerNext();
+  transport.answerNext();
+  await until('the second attempt', () => transport.sent.length === 2);
+  transport.answerNext();
   await dispatcher.idle();
   t.deepEqual(attempts.released, []);
   t.is(attempts.claims.length, 2);
-  t.deepEqual(sender.sent, ['event-first', 'event-second']);
+  t.deepEqual(transport.sent, ['event-first', 'event-second']);
   await dispatcher.close();
 });
 
 test('a target is claimed two rounds ahead until it answers quickly, then sixteen; a slow answer brings it back to two', async (t) => {
   const rows = Array.from({ length: 40 }, (_, i) => due(`d${String(i).padStart(2, '0')}`));
-  const { attempts, sender, dispatcher } = setup(rows, { maxInFlight: 2, perTarget: 2 });
+  const { attempts, transport, dispatcher } = setup(rows, { maxInFlight: 2, perTarget: 2 });
   await dispatcher.tick();
-  await until('the first round', () => sender.sent.length === 2);
+  await until('the first round', () => transport.sent.length === 2);
   t.is(attempts.claims.length, 4, 'unknown target: two rounds of two');
 
-  sender.answerNext(1);
+  transport.answerNext(1);
   await until('a deeper claim', () => attempts.claims.length > 4);
   t.is(attempts.claims.length, 1 + 32, 'quick target: sixteen rounds of two in hand (one answered)');
 
   // A slow answer: no more claims until fewer than a round wait.
-  sender.answerNext(60_000);
+  transport.answerNext(60_000);
   const before = attempts.claims.length;
   for (let i = 0; i < 10; i++) {
-    await until('the next attempt', () => sender.sent.length > 3 + i);
-    sender.answerNext(60_000);
+    await until('the next attempt', () => transport.sent.length > 3 + i);
+    transport.answerNext(60_000);
   }
-  await until('the last of those attempts', () => sender.sent.length === 14);
+  await until('the last of those attempts', () => transport.sent.length === 14);
   t.is(attempts.claims.length, before, 'nothing claimed while the slow target still held more than its two rounds');
-  await sender.drain(60_000);
+  await transport.drain(60_000);
   await dispatcher.idle();
-  t.is(sender.sent.length, 40, 'every delivery sent once');
-  t.is(new Set(sender.sent).size, 40);
+  t.is(transport.sent.length, 40, 'every delivery sent once');
+  t.is(new Set(transport.sent).size, 40);
   await dispatcher.close();
 });

@@ -1,10 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import { placeholder, rawQuery } from '../db/raw';
-import { statementTexts } from '../db/statement-texts';
+import { placeholder, rawQuery } from './raw';
+import { statementTexts } from './statement-texts';
 
 /**
- * Statements that touch many delivery rows at once, in SQL both SQLite and PostgreSQL run: the
- * dispatcher's hot path does per batch what it would otherwise do per row.
+ * Statements that touch many rows at once, in SQL both SQLite and PostgreSQL run: a hot path (the
+ * webhook dispatcher's) does per batch what it would otherwise do per row.
  */
 
 /** The text of a statement whose shape is `site` with `n` rows or values (the data source's StatementTexts). */
