@@ -282,7 +282,7 @@ export class MoneyMovement {
 
   /**
    * What one of the wallet's own EVM transactions (a sweep, a gas top-up, a payout) did to the
-   * operator's `network` book (PRODUCT §8a), once, guarded by its `evm_sends.booked_at`: native coin
+   * operator's `network` book (PRODUCT §8a), once, guarded by its `account_sends.booked_at`: native coin
    * that reached a wallet address from the gas station (`arrived`: the station's float is outside
    * the books, so it enters them here) and what the chain took from a wallet address (`fee`).
    * Whether this call booked it.
@@ -292,8 +292,8 @@ export class MoneyMovement {
     const p = (i: number) => placeholder(em, i);
     const [guard] =
       s.feeBaseUnits === undefined
-        ? await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
-        : await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
+        ? await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
+        : await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
     if (!guard) return false;
     const movements: Movement[] = [];
     if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
@@ -308,7 +308,7 @@ export class MoneyMovement {
    * if it is mined again. Whether this call took it back.
    */
   async unbookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
-    const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
+    const [guard] = await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
     if (!guard) return false;
     const movements: Movement[] = [];
     if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
@@ -368,7 +368,7 @@ export class MoneyMovement {
     const p = (i: number) => placeholder(em, i);
     const [guard] = await returning<{ id: string }>(
       em,
-      `UPDATE evm_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
+      `UPDATE account_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
       [s.now.toString(), iso(this.deps.clock.now()), s.sendId, s.was.toString()],
     );
     if (!guard) return false;
