@@ -1,6 +1,8 @@
 import type { Coin } from '../catalog/coins';
-import type { ChainConfig } from '../config/schema';
+import type { ChainConfig, NodeEndpoint } from '../config/schema';
+import type { Clock } from '../shared/clock';
 import type { AddressScheme } from './address-scheme';
+import type { DoctorEndpoint } from './doctor';
 import type { ChainAdapter, FeeQuote } from './types';
 
 export type ChainKind = ChainConfig['kind'];
@@ -14,8 +16,10 @@ export type ChainKind = ChainConfig['kind'];
  */
 export interface ChainFamily {
   readonly kind: ChainKind;
-  /** The node adapter of one configured chain of the family. */
-  adapter(chain: ChainConfig): ChainAdapter;
+  /** The node adapter of one configured chain of the family, reading through a pool of its endpoints. */
+  adapter(chain: ChainConfig, clock: Clock): ChainAdapter;
+  /** One endpoint on its own with the family's checks (`coinkeep doctor`). */
+  doctorEndpoint(chain: ChainConfig, endpoint: NodeEndpoint): DoctorEndpoint;
   /** How the wallet's keys become the chain's addresses (paths and address form). */
   addressScheme(chain: ChainConfig): AddressScheme;
   /**

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import { familyOf } from '../chains/families';
-import type { HoldingsReader } from '../chains/types';
+import { StateUnavailable, type HoldingsReader } from '../chains/types';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { Amount } from '../shared/money';
@@ -122,7 +122,10 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       try {
         node.set(chainId, { held: await reader.holdings({ ...side, assets }, signal) });
       } catch (err) {
-        node.set(chainId, { error: err instanceof Error ? err.message.slice(0, 300) : 'the node could not be asked' });
+        // The books are compared at the scanned height only, never with balances of another block
+        // (docs/decisions.md "reconcile without archive state"): a later run, the scanner near the tip, compares.
+        const hint = err instanceof StateUnavailable ? `; run it again once the chain's scanner is within the node's recent blocks (or use an archive node)` : '';
+        node.set(chainId, { error: err instanceof Error ? `${err.message.slice(0, 300)}${hint}` : 'the node could not be asked' });
       }
     }),
   );

@@ -18,10 +18,14 @@ export interface EvmNode {
   receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>>;
 }
 
-/** EIP-1559 fee fields of a transaction. */
+/**
+ * EIP-1559 fee fields of a transaction. `legacy`: the chain has no EIP-1559, the transaction is
+ * type 0 and pays `maxFeePerGas` as its gas price (its tip is the same: all of it goes to the miner).
+ */
 export interface EvmFees {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
+  legacy?: boolean;
 }
 
 /**
@@ -46,6 +50,3 @@ export async function estimateAlike(node: Pick<EvmNode, 'estimateGasAll' | 'succ
   (await node.estimateGasAll(rest.map((i) => items[i]!.call), signal)).forEach((e, k) => (out[rest[k]!] = e));
   return out as Array<{ gas: bigint } | { error: string }>;
 }
-
-/** A node's refusal that means the nonce is used already: the transaction can never be mined. */
-export const nonceTakenError = (message: string): boolean => /nonce too low|nonce.*already|already.*nonce|replacement transaction underpriced|old nonce/i.test(message);

@@ -1,7 +1,12 @@
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import type { EvmFees, EvmNode } from './evm-node';
 
-/** The node's fees for the next block: its base fee, the market's tip, and a fee cap with room for the base fee to grow. */
+/**
+ * The node's fees for the next block: its base fee, the market's tip, and a fee cap with room for
+ * the base fee to grow. On a chain without EIP-1559 (`legacy`) the base fee is 0 and both caps are
+ * the gas price: every rule below then works on the gas price (geth's legacy replacement rule is
+ * the same 10% bump).
+ */
 export interface EvmQuote extends EvmFees {
   baseFeePerGas: bigint;
 }
@@ -9,7 +14,7 @@ export interface EvmQuote extends EvmFees {
 export async function evmQuote(node: Pick<EvmNode, 'feeQuote'>, signal?: AbortSignal): Promise<EvmQuote> {
   const quote = await node.feeQuote(signal);
   if (quote.kind !== 'evm') throw new Error('not an EVM fee quote');
-  return { baseFeePerGas: quote.baseFeePerGas, maxFeePerGas: quote.maxFeePerGas, maxPriorityFeePerGas: quote.maxPriorityFeePerGas };
+  return { baseFeePerGas: quote.baseFeePerGas, maxFeePerGas: quote.maxFeePerGas, maxPriorityFeePerGas: quote.maxPriorityFeePerGas, ...(quote.legacy ? { legacy: true } : {}) };
 }
 
 /** What a transaction must offer per gas to be mined in the next block with the market's tip. */
@@ -27,7 +32,7 @@ const bump = (v: bigint): bigint => v + v / 10n + 1n;
  */
 export function newFees(ceiling: FeeCeiling, kind: 'payouts' | 'sweeps', q: EvmQuote): EvmFees | null {
   if (!ceiling.admits(kind, asked(q))) return null;
-  return { maxPriorityFeePerGas: q.maxPriorityFeePerGas, maxFeePerGas: min(q.maxFeePerGas, ceiling.max) };
+  return typed(q, { maxPriorityFeePerGas: q.maxPriorityFeePerGas, maxFeePerGas: min(q.maxFeePerGas, ceiling.max) });
 }
 
 /**
@@ -43,7 +48,7 @@ export function replacementFees(ceiling: FeeCeiling, old: EvmFees, q: EvmQuote):
   const tip = max(q.maxPriorityFeePerGas, bump(old.maxPriorityFeePerGas));
   const cap = min(max(max(q.maxFeePerGas, bump(old.maxFeePerGas)), tip), ceiling.max);
   if (cap < bump(old.maxFeePerGas) || cap < tip) return null;
-  return { maxPriorityFeePerGas: tip, maxFeePerGas: cap };
+  return typed(q, { maxPriorityFeePerGas: tip, maxFeePerGas: cap });
 }
 
 /**
@@ -52,7 +57,7 @@ export function replacementFees(ceiling: FeeCeiling, old: EvmFees, q: EvmQuote):
  */
 export function fillerFees(old: EvmFees, ceilingMax: bigint): EvmFees {
   const cap = min(bump(old.maxFeePerGas), ceilingMax);
-  return { maxFeePerGas: cap, maxPriorityFeePerGas: min(bump(old.maxPriorityFeePerGas), cap) };
+  return typed(old, { maxFeePerGas: cap, maxPriorityFeePerGas: min(bump(old.maxPriorityFeePerGas), cap) });
 }
 
 /**
@@ -63,5 +68,8 @@ export function fillerFees(old: EvmFees, ceilingMax: bigint): EvmFees {
 export function cancelFees(ceiling: FeeCeiling, old: EvmFees, q: EvmQuote): EvmFees | null {
   const tip = max(q.maxPriorityFeePerGas, bump(old.maxPriorityFeePerGas));
   const cap = min(max(max(q.maxFeePerGas, bump(old.maxFeePerGas)), tip), ceiling.max);
-  return cap < bump(old.maxFeePerGas) || cap < tip ? null : { maxPriorityFeePerGas: tip, maxFeePerGas: cap };
+  return cap < bump(old.maxFeePerGas) || cap < tip ? null : typed(q, { maxPriorityFeePerGas: tip, maxFeePerGas: cap });
 }
+
+/** `fees` of the transaction type `of` says (legacy on a chain without EIP-1559). */
+const typed = (of: { legacy?: boolean }, fees: EvmFees): EvmFees => (of.legacy ? { ...fees, legacy: true } : fees);

@@ -10,13 +10,14 @@ import { iso, type Clock } from '../../../shared/clock';
 import { newTimeOrderedId } from '../../../shared/ids';
 import type { Logger } from '../../../shared/logger';
 import type { EvmSpend } from '../../../wallet/signer';
-import type { SentTransaction } from '../../types';
+import { NodeUnavailable, type SentTransaction } from '../../types';
 import type { ChainTransferRow } from '../../../db/entities/chain';
 import type { EvmReceipt } from '../evm-adapter';
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import { undelivered } from '../../../payouts/token-delivery';
 import { addressDigits } from '../address-text';
-import { nonceTakenError, type EvmFees, type EvmNode } from './evm-node';
+import { evmNonceTaken } from '../refusal';
+import type { EvmFees, EvmNode } from './evm-node';
 import { evmQuote, fillerFees, newFees, replacementFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from '../gas';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
@@ -297,7 +298,7 @@ export class EvmSendQueue {
         await store.write((em) => updateSend(em, row, { status: 'broadcast', sent_height: tip.height, updated_at: iso(this.deps.clock.now()) }));
         continue;
       }
-      const taken = nonceTakenError(result.error);
+      const taken = evmNonceTaken(result.error);
       const reason = taken ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction` : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
       this.deps.logger.warn('evm send refused', { chain: this.chainId, kind: row.kind, txid: row.txid, reason });
       await store.write((em) => this.drop(em, row, reason, !taken));
@@ -416,7 +417,7 @@ export class EvmSendQueue {
         // Waiting for a lower base fee (replaced if it waits long), the node not reached, or its nonce
         // used meanwhile (the next pass looks again): kept. Otherwise it can never be mined as it is
         // (what it spends is gone: a reorganisation took the deposit away).
-        if (UNREACHED.test(r.error) || FEE_TOO_LOW.test(r.error) || nonceTakenError(r.error)) continue;
+        if (UNREACHED.test(r.error) || FEE_TOO_LOW.test(r.error) || evmNonceTaken(r.error)) continue;
         await store.write((em) => this.drop(em, row, `the node refused it again: ${r.error.replace(/^evm node [^:]*: /, '')}`, true));
       }
     }
@@ -428,7 +429,11 @@ export class EvmSendQueue {
         if (late[i]!.some((c) => c.receipt !== null)) continue;
         // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
         // then a restart before it was sent), which the latest replaces, or by another transaction.
-        const again = await node.broadcast(row.raw, signal).then(() => null, (err: unknown) => String(err));
+        // A node that cannot answer now (rate limited, busy, unreachable) said nothing of it.
+        const again = await node.broadcast(row.raw, signal).then(
+          () => null,
+          (err: unknown) => (err instanceof NodeUnavailable ? null : String(err)),
+        );
         if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }
@@ -527,7 +532,7 @@ export class EvmSendQueue {
    * fees bumped, at most the ceiling (replaced like any send if it waits). Signed and stored here, sent by the next pass.
    * Whether one was.
    */
-  async fillGap(em: EntityManager, row: Pick<EvmSendRow, 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>): Promise<boolean> {
+  async fillGap(em: EntityManager, row: Pick<EvmSendRow, 'id' | 'raw' | 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>): Promise<boolean> {
     const p = (i: number) => placeholder(em, i);
     const [later] = await rawQuery<{ live: number | string; here: number | string }>(
       em,
@@ -536,7 +541,10 @@ export class EvmSendQueue {
       [row.nonce, row.nonce, this.chainId, row.from_address],
     );
     if (Number(later?.live ?? 0) === 0 || Number(later?.here ?? 0) > 0) return false;
-    const fees = fillerFees({ maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, this.deps.ceiling.max);
+    // Of the given-back send's type: a chain without EIP-1559 takes type 0 only.
+    const raw = row.raw.startsWith('0x') ? row.raw : this.deps.sealer.open(row.raw, cells.evmSend(row.id));
+    const old = { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas), legacy: !raw.startsWith('0x02') };
+    const fees = fillerFees(old, this.deps.ceiling.max);
     const req: SendRequest = { kind: 'filler', from: { address: row.from_address, path: row.from_path }, to: row.from_address, coinId: coinId(this.chainId, NATIVE_ASSET), amount: 0n, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id };
     const filler = this.rowOf(req, row.nonce, this.deps.signer.signEvm(this.spend(req, row.nonce)), 'signed');
     await insertSend(em, { ...filler, raw: this.deps.sealer.seal(filler.raw, cells.evmSend(filler.id)) });

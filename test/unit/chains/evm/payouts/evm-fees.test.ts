@@ -1,7 +1,7 @@
 import test from 'ava';
 import { EvmAdapter } from '../../../../../src/chains/evm/evm-adapter';
 import { ConfigError, parseConfig } from '../../../../../src/config/schema';
-import { nonceTakenError } from '../../../../../src/chains/evm/payouts/evm-node';
+import { evmNonceTaken as nonceTakenError } from '../../../../../src/chains/evm/refusal';
 
 const entry = (extra: Record<string, unknown> = {}) => ({
   id: 'ethereum',

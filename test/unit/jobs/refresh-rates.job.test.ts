@@ -1,7 +1,7 @@
 import test from 'ava';
 import cron from 'node-cron';
 import { everySeconds, refreshRatesJob } from '../../../src/jobs/refresh-rates.job';
-import { StubFetcher, stubbedEngine } from './stub-fetcher';
+import { StubFetcher, stubbedEngine } from '../rates/stub-fetcher';
 
 const gapsOf = (schedule: string): number[] => {
   const task = cron.createTask(schedule, () => undefined, { timezone: 'UTC' });

@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { ChainStatus } from '../../../src/chains/chain-watcher';
-import { chainStatusLines } from '../../../src/cli/commands/chain-status';
+import type { ChainStatus } from '../../../../src/chains/chain-watcher';
+import { chainStatusLines } from '../../../../src/cli/commands/chain-status';
 
 const row = (over: Partial<ChainStatus>): ChainStatus => ({
   chain_id: 'ethereum',
@@ -9,6 +9,7 @@ const row = (over: Partial<ChainStatus>): ChainStatus => ({
   scanned_height: 118,
   lag: 2,
   maintenance: false,
+  maintenance_reason: null,
   scanning: true,
   last_error: null,
   last_error_at: null,
@@ -26,13 +27,18 @@ test('status prints each chain with its node tip, scanned height, lag and state'
 
 test('a chain in maintenance shows it and its last error with the time', (t) => {
   const lines = chainStatusLines([
-    row({ maintenance: true, last_error: 'evm node eth_getBlockByNumber: unreachable (ECONNREFUSED)', last_error_at: '2026-01-01T00:00:05.000Z' }),
+    row({ maintenance: true, maintenance_reason: 'evm node eth_getBlockByNumber: unreachable (ECONNREFUSED)', last_error: 'evm node eth_getBlockByNumber: unreachable (ECONNREFUSED)', last_error_at: '2026-01-01T00:00:05.000Z' }),
   ]);
   t.deepEqual(lines, [
     'chains:',
     '  ethereum (evm)  tip 120  scanned 118  lag 2  MAINTENANCE',
     '    last error at 2026-01-01T00:00:05.000Z: evm node eth_getBlockByNumber: unreachable (ECONNREFUSED)',
   ]);
+});
+
+test('a chain in maintenance for another reason than its last error says why', (t) => {
+  const lines = chainStatusLines([row({ maintenance: true, maintenance_reason: 'node behind: newest block 14 min old', last_error: null })]);
+  t.deepEqual(lines, ['chains:', '  ethereum (evm)  tip 120  scanned 118  lag 2  MAINTENANCE', '    maintenance: node behind: newest block 14 min old']);
 });
 
 test('a chain another daemon scans shows that daemon\'s progress and says so', (t) => {

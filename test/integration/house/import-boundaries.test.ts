@@ -1,15 +1,17 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { PROJECT_ROOT } from '../../../src/config/load';
 
 const CHECK = path.join(PROJECT_ROOT, 'scripts', 'check-imports.mjs');
 
-/** Runs the import check of `npm test` over a small tree of files (inside the project, so packages resolve). */
+/** Runs the import check of `npm test` over a small tree of files in a temporary directory (the project's packages linked in, so they resolve). */
 async function checkTree(files: Record<string, string>): Promise<{ code: number; out: string }> {
-  const dir = mkdtempSync(path.join(PROJECT_ROOT, '.import-fixture-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-imports-'));
   try {
+    symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
       writeFileSync(path.join(dir, file), text);
