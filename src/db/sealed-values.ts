@@ -16,6 +16,7 @@ export const cells = {
   walletSeed: (): SealedCell => ({ table: 'meta', column: 'value', row: 'wallet_seed' }),
   storedAnswer: (scope: string, key: string): SealedCell => ({ table: 'idempotency_keys', column: 'response_body', row: `${scope}\u0000${key}` }),
   payoutCandidate: (payoutId: string, seq: number): SealedCell => ({ table: 'chain_payout_candidates', column: 'raw_sealed', row: `${payoutId}\u0000${seq}` }),
+  // Bound to the table's first name: a value sealed before `account_sends` was renamed (migration 0035) still opens.
   evmSend: (sendId: string): SealedCell => ({ table: 'evm_sends', column: 'raw', row: sendId }),
 };
 

@@ -22,7 +22,7 @@ export interface ReconcileLine {
   /**
    * What may have left the wallet without the books saying so yet: `total_debit` of withdrawals
    * whose transaction may be out (processing, broadcast), still held in the books, and the most the
-   * chain can take for the wallet's own EVM sends not yet booked (gas limit × fee cap).
+   * chain can take for the wallet's own account-chain sends not yet booked (their `max_cost`).
    */
   in_flight_out: string;
   /** What may have reached the wallet without the books saying so yet: gas top-ups from a gas station (outside the books) not yet booked. */
@@ -86,15 +86,15 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       (r) => Amount.of(r.total_debit),
     );
     const arriving = new Map<string, Amount>();
-    // The wallet's own EVM sends not yet booked (a sweep, a top-up, a payout on its way): the chain
+    // The wallet's own EVM and Tron sends not yet booked (a sweep, a top-up, a payout on its way): the chain
     // may already show their fee taken and a top-up arrived.
-    for (const r of await rawQuery<{ chain_id: string; kind: string; amount: string; gas_limit: string; max_fee_per_gas: string }>(
+    for (const r of await rawQuery<{ chain_id: string; kind: string; amount: string; max_cost: string }>(
       em,
-      "SELECT chain_id, kind, amount, gas_limit, max_fee_per_gas FROM evm_sends WHERE booked_at IS NULL AND status IN ('signed', 'broadcast', 'mined')",
+      "SELECT chain_id, kind, amount, max_cost FROM account_sends WHERE booked_at IS NULL AND status IN ('signed', 'broadcast', 'mined')",
     )) {
       const native = coins.find((c) => c.chain_id === r.chain_id && c.asset === 'native');
       if (!native) continue;
-      const fee = Amount.fromBaseUnits(BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas), native.decimals);
+      const fee = Amount.fromBaseUnits(BigInt(r.max_cost), native.decimals);
       inFlight.set(native.id, (inFlight.get(native.id) ?? Amount.zero()).plus(fee));
       if (r.kind === 'topup') arriving.set(native.id, (arriving.get(native.id) ?? Amount.zero()).plus(Amount.fromBaseUnits(BigInt(r.amount), native.decimals)));
     }

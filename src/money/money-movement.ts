@@ -257,7 +257,7 @@ export class MoneyMovement {
 
   /**
    * What one of the wallet's own EVM transactions (a sweep, a gas top-up, a payout) did to the
-   * operator's `network` book (PRODUCT §8a), once, guarded by its `evm_sends.booked_at`: native coin
+   * operator's `network` book (PRODUCT §8a), once, guarded by its `account_sends.booked_at`: native coin
    * that reached a wallet address from the gas station (`arrived`: the station's float is outside
    * the books, so it enters them here) and what the chain took from a wallet address (`fee`).
    * Whether this call booked it.
@@ -267,8 +267,8 @@ export class MoneyMovement {
     const p = (i: number) => placeholder(em, i);
     const [guard] =
       s.feeBaseUnits === undefined
-        ? await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
-        : await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
+        ? await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
+        : await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
     if (!guard) return false;
     const movements = ownSendPostings(s, 'book');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);
@@ -281,7 +281,7 @@ export class MoneyMovement {
    * if it is mined again. Whether this call took it back.
    */
   async unbookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
-    const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
+    const [guard] = await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
     if (!guard) return false;
     const movements = ownSendPostings(s, 'unbook');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);
@@ -321,7 +321,7 @@ export class MoneyMovement {
     const p = (i: number) => placeholder(em, i);
     const [guard] = await returning<{ id: string }>(
       em,
-      `UPDATE evm_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
+      `UPDATE account_sends SET fee_paid = ${p(1)}, booked_at = ${p(2)} WHERE id = ${p(3)} AND fee_paid = ${p(4)} RETURNING id`,
       [s.now.toString(), iso(this.deps.clock.now()), s.sendId, s.was.toString()],
     );
     if (!guard) return false;

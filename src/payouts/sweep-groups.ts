@@ -31,7 +31,7 @@ async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catal
       `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
       `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
       `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ` +
-      `AND NOT EXISTS (SELECT 1 FROM evm_sends e WHERE e.chain_id = t.chain_id AND (e.from_address = t.address OR e.to_address = t.address) AND e.status IN ('signed', 'broadcast')) ` +
+      `AND NOT EXISTS (SELECT 1 FROM account_sends e WHERE e.chain_id = t.chain_id AND (e.from_address = t.address OR e.to_address = t.address) AND e.status IN ('signed', 'broadcast')) ` +
       `ORDER BY t.address, t.coin_id`,
     [chainId],
   );

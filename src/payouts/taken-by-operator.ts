@@ -17,7 +17,7 @@ export async function takenByOperator(em: EntityManager, q: { chainId: string; a
   const p = (i: number) => placeholder(em, i);
   const units = (coins: string | null): bigint => (coins === null ? 0n : Amount.of(coins).toBaseUnits(q.native.decimals));
   // The treasury's native sweeps: what their deposits were credited with, less what they moved.
-  const sweeps = `FROM evm_sends e WHERE e.chain_id = ${p(1)} AND e.kind = 'sweep' AND e.coin_id = ${p(2)} AND e.to_address = ${p(3)} AND e.status = 'mined' AND e.succeeded = 1`;
+  const sweeps = `FROM account_sends e WHERE e.chain_id = ${p(1)} AND e.kind = 'sweep' AND e.coin_id = ${p(2)} AND e.to_address = ${p(3)} AND e.status = 'mined' AND e.succeeded = 1`;
   const credited = await rawQuery<{ amount: string }>(
     em,
     `SELECT t.amount FROM evm_swept_transfers w JOIN chain_transfers t ON t.id = w.transfer_id WHERE w.send_id IN (SELECT e.id ${sweeps})`,
@@ -27,7 +27,7 @@ export async function takenByOperator(em: EntityManager, q: { chainId: string; a
   let taken = credited.reduce((sum, t) => sum + units(t.amount), 0n) - moved.reduce((sum, e) => sum + BigInt(e.amount), 0n);
   const sent = await rawQuery<{ fee_paid: string }>(
     em,
-    `SELECT fee_paid FROM evm_sends WHERE chain_id = ${p(1)} AND from_address = ${p(2)} AND fee_paid IS NOT NULL AND booked_at IS NOT NULL`,
+    `SELECT fee_paid FROM account_sends WHERE chain_id = ${p(1)} AND from_address = ${p(2)} AND fee_paid IS NOT NULL AND booked_at IS NOT NULL`,
     [q.chainId, q.treasury],
   );
   for (const s of sent) taken += BigInt(s.fee_paid);
@@ -41,7 +41,7 @@ export async function takenByOperator(em: EntityManager, q: { chainId: string; a
   for (const w of charged) taken -= units(w.network_fee_charged);
   const given = await rawQuery<{ amount: string }>(
     em,
-    `SELECT amount FROM evm_sends WHERE chain_id = ${p(1)} AND kind = 'topup' AND to_address = ${p(2)} AND status = 'mined' AND succeeded = 1`,
+    `SELECT amount FROM account_sends WHERE chain_id = ${p(1)} AND kind = 'topup' AND to_address = ${p(2)} AND status = 'mined' AND succeeded = 1`,
     [q.chainId, q.treasury],
   );
   for (const g of given) taken -= BigInt(g.amount);

@@ -154,8 +154,8 @@ export async function run(): Promise<void> {
           await queue.track();
           await sweeper.plan();
           await queue.broadcastReady();
-          const [left] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status <> 'mined'`);
-          const [done] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`);
+          const [left] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status <> 'mined'`);
+          const [done] = await rawQuery<{ n: number }>(store.read, `SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`);
           if (Number(left!.n) === 0 && Number(done!.n) === (r + 1) * ADDRESSES) break;
           if (passes > 10_000) throw new Error('the sweeps did not finish');
           await new Promise((res) => setTimeout(res, 50));

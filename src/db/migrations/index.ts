@@ -24,6 +24,7 @@ import { PayoutProof1767225600031 } from './0031-payout-proof';
 import { MemberRoleGrant1767225600032 } from './0032-member-role-grant';
 import { SweepRequests1767225600033 } from './0033-sweep-requests';
 import { ExactDayTotals1767225600034 } from './0034-exact-day-totals';
+import { AccountSends1767225600035 } from './0035-account-sends';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   MemberRoleGrant1767225600032,
   SweepRequests1767225600033,
   ExactDayTotals1767225600034,
+  AccountSends1767225600035,
 ];

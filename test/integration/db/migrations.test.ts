@@ -192,3 +192,42 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
 }
 
 onSqliteAndPostgres('migration 0029: partial indexes keep their guards and leave NULLs out; day sums filled', checkPartialIndexes);
+
+/**
+ * Migration 0035: the account chains' sends move from `evm_sends` to `account_sends` with their
+ * `max_cost` filled (an EVM row's gas limit × max fee per gas, beyond SQLite's integers; a Tron
+ * row's burn × 1), the live-nonce guard still refuses a second live row, and undoing it and
+ * applying it again comes back to the same.
+ */
+async function checkAccountSends(t: ExecutionContext, url: string): Promise<void> {
+  const store = await Store.open({ url });
+  try {
+    await store.migrate();
+    const pg = store.dialect === 'postgres';
+    const p = (i: number) => (pg ? `$${i}` : '?');
+    const undone = await undoDownTo(store, 'AccountSends1767225600035');
+    const at = '2026-01-01T00:00:00.000Z';
+    const send = (table: string, id: string, nonce: number, gasLimit: string, maxFee: string, status = 'broadcast') =>
+      store.ds.query(
+        `INSERT INTO ${table} (id, chain_id, kind, from_address, from_path, nonce, to_address, coin_id, amount, account_id, withdrawal_id, after_id, txid, raw,
+           candidate_txids, gas_limit, max_fee_per_gas, max_priority_fee_per_gas, status, created_at, updated_at)
+         VALUES (${p(1)}, 'chain', 'sweep', 'from', 'm/0', ${p(2)}, 'to', 'coin', '1', NULL, NULL, NULL, ${p(3)}, 'sealed', '[]', ${p(4)}, ${p(5)}, '1', ${p(6)}, ${p(7)}, ${p(8)})`,
+        [id, nonce, `tx-${id}`, gasLimit, maxFee, status, at, at],
+      );
+    await send('evm_sends', 's1', 0, '100000', '5000000000000000');
+    await send('evm_sends', 's2', 1, '30000000', '1');
+    t.deepEqual(await store.migrate(), undone);
+    const rows = await store.ds.query('SELECT id, max_cost FROM account_sends ORDER BY id');
+    t.deepEqual(rows.map((r: any) => [r.id, r.max_cost]), [['s1', '500000000000000000000'], ['s2', '30000000']]);
+    await t.throwsAsync(() => send('account_sends', 's3', 0, '1', '1'), undefined, 'a live nonce is taken once');
+    await send('account_sends', 's4', 0, '1', '1', 'dropped');
+    const roundTrip = await undoDownTo(store, 'AccountSends1767225600035');
+    t.deepEqual(await store.migrate(), roundTrip);
+    t.is(Number((await store.ds.query('SELECT COUNT(*) AS n FROM account_sends'))[0].n), 3);
+    await t.throwsAsync(() => send('account_sends', 's5', 1, '1', '1'), undefined, 'still refused after a round trip');
+  } finally {
+    await store.close();
+  }
+}
+
+onSqliteAndPostgres('migration 0035: evm_sends becomes account_sends with max_cost filled; the nonce guard holds', checkAccountSends);

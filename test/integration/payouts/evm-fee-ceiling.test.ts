@@ -38,7 +38,7 @@ test('while the base fee is above the chain\'s max_fee a payout waits in pending
   const text = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), 'status'], { timeoutMs: 30_000 });
   t.regex(text.stdout, new RegExp(`${f.chainId}  the node asks 4\\d.* gwei, payouts\\.max_fee is 5 gwei: payouts wait`));
   t.is((await f.get(w.id)).status, 'pending');
-  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 0, 'nothing signed');
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'payout'`))[0].n, 0, 'nothing signed');
   t.deepEqual(await f.node.rpc('txpool_status'), { pending: '0x0', queued: '0x0' }, 'nothing sent');
 
   // Empty blocks take the base fee down under the ceiling: the payout goes out and completes.
@@ -50,7 +50,7 @@ test('while the base fee is above the chain\'s max_fee a payout waits in pending
   t.is(await f.onChain(to, 'ETH'), eth('0.2'));
   const mined = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid]));
   t.true(mined.maxFeePerGas! <= CEILING, `offered ${mined.maxFeePerGas}`);
-  const caps: Array<{ max_fee_per_gas: string }> = await f.td.daemon.store.read.query(`SELECT max_fee_per_gas FROM evm_sends`);
+  const caps: Array<{ max_fee_per_gas: string }> = await f.td.daemon.store.read.query(`SELECT max_fee_per_gas FROM account_sends`);
   t.true(caps.every((r) => BigInt(r.max_fee_per_gas) <= CEILING), 'no send of the daemon above the ceiling');
   t.deepEqual((await status(f)).fee_ceilings, [], 'no longer named');
   const check = await f.booksMatchChain();

@@ -30,7 +30,7 @@ test('a chain without EIP-1559: the deposit is swept and the ETH and USDT withdr
   t.is(await f.onChain(to, 'ETH'), eth('0.25'));
   t.is(await f.onChain(to, 'USDT'), 20_000_000n);
   for (const done of [done1, done2]) t.is(Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid])).type, 0, 'legacy');
-  const sends = await f.td.daemon.store.read.query(`SELECT kind, status FROM evm_sends`);
+  const sends = await f.td.daemon.store.read.query(`SELECT kind, status FROM account_sends`);
   t.true(sends.some((s: { kind: string }) => s.kind === 'sweep'));
   t.false(sends.some((s: { status: string }) => s.status === 'dropped'), 'nothing refused');
   const check = await f.booksMatchChain();
@@ -64,7 +64,7 @@ test('30 % of requests answered 429 for 30 s, geth indexing meanwhile: every pay
   t.is(done.status, 'completed', String(done.failure_reason));
   await f.quiet();
   await stop();
-  const dropped = await f.td.daemon.store.read.query(`SELECT kind FROM evm_sends WHERE status = 'dropped'`);
+  const dropped = await f.td.daemon.store.read.query(`SELECT kind FROM account_sends WHERE status = 'dropped'`);
   t.deepEqual(dropped, [], 'no send read as refused');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);

@@ -41,7 +41,7 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
     await node.mine(1);
     const row = await setup.store.read.findOneBy(AddressEntity, { account_id: m.accountId, purpose: 'treasury' });
     treasury = row?.address ?? '';
-    return row !== null && (await setup.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0;
+    return row !== null && (await setup.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0;
   }, 'the deposit swept');
   await setup.stop();
   const adapter = new EvmAdapter(configFromText(readFileSync(env.configFile, 'utf8')).chains[0]!);

@@ -142,7 +142,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
       await f.paidInvoice(ticker, amount);
       const stop = f.miner();
       try {
-        await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+        await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
         await f.quiet();
       } finally {
         await stop();
@@ -181,7 +181,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
     async quiet() {
       await until(async () => {
         const [row] = await store.read.query(
-          `SELECT COUNT(*) AS n FROM evm_sends e LEFT JOIN withdrawals w ON w.id = e.withdrawal_id ` +
+          `SELECT COUNT(*) AS n FROM account_sends e LEFT JOIN withdrawals w ON w.id = e.withdrawal_id ` +
             `WHERE e.status IN ('signed', 'broadcast') OR (e.kind = 'payout' AND e.status = 'reserved' AND w.status IN ('completed', 'failed') ` +
             `AND (e.booked_at IS NULL OR (w.status = 'completed' AND w.updated_at > e.booked_at)))`,
         );

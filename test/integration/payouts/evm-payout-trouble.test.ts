@@ -109,7 +109,7 @@ test('a token payout mined and reverted (status 0) fails with its reason, its ho
   const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: to });
   // The gas station's top-up of the treasury is mined first (one block, then no more); then the payout goes out.
   const store = f.td.daemon.store;
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'topup' AND status = 'broadcast'`))[0].n > 0, 'the top-up sent');
+  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'topup' AND status = 'broadcast'`))[0].n > 0, 'the top-up sent');
   await f.node.mine(1);
   await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
   // Before it is mined, the treasury's token balance is emptied (the contract's storage), so the transfer reverts.
@@ -153,7 +153,7 @@ test('a completed payout whose block is reorganised away goes back to broadcast,
 
   t.is(again.txid, done.txid, 'the same signed transaction');
   t.is(await f.onChain(to, 'ETH'), eth('0.2'), 'paid once');
-  t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
+  t.is((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
   t.like(await f.balance('ETH'), { hold: '0' });
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);

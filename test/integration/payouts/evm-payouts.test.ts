@@ -64,7 +64,7 @@ test('a withdrawal larger than any single deposit waits for the sweeps of the de
   t.teardown(stop);
   // Under the minimum: nothing is swept while no payout needs it.
   await new Promise((r) => setTimeout(r, 500));
-  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep'`))[0].n, 0);
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep'`))[0].n, 0);
 
   const to = elsewhere();
   const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '50', to_address: to });
@@ -76,7 +76,7 @@ test('a withdrawal larger than any single deposit waits for the sweeps of the de
   t.is(await f.onChain(b.address, 'USDT'), 0n, 'swept first');
   const treasury = await treasuryOf(f);
   t.is(await f.onChain(treasury, 'USDT'), 10_000_000n);
-  const [sent] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout' AND status <> 'dropped'`);
+  const [sent] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'payout' AND status <> 'dropped'`);
   t.is(Number(sent.n), 1, 'signed once');
   t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('10').minus(Amount.of(done.network_fee_charged)).toString() });
   const check = await f.booksMatchChain();
@@ -97,7 +97,7 @@ test('three withdrawals of one account due together go out in one worker pass wi
   for (const [i, to] of payees.entries()) ws.push(await f.withdraw({ coin_id: f.coin.ETH, amount: `0.${i + 1}`, to_address: to }));
   for (const w of ws) await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
   t.deepEqual(await f.adapter.nonce(treasury), { latest: before.latest, pending: before.latest + 3 }, 'three in the mempool, none mined');
-  const rows: Array<{ nonce: number; withdrawal_id: string }> = await f.td.daemon.store.read.query(`SELECT nonce, withdrawal_id FROM evm_sends WHERE kind = 'payout' ORDER BY nonce`);
+  const rows: Array<{ nonce: number; withdrawal_id: string }> = await f.td.daemon.store.read.query(`SELECT nonce, withdrawal_id FROM account_sends WHERE kind = 'payout' ORDER BY nonce`);
   t.deepEqual(rows.map((r) => Number(r.nonce)), [before.latest, before.latest + 1, before.latest + 2], 'consecutive nonces');
   t.deepEqual(rows.map((r) => r.withdrawal_id), ws.map((w) => w.id), 'in the order they were asked for');
 

@@ -63,7 +63,7 @@ test('a sweep stuck under a raised base fee is replaced with the same nonce and 
   const treasury = await treasuryOf(f);
   t.is(await f.onChain(treasury, 'ETH'), mined.value);
   t.true((await f.onChain(inv.address, 'ETH')) < eth('0.01'));
-  t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep'`))[0].n, 1, 'one sweep');
+  t.is((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep'`))[0].n, 1, 'one sweep');
   t.is((await f.balance('ETH')).available, '0.5', 'the merchant keeps the deposit');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
@@ -112,7 +112,7 @@ test('a payout the node refuses while later payouts of the treasury wait behind 
   t.is(failed.failure_reason, REFUSED_BY_NODE);
   const store = f.td.daemon.store;
   const rows: Array<{ kind: string; nonce: number; status: string; to_address: string; amount: string; withdrawal_id: string | null }> = await store.read.query(
-    `SELECT kind, nonce, status, to_address, amount, withdrawal_id FROM evm_sends WHERE from_address = '${treasury}' ORDER BY nonce, kind`,
+    `SELECT kind, nonce, status, to_address, amount, withdrawal_id FROM account_sends WHERE from_address = '${treasury}' ORDER BY nonce, kind`,
   );
   const refused = rows.find((r) => r.withdrawal_id === ws[0].id)!;
   t.is(Number(refused.nonce), before.latest, 'the first of the pass');
@@ -148,13 +148,13 @@ test('a deposit reorganised away after it was swept: the credit is taken back, t
   stop = f.miner();
   t.teardown(stop);
   await f.until(async () => (await f.balance('ETH')).available === '0', 'the credit taken back', 60_000);
-  await f.until(async () => (await store.read.query(`SELECT status FROM evm_sends WHERE kind = 'sweep'`))[0].status === 'dropped', 'the sweep dropped', 60_000);
+  await f.until(async () => (await store.read.query(`SELECT status FROM account_sends WHERE kind = 'sweep'`))[0].status === 'dropped', 'the sweep dropped', 60_000);
   await f.quiet();
   await stop();
 
   t.is(await f.onChain(treasury, 'ETH'), 0n);
   t.is(await f.onChain(inv.address, 'ETH'), 0n);
-  const [sweep] = await store.read.query(`SELECT booked_at FROM evm_sends WHERE kind = 'sweep'`);
+  const [sweep] = await store.read.query(`SELECT booked_at FROM account_sends WHERE kind = 'sweep'`);
   t.is(sweep.booked_at, null, 'its fee no longer booked');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);

@@ -45,7 +45,7 @@ test('a payout waiting for deposits under their sweep minimum asks for them in t
     clock: systemClock,
     logger: silentLogger,
   }).byChain.get(f.chainId)!;
-  const swept = async () => (await d.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n >= 2;
+  const swept = async () => (await d.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n >= 2;
   await f.until(async () => {
     await other.pass();
     await f.node.mine(1);
@@ -60,7 +60,7 @@ test('a payout waiting for deposits under their sweep minimum asks for them in t
   await f.quiet();
   await stop();
   t.is(await f.onChain(to, 'ETH'), eth('0.5'));
-  t.is((await d.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
+  t.is((await d.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'payout'`))[0].n, 1, 'signed once');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });

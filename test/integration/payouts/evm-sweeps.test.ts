@@ -68,7 +68,7 @@ test('an empty gas station: the token sweep waits, coinkeep status warns with wh
   t.true(Number(station().needed) > 0);
   t.regex(station().warning!, /fund 0x/);
   const store = f.td.daemon.store;
-  t.is(Number((await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends`))[0].n), 0, 'no top-up it cannot pay, no sweep');
+  t.is(Number((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends`))[0].n), 0, 'no top-up it cannot pay, no sweep');
 
   await f.pay(f.gasStation, 'ETH', '1');
   await f.until(async () => (await f.onChain(inv.address, 'USDT')) === 0n, 'swept');
@@ -137,5 +137,5 @@ test('a deposit not worth sweeping yet is left alone quietly: the passes that si
   await f.paidInvoice('ETH', '0.00001');
   await f.until(async () => lines.filter((l) => l.msg.startsWith('evm sweeps')).length >= 5, 'several sweep passes over the due deposit');
   t.deepEqual(lines.filter((l) => l.level === 'info' && l.msg.startsWith('evm sweeps')), []);
-  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep'`))[0].n, 0, 'nothing swept');
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep'`))[0].n, 0, 'nothing swept');
 });

@@ -58,13 +58,13 @@ test('a token sweep whose token returns false is not booked as arrived: its depo
   t.teardown(stop);
   await f.node.mine(CONFIRMATIONS - 1);
   await f.until(async () => (await f.invoice(inv.id)).status === 'paid', 'the invoice paid');
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering', 60_000);
-  const [failedSweep] = await store.read.query(`SELECT id FROM evm_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
+  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering', 60_000);
+  const [failedSweep] = await store.read.query(`SELECT id FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
   t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_swept_transfers WHERE send_id = '${failedSweep.id}'`))[0].n, 0, 'the deposit given back');
   t.is(await f.onChain(inv.address, 'USDT'), 100_000_000n, 'nothing moved');
 
   await makeQuirky(f.node, f.usdt, 0);
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 1`))[0].n > 0, 'swept once the token behaves', 60_000);
+  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 1`))[0].n > 0, 'swept once the token behaves', 60_000);
   await f.quiet();
   await stop();
   const [treasury] = await store.read.query(`SELECT address FROM addresses WHERE purpose = 'treasury'`);

@@ -18,13 +18,13 @@ test('with payouts.enabled false no payout worker runs: a withdrawal waits in pe
   const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: elsewhere() });
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept', 60_000);
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept', 60_000);
   await f.quiet();
   await stop();
   await f.node.mine(5);
   await waitScannedTo(f.td, await f.node.blockNumber(), 10_000);
 
   t.like(await f.get(w.id), { status: 'pending', txid: null });
-  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'payout'`))[0].n, 0, 'nothing signed');
+  t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'payout'`))[0].n, 0, 'nothing signed');
   t.like(await f.balance('ETH'), { hold: w.total_debit });
 });

@@ -39,7 +39,7 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
   await until(async () => {
     node.mine();
     treasury = (await setup.store.read.findOneBy(AddressEntity, { account_id: m.accountId, purpose: 'treasury' }))?.address ?? '';
-    const [open] = await setup.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE status IN ('signed', 'broadcast')`);
+    const [open] = await setup.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast')`);
     return treasury !== '' && node.trxBalance(treasury) > units('290') && Number(open.n) === 0;
   }, 'the deposit swept');
   await setup.stop();

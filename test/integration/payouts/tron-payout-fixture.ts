@@ -107,7 +107,7 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
     const deadline = Date.now() + (o.timeoutMs ?? 60_000);
     while (!(await ok())) {
       if (Date.now() > deadline) {
-        const sends = await store.read.query(`SELECT kind, status, succeeded, to_address, amount FROM evm_sends ORDER BY created_at DESC LIMIT 20`);
+        const sends = await store.read.query(`SELECT kind, status, succeeded, to_address, amount FROM account_sends ORDER BY created_at DESC LIMIT 20`);
         throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()} (the wallet's sends: ${JSON.stringify(sends)}; the daemon's last lines:\n${lines.filter((l) => !l.includes('"debug"'))
           .slice(-25).join('\n')})`);
       }
@@ -164,8 +164,8 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
     async quiet() {
       await until(async () => {
         const [row] = await store.read.query(
-          `SELECT COUNT(*) AS n FROM evm_sends d WHERE d.status IN ('signed', 'broadcast') ` +
-            `OR (d.kind = 'delegate' AND d.status = 'mined' AND NOT EXISTS (SELECT 1 FROM evm_sends u WHERE u.after_id = d.id AND u.status = 'mined'))`,
+          `SELECT COUNT(*) AS n FROM account_sends d WHERE d.status IN ('signed', 'broadcast') ` +
+            `OR (d.kind = 'delegate' AND d.status = 'mined' AND NOT EXISTS (SELECT 1 FROM account_sends u WHERE u.after_id = d.id AND u.status = 'mined'))`,
         );
         const [open] = await store.read.query(`SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing', 'broadcast')`);
         const [unswept] = await store.read.query(

@@ -35,8 +35,8 @@ test('a USDT sweep whose token returns false is not booked as arrived: its depos
   const deposit = await f.paidInvoice('USDT', '50');
   f.node.misbehave('false');
   const store = f.td.daemon.store;
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering');
-  const [failedSweep] = await store.read.query(`SELECT id FROM evm_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
+  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering');
+  const [failedSweep] = await store.read.query(`SELECT id FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
   t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_swept_transfers WHERE send_id = '${failedSweep.id}'`))[0].n, 0, 'the deposit given back');
   t.is(f.node.tokenBalance(deposit.address), units('50'), 'nothing moved');
 

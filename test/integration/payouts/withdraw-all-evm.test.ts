@@ -22,7 +22,7 @@ async function treasuryOf(f: EvmPayoutFixture): Promise<string> {
 }
 
 async function sends(f: EvmPayoutFixture, kind: string, to: string): Promise<number> {
-  const [row] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = '${kind}' AND to_address = '${to}' AND status = 'mined'`);
+  const [row] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = '${kind}' AND to_address = '${to}' AND status = 'mined'`);
   return Number(row.n);
 }
 
@@ -56,7 +56,7 @@ test('withdraw all the ETH after two native sweeps and a token payout: the gas s
   await f.paidInvoice('USDT', '100');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 3, 'the deposits swept');
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 3, 'the deposits swept');
   await f.quiet();
   const treasury = await treasuryOf(f);
   t.true((await f.onChain(treasury, 'ETH')) < eth('1.5'), 'the sweeps\' gas came out of the deposits');
@@ -89,7 +89,7 @@ test('withdraw all the ETH when a deposit is too small to be worth its sweep\'s 
   const tiny = await f.paidInvoice('ETH', '0.0015');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'the larger deposit swept');
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'the larger deposit swept');
   await f.quiet();
   const { to, amount } = await withdrawAll(t, f, 'ETH');
   await stop();
@@ -118,7 +118,7 @@ test('an ETH withdrawal the treasury cannot fund fails with what is missing, its
   await f.paidInvoice('ETH', '1');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'swept');
+  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'swept');
   await f.quiet();
   // The books hold more than the chain: nothing the operator's costs took, so the gas station gives nothing.
   await recordTransaction(f.td.daemon.store, { accountId: f.accountId, coinId: f.coin.ETH, type: 'deposit', amount: '5' });

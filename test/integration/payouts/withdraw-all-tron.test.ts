@@ -76,7 +76,7 @@ test('withdraw all the TRX when a deposit is too small to be worth its sweep: th
   t.is(f.node.trxBalance(to), units(amount));
   t.is(f.node.trxBalance(tiny.address), units('0.3'), 'never swept: it stays where it is');
   // Every send final and scanned (not f.quiet(): that waits for every deposit swept).
-  await f.until(async () => Number((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM evm_sends WHERE status IN ('signed', 'broadcast')`))[0].n) === 0, 'every send final');
+  await f.until(async () => Number((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast')`))[0].n) === 0, 'every send final');
   f.node.mine(CONFIRMATIONS);
   await waitScannedTo(f.td, f.node.height, 20_000);
   await booksAgree(t, f);

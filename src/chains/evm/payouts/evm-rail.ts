@@ -74,7 +74,7 @@ export interface EvmRailDeps {
 /**
  * The EVM payout rail (issue 19 §2): one withdrawal a payout, ETH or a token, sent from the
  * account's treasury with EIP-1559 fees. The treasury's nonce is taken from the nonce store
- * (`evm_sends`, as `reserved`) in the transaction that stores the payout, so the payouts of one pass
+ * (`account_sends`, as `reserved`) in the transaction that stores the payout, so the payouts of one pass
  * get consecutive nonces before any reaches the node. A payout waits (`payout: null`) while the
  * treasury does not hold what it pays plus what its unmined payouts will take: a sweep on its way
  * brings it (the sweeper sweeps that account's coin at once, whatever its minimum); a token payout
@@ -180,7 +180,7 @@ export class EvmRail implements PayoutRail {
     const p = (i: number) => placeholder(em, i);
     const rows = await rawQuery(
       em,
-      `SELECT 1 FROM evm_sends WHERE chain_id = ${p(1)} AND ((to_address = ${p(2)} AND kind IN ('sweep', 'topup') AND status IN ('signed', 'broadcast')) ` +
+      `SELECT 1 FROM account_sends WHERE chain_id = ${p(1)} AND ((to_address = ${p(2)} AND kind IN ('sweep', 'topup') AND status IN ('signed', 'broadcast')) ` +
         `OR (from_address = ${p(3)} AND (status IN ('signed', 'broadcast') OR (kind = 'payout' AND status = 'reserved' AND booked_at IS NULL)))) LIMIT 1`,
       [this.chainId, t.address, t.address],
     );
@@ -241,7 +241,7 @@ export class EvmRail implements PayoutRail {
     const p = (i: number) => placeholder(em, i);
     await rawRun(
       em,
-      `UPDATE evm_sends SET status = 'dropped', updated_at = ${p(1)} WHERE chain_id = ${p(2)} AND from_address = ${p(3)} AND nonce = ${p(4)} AND status <> 'dropped' AND id <> ${p(5)}`,
+      `UPDATE account_sends SET status = 'dropped', updated_at = ${p(1)} WHERE chain_id = ${p(2)} AND from_address = ${p(3)} AND nonce = ${p(4)} AND status <> 'dropped' AND id <> ${p(5)}`,
       [now, this.chainId, row.from_address, row.nonce, row.id],
     );
     await updateSend(em, row, { status: 'reserved', updated_at: now });
@@ -284,7 +284,7 @@ export class EvmRail implements PayoutRail {
   private async unmined(em: EntityManager, t: TreasuryState): Promise<Map<string, bigint>> {
     const rows = await rawQuery<Pick<EvmSendRow, 'coin_id' | 'amount' | 'gas_limit' | 'max_fee_per_gas'>>(
       em,
-      `SELECT coin_id, amount, gas_limit, max_fee_per_gas FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND kind = 'payout' AND status = 'reserved' AND nonce >= ${placeholder(em, 3)}`,
+      `SELECT coin_id, amount, gas_limit, max_fee_per_gas FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND kind = 'payout' AND status = 'reserved' AND nonce >= ${placeholder(em, 3)}`,
       [this.chainId, t.address, t.latest],
     );
     const out = new Map<string, bigint>();
@@ -303,7 +303,7 @@ export class EvmRail implements PayoutRail {
   private async topUp(em: EntityManager, accountId: string, t: TreasuryState, wei: bigint, fees: EvmFees, p: Prepared): Promise<void> {
     const waiting = await rawQuery(
       em,
-      `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
+      `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
       [this.chainId, t.address],
     );
     if (waiting.length > 0) return;
@@ -331,7 +331,7 @@ export class EvmRail implements PayoutRail {
     const p = (i: number) => placeholder(store.read, i);
     const rows = await rawQuery<{ id: string; txid: string | null; status: string; fee_paid: string | null; booked_at: string | null }>(
       store.read,
-      `SELECT e.id, w.txid, w.status, e.fee_paid, e.booked_at FROM evm_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
+      `SELECT e.id, w.txid, w.status, e.fee_paid, e.booked_at FROM account_sends e JOIN withdrawals w ON w.id = e.withdrawal_id ` +
         `WHERE e.chain_id = ${p(1)} AND e.kind = 'payout' AND e.status = 'reserved' AND w.status IN ('completed', 'failed') ` +
         // Not booked yet, or completed again after it was booked (a reorganisation: mined anew, perhaps at another fee).
         `AND (e.booked_at IS NULL OR (w.status = 'completed' AND w.updated_at > e.booked_at))`,

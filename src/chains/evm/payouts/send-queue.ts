@@ -504,7 +504,7 @@ export class EvmSendQueue {
    */
   async onTransfer(em: EntityManager, transfer: ChainTransferRow): Promise<void> {
     if (transfer.chain_id !== this.chainId || transfer.direction !== 'outgoing' || transfer.status !== 'reverted') return;
-    const [found] = await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`, [this.chainId, transfer.txid]);
+    const [found] = await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`, [this.chainId, transfer.txid]);
     if (!found) return;
     const row = normalise(found);
     const patch = { status: 'broadcast' as const, block_height: null, block_hash: null, succeeded: null, sent_height: row.block_height, updated_at: iso(this.deps.clock.now()) };
@@ -537,7 +537,7 @@ export class EvmSendQueue {
     const [later] = await rawQuery<{ live: number | string; here: number | string }>(
       em,
       `SELECT SUM(CASE WHEN nonce > ${p(1)} THEN 1 ELSE 0 END) AS live, SUM(CASE WHEN nonce = ${p(2)} THEN 1 ELSE 0 END) AS here ` +
-        `FROM evm_sends WHERE chain_id = ${p(3)} AND from_address = ${p(4)} AND status <> 'dropped'`,
+        `FROM account_sends WHERE chain_id = ${p(3)} AND from_address = ${p(4)} AND status <> 'dropped'`,
       [row.nonce, row.nonce, this.chainId, row.from_address],
     );
     if (Number(later?.live ?? 0) === 0 || Number(later?.here ?? 0) > 0) return false;

@@ -18,9 +18,10 @@ export type EvmSendKind = 'sweep' | 'topup' | 'payout' | 'filler' | 'stake' | 'd
 export type EvmSendStatus = 'reserved' | 'signed' | 'broadcast' | 'mined' | 'dropped';
 
 /**
- * A row of `evm_sends`: one nonce of one of the wallet's addresses, and the signed bytes that use it.
- * Tron rows (src/payouts/tron) number each sender's transactions in `nonce`, keep the most the chain
- * may burn in `gas_limit` (sun, `max_fee_per_gas` 1) and the transaction's `expiration`.
+ * A row of `account_sends`: one nonce of one of the wallet's addresses, and the signed bytes that use it.
+ * Tron rows (src/chains/tron/payouts) number each sender's transactions in `nonce`, keep the most the
+ * chain may burn in `gas_limit` (sun, `max_fee_per_gas` 1) and the transaction's `expiration`. The
+ * store also writes `max_cost`, their product, what `ledger reconcile` counts as in flight.
  */
 export interface EvmSendRow {
   id: string;
@@ -78,27 +79,30 @@ export class NonceTaken extends Error {
 export async function nextNonce(em: EntityManager, chainId: string, address: string, nodePending: number): Promise<number> {
   const [row] = await rawQuery<{ top: number | string | null }>(
     em,
-    `SELECT MAX(nonce) AS top FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND status <> 'dropped'`,
+    `SELECT MAX(nonce) AS top FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND status <> 'dropped'`,
     [chainId, address],
   );
   const stored = row?.top === null || row?.top === undefined ? -1 : Number(row.top);
   return Math.max(nodePending, stored + 1);
 }
 
+/** The most the chain can take for a send, in its native coin's base units (`max_cost`): gas limit × max fee per gas (Tron: the burn × 1). */
+const maxCost = (row: Pick<EvmSendRow, 'gas_limit' | 'max_fee_per_gas'>): string => (BigInt(row.gas_limit) * BigInt(row.max_fee_per_gas)).toString();
+
 /** Stores a signed transaction; NonceTaken when a live row holds its nonce already (the caller's transaction rolls back). */
 export async function insertSend(em: EntityManager, row: EvmSendRow): Promise<void> {
-  if (!(await insertRowIfAbsent(em, 'evm_sends', row))) throw new NonceTaken(row.from_address, row.nonce);
+  if (!(await insertRowIfAbsent(em, 'account_sends', { ...row, max_cost: maxCost(row) }))) throw new NonceTaken(row.from_address, row.nonce);
 }
 
 export async function sendsWithStatus(em: EntityManager, chainId: string, statuses: readonly EvmSendStatus[]): Promise<EvmSendRow[]> {
   const list = inList(em, statuses, 2);
   return (
-    await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND status ${list.sql} ORDER BY from_address, nonce`, [chainId, ...list.params])
+    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND status ${list.sql} ORDER BY from_address, nonce`, [chainId, ...list.params])
   ).map(normalise);
 }
 
 export async function sendById(em: EntityManager, id: string): Promise<EvmSendRow | null> {
-  const [row] = await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE id = ${placeholder(em, 1)}`, [id]);
+  const [row] = await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE id = ${placeholder(em, 1)}`, [id]);
   return row ? normalise(row) : null;
 }
 
@@ -107,7 +111,7 @@ export async function sendsById(em: EntityManager, ids: readonly string[]): Prom
   const out: EvmSendRow[] = [];
   for (let i = 0; i < ids.length; i += 256) {
     const list = inList(em, ids.slice(i, i + 256), 1);
-    out.push(...(await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE id ${list.sql}`, list.params)).map(normalise));
+    out.push(...(await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE id ${list.sql}`, list.params)).map(normalise));
   }
   return out;
 }
@@ -115,13 +119,23 @@ export async function sendsById(em: EntityManager, ids: readonly string[]): Prom
 /** The live (not dropped) sends of a withdrawal, its payout and the top-up before it. */
 export async function sendsOfWithdrawal(em: EntityManager, withdrawalId: string): Promise<EvmSendRow[]> {
   return (
-    await rawQuery<EvmSendRow>(em, `SELECT * FROM evm_sends WHERE withdrawal_id = ${placeholder(em, 1)} AND status <> 'dropped' ORDER BY created_at`, [withdrawalId])
+    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE withdrawal_id = ${placeholder(em, 1)} AND status <> 'dropped' ORDER BY created_at`, [withdrawalId])
   ).map(normalise);
 }
 
-/** A guarded change of a send: applied only when its status is still `from`. Whether it was. */
-export async function updateSend(em: EntityManager, row: Pick<EvmSendRow, 'id' | 'status'>, set: Partial<EvmSendRow>): Promise<boolean> {
-  return (await updateRows(em, 'evm_sends', set, { id: row.id, status: row.status })) === 1;
+/**
+ * A guarded change of a send: applied only when its status is still `from`. Whether it was. A
+ * change of its fee caps rewrites `max_cost` (from `row`'s caps where `set` keeps them).
+ */
+export async function updateSend(em: EntityManager, row: Pick<EvmSendRow, 'id' | 'status'> & Partial<EvmSendRow>, set: Partial<EvmSendRow>): Promise<boolean> {
+  let patch: Record<string, unknown> = set;
+  if (set.gas_limit !== undefined || set.max_fee_per_gas !== undefined) {
+    const gasLimit = set.gas_limit ?? row.gas_limit;
+    const maxFee = set.max_fee_per_gas ?? row.max_fee_per_gas;
+    if (gasLimit === undefined || maxFee === undefined) throw new Error(`send ${row.id}: a change of its fee caps needs both to price it`);
+    patch = { ...set, max_cost: maxCost({ gas_limit: gasLimit, max_fee_per_gas: maxFee }) };
+  }
+  return (await updateRows(em, 'account_sends', patch, { id: row.id, status: row.status })) === 1;
 }
 
 /** A row as the database returned it, its numbers as numbers. */

@@ -232,7 +232,7 @@ export class EvmSweeper implements EvmSendOwner {
     const signed = await this.deps.store.write(async (em) => {
       const waiting = await rawQuery(
         em,
-        `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
+        `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'topup' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast')`,
         [this.deps.chain.id, row.from_address],
       );
       if (waiting.length > 0) return false;
@@ -248,7 +248,7 @@ export class EvmSweeper implements EvmSendOwner {
    */
   async isTopUp(em: EntityManager, transfer: Pick<ChainTransferRow, 'chain_id' | 'txid' | 'coin_id' | 'direction'>): Promise<boolean> {
     if (transfer.chain_id !== this.deps.chain.id || transfer.coin_id !== this.native || transfer.direction !== 'incoming') return false;
-    const rows = await rawQuery(em, `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
+    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
     return rows.length > 0;
   }
 
@@ -279,7 +279,7 @@ export class EvmSweeper implements EvmSendOwner {
     const list = inList(em, coinIds, 3);
     const rows = await rawQuery(
       em,
-      `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'sweep' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast') AND coin_id ${list.sql}`,
+      `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND kind = 'sweep' AND to_address = ${placeholder(em, 2)} AND status IN ('signed', 'broadcast') AND coin_id ${list.sql}`,
       [this.deps.chain.id, treasury, ...list.params],
     );
     return rows.length > 0;

@@ -36,7 +36,7 @@ export interface TronSendRequest {
 /**
  * The wallet's own Tron transactions on one chain (sweeps, the gas station's activations, top-ups,
  * stakes and energy delegations), from signing to final, in the account chains' send store
- * (`evm_sends`): each is signed offline on the head block and stored with its bytes in the caller's
+ * (`account_sends`): each is signed offline on the head block and stored with its bytes in the caller's
  * transaction before anything is broadcast; the stored bytes are what is broadcast, again whenever
  * the node does not know them. A Tron transaction has no nonce: one not mined once a block at the
  * chain's confirmations is past its expiration can never be mined, and is dropped (its owner plans

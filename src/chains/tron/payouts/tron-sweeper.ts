@@ -204,9 +204,9 @@ export class TronSweeper implements EvmSendOwner {
     const p = (i: number) => placeholder(em, i);
     const rows = await rawQuery<EvmSendRow>(
       em,
-      `SELECT d.* FROM evm_sends d WHERE d.chain_id = ${p(1)} AND d.kind = 'delegate' AND d.status = 'mined' AND d.succeeded = 1 ` +
-        `AND NOT EXISTS (SELECT 1 FROM evm_sends u WHERE u.after_id = d.id AND u.kind = 'undelegate' AND u.status <> 'dropped') ` +
-        `AND NOT EXISTS (SELECT 1 FROM evm_sends o WHERE o.chain_id = d.chain_id AND (o.from_address = d.to_address OR (o.to_address = d.to_address AND o.kind <> 'undelegate')) AND o.status IN ('signed', 'broadcast'))`,
+      `SELECT d.* FROM account_sends d WHERE d.chain_id = ${p(1)} AND d.kind = 'delegate' AND d.status = 'mined' AND d.succeeded = 1 ` +
+        `AND NOT EXISTS (SELECT 1 FROM account_sends u WHERE u.after_id = d.id AND u.kind = 'undelegate' AND u.status <> 'dropped') ` +
+        `AND NOT EXISTS (SELECT 1 FROM account_sends o WHERE o.chain_id = d.chain_id AND (o.from_address = d.to_address OR (o.to_address = d.to_address AND o.kind <> 'undelegate')) AND o.status IN ('signed', 'broadcast'))`,
       [this.deps.chain.id],
     );
     let n = 0;
@@ -266,7 +266,7 @@ export class TronSweeper implements EvmSendOwner {
   /** A gas station's TRX reaching a wallet address (an activation or top-up): the wallet's own money, not a payment. */
   async isTopUp(em: EntityManager, transfer: Pick<ChainTransferRow, 'chain_id' | 'txid' | 'coin_id' | 'direction'>): Promise<boolean> {
     if (transfer.chain_id !== this.deps.chain.id || transfer.coin_id !== this.native || transfer.direction !== 'incoming') return false;
-    const rows = await rawQuery(em, `SELECT 1 FROM evm_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
+    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
     return rows.length > 0;
   }
 
