@@ -9,6 +9,8 @@ import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 export interface BlockRef {
   height: number;
   hash: string;
+  /** The block's timestamp (seconds since 1970), where the node gives it with the tip: staleness (PRODUCT §15). */
+  time?: number;
 }
 
 export interface BlockHeader extends BlockRef {
@@ -83,6 +85,35 @@ export class NodeUnavailable extends Error {
     super(message);
     this.name = 'NodeUnavailable';
   }
+}
+
+/**
+ * Every endpoint of a chain is behind (PRODUCT §15): its newest block is older than the chain's
+ * `stale_after_seconds`. The message is the reason `coinkeep status` shows (`node behind: newest
+ * block 14 min old`); the chain's coins go to maintenance at once.
+ */
+export class NodeStale extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeStale';
+  }
+}
+
+/**
+ * A chain's endpoints as the chain core sees them (PRODUCT §15; chains/node-pool.ts builds it):
+ * the tip of the first healthy endpoint that is not behind, the quorum on block hashes, and the
+ * pace that keeps each endpoint's daily request budget.
+ */
+export interface ChainNodeSet {
+  /** The newest block of the first endpoint that answers and is not stale; NodeStale when every one that answers is behind. */
+  tip(signal?: AbortSignal): Promise<BlockRef>;
+  /**
+   * The highest height at or below `top` whose block hash (as `ours` gives it: what the core
+   * recorded) the chain's quorum of endpoints report; -1 when none. `top` itself with a quorum of 1.
+   */
+  agreedHeight(top: number, ours: (height: number) => Promise<string | undefined>, signal?: AbortSignal): Promise<number>;
+  /** The pause before the next poll: `baseMs`, stretched so no endpoint's `requests_per_day` is overspent. */
+  pollDelayMs(baseMs: number): number;
 }
 
 /**
@@ -198,6 +229,8 @@ export interface ChainReader {
    * transfers carry as `watchKey` for payments to `address`; null for an address it cannot pay.
    */
   watchKey?(address: string): Uint8Array | null;
+  /** The chain's endpoints behind this reader (failover, staleness, quorum, pacing); absent for a reader over one node. */
+  readonly nodes?: ChainNodeSet;
   close?(): Promise<void>;
 }
 

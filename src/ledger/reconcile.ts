@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
+import { familyOf } from '../chains/families';
 import { StateUnavailable, type HoldingsReader } from '../chains/types';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
@@ -99,13 +100,13 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
     }
     const sides = new Map<string, ChainSide>();
     for (const chainId of chainIds) {
-      const family = coins.find((c) => c.chain_id === chainId)!.family;
+      const { holdings } = familyOf(coins.find((c) => c.chain_id === chainId)!.family);
       const h = heights.get(chainId);
       sides.set(chainId, {
-        outputs: family === 'btc' ? await storedOutputs(em, chainId) : [],
-        addresses: family === 'btc' ? [] : await walletAddresses(em, chainId),
-        // Only EVM nodes answer for a past block; the others are asked at their tip.
-        height: family === 'evm' && h !== undefined && h >= 0 ? h : null,
+        outputs: holdings.by === 'outputs' ? await storedOutputs(em, chainId) : [],
+        addresses: holdings.by === 'addresses' ? await walletAddresses(em, chainId) : [],
+        // A node that answers for a past block is asked at the height the books were scanned to; the others at their tip.
+        height: holdings.pastHeight && h !== undefined && h >= 0 ? h : null,
       });
     }
     return { books, uncredited, inFlight, arriving, sides };

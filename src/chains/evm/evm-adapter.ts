@@ -7,6 +7,7 @@ import {
   type BlockHeader,
   type BlockRef,
   type ChainAdapter,
+  type ChainNodeSet,
   type FeeQuote,
   type HoldingsQuery,
   type NormalisedBlock,
@@ -31,6 +32,7 @@ interface RpcHeader {
   number: string;
   hash: string;
   parentHash: string;
+  timestamp?: string;
 }
 
 interface RpcTransaction {
@@ -98,7 +100,7 @@ const STATE_GONE = /missing trie node|header not found|state .*(not available|un
  * of the configured ERC-20 contracts (one eth_getLogs over the range by contract and topic). A
  * transaction's value to one of our addresses always arrives: they are plain accounts without code,
  * which cannot revert a value transfer. Value moved by contract internals (a contract sending ether
- * in an internal call) is not a transaction's value nor a log, and is not seen (README "Chains").
+ * in an internal call) is not a transaction's value nor a log, and is not seen (docs/chains.md).
  */
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
@@ -107,8 +109,8 @@ export class EvmAdapter implements ChainAdapter {
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
-  /** `rpc`: the node's JSON-RPC (tests give a node in memory; a pool of endpoints may wrap one EvmRpc each). */
-  constructor(chain: ChainConfig, rpc?: EvmTransport) {
+  /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled, one EvmRpc each; tests give a node in memory); `nodes`: those endpoints, for the chain core. */
+  constructor(chain: ChainConfig, rpc?: EvmTransport, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
     this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms, { maxBatch: chain.nodes?.max_batch, logsRange: chain.nodes?.logs_range });
@@ -123,7 +125,7 @@ export class EvmAdapter implements ChainAdapter {
   async tip(signal?: AbortSignal): Promise<BlockRef> {
     const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
     if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
-    return { height: Number(b.number), hash: b.hash };
+    return { height: Number(b.number), hash: b.hash, ...(b.timestamp ? { time: Number(b.timestamp) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

@@ -6,10 +6,9 @@ import { NodeUnavailable } from '../types';
 /**
  * An EVM node's JSON-RPC over undici's client: one POST a call, or one POST for a batch, each
  * abandoned after the chain's rpc_timeout_ms or when the caller's AbortSignal aborts. (ethers'
- * provider decodes response bodies with a UTF-8 decoder written in JavaScript, which took half the
- * fetch time of a block of 1,000 transactions, and takes no AbortSignal. Node's fetch, with an
- * AbortSignal.timeout and an AbortSignal.any made per request, took 23–35 µs of CPU per balance
- * call in batches of 100 against anvil, this client 12–18 µs: `npm run bench addresses`.)
+ * provider decodes response bodies with a UTF-8 decoder written in JavaScript and takes no
+ * AbortSignal; Node's fetch with an AbortSignal.timeout and an AbortSignal.any per request costs
+ * more CPU per call: docs/benchmarks.md, addresses and chains.)
  * Redirects are not followed. Errors leave as one short line naming the method and the reason,
  * never the node's URL, which may carry credentials or an API key.
  */

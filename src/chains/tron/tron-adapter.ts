@@ -3,6 +3,7 @@ import type { ChainConfig } from '../../config/schema';
 import {
   NodeFault,
   type BlockHeader,
+  type ChainNodeSet,
   type BlockRef,
   type ChainAdapter,
   type FeeQuote,
@@ -96,20 +97,21 @@ interface TronTxInfo {
  * succeeded (a failed or reverted call credits nothing, though it is mined and its fee paid).
  * Transaction infos are read only for blocks holding a call to a configured contract. Addresses
  * leave in base58 `T...`. TRX moved by contract internals, TRC-10 assets and tokens not configured
- * are not seen (README "Chains").
+ * are not seen (docs/chains.md).
  */
 export class TronAdapter implements ChainAdapter {
   readonly chainId: string;
-  private readonly node: TronFullNode;
+  private readonly node: Pick<TronFullNode, 'post'>;
   /** 20-byte hex of the contract, lower-case without 41 (a log's `address`) → the contract as configured. */
   private readonly tokens = new Map<string, string>();
   /** The genesis blockID the configured network has, and the network's name for messages. */
   private readonly genesis: string;
   private readonly network: string;
 
-  constructor(chain: ChainConfig) {
+  /** `node`: the full node's HTTP API (the chain's endpoints, pooled); `nodes`: those endpoints, for the chain core. */
+  constructor(chain: ChainConfig, node?: Pick<TronFullNode, 'post'>, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
-    this.node = new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
+    this.node = node ?? new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
     for (const t of chain.tokens) this.tokens.set(tronToHex(t.contract).slice(2), t.contract);
     const own = chain.options.genesis_block_id as string | undefined;
     this.network = own ? 'genesis block ' + own : (chain.network ?? 'mainnet');
@@ -127,7 +129,9 @@ export class TronAdapter implements ChainAdapter {
     if (first.status === 'rejected') throw first.reason;
     const genesis = typeof first.value.blockID === 'string' ? first.value.blockID.slice(0, 64) : 'missing';
     if (genesis !== this.genesis) throw new NodeFault(`tron node's genesis block is ${genesis}, the config says ${this.network}`);
-    return toHeader(checkedBlock(now.value, undefined));
+    const tip = checkedBlock(now.value, undefined);
+    const ms = tip.block_header.raw_data.timestamp;
+    return { ...toHeader(tip), ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

@@ -43,6 +43,8 @@ export async function startEvmFixture(
     provider?: Partial<ProviderRules>;
     stateFile?: string;
     chain?: Record<string, unknown>;
+    /** Endpoints of the chain (PRODUCT §15) given the node's own URL: the first is `rpc_url`, the rest `rpc_urls`. */
+    endpoints?: (nodeUrl: string, gateUrl: string | null) => string[] | Promise<string[]>;
     overrides?: Record<string, unknown>;
   } = {},
 ): Promise<EvmFixture> {
@@ -50,7 +52,9 @@ export async function startEvmFixture(
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
   const provider = opts.provider ? await EvmProvider.start(node.rpcUrl, opts.provider) : null;
-  const chain = anvilChainEntry(provider?.url ?? gate?.url ?? node.rpcUrl, usdt, {
+  const [first, ...more] = (await opts.endpoints?.(node.rpcUrl, gate?.url ?? null)) ?? [provider?.url ?? gate?.url ?? node.rpcUrl];
+  const chain = anvilChainEntry(first!, usdt, {
+    ...(more.length > 0 ? { rpc_urls: more } : {}),
     confirmations: CONFIRMATIONS,
     options: { ...FAST_WATCH, ...opts.watch },
     // The chain tests watch payments where they arrive: no sweep moves them on (and mines blocks

@@ -24,7 +24,8 @@ const maintenance = (f: EvmFixture): boolean => f.td.daemon.chains.status()[0]!.
 
 test('300 blocks missed in an outage behind a 5-block log limit, 20-call batches and a capped answer size: every payment credited, the chain out of maintenance', async (t) => {
   // geth's 25 MB cap scaled to anvil's small blocks (about 1 KB each): 16 KB bites a 20-block batch.
-  const f = await startEvmFixture({ provider: { ...HOSTED, responseCap: 16_000 } });
+  // Maintenance at the first failed poll (maintenance_after_seconds 0): the outage is what this test makes.
+  const f = await startEvmFixture({ provider: { ...HOSTED, responseCap: 16_000 }, chain: { maintenance_after_seconds: 0 } });
   t.teardown(() => f.stop());
   const p = f.provider!;
   const invoices: Array<{ id: string; address: string; ticker: Ticker; amount: string }> = [];
