@@ -173,6 +173,26 @@ export class BtcAdapter implements ChainAdapter {
   }
 
   /**
+   * What the node's mempool holds of `txid` with its descendants: their fees together (satoshi),
+   * which a BIP125 replacement must outbid; null when it is not in the mempool. Core answers
+   * `fees.descendant` (BTC), bcoin `descendantfees` (satoshi).
+   */
+  async mempoolFees(txid: string, signal?: AbortSignal): Promise<bigint | null> {
+    const [outcome] = await this.rpc.batch([{ method: 'getmempoolentry', params: [txid] }], signal);
+    if (!outcome!.ok) {
+      // -5: not in the mempool (mined, dropped, or never seen); anything else is the node's trouble.
+      if (outcome!.error.rpcCode === -5 || /not in mempool/i.test(outcome!.error.message)) return null;
+      throw outcome!.error;
+    }
+    const entry = outcome!.result as { fees?: { descendant?: unknown }; descendantfees?: unknown } | null;
+    const btc = entry?.fees?.descendant;
+    if (typeof btc === 'number' && btc >= 0 && btc <= 21e6) return BigInt(Math.round(btc * 1e8));
+    const sat = entry?.descendantfees;
+    if (typeof sat === 'number' && Number.isSafeInteger(sat) && sat >= 0) return BigInt(sat);
+    throw new NodeFault(`bitcoin node getmempoolentry ${txid}: no descendant fees`);
+  }
+
+  /**
    * The fee rate for confirmation within the configured target. Core answers `feerate` (BTC/kvB),
    * bcoin `fee` (BTC/kB, -1 without data); no estimate falls back to the configured rate.
    */
