@@ -7,6 +7,9 @@ import { randomBytes } from 'node:crypto';
  */
 const TOKENS = /"[^"\\]*(?:\\.[^"\\]*)*"|(?<![\w.+-])-?\d{16,}(?![\d.eE])/g;
 
+/** What a big integer literal starts like; it may also match inside a string (then TOKENS decides). */
+const MAYBE_BIG = /[:,[]\s*-?\d{16}/;
+
 /**
  * JSON.parse of a java-tron answer with every integer beyond 2^53 read exactly, as a bigint
  * (java-tron prints int64 fields such as a TransferContract's `amount` or an account's `balance`
@@ -14,6 +17,8 @@ const TOKENS = /"[^"\\]*(?:\\.[^"\\]*)*"|(?<![\w.+-])-?\d{16,}(?![\d.eE])/g;
  * integers are rare: only an answer that holds one pays for the reviver.
  */
 export function parseExactJson(text: string): unknown {
+  // A number token follows `:`, `,` or `[`: without one of 16 digits or more there, nothing to mark (java-tron's hex strings hold neither).
+  if (!MAYBE_BIG.test(text)) return JSON.parse(text);
   let marker: string | null = null;
   const marked = text.replace(TOKENS, (token) => {
     if (token.charCodeAt(0) === 34 /* " */ || Number.isSafeInteger(Number(token))) return token;
