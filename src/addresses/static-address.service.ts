@@ -1,7 +1,8 @@
 import type { EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { ArchivedAddresses, UnwatchedAddress } from '../chains/archived-addresses';
-import { nextStaticAddressMove } from './static-address.state';
+import { DENSE_MATCHES, FEW_ROWS, likeAnywhere, phrase, planFromProbe, planFromTail, PROBE_ROWS, searchStart, type SearchPlan } from './static-address.search';
+import { archiveAtOf, archivedFields, depositNoted, idleCutoffs, nextStaticAddressMove, restoredFields } from './static-address.state';
 import { StaticAddressEntity, type StaticAddressRow } from '../db/entities/static-address';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRow, isUniqueViolation, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
@@ -141,7 +142,7 @@ export class StaticAddressService {
     const now = iso(this.deps.clock.now());
     const move = nextStaticAddressMove(row.status, reason === 'inactive' ? 'archive_inactive' : 'archive_manual');
     if (!move) return null;
-    const set = { status: move.to, archived_at: now, deposit_revived: 0, updated_at: now };
+    const set = { status: move.to, ...archivedFields(now) };
     const where = reason === 'inactive' ? { id: row.id, status: row.status, idle_since: row.idle_since } : { id: row.id, status: row.status };
     if ((await updateRows(em, 'static_addresses', set, where)) !== 1) return null;
     const next: StaticAddressRow = { ...row, ...set };
@@ -194,9 +195,8 @@ export class StaticAddressService {
    */
   async noteDeposit(em: EntityManager, row: StaticAddressRow, seenAt: string): Promise<StaticAddressRow> {
     let next = row;
-    if (row.last_deposit_at === null || row.last_deposit_at < seenAt) {
-      const now = iso(this.deps.clock.now());
-      const set = { last_deposit_at: seenAt, idle_since: now, warned_at: null, updated_at: now };
+    const set = depositNoted(row.last_deposit_at, seenAt, iso(this.deps.clock.now()));
+    if (set) {
       await updateRows(em, 'static_addresses', set, { id: row.id });
       next = { ...row, ...set };
     }
@@ -216,9 +216,9 @@ export class StaticAddressService {
    */
   async archiveIdle(opts: { archiveAfterMs: number; warnMs: number; signal?: AbortSignal }): Promise<{ warned: number; archived: number }> {
     const { store, clock } = this.deps;
-    const at = clock.now().getTime();
-    const archiveBefore = iso(new Date(at - opts.archiveAfterMs));
-    const warnBefore = iso(new Date(at - Math.max(0, opts.archiveAfterMs - opts.warnMs)));
+    const cutoffs = idleCutoffs(clock.now(), opts.archiveAfterMs, opts.warnMs);
+    const archiveBefore = iso(cutoffs.archiveBefore);
+    const warnBefore = iso(cutoffs.warnBefore);
     const done = { warned: 0, archived: 0 };
     const idle = (em: EntityManager, before: string, unwarned: boolean) =>
       rawQuery<StaticAddressRow>(
@@ -233,7 +233,7 @@ export class StaticAddressService {
           const p = (i: number) => placeholder(em, i);
           const sql = `UPDATE static_addresses SET warned_at = ${p(1)} WHERE id = ${p(2)} AND status = 'active' AND idle_since = ${p(3)} AND warned_at IS NULL`;
           if ((await rawRun(em, sql, [now, row.id, row.idle_since])) !== 1) return;
-          const archiveAt = iso(new Date(new Date(row.idle_since).getTime() + opts.archiveAfterMs));
+          const archiveAt = iso(archiveAtOf(row.idle_since, opts.archiveAfterMs));
           await this.emit(em, 'static_address.archive_warning', row, { address: this.present(row), archive_at: archiveAt });
           done.warned++;
         });
@@ -290,7 +290,7 @@ export class StaticAddressService {
     const now = iso(this.deps.clock.now());
     const move = nextStaticAddressMove(row.status, reason === 'deposit' ? 'restore_deposit' : 'restore_manual');
     if (!move) return null;
-    const set = { status: move.to, archived_at: null, idle_since: now, warned_at: null, deposit_revived: beside ? 1 : 0, updated_at: now };
+    const set = { status: move.to, ...restoredFields(now, beside) };
     if ((await updateRows(em, 'static_addresses', set, { id: row.id, status: row.status })) !== 1) return null;
     const next: StaticAddressRow = { ...row, ...set };
     await this.deps.archived.rewatch(em, this.unwatched(next), now);
@@ -323,39 +323,22 @@ export class StaticAddressService {
     return row ?? null;
   }
 
-  /**
-   * How `search` is matched (README "Static addresses"). Shorter than 3 characters: a prefix of the
-   * address, the customer id or the label, each alternative a range on its own per-account index.
-   * From 3 characters: a substring of any of them, through a trigram index. On PostgreSQL `LIKE`
-   * uses the pg_trgm indexes (when the extension could be created) and the planner chooses. On
-   * SQLite the FTS5 trigram table is first asked which rows hold the text's last TAIL characters,
-   * up to FEW_ROWS of them: each trigram of a phrase costs the index a read of its posting list (a
-   * whole 42-character address, 40 trigrams, took 9 ms at 1,000,000 addresses; its last 8
-   * characters, 1.5 ms), and identifiers share their beginnings ("0x", "cust-") more than their ends.
-   * When at most FEW_ROWS rows hold the tail, those rows are read by rowid and tested for the whole
-   * text. Otherwise the text is common, or its tail is: when at least DENSE_MATCHES of the account's
-   * PROBE_ROWS newest addresses hold the text, its rows are read newest first and tested (a page
-   * fills after a few rows, where the index would read a posting list of most rows); else the index
-   * answers which rows hold the whole text.
-   */
+  /** How `search` is matched (static-address.search.ts): the plan, after the reads it asks for. */
   private async searchPlan(accountId: string, search: string | undefined): Promise<SearchPlan> {
-    if (search === undefined) return { kind: 'none' };
-    const chars = [...search];
-    if (chars.length < TRIGRAM) return { kind: 'prefix', text: search };
-    if (this.deps.store.dialect === 'postgres') return { kind: 'like', text: search };
+    const start = searchStart(search, this.deps.store.dialect);
+    if (start.kind !== 'tail') return start;
     const em = this.deps.store.read;
-    const tail = await rawQuery<{ rowid: number }>(em, `SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH ? LIMIT ${FEW_ROWS + 1}`, [
-      phrase(chars.slice(-TAIL).join('')),
-    ]);
-    if (tail.length <= FEW_ROWS) return { kind: 'rows', text: search, rowids: tail.map((r) => r.rowid) };
+    const tail = await rawQuery<{ rowid: number }>(em, `SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH ? LIMIT ${FEW_ROWS + 1}`, [start.phrase]);
+    const few = planFromTail(start.text, tail.map((r) => r.rowid));
+    if (few) return few;
     // Counting stops at DENSE_MATCHES: a text every row holds is told common after 50 rows, not 2000.
     const [probe] = await rawQuery<{ n: number }>(
       em,
       `SELECT COUNT(*) AS n FROM (SELECT 1 FROM (SELECT address, customer_id, label FROM static_addresses WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ${PROBE_ROWS})
        WHERE instr(address, ?) > 0 OR instr(customer_id, ?) > 0 OR instr(label, ?) > 0 LIMIT ${DENSE_MATCHES})`,
-      [accountId, search, search, search],
+      [accountId, start.text, start.text, start.text],
     );
-    return Number(probe?.n ?? 0) >= DENSE_MATCHES ? { kind: 'scan', text: search } : { kind: 'index', text: search };
+    return planFromProbe(start.text, Number(probe?.n ?? 0));
   }
 
   /** One account's addresses matching the filters, newest first; `plan` is searchPlan(f.search)'s. */
@@ -376,7 +359,7 @@ export class StaticAddressService {
         break;
       }
       case 'like':
-        qb.andWhere(`(${cols.map((c) => `s.${c} LIKE :sLike ESCAPE '\\'`).join(' OR ')})`, { sLike: `%${plan.text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` });
+        qb.andWhere(`(${cols.map((c) => `s.${c} LIKE :sLike ESCAPE '\\'`).join(' OR ')})`, { sLike: likeAnywhere(plan.text) });
         break;
       case 'index':
         qb.andWhere('s.rowid IN (SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH :sMatch)', { sMatch: phrase(plan.text) });
@@ -392,18 +375,3 @@ export class StaticAddressService {
     return qb;
   }
 }
-
-/** Characters of a trigram: the shortest search text a trigram index answers. */
-const TRIGRAM = 3;
-/** SQLite: the characters at the end of a search text first looked up in the trigram index (6 trigrams). */
-const TAIL = 8;
-/** SQLite: up to this many rows holding the text's tail are read by rowid (about a tenth of what the probe reads). */
-const FEW_ROWS = 200;
-/** SQLite: how many of the account's newest addresses tell whether a search text is common, and how many of them must hold it. */
-const PROBE_ROWS = 2000;
-const DENSE_MATCHES = 50;
-
-type SearchPlan = { kind: 'none' } | { kind: 'prefix' | 'like' | 'index' | 'scan'; text: string } | { kind: 'rows'; text: string; rowids: number[] };
-
-/** FTS5 query of the exact text as one phrase (a substring, with the trigram tokenizer). */
-const phrase = (text: string): string => `"${text.replaceAll('"', '""')}"`;

@@ -7,7 +7,7 @@ import type { ReconcileLine, ReconcileReport } from '../ledger/reconcile';
 import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
 import type { DeliveryView } from '../webhooks/delivery.service';
-import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
+import type { GasStationStatus } from '../chains/evm/payouts/evm-chain-payouts';
 import type { FeeCeilingStatus } from '../payouts/fee-ceiling';
 import type { PayoutAlert } from '../payouts/payout-alerts';
 import type { PayoutCancelView } from '../payouts/payout-cancel';

@@ -1,5 +1,5 @@
 import { newRouter, type AppRouter } from '../http/context';
-import type { GasStationStatus } from '../payouts/evm/evm-chain-payouts';
+import type { GasStationStatus } from '../chains/evm/payouts/evm-chain-payouts';
 import { notFound } from '../shared/errors';
 import type { GasStationResponse } from './contract';
 

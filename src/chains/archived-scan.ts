@@ -6,7 +6,7 @@ import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { TransferRecorder } from './transfer-recorder';
-import type { BlockRef, ChainReader, IncomingObservation, NormalisedBlock } from './types';
+import { StateUnavailable, type BlockRef, type ChainReader, type IncomingObservation, type NormalisedBlock } from './types';
 import { WatchedAddresses } from './watched-addresses';
 
 /** One archived (or lately restored) address as the slow scan reads it. */
@@ -208,12 +208,14 @@ export class ArchivedScan {
   private async moved(height: number, rows: ScanRow[], seen: Map<string, Record<string, string>>, signal?: AbortSignal): Promise<ScanRow[]> {
     const coins = [...this.coinByAsset.values()];
     const assets = coins.map((c) => c.asset);
+    // The height balances are read at; null once the node said it keeps no state there (see below).
+    let at: number | null = height;
     const ask = (chunk: ScanRow[]): Promise<bigint[][]> | null => {
       if (chunk.length === 0) return null;
       const asking = this.deps.adapter.balancesAt!(
         chunk.map((r) => r.address),
         assets,
-        height,
+        at,
         signal,
       );
       // Its failure is met where it is awaited (never an unhandled rejection meanwhile).
@@ -227,27 +229,38 @@ export class ArchivedScan {
       rows.push(...chunk);
       const next = chunk.length < BALANCE_CHUNK ? [] : await this.page(height, chunk[chunk.length - 1]!.address_id);
       const books = await this.booked(chunk.filter((r) => r.balances === null).map((r) => r.address_id));
-      const balances = await asking;
+      let balances: bigint[][];
+      try {
+        balances = await asking;
+      } catch (err) {
+        if (!(err instanceof StateUnavailable) || at === null) throw err;
+        // A node without archive state, the scan behind its newest 128 blocks: the newest balances
+        // stand in (docs/decisions.md "archived scan without archive state").
+        this.log.info('the node keeps no state at the scanned height: balances read at its newest block', { height });
+        at = null;
+        balances = (await ask(chunk))!;
+      }
       asking = ask(next);
       // 100,000 addresses a round, nearly all unchanged and empty: no object is made for those.
       for (let k = 0; k < chunk.length; k++) {
         const r = chunk[k]!;
-        const at = balances[k]!;
+        const now = balances[k]!;
         const before: Record<string, string> =
           r.balances === null ? (books.get(r.address_id) ?? NONE) : r.balances === '{}' ? NONE : (JSON.parse(r.balances) as Record<string, string>);
         let changed = false;
         for (let j = 0; j < coins.length && !changed; j++) {
           const was = before[coins[j]!.id];
-          changed = at[j] === 0n ? was !== undefined && was !== '0' : was !== at[j]!.toString();
+          changed = now[j] === 0n ? was !== undefined && was !== '0' : was !== now[j]!.toString();
         }
         if (changed) out.push(r);
-        // Unchanged balances stay as they are stored.
-        if (!changed && r.balances !== null) continue;
-        const now: Record<string, string> = {};
+        // Unchanged balances stay as they are stored; balances of another height than the scanned
+        // one are never stored as its own: the address is compared again at the next round.
+        if ((!changed && r.balances !== null) || (changed && at === null)) continue;
+        const seenNow: Record<string, string> = {};
         coins.forEach((c, j) => {
-          if (at[j] !== 0n) now[c.id] = at[j]!.toString();
+          if (now[j] !== 0n) seenNow[c.id] = now[j]!.toString();
         });
-        seen.set(r.address_id, now);
+        seen.set(r.address_id, seenNow);
       }
       chunk = next;
     }

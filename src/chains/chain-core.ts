@@ -1,9 +1,10 @@
 import type { ChainConfig } from '../config/schema';
+import type { Clock } from '../shared/clock';
 import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
 import type { ChainReader, ChainSender, HoldingsReader } from './types';
 
-/** Builds the adapter of a configured chain; null for a family this version does not watch yet. */
-export type AdapterFactory = (chain: ChainConfig) => ChainReader | null;
+/** Builds the adapter of a configured chain (`clock`: its endpoints' pauses and staleness); null for a family this version does not watch yet. */
+export type AdapterFactory = (chain: ChainConfig, clock: Clock) => ChainReader | null;
 
 export interface ChainCoreDeps extends Omit<ChainWatcherDeps, 'chain' | 'adapter'> {
   chains: readonly ChainConfig[];
@@ -18,7 +19,7 @@ export class ChainCore {
 
   constructor(deps: ChainCoreDeps) {
     for (const chain of deps.chains) {
-      const adapter = deps.adapterFor(chain);
+      const adapter = deps.adapterFor(chain, deps.clock);
       if (!adapter) {
         // Its coins would issue invoices nobody watches: they stay in maintenance instead.
         deps.logger.warn('chain not watched: no adapter for its kind in this version; its coins are in maintenance', { chain: chain.id, kind: chain.kind });
@@ -46,6 +47,7 @@ export class ChainCore {
         scanned_height: null,
         lag: null,
         maintenance: true,
+        maintenance_reason: `chains of kind ${c.kind} are not watched by this version`,
         scanning: false,
         last_error: `chains of kind ${c.kind} are not watched by this version: its coins are in maintenance`,
         last_error_at: null,

@@ -11,7 +11,7 @@ import { MempoolTracker } from './mempool-tracker';
 import { createCursor, insertHeaders, moveCursor, pruneHeaders, type ScanPoint } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
 import { spendObservations, transferKeys } from './block-transfers';
-import type { BlockRef, ChainReader, IncomingObservation, NormalisedBlock, NormalisedTransfer } from './types';
+import { NodeFault, NodeStale, type BlockRef, type ChainReader, type IncomingObservation, type NormalisedBlock, type NormalisedTransfer } from './types';
 import type { WalletCoins } from './wallet-coins';
 import type { WatchedAddresses } from './watched-addresses';
 
@@ -24,6 +24,8 @@ export interface ChainStatus {
   lag: number | null;
   /** The chain's coins are in maintenance: node unreachable or stalled, or scanning stopped. */
   maintenance: boolean;
+  /** Why the coins are in maintenance (what `coinkeep status` and the dashboard show); null when they are not. */
+  maintenance_reason: string | null;
   /**
    * This daemon scans the chain. False: another daemon on the same database does (or nobody yet),
    * and `scanned_height` is that daemon's progress as the database shows it.
@@ -83,6 +85,15 @@ export class ChainWatcher {
   private tipChangedAt: number | undefined;
   /** Why the last poll failed; null once one succeeds. */
   private trouble: string | null = null;
+  /** The trouble puts the coins in maintenance at once (another network, a node behind, a stall), not after maintenance_after_seconds. */
+  private troubleAtOnce = false;
+  /** When a poll last succeeded (ms); null before the first. */
+  private lastGoodAt: number | null = null;
+  /**
+   * With a quorum above 1: the highest scanned height whose hash enough endpoints report (blocks
+   * above it count toward no confirmation yet); null with a quorum of 1, where the cursor decides.
+   */
+  private agreed: number | null = null;
   /** Set by a reorganisation deeper than reorg_max_depth: scanning stops until restart. */
   private halted: string | null = null;
   private inMaintenance = false;
@@ -125,12 +136,13 @@ export class ChainWatcher {
       if (!(await this.takeRole())) return await this.follow();
       // Read before the tip: see MempoolTracker.
       const waiting = this.deps.adapter.mempool ? await this.deps.adapter.mempool(signal) : null;
-      const tip = await this.deps.adapter.tip(signal);
+      const tip = await this.readTip(signal);
       this.noteTip(tip);
       const cursor = this.cursor ?? (await this.loadCursor(tip, signal));
       if (cursor) {
         await this.fillHeaders(cursor, signal);
         await this.catchUp(cursor, tip, signal);
+        await this.checkAgreement(signal);
       }
       if (cursor && waiting) await this.applyMempool(waiting);
       this.checkStall(tip);
@@ -138,11 +150,44 @@ export class ChainWatcher {
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof CursorMoved) return this.reload(err.message);
-      this.fail(err instanceof Error ? err.message : String(err));
+      this.fail(err);
     } finally {
       this.lastPollAt = this.deps.clock.now();
       this.applyMaintenance();
     }
+  }
+
+  /** The pause before the next poll: poll_interval_ms, longer when an endpoint's requests_per_day asks it. */
+  nextPollDelayMs(): number {
+    return this.deps.adapter.nodes?.pollDelayMs(this.pollIntervalMs) ?? this.pollIntervalMs;
+  }
+
+  /** The newest block: through the chain's endpoints (the first that is not behind) when the adapter has them. */
+  private readTip(signal: AbortSignal): Promise<BlockRef> {
+    const { nodes } = this.deps.adapter;
+    return nodes ? nodes.tip(signal) : this.deps.adapter.tip(signal);
+  }
+
+  /**
+   * With a quorum above 1: asks the endpoints for the hashes up to the cursor and promotes what the
+   * agreed height now makes deep enough (PRODUCT §15: a block counts toward confirmations only when
+   * `quorum` endpoints report its hash).
+   */
+  private async checkAgreement(signal: AbortSignal): Promise<void> {
+    const { nodes } = this.deps.adapter;
+    const cursor = this.cursor;
+    if (!nodes || this.deps.chain.nodes.quorum <= 1 || !cursor) return;
+    if (this.agreed !== null && this.agreed >= cursor.height) return;
+    const agreed = await nodes.agreedHeight(cursor.height, (h) => this.storedHash(h), signal);
+    if (agreed <= (this.agreed ?? -1)) return;
+    this.agreed = agreed;
+    await this.deps.store.write((em) => this.deps.recorder.promote(em, this.chainId, agreed, this.deps.chain.confirmations));
+  }
+
+  /** The height confirmations count up to, for blocks scanned up to `scanned`: the agreed one under a quorum. */
+  private countedHeight(scanned: number): number {
+    if (this.deps.chain.nodes.quorum <= 1) return scanned;
+    return Math.min(scanned, this.agreed ?? -1);
   }
 
   /**
@@ -155,13 +200,14 @@ export class ChainWatcher {
   async prepare(signal: AbortSignal): Promise<void> {
     try {
       if (!(await this.takeRole())) return await this.follow();
-      const tip = await this.deps.adapter.tip(signal);
+      const tip = await this.readTip(signal);
       this.noteTip(tip);
       const cursor = this.cursor ?? (await this.loadCursor(tip, signal));
       if (cursor) await this.fillHeaders(cursor, signal);
+      this.recover();
     } catch (err) {
       if (signal.aborted) return;
-      this.fail(err instanceof Error ? err.message : String(err));
+      this.fail(err);
     } finally {
       this.applyMaintenance();
     }
@@ -178,6 +224,7 @@ export class ChainWatcher {
       // Negative while the node is behind what was already scanned (a node syncing again).
       lag: tip !== null && scanned !== null ? tip - scanned : null,
       maintenance: this.inMaintenance,
+      maintenance_reason: this.inMaintenance ? (this.halted ?? this.trouble ?? 'the node has not answered yet') : null,
       scanning: this.scanning,
       last_error: this.lastError?.message ?? null,
       last_error_at: this.lastError ? iso(this.lastError.at) : null,
@@ -243,19 +290,20 @@ export class ChainWatcher {
    */
   private async apply(em: EntityManager, blocks: NormalisedBlock[], cursor: Cursor): Promise<void> {
     const { chainId } = this;
+    const counted = this.countedHeight(cursor.height);
     // A loop rather than flatMaps: thousands of outputs a block, nearly all of them screened out.
     const observations: IncomingObservation[] = [];
     for (const block of blocks)
       for (const t of this.deps.watched.mayWatch(this.chainId, block.transfers)) {
-        const observed = this.observation(t, block, cursor.height - block.height + 1);
+        const observed = this.observation(t, block, Math.max(0, counted - block.height + 1));
         if (observed) observations.push(observed);
       }
     await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
     // After the payments: an output received in this batch may be spent in it too.
-    await this.deps.recorder.observeAll(em, spendObservations(this.deps.coins, this.chainId, this.coinByAsset, blocks, cursor.height), this.deps.chain.confirmations);
+    await this.deps.recorder.observeAll(em, spendObservations(this.deps.coins, this.chainId, this.coinByAsset, blocks, counted), this.deps.chain.confirmations);
     await insertHeaders(em, blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })));
     await pruneHeaders(em, chainId, cursor.height - this.options.reorg_max_depth);
-    await this.deps.recorder.promote(em, chainId, cursor.height, this.deps.chain.confirmations);
+    await this.deps.recorder.promote(em, chainId, counted, this.deps.chain.confirmations);
   }
 
   /**
@@ -325,8 +373,9 @@ export class ChainWatcher {
       reverted_transfers: reverted,
     });
     // A shorter branch moved the cursor down: the walk-back of a later reorganisation reaches
-    // below the headers kept so far.
+    // below the headers kept so far; what the endpoints agreed on above the fork is asked again.
     this.headersFull = false;
+    if (this.agreed !== null) this.agreed = Math.min(this.agreed, fork.height);
     await this.fillHeaders(next, signal);
     return next;
   }
@@ -429,6 +478,7 @@ export class ChainWatcher {
       this.cursor = undefined;
       this.nodeTip = undefined;
       this.headersFull = false;
+      this.agreed = null;
       this.log.info(held ? 'this daemon scans the chain' : 'another daemon scans the chain');
     }
     return held;
@@ -465,32 +515,49 @@ export class ChainWatcher {
   private checkStall(tip: BlockRef): void {
     const stall = this.options.stall_seconds;
     if (stall > 0 && this.deps.clock.now().getTime() - this.tipChangedAt! > stall * 1000)
-      throw new Error(`the node's tip has not moved for more than ${stall} s (height ${tip.height})`);
+      throw new NodeStale(`the node's tip has not moved for more than ${stall} s (height ${tip.height})`);
   }
 
-  private fail(message: string): void {
+  /**
+   * A failed poll. A node on another network (NodeFault), behind (NodeStale) or gone from the
+   * chain's cursor puts the coins in maintenance at once; any other trouble (unreachable, rate
+   * limited, an error) only after maintenance_after_seconds without a good poll (PRODUCT §15).
+   */
+  private fail(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
     this.lastError = { message, at: this.deps.clock.now() };
     if (message !== this.trouble) this.log.warn('chain node trouble', { error: message });
     this.trouble = message;
+    this.troubleAtOnce = err instanceof NodeFault || err instanceof NodeStale;
   }
 
   private recover(): void {
     if (this.trouble !== null) this.log.info('chain node back', { scanned_height: this.cursor?.height ?? null });
     this.trouble = null;
+    this.lastGoodAt = this.deps.clock.now().getTime();
   }
 
   private halt(reason: string): void {
     this.halted = reason;
-    this.log.error('chain scanning stopped', { reason, hint: 'see README "Chains": a reorganisation deeper than reorg_max_depth' });
+    this.log.error('chain scanning stopped', { reason, hint: 'see docs/chains.md: a reorganisation deeper than reorg_max_depth' });
   }
 
   private applyMaintenance(): void {
-    const on = this.halted !== null || this.trouble !== null;
+    const on = this.halted !== null || (this.trouble !== null && (this.troubleAtOnce || this.troubleOutlasted()));
     if (on === this.inMaintenance) return;
     this.inMaintenance = on;
     for (const coin of this.coinByAsset.values()) this.deps.catalog.setMaintenance(coin.id, on);
     if (on) this.log.warn('chain coins in maintenance', { reason: this.halted ?? this.trouble });
     else this.log.info('chain coins out of maintenance');
+  }
+
+  /**
+   * No good poll for maintenance_after_seconds, or none yet: before the first the chain may have no
+   * cursor, and an address issued then might be paid in a block the cursor would start after.
+   */
+  private troubleOutlasted(): boolean {
+    if (this.lastGoodAt === null) return true;
+    return this.deps.clock.now().getTime() - this.lastGoodAt >= this.deps.chain.nodes.maintenance_after_seconds * 1000;
   }
 }
 

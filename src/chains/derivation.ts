@@ -1,21 +1,11 @@
 import type { ChainConfig } from '../config/schema';
 import type { AddressScheme } from './address-scheme';
-import { btcScheme } from './btc/derive';
-import { evmScheme } from './evm/derive';
-import { tronScheme } from './tron/derive';
+import { familyOf } from './families';
 
 export type { AddressScheme };
 
-export function schemeFor(chain: ChainConfig): AddressScheme {
-  switch (chain.kind) {
-    case 'btc':
-      return btcScheme(chain);
-    case 'evm':
-      return evmScheme();
-    case 'tron':
-      return tronScheme();
-  }
-}
+/** The address scheme of a configured chain, from its family. */
+export const schemeFor = (chain: ChainConfig): AddressScheme => familyOf(chain.kind).addressScheme(chain);
 
 const MAX_INDEX = 0x7fffffff;
 

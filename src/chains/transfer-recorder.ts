@@ -1,9 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import type { AddressRow, ChainTransferRow, TransferDirection, TransferStatus } from '../db/entities/chain';
+import type { AddressRow, ChainTransferRow, TransferDirection } from '../db/entities/chain';
 import { inList, insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { iso, type Clock } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
 import type { TransferRouter } from './transfer-router';
+import { deepestConfirmed, observedAgain, originOf, promoted, reverted, transferStatus, type TransferOrigin } from './transfer-state';
 import type { OutgoingObservation, TransferObservation } from './types';
 import type { WalletCoins } from './wallet-coins';
 
@@ -20,15 +21,9 @@ const chainTransferKey = (chainId: string, txid: string, coinId: string, index: 
 const obsKey = (o: TransferObservation): string => chainTransferKey(o.chainId, o.txid, o.coinId, o.index, o.direction ?? 'incoming');
 const rowKey = (r: ChainTransferRow): string => chainTransferKey(r.chain_id, r.txid, r.coin_id, r.output_index, r.direction);
 
-/** The wallet address an observation pays or spends from; none for a Bitcoin input (its output's). */
-const walletAddressOf = (o: TransferObservation): string | undefined => (o.direction === 'outgoing' ? o.from : o.address);
-
 /** The received output's row a Bitcoin input spends, by the key it has as an incoming transfer. */
 const spentKey = (o: OutgoingObservation): string | undefined =>
   o.outpoint && chainTransferKey(o.chainId, o.outpoint.txid, o.coinId, o.outpoint.index, 'incoming');
-
-/** What a new transfer row takes from the wallet's side: its address row, or the output it spends. */
-type Origin = Pick<ChainTransferRow, 'purpose' | 'address' | 'address_id' | 'account_id' | 'amount' | 'spent_transfer_id' | 'nonce'>;
 
 /** Values per query: far below any database's bound-parameter limit. */
 const IN_CHUNK = 500;
@@ -128,36 +123,20 @@ export class TransferRecorder {
     return rows;
   }
 
-  /** The wallet's side of a transfer not recorded yet; null when it is not the wallet's. */
-  private originOf(obs: TransferObservation, addresses: Map<string, AddressRow>, known: Map<string, ChainTransferRow>, spent: Map<string, ChainTransferRow>): Origin | null {
-    if (obs.direction === 'outgoing' && obs.outpoint) {
-      // An output recorded earlier in this batch is in `known`, fresher than what was read up front.
-      const key = spentKey(obs)!;
-      const output = known.get(key) ?? spent.get(key);
-      if (!output || output.status === 'reverted') return null;
-      const { purpose, address, address_id, account_id, amount } = output;
-      return { purpose, address, address_id, account_id, amount, spent_transfer_id: output.id, nonce: null };
-    }
-    const row = obs.addressId === undefined ? undefined : addresses.get(obs.addressId);
-    // The row must be the address observed (an id the watched set holds for it always is).
-    if (!row || row.chain_id !== obs.chainId || row.address !== walletAddressOf(obs)) return null;
-    const outgoing = obs.direction === 'outgoing';
-    return {
-      purpose: row.purpose,
-      address: row.address,
-      address_id: row.id,
-      account_id: row.account_id,
-      amount: outgoing ? '0' : obs.amount,
-      spent_transfer_id: null,
-      nonce: outgoing ? (obs.nonce ?? null) : null,
-    };
+  /** The wallet's side of a transfer not recorded yet (transfer-state's originOf); null when it is not the wallet's. */
+  private originOf(obs: TransferObservation, addresses: Map<string, AddressRow>, known: Map<string, ChainTransferRow>, spent: Map<string, ChainTransferRow>): TransferOrigin | null {
+    const key = obs.direction === 'outgoing' ? spentKey(obs) : undefined;
+    // An output recorded earlier in this batch is in `known`, fresher than what was read up front.
+    const output = key === undefined ? undefined : (known.get(key) ?? spent.get(key));
+    // The address row must be the address observed (an id the watched set holds for it always is).
+    return originOf(obs, obs.addressId === undefined ? undefined : addresses.get(obs.addressId), output);
   }
 
-  private async insert(em: EntityManager, obs: TransferObservation, required: number, origin: Origin | null): Promise<ChainTransferRow | null> {
+  private async insert(em: EntityManager, obs: TransferObservation, required: number, origin: TransferOrigin | null): Promise<ChainTransferRow | null> {
     if (!origin) return null;
     const at = this.clock.now();
     const now = iso(at);
-    const status = statusOf(obs, required);
+    const status = transferStatus(obs, required);
     const row: ChainTransferRow = {
       // Time-ordered, as every row the core writes for a payment: see MoneyMovement.receive.
       id: newTimeOrderedId(at.getTime()),
@@ -184,20 +163,9 @@ export class TransferRecorder {
   }
 
   private async change(em: EntityManager, obs: TransferObservation, required: number, existing: ChainTransferRow): Promise<ChainTransferRow> {
-    const status = statusOf(obs, required);
-    // A confirmed transfer seen again in the mempool or a younger block changes nothing.
-    if (existing.status === 'confirmed' && status === 'seen' && obs.blockHeight === null) return existing;
-    const now = iso(this.clock.now());
-    const next: ChainTransferRow = {
-      ...existing,
-      block_height: obs.blockHeight,
-      block_hash: obs.blockHash,
-      confirmations: obs.confirmations,
-      status: existing.status === 'confirmed' ? 'confirmed' : status,
-      updated_at: now,
-    };
-    if (next.status === 'confirmed' && existing.status !== 'confirmed') next.confirmed_at = now;
-    if (existing.status === 'reverted') next.reverted_at = null;
+    const next = observedAgain(existing, obs, required, iso(this.clock.now()));
+    // A confirmed transfer seen again in the mempool changes nothing.
+    if (!next) return existing;
     // Read in this transaction: another change in between means another scanner of this chain is
     // at work; this transaction gives way (the next poll observes again).
     if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: existing.id, status: existing.status })) !== 1)
@@ -226,7 +194,7 @@ export class TransferRecorder {
 
   /** Seen transfers whose block is now deep enough become confirmed. */
   async promote(em: EntityManager, chainId: string, tipHeight: number, required: number): Promise<number> {
-    const deepest = tipHeight - Math.max(required, 1) + 1;
+    const deepest = deepestConfirmed(tipHeight, required);
     // Once a block: plain SQL (see scan-rows.ts).
     const rows = await rawQuery<ChainTransferRow>(
       em,
@@ -235,13 +203,7 @@ export class TransferRecorder {
     );
     const now = iso(this.clock.now());
     for (const row of rows) {
-      const next: ChainTransferRow = {
-        ...row,
-        status: 'confirmed',
-        confirmations: tipHeight - row.block_height! + 1,
-        confirmed_at: now,
-        updated_at: now,
-      };
+      const next = promoted(row, tipHeight, now);
       if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: 'seen' })) === 1) await this.router.route(em, next, 'seen');
     }
     return rows.length;
@@ -249,13 +211,8 @@ export class TransferRecorder {
 
   /** A transfer the chain no longer holds: its block was reorganised away, or it left the mempool. */
   async revert(em: EntityManager, row: ChainTransferRow): Promise<void> {
-    if (row.status === 'reverted') return;
-    const now = iso(this.clock.now());
-    const next: ChainTransferRow = { ...row, status: 'reverted', confirmations: 0, reverted_at: now, updated_at: now };
+    const next = reverted(row, iso(this.clock.now()));
+    if (!next) return;
     if ((await updateRows(em, 'chain_transfers', changeOf(next), { id: row.id, status: row.status })) === 1) await this.router.route(em, next, row.status);
   }
-}
-
-function statusOf(obs: TransferObservation, required: number): TransferStatus {
-  return obs.blockHeight !== null && obs.confirmations >= required ? 'confirmed' : 'seen';
 }

@@ -9,6 +9,8 @@ import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 export interface BlockRef {
   height: number;
   hash: string;
+  /** The block's timestamp (seconds since 1970), where the node gives it with the tip: staleness (PRODUCT §15). */
+  time?: number;
 }
 
 export interface BlockHeader extends BlockRef {
@@ -86,6 +88,52 @@ export class NodeUnavailable extends Error {
 }
 
 /**
+ * Every endpoint of a chain is behind (PRODUCT §15): its newest block is older than the chain's
+ * `stale_after_seconds`. The message is the reason `coinkeep status` shows (`node behind: newest
+ * block 14 min old`); the chain's coins go to maintenance at once.
+ */
+export class NodeStale extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeStale';
+  }
+}
+
+/**
+ * A chain's endpoints as the chain core sees them (PRODUCT §15; chains/node-pool.ts builds it):
+ * the tip of the first healthy endpoint that is not behind, the quorum on block hashes, and the
+ * pace that keeps each endpoint's daily request budget.
+ */
+export interface ChainNodeSet {
+  /** The newest block of the first endpoint that answers and is not stale; NodeStale when every one that answers is behind. */
+  tip(signal?: AbortSignal): Promise<BlockRef>;
+  /**
+   * The highest height at or below `top` whose block hash (as `ours` gives it: what the core
+   * recorded) the chain's quorum of endpoints report; -1 when none. `top` itself with a quorum of 1.
+   */
+  agreedHeight(top: number, ours: (height: number) => Promise<string | undefined>, signal?: AbortSignal): Promise<number>;
+  /** The pause before the next poll: `baseMs`, stretched so no endpoint's `requests_per_day` is overspent. */
+  pollDelayMs(baseMs: number): number;
+}
+
+/**
+ * The node keeps no state at the block asked for (a node without archive state keeps the newest
+ * 128 blocks: geth's "missing trie node", erigon's and reth's pruned state): balances at that
+ * height cannot be read from it, those at a recent block can. Not node trouble: callers that
+ * read past state fall back in their own correct way (the slow scan of archived addresses,
+ * `ledger reconcile`).
+ */
+export class StateUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly height: number,
+  ) {
+    super(message);
+    this.name = 'StateUnavailable';
+  }
+}
+
+/**
  * The node refused a transaction for what it is (an invalid signature or script, a fee below the
  * node's floor, an expired or malformed transaction), as opposed to what the node is going through
  * (busy, rate limited, out of peers, still syncing) or an answer that may mean it is already mined
@@ -105,7 +153,8 @@ export type BroadcastAnswer = 'known' | 'refused' | 'unsure';
 /** The current price of getting a transaction mined, per family. */
 export type FeeQuote =
   | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
-  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint }
+  /** `legacy`: a chain without EIP-1559 (no base fee, or 0): transactions pay `maxFeePerGas` as their gas price (type 0, EIP-155). */
+  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint; legacy?: boolean }
   | { kind: 'tron'; sunPerEnergy: bigint; sunPerBandwidth: bigint };
 
 /** A payment a payout means to send, for its cost estimate (ChainSender.estimateTransfer). */
@@ -170,8 +219,9 @@ export interface ChainReader {
    * `addresses` in each of `assets` (`native` or a token contract as configured) at block `height`,
    * in base units, `[address][asset]`. The slow scan of archived addresses reads blocks only for the
    * addresses whose balance moved; a family without it has every archived address's blocks read.
+   * `height` null: the newest block. Throws StateUnavailable when the node keeps no state there.
    */
-  balancesAt?(addresses: readonly string[], assets: readonly string[], height: number, signal?: AbortSignal): Promise<bigint[][]>;
+  balancesAt?(addresses: readonly string[], assets: readonly string[], height: number | null, signal?: AbortSignal): Promise<bigint[][]>;
   /** Transfers waiting in the node's mempool, for families that have one (Bitcoin). */
   mempool?(signal?: AbortSignal): Promise<NormalisedTransfer[]>;
   /**
@@ -179,6 +229,8 @@ export interface ChainReader {
    * transfers carry as `watchKey` for payments to `address`; null for an address it cannot pay.
    */
   watchKey?(address: string): Uint8Array | null;
+  /** The chain's endpoints behind this reader (failover, staleness, quorum, pacing); absent for a reader over one node. */
+  readonly nodes?: ChainNodeSet;
   close?(): Promise<void>;
 }
 

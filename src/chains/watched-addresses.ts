@@ -11,8 +11,7 @@ export type WatchKeyOf = (address: string) => Uint8Array | null;
  * them (the address text is then built and looked up only for the few that pass), else of the
  * address texts' hashes. A lookup in a map of a million strings misses the CPU's caches three or
  * four times (a bucket, an entry, the key string it compares); a probe of the filter once, and
- * probes in a row overlap their misses (Tron, `npm run bench chains`: a block of 1,000 transfers
- * paying nobody went from about 3.5 ms in the core, on a quiet machine, to about 1.5 ms on a busy one).
+ * probes in a row overlap their misses (docs/benchmarks.md, chains).
  */
 export class WatchedAddresses {
   private readonly byChain = new Map<string, Map<string, string>>();
@@ -125,7 +124,7 @@ function addKey(keys: { keyOf: WatchKeyOf; filter: KeyFilter }, address: string)
 
 /**
  * A copy of `s` in one piece. An encoder that builds its result a character at a time (bech32,
- * base58) leaves a chain of string fragments: a million freshly derived addresses held that way
- * took about 1 GiB in the set, against about 160 MiB as copies (`npm run bench btc`). ASCII only.
+ * base58) leaves a chain of string fragments, several times the memory of a copy in one piece
+ * (docs/benchmarks.md, btc). ASCII only.
  */
 const flat = (s: string): string => Buffer.from(s, 'latin1').toString('latin1');

@@ -1,25 +1,13 @@
 import QRCode from 'qrcode';
-import { NATIVE_ASSET, type Coin } from '../catalog/coins';
-import { Amount } from '../shared/money';
+import type { Coin } from '../catalog/coins';
+import { familyOf } from '../chains/families';
 
 /**
- * What a wallet scans to pay (the issue's QR rules): BIP21 `bitcoin:` with the amount in BTC;
- * EIP-681 for EVM chains (the native coin's value in wei, an ERC-20 as a `transfer` call with the
- * amount in base units); a plain address for Tron, whose wallets agree on no URI scheme.
+ * What a wallet scans to pay (the issue's QR rules), in the coin's family's form: BIP21 for
+ * Bitcoin, EIP-681 for EVM chains, a plain address for Tron (src/chains/<kind>/family.ts).
  */
 export function paymentUri(coin: Coin, address: string, amount: string, evmChainId: number | undefined): string {
-  const units = Amount.of(amount).toBaseUnits(coin.decimals).toString();
-  switch (coin.family) {
-    case 'btc':
-      return `bitcoin:${address}?amount=${amount}`;
-    case 'evm': {
-      const on = evmChainId === undefined ? '' : `@${evmChainId}`;
-      if (coin.asset === NATIVE_ASSET) return `ethereum:${address}${on}?value=${units}`;
-      return `ethereum:${coin.asset}${on}/transfer?address=${address}&uint256=${units}`;
-    }
-    case 'tron':
-      return address;
-  }
+  return familyOf(coin.family).paymentUri(coin, address, amount, evmChainId);
 }
 
 /** QR codes already drawn, by payment URI: a payer's reloads and status-driven reloads draw each once. */

@@ -7,6 +7,7 @@ import { UserError } from '../shared/errors';
 import { DaemonRefusal } from './admin-client';
 import { registerDashboardCommand } from './commands/dashboard';
 import { registerDevCommands } from './commands/dev';
+import { registerDoctorCommand } from './commands/doctor';
 import { registerLifecycleCommands } from './commands/lifecycle';
 import { registerKeyCommands } from './commands/keys';
 import { registerLedgerCommands } from './commands/ledger';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerDevCommands(program);
   registerLedgerCommands(program);
   registerDashboardCommand(program);
+  registerDoctorCommand(program);
   return program;
 }
 

@@ -16,7 +16,7 @@ export interface TokenConfig {
 
 /** How the chain core watches a chain; from the chain's `options`, checked at load. */
 export interface ChainWatchOptions {
-  /** Deepest reorganisation the core follows; a deeper one stops the chain's scanning (README "Chains"). */
+  /** Deepest reorganisation the core follows; a deeper one stops the chain's scanning (docs/chains.md). */
   reorg_max_depth: number;
   poll_interval_ms: number;
   /** Blocks fetched per request while catching up. */
@@ -520,8 +520,9 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     r.oneOf('network', ['mainnet', 'testnet', 'signet', 'regtest'] as const);
     chain.fees = readBtcFeeOptions(r.child('options'));
   }
-  // Chains mined on demand (regtest, local EVM nodes, a private Tron chain such as the sandbox's) have no newest-block age to watch.
-  const local = kind === 'btc' ? chain.network === 'regtest' : kind === 'evm' ? LOCAL_EVM_CHAIN_IDS.includes(chain.chain_id ?? 0) : chain.network === undefined;
+  // Chains mined on demand (regtest, local EVM nodes, a private Tron chain such as the sandbox's, known by its own genesis
+  // block) have no newest-block age to watch. A Tron chain without `network` is mainnet, whose blocks come every 3 s.
+  const local = kind === 'btc' ? chain.network === 'regtest' : kind === 'evm' ? LOCAL_EVM_CHAIN_IDS.includes(chain.chain_id ?? 0) : r.child('options').raw('genesis_block_id') != null;
   chain.nodes = readNodes(r, kind, local);
   if (kind === 'tron') chain.full_node_url = chain.nodes.endpoints[0]!.url;
   else chain.rpc_url = chain.nodes.endpoints[0]!.url;

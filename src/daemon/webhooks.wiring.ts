@@ -10,11 +10,12 @@ import type { Resolver, TargetGuard } from '../shared/target-guard';
 import { AttemptStore } from '../webhooks/attempt.store';
 import { CallbackSecrets } from '../webhooks/callback-secret';
 import { DeliveryService } from '../webhooks/delivery.service';
+import { DeliverySigner } from '../webhooks/delivery-signer';
 import { DEFAULT_LIMITS, WebhookDispatcher, type DispatcherLimits } from '../webhooks/dispatcher';
 import { EndpointService } from '../webhooks/endpoint.service';
+import { HttpTransport } from '../webhooks/http-transport';
 import { WebhookSecrets } from '../webhooks/secrets';
-import { WebhookSender } from '../webhooks/sender';
-import { ThreadedSender } from '../webhooks/sender-thread';
+import { ThreadTransport } from '../webhooks/thread-transport';
 import { webhookRoutes } from '../webhooks/webhook.routes';
 import { webhooksAdminRoutes } from '../admin/webhooks.routes';
 import type { DaemonModule } from './module';
@@ -30,7 +31,7 @@ export interface WebhooksDeps {
   guards: RouteGuards;
   /** The daemon's shutdown signal. */
   signal: AbortSignal;
-  /** Checks endpoint URLs, and every attempt's connection when the sender runs on this thread. */
+  /** Checks endpoint URLs, and every attempt's connection when the transport runs on this thread. */
   guard: TargetGuard;
   /** Tests: the DNS resolver the guard was given (DNS rebinding without a DNS server). */
   resolve?: Resolver;
@@ -46,11 +47,12 @@ export async function createWebhooks(deps: WebhooksDeps) {
   const limits = deps.limits ?? DEFAULT_LIMITS;
   // On its own thread, unless a test brings its own resolver (a function stays on this thread).
   const { allow_private_targets: allowPrivate, dns } = deps.config.webhooks;
-  const sender = deps.resolve
-    ? new WebhookSender(deps.guard, { timeoutMs: deps.timeoutMs })
-    : new ThreadedSender({ allowPrivate, dns, timeoutMs: deps.timeoutMs, ...limits });
+  const transport = deps.resolve
+    ? new HttpTransport(deps.guard, { timeoutMs: deps.timeoutMs })
+    : new ThreadTransport({ allowPrivate, dns, timeoutMs: deps.timeoutMs, ...limits });
   const attempts = new AttemptStore(deps.store, callbackSecrets);
-  const dispatcher = new WebhookDispatcher({ attempts, clock: deps.clock, logger: deps.logger, sender, secrets, callbackSecrets, signal: deps.signal }, limits);
+  const signer = new DeliverySigner({ secrets, callbackSecrets });
+  const dispatcher = new WebhookDispatcher({ attempts, signer, transport, clock: deps.clock, logger: deps.logger, signal: deps.signal }, limits);
   await dispatcher.recoverInterrupted();
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });

@@ -20,12 +20,11 @@ import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
 import type { Sealer } from '../db/seal';
 import type { AddressAllocator } from '../wallet/allocator';
 import type { WalletSigner } from '../wallet/signer';
-import { BtcRail } from '../payouts/btc/btc-rail';
-import { TronRail } from '../payouts/tron/tron-rail';
 import { PayoutStore } from '../payouts/payout-store';
 import { PayoutTransfers } from '../payouts/payout-transfers';
 import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
-import type { PayoutRail } from '../payouts/rail';
+import { payoutsOf } from '../chains/payout-families';
+import type { WiredRail } from '../payouts/family-payouts';
 import type { FeeCeiling } from '../payouts/fee-ceiling';
 import type { Job } from '../jobs/scheduler';
 import type { ChainConfig } from '../config/schema';
@@ -58,15 +57,16 @@ export interface WithdrawalsDeps {
   payoutCheckpoint?: (point: PayoutCheckpoint) => void;
   /** Addresses of the wallet outside the watched set (the EVM gas stations). */
   isOperatorAddress?: (chainId: string, address: string) => boolean;
-  /** The EVM and Tron chains' payout rails (evm-payouts.wiring). */
-  evmRails?: ReadonlyMap<string, PayoutRail>;
+  /** The account chains' payout rails, wired with their own sends (evm-payouts.wiring). */
+  evmRails?: ReadonlyMap<string, WiredRail>;
   /** Each chain's `payouts.max_fee` (feeCeilings). */
   ceilings: ReadonlyMap<string, FeeCeiling>;
 }
 
 /** Withdrawals wired: the service, its API and admin routes, the review expiry job, a payout worker per chain with a rail, and the handler of the wallet's own spends. */
 export function createWithdrawals(deps: WithdrawalsDeps) {
-  const btcRails = new Map<string, BtcRail>();
+  // Each chain's rail as wired, for its pricing of a withdrawal's network fee.
+  const wired = new Map<string, WiredRail>(deps.evmRails);
   const senderOf = (chainId: string) => deps.chains.sender(chainId);
   // The wallet stores one spelling of an address (EVM: EIP-55); a destination may use another.
   const isOwnAddress = (chainId: string, address: string) => {
@@ -88,21 +88,17 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     signerLimits: deps.config.payouts.max_per_transaction,
     limit,
     clock: deps.clock,
-    networkCost: (chainId) => {
-      const btc = btcRails.get(chainId);
-      if (btc) return (req) => (req.quote.kind === 'btc' ? btc.networkCost(deps.store.read, { ...req, satPerVbyte: req.quote.satPerVbyte }) : Promise.reject(new Error('not a Bitcoin fee quote')));
-      const rail = deps.evmRails?.get(chainId);
-      return rail instanceof TronRail ? (req) => rail.networkCost(req) : null;
-    },
+    networkCost: (chainId) => wired.get(chainId)?.networkCost ?? null,
   });
   // The payout worker: one per chain with a payout rail, each run once across daemons.
   const payouts = new PayoutStore(deps.sealer);
   const payoutJobs: Job[] = [];
   // `payouts.enabled: false`: no worker at all; withdrawals wait in pending.
   for (const chain of deps.config.payouts.enabled ? deps.config.chains : []) {
-    const rail = railFor(chain, deps);
-    if (!rail) continue;
-    if (rail instanceof BtcRail) btcRails.set(chain.id, rail);
+    const found = railFor(chain, deps);
+    if (!found) continue;
+    wired.set(chain.id, found);
+    const { rail } = found;
     const worker = new PayoutWorker({
       chain,
       rail,
@@ -131,11 +127,11 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
   return { module, service, whitelist, payoutJobs };
 }
 
-/** The payout rail of a chain whose node can send; null for a family without one yet. */
-function railFor(chain: ChainConfig, deps: WithdrawalsDeps): PayoutRail | null {
+/** The payout rail of a chain whose node can send: wired with the chain's own sends, or made by its family; null for a family without one. */
+function railFor(chain: ChainConfig, deps: WithdrawalsDeps): WiredRail | null {
   const node = deps.chains.node(chain.id);
   if (!node) return null;
-  if (chain.kind === 'evm' || chain.kind === 'tron') return deps.evmRails?.get(chain.id) ?? null;
-  if (chain.kind === 'btc') return new BtcRail({ chain, signer: deps.signer, addresses: deps.addresses, clock: deps.clock }, node, deps.ceilings.get(chain.id)!);
-  return null;
+  const family = payoutsOf(chain.kind);
+  if (family.ownSends) return deps.evmRails?.get(chain.id) ?? null;
+  return family.rail?.({ chain, node, store: deps.store, signer: deps.signer, addresses: deps.addresses, ceiling: deps.ceilings.get(chain.id)!, clock: deps.clock }) ?? null;
 }

@@ -96,7 +96,7 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
             key={c.chain_id}
             color={c.maintenance ? 'red' : c.lag !== null && c.lag > 2 ? 'yellow' : undefined}
             text={`${col(c.chain_id, 16)} tip ${col(c.node_tip, 9)} scanned ${col(c.scanned_height, 9)} lag ${col(c.lag, 5)} ${
-              c.maintenance ? `MAINTENANCE: ${c.last_error ?? 'node unreachable or stalled'}` : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (another daemon scans)'
+              c.maintenance ? `MAINTENANCE: ${c.maintenance_reason ?? c.last_error ?? 'node unreachable or stalled'}` : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (another daemon scans)'
             }`}
           />
         ))}

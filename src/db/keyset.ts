@@ -18,7 +18,7 @@ export function applyKeyset<T extends ObjectLiteral>(
     // SQLite scan the account's rows from the newest on every page (quadratic over an export).
     // It comes first, before the list's filters: of two upper bounds on created_at (this and a
     // `to` filter) SQLite ranges the index on the first, and from `to` it walked past every row
-    // before the cursor again on each page (11 ms against 0.24 ms a page 100000 rows down).
+    // before the cursor again on each page (docs/benchmarks.md, exports).
     const bound: WhereClause = { type: 'simple', condition: `${alias}.created_at <= :ks_t AND (${alias}.created_at < :ks_t OR ${alias}.id < :ks_id)` };
     const own = qb.expressionMap.wheres;
     qb.expressionMap.wheres = own.length > 0 ? [bound, { type: 'and', condition: own }] : [bound];

@@ -12,8 +12,8 @@ const DEFAULTS = { intervalMs: 100, truncateAboveBytes: 64 * 1024 * 1024 };
 
 /**
  * Background WAL checkpoints for the daemon's SQLite file. By default the connection that commits
- * runs a checkpoint every 1000 WAL pages, on the event loop, with two fsyncs: measured, that was
- * most of the cost of a write transaction (a commit p50 of 35 µs, an average near 250 µs). Here a
+ * runs a checkpoint every 1000 WAL pages, on the event loop, with two fsyncs: that was most of the
+ * cost of a write transaction (docs/benchmarks.md). Here a
  * worker thread with its own connection does the copying and the fsyncs, and the main connection
  * does none (`wal_autocheckpoint = 0`) except, rarely, emptying a log grown past its bound
  * (`truncate`, which the store runs between two transactions; the frames are copied already, so

@@ -3,7 +3,7 @@ import { ApiError, validationError } from '../shared/errors';
 import { checkTextInput } from './text-input';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Deepest nesting of arrays and objects a JSON body may have (a 1 MiB nest would cost the event loop 60-200 ms to parse). */
+/** Deepest nesting of arrays and objects a JSON body may have (a deep 1 MiB nest stalls the event loop: docs/benchmarks.md, body). */
 export const MAX_JSON_DEPTH = 32;
 
 const tooLarge = (): ApiError =>

@@ -59,7 +59,7 @@ export interface ExportRequest<R, S = R> {
    * at once. A batch presented whole (objects of one object literal, all alive together) got that
    * literal pretenured by V8 now and then: a young-generation collection found all the objects
    * made since the last one alive (1990 of 1990, traced), so every later row was allocated in the
-   * old generation, which grew by some 30 MiB in an export of 100000 rows.
+   * old generation (docs/benchmarks.md, exports).
    */
   present: (row: S) => R;
   /** How many rows the export has, counting no further than `cap`. */
@@ -278,8 +278,8 @@ interface StreamState {
 /**
  * The sheet's XML waiting in front of exceljs's zip: exceljs writes it, in 64 KiB pieces, into the
  * zip entry's input stream without ever waiting (its StreamBuf ignores back-pressure), and deflate
- * takes a piece per event-loop turn; without a bound that queue held most of the file (90 MiB and
- * more for 100000 rows). The input is found through exceljs's and archiver's inner streams
+ * takes a piece per event-loop turn; without a bound that queue held most of the file
+ * (docs/benchmarks.md, exports). The input is found through exceljs's and archiver's inner streams
  * (`stream.pipes[0]`, a readable-stream PassThrough), duck-typed; null if the shape is not the
  * expected one. test/unit/http/export.test.ts checks the shape and pins the exceljs, archiver and
  * readable-stream versions it was checked against, so an upgrade fails there first.

@@ -1,7 +1,6 @@
 import { IsNull, type EntityManager } from 'typeorm';
 import type { Catalog, Coin } from '../catalog/coins';
-import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
-import { InvoiceEntity, type InvoiceRow, type InvoiceStatus } from '../db/entities/money';
+import { InvoiceEntity, type InvoiceRow } from '../db/entities/money';
 import type { AccountRow } from '../db/entities/team';
 import { insertRow, placeholder, rawQuery, updateRows } from '../db/raw';
 import { GroupCommit } from '../db/group-commit';
@@ -12,8 +11,7 @@ import type { Outbox } from '../events/outbox';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
-import { ApiError, conflict, notFound, validationError } from '../shared/errors';
-import type { EventType } from '../shared/events';
+import { conflict, notFound, validationError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
@@ -21,7 +19,12 @@ import type { AddressAllocator } from '../wallet/allocator';
 import { isFiat, offersCoin, type CreateInvoiceRequest } from './invoice.request';
 import { listInvoicesQuery, type InvoiceFilters } from './invoice.query';
 import type { InvoicePresenter, InvoiceView } from './invoice.view';
-import { computeInvoiceState, isInTime, type InvoiceTerms, type TransferFact } from './state';
+import { invoiceEvents, stateChanged, type RecomputeCause } from './invoice.events';
+import { orderRepeat } from './order-rule';
+import { priceInvoice } from './pricing';
+import { computeInvoiceState, termsOf, type TransferFact } from './state';
+
+export type { RecomputeCause } from './invoice.events';
 
 export interface InvoiceServiceDeps {
   store: Store;
@@ -34,33 +37,12 @@ export interface InvoiceServiceDeps {
   logger: Logger;
 }
 
-/** What set off a recomputation: a transfer's status change, or the clock (expiry). */
-export type RecomputeCause = { transfer: ChainTransferRow; previous: TransferStatus | null } | null;
-
-/** Statuses whose arrival is announced by the event of the same name (PRODUCT §10). */
-const STATUS_EVENTS: Partial<Record<InvoiceStatus, EventType>> = {
-  pending: 'invoice.pending',
-  paid: 'invoice.paid',
-  underpaid: 'invoice.underpaid',
-  expired: 'invoice.expired',
-};
-
 const EXPIRY_BATCH = 200;
-
-/** What the price of an invoice depends on besides the coin. */
-type PricingTerms = Pick<CreateInvoiceRequest, 'amount' | 'currency' | 'fiat' | 'feePaidBy'>;
 
 type AccountSettings = Pick<AccountRow, 'platform_fee_percent' | 'invoice_ttl_minutes' | 'underpayment_tolerance_percent' | 'default_fiat'>;
 
 /** An invoice row as plain SQL reads it: SQLite gives its booleans as 0 and 1. */
 const invoiceOf = (r: InvoiceRow): InvoiceRow => ({ ...r, late_payment: Boolean(r.late_payment), idempotency_by_order_id: Boolean(r.idempotency_by_order_id) });
-
-const termsOf = (r: InvoiceRow): InvoiceTerms => ({
-  payer_amount: r.payer_amount,
-  tolerance_percent: r.tolerance_percent,
-  ttl_expires_at: r.ttl_expires_at,
-  cancelled_at: r.cancelled_at,
-});
 
 /**
  * Invoices: creation with its pricing and order rules, reads, cancel, expiry, and the one place
@@ -242,14 +224,7 @@ export class InvoiceService {
     const now = this.deps.clock.now();
     const state = computeInvoiceState(termsOf(row), await this.transfersOf(em, row), now);
     const next: InvoiceRow = { ...row, ...state, updated_at: iso(now) };
-    const changed =
-      state.status !== row.status ||
-      state.paid_amount !== row.paid_amount ||
-      state.remaining_amount !== row.remaining_amount ||
-      state.overpaid_amount !== row.overpaid_amount ||
-      state.late_payment !== Boolean(row.late_payment) ||
-      state.expired_at !== row.expired_at;
-    if (!changed) return row;
+    if (!stateChanged(row, state)) return row;
     const changedRows = await updateRows(
       em,
       'invoices',
@@ -265,7 +240,7 @@ export class InvoiceService {
       { id: row.id, status: row.status },
     );
     if (changedRows !== 1) throw new Error(`invoice ${row.id} changed under a recomputation`);
-    for (const type of this.eventsOf(row, next, cause)) {
+    for (const type of invoiceEvents(row, next, cause)) {
       const data: Record<string, unknown> = { invoice: this.deps.presenter.present(next) };
       if (cause) data.details = { amount: cause.transfer.amount, chain_transaction_id: cause.transfer.txid };
       await this.deps.outbox.emit(em, { accountId: row.account_id, type, data, objectId: row.id, callbackUrl: row.webhook_url, at: now });
@@ -283,25 +258,6 @@ export class InvoiceService {
     const lock = em.connection.options.type === 'postgres' ? ' FOR UPDATE OF i' : '';
     const rows = await rawQuery<InvoiceRow>(em, `SELECT i.* FROM addresses a JOIN invoices i ON i.id = a.invoice_id WHERE a.id = ${placeholder(em, 1)}${lock}`, [addressId]);
     return rows.length > 0 ? invoiceOf(rows[0]!) : null;
-  }
-
-  private eventsOf(before: InvoiceRow, after: InvoiceRow, cause: RecomputeCause): EventType[] {
-    const out: EventType[] = [];
-    const reverted = cause?.transfer.status === 'reverted';
-    if (reverted) {
-      // A reorganisation took back a transfer: one invoice.reverted says so, whatever the new status.
-      if (cause.previous === 'confirmed' || after.status !== before.status) out.push('invoice.reverted');
-    } else if (after.status !== before.status) {
-      const type = STATUS_EVENTS[after.status];
-      if (type) out.push(type);
-    }
-    const lateConfirmation =
-      cause !== null &&
-      cause.transfer.status === 'confirmed' &&
-      cause.transfer.coin_id === after.coin_id &&
-      !isInTime(termsOf(after), cause.transfer.seen_at);
-    if (lateConfirmation && after.late_payment) out.push('invoice.late_payment');
-    return out;
   }
 
   /**
@@ -351,22 +307,10 @@ export class InvoiceService {
     return settings;
   }
 
-  /**
-   * SPEC rules 2–3: an order that received funds is 409 order_has_payment; its open invoice is
-   * returned for the same amount and currency, 409 order_invoice_mismatch otherwise; an order whose
-   * invoices all ended unpaid gets a new one.
-   */
+  /** The order's open invoice to return, or null for a new one; 409 when the order rules refuse (order-rule.ts, SPEC rules 2–3). */
   private async orderRepeat(em: EntityManager, accountId: string, req: CreateInvoiceRequest): Promise<InvoiceRow | null> {
     const rows = await em.find(InvoiceEntity, { where: { account_id: accountId, order_id: req.orderId! }, order: { created_at: 'DESC', id: 'DESC' } });
-    const now = this.deps.clock.now().getTime();
-    const funded = rows.find((r) => Amount.of(r.paid_amount).isPositive() || r.status === 'pending' || r.status === 'paid' || r.status === 'underpaid');
-    if (funded) throw conflict('this order has already received a payment', { reason: 'order_has_payment', invoice_id: funded.id });
-    const open = rows.find((r) => r.status === 'new' && Date.parse(r.ttl_expires_at) >= now);
-    if (!open) return null;
-    if (open.currency !== req.currency || !Amount.of(open.amount).eq(req.amount)) {
-      throw conflict('this order has an open invoice with another amount', { reason: 'order_invoice_mismatch', invoice_id: open.id });
-    }
-    return open;
+    return orderRepeat(rows, req, this.deps.clock.now());
   }
 
   /**
@@ -375,7 +319,9 @@ export class InvoiceService {
    */
   private async fixCoin(em: EntityManager, row: InvoiceRow, coin: Coin, account: AccountSettings, now: Date) {
     const terms = { amount: Amount.of(row.amount), currency: row.currency, fiat: isFiat(this.deps.catalog, row.currency), feePaidBy: row.fee_paid_by };
-    const pricing = this.price(terms, coin, account);
+    const { catalog, rates } = this.deps;
+    const shownIn = terms.fiat ? undefined : catalog.fiats().find((f) => f.code === (account.default_fiat ?? catalog.defaultFiat));
+    const pricing = priceInvoice(terms, coin, account.platform_fee_percent, (ticker, fiat) => rates.rate(ticker, fiat).rate, shownIn);
     const address = await this.deps.allocator.allocate(em, { accountId: row.account_id, coinId: coin.id, purpose: 'invoice', invoiceId: row.id });
     return {
       coin_id: coin.id,
@@ -390,41 +336,6 @@ export class InvoiceService {
       rate_locked_at: pricing.rate ? iso(now) : null,
       fee_percent: account.platform_fee_percent,
     };
-  }
-
-  /**
-   * Locks the price when the coin is known (PRODUCT §6): a fiat amount over the rate, rounded up to
-   * the coin's decimals so the merchant never gets less; the payer's amount adds the platform fee
-   * (rounded up) when the payer pays it. A coin-priced invoice shows its value in the account's
-   * default fiat when a rate is at hand, and never fails for want of one.
-   */
-  private price(req: PricingTerms, coin: Coin, account: AccountSettings) {
-    let amountCrypto: Amount;
-    let amountFiat: string | null = null;
-    let fiatCurrency: string | null = null;
-    let rate: string | null = null;
-    if (req.fiat) {
-      rate = this.deps.rates.rate(coin.ticker, req.currency).rate;
-      amountCrypto = req.amount.div(rate, coin.decimals, 'up');
-      amountFiat = req.amount.toString();
-      fiatCurrency = req.currency;
-    } else {
-      amountCrypto = req.amount;
-      const fiat = this.deps.catalog.fiats().find((f) => f.code === (account.default_fiat ?? this.deps.catalog.defaultFiat));
-      if (fiat) {
-        try {
-          rate = this.deps.rates.rate(coin.ticker, fiat.code).rate;
-          amountFiat = req.amount.times(rate).round(fiat.decimals, 'half_even').toString();
-          fiatCurrency = fiat.code;
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-          rate = null;
-        }
-      }
-    }
-    const fee = amountCrypto.percent(account.platform_fee_percent, coin.decimals, 'up');
-    const payerAmount = req.feePaidBy === 'payer' ? amountCrypto.plus(fee) : amountCrypto;
-    return { amountCrypto: amountCrypto.toString(), payerAmount: payerAmount.toString(), amountFiat, fiatCurrency, rate };
   }
 }
 

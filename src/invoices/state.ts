@@ -1,5 +1,5 @@
 import type { TransferStatus } from '../db/entities/chain';
-import type { InvoiceStatus } from '../db/entities/money';
+import type { InvoiceRow, InvoiceStatus } from '../db/entities/money';
 import { Amount, HUNDRED } from '../shared/money';
 
 /**
@@ -43,6 +43,14 @@ export interface InvoiceState {
 }
 
 const time = (s: string): number => Date.parse(s);
+
+/** An invoice row's fixed terms, as the state table reads them. */
+export const termsOf = (r: Pick<InvoiceRow, 'payer_amount' | 'tolerance_percent' | 'ttl_expires_at' | 'cancelled_at'>): InvoiceTerms => ({
+  payer_amount: r.payer_amount,
+  tolerance_percent: r.tolerance_percent,
+  ttl_expires_at: r.ttl_expires_at,
+  cancelled_at: r.cancelled_at,
+});
 
 /** Whether a transfer first seen at `seenAt` counts toward the status (not a late payment). */
 export function isInTime(terms: InvoiceTerms, seenAt: string): boolean {

@@ -6,9 +6,10 @@ export interface Job {
   name: string;
   /**
    * node-cron expression (six fields give second-level schedules), or a pause between the end of
-   * one run and the start of the next, for jobs that poll more often than once a second.
+   * one run and the start of the next, for jobs that poll more often than once a second (a
+   * function: asked after each run, for a pause that changes).
    */
-  schedule: string | { everyMs: number };
+  schedule: string | { everyMs: number | (() => number) };
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -27,15 +28,16 @@ export class Scheduler {
     const tick = () => this.runOnce(job);
     if (typeof job.schedule !== 'string') {
       const { everyMs } = job.schedule;
+      const pause = typeof everyMs === 'function' ? everyMs : () => everyMs;
       const next = (delay: number): void => {
         if (this.signal.aborted) return;
         const timer = setTimeout(() => {
           this.timers.delete(timer);
-          void tick().then(() => next(everyMs));
+          void tick().then(() => next(pause()));
         }, delay);
         this.timers.add(timer);
       };
-      next(opts.runAtStart ? 0 : everyMs);
+      next(opts.runAtStart ? 0 : pause());
       return;
     }
     const task = createTask(job.schedule, tick, { name: job.name });

@@ -1,9 +1,12 @@
 import type { ChainWatcher } from '../chains/chain-watcher';
 import type { Job } from './scheduler';
 
-/** Polls one chain's node, as often as the chain's options ask (also more than once a second). */
+/**
+ * Polls one chain's node, as often as the chain's options ask (also more than once a second), less
+ * often when an endpoint's requests_per_day asks it.
+ */
 export const watchChainJob = (watcher: ChainWatcher): Job => ({
   name: `watch-chain-${watcher.chainId}`,
-  schedule: { everyMs: watcher.pollIntervalMs },
+  schedule: { everyMs: () => watcher.nextPollDelayMs() },
   run: (signal) => watcher.poll(signal),
 });

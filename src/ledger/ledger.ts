@@ -7,6 +7,9 @@ import { conflict } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/money';
 import { applyDelta, availableOf, deltasOf, holdOf, SUM_FIELDS, zeroSums, type Sums } from './balance';
+import { movementEntry, notAnOpenHold, overdrawn, reversalEntry, settlementEntry, type LedgerEntry, type Movement, type Stamp } from './entries';
+
+export type { LedgerEntry, Movement } from './entries';
 
 /** The operator's book: every platform fee is credited here. */
 export const FEE_BOOK = 'fees';
@@ -17,27 +20,12 @@ export const NETWORK_BOOK = 'network';
 /** A merchant account's book. */
 export const accountBook = (accountId: string): string => `account:${accountId}`;
 
-export interface Movement {
-  coinId: string;
-  /** The book money leaves. */
-  debit: string;
-  /** The book money reaches. */
-  credit: string;
-  /** Positive. */
-  amount: Amount;
-  code: string;
-  refId?: string | null;
-}
-
 export interface BookBalance {
   book: string;
   coin_id: string;
   available: Amount;
   hold: Amount;
 }
-
-/** A journal line as appended (its `seq` is the database's). */
-export type LedgerEntry = Omit<LedgerEntryRow, 'seq'>;
 
 interface Draft {
   entry: LedgerEntry;
@@ -69,7 +57,7 @@ export class Ledger {
 
   /** Moves money now; several movements append together (a credit and its fee). */
   async post(em: EntityManager, movements: Movement[]): Promise<LedgerEntry[]> {
-    return this.append(em, movements.map((m) => ({ entry: this.draft(m, 'posted') })));
+    return this.append(em, movements.map((m) => ({ entry: movementEntry(m, 'posted', this.stamp()) })));
   }
 
   /**
@@ -88,29 +76,22 @@ export class Ledger {
    * below zero.
    */
   async holdAll(em: EntityManager, ms: Movement[], ensureFunds: boolean): Promise<LedgerEntry[]> {
-    return this.append(em, ms.map((m) => ({ entry: this.draft(m, 'pending') })), (sums) => {
-      if (ensureFunds && ms.some((m) => availableOf(sums.get(keyOf(m.debit, m.coinId))!).isNegative())) {
-        throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
-      }
+    return this.append(em, ms.map((m) => ({ entry: movementEntry(m, 'pending', this.stamp()) })), (sums) => {
+      if (ensureFunds && overdrawn(ms, sums, keyOf)) throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
     });
   }
 
   /** Settles a hold: posts `amount` (default: all of it, at most all of it) and releases the rest. */
   async postPending(em: EntityManager, pendingId: string, amount?: Amount): Promise<LedgerEntry> {
     const pending = await this.openPending(em, pendingId);
-    const reserved = Amount.of(pending.amount);
-    const posted = amount ?? reserved;
-    if (!posted.isPositive() || posted.gt(reserved)) {
-      throw new Error(`post of ${posted.toString()} outside (0, ${reserved.toString()}] for pending ${pendingId}`);
-    }
-    const [entry] = await this.append(em, [{ entry: { ...this.settle(pending, 'post_pending'), amount: posted.toString() }, reserved }]);
+    const [entry] = await this.append(em, [settlementEntry(pending, 'post_pending', this.stamp(), amount)]);
     return entry!;
   }
 
   /** Releases a hold whole. */
   async voidPending(em: EntityManager, pendingId: string): Promise<LedgerEntry> {
     const pending = await this.openPending(em, pendingId);
-    const [entry] = await this.append(em, [{ entry: this.settle(pending, 'void_pending'), reserved: Amount.of(pending.amount) }]);
+    const [entry] = await this.append(em, [settlementEntry(pending, 'void_pending', this.stamp())]);
     return entry!;
   }
 
@@ -123,12 +104,7 @@ export class Ledger {
     for (const id of entryIds) {
       const e = await em.findOneBy(LedgerEntryEntity, { id });
       if (!e) throw new Error(`ledger entry ${id} does not exist`);
-      if ((e.kind !== 'posted' && e.kind !== 'post_pending') || e.reverses_id !== null) {
-        throw new Error(`ledger entry ${id} (${e.kind}) cannot be reversed`);
-      }
-      if (await em.existsBy(LedgerEntryEntity, { reverses_id: id })) throw new Error(`ledger entry ${id} is already reversed`);
-      const back = this.draft({ coinId: e.coin_id, debit: e.credit_book, credit: e.debit_book, amount: Amount.of(e.amount), code, refId }, 'posted');
-      drafts.push({ entry: { ...back, reverses_id: e.id } });
+      drafts.push({ entry: reversalEntry(e, await em.existsBy(LedgerEntryEntity, { reverses_id: id }), { code, refId }, this.stamp()) });
     }
     return this.append(em, drafts);
   }
@@ -148,48 +124,17 @@ export class Ledger {
     });
   }
 
-  private draft(m: Movement, kind: 'posted' | 'pending'): LedgerEntry {
-    if (!m.amount.isPositive()) throw new Error(`a ledger movement must be positive, got ${m.amount.toString()}`);
-    if (m.debit === m.credit) throw new Error(`a ledger movement needs two different books, got ${m.debit} twice`);
+  /** A new entry's identity: time-ordered, so every append lands at the end of the id index, not on a random page of it. */
+  private stamp(): Stamp {
     const at = this.clock.now();
-    return {
-      // Time-ordered: every append lands at the end of the id index, not on a random page of it.
-      id: newTimeOrderedId(at.getTime()),
-      coin_id: m.coinId,
-      debit_book: m.debit,
-      credit_book: m.credit,
-      amount: m.amount.toString(),
-      kind,
-      pending_id: null,
-      reverses_id: null,
-      code: m.code,
-      ref_id: m.refId ?? null,
-      created_at: iso(at),
-    };
-  }
-
-  private settle(pending: LedgerEntryRow, kind: 'post_pending' | 'void_pending'): LedgerEntry {
-    const at = this.clock.now();
-    return {
-      id: newTimeOrderedId(at.getTime()),
-      coin_id: pending.coin_id,
-      debit_book: pending.debit_book,
-      credit_book: pending.credit_book,
-      amount: pending.amount,
-      kind,
-      pending_id: pending.id,
-      reverses_id: null,
-      code: pending.code,
-      ref_id: pending.ref_id,
-      created_at: iso(at),
-    };
+    return { id: newTimeOrderedId(at.getTime()), at: iso(at) };
   }
 
   private async openPending(em: EntityManager, pendingId: string): Promise<LedgerEntryRow> {
     const pending = await em.findOneBy(LedgerEntryEntity, { id: pendingId });
-    if (!pending || pending.kind !== 'pending') throw new Error(`ledger entry ${pendingId} is not a pending transfer`);
-    if (await em.existsBy(LedgerEntryEntity, { pending_id: pendingId })) throw new Error(`pending transfer ${pendingId} is already settled`);
-    return pending;
+    const problem = notAnOpenHold(pendingId, pending, pending?.kind === 'pending' && (await em.existsBy(LedgerEntryEntity, { pending_id: pendingId })));
+    if (problem) throw new Error(problem);
+    return pending!;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
-import type { HoldingsReader } from '../chains/types';
+import { familyOf } from '../chains/families';
+import { StateUnavailable, type HoldingsReader } from '../chains/types';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { Amount } from '../shared/money';
@@ -99,13 +100,13 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
     }
     const sides = new Map<string, ChainSide>();
     for (const chainId of chainIds) {
-      const family = coins.find((c) => c.chain_id === chainId)!.family;
+      const { holdings } = familyOf(coins.find((c) => c.chain_id === chainId)!.family);
       const h = heights.get(chainId);
       sides.set(chainId, {
-        outputs: family === 'btc' ? await storedOutputs(em, chainId) : [],
-        addresses: family === 'btc' ? [] : await walletAddresses(em, chainId),
-        // Only EVM nodes answer for a past block; the others are asked at their tip.
-        height: family === 'evm' && h !== undefined && h >= 0 ? h : null,
+        outputs: holdings.by === 'outputs' ? await storedOutputs(em, chainId) : [],
+        addresses: holdings.by === 'addresses' ? await walletAddresses(em, chainId) : [],
+        // A node that answers for a past block is asked at the height the books were scanned to; the others at their tip.
+        height: holdings.pastHeight && h !== undefined && h >= 0 ? h : null,
       });
     }
     return { books, uncredited, inFlight, arriving, sides };
@@ -121,7 +122,10 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       try {
         node.set(chainId, { held: await reader.holdings({ ...side, assets }, signal) });
       } catch (err) {
-        node.set(chainId, { error: err instanceof Error ? err.message.slice(0, 300) : 'the node could not be asked' });
+        // The books are compared at the scanned height only, never with balances of another block
+        // (docs/decisions.md "reconcile without archive state"): a later run, the scanner near the tip, compares.
+        const hint = err instanceof StateUnavailable ? `; run it again once the chain's scanner is within the node's recent blocks (or use an archive node)` : '';
+        node.set(chainId, { error: err instanceof Error ? `${err.message.slice(0, 300)}${hint}` : 'the node could not be asked' });
       }
     }),
   );

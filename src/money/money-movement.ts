@@ -3,11 +3,12 @@ import type { Catalog } from '../catalog/coins';
 import type { ChainTransferRow } from '../db/entities/chain';
 import type { LedgerEntryRow, TransactionRow, TransactionType } from '../db/entities/money';
 import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning, updateRows } from '../db/raw';
-import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type BookBalance, type Ledger, type Movement } from '../ledger/ledger';
+import { accountBook, type BookBalance, type Ledger } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/money';
 import { feeOf, type FeeTerms } from './fee';
+import { creditPostings, failedPayoutCharge, holdPostings, networkChangePostings, ownSendPostings, payoutFeeChange, rechargePostings, takeBackRow } from './postings';
 
 /** An incoming chain transfer to one of an account's addresses, as its transaction row books it. */
 export interface Receipt {
@@ -28,8 +29,6 @@ export interface Hold {
   /** Where the held money goes once settled: each a pending ledger transfer from the account's book. */
   legs: ReadonlyArray<{ book: string; amount: Amount; code: string }>;
 }
-
-const negate = (s: string | null): string | null => (s === null ? null : Amount.zero().minus(Amount.of(s)).toString());
 
 /**
  * The one owner of money movement (ARCHITECTURE "The money path, both ways"): the only writer of
@@ -101,10 +100,7 @@ export class MoneyMovement {
       row = await confirm();
     }
     if (!row) return false;
-    const movements: Movement[] = [];
-    if (net.isPositive()) movements.push({ coinId: t.coin_id, debit: EXTERNAL_BOOK, credit: accountBook(r.accountId), amount: net, code: r.type, refId: row.id });
-    if (fee.isPositive()) movements.push({ coinId: t.coin_id, debit: EXTERNAL_BOOK, credit: FEE_BOOK, amount: fee, code: 'platform_fee', refId: row.id });
-    await this.deps.ledger.post(em, movements);
+    await this.deps.ledger.post(em, creditPostings({ coinId: t.coin_id, accountId: r.accountId, code: r.type, fee, net, refId: row.id }));
     return true;
   }
 
@@ -131,19 +127,7 @@ export class MoneyMovement {
       [tx.id],
     );
     await this.deps.ledger.reverse(em, posted.map((e) => e.id), 'adjustment', adjustmentId);
-    await insertRow(em, 'transactions', {
-      ...tx,
-      id: adjustmentId,
-      type: 'adjustment',
-      status: 'confirmed',
-      amount: negate(tx.amount)!,
-      fee: negate(tx.fee),
-      net_amount: negate(tx.net_amount),
-      reverses_id: tx.id,
-      created_at: now,
-      confirmed_at: now,
-      updated_at: now,
-    } satisfies TransactionRow);
+    await insertRow(em, 'transactions', takeBackRow(tx, adjustmentId, now));
     return true;
   }
 
@@ -177,8 +161,7 @@ export class MoneyMovement {
       updated_at: now,
     };
     if (!(await insertRowIfAbsent(em, 'transactions', row))) return null;
-    const legs = h.legs.map((leg) => ({ coinId: h.coinId, debit: accountBook(h.accountId), credit: leg.book, amount: leg.amount, code: leg.code, refId: row.id }));
-    await this.deps.ledger.holdAll(em, legs, true);
+    await this.deps.ledger.holdAll(em, holdPostings(h, row.id), true);
     return row;
   }
 
@@ -227,14 +210,7 @@ export class MoneyMovement {
       `SELECT coin_id, debit_book, credit_book, amount, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`,
       [tx.id],
     );
-    const movements: Movement[] = [];
-    for (const h of held) {
-      const reserved = Amount.of(h.amount);
-      const take = posted.get(h.code);
-      const amount = take === undefined || take.gt(reserved) ? reserved : take;
-      if (amount.isPositive()) movements.push({ coinId: h.coin_id, debit: h.debit_book, credit: h.credit_book, amount, code: h.code, refId: tx.id });
-    }
-    await this.deps.ledger.post(em, movements);
+    await this.deps.ledger.post(em, rechargePostings(held, posted, tx.id));
     return true;
   }
 
@@ -265,8 +241,7 @@ export class MoneyMovement {
   async bookPayoutFee(em: EntityManager, p: { payoutId: string; coinId: string; fee: Amount }): Promise<boolean> {
     const [row] = await rawQuery<{ fee_booked: string | null }>(em, `SELECT fee_booked FROM chain_payouts WHERE id = ${placeholder(em, 1)}`, [p.payoutId]);
     if (!row) return false;
-    const was = row.fee_booked === null ? Amount.zero() : Amount.of(row.fee_booked);
-    const change = p.fee.minus(was);
+    const change = payoutFeeChange(row.fee_booked, p.fee);
     if (change.isZero()) return false;
     const guard = row.fee_booked === null ? 'fee_booked IS NULL' : `fee_booked = ${placeholder(em, 3)}`;
     const args = row.fee_booked === null ? [p.fee.toString(), p.payoutId] : [p.fee.toString(), p.payoutId, row.fee_booked];
@@ -295,9 +270,7 @@ export class MoneyMovement {
         ? await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
         : await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
     if (!guard) return false;
-    const movements: Movement[] = [];
-    if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
-    if (s.fee.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.fee, code: 'network_cost', refId: s.sendId });
+    const movements = ownSendPostings(s, 'book');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);
     return true;
   }
@@ -310,9 +283,7 @@ export class MoneyMovement {
   async unbookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
     const [guard] = await returning<{ id: string }>(em, `UPDATE evm_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
     if (!guard) return false;
-    const movements: Movement[] = [];
-    if (s.arrived?.isPositive()) movements.push({ coinId: s.coinId, debit: NETWORK_BOOK, credit: EXTERNAL_BOOK, amount: s.arrived, code: 'gas_topup', refId: s.sendId });
-    if (s.fee.isPositive()) movements.push({ coinId: s.coinId, debit: EXTERNAL_BOOK, credit: NETWORK_BOOK, amount: s.fee, code: 'network_cost', refId: s.sendId });
+    const movements = ownSendPostings(s, 'unbook');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);
     return true;
   }
@@ -326,8 +297,6 @@ export class MoneyMovement {
    * this call charged it.
    */
   async chargeFailedPayout(em: EntityManager, withdrawalId: string, networkFee: Amount, left: Amount = Amount.zero()): Promise<boolean> {
-    const total = networkFee.plus(left);
-    if (!total.isPositive()) return false;
     const [tx] = await rawQuery<TransactionRow>(
       em,
       `SELECT * FROM transactions WHERE withdrawal_id = ${placeholder(em, 1)} AND type = 'withdrawal' ORDER BY created_at DESC LIMIT 1`,
@@ -335,25 +304,9 @@ export class MoneyMovement {
     );
     if (!tx) return false;
     const at = this.deps.clock.now();
-    const now = iso(at);
-    const charge: TransactionRow = {
-      ...tx,
-      id: newTimeOrderedId(at.getTime()),
-      type: 'adjustment',
-      status: 'confirmed',
-      amount: Amount.zero().minus(total).toString(),
-      fee: null,
-      net_amount: Amount.zero().minus(total).toString(),
-      reverses_id: null,
-      created_at: now,
-      confirmed_at: now,
-      updated_at: now,
-    };
-    if (!(await insertRowIfAbsent(em, 'transactions', charge))) return false;
-    const movements: Movement[] = [];
-    if (networkFee.isPositive()) movements.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: networkFee, code: 'network_fee', refId: charge.id });
-    if (left.isPositive()) movements.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: EXTERNAL_BOOK, amount: left, code: 'withdrawal', refId: charge.id });
-    await this.deps.ledger.post(em, movements);
+    const charge = failedPayoutCharge(tx, { id: newTimeOrderedId(at.getTime()), now: iso(at), networkFee, left });
+    if (!charge || !(await insertRowIfAbsent(em, 'transactions', charge.row))) return false;
+    await this.deps.ledger.post(em, charge.postings);
     return true;
   }
 
@@ -378,8 +331,6 @@ export class MoneyMovement {
 
   /** What the chain took changed by `change` (more: out of the network book to external; less: back). */
   private async postNetworkChange(em: EntityManager, coinId: string, change: Amount, refId: string): Promise<void> {
-    const more = change.isPositive();
-    const amount = more ? change : Amount.zero().minus(change);
-    await this.deps.ledger.post(em, [{ coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount, code: 'network_cost', refId }]);
+    await this.deps.ledger.post(em, networkChangePostings(coinId, change, refId));
   }
 }

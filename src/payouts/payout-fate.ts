@@ -40,3 +40,39 @@ export function broadcastOutcome(answer: { sent: boolean; refused: boolean }, s:
   if (answer.sent) return 'held';
   return answer.refused && s.status === 'signed' && !s.held && !s.cancelling ? 'dead' : 'nothing';
 }
+
+/**
+ * A payout whose current candidate the node proved dead (`broadcastOutcome` said `dead`): a rail
+ * that renews signs it anew (Tron: a fresh expiration); otherwise a batch gives up and sends each
+ * withdrawal alone (the node does not say which output it refused), and a single one fails.
+ */
+export function afterRefusal(canRenew: boolean, legs: number): 'renew' | 'split' | 'fail' {
+  if (canRenew) return 'renew';
+  return legs > 1 ? 'split' : 'fail';
+}
+
+/**
+ * A broadcast payout not mined yet, after its candidate went to the node again: back from a
+ * reorganisation (no broadcast height), its wait before a replacement starts now; waiting
+ * `replaceAfterBlocks` blocks since its broadcast, it is replaced with a higher fee. A payout still
+ * `signed` or being cancelled is never replaced.
+ */
+export function replacementStep(
+  p: { status: 'signed' | 'broadcast'; broadcastHeight: number | null; cancelling: boolean },
+  tip: number,
+  replaceAfterBlocks: number,
+): 'wait' | 'restart_wait' | 'replace' {
+  if (p.status !== 'broadcast' || p.cancelling) return 'wait';
+  if (p.broadcastHeight === null) return 'restart_wait';
+  return tip - p.broadcastHeight >= replaceAfterBlocks ? 'replace' : 'wait';
+}
+
+/**
+ * The highest block the chain core holds final (its `confirmations` deep, at least one) when it
+ * scanned up to `scanned`; null when there is none yet, so no expiration can be proven.
+ */
+export function finalHeight(scanned: number | null, confirmations: number): number | null {
+  if (scanned === null) return null;
+  const final = scanned - Math.max(1, confirmations) + 1;
+  return final > 0 ? final : null;
+}

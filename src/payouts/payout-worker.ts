@@ -16,7 +16,8 @@ import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/money';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { payoutEvidence, type PayoutEvidence } from './payout-evidence';
-import { broadcastOutcome, payoutFate } from './payout-fate';
+import { completionMove, confirmationsOnCompletion, leftCharged, networkFeeCharged, splitFee } from './payout-charges';
+import { afterRefusal, broadcastOutcome, finalHeight, payoutFate, replacementStep } from './payout-fate';
 import type { PayoutStore } from './payout-store';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, StoredPayout } from './rail';
 
@@ -286,23 +287,23 @@ export class PayoutWorker {
       if (row.status === 'signed') await this.markBroadcast(payout, row, tip, current.txid);
     } else if (outcome === 'dead') {
       this.deps.logger.warn('payout refused by the node', { chain: this.chainId, payout_id: row.id, txid: current.txid, reason: answer.reason });
-      if (this.deps.rail.renew) return this.renew(payout, row, tip, signal, REFUSED_BY_NODE);
-      return payout.legs.length > 1 ? this.split(payout, row, tip, signal) : this.fail(payout, row, REFUSED_BY_NODE);
+      const next = afterRefusal(this.deps.rail.renew !== undefined, payout.legs.length);
+      if (next === 'renew') return this.renew(payout, row, tip, signal, REFUSED_BY_NODE);
+      return next === 'split' ? this.split(payout, row, tip, signal) : this.fail(payout, row, REFUSED_BY_NODE);
     }
-    if (row.status !== 'broadcast' || cancelling) return;
-    if (row.broadcast_height === null) {
-      // Back from a reorganisation: the wait before a replacement starts now.
+    const step = replacementStep({ status: row.status as 'signed' | 'broadcast', broadcastHeight: row.broadcast_height, cancelling }, tip, this.deps.settings.replaceAfterBlocks);
+    if (step === 'restart_wait') {
       await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
-    } else if (tip - row.broadcast_height >= this.deps.settings.replaceAfterBlocks) {
+    } else if (step === 'replace') {
       await this.replace(payout, row, tip, signal);
     }
   }
 
   /** Families whose transactions expire (Tron): whether the block the chain core holds final is past the candidate's expiration. */
   private async expired(candidate: PayoutCandidate, ev: PayoutEvidence, signal: AbortSignal): Promise<boolean> {
-    if (!this.deps.rail.expiredBy || ev.scanned === null) return false;
-    const final = ev.scanned - Math.max(1, this.deps.chain.confirmations) + 1;
-    return final > 0 && (await this.deps.rail.expiredBy(candidate, final, signal));
+    const final = finalHeight(ev.scanned, this.deps.chain.confirmations);
+    if (!this.deps.rail.expiredBy || final === null) return false;
+    return this.deps.rail.expiredBy(candidate, final, signal);
   }
 
   /** A node holds the payout: its withdrawals are `broadcast` with its txid. */
@@ -481,7 +482,7 @@ export class PayoutWorker {
         `SELECT MAX(confirmations) AS confirmations FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND direction = 'outgoing'`,
         [this.chainId, txid],
       );
-      const confirmations = Math.max(Number(depth?.confirmations ?? 0), this.deps.chain.confirmations);
+      const confirmations = confirmationsOnCompletion(Number(depth?.confirmations ?? 0), this.deps.chain.confirmations);
       // The chain took `fee` from the wallet: out of the network book, where the withdrawals' network fees went.
       if (!this.deps.rail.booksOwnFees) {
         await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
@@ -490,14 +491,15 @@ export class PayoutWorker {
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status === 'processing') w = await this.deps.withdrawals.payoutMove(em, w, 'broadcast', { txid, candidate_txids: txidsOf(payout) });
-        const again = w.status === 'failed' && current.reopened_at !== null;
-        if (w.status !== 'broadcast' && !again) continue;
+        const move = completionMove(w.status, current.reopened_at !== null);
+        if (move === null) continue;
+        const again = move === 'reopen';
         if (again && reopened.length === 0) await this.deps.rail.reopen?.(em, payout);
         const charged = this.charged(w, shares[i]!);
         await this.deps.withdrawals.payoutMove(
           em,
           w,
-          again ? 'reopen' : 'confirm',
+          move,
           { txid, confirmations, completed_at: now, network_fee_charged: charged.toString(), ...(again ? { failure_reason: null } : {}) },
           new Map([['network_fee', charged]]),
         );
@@ -535,7 +537,7 @@ export class PayoutWorker {
         const charged = this.charged(w, shares[i]!);
         w = await this.deps.withdrawals.payoutMove(em, w, 'fail', { txid, failure_reason: reason, network_fee_charged: charged.toString() });
         // A payout of one withdrawal (account families): what left the wallet without reaching the payee is charged too, so the books keep what the chain holds.
-        const gone = payout.legs.length === 1 ? Amount.fromBaseUnits(left, this.deps.catalog.coin(w.coin_id)!.decimals) : Amount.zero();
+        const gone = leftCharged(payout.legs.length, left, this.deps.catalog.coin(w.coin_id)!.decimals);
         await this.deps.money.chargeFailedPayout(em, w.id, charged, gone);
       }
     });
@@ -544,10 +546,7 @@ export class PayoutWorker {
 
   /** The network fee a withdrawal is charged: its reserve, or in `actual` mode its share of the fee paid (never above the reserve). */
   private charged(w: WithdrawalRow, shareBaseUnits: bigint): Amount {
-    const reserved = Amount.of(w.network_fee_reserved);
-    if (w.network_fee_mode !== 'actual' || w.coin_id !== this.nativeCoin) return reserved;
-    const share = Amount.fromBaseUnits(shareBaseUnits, this.deps.catalog.coin(w.coin_id)!.decimals);
-    return share.cmp(reserved) < 0 ? share : reserved;
+    return networkFeeCharged(w, shareBaseUnits, { coinId: this.nativeCoin, decimals: this.deps.catalog.coin(this.nativeCoin)!.decimals });
   }
 
   /** Hands a candidate to the node: sent (the node holds it), refused for what it is, or neither (the node's trouble, or nothing sure). */
@@ -575,10 +574,3 @@ async function unlessChanged<T>(move: () => Promise<T>): Promise<T> {
 }
 
 const txidsOf = (p: Pick<StoredPayout, 'candidates'>): string => JSON.stringify(p.candidates.map((c) => c.txid));
-
-/** `fee` split in `n` shares that add up to it, the larger ones first. */
-export function splitFee(fee: bigint, n: number): bigint[] {
-  const base = fee / BigInt(n);
-  const rest = Number(fee % BigInt(n));
-  return Array.from({ length: n }, (_, i) => base + (i < rest ? 1n : 0n));
-}

@@ -21,21 +21,7 @@ export class FakeClock implements Clock {
   }
 }
 
-let lastMs = Number.NaN;
-let lastIso = '';
-
-/**
- * RFC 3339 UTC with milliseconds: the one timestamp format of every response and column. The last
- * one made is kept: a request's rows and events are stamped with the same instant several times,
- * and formatting it costs more than comparing it. An invalid date throws, as toISOString does.
- */
-export const iso = (d: Date): string => {
-  const ms = d.getTime();
-  if (ms !== lastMs) {
-    lastIso = d.toISOString();
-    lastMs = ms;
-  }
-  return lastIso;
-};
+/** RFC 3339 UTC with milliseconds: the one timestamp format of every response and column. An invalid date throws. */
+export const iso = (d: Date): string => d.toISOString();
 
 export const unixSeconds = (d: Date): number => Math.floor(d.getTime() / 1000);

@@ -7,7 +7,7 @@ const hyphenate = (h: string): string => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h
 /**
  * A time-ordered UUID (RFC 9562 version 7: 48-bit Unix milliseconds, then 74 random bits). Rows
  * written at a high rate (invoices, their addresses) keyed by it land at the end of their indexes
- * instead of on a random page each: measured, a quarter less work per invoice on SQLite. It shows
+ * instead of on a random page each (docs/benchmarks.md, invoices). It shows
  * its creation time to the millisecond, which the row's `created_at` shows anyway.
  */
 export function newTimeOrderedId(nowMs: number = Date.now()): string {

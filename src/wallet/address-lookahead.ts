@@ -24,8 +24,8 @@ const MAX_READY = 100_000;
 
 /**
  * Addresses derived ahead on a worker thread. An address is a pure function of (chain, branch,
- * index), but computing one is an elliptic-curve multiplication and a hash or two: measured, a fifth
- * of the event loop's time under a stream of invoice creations. The index itself is still taken
+ * index), but computing one is an elliptic-curve multiplication and a hash or two, a good part of
+ * the event loop's time under a stream of invoice creations (docs/benchmarks.md). The index itself is still taken
  * in the write transaction (so an index is never reused); this only answers "which address is
  * index n" sooner, from the public branch key: after each allocation the next LOOKAHEAD_DEPTH indexes are
  * derived on the worker, and an index not ready yet is derived inline as before. Started on first

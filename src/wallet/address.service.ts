@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
-import { addressPath, schemeFor, type AddressScheme, type KeyChain } from '../chains/derivation';
+import { addressPath, type AddressScheme, type KeyChain } from '../chains/derivation';
+import { familyOf, type ChainFamily } from '../chains/families';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
@@ -43,21 +44,24 @@ const AHEAD_MS = 24 * 3600_000;
  * The address is watched from the moment it is derived.
  */
 export class AddressService implements AddressAllocator {
-  private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme }>();
+  private readonly chains = new Map<string, { chain: ChainConfig; scheme: AddressScheme; family: ChainFamily }>();
   /** The id after which loadWatched reads ('' before the first load). */
   private loadedFrom = '';
   /** When loadWatched last began (ms), for the restored static addresses it reads again. */
   private loadedAt: number | null = null;
 
   constructor(private readonly deps: AddressServiceDeps) {
-    for (const chain of deps.chains) this.chains.set(chain.id, { chain, scheme: schemeFor(chain) });
+    for (const chain of deps.chains) {
+      const family = familyOf(chain.kind);
+      this.chains.set(chain.id, { chain, scheme: family.addressScheme(chain), family });
+    }
   }
 
   async allocate(em: EntityManager, req: AllocateRequest): Promise<AddressRow> {
     const coin = this.deps.catalog.coin(req.coinId);
     const chain = coin && this.chains.get(coin.chain_id);
     if (!coin || !chain) throw validationError('coin_id', 'unknown coin');
-    if (req.purpose === 'change' && chain.chain.kind !== 'btc') throw validationError('purpose', 'change addresses are for Bitcoin chains only');
+    if (req.purpose === 'change' && !chain.family.addresses.change) throw validationError('purpose', 'change addresses are for Bitcoin chains only');
     const branch = await this.branchOf(em, req.accountId);
     // Change comes from the internal chain (BIP44 change level 1), numbered on its own counter; the
     // lookahead derives the receive chain only (change is issued once a payout, not per invoice).
@@ -105,7 +109,7 @@ export class AddressService implements AddressAllocator {
    */
   async treasury(em: EntityManager, accountId: string, chainId: string): Promise<AddressRow> {
     const chain = this.chains.get(chainId);
-    if (!chain || chain.chain.kind === 'btc') throw new Error(`${chainId} has no treasuries (not an EVM or Tron chain)`);
+    if (!chain || !chain.family.addresses.treasuries) throw new Error(`${chainId} has no treasuries (not an EVM or Tron chain)`);
     const p = (i: number) => placeholder(em, i);
     const find = async () =>
       (await rawQuery<AddressRow>(em, `SELECT * FROM addresses WHERE account_id = ${p(1)} AND chain_id = ${p(2)} AND purpose = 'treasury'`, [accountId, chainId]))[0];
@@ -139,7 +143,7 @@ export class AddressService implements AddressAllocator {
    */
   gasStation(chainId: string): { address: string; path: string } {
     const chain = this.chains.get(chainId);
-    if (!chain || chain.chain.kind === 'btc') throw new Error(`${chainId} is not an EVM or Tron chain`);
+    if (!chain || !chain.family.addresses.treasuries) throw new Error(`${chainId} is not an EVM or Tron chain`);
     return this.deps.wallet.derive(chain.scheme, OPERATOR_BRANCH, 0);
   }
 

@@ -28,7 +28,7 @@ const noKey = (index: number): Error => new Error(`index ${index} gives no valid
  * K + IL·G). Written out rather than taken from bip32's `derive`, which also hashes the parent for
  * the child's fingerprint and always yields a compressed key: an address then costs one
  * HMAC-SHA512, one base-point multiplication (IL·G) and a cheap addition of two uncompressed points
- * (measured, a third less work than libsecp256k1's tweak-add, which multiplies the general way).
+ * (less work than libsecp256k1's tweak-add, which multiplies the general way: docs/benchmarks.md).
  * This is the hot path of invoice creation.
  */
 export function publicChildKeys(branch: PublicBranchKey): (index: number, compressed: boolean) => Uint8Array {

@@ -4,6 +4,7 @@ import { payments, Psbt } from 'bitcoinjs-lib';
 import * as ecc from 'tiny-secp256k1';
 import { btcNetwork } from '../chains/btc/derive';
 import { eip1559Signed, eip1559SigningHash } from '../chains/evm/eip1559';
+import { legacySigned, legacySigningHash } from '../chains/evm/legacy-tx';
 import { receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { SentTransaction } from '../chains/types';
 import type { ChainConfig } from '../config/schema';
@@ -38,7 +39,11 @@ export interface SignedBtc extends SentTransaction {
   vsize: number;
 }
 
-/** An EIP-1559 transaction from the key at `path` (`data`: a contract call, e.g. an ERC-20 transfer). */
+/**
+ * An EIP-1559 transaction from the key at `path` (`data`: a contract call, e.g. an ERC-20
+ * transfer); `legacy`: a type 0 (EIP-155) transaction paying `maxFeePerGas` as its gas price, for a
+ * chain without EIP-1559.
+ */
 export interface EvmSpend {
   chainId: number;
   path: string;
@@ -50,6 +55,7 @@ export interface EvmSpend {
   gasLimit: bigint;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
+  legacy?: boolean;
 }
 
 /**
@@ -110,10 +116,10 @@ export class WalletSigner {
     return signed;
   }
 
-  /** An EIP-1559 (type 2) transaction, signed by the key at `spend.path`. */
+  /** An EIP-1559 (type 2) transaction, or a legacy one (`spend.legacy`), signed by the key at `spend.path`. */
   signEvm(spend: EvmSpend): SentTransaction {
     // tiny-secp256k1 rather than ethers' SigningKey, which keeps the key as a hex string nobody can wipe.
-    const signed = this.withNode(spend.path, (node) => signEip1559(spend, node));
+    const signed = this.withNode(spend.path, (node) => signEvmSpend(spend, node));
     this.logger.info('evm transaction signed', { chain_id: spend.chainId, txid: signed.txid, nonce: spend.nonce });
     return signed;
   }
@@ -127,7 +133,7 @@ export class WalletSigner {
     const signed = this.withRoot((root) => {
       const derived = new Map<string, BIP32Interface>([['m', root]]);
       try {
-        return spends.map((spend) => signEip1559(spend, deriveCached(derived, spend.path)));
+        return spends.map((spend) => signEvmSpend(spend, deriveCached(derived, spend.path)));
       } finally {
         for (const [path, node] of derived) if (path !== 'm') wipe(node);
       }
@@ -174,9 +180,14 @@ export class WalletSigner {
   }
 }
 
-/** `spend` signed by `node`'s key. */
-function signEip1559(spend: EvmSpend, node: BIP32Interface): SentTransaction {
-  const { path: _path, ...fields } = spend;
+/** `spend` signed by `node`'s key: type 2, or type 0 with EIP-155 on a chain without EIP-1559. */
+function signEvmSpend(spend: EvmSpend, node: BIP32Interface): SentTransaction {
+  const { path: _path, legacy, ...fields } = spend;
+  if (legacy) {
+    const tx = { chainId: fields.chainId, nonce: fields.nonce, gasPrice: fields.maxFeePerGas, gasLimit: fields.gasLimit, to: fields.to, value: fields.value, data: fields.data };
+    const { signature, recoveryId } = ecc.signRecoverable(legacySigningHash(tx), node.privateKey!);
+    return legacySigned(tx, { r: signature.subarray(0, 32), s: signature.subarray(32), yParity: recoveryId as 0 | 1 });
+  }
   const { signature, recoveryId } = ecc.signRecoverable(eip1559SigningHash(fields), node.privateKey!);
   return eip1559Signed(fields, { r: signature.subarray(0, 32), s: signature.subarray(32), yParity: recoveryId as 0 | 1 });
 }

@@ -1,19 +1,19 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
 import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../db/entities/webhooks';
+import { insertRows, list, shaped, updateFromValues } from '../db/batch-statements';
 import { placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
-import { QUEUE_PER_TARGET } from './bounds';
 import type { CallbackSecrets } from './callback-secret';
 import { fanOut } from './fan-out';
-import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule';
-import type { AttemptResult } from './sender';
-import { insertRows, list, shaped, updateFromValues } from './sql';
+import { afterAttempt, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
+import { INTERRUPTED, type AttemptResult } from './transport';
 
-export const INTERRUPTED = 'interrupted: the daemon stopped during the attempt';
 const FAN_OUT_BATCH = 500;
+/** Due deliveries read per target at a time; a target cut there is read again once its queue runs dry. */
+export const QUEUE_PER_TARGET = 128;
 /** Event bodies the fan-out read, kept for the claims that follow it (most claims then read none). */
 const BODIES_KEPT = 4096;
 /** Rows a scan of everything due reads at most. */

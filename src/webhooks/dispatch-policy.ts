@@ -1,18 +1,35 @@
-import { targetOf, type Claimed, type DueDelivery } from './attempt.store';
-import {
-  APPENDED_PER_TARGET,
-  boundsOf,
-  CLAIM_FRESH_MS,
-  FULL_SCAN_EVERY_MS,
-  QUEUE_PER_TARGET,
-  QUEUED_MAX,
-  QUICK_AHEAD_ROUNDS,
-  QUICK_ANSWER_MS,
-  SLOW_AHEAD_ROUNDS,
-  Slots,
-  type Bounds,
-  type DispatcherLimits,
-} from './bounds';
+import { QUEUE_PER_TARGET, targetOf, type Claimed, type DueDelivery } from './attempt.store';
+import { boundsOf, Slots, type Bounds, type DispatcherLimits } from './in-flight-limits';
+import { RETRY_DELAYS_MS } from './retry-schedule';
+
+/**
+ * A claim is sent only while it is this fresh: its delivery falls due again (as if the attempt
+ * failed) one retry delay after the claim, so a claim that waited longer than half the shortest
+ * delay is given back and claimed anew rather than risk a second send of the same attempt.
+ */
+export const CLAIM_FRESH_MS = RETRY_DELAYS_MS[0] / 2;
+
+/**
+ * Rounds of slots claimed ahead for a target that answers quickly (and overall): each transaction
+ * carries many claims (and the outcomes that came in meanwhile) instead of a few, which is most
+ * of a delivery's cost. Any other target (and its account) gets SLOW_AHEAD_ROUNDS.
+ */
+const QUICK_AHEAD_ROUNDS = 16;
+const SLOW_AHEAD_ROUNDS = 2;
+
+/** An answer this fast makes a target quick: its deepest claim then waits well within CLAIM_FRESH_MS. */
+const QUICK_ANSWER_MS = CLAIM_FRESH_MS / (2 * QUICK_AHEAD_ROUNDS);
+
+/**
+ * New deliveries from the fan-out (and attempts that fell due) queued in memory per target, and in
+ * all: a burst then goes out without being read back from the store (a read holds
+ * QUEUE_PER_TARGET); past these, the store keeps them and the refill reads them.
+ */
+const APPENDED_PER_TARGET = 4096;
+const QUEUED_MAX = 20_000;
+
+/** The periodic pass reads only what fell due since the last read; everything due, this often. */
+const FULL_SCAN_EVERY_MS = 60_000;
 
 // ---- what the next pass reads -------------------------------------------------------------------
 
@@ -101,17 +118,17 @@ export class DispatchPolicy {
   private readonly claimsOfAccount = new Map<string, number>();
   private readonly pace = new Map<string, Pace>();
   readonly bounds: Bounds;
-  /** What a quick target may hand over to a sender that keeps the bounds itself: the bounds times its window. */
+  /** What a quick target may hand over to a transport that keeps the bounds itself: the bounds times its window. */
   private readonly handOver: Bounds;
   /** A slow target's: its own and its account's bounds, within the hand-over overall. */
   private readonly slowHandOver: Bounds;
 
-  constructor(limits: DispatcherLimits, senderWindow: number) {
+  constructor(limits: DispatcherLimits, transportWindow: number) {
     this.bounds = boundsOf(limits);
     this.handOver = {
-      maxInFlight: this.bounds.maxInFlight * senderWindow,
-      perTarget: this.bounds.perTarget * senderWindow,
-      perAccount: this.bounds.perAccount * senderWindow,
+      maxInFlight: this.bounds.maxInFlight * transportWindow,
+      perTarget: this.bounds.perTarget * transportWindow,
+      perAccount: this.bounds.perAccount * transportWindow,
     };
     this.slowHandOver = { ...this.bounds, maxInFlight: this.handOver.maxInFlight };
   }
@@ -219,7 +236,7 @@ export class DispatchPolicy {
   /**
    * Claims to start now, each with its slot taken, while its target, its account and the total
    * have room, and those no longer fresh (to give back). Only a quick target gets attempts handed
-   * over ahead of its slots: a slow one's would wait on the sender for whole timeouts, and a
+   * over ahead of its slots: a slow one's would wait behind the transport for whole timeouts, and a
    * claim must be sent while fresh.
    */
   startable(nowMs: number): { start: Claimed[]; expired: Claimed[] } {
@@ -243,7 +260,7 @@ export class DispatchPolicy {
 
   /**
    * An attempt handed over ended: `answeredInMs` is how long its answer took, or null when the
-   * sender gave it back unstarted. Its slot frees; a target with no work left is forgotten.
+   * transport gave it back unstarted. Its slot frees; a target with no work left is forgotten.
    */
   ended(c: Claimed, answeredInMs: number | null): void {
     const t = targetOf(c.delivery);

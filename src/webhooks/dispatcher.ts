@@ -1,14 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
-import { targetOf, type AttemptStore, type Claimed, type Outcome } from './attempt.store';
-import type { CallbackSecrets } from './callback-secret';
-import { DEFAULT_LIMITS, type DispatcherLimits } from './bounds';
+import type { AttemptStore, Claimed, Outcome } from './attempt.store';
+import type { DeliverySigner } from './delivery-signer';
 import { DispatchPolicy, ReadPlan } from './dispatch-policy';
-import type { WebhookSecrets } from './secrets';
-import type { AttemptResult, AttemptSender } from './sender';
+import { DEFAULT_LIMITS, type DispatcherLimits } from './in-flight-limits';
+import type { WebhookTransport } from './transport';
 
-export { CLAIM_FRESH_MS, DEFAULT_LIMITS, type DispatcherLimits } from './bounds';
+export { DEFAULT_LIMITS, type DispatcherLimits } from './in-flight-limits';
 
 /**
  * How long a finished attempt's outcome waits for a claim's transaction to carry it. A crash in
@@ -18,27 +17,31 @@ export { CLAIM_FRESH_MS, DEFAULT_LIMITS, type DispatcherLimits } from './bounds'
 const FLUSH_AFTER_MS = 20;
 
 /**
- * Sends deliveries from the store. Each attempt is claimed in the store before it is sent: the
- * claim counts it and already plans the next one as if it failed, so an attempt is never sent
- * twice, and a daemon that dies mid-attempt resumes at the planned time (at least once).
+ * The webhook delivery loop: claim → sign → POST → record.
+ *
+ * - claim (a pass: `runPass`): the outbox is fanned out into deliveries, what is due is read, and
+ *   attempts are claimed in large batches. A claim counts the attempt and already plans the next
+ *   one as if it failed, so an attempt is never sent twice, and a daemon that dies mid-attempt
+ *   resumes at the planned time (at least once).
+ * - sign, POST, record (an attempt: `deliver`): the signer makes the signed POST, the transport
+ *   sends it within its bounds (transport.ts), and the outcome is written by the next claim's
+ *   transaction (or a flush shortly after).
  *
  * What to read, claim and start is decided by the policy (dispatch-policy.ts): due rows queued per
  * target, slots bounded per target, per account and overall, so one slow endpoint or one account's
- * hanging receivers never hold back the others. This class does the I/O: one pass at a time reads
- * what the plan asks for (an outbox emit, a retry, the one-second tick, or a target whose queue ran
- * dry), claims in large batches, starts attempts, and writes outcomes in the next claim's
- * transaction (or a flush shortly after).
+ * hanging receivers never hold back the others. A pass runs when the outbox has new rows, a
+ * delivery is queued again, the one-second tick comes, or an attempt ends.
  */
 export class WebhookDispatcher {
   private readonly policy: DispatchPolicy;
   private readonly reads = new ReadPlan();
-  /** Attempts handed to the sender, by delivery id (to wait for them at idle and close). */
+  /** Attempts handed to the transport, by delivery id (to wait for them at idle and close). */
   private readonly inFlight = new Map<string, Promise<void>>();
   private pass: Promise<void> | null = null;
   private passAgain = false;
   private wakeScheduled = false;
   private outcomes: Outcome[] = [];
-  /** Attempts handed over that the sender gave back unstarted (a stop or a change): given back to the store. */
+  /** Attempts the transport gave back unstarted (a stop or a change): given back to the store. */
   private unsent: Claimed[] = [];
   private flushing: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -46,11 +49,10 @@ export class WebhookDispatcher {
   constructor(
     private readonly deps: {
       attempts: AttemptStore;
+      signer: DeliverySigner;
+      transport: WebhookTransport;
       clock: Clock;
       logger: Logger;
-      sender: AttemptSender;
-      secrets: WebhookSecrets;
-      callbackSecrets: CallbackSecrets;
       /** The daemon's shutdown signal: no new attempts once aborted; those in flight are cut short. */
       signal: AbortSignal;
     },
@@ -58,8 +60,8 @@ export class WebhookDispatcher {
   ) {
     // Every attempt in flight listens to the one stop signal.
     setMaxListeners(0, this.deps.signal);
-    // A sender thread keeps the bounds itself: it may be handed its window's worth ahead.
-    this.policy = new DispatchPolicy(limits, deps.sender.window ?? 1);
+    // A transport that keeps the bounds itself may be handed its window's worth ahead.
+    this.policy = new DispatchPolicy(limits, deps.transport.window);
   }
 
   /** The outbox has new rows: fans them out soon (and reads what is due only if that made deliveries). Fire and forget. */
@@ -116,7 +118,7 @@ export class WebhookDispatcher {
     const unsent = this.policy.takeAllClaims().concat(this.unsent);
     this.unsent = [];
     await this.deps.attempts.release(unsent);
-    this.deps.sender.close();
+    this.deps.transport.close();
   }
 
   /**
@@ -125,7 +127,7 @@ export class WebhookDispatcher {
    */
   endpointChanged(endpointId: string): void {
     const unsent = this.policy.dropTarget(endpointId);
-    this.deps.sender.cancel?.(endpointId);
+    this.deps.transport.cancel(endpointId);
     this.giveBack(unsent);
   }
 
@@ -143,8 +145,9 @@ export class WebhookDispatcher {
       do {
         this.passAgain = false;
         if (this.deps.signal.aborted) return;
-        await this.readStore();
-        await this.claimAndStart();
+        await this.readDue();
+        await this.claim();
+        this.startClaimed();
       } while (this.passAgain);
     })().finally(() => {
       this.pass = null;
@@ -153,7 +156,7 @@ export class WebhookDispatcher {
   }
 
   /** Fans out the outbox if it has new rows, then reads what the plan asks for into the queues. */
-  private async readStore(): Promise<void> {
+  private async readDue(): Promise<void> {
     const { attempts, clock } = this.deps;
     if (this.reads.takeOutbox()) await attempts.fanOutNew(clock.now(), (made) => this.policy.append(made));
     const now = clock.now();
@@ -171,29 +174,67 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims what the policy chooses, in one transaction that also writes the outcomes in hand, then starts what fits. */
-  private async claimAndStart(): Promise<void> {
+  /** Claims what the policy chooses, in one transaction that also records the outcomes in hand. */
+  private async claim(): Promise<void> {
     if (this.deps.signal.aborted) return;
     const chosen = this.policy.chooseClaims();
-    if (chosen.length > 0) {
-      const claimed = await this.deps.attempts.claim(chosen, this.deps.clock.now(), () => this.takeOutcomes());
-      // Some were no longer due (another daemon, a change): the queues are read again.
-      if (claimed.length < chosen.length) this.reads.need('everything due');
-      this.policy.addClaims(claimed);
-    }
-    this.startClaimed();
+    if (chosen.length === 0) return;
+    const claimed = await this.deps.attempts.claim(chosen, this.deps.clock.now(), () => this.takeOutcomes());
+    // Some were no longer due (another daemon, a change): the queues are read again.
+    if (claimed.length < chosen.length) this.reads.need('everything due');
+    this.policy.addClaims(claimed);
   }
 
   /** Starts claimed attempts the slots have room for; claims no longer fresh are given back. */
   private startClaimed(): void {
     if (this.deps.signal.aborted) return;
     const { start, expired } = this.policy.startable(this.deps.clock.now().getTime());
-    for (const c of start) this.launch(c);
+    for (const c of start) this.inFlight.set(c.delivery.id, this.deliver(c));
     if (expired.length > 0) this.giveBack(expired);
   }
 
-  /** The sender's unstarted attempts go back together, once those of one answer are all in. */
-  private giveBackUnsent(): void {
+  /** One attempt, its slot taken: sign, POST, and keep the outcome for the next claim (or a flush) to record. */
+  private async deliver(c: Claimed): Promise<void> {
+    const started = this.deps.clock.now();
+    let answeredInMs: number | null = null;
+    try {
+      const post = await this.deps.signer.sign(c, started);
+      const result = await this.deps.transport.post(post, this.deps.signal);
+      if (result.sent === false) return this.giveBackUnsent(c);
+      answeredInMs = result.durationMs;
+      this.keepOutcome({ claimed: c, result, started, ended: this.deps.clock.now() });
+    } catch (err) {
+      this.deps.logger.error('webhook attempt failed', { delivery_id: c.delivery.id, error: err instanceof Error ? err.message : String(err) });
+    } finally {
+      this.attemptEnded(c, answeredInMs);
+    }
+  }
+
+  /**
+   * The slot frees as soon as the answer is in: the claim keeps the delivery from being due again,
+   * so the next attempt need not wait for this outcome's write.
+   */
+  private attemptEnded(c: Claimed, answeredInMs: number | null): void {
+    this.inFlight.delete(c.delivery.id);
+    this.policy.ended(c, answeredInMs);
+    if (this.deps.signal.aborted) return;
+    this.startClaimed();
+    void this.runPass().catch((err: unknown) => this.logFailure(err));
+  }
+
+  /** Written by the next claim, or by a flush when nothing is claimed within a few ms. */
+  private keepOutcome(outcome: Outcome): void {
+    this.outcomes.push(outcome);
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, FLUSH_AFTER_MS);
+  }
+
+  /** The transport's unstarted attempts go back together, once those of one answer are all in. */
+  private giveBackUnsent(c: Claimed): void {
+    this.unsent.push(c);
+    if (this.deps.signal.aborted) return;
     queueMicrotask(() => {
       const claims = this.unsent;
       this.unsent = [];
@@ -208,48 +249,6 @@ export class WebhookDispatcher {
       () => this.rescan(),
       (err: unknown) => this.logFailure(err),
     );
-  }
-
-  /** Sends one claimed attempt (its slot already taken). */
-  private launch(c: Claimed): void {
-    const d = c.delivery;
-    const started = this.deps.clock.now();
-    let answeredInMs: number | null = null;
-    const run = this.send(c, started)
-      .then((result) => {
-        if (result.sent === false) {
-          this.unsent.push(c);
-          if (!this.deps.signal.aborted) this.giveBackUnsent();
-          return;
-        }
-        answeredInMs = result.durationMs;
-        this.outcomes.push({ claimed: c, result, started, ended: this.deps.clock.now() });
-        // Written by the next claim, or by a flush when nothing is claimed within a few ms.
-        this.flushTimer ??= setTimeout(() => {
-          this.flushTimer = null;
-          void this.flush();
-        }, FLUSH_AFTER_MS);
-      })
-      .catch((err: unknown) => this.deps.logger.error('webhook attempt failed', { delivery_id: d.id, error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => {
-        // The slot frees as soon as the answer is in: the claim keeps the delivery from being due
-        // again, so the next attempt need not wait for this outcome's write.
-        this.inFlight.delete(d.id);
-        this.policy.ended(c, answeredInMs);
-        if (this.deps.signal.aborted) return;
-        this.startClaimed();
-        void this.runPass().catch((err: unknown) => this.logFailure(err));
-      });
-    this.inFlight.set(d.id, run);
-  }
-
-  private async send(c: Claimed, now: Date): Promise<AttemptResult> {
-    const d = c.delivery;
-    const secret =
-      d.endpoint_id !== null && c.sealedSecret !== null
-        ? this.deps.secrets.openEndpoint(d.endpoint_id, c.sealedSecret)
-        : await this.deps.callbackSecrets.secretFor(d.account_id);
-    return this.deps.sender.post(d.url, { id: d.event_id, type: d.event_type, body: c.body }, secret, now, this.deps.signal, targetOf(d), d.account_id);
   }
 
   private takeOutcomes(): Outcome[] {

@@ -1,11 +1,11 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
+import { insertRows, list } from '../db/batch-statements';
 import { placeholder, returning } from '../db/raw';
 import { WebhookEndpointEntity, type WebhookDeliveryRow, type WebhookEndpointRow } from '../db/entities/webhooks';
 import { newTimeOrderedId } from '../shared/ids';
 import type { CallbackSecrets } from './callback-secret';
 import { subscribes } from './endpoint.request';
-import { insertRows, list } from './sql';
 
 /**
  * Turns outbox rows into deliveries, in one transaction: one delivery per (event, enabled endpoint

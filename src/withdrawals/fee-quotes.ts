@@ -1,13 +1,21 @@
-import type { ChainSender, FeeQuote } from '../chains/types';
+import { NodeUnavailable, type ChainSender, type FeeQuote } from '../chains/types';
 
 /** How long a node's fee quote answers for the reserve of estimates and creations. */
 export const FEE_QUOTE_TTL_MS = 5_000;
 
 /**
+ * How old a quote may still price a reserve while the node cannot answer now (rate limited, busy,
+ * unreachable: PRODUCT §15): a hosted endpoint's 429 should not refuse a withdrawal whose reserve a
+ * minute-old quote prices as well; the payout worker asks the node again when it signs.
+ */
+export const FEE_QUOTE_FALLBACK_MS = 60_000;
+
+/**
  * The fee quotes that price the network-fee reserve of estimates and withdrawals: one node round
  * trip per sender every few seconds at most, not one per request (the mempool does not move faster
  * than that, and the payout worker asks the node again when it signs). Concurrent requests share
- * one call in flight; a failed call is not kept, so the next request asks the node again.
+ * one call in flight; a failed call is not kept, so the next request asks the node again. While the
+ * node cannot answer now (NodeUnavailable), the last quote serves up to FEE_QUOTE_FALLBACK_MS.
  */
 export class FeeQuotes {
   private readonly cached = new WeakMap<ChainSender, { quote: FeeQuote; atMs: number }>();
@@ -16,6 +24,7 @@ export class FeeQuotes {
   constructor(
     private readonly nowMs: () => number,
     private readonly ttlMs = FEE_QUOTE_TTL_MS,
+    private readonly fallbackMs = FEE_QUOTE_FALLBACK_MS,
   ) {}
 
   quote(sender: ChainSender): Promise<FeeQuote> {
@@ -32,6 +41,9 @@ export class FeeQuotes {
         },
         (err: unknown) => {
           this.inflight.delete(sender);
+          const last = this.cached.get(sender);
+          const age = last ? this.nowMs() - last.atMs : Infinity;
+          if (err instanceof NodeUnavailable && last && age >= 0 && age < this.fallbackMs) return last.quote;
           throw err;
         },
       );

@@ -1,7 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { NATIVE_ASSET, type Catalog } from '../catalog/coins';
-import { reservedGas } from '../payouts/evm/gas';
-import { TWO_INPUT_PAYMENT_VSIZE } from '../payouts/btc/tx-size';
+import { familyOf } from '../chains/families';
 import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
@@ -551,31 +550,19 @@ export class WithdrawalService {
     } catch {
       throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     }
-    if (quote.kind === 'evm') {
-      const networkFee = this.evmNetworkFee(payout, quote.maxFeePerGas);
-      return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
-    }
+    // The payout rail's own pricing where it has one (Bitcoin: the account's coins; Tron: the
+    // destination and energy), else the family's reserve at the quote (EVM: gas times the fee cap).
     const cost = this.deps.networkCost?.(payout.coin.chain_id);
     let native: bigint | null = null;
     try {
       if (cost) native = await cost({ accountId: account.id, coinId: payout.coin.id, to, amount: amount.toBaseUnits(payout.coin.decimals), quote });
-      // Without the family's own pricing (no payout rail here), a Bitcoin payment of two inputs.
-      else if (quote.kind === 'btc') native = BigInt(Math.ceil(quote.satPerVbyte * TWO_INPUT_PAYMENT_VSIZE));
+      else native = familyOf(payout.coin.family).networkFeeReserve(quote, payout.coin.asset !== NATIVE_ASSET);
     } catch {
       native = null;
     }
     if (native === null) throw unavailable(`no ${payout.coin.ticker} network fee estimate now; retry later`);
     const networkFee = this.inWithdrawnCoin(payout, native);
     return { platformFee, networkFee, total: amount.plus(platformFee).plus(networkFee) };
-  }
-
-  /**
-   * An EVM payout's network fee at the current fee cap (PRODUCT §8a): its gas in the native coin;
-   * a token's (the payout and the treasury's top-up) converted to the token at the current rates,
-   * rounded up.
-   */
-  private evmNetworkFee(payout: PayoutCoin, maxFeePerGas: bigint): Amount {
-    return this.inWithdrawnCoin(payout, reservedGas(payout.coin.asset !== NATIVE_ASSET) * maxFeePerGas);
   }
 
   /** `nativeBaseUnits` of the chain's native coin in the withdrawn coin: itself, or a token's worth at the current rates, rounded up. */

@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { WebhookDeliveryEntity } from '../../src/db/entities/webhooks';
 import { DEFAULT_LIMITS } from '../../src/webhooks/dispatcher';
-import { WEBHOOK_USER_AGENT } from '../../src/webhooks/sender';
+import { WEBHOOK_USER_AGENT } from '../../src/webhooks/delivery-signer';
 import { startWebhookFixture } from '../helpers/webhook-fixture';
 import { fmt, report } from './lib';
 

@@ -16,7 +16,7 @@ import type { ChainConfig } from '../../src/config/schema';
 import type { ChainReader } from '../../src/chains/types';
 import { AccountEntity, SecurityLogEntity } from '../../src/db/entities/team';
 import { WithdrawalEntity } from '../../src/db/entities/withdrawals';
-import { spendableCoins } from '../../src/payouts/btc/coin-store';
+import { spendableCoins } from '../../src/chains/btc/payouts/coin-store';
 import { verifyLedger } from '../../src/ledger/verify';
 import { startBcoin, sats } from './bcoin';
 import { startBtcRpcProxy, type BtcRpcProxy } from './btc-rpc-proxy';

@@ -19,7 +19,7 @@ export async function tempPostgres(t: ExecutionContext): Promise<string> {
     await admin.query(`CREATE DATABASE ${name}`);
   } catch (err) {
     await admin.end().catch(() => undefined);
-    throw new Error(`PostgreSQL at ${ADMIN_URL}: ${(err as Error).message} (the PostgreSQL tests need it: see README, Tests)`);
+    throw new Error(`PostgreSQL at ${ADMIN_URL}: ${(err as Error).message} (the PostgreSQL tests need it: see docs/testing.md)`);
   }
   t.teardown(async () => {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);

@@ -5,6 +5,7 @@ import {
   type BlockHeader,
   type BlockRef,
   type ChainAdapter,
+  type ChainNodeSet,
   type FeeQuote,
   type HoldingsQuery,
   type NormalisedBlock,
@@ -49,7 +50,12 @@ export class BtcAdapter implements ChainAdapter {
   /** The mempool's transactions already parsed, by txid: each poll fetches only the new ones. */
   private readonly pooled = new Map<string, NormalisedTransfer[]>();
 
-  constructor(chain: ChainConfig, private readonly rpc = new BitcoinRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms)) {
+  /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled); `nodes`: those endpoints, for the chain core. */
+  constructor(
+    chain: ChainConfig,
+    private readonly rpc: Pick<BitcoinRpc, 'call' | 'all' | 'batch'> = new BitcoinRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms),
+    readonly nodes?: ChainNodeSet,
+  ) {
     this.chainId = chain.id;
     this.network = btcNetwork(chain);
     this.fees = chain.fees!;
@@ -62,11 +68,12 @@ export class BtcAdapter implements ChainAdapter {
    * would credit its payments to this one's coins, so every poll checks it.
    */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const info = await this.rpc.call<{ chain?: unknown; blocks?: unknown; bestblockhash?: unknown }>('getblockchaininfo', [], signal);
+    const info = await this.rpc.call<{ chain?: unknown; blocks?: unknown; bestblockhash?: unknown; time?: unknown }>('getblockchaininfo', [], signal);
     if (!NODE_CHAINS[this.configuredNetwork]!.includes(String(info.chain)))
       throw new NodeFault(`bitcoin node is on chain ${String(info.chain)}, the config says ${this.configuredNetwork}`);
     if (!Number.isSafeInteger(info.blocks) || typeof info.bestblockhash !== 'string') throw new NodeFault('bitcoin node getblockchaininfo: no best block');
-    return { height: info.blocks as number, hash: info.bestblockhash };
+    // Bitcoin Core gives the best block's time here (bcoin does not): the staleness of PRODUCT §15.
+    return { height: info.blocks as number, hash: info.bestblockhash, ...(Number.isSafeInteger(info.time) ? { time: info.time as number } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

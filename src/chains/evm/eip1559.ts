@@ -1,5 +1,6 @@
 import { keccak256 } from 'ethers';
 import { addressDigits } from './address-text';
+import { EMPTY_LIST, HEX, item, length, minimal, uint } from './rlp';
 
 /**
  * EIP-1559 (type 2) transactions serialised by hand: 0x02 ‖ RLP([chainId, nonce, maxPriorityFeePerGas,
@@ -19,37 +20,6 @@ export interface Eip1559Fields {
   /** Hex, 0x-prefixed ('0x' or absent: none). */
   data?: string;
 }
-
-const HEX = /^0x([0-9a-fA-F]{2})*$/;
-
-/** Big-endian bytes as RLP wants an integer: without leading zero bytes (zero: empty). */
-function minimal(bytes: Uint8Array): Buffer {
-  let i = 0;
-  while (i < bytes.length && bytes[i] === 0) i++;
-  return Buffer.from(bytes.subarray(i));
-}
-
-/** A non-negative integer as RLP wants it: big-endian, no leading zero byte (zero: empty). */
-function uint(value: bigint | number): Buffer {
-  const v = BigInt(value);
-  if (v < 0n) throw new Error('a transaction field is negative');
-  if (v === 0n) return Buffer.alloc(0);
-  const hex = v.toString(16);
-  return Buffer.from(hex.length % 2 === 0 ? hex : `0${hex}`, 'hex');
-}
-
-function length(prefix: number, n: number): Buffer {
-  if (n <= 55) return Buffer.from([prefix + n]);
-  const len = uint(n);
-  return Buffer.concat([Buffer.from([prefix + 55 + len.length]), len]);
-}
-
-function item(bytes: Buffer): Buffer {
-  if (bytes.length === 1 && bytes[0]! < 0x80) return bytes;
-  return Buffer.concat([length(0x80, bytes.length), bytes]);
-}
-
-const EMPTY_LIST = Buffer.from([0xc0]);
 
 function fieldsOf(tx: Eip1559Fields): Buffer[] {
   const to = Buffer.from(addressDigits(tx.to), 'hex');

@@ -2,9 +2,12 @@ import { getAddress, keccak256, Transaction } from 'ethers';
 import type { ChainConfig } from '../../config/schema';
 import {
   NodeFault,
+  NodeUnavailable,
+  StateUnavailable,
   type BlockHeader,
   type BlockRef,
   type ChainAdapter,
+  type ChainNodeSet,
   type FeeQuote,
   type HoldingsQuery,
   type NormalisedBlock,
@@ -18,7 +21,7 @@ import { readConsistently } from '../consistent-read';
 import { DECIMALS_SELECTOR, decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
-import { EvmRpc, RpcError, type RpcCall } from './json-rpc';
+import { EvmRpc, RpcError, type EvmTransport, type RpcCall } from './json-rpc';
 import { evmBroadcastAnswer } from './refusal';
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
@@ -29,6 +32,7 @@ interface RpcHeader {
   number: string;
   hash: string;
   parentHash: string;
+  timestamp?: string;
 }
 
 interface RpcTransaction {
@@ -85,25 +89,31 @@ interface RpcLog {
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
+/** A receipt or transaction geth cannot look up yet (its indexer at work). */
+const NOT_YET = Symbol('not known yet');
+
+/** A node's word that it keeps no state at the block asked for (geth, erigon, reth, Nethermind, Besu wordings). */
+const STATE_GONE = /missing trie node|header not found|state .*(not available|unavailable|pruned)|historical state|no state available|state histor(y|ies)|pruned (state|history)|world state .*not available/i;
+
 /**
  * The EVM family's adapter: native value carried by a block's transactions, and the `Transfer` logs
  * of the configured ERC-20 contracts (one eth_getLogs over the range by contract and topic). A
  * transaction's value to one of our addresses always arrives: they are plain accounts without code,
  * which cannot revert a value transfer. Value moved by contract internals (a contract sending ether
- * in an internal call) is not a transaction's value nor a log, and is not seen (README "Chains").
+ * in an internal call) is not a transaction's value nor a log, and is not seen (docs/chains.md).
  */
 export class EvmAdapter implements ChainAdapter {
   readonly chainId: string;
-  private readonly rpc: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>;
+  private readonly rpc: EvmTransport;
   private readonly expectedChainId: number;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
 
-  /** `rpc`: the node's JSON-RPC (tests give a node in memory). */
-  constructor(chain: ChainConfig, rpc?: Pick<EvmRpc, 'call' | 'batch'> & Partial<Pick<EvmRpc, 'batchSettled'>>) {
+  /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled, one EvmRpc each; tests give a node in memory); `nodes`: those endpoints, for the chain core. */
+  constructor(chain: ChainConfig, rpc?: EvmTransport, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
     this.expectedChainId = chain.chain_id!;
-    this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms);
+    this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms, { maxBatch: chain.nodes?.max_batch, logsRange: chain.nodes?.logs_range });
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
   }
 
@@ -115,7 +125,7 @@ export class EvmAdapter implements ChainAdapter {
   async tip(signal?: AbortSignal): Promise<BlockRef> {
     const [theirs, b] = await Promise.all([this.rpc.call<string>('eth_chainId', [], signal), this.rpcHeader('latest', signal)]);
     if (Number(theirs) !== this.expectedChainId) throw new NodeFault(`evm node is on chain id ${Number(theirs)}, the config says ${this.expectedChainId}`);
-    return { height: Number(b.number), hash: b.hash };
+    return { height: Number(b.number), hash: b.hash, ...(b.timestamp ? { time: Number(b.timestamp) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
@@ -135,8 +145,8 @@ export class EvmAdapter implements ChainAdapter {
     });
   }
 
-  async balancesAt(addresses: readonly string[], assets: readonly string[], height: number, signal?: AbortSignal): Promise<bigint[][]> {
-    const at = hex(height);
+  async balancesAt(addresses: readonly string[], assets: readonly string[], height: number | null, signal?: AbortSignal): Promise<bigint[][]> {
+    const at = height === null ? 'latest' : hex(height);
     const calls = addresses.flatMap((a) =>
       assets.map((asset) =>
         asset === 'native'
@@ -144,7 +154,7 @@ export class EvmAdapter implements ChainAdapter {
           : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, at] },
       ),
     );
-    const answers = await this.rpc.batch<string>(calls, signal);
+    const answers = await this.stateAt<string>(calls, height, signal);
     return addresses.map((a, i) =>
       assets.map((asset, j) => {
         const answer = answers[i * assets.length + j]!;
@@ -152,6 +162,20 @@ export class EvmAdapter implements ChainAdapter {
         return answer === '0x' ? 0n : BigInt(answer);
       }),
     );
+  }
+
+  /**
+   * A batch of state reads at `height` (null: the newest block). A node without the state there (one
+   * without archive state keeps 128 blocks) throws StateUnavailable, for the caller's fallback.
+   */
+  private async stateAt<T>(calls: RpcCall[], height: number | null, signal?: AbortSignal): Promise<T[]> {
+    try {
+      return await this.rpc.batch<T>(calls, signal);
+    } catch (err) {
+      if (height !== null && err instanceof RpcError && STATE_GONE.test(err.message))
+        throw new StateUnavailable(`evm node keeps no state at block ${height} (a node without archive state): ${err.message.replace(/^evm node [^:]*: /, '')}`, height);
+      throw err;
+    }
   }
 
   private async rpcHeader(tag: string, signal?: AbortSignal): Promise<RpcHeader> {
@@ -162,8 +186,9 @@ export class EvmAdapter implements ChainAdapter {
 
   private async transferLogs(from: number, to: number, signal?: AbortSignal): Promise<RpcLog[]> {
     if (this.tokens.size === 0) return [];
-    const filter = { fromBlock: hex(from), toBlock: hex(to), address: [...this.tokens.keys()], topics: [TRANSFER_TOPIC] };
-    return this.rpc.call<RpcLog[]>('eth_getLogs', [filter], signal);
+    const filter = { address: [...this.tokens.keys()], topics: [TRANSFER_TOPIC] };
+    if (this.rpc.getLogs) return this.rpc.getLogs<RpcLog>(filter, from, to, signal);
+    return this.rpc.call<RpcLog[]>('eth_getLogs', [{ fromBlock: hex(from), toBlock: hex(to), ...filter }], signal);
   }
 
   /** The blocks with their transfers; null when a log belongs to another branch than its block. */
@@ -196,12 +221,17 @@ export class EvmAdapter implements ChainAdapter {
   /**
    * EIP-1559 from the node's fee history: the next block's base fee, the median tip of the last
    * blocks, and a fee cap of twice the base fee plus the tip (room for six full blocks of growth).
+   * A chain without EIP-1559 (no base fee; geth answers 0 for it) is quoted its gas price
+   * (eth_gasPrice) as both caps, `legacy`: its transactions are signed as type 0 (EIP-155).
    */
   async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
     const history = await this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>('eth_feeHistory', [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]], signal);
     const next = history.baseFeePerGas?.at(-1);
-    if (next === undefined) throw new Error('evm node eth_feeHistory: no base fee (a chain without EIP-1559)');
-    const baseFeePerGas = amountOf(next, 'eth_feeHistory base fee');
+    const baseFeePerGas = next === undefined || next === null ? 0n : amountOf(next, 'eth_feeHistory base fee');
+    if (baseFeePerGas === 0n) {
+      const gasPrice = amountOf(await this.rpc.call<string>('eth_gasPrice', [], signal), 'eth_gasPrice');
+      return { kind: 'evm', baseFeePerGas: 0n, maxPriorityFeePerGas: gasPrice, maxFeePerGas: gasPrice, legacy: true };
+    }
     const tips = (history.reward ?? []).map((r) => amountOf(r[0] ?? '0x0', 'eth_feeHistory reward')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const maxPriorityFeePerGas = tips.length > 0 ? tips[Math.floor(tips.length / 2)]! : 0n;
     return { kind: 'evm', baseFeePerGas, maxPriorityFeePerGas, maxFeePerGas: 2n * baseFeePerGas + maxPriorityFeePerGas };
@@ -212,7 +242,7 @@ export class EvmAdapter implements ChainAdapter {
     try {
       return await this.rpc.call<string>('eth_sendRawTransaction', [rawHex], signal);
     } catch (err) {
-      if (!(err instanceof Error)) throw err;
+      if (!(err instanceof Error) || err instanceof NodeUnavailable) throw err;
       const answer = evmBroadcastAnswer(err instanceof RpcError && err.answered, err.message);
       if (answer === 'known') return keccak256(rawHex);
       if (answer === 'refused') throw new TransactionRefused(err.message);
@@ -228,6 +258,7 @@ export class EvmAdapter implements ChainAdapter {
    */
   async sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus> {
     const tx = Transaction.from(sent.raw);
+    // geth's indexer at work answers for a transaction it does not know yet (NOT_YET): nothing is concluded from the nonce then.
     const [receipt, known, taken] = await this.rpc.batch<unknown>(
       [
         { method: 'eth_getTransactionReceipt', params: [sent.txid] },
@@ -235,7 +266,9 @@ export class EvmAdapter implements ChainAdapter {
         { method: 'eth_getTransactionCount', params: [tx.from, 'pending'] },
       ],
       signal,
+      { notYet: NOT_YET },
     );
+    if (receipt === NOT_YET || known === NOT_YET) return { state: 'unknown' };
     if (receipt) {
       const r = receipt as RpcReceipt;
       return { state: 'mined', height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1' };
@@ -263,7 +296,7 @@ export class EvmAdapter implements ChainAdapter {
           : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(address) }, tag] },
       ),
     );
-    const answers = await this.rpc.batch<string>(calls, signal);
+    const answers = await this.stateAt<string>(calls, query.height, signal);
     const out = new Map<string, bigint>();
     query.assets.forEach((asset, a) => {
       let sum = 0n;
@@ -333,12 +366,15 @@ export class EvmAdapter implements ChainAdapter {
     return answers.map((a) => ('error' in a ? a.error : null));
   }
 
-  /** The receipts of `txids` (null: not mined on the node's chain), in one batched request. */
+  /**
+   * The receipts of `txids` (null: not mined on the node's chain, or not known yet: geth's indexer
+   * at work answers for those it has not reached), in one batched request.
+   */
   async receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>> {
     if (txids.length === 0) return [];
-    const answers = await this.rpc.batch<RpcReceipt | null>(txids.map((txid) => ({ method: 'eth_getTransactionReceipt', params: [txid] })), signal);
+    const answers = await this.rpc.batch<RpcReceipt | null | typeof NOT_YET>(txids.map((txid) => ({ method: 'eth_getTransactionReceipt', params: [txid] })), signal, { notYet: NOT_YET });
     return answers.map((r) => {
-      if (!r) return null;
+      if (!r || r === NOT_YET) return null;
       const price = amountOf(r.effectiveGasPrice ?? '0x0', 'receipt effectiveGasPrice');
       const transfers = (r.logs ?? []).flatMap((log) => transferLog(log.address, log.topics, log.data) ?? []);
       return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price, transfers };
@@ -365,9 +401,11 @@ export class EvmAdapter implements ChainAdapter {
     const answers = await this.rpc.batch<unknown>(
       [...sends.map((s) => ({ method: 'eth_getTransactionByHash', params: [s.txid] })), ...senders.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] }))],
       signal,
+      { notYet: NOT_YET },
     );
     const pending = new Map(senders.map((a, i) => [a, Number(answers[sends.length + i])]));
-    return sends.map((s, i) => (answers[i] ? 'mempool' : pending.get(s.from)! > s.nonce ? 'conflicted' : 'unknown'));
+    // Not known yet (geth indexing): nothing is concluded from the nonce, it may be this very transaction's.
+    return sends.map((s, i) => (answers[i] === NOT_YET ? 'unknown' : answers[i] ? 'mempool' : pending.get(s.from)! > s.nonce ? 'conflicted' : 'unknown'));
   }
 
   /** Each call's result or error: batched when the RPC client can, else a request each, side by side. */

@@ -4,6 +4,7 @@ import {
   NodeFault,
   NodeUnavailable,
   type BlockHeader,
+  type ChainNodeSet,
   type BlockRef,
   type ChainAdapter,
   type FeeQuote,
@@ -100,7 +101,7 @@ interface TronTxInfo {
  * transaction's info under the token's address); a failed or reverted call credits nothing, though
  * it is mined and its fee paid. Transaction infos are read only for blocks holding a contract call
  * that succeeded. Addresses leave in base58 `T...`. TRX moved by contract internals, TRC-10 assets
- * and tokens not configured are not seen (README "Chains").
+ * and tokens not configured are not seen (docs/chains.md).
  *
  * Requests per poll are kept few for hosted quotas (PRODUCT §15): the newest block comes whole with
  * the tip (`getnowblock`) and is not fetched again; the genesis check is skipped while the tip has
@@ -108,7 +109,7 @@ interface TronTxInfo {
  */
 export class TronAdapter implements ChainAdapter {
   readonly chainId: string;
-  private readonly node: TronFullNode;
+  private readonly node: Pick<TronFullNode, 'post'>;
   /** 20-byte hex of the contract, lower-case without 41 (a log's `address`) → the contract as configured. */
   private readonly tokens = new Map<string, string>();
   /** The genesis blockID the configured network has, and the network's name for messages. */
@@ -119,9 +120,10 @@ export class TronAdapter implements ChainAdapter {
   /** The tip whose node was last found on the configured network. */
   private checkedTip: BlockRef | null = null;
 
-  constructor(chain: ChainConfig) {
+  /** `node`: the full node's HTTP API (the chain's endpoints, pooled); `nodes`: those endpoints, for the chain core. */
+  constructor(chain: ChainConfig, node?: Pick<TronFullNode, 'post'>, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
-    this.node = new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.nodes?.endpoints[0]?.api_key ?? chain.api_key);
+    this.node = node ?? new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.nodes?.endpoints[0]?.api_key ?? chain.api_key);
     for (const t of chain.tokens) this.tokens.set(tronToHex(t.contract).slice(2), t.contract);
     const own = chain.options.genesis_block_id as string | undefined;
     this.network = own ? 'genesis block ' + own : (chain.network ?? 'mainnet');
@@ -147,7 +149,8 @@ export class TronAdapter implements ChainAdapter {
       this.checkedTip = tip;
     }
     this.newest = now;
-    return tip;
+    const ms = now.block_header.raw_data.timestamp;
+    return { ...tip, ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

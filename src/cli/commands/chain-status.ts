@@ -11,6 +11,8 @@ export function chainStatusLines(chains: readonly ChainStatus[]): string[] {
   for (const c of chains) {
     const state = c.maintenance ? 'MAINTENANCE' : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (scanned by another daemon)';
     lines.push(`  ${`${c.chain_id} (${c.kind})`.padEnd(width)}  tip ${show(c.node_tip)}  scanned ${show(c.scanned_height)}  lag ${show(c.lag)}  ${state}`);
+    // The last error is the reason, unless the chain is in maintenance for another (a halt, a node not reached yet).
+    if (c.maintenance_reason && c.maintenance_reason !== c.last_error) lines.push(`    maintenance: ${c.maintenance_reason}`);
     if (c.last_error) lines.push(`    last error${c.last_error_at ? ` at ${c.last_error_at}` : ''}: ${c.last_error}`);
   }
   return lines;

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runDashboard } from '../../dashboard/run';
 import { UserError } from '../../shared/errors';
 import { cliConfig, globals } from '../context';
 
@@ -13,6 +12,7 @@ export function registerDashboardCommand(program: Command): void {
     .action(async (o: { account?: string; as?: string }, cmd: Command) => {
       if (globals(cmd).json) throw new UserError('dashboard draws on a terminal; for JSON use coinkeep status --json');
       if (!process.stdin.isTTY || !process.stdout.isTTY) throw new UserError('dashboard needs a terminal (for scripts: coinkeep status --json)');
+      const { runDashboard } = require('../../dashboard/run') as typeof import('../../dashboard/run');
       await runDashboard({ dataDir: cliConfig(cmd).data_dir, account: o.account, as: o.as });
       // The terminal is restored: end now rather than when idle keep-alive sockets to the daemon close.
       process.exit(0);

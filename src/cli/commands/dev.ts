@@ -8,12 +8,20 @@ import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
 import { addDemoApprover, demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_APPROVER, DEMO_WITHDRAWAL_AMOUNT, DEMO_WITHDRAWAL_AMOUNTS, enableDemoWithdrawals, prepareDemo } from './dev-demo';
-import { prepareSeed } from '../../daemon/setup';
-import { sandboxConfigPath, startSandbox } from '../../dev/sandbox';
-import { payInvoice, type InvoiceToPay } from '../../dev/sandbox-pay';
-import { SANDBOX_CHAINS } from '../../dev/chains';
 import { withSandboxCode } from '../../dev/sandbox-otp';
+import type { InvoiceToPay } from '../../dev/sandbox-pay';
 import { UserError } from '../../shared/errors';
+
+/**
+ * The sandbox's chains, their SDKs and the wallet setup are loaded when a dev command runs, not by
+ * every CLI call (each is a process start, and they are most of its loading time).
+ */
+const sandboxModules = () => ({
+  ...(require('../../daemon/setup') as typeof import('../../daemon/setup')),
+  ...(require('../../dev/sandbox') as typeof import('../../dev/sandbox')),
+  ...(require('../../dev/sandbox-pay') as typeof import('../../dev/sandbox-pay')),
+  ...(require('../../dev/chains') as typeof import('../../dev/chains')),
+});
 
 export const DEV_CONFIG = path.join(PROJECT_ROOT, 'config', 'dev.yaml');
 
@@ -35,6 +43,7 @@ export function registerDevCommands(program: Command): void {
       // Checked before any node starts: a second sandbox would rewrite the running one's sandbox.yaml.
       const running = await adminCall(base.data_dir, 'GET', '/admin/status', undefined, 2000).then(() => true, () => false);
       if (running) throw new UserError(`a coinkeepd is already running with the data dir ${base.data_dir}: stop it first`);
+      const { startSandbox, prepareSeed, sandboxOf, demoWithdrawalTargets } = sandboxModules();
       const sandbox = await startSandbox(configPath(cmd), base.data_dir);
       try {
         const config = loadConfig(sandbox.configFile);
@@ -58,31 +67,26 @@ export function registerDevCommands(program: Command): void {
           const gasStations: Array<{ chain_id: string; address: string }> = [];
           for (const [chainId, evm] of daemon.evmPayouts.byChain) {
             const chain = config.chains.find((c) => c.id === chainId)!;
-            await SANDBOX_CHAINS.find((f) => f.kind === chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
+            await sandboxOf(chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
             gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
           }
           const chains = sandboxChainsInfo(daemon, sandbox.chains);
           const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains, gas_stations: gasStations };
           info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
-          const btc = chains.find((c) => c.kind === 'btc');
-          const payTo = SANDBOX_CHAINS.find((f) => f.kind === 'btc')?.payoutAddress?.();
-          if (btc && payTo) {
-            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), btc.coins[0]!.coin_id, payTo);
+          const targets = demoWithdrawalTargets(chains);
+          if (targets.utxo) {
+            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), targets.utxo.chain.coins[0]!.coin_id, targets.utxo.to);
             info.estimate_curl_example = curls.estimate;
             info.withdrawal_curl_example = curls.withdrawal;
           }
           // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
-          const evmTo = SANDBOX_CHAINS.find((f) => f.kind === 'evm')?.payoutAddress?.();
-          info.evm_withdrawal_examples = !evmTo
-            ? []
-            : chains
-                .filter((c) => c.kind === 'evm')
-                .flatMap((c) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin })))
-                .map(({ chain_id, coin }) => {
-                  const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
-                  const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, evmTo, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
-                  return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: evmTo, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
-                });
+          info.evm_withdrawal_examples = targets.account
+            .flatMap(({ chain: c, to }) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin, to })))
+            .map(({ chain_id, coin, to }) => {
+              const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
+              const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, to, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
+              return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: to, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
+            });
           info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
           if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
           else process.stdout.write(devBanner(info) + '\n');
@@ -101,7 +105,7 @@ export function registerDevCommands(program: Command): void {
       const config = sandboxConfig(cmd);
       const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
       const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
-      const paid = await payInvoice(config, before, { amount: o.amount, coinId: o.coin });
+      const paid = await sandboxModules().payInvoice(config, before, { amount: o.amount, coinId: o.coin });
       // The daemon credits at its next poll: wait for it so the answer shows the invoice as it now is.
       let after = before;
       const deadline = Date.now() + CREDIT_WAIT_MS;
@@ -126,7 +130,7 @@ export function registerDevCommands(program: Command): void {
       const config = sandboxConfig(cmd);
       const mined: Array<{ chain_id: string; blocks: number; height: number }> = [];
       for (const chain of config.chains) {
-        const family = SANDBOX_CHAINS.find((f) => f.kind === chain.kind);
+        const family = sandboxModules().sandboxOf(chain.kind);
         if (family) mined.push({ chain_id: chain.id, blocks: n, height: (await family.mine(chain, n)).height });
       }
       output(cmd, { chains: mined }, (r) => r.chains.map((c: { chain_id: string; blocks: number; height: number }) => `${c.chain_id}: mined ${c.blocks}, height ${c.height}`).join('\n'));
@@ -150,7 +154,7 @@ export function registerDevCommands(program: Command): void {
 /** The config the running sandbox wrote (its chains included). */
 function sandboxConfig(cmd: Command) {
   if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
-  const file = sandboxConfigPath(cliConfig(cmd).data_dir);
+  const file = sandboxModules().sandboxConfigPath(cliConfig(cmd).data_dir);
   if (!existsSync(file)) throw new UserError('the sandbox has not run yet: start it with coinkeep dev');
   return loadConfig(file);
 }

@@ -9,7 +9,6 @@ import type { Daemon } from '../../daemon/main';
 import { logFilePath, pidFilePath } from '../../daemon/paths';
 import { UserError } from '../../shared/errors';
 import { adminCall, DAEMON_DOWN } from '../admin-client';
-import { prepareSeed } from '../../daemon/setup';
 import { readMnemonic } from './wallet';
 import { chainStatusLines, feeCeilingLines, gasStationLines, payoutAlertLines } from './chain-status';
 import { cliConfig, configPath, output, wholeNumber } from '../context';
@@ -85,6 +84,8 @@ export function registerLifecycleCommands(program: Command): void {
       const store = await Store.open({ url: config.database.url });
       const applied = await store.migrate();
       await store.close();
+      // The wallet and the database are loaded only by the commands that need them: every CLI call starts a process.
+      const { prepareSeed } = require('../../daemon/setup') as typeof import('../../daemon/setup');
       const seed = await prepareSeed(config, o.restore ? await readMnemonic() : undefined, { firstBranch: firstBranch(o.firstBranch) });
       output(cmd, { config: file, config_written: wroteConfig, data_dir: config.data_dir, network: config.network, migrations_applied: applied, wallet_seed: seed.status, wallet_fingerprint: seed.fingerprint, wallet_next_branch: seed.next_branch }, (r) =>
         [`config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`, `data dir: ${r.data_dir}`, `network: ${r.network}`, `migrations applied: ${r.migrations_applied.length}`, `wallet seed: ${r.wallet_seed} (fingerprint ${r.wallet_fingerprint}; back it up: coinkeep wallet backup)`].join('\n'),

@@ -17,7 +17,7 @@ import { col } from './table-helpers';
  * - `archived_scan_runs`: when each chain's slow scan last ran (its period survives restarts).
  * - Substring search: SQLite, an FTS5 trigram index of address, customer id and label, kept in
  *   step by triggers; PostgreSQL, pg_trgm GIN indexes when the extension can be created (else
- *   substring search scans the account's rows: README "Static addresses").
+ *   substring search scans the account's rows: docs/invoices.md, "Static addresses").
  */
 export class ArchivedScanAndSearch1767225600025 implements MigrationInterface {
   name = 'ArchivedScanAndSearch1767225600025';

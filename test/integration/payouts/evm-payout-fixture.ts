@@ -19,6 +19,7 @@ import { EXTERNAL_BOOK } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
 import { Amount } from '../../../src/shared/money';
 import { payFromAnvil, startAnvil } from '../../helpers/anvil';
+import { EvmProvider, type ProviderRules } from '../../helpers/evm-provider';
 import { waitScannedTo, waitWatched } from '../../helpers/chain-scan';
 import { OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { payoutMerchant } from '../../helpers/payout-fixture';
@@ -33,6 +34,8 @@ export const eth = (s: string): bigint => parseEther(s);
 
 export interface EvmPayoutFixture {
   node: AnvilNode;
+  /** With the option `provider`: the provider emulator the daemon reaches the node through. */
+  provider: EvmProvider | null;
   td: TestDaemon;
   api: ApiClient;
   accountId: string;
@@ -74,15 +77,18 @@ export interface EvmPayoutFixtureOptions {
   chain?: Record<string, unknown>;
   daemon?: Pick<DaemonOptions, 'adapterFor' | 'logger'>;
   env?: Record<string, string>;
+  /** The provider emulator's rules between the daemon and anvil (the fixture's own reads go to anvil). */
+  provider?: Partial<ProviderRules>;
 }
 
 export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}): Promise<EvmPayoutFixture> {
   const { node, usdt } = await startAnvil();
-  const entry = anvilChainEntry(node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: FAST_WATCH, ...opts.chain });
+  const provider = opts.provider ? await EvmProvider.start(node.rpcUrl, opts.provider) : null;
+  const entry = anvilChainEntry(provider?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: FAST_WATCH, ...opts.chain });
   const td = await startTestDaemon({ chains: [entry], rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } }, opts.daemon ?? {});
   await waitWatched(td);
   const chain = td.daemon.config.chains[0]!;
-  const adapter = new EvmAdapter(chain);
+  const adapter = new EvmAdapter({ ...chain, rpc_url: node.rpcUrl });
   const gasStation = td.daemon.addresses.gasStation(chain.id).address;
   if (opts.gasStationEth !== '0') await payFromAnvil(node, 'native', gasStation, opts.gasStationEth ?? '10', 18);
 
@@ -106,6 +112,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
   };
   const f: EvmPayoutFixture = {
     node,
+    provider,
     td,
     api,
     accountId: m.accountId,
@@ -200,6 +207,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
     until,
     async stop() {
       await td.stop();
+      await provider?.stop();
       await node.kill();
     },
   };

@@ -12,7 +12,7 @@ import { TransactionRefused } from '../../../src/chains/types';
 import type { ChainConfig } from '../../../src/config/schema';
 import { AddressEntity } from '../../../src/db/entities/chain';
 import { REFUSED_BY_NODE } from '../../../src/payouts/payout-worker';
-import { sendsWithStatus, type EvmSendRow } from '../../../src/payouts/evm/send-store';
+import { sendsWithStatus, type EvmSendRow } from '../../../src/chains/evm/payouts/send-store';
 import { killAllAnvils } from '../../helpers/anvil';
 import { CONFIRMATIONS, elsewhere, eth, startEvmPayoutFixture, type EvmPayoutFixture } from './evm-payout-fixture';
 

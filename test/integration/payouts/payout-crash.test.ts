@@ -9,7 +9,7 @@
 import test from 'ava';
 import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
 import { parseConfig } from '../../../src/config/schema';
-import { spendableCoins } from '../../../src/payouts/btc/coin-store';
+import { spendableCoins } from '../../../src/chains/btc/payouts/coin-store';
 import { killAllBcoins, sats, startBcoin } from '../../helpers/bcoin';
 import { CliEnv } from '../../helpers/cli';
 import { startPreparedDaemon, testConfig } from '../../helpers/daemon';

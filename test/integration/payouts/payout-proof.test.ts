@@ -12,7 +12,7 @@ import { address as baddress } from 'bitcoinjs-lib';
 import { btcNetwork } from '../../../src/chains/btc/derive';
 import { rawQuery } from '../../../src/db/raw';
 import { CANCELLED_BY_OPERATOR, REFUSED_BY_NODE } from '../../../src/payouts/payout-worker';
-import { P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE, outputVsize } from '../../../src/payouts/btc/tx-size';
+import { P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE, outputVsize } from '../../../src/chains/btc/tx-size';
 import { Amount } from '../../../src/shared/money';
 import { findTransaction, killAllBcoins, sats } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';

@@ -24,7 +24,7 @@ test.serial('a delivery carries every SPEC header and a signature an independent
   const d = await f.settled(eventId, ep.id, 'succeeded');
   const [req] = await f.sink.waitFor('/all', 1);
   t.deepEqual(deliveryProblems(req!, ep.secret, { nowSeconds: Date.now() / 1000 }), []);
-  // What the README tells merchants to run accepts it too.
+  // What docs/webhooks.md tells merchants to run accepts it too.
   t.is(verifyWebhook(req!.body, req!.headers, ep.secret).event_id, eventId);
   t.is(req!.headers['x-event-id'], eventId);
   t.is(req!.headers['x-event-type'], 'deposit.confirmed');

@@ -6,7 +6,7 @@ import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../../../src/db/ent
 import { Store } from '../../../src/db/store';
 import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
-import { RETRY_DELAYS_MS } from '../../../src/webhooks/schedule';
+import { RETRY_DELAYS_MS } from '../../../src/webhooks/retry-schedule';
 import { until } from '../../helpers/cli';
 import { startWebhookFixture } from '../../helpers/webhook-fixture';
 

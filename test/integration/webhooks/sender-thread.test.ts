@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { NOT_SENT, ThreadedSender } from '../../../src/webhooks/sender-thread';
+import { signedPost } from '../../../src/webhooks/delivery-signer';
+import { ThreadTransport } from '../../../src/webhooks/thread-transport';
+import { NOT_SENT } from '../../../src/webhooks/transport';
 import { until } from '../../helpers/cli';
 import { signatureValid } from '../../helpers/webhook-verifier';
 
@@ -23,12 +25,12 @@ async function receiver() {
   return { base, seen, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 }
 
-test('the sender thread signs and sends what the dispatcher gives it, and answers with the outcome', async (t) => {
+test('the sender thread sends the signed POST the dispatcher gives it, and answers with the outcome', async (t) => {
   const r = await receiver();
-  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
+  const sender = new ThreadTransport({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
   try {
     const now = new Date();
-    const results = await Promise.all([1, 2, 3].map(() => sender.post(`${r.base}/hook`, event, 'whsec_test', now)));
+    const results = await Promise.all([1, 2, 3].map(() => sender.post(signedPost(`${r.base}/hook`, event, 'whsec_test', now))));
     for (const res of results) t.like(res, { ok: true, responseStatus: 200, error: null });
     t.is(r.seen.length, 3);
     const { headers, body } = r.seen[0]!;
@@ -42,9 +44,9 @@ test('the sender thread signs and sends what the dispatcher gives it, and answer
 });
 
 test('the thread keeps the target guard: without allow_private_targets a loopback target is refused', async (t) => {
-  const sender = new ThreadedSender({ allowPrivate: false, perTarget: 8, maxInFlight: 64 });
+  const sender = new ThreadTransport({ allowPrivate: false, perTarget: 8, maxInFlight: 64 });
   try {
-    t.like(await sender.post('https://127.0.0.1/hook', event, 's', new Date()), { ok: false, error: 'target refused: the host is a loopback address' });
+    t.like(await sender.post(signedPost('https://127.0.0.1/hook', event, 's', new Date())), { ok: false, error: 'target refused: the host is a loopback address' });
   } finally {
     sender.close();
   }
@@ -52,16 +54,16 @@ test('the thread keeps the target guard: without allow_private_targets a loopbac
 
 test('a stop cuts the attempts in flight short, and a close ends what is still waiting', async (t) => {
   const r = await receiver();
-  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
+  const sender = new ThreadTransport({ allowPrivate: true, perTarget: 8, maxInFlight: 64 });
   try {
     const stop = new AbortController();
-    const hanging = sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal);
+    const hanging = sender.post(signedPost(`${r.base}/hang`, event, 's', new Date()), stop.signal);
     await until(() => r.seen.length === 1 || null, 5000, 'the attempt to arrive');
     stop.abort();
     t.like(await hanging, { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
-    t.like(await sender.post(`${r.base}/hook`, event, 's', new Date(), stop.signal), { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
+    t.like(await sender.post(signedPost(`${r.base}/hook`, event, 's', new Date()), stop.signal), { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
 
-    const waiting = sender.post(`${r.base}/hang`, event, 's', new Date());
+    const waiting = sender.post(signedPost(`${r.base}/hang`, event, 's', new Date()));
     await until(() => r.seen.length === 2 || null, 5000, 'the second attempt to arrive');
     sender.close();
     t.like(await waiting, { ok: false, responseStatus: null, error: 'the sender stopped' });
@@ -73,11 +75,11 @@ test('a stop cuts the attempts in flight short, and a close ends what is still w
 
 test('the thread keeps the bounds: past them attempts wait in their target\'s line, a cancel or a stop answers those unsent', async (t) => {
   const r = await receiver();
-  const sender = new ThreadedSender({ allowPrivate: true, perTarget: 2, maxInFlight: 3 });
+  const sender = new ThreadTransport({ allowPrivate: true, perTarget: 2, maxInFlight: 3 });
   try {
     const stop = new AbortController();
-    const a = [1, 2, 3, 4].map(() => sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal, 'endpoint-a'));
-    const b = [1, 2].map(() => sender.post(`${r.base}/hang`, event, 's', new Date(), stop.signal, 'endpoint-b'));
+    const a = [1, 2, 3, 4].map(() => sender.post(signedPost(`${r.base}/hang`, event, 's', new Date(), 'endpoint-a'), stop.signal));
+    const b = [1, 2].map(() => sender.post(signedPost(`${r.base}/hang`, event, 's', new Date(), 'endpoint-b'), stop.signal));
     await until(() => r.seen.length === 3 || null, 5000, 'three attempts in flight');
     // The rest answer "not sent" (never "interrupted"): they waited in line and never went out.
     sender.cancel('endpoint-a');

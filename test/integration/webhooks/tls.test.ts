@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { TargetGuard } from '../../../src/shared/target-guard';
-import { WebhookSender } from '../../../src/webhooks/sender';
+import { signedPost } from '../../../src/webhooks/delivery-signer';
+import { HttpTransport } from '../../../src/webhooks/http-transport';
 
 // An HTTPS receiver on 127.0.0.1 with a certificate made for this run (openssl, which install.sh
 // provides): a delivery goes out over TLS with the certificate checked against the trusted roots.
@@ -39,9 +40,9 @@ test.after.always(async () => {
 const event = { id: '00000000-0000-4000-8000-000000000001', type: 'ping', body: '{"id":"00000000-0000-4000-8000-000000000001"}' };
 
 test.serial('a receiver whose certificate is not trusted gets nothing: the attempt fails as a TLS error', async (t) => {
-  const sender = new WebhookSender(new TargetGuard({ allowPrivate: true }));
+  const sender = new HttpTransport(new TargetGuard({ allowPrivate: true }));
   try {
-    const r = await sender.post(`${base}/untrusted`, event, 'whsec_test', new Date());
+    const r = await sender.post(signedPost(`${base}/untrusted`, event, 'whsec_test', new Date()));
     t.like(r, { ok: false, responseStatus: null });
     t.regex(r.error!, /^TLS error \(/, r.error!);
     t.false(received.some((x) => x.path === '/untrusted'));
@@ -53,10 +54,11 @@ test.serial('a receiver whose certificate is not trusted gets nothing: the attem
 test.serial('with its certificate trusted, the signed delivery goes out over TLS and succeeds', async (t) => {
   // Trust is the process's (NODE_EXTRA_CA_CERTS is read at start): a child process sends it.
   const script = `
-    const { WebhookSender } = require(${JSON.stringify(path.join(__dirname, '../../../src/webhooks/sender.js'))});
+    const { HttpTransport } = require(${JSON.stringify(path.join(__dirname, '../../../src/webhooks/http-transport.js'))});
+    const { signedPost } = require(${JSON.stringify(path.join(__dirname, '../../../src/webhooks/delivery-signer.js'))});
     const { TargetGuard } = require(${JSON.stringify(path.join(__dirname, '../../../src/shared/target-guard.js'))});
-    const sender = new WebhookSender(new TargetGuard({ allowPrivate: true }));
-    sender.post(${JSON.stringify(`${base}/trusted`)}, ${JSON.stringify(event)}, 'whsec_test', new Date()).then((r) => {
+    const sender = new HttpTransport(new TargetGuard({ allowPrivate: true }));
+    sender.post(signedPost(${JSON.stringify(`${base}/trusted`)}, ${JSON.stringify(event)}, 'whsec_test', new Date())).then((r) => {
       process.stdout.write(JSON.stringify(r));
       sender.close();
     });`;

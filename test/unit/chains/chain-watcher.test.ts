@@ -183,7 +183,7 @@ test('a restart resumes after the last committed block: nothing is recorded twic
 });
 
 test('an unreachable node puts the chain\'s coins in maintenance; when it is back the core catches up without a gap', async (t) => {
-  const { node, sink, watcher, signal, coinsInMaintenance } = await setup(t, { confirmations: 1 });
+  const { node, sink, watcher, signal, coinsInMaintenance } = await setup(t, { confirmations: 1, chain: { maintenance_after_seconds: 0 } });
   node.mine([eth(ALICE, 1n, '0xt1')]);
   await watcher.poll(signal);
   node.down = 'connect ECONNREFUSED 127.0.0.1:8545';

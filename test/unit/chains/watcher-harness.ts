@@ -28,7 +28,7 @@ export const usdt = (to: string, units: bigint, txid: string, index = 0): Normal
  */
 export async function setup<N extends FakeChain = FakeChain>(
   t: ExecutionContext,
-  opts: { confirmations?: number; options?: Record<string, unknown>; node?: N; url?: string } = {},
+  opts: { confirmations?: number; options?: Record<string, unknown>; chain?: Record<string, unknown>; node?: N; url?: string } = {},
 ) {
   const store = await Store.open({ url: opts.url ?? 'sqlite::memory:' });
   await store.migrate();
@@ -43,6 +43,7 @@ export async function setup<N extends FakeChain = FakeChain>(
         confirmations: opts.confirmations ?? 3,
         tokens: [{ ticker: 'USDT', contract: USDT, decimals: 6 }],
         options: { start_height: 1, stall_seconds: 0, ...opts.options },
+        ...opts.chain,
       },
     ],
   });

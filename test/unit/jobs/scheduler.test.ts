@@ -28,3 +28,26 @@ test('the shutdown signal reaches a running job, and no job starts once it is ab
   await scheduler.runOnce(job);
   t.is(runs, 1, 'nothing ran after the signal');
 });
+
+test('a job whose pause is a function is asked for it after each run (a chain polled at the pace its request budget allows)', async (t) => {
+  const shutdown = new AbortController();
+  const scheduler = new Scheduler(silentLogger, shutdown.signal);
+  const asked: number[] = [];
+  let runs = 0;
+  let thirdRun!: () => void;
+  const third = new Promise<void>((resolve) => (thirdRun = resolve));
+  scheduler.add(
+    {
+      name: 'paced',
+      schedule: { everyMs: () => (asked.push(runs), 1) },
+      run: async () => {
+        if (++runs === 3) thirdRun();
+      },
+    },
+    { runAtStart: true },
+  );
+  await third;
+  shutdown.abort();
+  await scheduler.stop();
+  t.deepEqual(asked.slice(0, 2), [1, 2], 'asked after the first and the second run');
+});

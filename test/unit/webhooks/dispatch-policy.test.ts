@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Claimed, DueDelivery } from '../../../src/webhooks/attempt.store';
-import { CLAIM_FRESH_MS, Slots } from '../../../src/webhooks/bounds';
-import { DispatchPolicy, ReadPlan } from '../../../src/webhooks/dispatch-policy';
+import { CLAIM_FRESH_MS, DispatchPolicy, ReadPlan } from '../../../src/webhooks/dispatch-policy';
+import { Slots } from '../../../src/webhooks/in-flight-limits';
 
 const due = (id: string, endpoint: string, account: string): DueDelivery => ({
   id,

@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { ChainSender, FeeQuote } from '../../../src/chains/types';
-import { FEE_QUOTE_TTL_MS, FeeQuotes } from '../../../src/withdrawals/fee-quotes';
+import { NodeUnavailable, type ChainSender, type FeeQuote } from '../../../src/chains/types';
+import { FEE_QUOTE_FALLBACK_MS, FEE_QUOTE_TTL_MS, FeeQuotes } from '../../../src/withdrawals/fee-quotes';
 
 /** A sender that counts its node calls; `next` decides the answer of the next one. */
 function countingSender() {
@@ -55,4 +55,22 @@ test('a clock that goes back does not keep an old quote', async (t) => {
   now -= 1;
   await quotes.quote(sender);
   t.is(sender.calls, 2);
+});
+
+test('while the node cannot answer now (rate limited), the last quote serves up to a minute; then, or on another error, the request fails', async (t) => {
+  let now = 1_000_000;
+  const quotes = new FeeQuotes(() => now);
+  const sender = countingSender();
+  const first = await quotes.quote(sender);
+  const ok = sender.next;
+  sender.next = () => Promise.reject(new NodeUnavailable('evm node eth_feeHistory: HTTP 429', 1000, true));
+  now += FEE_QUOTE_FALLBACK_MS - 1;
+  t.deepEqual(await quotes.quote(sender), first, 'the last quote while rate limited');
+  now += 1;
+  await t.throwsAsync(quotes.quote(sender), { instanceOf: NodeUnavailable }, 'too old to price a reserve');
+  now -= 10_000;
+  sender.next = () => Promise.reject(new Error('eth_feeHistory: invalid answer'));
+  await t.throwsAsync(quotes.quote(sender), { message: 'eth_feeHistory: invalid answer' }, 'not node trouble: no fallback');
+  sender.next = ok;
+  t.not(await quotes.quote(sender), first);
 });

@@ -10,7 +10,8 @@ import { BTC, CONFIRMATIONS, startBtcFixture, until } from './btc-fixture';
 test.after.always(killAllBcoins);
 
 test('an unreachable bcoin puts BTC in maintenance (503 for new invoices); back, the gap is scanned and every payment found', async (t) => {
-  const f = await startBtcFixture({ gate: true });
+  // Maintenance at the first failed poll (maintenance_after_seconds 0): what this test watches.
+  const f = await startBtcFixture({ gate: true, chain: { maintenance_after_seconds: 0 } });
   t.teardown(() => f.stop());
   const inMaintenance = async () => {
     const items = (await (await fetch(`${f.td.url}/v1/currencies`)).json()) as { items: Array<{ id: string; maintenance: boolean }> };

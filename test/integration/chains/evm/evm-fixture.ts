@@ -9,6 +9,7 @@ import type { Clock } from '../../../../src/shared/clock';
 import { payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { chainFixtureSide, waitWatched, type ChainFixtureSide } from '../../../helpers/chain-scan';
 import { TcpGate } from '../../../helpers/tcp-gate';
+import { EvmProvider, type ProviderRules } from '../../../helpers/evm-provider';
 import { FIXED_RATES, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
 
@@ -23,6 +24,8 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
   node: AnvilNode;
   /** With `gate`: the daemon reaches the node only through it. */
   gate: TcpGate | null;
+  /** With `provider`: the daemon reaches the node through the provider emulator. */
+  provider: EvmProvider | null;
   usdt: string;
   td: TestDaemon;
   coin: Record<Ticker, string>;
@@ -32,12 +35,26 @@ export interface EvmFixture extends Omit<MerchantSide, 'createInvoice' | 'transa
 }
 
 export async function startEvmFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: 'open' | 'closed'; stateFile?: string; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
+  opts: {
+    clock?: Clock;
+    watch?: Record<string, unknown>;
+    gate?: 'open' | 'closed';
+    /** The provider emulator's rules (test/helpers/evm-provider.ts) between the daemon and anvil. */
+    provider?: Partial<ProviderRules>;
+    stateFile?: string;
+    chain?: Record<string, unknown>;
+    /** Endpoints of the chain (PRODUCT §15) given the node's own URL: the first is `rpc_url`, the rest `rpc_urls`. */
+    endpoints?: (nodeUrl: string, gateUrl: string | null) => string[] | Promise<string[]>;
+    overrides?: Record<string, unknown>;
+  } = {},
 ): Promise<EvmFixture> {
   const { node, usdt } = await startAnvil({ stateFile: opts.stateFile });
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const chain = anvilChainEntry(gate?.url ?? node.rpcUrl, usdt, {
+  const provider = opts.provider ? await EvmProvider.start(node.rpcUrl, opts.provider) : null;
+  const [first, ...more] = (await opts.endpoints?.(node.rpcUrl, gate?.url ?? null)) ?? [provider?.url ?? gate?.url ?? node.rpcUrl];
+  const chain = anvilChainEntry(first!, usdt, {
+    ...(more.length > 0 ? { rpc_urls: more } : {}),
     confirmations: CONFIRMATIONS,
     options: { ...FAST_WATCH, ...opts.watch },
     // The chain tests watch payments where they arrive: no sweep moves them on (and mines blocks
@@ -55,6 +72,7 @@ export async function startEvmFixture(
     ...chainFixtureSide(td, side, coin, () => fixture.node.blockNumber()),
     node,
     gate,
+    provider,
     usdt,
     td,
     coin,
@@ -62,6 +80,7 @@ export async function startEvmFixture(
     async stop() {
       await td.stop();
       await gate?.close();
+      await provider?.stop();
       await fixture.node.kill();
     },
   };

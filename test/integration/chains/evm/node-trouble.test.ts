@@ -31,7 +31,8 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, timeout
 
 test('an unreachable node puts its coins in maintenance (503 for new invoices); back, the gap is scanned and every transfer found', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-anvil-'));
-  const f = await startEvmFixture({ gate: 'open', stateFile: path.join(dir, 'state.json') });
+  // Maintenance at the first failed poll (maintenance_after_seconds 0): what this test watches.
+  const f = await startEvmFixture({ gate: 'open', stateFile: path.join(dir, 'state.json'), chain: { maintenance_after_seconds: 0 } });
   t.teardown(async () => {
     await f.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -22,7 +22,8 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, timeout
 }
 
 test('an unreachable Tron node puts TRX and USDT in maintenance (503 for new invoices); back, the gap is scanned and every transfer found', async (t) => {
-  const f = await startTronFixture({ gate: true });
+  // Maintenance at the first failed poll (maintenance_after_seconds 0): what this test watches.
+  const f = await startTronFixture({ gate: true, chain: { maintenance_after_seconds: 0 } });
   t.teardown(() => f.stop());
   const a = await f.createInvoice('TRX', '75');
   const b = await f.createInvoice('USDT', '7');

@@ -34,7 +34,7 @@ function baseUnits(amount: string): bigint {
   return BigInt(whole!) * 10n ** BigInt(DECIMALS) + BigInt(frac.padEnd(DECIMALS, '0'));
 }
 
-export async function startTronFixture(opts: { clock?: Clock; gate?: boolean; overrides?: Record<string, unknown> } = {}): Promise<TronFixture> {
+export async function startTronFixture(opts: { clock?: Clock; gate?: boolean; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {}): Promise<TronFixture> {
   const node = await TronNode.start();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
@@ -45,6 +45,7 @@ export async function startTronFixture(opts: { clock?: Clock; gate?: boolean; ov
     confirmations: CONFIRMATIONS,
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: DECIMALS }],
     options: { ...FAST_WATCH, genesis_block_id: node.genesisId },
+    ...opts.chain,
   };
   const td = await startTestDaemon({ chains: [chain], rates: RATES, ...opts.overrides }, { clock: opts.clock });
   const side = await merchantSide(td, opts.clock);
