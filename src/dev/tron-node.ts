@@ -27,16 +27,28 @@
  * bandwidth. It waits in the pending pool until the next mined block (checked again there; dropped
  * if it no longer validates).
  *
- * Test hooks: `pay` (from the funded payer into the next block), `mine`, `busy` (broadcasts answered with a node-trouble code), `holdPending` (blocks
+ * A second contract, the forwarder (`forwarder`), stands for the multisig wallets, relayers and batch
+ * contracts that pay in the token by an internal call: its `forward(address,uint256)` moves the
+ * caller's tokens to `to` through the token, so the mined transaction calls the forwarder while its
+ * info holds the token's `Transfer` log under the token's address (java-tron keeps internal calls'
+ * logs in the transaction's info), an `internal_transactions` entry, and a `Transfer`-shaped event
+ * of the forwarder's own (under its address: not the token's).
+ *
+ * Amounts are int64 as in java-tron: a TRX transfer above 2^53 sun is served as the exact numeral
+ * (JSON.parse would round it), its protobuf carrying the exact varint.
+ *
+ * Test hooks: `pay` (from the funded payer into the next block; `via: 'forwarder'` for the token), `mine`, `busy` (broadcasts answered with a node-trouble code), `holdPending` (blocks
  * leave the pool waiting; a block past a waiting transaction's expiration drops it, as every block
  * does), `reorg` (drop blocks; the next mined ones form the new branch), `skipTime` (block time passes: resources recover, locks and
  * unfreezes expire), `requireApiKey`, `misbehave` (the token's `transfer` returns false, or takes a
- * fee), `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
+ * fee), `lite` (a Lite FullNode: history queries closed as java-tron's LiteFnQueryHttpFilter answers
+ * them), `throttle` (a rate limiter's answers: java-tron's "lack of computing resources", or a hosted
+ * node's HTTP 429 with Retry-After), `stop`; over HTTP, `POST /dev/mine {blocks}` for a process
  * that does not hold the object (`coinkeep dev pay`). `save`/`load` keep the chain in a file.
  *
  * Not emulated: witnesses, votes and solidification (every block is final only by the test's word:
  * `/walletsolidity/*` answers as `/wallet/*`), TRC-10 assets, contracts other than the one token
- * (no deployment, no other calls), internal transactions, dynamic energy (a contract's energy
+ * and the forwarder (no deployment, no other calls), TRX moved by internal calls, dynamic energy (a contract's energy
  * penalty), the usage an undelegation hands back to its owner, multi-signature permissions, memos.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -49,6 +61,12 @@ import { writePrivateFile } from '../db/seal';
 
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const TRANSFER_SELECTOR = 'a9059cbb';
+/** The forwarder's `forward(address,uint256)`: the caller's tokens to `to`, through the token. */
+const FORWARD_SELECTOR = keccak256(Buffer.from('forward(address,uint256)')).slice(2, 10);
+/** Paths java-tron's Lite FullNode closes unless node.openHistoryQueryWhenLiteFN = true (those the stand-in serves). */
+const LITE_CLOSED_PATHS = new Set(['/wallet/getblockbynum', '/wallet/getblockbylimitnext', '/wallet/gettransactioninfobyblocknum', '/wallet/gettransactioninfobyid', '/wallet/gettransactionbyid']);
+/** What it writes for them, HTTP 200. */
+const LITE_CLOSED_TEXT = 'this API is closed because this node is a lite fullnode';
 const BALANCE_OF_SELECTOR = '70a08231';
 const DECIMALS_SELECTOR = '313ce567';
 /** The stand-in token's decimals (a USDT's). */
@@ -116,6 +134,7 @@ export interface TronTxInfo {
   resMessage?: string;
   unfreeze_amount?: number;
   withdraw_expire_amount?: number;
+  internal_transactions?: Array<{ hash: string; caller_address: string; transferTo_address: string; callValueInfo: Array<Record<string, unknown>>; note: string }>;
 }
 
 export interface TronBlock {
@@ -211,6 +230,8 @@ export interface TronNodeOptions {
   payerKey?: string;
   /** The token contract's address (`T...`); random unless given. */
   usdt?: string;
+  /** The forwarder contract's address (`T...`); random unless given. */
+  forwarder?: string;
 }
 
 export class TronNode {
@@ -219,6 +240,8 @@ export class TronNode {
   readonly payer: string;
   /** The token contract (`T...`). */
   readonly usdt: string;
+  /** The forwarder contract (`T...`): its calls move the token by an internal call. */
+  readonly forwarder: string;
   readonly blocks: TronBlock[] = [];
   private readonly infos = new Map<string, TronTxInfo[]>();
   private readonly known = new Map<string, { tx: TronTx; info: TronTxInfo }>();
@@ -233,6 +256,8 @@ export class TronNode {
   private skipped = 0;
   private apiKey: string | null = null;
   private quirk: 'none' | 'false' | 'fee' = 'none';
+  private liteNode = false;
+  private throttled: 'lack-of-resources' | 'http429' | null = null;
   /** Every request's path, in order: what the client asked for. */
   readonly requests: Array<{ path: string; apiKey: string | undefined }> = [];
   private server: http.Server | null = null;
@@ -244,6 +269,7 @@ export class TronNode {
     this.payerKey = opts.payerKey ?? randomBytes(32).toString('hex');
     this.payer = TronWeb.address.fromPrivateKey(this.payerKey) as string;
     this.usdt = opts.usdt ?? (TronWeb.address.fromHex('41' + randomBytes(20).toString('hex')) as string);
+    this.forwarder = opts.forwarder ?? (TronWeb.address.fromHex('41' + randomBytes(20).toString('hex')) as string);
     if (restored) {
       this.blocks.push(...restored.blocks);
       for (const [id, infos] of restored.infos) this.infos.set(id, infos);
@@ -258,7 +284,8 @@ export class TronNode {
       return;
     }
     const genesisTime = 1_700_000_000_000;
-    this.state.accounts.set(hex20(this.payer), newAccount(10n ** 15n, genesisTime));
+    // 100 billion TRX, about mainnet's supply: enough for a transfer above 2^53 sun.
+    this.state.accounts.set(hex20(this.payer), newAccount(10n ** 17n, genesisTime));
     this.state.tokens.set(hex20(this.payer), 10n ** 15n);
     this.mineBlock([]);
   }
@@ -296,6 +323,22 @@ export class TronNode {
     this.quirk = quirk;
   }
 
+  /**
+   * While on, the node is a Lite FullNode without node.openHistoryQueryWhenLiteFN: blocks by number
+   * and transaction infos answer java-tron's plain-text line (HTTP 200), as LiteFnQueryHttpFilter does.
+   */
+  lite(on: boolean): void {
+    this.liteNode = on;
+  }
+
+  /**
+   * While set, every request meets a rate limiter: `lack-of-resources`, java-tron's own (HTTP 200,
+   * `Error`); `http429`, a hosted node's over its quota (HTTP 429, a JSON body, Retry-After: 1).
+   */
+  throttle(kind: 'lack-of-resources' | 'http429' | null): void {
+    this.throttled = kind;
+  }
+
   async listen(port = 0): Promise<void> {
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -305,6 +348,12 @@ export class TronNode {
         const key = req.headers['tron-pro-api-key'] as string | undefined;
         this.requests.push({ path, apiKey: key });
         if (this.apiKey !== null && key !== this.apiKey) return send(res, 401, { Error: 'ApiKey not exists' });
+        if (this.throttled === 'http429') return send(res, 429, { Error: 'request rate exceeded the allowed_rps(15), and the query server will be suspended for 1s' }, { 'Retry-After': '1' });
+        if (this.throttled === 'lack-of-resources') return send(res, 200, { Error: 'lack of computing resources' });
+        if (this.liteNode && LITE_CLOSED_PATHS.has(path)) {
+          res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+          return void res.end(LITE_CLOSED_TEXT);
+        }
         let body: Record<string, unknown> = {};
         try {
           const text = Buffer.concat(chunks).toString();
@@ -359,13 +408,16 @@ export class TronNode {
    * `native` (TRX, a TransferContract) or the token (a TriggerSmartContract calling transfer); a
    * token call reverts when `revert` is set or the payer lacks the amount.
    */
-  pay(to: string, asset: 'native' | string, amount: bigint, opts: { revert?: boolean } = {}): string {
+  pay(to: string, asset: 'native' | string, amount: bigint, opts: { revert?: boolean; via?: 'forwarder' } = {}): string {
     const owner = '41' + hex20(this.payer);
     const toHex = '41' + hex20(to);
     const native = asset === 'native';
+    if (opts.via && (native || hex20(asset) !== hex20(this.usdt))) throw new Error('the forwarder moves the token only');
     const value: Record<string, unknown> = native
-      ? { amount: Number(amount), owner_address: owner, to_address: toHex }
-      : { data: TRANSFER_SELECTOR + word(hex20(to)) + word(amount.toString(16)), owner_address: owner, contract_address: '41' + hex20(asset) };
+      ? { amount: amount <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(amount) : amount, owner_address: owner, to_address: toHex }
+      : opts.via === 'forwarder'
+        ? { data: FORWARD_SELECTOR + word(hex20(to)) + word(amount.toString(16)), owner_address: owner, contract_address: '41' + hex20(this.forwarder) }
+        : { data: TRANSFER_SELECTOR + word(hex20(to)) + word(amount.toString(16)), owner_address: owner, contract_address: '41' + hex20(asset) };
     const type = native ? 'TransferContract' : 'TriggerSmartContract';
     const raw = this.unsigned(type, value, native ? undefined : 100_000_000, this.pending.length);
     const signed = signTronTransaction(raw, this.payerKey);
@@ -631,6 +683,7 @@ export class TronNode {
     if (!RESOURCES.includes(resource)) throw new Invalid('ResourceCode error, valid ResourceCode[BANDWIDTH、ENERGY]');
     const amountOf = (key: string): bigint => {
       const n = v[key];
+      if (typeof n === 'bigint' && n > 0n) return n;
       if (!Number.isSafeInteger(n) || (n as number) <= 0) throw new Invalid(`${key} must be positive`);
       return BigInt(n as number);
     };
@@ -646,7 +699,7 @@ export class TronNode {
       }
       case 'TriggerSmartContract':
         if (!/^41[0-9a-f]{40}$/.test(String(v.contract_address ?? ''))) throw new Invalid('Invalid contract address');
-        if (String(v.contract_address).slice(2) !== hex20(this.usdt)) throw new Invalid('No contract or not a smart contract');
+        if (String(v.contract_address).slice(2) !== hex20(this.usdt) && String(v.contract_address).slice(2) !== hex20(this.forwarder)) throw new Invalid('No contract or not a smart contract');
         return;
       case 'FreezeBalanceV2Contract': {
         const amount = amountOf('frozen_balance');
@@ -717,7 +770,7 @@ export class TronNode {
     switch (contract.type) {
       case 'TransferContract': {
         const to = String(v.to_address).slice(2);
-        const amount = BigInt(v.amount as number);
+        const amount = BigInt(v.amount as number | bigint);
         if (createsAccount) {
           this.state.accounts.set(to, newAccount(0n, blockTimeStamp));
           owner.balance -= BigInt(CREATE_ACCOUNT_FEE);
@@ -784,8 +837,8 @@ export class TronNode {
   }
 
   /** Energy the token call needs: more to an address holding none of the token yet. */
-  private energyFor(data: string, from: string, revert: boolean): { energy: number; ok: boolean } {
-    if (revert || !data.startsWith(TRANSFER_SELECTOR) || data.length < 136) return { energy: ENERGY_REVERT, ok: false };
+  private energyFor(data: string, from: string, revert: boolean, selector = TRANSFER_SELECTOR): { energy: number; ok: boolean } {
+    if (revert || !data.startsWith(selector) || data.length < 136) return { energy: ENERGY_REVERT, ok: false };
     const to = data.slice(32, 72);
     const amount = BigInt('0x' + data.slice(72, 136));
     if ((this.state.tokens.get(from) ?? 0n) < amount) return { energy: ENERGY_REVERT, ok: false };
@@ -799,7 +852,8 @@ export class TronNode {
     const data = String(v.data ?? '').toLowerCase();
     const contract = String(v.contract_address).toLowerCase();
     info.contract_address = contract;
-    const { energy, ok } = this.energyFor(data, from, p.revert);
+    const forwarded = contract.slice(2) === hex20(this.forwarder);
+    const { energy, ok } = this.energyFor(data, from, p.revert, forwarded ? FORWARD_SELECTOR : TRANSFER_SELECTOR);
     const available = Math.max(0, this.limit(owner, 'ENERGY') - recovered(owner.energy, slot));
     const fromStake = Math.min(available, energy);
     const budget = owner.balance < BigInt(p.tx.raw_data.fee_limit ?? 0) ? owner.balance : BigInt(p.tx.raw_data.fee_limit ?? 0);
@@ -830,7 +884,13 @@ export class TronNode {
       this.state.tokens.set(m.to, (this.state.tokens.get(m.to) ?? 0n) + m.amount);
     }
     info.contractResult = [word('1')];
-    info.log = moves.map((m) => ({ address: contract.slice(2), topics: [TRANSFER_TOPIC, word(from), word(m.to)], data: word(m.amount.toString(16)) }));
+    // The token's own logs, under its address, however it was called.
+    info.log = moves.map((m) => ({ address: hex20(this.usdt), topics: [TRANSFER_TOPIC, word(from), word(m.to)], data: word(m.amount.toString(16)) }));
+    if (forwarded) {
+      // The forwarder's call into the token, and an event of its own shaped like a Transfer (not the token's: never a payment).
+      info.internal_transactions = [{ hash: sha256(p.tx.txID + '01'), caller_address: contract, transferTo_address: '41' + hex20(this.usdt), callValueInfo: [{}], note: Buffer.from('call').toString('hex') }];
+      info.log.push({ address: contract.slice(2), topics: [TRANSFER_TOPIC, word(from), word(t.to)], data: word(t.amount.toString(16)) });
+    }
     return Number(burnt);
   }
 
@@ -874,7 +934,7 @@ export class TronNode {
     const a = this.state.accounts.get(address);
     if (!a) return {};
     const slot = slotOf(this.head().timestamp + this.skipped);
-    const n = (x: bigint) => (x > 0n ? Number(x) : undefined);
+    const n = (x: bigint) => (x > 0n ? (x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x) : undefined);
     const out: Record<string, unknown> = {
       address: '41' + address,
       balance: n(a.balance),
@@ -896,7 +956,7 @@ export class TronNode {
       },
       net_window_size: WINDOW,
     };
-    return JSON.parse(JSON.stringify(out));
+    return withoutUndefined(out);
   }
 
   private delegatedResource(from: string, to: string): unknown {
@@ -1055,6 +1115,13 @@ const newAccount = (balance: bigint, createTime: number): Account => ({
 
 const cloneState = (s: State): State => structuredClone(s);
 
+/** A JSON answer without its undefined fields (java-tron leaves out what is not set); bigints kept. */
+function withoutUndefined(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutUndefined);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, withoutUndefined(x)]));
+}
+
 const slotOf = (ms: number): number => Math.floor(ms / BLOCK_MS);
 
 /** Usage left at `slot` of what was used by `u.slot`: it recovers linearly over WINDOW slots. */
@@ -1086,6 +1153,8 @@ function callData(body: Record<string, unknown>): string {
  * whole signed Transaction protobuf, as /wallet/broadcasthex takes it.
  */
 export function signTronTransaction(raw: Record<string, unknown>, privateKey: string): { txID: string; rawHex: string; signature: string; hex: string } {
+  const value = (raw.contract as Array<{ parameter: { value: Record<string, unknown> } }> | undefined)?.[0]?.parameter.value;
+  if (typeof value?.amount === 'bigint') return signExactAmount(raw, value.amount, privateKey);
   const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never);
   const txID = utils.transaction.txPbToTxID(pb).replace(/^0x/, '');
   const rawHex = utils.transaction.txPbToRawDataHex(pb).toLowerCase();
@@ -1093,6 +1162,38 @@ export function signTronTransaction(raw: Record<string, unknown>, privateKey: st
   const signature = sig.r.slice(2) + sig.s.slice(2) + (sig.v - 27).toString(16).padStart(2, '0');
   pb.addSignature(Buffer.from(signature, 'hex'));
   return { txID, rawHex, signature, hex: Buffer.from(pb.serializeBinary()).toString('hex') };
+}
+
+/**
+ * signTronTransaction of a contract whose `amount` is beyond a JS number's exact range: tronweb
+ * encodes int64 fields from numbers, so the nearest number is encoded and the exact varint put in
+ * place of its own (the same length for amounts this size).
+ */
+function signExactAmount(raw: Record<string, unknown>, amount: bigint, privateKey: string): { txID: string; rawHex: string; signature: string; hex: string } {
+  const contract = (raw.contract as Array<{ parameter: { value: Record<string, unknown> } }>)[0]!;
+  const near = { ...raw, contract: [{ ...contract, parameter: { ...contract.parameter, value: { ...contract.parameter.value, amount: Number(amount) } } }] };
+  const nearHex = utils.transaction.txPbToRawDataHex(utils.transaction.txJsonToPb({ raw_data: near, visible: false } as never)).toLowerCase();
+  // Field 3 (amount) of TransferContract: tag 0x18, then the varint.
+  const [from, to] = ['18' + varintHex(BigInt(Number(amount))), '18' + varintHex(amount)];
+  const at = nearHex.indexOf(from);
+  if (from.length !== to.length || at % 2 !== 0 || nearHex.indexOf(from, at + 1) !== -1) throw new Error(`the stand-in cannot encode the amount ${amount} exactly`);
+  const rawHex = nearHex.slice(0, at) + to + nearHex.slice(at + to.length);
+  const txID = sha256(rawHex);
+  const sig = new SigningKey('0x' + privateKey).sign('0x' + txID);
+  const signature = sig.r.slice(2) + sig.s.slice(2) + (sig.v - 27).toString(16).padStart(2, '0');
+  // Transaction: raw_data (field 1) and one signature (field 2, 65 bytes).
+  const hex = '0a' + varintHex(BigInt(rawHex.length / 2)) + rawHex + '1241' + signature;
+  return { txID, rawHex, signature, hex };
+}
+
+function varintHex(n: bigint): string {
+  let out = '';
+  do {
+    const low = Number(n & 0x7fn);
+    n >>= 7n;
+    out += (n > 0n ? low | 0x80 : low).toString(16).padStart(2, '0');
+  } while (n > 0n);
+  return out;
 }
 
 /** The hex owner address (41 ‖ 20 bytes) whose key made `signature` (r‖s‖v) of `txID`; '' when none. */
@@ -1172,7 +1273,14 @@ function decodeRaw(rawHex: string): TronTx['raw_data'] {
   return raw as TronTx['raw_data'];
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
+/** JSON with bigints as exact numerals, as java-tron prints int64 fields. */
+function exactJson(body: unknown): string {
+  const marker = `bigint-${randomBytes(8).toString('hex')}:`;
+  const text = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? marker + v.toString() : v));
+  return text === undefined ? '' : text.replace(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1');
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(exactJson(body));
 }

@@ -333,7 +333,7 @@ export class PayoutWorker {
 
   /** A replacement with a higher fee from the same coins, stored before it is broadcast; every earlier candidate is kept. */
   private async replace(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
-    const prepared = await this.deps.rail.prepare(signal);
+    const prepared = await this.deps.rail.prepare(signal, payout);
     const next = await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       // The wait starts again whether or not a replacement can be made now.
@@ -359,7 +359,7 @@ export class PayoutWorker {
    * (asked again next run).
    */
   private async makeCancel(payout: StoredPayout, row: ChainPayoutRow, signal: AbortSignal): Promise<PayoutCandidate | null> {
-    const prepared = await this.deps.rail.prepare(signal);
+    const prepared = await this.deps.rail.prepare(signal, payout);
     const made = await this.deps.store.write(async (em) => {
       const fresh = await this.deps.payouts.row(em, row.id);
       if (fresh?.status !== row.status) return null;

@@ -127,9 +127,11 @@ export interface PayoutRail {
 
   /**
    * Prices what the next `build` will pay (the fee quote, a nonce read): node calls happen here,
-   * outside any database transaction. Passed to `build` as `prepared`.
+   * outside any database transaction. Passed to `build` as `prepared`; with `payout`, for its
+   * `replace` or `cancel` (Bitcoin: what the node's mempool holds of its candidates, whose
+   * descendants a replacement must pay for).
    */
-  prepare(signal?: AbortSignal): Promise<unknown>;
+  prepare(signal?: AbortSignal, payout?: StoredPayout): Promise<unknown>;
 
   /**
    * Builds and signs one payout of `orders` (all of one account, already claimed in `em`),

@@ -92,7 +92,8 @@ export class WalletSigner {
    */
   signBitcoin(spend: BtcSpend): SignedBtc {
     const network = btcNetwork(spend.chain);
-    const psbt = new Psbt({ network });
+    // bitcoinjs refuses above 5,000 sat/vB by default; the payout engine holds every payout under Bitcoin Core's own maxfeerate (10,000 sat/vB).
+    const psbt = new Psbt({ network, maximumFeeRate: 10_000 });
     const paths = spend.coins.map((c) => c.path);
     this.withRoot((root) => {
       const derived = new Map<string, BIP32Interface>([['m', root]]);

@@ -3,7 +3,9 @@
  * where the tests need it (STACK.md "Real nodes"): Bitcoin Core's synchronous refusal of a
  * transaction at `sendrawtransaction` (bcoin relays without answering), and a node that hides a
  * transaction: "not found" to every lookup by txid and absent from its mempool list, as a node
- * without a transaction index, one that dropped it, or one that lies does. Blocks pass untouched.
+ * without a transaction index, one that dropped it, or one that lies does; and a pruned node
+ * (Bitcoin Core `-prune`), which answers "Block not available (pruned data)" for blocks below its
+ * prune height. Other blocks pass untouched.
  * Listens on 127.0.0.1 only.
  */
 import http from 'node:http';
@@ -42,6 +44,8 @@ export interface BtcRpcProxy {
   dropNext(): void;
   /** The next transaction broadcast reaches the node and is hidden from every lookup from then on. */
   hideNext(): void;
+  /** From now on blocks below `height` answer Core's pruned-data error and getblockchaininfo says `pruned` with that `pruneheight`; null: unpruned. */
+  prune(height: number | null): void;
   /** The txids broadcast through the proxy, in order. */
   readonly broadcasts: string[];
   close(): Promise<void>;
@@ -49,6 +53,7 @@ export interface BtcRpcProxy {
 
 const NOT_FOUND = { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' };
 const NOT_IN_MEMPOOL = { code: -5, message: 'Transaction not in mempool' };
+const PRUNED = { code: -1, message: 'Block not available (pruned data)' };
 
 export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   const target = new URL(nodeUrl);
@@ -58,6 +63,9 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   let lie = false;
   let next: HideMode | null = null;
   const broadcasts: string[] = [];
+  let pruneHeight: number | null = null;
+  /** Block hashes by height, as getblockhash answered them (the scanner asks for a hash before its block). */
+  const heightOf = new Map<string, number>();
 
   /** The proxy's own answer to a call, or undefined to ask the node; `lies`: refusals to tell of calls the node is asked all the same. */
   const intercept = (c: Call, lies: Map<number, { code: number; message: string }>): Omit<Reply, 'id'> | undefined => {
@@ -76,6 +84,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
       if (hidden.get(txid) === 'drop') return { result: txid, error: null };
       return undefined;
     }
+    if (c.method === 'getblock' && typeof first === 'string' && pruneHeight !== null && (heightOf.get(first) ?? Infinity) < pruneHeight) return { result: null, error: PRUNED };
     if (typeof first !== 'string' || !hidden.has(first)) return undefined;
     if (c.method === 'getrawtransaction') return { result: null, error: NOT_FOUND };
     if (c.method === 'getmempoolentry') return { result: null, error: NOT_IN_MEMPOOL };
@@ -113,6 +122,8 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
           const told = lies.get(c.id);
           if (told) return { id: c.id, result: null, error: told };
           if (c.method === 'getrawmempool' && Array.isArray(r.result)) return { ...r, result: (r.result as string[]).filter((txid) => !hidden.has(txid)) };
+          if (c.method === 'getblockhash' && typeof r.result === 'string') heightOf.set(r.result, c.params[0] as number);
+          if (c.method === 'getblockchaininfo' && pruneHeight !== null && r.result) return { ...r, result: { ...(r.result as object), pruned: true, pruneheight: pruneHeight } };
           return r;
         });
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -137,6 +148,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
       lie = opts.lie === true;
     },
     dropNext: () => void (next = 'drop'),
+    prune: (height) => void (pruneHeight = height),
     hideNext: () => void (next = 'forward'),
     broadcasts,
     close: () => new Promise<void>((resolve) => {

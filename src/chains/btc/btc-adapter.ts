@@ -17,6 +17,8 @@ import { outputAddress, outputScript, parseBlock, parseTransaction } from './par
 import { btcBroadcastAnswer } from './refusal';
 import { BitcoinRpc, BitcoinRpcError } from './rpc';
 
+/** Bitcoin Core's answer to `getblock` of a block a pruned node has deleted. */
+const PRUNED = /block not available \(pruned data\)/i;
 /** Raw transactions asked for per request while reading the mempool: bounded answers on a busy node. */
 const MEMPOOL_BATCH = 250;
 /** Outputs asked for per request by a reconciliation. */
@@ -84,12 +86,31 @@ export class BtcAdapter implements ChainAdapter {
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
     const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
     const hashes = await this.rpc.all<string>(heights.map((h) => ({ method: 'getblockhash', params: [h] })), signal);
-    const raws = await this.rpc.all<string>(hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })), signal);
+    const outcomes = await this.rpc.batch(hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })), signal);
+    const pruned = outcomes.findIndex((o) => !o.ok && PRUNED.test(o.error.message));
+    if (pruned >= 0) throw await this.prunedFault(heights[pruned]!, signal);
+    const raws = outcomes.map((o) => {
+      if (!o.ok) throw o.error;
+      return o.result as string;
+    });
     return raws.map((hex, i) => {
       const block = parseBlock(hex, heights[i]!, this.network);
       if (block.hash !== hashes[i]) throw new Error(`bitcoin node getblock: asked for ${hashes[i]}, got ${block.hash}`);
       return block;
     });
+  }
+
+  /**
+   * A pruned node (Bitcoin Core `-prune`) keeps only the newest blocks: one the scanner needs below
+   * its prune height (a long catch-up, a deep reorganisation) will never come back, so the poll
+   * fails with what to do rather than asking again as if the node were busy.
+   */
+  private async prunedFault(height: number, signal?: AbortSignal): Promise<NodeFault> {
+    const info = await this.rpc.call<{ pruneheight?: unknown }>('getblockchaininfo', [], signal).catch(() => null);
+    const keeps = Number.isSafeInteger(info?.pruneheight) ? ` (it keeps blocks from ${info!.pruneheight as number})` : '';
+    return new NodeFault(
+      `bitcoin node has pruned block ${height}, which the scanner needs${keeps}: give the chain a node that has it (add an unpruned node to rpc_urls, or restart this one with a larger -prune and -reindex)`,
+    );
   }
 
   /** An address's output script: the watch key its transfers carry, so only watched outputs are encoded as text. */
@@ -156,6 +177,26 @@ export class BtcAdapter implements ChainAdapter {
       if (answer === 'refused') throw new TransactionRefused(err.message);
       throw err;
     }
+  }
+
+  /**
+   * What the node's mempool holds of `txid` with its descendants: their fees together (satoshi),
+   * which a BIP125 replacement must outbid; null when it is not in the mempool. Core answers
+   * `fees.descendant` (BTC), bcoin `descendantfees` (satoshi).
+   */
+  async mempoolFees(txid: string, signal?: AbortSignal): Promise<bigint | null> {
+    const [outcome] = await this.rpc.batch([{ method: 'getmempoolentry', params: [txid] }], signal);
+    if (!outcome!.ok) {
+      // -5: not in the mempool (mined, dropped, or never seen); anything else is the node's trouble.
+      if (outcome!.error.rpcCode === -5 || /not in mempool/i.test(outcome!.error.message)) return null;
+      throw outcome!.error;
+    }
+    const entry = outcome!.result as { fees?: { descendant?: unknown }; descendantfees?: unknown } | null;
+    const btc = entry?.fees?.descendant;
+    if (typeof btc === 'number' && btc >= 0 && btc <= 21e6) return BigInt(Math.round(btc * 1e8));
+    const sat = entry?.descendantfees;
+    if (typeof sat === 'number' && Number.isSafeInteger(sat) && sat >= 0) return BigInt(sat);
+    throw new NodeFault(`bitcoin node getmempoolentry ${txid}: no descendant fees`);
   }
 
   /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChainConfig } from '../../config/schema';
 import {
   NodeFault,
+  NodeUnavailable,
   type BlockHeader,
   type ChainNodeSet,
   type BlockRef,
@@ -18,10 +19,11 @@ import {
   TransactionRefused,
 } from '../types';
 import { tronFromHex, tronToHex } from './derive';
-import { tronBroadcastAnswer } from './refusal';
+import { tronBroadcastAnswer, tronNodeTrouble } from './refusal';
 import { readConsistently } from '../consistent-read';
 import { decimalsOf, MAX_AMOUNT, TRANSFER_TOPIC, transferLog, type TransferLog } from '../token-transfer';
 import { TronFullNode } from './full-node';
+import { exactInteger } from './exact-json';
 
 /** Tron's logs give topics without 0x. */
 const TRON_TRANSFER_TOPIC = TRANSFER_TOPIC.slice(2);
@@ -93,11 +95,17 @@ interface TronTxInfo {
 
 /**
  * The Tron family's adapter over a full node's HTTP API: TRX moved by TransferContract
- * transactions, and the `Transfer` logs of the configured TRC-20 contracts from calls that
- * succeeded (a failed or reverted call credits nothing, though it is mined and its fee paid).
- * Transaction infos are read only for blocks holding a call to a configured contract. Addresses
- * leave in base58 `T...`. TRX moved by contract internals, TRC-10 assets and tokens not configured
- * are not seen (docs/chains.md).
+ * transactions, and the `Transfer` logs of the configured TRC-20 contracts from every contract call
+ * that succeeded, whatever contract it called (a multisig, a smart-contract wallet, a batch or
+ * forwarding contract moves the token by an internal call, whose log java-tron keeps in the same
+ * transaction's info under the token's address); a failed or reverted call credits nothing, though
+ * it is mined and its fee paid. Transaction infos are read only for blocks holding a contract call
+ * that succeeded. Addresses leave in base58 `T...`. TRX moved by contract internals, TRC-10 assets
+ * and tokens not configured are not seen (docs/chains.md).
+ *
+ * Requests per poll are kept few for hosted quotas (PRODUCT §15): the newest block comes whole with
+ * the tip (`getnowblock`) and is not fetched again; the genesis check is skipped while the tip has
+ * not moved (nothing new is read from the node then).
  */
 export class TronAdapter implements ChainAdapter {
   readonly chainId: string;
@@ -107,11 +115,15 @@ export class TronAdapter implements ChainAdapter {
   /** The genesis blockID the configured network has, and the network's name for messages. */
   private readonly genesis: string;
   private readonly network: string;
+  /** The node's newest block as the last `tip` read it whole: `blocks` ending there takes it from here. */
+  private newest: TronBlock | null = null;
+  /** The tip whose node was last found on the configured network. */
+  private checkedTip: BlockRef | null = null;
 
   /** `node`: the full node's HTTP API (the chain's endpoints, pooled); `nodes`: those endpoints, for the chain core. */
   constructor(chain: ChainConfig, node?: Pick<TronFullNode, 'post'>, readonly nodes?: ChainNodeSet) {
     this.chainId = chain.id;
-    this.node = node ?? new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
+    this.node = node ?? new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.nodes?.endpoints[0]?.api_key ?? chain.api_key);
     for (const t of chain.tokens) this.tokens.set(tronToHex(t.contract).slice(2), t.contract);
     const own = chain.options.genesis_block_id as string | undefined;
     this.network = own ? 'genesis block ' + own : (chain.network ?? 'mainnet');
@@ -119,19 +131,26 @@ export class TronAdapter implements ChainAdapter {
   }
 
   /**
-   * The best block, and block 0 beside it: a node of another network (at first contact, after a
-   * restart on other settings, or behind a different node at the same URL, which a reconnect does
-   * not announce) would credit its payments to this one's coins, so every poll checks it.
+   * The best block (kept whole for `blocks`), and block 0: a node of another network (at first
+   * contact, after a restart on other settings, or behind a different node at the same URL, which a
+   * reconnect does not announce) would credit its payments to this one's coins, so every poll that
+   * finds a new tip checks it before anything of that tip is read. A tip that has not moved since
+   * the last check needs none: nothing new is read from the node.
    */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    const [now, first] = await Promise.allSettled([this.node.post<TronBlock>('getnowblock', {}, signal), this.node.post<Partial<TronBlock>>('getblockbynum', { num: 0 }, signal)]);
-    if (now.status === 'rejected') throw now.reason;
-    if (first.status === 'rejected') throw first.reason;
-    const genesis = typeof first.value.blockID === 'string' ? first.value.blockID.slice(0, 64) : 'missing';
-    if (genesis !== this.genesis) throw new NodeFault(`tron node's genesis block is ${genesis}, the config says ${this.network}`);
-    const tip = checkedBlock(now.value, undefined);
-    const ms = tip.block_header.raw_data.timestamp;
-    return { ...toHeader(tip), ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
+    this.newest = null;
+    const now = checkedBlock(await this.node.post<TronBlock>('getnowblock', {}, signal), undefined);
+    const tip = toHeader(now);
+    if (this.checkedTip?.hash !== tip.hash || this.checkedTip.height !== tip.height) {
+      this.checkedTip = null;
+      const first = await this.node.post<Partial<TronBlock>>('getblockbynum', { num: 0 }, signal);
+      const genesis = typeof first.blockID === 'string' ? first.blockID.slice(0, 64) : 'missing';
+      if (genesis !== this.genesis) throw new NodeFault(`tron node's genesis block is ${genesis}, the config says ${this.network}`);
+      this.checkedTip = tip;
+    }
+    this.newest = now;
+    const ms = now.block_header.raw_data.timestamp;
+    return { ...tip, ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {
@@ -139,15 +158,21 @@ export class TronAdapter implements ChainAdapter {
   }
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
+    // The newest block came whole with the tip: a range ending there reads one block less (none when it is the only one).
+    let newest = this.newest?.block_header.raw_data.number === to ? this.newest : null;
     return readConsistently('tron node', from, to, async () => {
       const raw: TronBlock[] = [];
-      for (let start = from; start <= to; start += MAX_RANGE) {
-        const end = Math.min(to + 1, start + MAX_RANGE);
+      const last = newest ? to - 1 : to;
+      for (let start = from; start <= last; start += MAX_RANGE) {
+        const end = Math.min(last + 1, start + MAX_RANGE);
         const got = await this.node.post<{ block?: TronBlock[] }>('getblockbylimitnext', { startNum: start, endNum: end }, signal);
         const blocks = got.block ?? [];
         blocks.forEach((b, i) => raw.push(checkedBlock(b, start + i)));
         if (blocks.length !== end - start) throw new Error(`tron node has no block ${start + blocks.length}`);
       }
+      if (newest) raw.push(newest);
+      // Read again from the node if this range changed while it was read.
+      newest = null;
       return this.normalise(raw, signal);
     });
   }
@@ -167,14 +192,16 @@ export class TronAdapter implements ChainAdapter {
         const v = contract.parameter.value;
         if (contract.type === 'TransferContract') {
           block.transfers.push({ asset: 'native', to: addressOf(v.to_address, tx.txID), amount: sunOf(v.amount, tx.txID), txid: tx.txID, index: 0 });
-        } else if (contract.type === 'TriggerSmartContract' && this.tokens.has(String(v.contract_address).slice(2).toLowerCase())) {
+        } else if (contract.type === 'TriggerSmartContract') {
+          // Whatever contract it calls: the token may move by an internal call (PRODUCT §15).
           calls.add(tx.txID);
         }
       }
       if (calls.size > 0) {
         const infos = await this.node.post<TronTxInfo[] | Record<string, never>>('gettransactioninfobyblocknum', { num: block.height }, signal);
         const list = Array.isArray(infos) ? infos : [];
-        if (list.some((i) => i.blockNumber !== block.height) || [...calls].some((id) => !list.some((i) => i.id === id))) return null;
+        const ids = new Set(list.map((i) => i.id));
+        if (list.some((i) => i.blockNumber !== block.height) || [...calls].some((id) => !ids.has(id))) return null;
         for (const info of list) if (calls.has(info.id)) block.transfers.push(...this.tokenTransfers(info));
       }
       out.push(block);
@@ -269,6 +296,7 @@ export class TronAdapter implements ChainAdapter {
     const answer = tronBroadcastAnswer(got);
     if (answer === 'known') return txid;
     const reason = `tron node broadcasthex: ${got.code ?? 'refused'} ${readable(got.message)}`.trim();
+    if (tronNodeTrouble(got.code)) throw new NodeUnavailable(reason, null, got.code === 'SERVER_BUSY');
     throw answer === 'refused' ? new TransactionRefused(reason) : new Error(reason);
   }
 
@@ -296,8 +324,9 @@ export class TronAdapter implements ChainAdapter {
     if (asset === 'native') {
       const account = await this.node.post<{ balance?: unknown }>('getaccount', { address, visible: true }, signal);
       if (account.balance === undefined) return 0n;
-      if (!Number.isSafeInteger(account.balance) || (account.balance as number) < 0) throw new NodeFault(`tron node getaccount: the balance ${String(account.balance).slice(0, 40)}`);
-      return BigInt(account.balance as number);
+      const balance = exactInteger(account.balance);
+      if (balance === null) throw new NodeFault(`tron node getaccount: the balance ${String(account.balance).slice(0, 40)}`);
+      return balance;
     }
     const got = await this.node.post<{ constant_result?: unknown[]; result?: { result?: boolean } }>(
       'triggerconstantcontract',
@@ -353,7 +382,7 @@ export class TronAdapter implements ChainAdapter {
       { address: tronHexAddressOf(address) },
       signal,
     );
-    const sun = (v: unknown): bigint => (Number.isSafeInteger(v) && (v as number) > 0 ? BigInt(v as number) : 0n);
+    const sun = (v: unknown): bigint => exactInteger(v) ?? 0n;
     return {
       exists: a.address !== undefined,
       balance: sun(a.balance),
@@ -399,7 +428,7 @@ export class TronAdapter implements ChainAdapter {
   async transactionInfo(txid: string, signal?: AbortSignal): Promise<TronTransactionInfo | null> {
     const info = await this.node.post<TronTxInfo & { fee?: number; receipt?: { result?: string; energy_fee?: number } }>('gettransactioninfobyid', { value: txid }, signal);
     if (!Number.isSafeInteger(info.blockNumber)) return null;
-    const sun = (v: unknown): bigint => (Number.isSafeInteger(v) && (v as number) > 0 ? BigInt(v as number) : 0n);
+    const sun = (v: unknown): bigint => exactInteger(v) ?? 0n;
     const succeeded = info.result !== 'FAILED';
     const transfers = succeeded ? (info.log ?? []).flatMap((log) => transferLog(String(log.address), log.topics ?? [], log.data ?? '') ?? []) : [];
     return { height: info.blockNumber!, fee: sun(info.fee), succeeded, energyFee: sun(info.receipt?.energy_fee), transfers };
@@ -445,10 +474,11 @@ function checkedBlock(b: TronBlock, height: number | undefined): TronBlock {
 
 const toHeader = (b: TronBlock): BlockHeader => ({ height: b.block_header.raw_data.number ?? 0, hash: b.blockID, parentHash: b.block_header.raw_data.parentHash });
 
-/** Sun from a TransferContract's amount: a positive integer (java-tron's int64), else the node's fault. */
+/** Sun from a TransferContract's amount: a positive integer (java-tron's int64, read exactly at any size), else the node's fault. */
 function sunOf(value: unknown, txid: string): bigint {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw new NodeFault(`tron node: transaction ${txid} has the amount ${String(value).slice(0, 40)}`);
-  return BigInt(value);
+  const sun = exactInteger(value);
+  if (sun === null || sun === 0n || sun > MAX_AMOUNT) throw new NodeFault(`tron node: transaction ${txid} has the amount ${String(value).slice(0, 40)}`);
+  return sun;
 }
 
 /** 41 ‖ 20 bytes of a `T...` address, as the node's requests take it. */

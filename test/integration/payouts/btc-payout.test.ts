@@ -109,6 +109,7 @@ test('a payout stuck at a low fee is replaced from the same coins with a higher 
   const spends = (await adapter.blocks(height, height))[0]!.spends!.map((x) => x.txid);
   t.true(spends.includes(bumped.txid) && !spends.includes(first.txid), 'the replacement mined, never the first');
 
-  const tooMuch = t.throws(() => engine.replace(bumped, 1_000_000));
-  t.is((tooMuch as BtcPayoutRefused).reason, 'replacement_uncovered');
+  // Asked far above Bitcoin Core's maxfeerate (0.10 BTC/kvB), a replacement is held under it (the change could pay more).
+  const held = engine.replace(bumped, 1_000_000);
+  t.true(held.fee <= 10_000n * BigInt(Transaction.fromHex(held.raw).virtualSize()));
 });

@@ -10,7 +10,7 @@ import type { AddressAllocator } from '../../../wallet/allocator';
 import type { BtcSpend, SignedBtc } from '../../../wallet/signer';
 import { selectCoins, selectWithin, type SelectionRequest } from './coin-selection';
 import { releaseCoins, reserveCoins, spendableCoins, type SpendableCoin } from './coin-store';
-import { INCREMENTAL_SAT_PER_VBYTE, replacementFee } from './replacement';
+import { BUILD_MAX_SAT_PER_VBYTE, NODE_MAX_SAT_PER_VBYTE, replacementFee, replacementFloor } from './replacement';
 import { dustLimit, feeFor, outputVsize, P2WPKH_DUST, P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TWO_INPUT_PAYMENT_VSIZE, TX_OVERHEAD_VSIZE } from '../tx-size';
 
 /** nSequence that signals replaceability (BIP125) and leaves locktime enforced. */
@@ -53,7 +53,7 @@ export interface BtcPayout {
   outputs: BtcPayoutOutput[];
 }
 
-export type PayoutRefusalReason = 'address_refused' | 'below_dust' | 'insufficient_coins' | 'replacement_uncovered';
+export type PayoutRefusalReason = 'address_refused' | 'below_dust' | 'insufficient_coins' | 'replacement_uncovered' | 'above_node_max_fee_rate';
 
 /**
  * A payout that cannot be built; `withdrawalId` names the one withdrawal at fault, when one is;
@@ -122,7 +122,8 @@ export class BtcPayoutEngine {
    * within that (selectWithin). Reads only: throws BtcPayoutRefused for a bad destination, an
    * amount below dust, or coins that cannot pay (with what they lack).
    */
-  async plan(em: EntityManager, req: { accountId: string; orders: readonly BtcWithdrawalOrder[]; satPerVbyte: number; maxFee?: bigint }): Promise<BtcPlan> {
+  async plan(em: EntityManager, request: { accountId: string; orders: readonly BtcWithdrawalOrder[]; satPerVbyte: number; maxFee?: bigint }): Promise<BtcPlan> {
+    const req = { ...request, satPerVbyte: Math.min(request.satPerVbyte, BUILD_MAX_SAT_PER_VBYTE) };
     if (req.orders.length === 0) throw new Error('a payout pays at least one withdrawal');
     const scripts = req.orders.map((o) => this.checkedScript(o));
     const target = req.orders.reduce((s, o) => s + o.amount, 0n);
@@ -183,10 +184,14 @@ export class BtcPayoutEngine {
 
   /**
    * A BIP125 replacement of `payout` at `satPerVbyte`: the same coins and payments, a higher fee
-   * taken from the change (dropped when it would become dust). Throws `replacement_uncovered` when
-   * the change cannot pay it. Nothing to store but the result: the coins stay reserved as they were.
+   * taken from the change (dropped when it would become dust), paying for the descendants the
+   * node counts (`conflictingFees`: the fees of what it would evict, from its mempool). Throws
+   * `replacement_uncovered` when the change cannot pay it, `above_node_max_fee_rate` when that
+   * fee is above what Bitcoin Core relays. Nothing to store but the result: the coins stay
+   * reserved as they were.
    */
-  replace(payout: BtcPayout, satPerVbyte: number): BtcPayout {
+  replace(payout: BtcPayout, rate: number, conflictingFees = payout.fee): BtcPayout {
+    const satPerVbyte = Math.min(rate, BUILD_MAX_SAT_PER_VBYTE);
     const changeOut = payout.outputs.find((o) => o.withdrawalId === null);
     const payments = payout.outputs.filter((o) => o.withdrawalId !== null);
     const changeVsize = outputVsize(P2WPKH_SCRIPT_LENGTH);
@@ -195,6 +200,7 @@ export class BtcPayoutEngine {
         inputsTotal: payout.inputs.reduce((s, c) => s + c.value, 0n),
         paymentsTotal: payments.reduce((s, o) => s + o.value, 0n),
         fee: payout.fee,
+        conflictingFees,
         vsize: payout.vsize,
         change: changeOut?.value ?? 0n,
         changeVsize,
@@ -210,17 +216,16 @@ export class BtcPayoutEngine {
   /**
    * The cancel of `payout` (PRODUCT §14, `coinkeep payouts cancel`): the same coins, all paid back
    * to a fresh address of the account's internal chain, at `satPerVbyte` and at least what BIP125
-   * asks of a replacement of `payout` (a payee's descendants in the mempool are not known here: a
-   * node that asks for more refuses it, and it is asked again later). Throws
-   * `replacement_uncovered` when the coins cannot pay that fee.
+   * asks of a replacement of `payout`, its payees' descendants in the node's mempool included
+   * (`conflictingFees`). Throws `replacement_uncovered` when the coins cannot pay that fee,
+   * `above_node_max_fee_rate` when it is above what Bitcoin Core relays.
    */
-  async cancel(em: EntityManager, payout: BtcPayout, satPerVbyte: number): Promise<BtcPayout> {
+  async cancel(em: EntityManager, payout: BtcPayout, rate: number, conflictingFees = payout.fee): Promise<BtcPayout> {
+    const satPerVbyte = Math.min(rate, BUILD_MAX_SAT_PER_VBYTE);
     const inputsTotal = payout.inputs.reduce((s, c) => s + c.value, 0n);
     const outputsVsize = payout.outputs.reduce((s, o) => s + outputVsize(outputScript(o.address, this.network)!.length), 0);
     const vsize = payout.vsize - outputsVsize + outputVsize(P2WPKH_SCRIPT_LENGTH);
-    const byRate = feeFor(vsize, satPerVbyte);
-    const byIncrement = payout.fee + feeFor(vsize, INCREMENTAL_SAT_PER_VBYTE);
-    const fee = byRate > byIncrement ? byRate : byIncrement;
+    const fee = replacementFloor(vsize, satPerVbyte, payout.fee, conflictingFees);
     if (inputsTotal - fee < P2WPKH_DUST) throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
     const back = await this.deps.addresses.allocate(em, { accountId: payout.accountId, coinId: this.nativeCoin, purpose: 'change' });
     const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null }];
@@ -233,6 +238,11 @@ export class BtcPayoutEngine {
   }
 
   private sign(p: Omit<BtcPayout, 'chainId' | 'txid' | 'raw'>): BtcPayout {
+    // Bitcoin Core refuses a fee above its default maxfeerate over the signed size; the signed size is
+    // at most half a vbyte an input and 5 of overhead under the estimate: checked on that least size.
+    const leastVsize = p.vsize - p.inputs.length - 5;
+    if (p.fee > BigInt(NODE_MAX_SAT_PER_VBYTE) * BigInt(leastVsize))
+      throw new BtcPayoutRefused('above_node_max_fee_rate', `a fee of ${p.fee} sat over about ${leastVsize} vB is above Bitcoin Core's maxfeerate (0.10 BTC/kvB)`);
     const signed = this.deps.signer.signBitcoin({
       chain: this.deps.chain,
       coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),

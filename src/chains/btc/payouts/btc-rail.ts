@@ -22,6 +22,15 @@ interface BtcCandidateData {
   outputs: Array<{ vout: number; address: string; value: string; withdrawalId: string | null }>;
 }
 
+/** What `prepare` gives a replacement or a cancel: the node's rate, and the fees of what the node's mempool would evict (null: none of the payout's candidates there). */
+interface ReplacementQuote {
+  satPerVbyte: number;
+  conflictingFees: bigint | null;
+}
+
+/** A replacement that cannot be made now (it waits): its change or coins cannot pay it, or the node would refuse its fee rate. */
+const WAITS: ReadonlySet<string> = new Set(['replacement_uncovered', 'above_node_max_fee_rate']);
+
 /** What the merchant reads in `failure_reason` for an order the engine refuses on its own. */
 const REFUSAL_TEXT: Record<string, string> = {
   address_refused: 'the destination is not an address this chain can pay',
@@ -48,7 +57,7 @@ export class BtcRail implements PayoutRail {
 
   constructor(
     deps: BtcPayoutEngineDeps,
-    private readonly node: ChainSender & Pick<ChainReader, 'tip'>,
+    private readonly node: ChainSender & Pick<ChainReader, 'tip'> & { mempoolFees?(txid: string, signal?: AbortSignal): Promise<bigint | null> },
     private readonly ceiling: FeeCeiling,
   ) {
     this.chainId = deps.chain.id;
@@ -60,9 +69,20 @@ export class BtcRail implements PayoutRail {
     return (await this.node.tip(signal)).height;
   }
 
-  /** The node's fee rate (sat/vB) for the next build or replacement. */
-  prepare(signal?: AbortSignal): Promise<number> {
-    return this.engine.feeRate(this.node, signal);
+  /**
+   * The node's fee rate (sat/vB) for the next build; for a replacement or cancel of `payout`, also
+   * what the node's mempool holds of its candidates with their descendants (BIP125 rule 3: a
+   * payee spending its output unconfirmed makes the replacement pay for that child too).
+   */
+  async prepare(signal?: AbortSignal, payout?: StoredPayout): Promise<number | ReplacementQuote> {
+    const satPerVbyte = await this.engine.feeRate(this.node, signal);
+    if (!payout || !this.node.mempoolFees) return satPerVbyte;
+    let conflictingFees: bigint | null = null;
+    for (const c of payout.candidates) {
+      const fees = await this.node.mempoolFees(c.txid, signal);
+      if (fees !== null) conflictingFees = (conflictingFees ?? 0n) + fees;
+    }
+    return { satPerVbyte, conflictingFees };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -129,16 +149,16 @@ export class BtcRail implements PayoutRail {
    */
   async replace(_em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
-    const quote = prepared as number;
+    const { satPerVbyte: quote, conflictingFees } = quoteOf(prepared);
     if (quote <= current.satPerVbyte) return null;
     this.ceiling.admits('replacements', BigInt(quote));
     const rate = Math.min(quote, Number(this.ceiling.max));
     if (rate <= current.satPerVbyte) return null;
     let next: BtcPayout;
     try {
-      next = this.engine.replace(current, rate);
+      next = this.engine.replace(current, rate, conflictingFees ?? current.fee);
     } catch (err) {
-      if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
+      if (err instanceof BtcPayoutRefused && WAITS.has(err.reason)) return null;
       throw err;
     }
     // BIP125's increment over a fee that took a dropped change's dust may put it above the ceiling.
@@ -148,11 +168,12 @@ export class BtcRail implements PayoutRail {
   /** Its coins back to the account's change, at the node's rate now (at least one more than the current candidate's), never over the ceiling. */
   async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const current = payoutOf(payout.candidates[payout.candidates.length - 1]!, payout);
-    const rate = Math.min(Number(this.ceiling.max), Math.max(prepared as number, current.satPerVbyte + 1));
+    const { satPerVbyte, conflictingFees } = quoteOf(prepared);
+    const rate = Math.min(Number(this.ceiling.max), Math.max(satPerVbyte, current.satPerVbyte + 1));
     try {
-      return { ...candidateOf(await this.engine.cancel(em, current, rate)), kind: 'cancel' };
+      return { ...candidateOf(await this.engine.cancel(em, current, rate, conflictingFees ?? current.fee)), kind: 'cancel' };
     } catch (err) {
-      if (err instanceof BtcPayoutRefused && err.reason === 'replacement_uncovered') return null;
+      if (err instanceof BtcPayoutRefused && WAITS.has(err.reason)) return null;
       throw err;
     }
   }
@@ -200,6 +221,9 @@ async function longestPayable(
   }
   return best ? { plan: best } : { short: oldestShort };
 }
+
+/** `prepare`'s answer: a rate alone (for a build), or with what the mempool holds (for a replacement or cancel). */
+const quoteOf = (prepared: unknown): ReplacementQuote => (typeof prepared === 'number' ? { satPerVbyte: prepared, conflictingFees: null } : (prepared as ReplacementQuote));
 
 function candidateOf(p: BtcPayout): PayoutCandidate {
   const data: BtcCandidateData = {

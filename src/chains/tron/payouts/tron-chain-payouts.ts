@@ -7,6 +7,9 @@ import type { TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
 
+
+/** How often the gas station's account is read for the status when nothing else asks. */
+const STATION_REFRESH_MS = 60_000;
 /**
  * One Tron chain's own transactions, run once among the daemons (role `tron-sends:<chain>`): each
  * pass follows what is out there, lets the gas station stake and take back its energy, plans the
@@ -34,6 +37,8 @@ export class TronChainPayouts {
     await this.deps.queue.track(signal);
     await this.deps.sweeper.plan(signal);
     await this.deps.queue.broadcastReady(signal);
+    // What `coinkeep status` shows of the station: read again once a minute, not at every pass (a hosted node's quota counts each request).
+    if (this.station && this.deps.clock.now().getTime() - this.station.at.getTime() < STATION_REFRESH_MS) return;
     const a = await this.deps.node.account(this.deps.gasStation.address, signal);
     this.station = { balance: a.balance, staked: a.stakedEnergy, at: this.deps.clock.now() };
   }

@@ -14,6 +14,7 @@ import { silentLogger } from '../../../../../src/shared/logger';
 import { HdWallet } from '../../../../../src/wallet/hd';
 import { WalletSigner } from '../../../../../src/wallet/signer';
 import { TEST_MNEMONIC } from '../../../../helpers/test-mnemonic';
+import { NODE_MAX_SAT_PER_VBYTE } from '../../../../../src/chains/btc/payouts/replacement';
 
 const chain = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] }).chains[0]!;
 const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
@@ -23,9 +24,9 @@ const noAllocation = { allocate: () => Promise.reject(new Error('a replacement i
 const engine = new BtcPayoutEngine({ chain, signer, addresses: noAllocation, clock: new FakeClock() });
 const elsewhere = (): string => baddress.toBech32(randomBytes(20), 0, 'rb');
 
-function payout(change: bigint): BtcPayout {
-  const coins = [wallet.derive(scheme, 1, 0), wallet.derive(scheme, 1, 0, 1)].map((o, i) => ({ transferId: `t${i}`, txid: `${i + 1}`.repeat(64), vout: i, value: 60_000n, path: o.path }));
-  const fee = 120_000n - 100_000n - change;
+function payout(change: bigint, coinValue = 60_000n): BtcPayout {
+  const coins = [wallet.derive(scheme, 1, 0), wallet.derive(scheme, 1, 0, 1)].map((o, i) => ({ transferId: `t${i}`, txid: `${i + 1}`.repeat(64), vout: i, value: coinValue, path: o.path }));
+  const fee = 2n * coinValue - 100_000n - change;
   const outputs: BtcPayoutOutput[] = [{ vout: 0, address: elsewhere(), value: 100_000n, withdrawalId: 'w1' }];
   if (change > 0n) outputs.push({ vout: 1, address: wallet.derive(scheme, 1, 1, 1).address, value: change, withdrawalId: null });
   const vsize = 11 + 31 + 2 * 68 + (change > 0n ? 31 : 0);
@@ -58,4 +59,25 @@ test('a payout without change, or whose change cannot pay the bump, is refused f
     t.true(err instanceof BtcPayoutRefused);
     t.is((err as BtcPayoutRefused).reason, 'replacement_uncovered');
   }
+});
+
+test('BIP125 rule 3: a replacement outbids the replaced transaction and the descendants the node holds of it (a payee spending its output), plus the incremental relay fee over its own size', (t) => {
+  const first = payout(19_791n);
+  t.is(first.fee, 209n);
+  // The node's mempool: the payout (209 sat) and a payee's child paying 5,000 sat.
+  const bumped = engine.replace(first, 10, 209n + 5_000n);
+  t.is(bumped.fee, 209n + 5_000n + BigInt(first.vsize) * 1n, 'what is evicted, plus 1 sat/vB over its own size');
+  t.true(bumped.fee > 10n * BigInt(first.vsize), 'above what the rate alone asks');
+  t.deepEqual(bumped.outputs.map((o) => [o.withdrawalId, o.value]), [['w1', 100_000n], [null, 20_000n - bumped.fee]]);
+  const cancelled = engine.replace(first, 10);
+  t.is(cancelled.fee, 2_090n, 'without descendants the rate decides, as before');
+});
+
+test('nothing is signed above Bitcoin Core\'s default maxfeerate (0.10 BTC/kvB): a rate above it is held under it; a replacement whose evictions ask more waits', (t) => {
+  const rich = payout(9_000_000n, 5_000_000n);
+  const bumped = engine.replace(rich, 20_000);
+  const tx = Transaction.fromHex(bumped.raw);
+  t.true(bumped.fee <= BigInt(NODE_MAX_SAT_PER_VBYTE) * BigInt(tx.virtualSize()), `${bumped.fee} sat over ${tx.virtualSize()} vB`);
+  const err = t.throws(() => engine.replace(rich, 100, 2_100_000n));
+  t.is((err as BtcPayoutRefused).reason, 'above_node_max_fee_rate');
 });

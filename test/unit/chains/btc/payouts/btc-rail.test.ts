@@ -75,3 +75,16 @@ test('a stuck Bitcoin payout is replaced only once the node asks more than it pa
   t.like(ceiling.status(), { quote: '80 sat/vB', ceiling: '50 sat/vB', waiting: ['replacements'] });
   t.is(await r.replace(noDatabase, stored(50), 80), null, 'already at the ceiling: it waits');
 });
+
+test('a replacement is priced on what the node\'s mempool holds of the payout with its descendants (prepare asks for each candidate)', async (t) => {
+  const asked: string[] = [];
+  const node = { ...unused, feeQuote: async () => ({ kind: 'btc' as const, satPerVbyte: 20, source: 'node' as const }), mempoolFees: async (txid: string) => (asked.push(txid), txid === 'old' ? 1_410n + 4_000n : null) };
+  const ceiling = feeCeilings([chain], clock).get('bitcoin')!;
+  const r = new BtcRail({ chain, signer, addresses: noAllocation, clock }, node, ceiling);
+  const payout = stored(10);
+  const prepared = await r.prepare(undefined, payout);
+  t.deepEqual(asked, ['old']);
+  const next = (await r.replace(noDatabase, payout, prepared))!;
+  t.is(next.fee, 1_410n + 4_000n + 141n, 'the payout and its child, plus 1 sat/vB over its own size');
+  t.is(await r.prepare(), 20, 'a build asks for the rate only');
+});
