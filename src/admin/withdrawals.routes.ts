@@ -3,7 +3,7 @@ import { pathId } from '../http/path-id';
 import { validationError } from '../shared/errors';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import type { WhitelistService } from '../withdrawals/whitelist.service';
-import { WITHDRAWAL_STATUSES } from '../withdrawals/state';
+import { WITHDRAWAL_STATUSES } from '../withdrawals/withdrawal.state';
 import type { WithdrawalStatus } from '../db/entities/withdrawals';
 import { memberActor } from './actor';
 

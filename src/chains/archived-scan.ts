@@ -4,7 +4,7 @@ import { inList, placeholder, rawQuery, rawRun } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import type { TransferRecorder } from './transfer-recorder';
 import { StateUnavailable, type BlockRef, type ChainReader, type IncomingObservation, type NormalisedBlock } from './types';
 import { WatchedAddresses } from './watched-addresses';

@@ -6,7 +6,7 @@ import { ChainBlockEntity, ChainCursorEntity, type ChainBlockRow } from '../db/e
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { MempoolTracker } from './mempool-tracker';
 import { createCursor, insertHeaders, moveCursor, pruneHeaders, type ScanPoint } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';

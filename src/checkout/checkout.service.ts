@@ -7,7 +7,7 @@ import type { InvoiceService } from '../invoices/invoice.service';
 import type { RateEngine } from '../rates/engine';
 import type { Clock } from '../shared/clock';
 import { ApiError, notFound } from '../shared/errors';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { paymentUri } from './payment-uri';
 
 export interface PayerCoin {

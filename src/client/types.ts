@@ -3,8 +3,8 @@
  * with and generates its OpenAPI document from.
  */
 import type { z } from 'zod';
-import type { CreateStaticAddressBody } from '../addresses/static-address.api';
-import type { DepositView, StaticAddressView } from '../addresses/static-address.view';
+import type { CreateStaticAddressBody } from '../static-addresses/static-address.api';
+import type { DepositView, StaticAddressView } from '../static-addresses/static-address.view';
 import type { ApiKeySchema } from '../auth/account.api';
 import type { CurrencySchema, FiatCurrencySchema, RateSchema } from '../catalog/catalog.api';
 import type { CreateInvoiceBody } from '../invoices/invoice.api';

@@ -9,9 +9,9 @@ import type { MoneyMovement } from '../money/money-movement';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { AddressAllocator } from '../wallet/allocator';
-import { DepositHandler } from '../addresses/deposit.handler';
-import { staticAddressRoutes } from '../addresses/static-address.routes';
-import { StaticAddressService } from '../addresses/static-address.service';
+import { DepositHandler } from '../static-addresses/deposit.handler';
+import { staticAddressRoutes } from '../static-addresses/static-address.routes';
+import { StaticAddressService } from '../static-addresses/static-address.service';
 import { archiveStaticAddressesJob, mergeAddressSearchJob } from '../jobs/archive-static-addresses.job';
 import type { DaemonModule } from './module';
 

@@ -20,7 +20,7 @@ import { ledgerAdminRoutes } from '../admin/ledger.routes';
 import { invoiceAdminRoutes } from '../admin/invoices.routes';
 import { Catalog } from '../catalog/coins';
 import { catalogRoutes } from '../catalog/catalog.routes';
-import { transactionsApi } from '../transactions/transactions.routes';
+import { transactionsApi } from '../transactions/transaction.routes';
 import { RateEngine } from '../rates/engine';
 import { refreshRatesJob } from '../jobs/refresh-rates.job';
 import { Scheduler } from '../jobs/scheduler';

@@ -1,6 +1,6 @@
 import { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { UserError } from '../shared/errors';
 import { SANDBOX_CHAINS } from './chains';
 

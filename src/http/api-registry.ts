@@ -1,5 +1,5 @@
 import { accountApi } from '../auth/account.api';
-import { staticAddressApi } from '../addresses/static-address.api';
+import { staticAddressApi } from '../static-addresses/static-address.api';
 import { catalogApi } from '../catalog/catalog.api';
 import { embedApi } from '../checkout/embed.api';
 import { invoiceApi } from '../invoices/invoice.api';

@@ -1,7 +1,7 @@
 import type { ChainTransferRow, TransferStatus } from '../db/entities/chain';
 import type { InvoiceRow, InvoiceStatus } from '../db/entities/money';
 import type { EventType } from '../shared/events';
-import { isInTime, termsOf, type InvoiceState } from './state';
+import { isInTime, termsOf, type InvoiceState } from './invoice.state';
 
 /** What set off a recomputation: a transfer's status change, or the clock (expiry). */
 export type RecomputeCause = { transfer: ChainTransferRow; previous: TransferStatus | null } | null;

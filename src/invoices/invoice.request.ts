@@ -3,7 +3,7 @@ import type { FeePaidBy } from '../db/entities/money';
 import { ApiError, unavailable, validationError } from '../shared/errors';
 import { isPrintable } from '../shared/text';
 import { isUuid } from '../shared/ids';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import type { TargetGuard } from '../shared/target-guard';
 import { checkShape } from '../shared/schema';
 import { CreateInvoiceBody } from './invoice.api';

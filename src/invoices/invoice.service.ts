@@ -14,7 +14,7 @@ import { iso, type Clock } from '../shared/clock';
 import { conflict, notFound, validationError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import type { AddressAllocator } from '../wallet/allocator';
 import { isFiat, offersCoin, type CreateInvoiceRequest } from './invoice.request';
 import { listInvoicesQuery, type InvoiceFilters } from './invoice.query';
@@ -22,7 +22,7 @@ import type { InvoicePresenter, InvoiceView } from './invoice.view';
 import { invoiceEvents, stateChanged, type RecomputeCause } from './invoice.events';
 import { orderRepeat } from './order-rule';
 import { priceInvoice } from './pricing';
-import { computeInvoiceState, termsOf, type TransferFact } from './state';
+import { computeInvoiceState, termsOf, type TransferFact } from './invoice.state';
 
 export type { RecomputeCause } from './invoice.events';
 

@@ -1,6 +1,6 @@
 import type { InvoiceRow } from '../db/entities/money';
 import { conflict } from '../shared/errors';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * SPEC "POST /v1/invoices" rules 2–3, for a request with `idempotency_by_order_id` and an

@@ -1,7 +1,7 @@
 import type { Coin, Fiat } from '../catalog/coins';
 import type { FeePaidBy } from '../db/entities/money';
 import { ApiError } from '../shared/errors';
-import type { Amount } from '../shared/money';
+import type { Amount } from '../shared/amount';
 
 /** What the price of an invoice depends on besides the coin. */
 export interface PricingTerms {

@@ -1,4 +1,4 @@
-import type { StaticAddressService } from '../addresses/static-address.service';
+import type { StaticAddressService } from '../static-addresses/static-address.service';
 import type { Job } from './scheduler';
 
 const DAY_MS = 24 * 3600_000;

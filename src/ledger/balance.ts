@@ -1,5 +1,5 @@
 import type { LedgerEntryKind } from '../db/entities/money';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * The arithmetic of the journal, pure: what one entry does to the sums of the books it names. The

@@ -1,5 +1,5 @@
 import type { LedgerEntryKind, LedgerEntryRow } from '../db/entities/money';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { availableOf, type Sums } from './balance';
 
 /**

@@ -5,7 +5,7 @@ import { scoped } from '../db/tx-scope';
 import { iso, type Clock } from '../shared/clock';
 import { conflict } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { applyDelta, availableOf, deltasOf, holdOf, SUM_FIELDS, zeroSums, type Sums } from './balance';
 import { movementEntry, notAnOpenHold, overdrawn, reversalEntry, settlementEntry, type LedgerEntry, type Movement, type Stamp } from './entries';
 

@@ -4,7 +4,7 @@ import { familyOf } from '../chains/families';
 import { StateUnavailable, type HoldingsReader } from '../chains/types';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { EXTERNAL_BOOK } from './ledger';
 
 /**

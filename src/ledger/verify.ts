@@ -1,6 +1,6 @@
 import { In, MoreThan, type EntityManager } from 'typeorm';
 import { LedgerBalanceEntity, LedgerEntryEntity, type LedgerEntryRow } from '../db/entities/money';
-import { Amount, isDecimalString } from '../shared/money';
+import { Amount, isDecimalString } from '../shared/amount';
 import { applyDelta, deltasOf, SUM_FIELDS, zeroSums, type Sums } from './balance';
 
 export interface BalanceDifference {

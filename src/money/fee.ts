@@ -1,5 +1,5 @@
 import type { FeePaidBy } from '../db/entities/money';
-import { Amount, HUNDRED } from '../shared/money';
+import { Amount, HUNDRED } from '../shared/amount';
 
 
 /** The platform fee an incoming transfer is credited with: the percentage and who pays it. */

@@ -6,7 +6,7 @@ import { insertRow, insertRowIfAbsent, placeholder, rawQuery, rawRun, returning,
 import { accountBook, type BookBalance, type Ledger } from '../ledger/ledger';
 import { iso, type Clock } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
-import { Amount, MAX_DECIMALS } from '../shared/money';
+import { Amount, MAX_DECIMALS } from '../shared/amount';
 import { feeOf, type FeeTerms } from './fee';
 import { creditPostings, failedPayoutCharge, holdPostings, networkChangePostings, ownSendPostings, payoutFeeChange, rechargePostings, takeBackRow } from './postings';
 

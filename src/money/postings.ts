@@ -1,6 +1,6 @@
 import type { TransactionRow } from '../db/entities/money';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK, type Movement } from '../ledger/ledger';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * What each operation of the money owner (money-movement.ts) posts to the ledger, and the rows it

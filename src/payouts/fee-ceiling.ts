@@ -1,6 +1,6 @@
 import type { ChainConfig } from '../config/schema';
 import { iso, type Clock } from '../shared/clock';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /** What waits for a chain's fee to come down under its ceiling. */
 export type FeeWaitKind = 'payouts' | 'sweeps' | 'replacements';

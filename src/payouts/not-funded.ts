@@ -1,4 +1,4 @@
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * The `failure_reason` of a withdrawal the account's coins on chain cannot fund while nothing that

@@ -1,5 +1,5 @@
 import type { WithdrawalRow, WithdrawalStatus } from '../db/entities/withdrawals';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * What a confirmed payout charges each of its withdrawals (PRODUCT §8, §8a, §14), as pure values:

@@ -13,7 +13,7 @@ import { iso, type Clock } from '../shared/clock';
 import { ApiError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { payoutEvidence, type PayoutEvidence } from './payout-evidence';
 import { completionMove, confirmationsOnCompletion, leftCharged, networkFeeCharged, splitFee } from './payout-charges';

@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/coins';
 import { insertRowIfAbsent, placeholder, rawQuery, rawRun } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /** A deposit address's credited, not yet swept balance of one coin (EVM and Tron sweeps). */
 export interface SweepGroup {

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Coin } from '../catalog/coins';
 import { placeholder, rawQuery } from '../db/raw';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /**
  * What costs the operator's `network` book carries took from an account's native coin on an

@@ -1,6 +1,6 @@
 import { NATIVE_ASSET, type Catalog } from '../catalog/coins';
 import { deliveredBy, sentFrom, type TransferLog } from '../chains/token-transfer';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /** A token transfer the wallet sent: the coin, the sender, the payee and the amount (base units), as a send row keeps them. */
 export interface SentTokenTransfer {

@@ -7,7 +7,7 @@ import { ApiError, notFound, validationError } from '../shared/errors';
 import type { Clock } from '../shared/clock';
 import { iso } from '../shared/clock';
 import { newId } from '../shared/ids';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { matchTotpStep, newTotpSecret, otpauthUrl } from './totp';
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'developer'];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DepositSchema, StaticAddressSchema } from '../addresses/static-address.view';
+import { DepositSchema, StaticAddressSchema } from '../static-addresses/static-address.view';
 import { InvoiceSchema } from '../invoices/invoice.view';
 import type { ApiRoute } from '../shared/api-route';
 import { EVENT_TYPES, type EventType } from '../shared/events';

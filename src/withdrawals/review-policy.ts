@@ -1,5 +1,5 @@
 import type { ReviewReason, WithdrawalStatus } from '../db/entities/withdrawals';
-import type { Amount } from '../shared/money';
+import type { Amount } from '../shared/amount';
 
 /**
  * What decides a new withdrawal's first status (SPEC "POST /v1/withdrawals", PRODUCT §8), every

@@ -1,4 +1,4 @@
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 
 /** The estimate's `amount` that asks for everything (PRODUCT §14 "Withdraw everything"). */
 export const MAX_AMOUNT = 'max';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ApiRoute } from '../shared/api-route';
 import { exportQuery, pageOf, pageQuery, timestamp, uuid } from '../shared/schema';
 import { CreateWithdrawalBody, EstimateBody, EstimateSchema, WithdrawalSchema } from './withdrawal.schema';
-import { WITHDRAWAL_STATUSES } from './state';
+import { WITHDRAWAL_STATUSES } from './withdrawal.state';
 
 const one = { tag: 'withdrawals', auth: 'signed' } as const;
 const PAYOUT_REFUSALS = ['withdraw_pending_approval', 'kyb_required', 'forbidden', 'conflict', 'address_refused', 'idempotency.mismatch', 'idempotency.in_progress'] as const;

@@ -3,7 +3,7 @@ import type { EntityManager, SelectQueryBuilder } from 'typeorm';
 import { WithdrawalEntity, type WithdrawalRow, type WithdrawalStatus } from '../db/entities/withdrawals';
 import { validationError } from '../shared/errors';
 import { queryEnum, queryString, queryTime, queryUuid } from '../shared/query';
-import { WITHDRAWAL_STATUSES } from './state';
+import { WITHDRAWAL_STATUSES } from './withdrawal.state';
 
 /** The filters of GET /v1/withdrawals (and of its CSV/XLSX export). */
 export interface WithdrawalFilters {

@@ -3,7 +3,7 @@ import type { ChainSender } from '../chains/types';
 import type { NetworkFeeMode } from '../db/entities/withdrawals';
 import { ApiError, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
-import { Amount } from '../shared/money';
+import { Amount } from '../shared/amount';
 import { checkShape } from '../shared/schema';
 import { MAX_AMOUNT } from './withdraw-all';
 import { CreateWithdrawalBody, EstimateBody } from './withdrawal.schema';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { csvField } from '../../src/http/export';
-import { TRANSACTION_COLUMNS } from '../../src/transactions/transactions.routes';
+import { TRANSACTION_COLUMNS } from '../../src/transactions/transaction.routes';
 import { merchantWithKey, startTestDaemon } from '../helpers/daemon';
 import { seedTransactions } from '../helpers/money-fixtures';
 import { signRequest } from '../helpers/signer';

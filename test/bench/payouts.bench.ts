@@ -30,7 +30,7 @@ import type { MoneyMovement } from '../../src/money/money-movement';
 import { WithdrawalService, type WithdrawalServiceDeps } from '../../src/withdrawals/withdrawal.service';
 import { systemClock } from '../../src/shared/clock';
 import { silentLogger } from '../../src/shared/logger';
-import { Amount } from '../../src/shared/money';
+import { Amount } from '../../src/shared/amount';
 import { HdWallet } from '../../src/wallet/hd';
 import { WalletSigner } from '../../src/wallet/signer';
 import { fmt, report } from './lib';

@@ -5,7 +5,7 @@
  */
 import { Block, Transaction } from 'bitcoinjs-lib';
 import { BcoinNode, type BcoinOptions } from '../../src/dev/bcoin-node';
-import { Amount } from '../../src/shared/money';
+import { Amount } from '../../src/shared/amount';
 
 const running = new Set<BcoinNode>();
 

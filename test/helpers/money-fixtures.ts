@@ -3,7 +3,7 @@ import type { Store } from '../../src/db/store';
 import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger } from '../../src/ledger/ledger';
 import { systemClock, type Clock } from '../../src/shared/clock';
 import { newId } from '../../src/shared/ids';
-import { Amount } from '../../src/shared/money';
+import { Amount } from '../../src/shared/amount';
 
 export interface FixtureTransaction {
   accountId: string;

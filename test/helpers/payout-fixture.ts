@@ -9,7 +9,7 @@ import type { SensitiveLimits } from '../../src/auth/sensitive-limiter';
 import { btcNetwork } from '../../src/chains/btc/derive';
 import { EventEntity } from '../../src/db/entities/events';
 import { placeholder, rawQuery } from '../../src/db/raw';
-import { Amount } from '../../src/shared/money';
+import { Amount } from '../../src/shared/amount';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
 import type { DaemonOptions } from '../../src/daemon/main';
 import type { ChainConfig } from '../../src/config/schema';

@@ -1,5 +1,5 @@
 import { NATIVE_ASSET } from '../../catalog/coins';
-import { Amount } from '../../shared/money';
+import { Amount } from '../../shared/amount';
 import type { ChainConfig } from '../../config/schema';
 import type { ChainFamily } from '../family';
 import { reservedGas } from './gas';

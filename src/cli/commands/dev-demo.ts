@@ -1,6 +1,6 @@
 import type { Daemon } from '../../daemon/main';
 import { withSandboxCode } from '../../dev/sandbox-otp';
-import { Amount } from '../../shared/money';
+import { Amount } from '../../shared/amount';
 import { signedCurl } from './signed-curl';
 
 export const DEMO_OWNER = 'owner@demo.coinkeep.test';

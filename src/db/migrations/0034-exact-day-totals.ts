@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner, Table } from 'typeorm';
-import { Amount } from '../../shared/money';
+import { Amount } from '../../shared/amount';
 import { col } from './table-helpers';
 
 /** Withdrawals read per page while the totals are filled. */

@@ -3,7 +3,7 @@ import { GroupCommit } from '../../../src/db/group-commit';
 import { Ledger } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
 import { FakeClock } from '../../../src/shared/clock';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { tempStore } from '../../helpers/memory-store';
 
 const rows = async (store: Awaited<ReturnType<typeof tempStore>>) =>

@@ -30,8 +30,8 @@ const exportNothing = 'export const x = 1;\n';
 
 test('imports that follow the direction of the house pass the check', async (t) => {
   const r = await checkTree({
-    'src/shared/money.ts': exportNothing,
-    'src/db/store.ts': "import { x } from '../shared/money';\nexport const y = x;\n",
+    'src/shared/amount.ts': exportNothing,
+    'src/db/store.ts': "import { x } from '../shared/amount';\nexport const y = x;\n",
     'src/ledger/ledger.ts': "import { y } from '../db/store';\nexport const z = y;\n",
     'src/invoices/invoice.service.ts': "import { z } from '../ledger/ledger';\nimport { q } from '../shared/query';\nexport const s = z + q;\n",
     'src/shared/query.ts': 'export const q = 2;\n',
@@ -50,7 +50,7 @@ test('imports that follow the direction of the house pass the check', async (t) 
 
 test('an import against the direction, a chain SDK in domain code and typeorm in routes each fail the check', async (t) => {
   const r = await checkTree({
-    'src/shared/money.ts': "import { d } from '../daemon/main';\nexport const x = d;\n",
+    'src/shared/amount.ts': "import { d } from '../daemon/main';\nexport const x = d;\n",
     'src/daemon/main.ts': exportNothing.replace('x', 'd'),
     'src/ledger/ledger.ts': "import { s } from '../invoices/invoice.service';\nexport const z = s;\n",
     'src/invoices/invoice.service.ts': "import { Wallet } from 'ethers';\nimport { page } from '../http/pagination';\nexport const s = [Wallet, page];\n",
@@ -65,7 +65,7 @@ test('an import against the direction, a chain SDK in domain code and typeorm in
   });
   t.is(r.code, 11, r.out);
   for (const line of [
-    'shared-is-the-floor: src/shared/money.ts → src/daemon/main.ts',
+    'shared-is-the-floor: src/shared/amount.ts → src/daemon/main.ts',
     'foundations-import-no-domain: src/ledger/ledger.ts → src/invoices/invoice.service.ts',
     'domains-import-no-outer-layer: src/invoices/invoice.service.ts → src/http/pagination.ts',
     'domains-import-no-outer-layer: src/money/money.service.ts → src/jobs/job.ts',

@@ -6,7 +6,7 @@ import { accountBook, EXTERNAL_BOOK, FEE_BOOK, Ledger, type LedgerEntry } from '
 import { verifyLedger } from '../../../src/ledger/verify';
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
 import { propertySeed, SeededRandom } from '../../helpers/seeded-random';

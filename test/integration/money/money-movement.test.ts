@@ -11,7 +11,7 @@ import { MoneyMovement, type Hold, type Receipt } from '../../../src/money/money
 import { FakeClock } from '../../../src/shared/clock';
 import { ApiError } from '../../../src/shared/errors';
 import { newId } from '../../../src/shared/ids';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { confirmedTransferRow } from '../../helpers/chain-transfer-row';
 import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';

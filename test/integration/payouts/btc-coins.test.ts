@@ -18,7 +18,7 @@ import { BtcPayoutEngine, BtcPayoutRefused } from '../../../src/chains/btc/payou
 import { CoinTaken, reserveCoins, spendableCoins } from '../../../src/chains/btc/payouts/coin-store';
 import { FakeClock } from '../../../src/shared/clock';
 import { silentLogger } from '../../../src/shared/logger';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { AddressService } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
 import { WalletSigner } from '../../../src/wallet/signer';

@@ -17,7 +17,7 @@ import { AddressEntity } from '../../../src/db/entities/chain';
 import { LedgerBalanceEntity } from '../../../src/db/entities/money';
 import { EXTERNAL_BOOK } from '../../../src/ledger/ledger';
 import { verifyLedger } from '../../../src/ledger/verify';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { EvmProvider, type ProviderRules } from '../../helpers/evm-provider';
 import { waitScannedTo, waitWatched } from '../../helpers/chain-scan';

@@ -13,7 +13,7 @@ import { AddressEntity } from '../../../src/db/entities/chain';
 import { EventEntity } from '../../../src/db/entities/events';
 import { verifyLedger } from '../../../src/ledger/verify';
 import { CANCELLED_BY_OPERATOR } from '../../../src/payouts/payout-worker';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { killAllAnvils } from '../../helpers/anvil';
 import { cliConfigFile, TEST_MNEMONIC } from '../../helpers/daemon';

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { Transaction } from 'ethers';
 import { AddressEntity } from '../../../src/db/entities/chain';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { killAllAnvils } from '../../helpers/anvil';
 import { elsewhere, eth, startEvmPayoutFixture, type EvmPayoutFixture } from './evm-payout-fixture';
 

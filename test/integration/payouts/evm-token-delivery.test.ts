@@ -5,7 +5,7 @@
  * though its transaction succeeds; one that takes a fee on transfer delivers less.
  */
 import test, { type ExecutionContext } from 'ava';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { killAllAnvils, makeQuirky, type Quirk } from '../../helpers/anvil';
 import { CONFIRMATIONS, elsewhere, startEvmPayoutFixture, type EvmPayoutFixture } from './evm-payout-fixture';
 

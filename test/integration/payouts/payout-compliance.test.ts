@@ -13,7 +13,7 @@ import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { TransactionEntity } from '../../../src/db/entities/money';
 import { placeholder, rawQuery } from '../../../src/db/raw';
 import { CLAIM_READ_PER_ACCOUNT } from '../../../src/payouts/payout-worker';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { killAllBcoins } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { RealOtp } from '../../helpers/cli-otp';

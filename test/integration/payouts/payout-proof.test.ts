@@ -13,7 +13,7 @@ import { btcNetwork } from '../../../src/chains/btc/derive';
 import { rawQuery } from '../../../src/db/raw';
 import { CANCELLED_BY_OPERATOR, REFUSED_BY_NODE } from '../../../src/payouts/payout-worker';
 import { P2WPKH_INPUT_VSIZE, P2WPKH_SCRIPT_LENGTH, TX_OVERHEAD_VSIZE, outputVsize } from '../../../src/chains/btc/tx-size';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { findTransaction, killAllBcoins, sats } from '../../helpers/bcoin';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { cliConfigFile } from '../../helpers/daemon';

@@ -12,7 +12,7 @@ import { BtcAdapter } from '../../../src/chains/btc/btc-adapter';
 import type { FeeQuote } from '../../../src/chains/types';
 import type { ChainConfig } from '../../../src/config/schema';
 import { rawQuery } from '../../../src/db/raw';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { findTransaction, killAllBcoins, sats } from '../../helpers/bcoin';
 import { BTC, candidates, CONFIRMATIONS, elsewhere, events, minus, paid, reconcile, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
 

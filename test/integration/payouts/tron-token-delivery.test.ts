@@ -5,7 +5,7 @@
  * transfer delivers less.
  */
 import test from 'ava';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { elsewhere, startTronPayoutFixture, units } from './tron-payout-fixture';
 
 test('a USDT payout whose token takes a fee on transfer fails as a reverted one would: the reason names what arrived, the hold is released, what left the wallet and the network fee charged; books and chain agree', async (t) => {

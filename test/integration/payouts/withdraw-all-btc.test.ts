@@ -14,7 +14,7 @@ import type { FeeQuote } from '../../../src/chains/types';
 import type { ChainConfig } from '../../../src/config/schema';
 import { placeholder, rawQuery } from '../../../src/db/raw';
 import { createLogger } from '../../../src/shared/logger';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { killAllBcoins } from '../../helpers/bcoin';
 import { ledgerReconcile } from '../../helpers/daemon';
 import { recordTransaction } from '../../helpers/money-fixtures';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { TransactionEntity } from '../../../src/db/entities/money';
 import { accountBook, EXTERNAL_BOOK, Ledger } from '../../../src/ledger/ledger';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { newId } from '../../../src/shared/ids';
 import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
 import { signedGet } from '../../helpers/signed-get';

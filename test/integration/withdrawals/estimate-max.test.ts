@@ -4,7 +4,7 @@
  * refused like the other estimate inputs, and changes nothing.
  */
 import test, { type ExecutionContext } from 'ava';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { COINS, type ApiResponse } from '../../helpers/invoice-fixture';
 import { PAY_TO, RESERVED_FEE, startWithdrawalFixture, type WithdrawalFixture } from '../../helpers/withdrawal-fixture';
 

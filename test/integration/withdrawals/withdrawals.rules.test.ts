@@ -9,7 +9,7 @@ import { address as btcAddress, networks } from 'bitcoinjs-lib';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { WithdrawalEntity, type WithdrawalStatus } from '../../../src/db/entities/withdrawals';
 import { verifyLedger } from '../../../src/ledger/verify';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { RealOtp } from '../../helpers/cli-otp';
 import { cliConfigFile } from '../../helpers/daemon';

@@ -6,7 +6,7 @@ import test from 'ava';
 import type { ChainTransferRow, TransferStatus } from '../../../src/db/entities/chain';
 import type { InvoiceRow, InvoiceStatus } from '../../../src/db/entities/money';
 import { invoiceEvents, stateChanged, type RecomputeCause } from '../../../src/invoices/invoice.events';
-import type { InvoiceState } from '../../../src/invoices/state';
+import type { InvoiceState } from '../../../src/invoices/invoice.state';
 
 const TTL = '2026-03-01T00:30:00.000Z';
 const row = (status: InvoiceStatus, over: Partial<InvoiceRow> = {}): InvoiceRow =>

@@ -3,7 +3,7 @@ import test from 'ava';
 import type { InvoiceRow } from '../../../src/db/entities/money';
 import { orderRepeat } from '../../../src/invoices/order-rule';
 import { ApiError } from '../../../src/shared/errors';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 type Row = Pick<InvoiceRow, 'id' | 'status' | 'paid_amount' | 'ttl_expires_at' | 'currency' | 'amount'>;
 const NOW = new Date('2026-03-01T00:10:00.000Z');

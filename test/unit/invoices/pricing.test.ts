@@ -5,7 +5,7 @@
 import test from 'ava';
 import { priceInvoice, type PricingTerms } from '../../../src/invoices/pricing';
 import { ApiError, unavailable } from '../../../src/shared/errors';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const BTC = { ticker: 'BTC', decimals: 8 };
 const USD = { code: 'USD', decimals: 2, invoice_enabled: true };

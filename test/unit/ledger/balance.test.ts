@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { applyDelta, availableOf, deltasOf, holdOf, zeroSums, type EntryShape, type Sums } from '../../../src/ledger/balance';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const a = (s: string) => Amount.of(s);
 

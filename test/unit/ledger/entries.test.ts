@@ -6,7 +6,7 @@ import test from 'ava';
 import type { LedgerEntryRow } from '../../../src/db/entities/money';
 import { applyDelta, zeroSums, type Sums } from '../../../src/ledger/balance';
 import { movementEntry, notAnOpenHold, overdrawn, reversalEntry, settlementEntry, type Movement } from '../../../src/ledger/entries';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const a = (s: string) => Amount.of(s);
 const stamp = { id: 'e2', at: '2026-03-01T00:00:00.000Z' };

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { feeOf } from '../../../src/money/fee';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const split = (gross: string, percent: string, paidBy: 'merchant' | 'payer', decimals = 8) => {
   const { fee, net } = feeOf(Amount.of(gross), { percent, paidBy }, decimals);

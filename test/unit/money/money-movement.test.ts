@@ -12,7 +12,7 @@ import type { ChainTransferRow } from '../../../src/db/entities/chain';
 import type { Ledger } from '../../../src/ledger/ledger';
 import { MoneyMovement, type Receipt } from '../../../src/money/money-movement';
 import { FakeClock } from '../../../src/shared/clock';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 /** A SQLite EntityManager whose statements `answer` decides: rows for a read (or an UPDATE ... RETURNING), a row count for a write. */
 function scripted(answer: (sql: string) => unknown[] | number): { em: EntityManager; sql: string[] } {

@@ -16,7 +16,7 @@ import {
   rechargePostings,
   takeBackRow,
 } from '../../../src/money/postings';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const a = (s: string) => Amount.of(s);
 const shown = (ms: Movement[]) => ms.map((m) => `${m.debit} → ${m.credit} ${m.amount.toString()} ${m.code} (${m.refId})`);

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { reviewDecision, type ReviewCase } from '../../../src/withdrawals/review-policy';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 
 const a = (v: string) => Amount.of(v);
 const base: ReviewCase = {

@@ -3,7 +3,7 @@
  * balance, with a platform fee rounded up and a network fee that may grow with the amount.
  */
 import test from 'ava';
-import { Amount } from '../../../src/shared/money';
+import { Amount } from '../../../src/shared/amount';
 import { largestPayable, largestWithin, type WithdrawalFees } from '../../../src/withdrawals/withdraw-all';
 
 const DECIMALS = 8;

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { placeholder, rawQuery, rawRun } from '../../../db/raw';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 
 /** A coin an account can spend: a received output the chain core recorded, and the key that owns it. */
 export interface SpendableCoin {

@@ -2,7 +2,7 @@ import type { ChainConfig } from '../../../config/schema';
 import type { Store } from '../../../db/store';
 import type { Clock } from '../../../shared/clock';
 import { iso } from '../../../shared/clock';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import type { EvmNode } from './evm-node';
 import type { EvmSendQueue } from './send-queue';
 import type { EvmSweeper } from './sweeper';

@@ -8,7 +8,7 @@ import type { Store } from '../../../db/store';
 import type { MoneyMovement } from '../../../money/money-movement';
 import type { Logger } from '../../../shared/logger';
 import { iso, type Clock } from '../../../shared/clock';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import { notFunded } from '../../../payouts/not-funded';
 import { REVERTED_ON_CHAIN, SPENT_BY_ANOTHER } from '../../../payouts/payout-worker';
 import { undelivered, type Undelivered } from '../../../payouts/token-delivery';

@@ -8,7 +8,7 @@ import type { Store } from '../../../db/store';
 import type { MoneyMovement } from '../../../money/money-movement';
 import type { Clock } from '../../../shared/clock';
 import type { Logger } from '../../../shared/logger';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups, type SweepGroup } from '../../../payouts/sweep-groups';
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';

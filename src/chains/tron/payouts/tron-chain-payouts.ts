@@ -1,7 +1,7 @@
 import type { ChainConfig } from '../../../config/schema';
 import type { Store } from '../../../db/store';
 import { iso, type Clock } from '../../../shared/clock';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import type { GasStationStatus } from '../../evm/payouts/evm-chain-payouts';
 import type { TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';

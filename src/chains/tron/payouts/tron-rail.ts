@@ -8,7 +8,7 @@ import type { AddressRow } from '../../../db/entities/chain';
 import { inList, placeholder, rawQuery } from '../../../db/raw';
 import type { Store } from '../../../db/store';
 import type { Logger } from '../../../shared/logger';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import { notFunded } from '../../../payouts/not-funded';
 import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, StoredPayout } from '../../../payouts/rail';
 import { treasuryShortfall } from '../../../payouts/treasury-shortfall';

@@ -7,7 +7,7 @@ import type { Store } from '../../../db/store';
 import type { MoneyMovement } from '../../../money/money-movement';
 import type { Clock } from '../../../shared/clock';
 import type { Logger } from '../../../shared/logger';
-import { Amount } from '../../../shared/money';
+import { Amount } from '../../../shared/amount';
 import type { EvmSendOwner } from '../../evm/payouts/send-queue';
 import type { FeeCeiling, FeeWaitKind } from '../../../payouts/fee-ceiling';
 import type { EvmSendRow } from '../../evm/payouts/send-store';

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { coinId } from '../../../../src/catalog/coins';
-import { Amount } from '../../../../src/shared/money';
+import { Amount } from '../../../../src/shared/amount';
 import { SignedClient } from '../../../helpers/api-client';
 import { killAllBcoins, sats, startBcoin } from '../../../helpers/bcoin';
 import { CliEnv } from '../../../helpers/cli';

@@ -1,6 +1,6 @@
 import type { TransferStatus } from '../db/entities/chain';
 import type { InvoiceRow, InvoiceStatus } from '../db/entities/money';
-import { Amount, HUNDRED } from '../shared/money';
+import { Amount, HUNDRED } from '../shared/amount';
 
 /**
  * The invoice state table (SPEC "States and transitions: Invoice", PRODUCT §6), as one pure

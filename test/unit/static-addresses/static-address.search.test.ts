@@ -1,6 +1,6 @@
 /** How GET /v1/addresses?search= is matched: a prefix below a trigram, a substring from one on. */
 import test from 'ava';
-import { DENSE_MATCHES, FEW_ROWS, likeAnywhere, phrase, planFromProbe, planFromTail, searchStart, TAIL } from '../../../src/addresses/static-address.search';
+import { DENSE_MATCHES, FEW_ROWS, likeAnywhere, phrase, planFromProbe, planFromTail, searchStart, TAIL } from '../../../src/static-addresses/static-address.search';
 
 test('no search text filters nothing', (t) => {
   t.deepEqual(searchStart(undefined, 'sqlite'), { kind: 'none' });

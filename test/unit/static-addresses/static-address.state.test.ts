@@ -1,5 +1,5 @@
 import test from 'ava';
-import { archiveAtOf, archivedFields, depositNoted, idleCutoffs, nextStaticAddressMove, restoredFields, STATIC_ADDRESS_STATUSES, type StaticAddressTrigger } from '../../../src/addresses/static-address.state';
+import { archiveAtOf, archivedFields, depositNoted, idleCutoffs, nextStaticAddressMove, restoredFields, STATIC_ADDRESS_STATUSES, type StaticAddressTrigger } from '../../../src/static-addresses/static-address.state';
 
 const TRIGGERS: StaticAddressTrigger[] = ['archive_manual', 'archive_inactive', 'restore_manual', 'restore_deposit'];
 

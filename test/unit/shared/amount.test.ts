@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { Amount, isDecimalString, type RoundingMode } from '../../../src/shared/money';
+import { Amount, isDecimalString, type RoundingMode } from '../../../src/shared/amount';
 import { ApiError } from '../../../src/shared/errors';
 
 const USD = { field: 'amount', decimals: 2 };

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { computeInvoiceState, isFinal, type InvoiceTerms, type TransferFact } from '../../../src/invoices/state';
+import { computeInvoiceState, isFinal, type InvoiceTerms, type TransferFact } from '../../../src/invoices/invoice.state';
 
 const TTL = '2026-01-01T00:30:00.000Z';
 const BEFORE_TTL = new Date('2026-01-01T00:10:00.000Z');

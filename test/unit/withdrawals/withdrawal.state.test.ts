@@ -1,5 +1,5 @@
 import test from 'ava';
-import { creationEvent, isCancellable, nextMove, WITHDRAWAL_STATUSES, type WithdrawalTrigger } from '../../../src/withdrawals/state';
+import { creationEvent, isCancellable, nextMove, WITHDRAWAL_STATUSES, type WithdrawalTrigger } from '../../../src/withdrawals/withdrawal.state';
 
 const TRIGGERS: WithdrawalTrigger[] = ['approve', 'reject', 'expire', 'cancel', 'claim', 'compliance', 'broadcast', 'confirm', 'fail', 'reorg'];
 
