@@ -6,7 +6,7 @@ import type { ChainStatus } from '../chains/chain-watcher';
 import type { ReconcileLine, ReconcileReport } from '../ledger/reconcile';
 import type { VerifyReport } from '../ledger/verify';
 import type { CallbackSecretView } from '../webhooks/callback-secret';
-import type { DeliveryView } from '../webhooks/delivery.service';
+import type { DeliveryView } from '../webhooks/delivery.view';
 import type { GasStationStatus } from '../chains/evm/payouts/evm-chain-payouts';
 import type { FeeCeilingStatus } from '../payouts/fee-ceiling';
 import type { PayoutAlert } from '../payouts/payout-alerts';

@@ -12,10 +12,11 @@ import type { InvoiceView } from '../invoices/invoice.view';
 import type { EventType } from '../shared/events';
 import type { BalanceView } from '../transactions/balance.service';
 import type { TransactionView } from '../transactions/transaction.service';
-import type { AttemptView, DeliveryView } from '../webhooks/delivery.service';
-import type { EndpointView } from '../webhooks/endpoint.service';
-import type { CreateEndpointBody, UpdateEndpointBody } from '../webhooks/endpoint.schema';
-import type { CreateWithdrawalBody, EstimateBody, EstimateSchema, WithdrawalSchema } from '../withdrawals/withdrawal.schema';
+import type { AttemptView, DeliveryView } from '../webhooks/delivery.view';
+import type { EndpointView } from '../webhooks/endpoint.view';
+import type { CreateEndpointBody, UpdateEndpointBody } from '../webhooks/endpoint.request';
+import type { CreateWithdrawalBody, EstimateBody } from '../withdrawals/withdrawal.request';
+import type { EstimateSchema, WithdrawalSchema } from '../withdrawals/withdrawal.view';
 
 export type Invoice = InvoiceView;
 export type CreateInvoiceParams = z.input<typeof CreateInvoiceBody>;

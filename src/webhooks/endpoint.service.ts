@@ -1,7 +1,4 @@
-import { z } from 'zod';
-import { timestamp, uuid } from '../shared/schema';
-import type { WebhookEndpointRow } from '../db/entities/webhooks';
-import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../db/entities/webhooks';
+import { WebhookDeliveryEntity, WebhookEndpointEntity, type WebhookEndpointRow } from '../db/entities/webhooks';
 import { applyKeyset } from '../db/keyset';
 import { lockRow } from '../db/raw';
 import type { Store } from '../db/store';
@@ -11,36 +8,11 @@ import { conflict, notFound } from '../shared/errors';
 import { newId } from '../shared/ids';
 import type { EndpointInput } from './endpoint.request';
 import { last4, newWebhookSecret, type WebhookSecrets } from './secrets';
+import { presentEndpoint, type EndpointView } from './endpoint.view';
 
 /** How many endpoints one account may have. */
 export const MAX_ENDPOINTS = 20;
 
-export const EndpointSchema = z
-  .object({
-    id: uuid(),
-    url: z.string(),
-    event_types: z.array(z.string()),
-    description: z.string().nullable(),
-    enabled: z.boolean(),
-    secret_last4: z.string(),
-    created_at: timestamp(),
-    updated_at: timestamp(),
-  })
-  .meta({ id: 'WebhookEndpoint' });
-export type EndpointView = z.infer<typeof EndpointSchema>;
-/** Creation and rotation answer the secret once. */
-export const EndpointWithSecretSchema = EndpointSchema.extend({ secret: z.string() }).meta({ id: 'WebhookEndpointWithSecret' });
-
-export const presentEndpoint = (r: WebhookEndpointRow): EndpointView => ({
-  id: r.id,
-  url: r.url,
-  event_types: JSON.parse(r.event_types) as string[],
-  description: r.description,
-  enabled: r.enabled,
-  secret_last4: r.secret_last4,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
 
 /** Webhook endpoints of PRODUCT §10: one account's, never another's (another's id is not_found). */
 export class EndpointService {

@@ -4,10 +4,10 @@ import { InvoiceSchema } from '../invoices/invoice.view';
 import type { ApiRoute } from '../shared/api-route';
 import { EVENT_TYPES, type EventType } from '../shared/events';
 import { pageOf, pageQuery, timestamp, uuid } from '../shared/schema';
-import { WithdrawalSchema } from '../withdrawals/withdrawal.schema';
-import { DELIVERY_STATUSES, DeliverySchema, DeliveryWithAttemptsSchema } from './delivery.service';
-import { EndpointSchema, EndpointWithSecretSchema } from './endpoint.service';
-import { CreateEndpointBody, RotateSecretBody, UpdateEndpointBody } from './endpoint.schema';
+import { WithdrawalSchema } from '../withdrawals/withdrawal.view';
+import { DELIVERY_STATUSES, DeliverySchema, DeliveryWithAttemptsSchema } from './delivery.view';
+import { EndpointSchema, EndpointWithSecretSchema } from './endpoint.view';
+import { CreateEndpointBody, RotateSecretBody, UpdateEndpointBody } from './endpoint.request';
 
 const one = { tag: 'webhooks', auth: 'signed' } as const;
 const read = { ...one, permissions: ['read'] } as const;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ApiRoute } from '../shared/api-route';
 import { exportQuery, pageOf, pageQuery, timestamp, uuid } from '../shared/schema';
-import { CreateWithdrawalBody, EstimateBody, EstimateSchema, WithdrawalSchema } from './withdrawal.schema';
+import { CreateWithdrawalBody, EstimateBody } from './withdrawal.request';
+import { EstimateSchema, WithdrawalSchema } from './withdrawal.view';
 import { WITHDRAWAL_STATUSES } from './withdrawal.state';
 
 const one = { tag: 'withdrawals', auth: 'signed' } as const;

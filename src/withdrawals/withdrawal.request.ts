@@ -1,12 +1,12 @@
+import { z } from 'zod';
 import type { Catalog, Coin } from '../catalog/coins';
 import type { ChainSender } from '../chains/types';
 import type { NetworkFeeMode } from '../db/entities/withdrawals';
 import { ApiError, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
 import { Amount } from '../shared/amount';
-import { checkShape } from '../shared/schema';
+import { checkShape, uuid } from '../shared/schema';
 import { MAX_AMOUNT } from './withdraw-all';
-import { CreateWithdrawalBody, EstimateBody } from './withdrawal.schema';
 
 /** The coin of a withdrawal and its chain's send half. */
 export interface PayoutCoin {
@@ -82,3 +82,21 @@ export function parsePayoutAmount(raw: unknown, payout: PayoutCoin): Amount {
   if (amount.cmp(minimum) < 0) throw validationError('amount', `amount must be at least ${minimum.toString()} ${coin.ticker}`, { minimum: minimum.toString() });
   return amount;
 }
+
+/** The body of POST /v1/withdrawals (PRODUCT §8): types and sizes; coin, amount and address are checked after. */
+export const CreateWithdrawalBody = z.strictObject({
+  coin_id: uuid(),
+  amount: z.string().min(1).max(100).meta({ description: 'decimal string, at most the coin\'s decimals' }),
+  to_address: z.string().min(1).max(128),
+  payout_id: z.string().regex(/^[\x20-\x7e]{1,128}$/).nullish(),
+  comment: z.string().max(500).nullish(),
+  network_fee_mode: z.enum(['reserved', 'actual']).nullish(),
+});
+
+/** The body of POST /v1/withdrawals/estimate: the withdrawal's fields (the destination optional, the others ignored). */
+export const EstimateBody = z.looseObject({
+  coin_id: uuid(),
+  amount: z.string().min(1).max(100).meta({ description: 'decimal string, or "max": the largest amount whose total_debit fits the available balance (PRODUCT §14)' }),
+  to_address: z.string().nullish(),
+  network_fee_mode: z.enum(['reserved', 'actual']).nullish(),
+});

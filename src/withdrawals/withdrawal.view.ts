@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { Catalog } from '../catalog/coins';
 import type { NetworkFeeMode, WithdrawalRow } from '../db/entities/withdrawals';
+import { decimal, timestamp, uuid, type Same } from '../shared/schema';
 
 /** A withdrawal as the API shows it (PRODUCT §8): its row with its coin's ticker and network. */
 export type WithdrawalView = Pick<
@@ -47,3 +49,48 @@ const coin = catalog.coin(row.coin_id);
     completed_at: row.completed_at,
   };
 }
+
+/** A withdrawal as the API returns it (SPEC "Withdrawal"). */
+export const WithdrawalSchema = z
+  .object({
+    id: uuid(),
+    status: z.enum(['pending', 'review', 'awaiting_approval', 'processing', 'broadcast', 'completed', 'failed', 'rejected', 'cancelled']),
+    payout_id: z.string().nullable(),
+    coin_id: uuid(),
+    ticker: z.string(),
+    network: z.string(),
+    amount: decimal(),
+    to_address: z.string(),
+    comment: z.string().nullable(),
+    review_reason: z.enum(['limit', 'pattern', 'manual', 'compliance', 'signer_limit']).nullable(),
+    txid: z.string().nullable(),
+    confirmations: z.number().int(),
+    failure_reason: z.string().nullable(),
+    platform_fee: decimal(),
+    network_fee_reserved: decimal(),
+    network_fee_charged: decimal().nullable(),
+    network_fee_mode: z.enum(['reserved', 'actual']),
+    total_debit: decimal(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+    completed_at: timestamp().nullable(),
+  })
+  .meta({ id: 'Withdrawal' });
+
+/** The answer of POST /v1/withdrawals/estimate. */
+export const EstimateSchema = z
+  .object({
+    coin_id: uuid(),
+    amount: decimal(),
+    platform_fee: decimal(),
+    network_fee_reserved: decimal(),
+    network_fee_mode: z.enum(['reserved', 'actual']),
+    total_debit: decimal(),
+    expires_at: timestamp(),
+  })
+  .meta({ id: 'WithdrawalEstimate' });
+
+const sameWithdrawal: Same<z.infer<typeof WithdrawalSchema>, WithdrawalView> = true;
+const sameEstimate: Same<z.infer<typeof EstimateSchema>, EstimateView> = true;
+void sameWithdrawal;
+void sameEstimate;
