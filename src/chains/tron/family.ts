@@ -1,6 +1,6 @@
 import type { ChainFamily } from '../family';
 import { tronScheme } from './derive';
-import { TronAdapter } from './tron-adapter';
+import { TronAdapter, type NewestBlock } from './tron-adapter';
 import { TronFullNode } from './full-node';
 import { liteNote, tronProbe } from './doctor-probe';
 import { poolOf, pooledTransport } from '../node-pool';
@@ -9,8 +9,10 @@ import { poolOf, pooledTransport } from '../node-pool';
 export const tronFamily: ChainFamily = {
   kind: 'tron',
   adapter: (chain, clock) => {
-    const pool = poolOf(chain, clock, (e) => new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key), (node) => new TronAdapter(chain, node), unavailable);
-    return new TronAdapter(chain, pooledTransport(pool, ['post']), pool);
+    // The tip the pool reads through an endpoint's adapter brings the newest block whole: the chain's reads take it from there.
+    const newest: NewestBlock = { block: null };
+    const pool = poolOf(chain, clock, (e) => new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key), (node) => new TronAdapter(chain, node, undefined, newest), unavailable);
+    return new TronAdapter(chain, pooledTransport(pool, ['post']), pool, newest);
   },
   doctorEndpoint: (chain, e) => {
     const node = new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key);

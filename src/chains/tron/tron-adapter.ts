@@ -107,6 +107,11 @@ interface TronTxInfo {
  * the tip (`getnowblock`) and is not fetched again; the genesis check is skipped while the tip has
  * not moved (nothing new is read from the node then).
  */
+/** The newest block a chain's tip read brought whole (see TronAdapter's constructor). */
+export interface NewestBlock {
+  block: TronBlock | null;
+}
+
 export class TronAdapter implements ChainAdapter {
   readonly chainId: string;
   private readonly node: Pick<TronFullNode, 'post'>;
@@ -115,13 +120,21 @@ export class TronAdapter implements ChainAdapter {
   /** The genesis blockID the configured network has, and the network's name for messages. */
   private readonly genesis: string;
   private readonly network: string;
-  /** The node's newest block as the last `tip` read it whole: `blocks` ending there takes it from here. */
-  private newest: TronBlock | null = null;
   /** The tip whose node was last found on the configured network. */
   private checkedTip: BlockRef | null = null;
 
-  /** `node`: the full node's HTTP API (the chain's endpoints, pooled); `nodes`: those endpoints, for the chain core. */
-  constructor(chain: ChainConfig, node?: Pick<TronFullNode, 'post'>, readonly nodes?: ChainNodeSet) {
+  /**
+   * `node`: the full node's HTTP API (the chain's endpoints, pooled); `nodes`: those endpoints, for
+   * the chain core; `newest`: the node's newest block as the last `tip` read it whole, shared by
+   * the adapters of one chain (the pool reads the tip through each endpoint's own), so that
+   * `blocks` ending there takes it from here instead of asking for it again.
+   */
+  constructor(
+    chain: ChainConfig,
+    node?: Pick<TronFullNode, 'post'>,
+    readonly nodes?: ChainNodeSet,
+    private readonly newest: NewestBlock = { block: null },
+  ) {
     this.chainId = chain.id;
     this.node = node ?? new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.nodes?.endpoints[0]?.api_key ?? chain.api_key);
     for (const t of chain.tokens) this.tokens.set(tronToHex(t.contract).slice(2), t.contract);
@@ -138,7 +151,7 @@ export class TronAdapter implements ChainAdapter {
    * the last check needs none: nothing new is read from the node.
    */
   async tip(signal?: AbortSignal): Promise<BlockRef> {
-    this.newest = null;
+    this.newest.block = null;
     const now = checkedBlock(await this.node.post<TronBlock>('getnowblock', {}, signal), undefined);
     const tip = toHeader(now);
     if (this.checkedTip?.hash !== tip.hash || this.checkedTip.height !== tip.height) {
@@ -148,7 +161,7 @@ export class TronAdapter implements ChainAdapter {
       if (genesis !== this.genesis) throw new NodeFault(`tron node's genesis block is ${genesis}, the config says ${this.network}`);
       this.checkedTip = tip;
     }
-    this.newest = now;
+    this.newest.block = now;
     const ms = now.block_header.raw_data.timestamp;
     return { ...tip, ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
   }
@@ -159,7 +172,7 @@ export class TronAdapter implements ChainAdapter {
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
     // The newest block came whole with the tip: a range ending there reads one block less (none when it is the only one).
-    let newest = this.newest?.block_header.raw_data.number === to ? this.newest : null;
+    let newest = this.newest.block?.block_header.raw_data.number === to ? this.newest.block : null;
     return readConsistently('tron node', from, to, async () => {
       const raw: TronBlock[] = [];
       const last = newest ? to - 1 : to;
