@@ -16,6 +16,8 @@ export class LearnedLimit {
   private current: number;
   /** The smallest size that failed and is not yet forgotten; null: none. */
   private failedAt: number | null = null;
+  /** The largest size the node said it takes (a provider's plan limit): never grown past, never forgotten. */
+  private stated: number | null = null;
   private streak = 0;
   private sinceFailure = 0;
   private readonly growAfter: number;
@@ -40,7 +42,9 @@ export class LearnedLimit {
    * (QuickNode's "limited to a 5 range"), else to half of it. Returns the new value.
    */
   tooMuch(size: number, stated?: number): number {
-    const below = stated !== undefined && Number.isInteger(stated) && stated >= 1 && stated < size ? stated : Math.max(1, Math.floor(size / 2));
+    const named = stated !== undefined && Number.isInteger(stated) && stated >= 1 && stated < size;
+    const below = named ? stated : Math.max(1, Math.floor(size / 2));
+    if (named) this.stated = this.stated === null ? stated : Math.min(this.stated, stated);
     this.current = Math.min(this.current, below);
     this.failedAt = this.failedAt === null ? size : Math.min(this.failedAt, size);
     this.streak = 0;
@@ -55,7 +59,7 @@ export class LearnedLimit {
     if (this.current >= this.max) return;
     if (++this.streak < this.growAfter) return;
     this.streak = 0;
-    const ceiling = this.failedAt === null ? this.max : Math.min(this.max, this.failedAt - 1);
+    const ceiling = Math.min(this.max, this.failedAt === null ? Infinity : this.failedAt - 1, this.stated ?? Infinity);
     this.current = Math.max(this.current, Math.min(ceiling, this.current * 2));
   }
 }
