@@ -16,7 +16,7 @@ export class LearnedLimit {
   private current: number;
   /** The smallest size that failed and is not yet forgotten; null: none. */
   private failedAt: number | null = null;
-  /** The largest size the node said it takes (a provider's plan limit): never grown past, never forgotten. */
+  /** The endpoint's fixed limit as it stated it (a provider's plan): never grown past, never forgotten. */
   private stated: number | null = null;
   private streak = 0;
   private sinceFailure = 0;
@@ -39,12 +39,14 @@ export class LearnedLimit {
 
   /**
    * `size` was too much: the limit goes below it, to `stated` when the node said what it takes
-   * (QuickNode's "limited to a 5 range"), else to half of it. Returns the new value.
+   * (QuickNode's "limited to a 5 range", a suggested range), else to half of it. `planLimit`: the
+   * stated size is the endpoint's fixed limit (its plan's), not one this request's data set, so
+   * the limit never grows past it again. Returns the new value.
    */
-  tooMuch(size: number, stated?: number): number {
+  tooMuch(size: number, stated?: number, planLimit = false): number {
     const named = stated !== undefined && Number.isInteger(stated) && stated >= 1 && stated < size;
     const below = named ? stated : Math.max(1, Math.floor(size / 2));
-    if (named) this.stated = this.stated === null ? stated : Math.min(this.stated, stated);
+    if (named && planLimit) this.stated = this.stated === null ? stated : Math.min(this.stated, stated);
     this.current = Math.min(this.current, below);
     this.failedAt = this.failedAt === null ? size : Math.min(this.failedAt, size);
     this.streak = 0;

@@ -138,7 +138,7 @@ export class EvmRpc {
         const message = String(answer?.error?.message ?? '');
         if (answer?.error && LOGS_LIMIT.test(message) && b > a) {
           refused = true;
-          const size = this.logsLimit.tooMuch(b - a + 1, statedRange(message));
+          const size = this.logsLimit.tooMuch(b - a + 1, statedRange(message), PLAN_RANGE.test(message));
           again.push(...split(a, b, Math.min(size, Math.max(1, Math.floor((b - a + 1) / 2)))));
           return;
         }
@@ -218,7 +218,7 @@ export class EvmRpc {
     const message = String(single?.error?.message ?? '');
     if (calls.length > 1 && (status === 413 || (single?.error && BATCH_TOO_LARGE.test(message)))) {
       // Refused for its size: asked again in smaller requests.
-      this.batchLimit.tooMuch(calls.length, statedNumber(message));
+      this.batchLimit.tooMuch(calls.length, statedNumber(message), true);
       return calls.map(() => undefined);
     }
     if (status === 429 || ((status === 403 || status === 503 || ok) && rateLimited(single?.error)))
@@ -320,9 +320,12 @@ function statedNumber(message: string): number | undefined {
   return m ? Number(m[1]!.replace(/,/g, '')) : undefined;
 }
 
+/** A log range refused for the endpoint's plan (QuickNode's "limited to a 5 range"), not for this range's results. */
+const PLAN_RANGE = /limited to a? ?([\d,]+) ?(block )?range/i;
+
 /** The span a log refusal names: QuickNode's "limited to a 5 range", or a suggested "[0xA, 0xB]" (Infura, Alchemy). */
 function statedRange(message: string): number | undefined {
-  const limited = /limited to a? ?([\d,]+) ?(block )?range/i.exec(message);
+  const limited = PLAN_RANGE.exec(message);
   if (limited) return Number(limited[1]!.replace(/,/g, ''));
   const suggested = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(message);
   if (suggested) {

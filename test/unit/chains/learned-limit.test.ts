@@ -54,13 +54,13 @@ test('a limit at its bound stays there', (t) => {
   t.throws(() => new LearnedLimit(0));
 });
 
-test('a size the node named is a ceiling the limit never grows past, even after the failure is forgotten (no refusal every few hundred requests)', (t) => {
+test('a size the node named as its plan\'s limit is a ceiling the limit never grows past, even after the failure is forgotten (no refusal every few hundred requests)', (t) => {
   const l = new LearnedLimit(100, { growAfter: 2, forgetAfter: 10 });
-  t.is(l.tooMuch(100, 5), 5);
+  t.is(l.tooMuch(100, 5, true), 5);
   for (let i = 0; i < 200; i++) l.succeeded();
   t.is(l.value, 5, 'QuickNode said 5: asking 6 or 10 would only be refused');
   const unnamed = new LearnedLimit(100, { growAfter: 2, forgetAfter: 10 });
-  unnamed.tooMuch(100);
+  unnamed.tooMuch(100, 5);
   for (let i = 0; i < 200; i++) unnamed.succeeded();
-  t.is(unnamed.value, 100, 'a failure without a stated size is forgotten and the bound tried again');
+  t.is(unnamed.value, 100, 'a size suggested for one range\'s results (Infura) is forgotten and the bound tried again');
 });
