@@ -10,7 +10,6 @@ export function memberActor(body: Record<string, unknown>): Actor {
   return { kind: 'member', email: as, otp };
 }
 
-
 /** The member a CLI call acts as, or the host's operator when it names none (`member add` without `--as`). */
 export function memberOrOperator(body: Record<string, unknown>): Actor {
   return body.as === undefined ? { kind: 'operator' } : memberActor(body);

@@ -112,7 +112,11 @@ export class DashboardSnapshots {
     const balances: DashboardOverview['balances'] = [];
     const statuses = OPEN_PAYOUTS.map((_, i) => p(i + 2)).join(', ');
     for (const id of ids) {
-      for (const r of await rawQuery<{ status: string; n: number | string }>(em, `SELECT status, COUNT(*) AS n FROM invoices WHERE account_id = ${p(1)} AND created_at >= ${p(2)} GROUP BY status`, [id, hourAgo])) {
+      for (const r of await rawQuery<{ status: string; n: number | string }>(
+        em,
+        `SELECT status, COUNT(*) AS n FROM invoices WHERE account_id = ${p(1)} AND created_at >= ${p(2)} GROUP BY status`,
+        [id, hourAgo],
+      )) {
         invoices[r.status] = (invoices[r.status] ?? 0) + Number(r.n);
       }
       for (const r of await rawQuery<{ status: string; n: number | string }>(
@@ -123,7 +127,11 @@ export class DashboardSnapshots {
         const key = r.status === 'failed' ? 'failing' : (r.status as 'pending' | 'exhausted');
         queue[key] += Number(r.n);
       }
-      for (const r of await rawQuery<{ status: string; n: number | string }>(em, `SELECT status, COUNT(*) AS n FROM withdrawals WHERE account_id = ${p(1)} AND status IN (${statuses}) GROUP BY status`, [id, ...OPEN_PAYOUTS])) {
+      for (const r of await rawQuery<{ status: string; n: number | string }>(
+        em,
+        `SELECT status, COUNT(*) AS n FROM withdrawals WHERE account_id = ${p(1)} AND status IN (${statuses}) GROUP BY status`,
+        [id, ...OPEN_PAYOUTS],
+      )) {
         payouts[r.status] = (payouts[r.status] ?? 0) + Number(r.n);
       }
       for (const b of await this.deps.ledger.balances(em, accountBook(id))) {
@@ -132,7 +140,15 @@ export class DashboardSnapshots {
       }
     }
     const alerts = ((await this.deps.payoutAlerts?.()) ?? []).filter((a) => ids.includes(a.account_id));
-    return { chains: this.deps.chains.status(), fee_balances: this.deps.gasStations?.() ?? [], invoices_last_hour: invoices, balances, webhook_queue: queue, payout_queue: payouts, payout_alerts: alerts };
+    return {
+      chains: this.deps.chains.status(),
+      fee_balances: this.deps.gasStations?.() ?? [],
+      invoices_last_hour: invoices,
+      balances,
+      webhook_queue: queue,
+      payout_queue: payouts,
+      payout_alerts: alerts,
+    };
   }
 
   /** The newest rows of every account in view, merged newest first. */
@@ -173,7 +189,13 @@ export class DashboardSnapshots {
     const out: DashboardWithdrawRequest[] = [];
     for (const id of ids) {
       for (const r of await this.deps.keys.withdrawRequests(id)) {
-        out.push({ account_id: id, key_id: r.key.key_id, key_name: r.key.name, requested_by: r.request?.requested_by ?? null, requested_at: r.request?.requested_at ?? null });
+        out.push({
+          account_id: id,
+          key_id: r.key.key_id,
+          key_name: r.key.name,
+          requested_by: r.request?.requested_by ?? null,
+          requested_at: r.request?.requested_at ?? null,
+        });
       }
     }
     return out;
@@ -204,7 +226,11 @@ export class DashboardSnapshots {
     );
     const endpoints: DashboardEndpoint[] = [];
     for (const id of ids) {
-      const rows = await rawQuery<DashboardEndpoint>(em, `SELECT id, account_id, url, enabled FROM webhook_endpoints WHERE account_id = ${p(1)} ORDER BY created_at, id`, [id]);
+      const rows = await rawQuery<DashboardEndpoint>(
+        em,
+        `SELECT id, account_id, url, enabled FROM webhook_endpoints WHERE account_id = ${p(1)} ORDER BY created_at, id`,
+        [id],
+      );
       endpoints.push(...rows.map((e) => ({ ...e, enabled: Boolean(e.enabled) })));
     }
     return { deliveries: deliveries.map((d) => ({ ...d, attempts: Number(d.attempts) })), endpoints };
@@ -215,7 +241,13 @@ export class DashboardSnapshots {
     for (const id of ids) {
       const em = this.deps.store.read;
       const used = new Map(
-        (await rawQuery<{ key_id: string; last_used_at: string | null }>(em, `SELECT key_id, last_used_at FROM api_keys WHERE account_id = ${placeholder(em, 1)}`, [id])).map((r) => [r.key_id, r.last_used_at]),
+        (
+          await rawQuery<{ key_id: string; last_used_at: string | null }>(
+            em,
+            `SELECT key_id, last_used_at FROM api_keys WHERE account_id = ${placeholder(em, 1)}`,
+            [id],
+          )
+        ).map((r) => [r.key_id, r.last_used_at]),
       );
       for (const k of await this.deps.keys.list(id)) {
         out.push({

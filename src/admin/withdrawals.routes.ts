@@ -7,13 +7,13 @@ import { WITHDRAWAL_STATUSES } from '../withdrawals/withdrawal.state';
 import type { WithdrawalStatus } from '../db/entities/withdrawals';
 import { memberActor } from './actor';
 
-
 /** `coinkeep withdrawals` and `coinkeep whitelist`: members read and cancel, owners and admins decide and change. */
 export function withdrawalsAdminRoutes(withdrawals: WithdrawalService, whitelist: WhitelistService): AppRouter {
   const r = newRouter('/admin/accounts/:id');
   r.get('/withdrawals', async (ctx) => {
     const status = ctx.query.status;
-    if (status !== undefined && !WITHDRAWAL_STATUSES.includes(status as WithdrawalStatus)) throw validationError('status', `status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
+    if (status !== undefined && !WITHDRAWAL_STATUSES.includes(status as WithdrawalStatus))
+      throw validationError('status', `status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
     ctx.body = { items: await withdrawals.listForMember(ctx.params.id!, memberActor(ctx.query), status as WithdrawalStatus | undefined) };
   });
   r.get('/withdrawals/:wid', async (ctx) => {

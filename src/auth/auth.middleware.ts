@@ -49,8 +49,7 @@ const unsigned = (h: SignatureHeaders): boolean => !h['x-api-key'] && !h['x-time
 const DUMMY_MAC = macKey('dummy-secret-for-constant-work-0000000000000');
 const KEY_ID = /^ck_(live|test)_[0-9A-Za-z]{24}$/;
 
-const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) =>
-  new ApiError(401, code, message, details, WWW_AUTHENTICATE);
+const unauthorized = (code: string, message: string, details: Record<string, unknown> = {}) => new ApiError(401, code, message, details, WWW_AUTHENTICATE);
 const missingHeader = (header: string) => unauthorized('auth.missing_header', `the ${header} header is required`, { field: header });
 
 /** The merchant API: every route under it that takes a body is signed. */
@@ -161,7 +160,8 @@ export class Authenticator {
     const ip = normalizeIp(ctx.ip);
     try {
       const checked = this.checkSignature(ctx, ip);
-      const auth = checked instanceof Promise ? checked.then((signed) => this.afterSignature(ctx, signed, permission)) : this.afterSignature(ctx, checked, permission);
+      const auth =
+        checked instanceof Promise ? checked.then((signed) => this.afterSignature(ctx, signed, permission)) : this.afterSignature(ctx, checked, permission);
       return auth instanceof Promise ? auth.catch((err: unknown) => this.refused(err, ip)) : auth;
     } catch (err) {
       return this.refused(err, ip);
@@ -227,7 +227,13 @@ export class Authenticator {
     const blockedMs = this.deps.ipBlocker.blockedFor(ip);
     if (blockedMs > 0) {
       const retry = Math.ceil(blockedMs / 1000);
-      throw new ApiError(429, 'rate_limited', 'too many refused authentications from this address', { scope: 'ip', retry_after: retry }, { 'Retry-After': String(retry) });
+      throw new ApiError(
+        429,
+        'rate_limited',
+        'too many refused authentications from this address',
+        { scope: 'ip', retry_after: retry },
+        { 'Retry-After': String(retry) },
+      );
     }
   }
 
@@ -283,7 +289,7 @@ function matchKey(hmac: Hmac, entry: KeyEntry | null, { canonical, signature, ti
   const mark = current ?? (previousLive ? previous : null);
   if (!entry || mark === null) throw unauthorized('auth.invalid_signature', 'the signature does not match');
   if (entry.row.status !== 'active') throw unauthorized('auth.invalid_key', `this key is ${entry.row.status}`);
-  if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', 'this address is not on the key\'s whitelist', { ip });
+  if (!entry.allowsIp(ip)) throw new ApiError(403, 'auth.ip_not_allowed', "this address is not on the key's whitelist", { ip });
   return { entry, usedSecret: current !== null ? 'current' : 'previous', signature, mark, timestampSeconds, nowMs, ip };
 }
 

@@ -85,7 +85,10 @@ export class IpBlocker {
   private nextBlockEndMs = Infinity;
   private lastNowMs = -Infinity;
 
-  constructor(private readonly nowMs: () => number, opts?: Partial<IpBlockerOptions>) {
+  constructor(
+    private readonly nowMs: () => number,
+    opts?: Partial<IpBlockerOptions>,
+  ) {
     this.opts = {
       failures: opts?.failures ?? IP_BLOCK_FAILURES,
       windowMs: opts?.windowMs ?? IP_BLOCK_WINDOW_MS,

@@ -27,8 +27,7 @@ export function whitelistMatcher(whitelist: readonly string[]): (ip: string) => 
 
 /** The hextets of an IPv6 address, `::` expanded (an embedded IPv4 tail counts as its two). */
 function ipv6Groups(ip: string): number[] {
-  const split = (part: string): number[] =>
-    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? [0, 0] : [parseInt(g, 16)]));
+  const split = (part: string): number[] => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? [0, 0] : [parseInt(g, 16)])));
   const [left, right] = ip.split('%')[0]!.split('::');
   const head = split(left!);
   if (right === undefined) return head;
@@ -42,5 +41,8 @@ function ipv6Groups(ip: string): number[] {
  */
 export function blockKey(ip: string): string {
   if (!ip.includes(':') || isIP(ip) !== 6) return ip;
-  return `${ipv6Groups(ip).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${ipv6Groups(ip)
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }

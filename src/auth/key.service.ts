@@ -59,8 +59,17 @@ export function presentKey(row: ApiKeyRow) {
 
 /** The columns of a key its withdraw state is made of (`toState`). */
 const STATE_COLUMNS = [
-  'permissions', 'withdraw_status', 'withdraw_granted_by', 'withdraw_request', 'ip_whitelist', 'secret_holder',
-  'secret_generation', 'rotation_required', 'previous_secret_holder', 'previous_secret_valid_until', 'status',
+  'permissions',
+  'withdraw_status',
+  'withdraw_granted_by',
+  'withdraw_request',
+  'ip_whitelist',
+  'secret_holder',
+  'secret_generation',
+  'rotation_required',
+  'previous_secret_holder',
+  'previous_secret_valid_until',
+  'status',
 ] as const;
 type StateRow = Pick<ApiKeyRow, (typeof STATE_COLUMNS)[number]>;
 const STATE_SELECT = STATE_COLUMNS.map((c) => `"${c}"`).join(', ');
@@ -103,7 +112,11 @@ export class KeyService {
     team.onAccountChange(() => this.registry.invalidate());
   }
 
-  async create(accountId: string, actor: KeyActor, input: { name?: unknown; permissions?: unknown; ip_whitelist?: unknown; rate_limit_per_minute?: unknown; test?: unknown }) {
+  async create(
+    accountId: string,
+    actor: KeyActor,
+    input: { name?: unknown; permissions?: unknown; ip_whitelist?: unknown; rate_limit_per_minute?: unknown; test?: unknown },
+  ) {
     const test = input.test === true;
     if (test && this.config.network === 'mainnet') throw validationError('mode', 'test keys cannot be created on a mainnet environment');
     const name = checkKeyName(input.name);
@@ -149,7 +162,13 @@ export class KeyService {
         events = d.events;
       }
       await em.insert(ApiKeyEntity, row);
-      await this.team.log(em, accountId, member.email, 'key.created', { key_id: row.key_id, name, permissions: row.permissions, ip_whitelist: ipWhitelist, rate_limit_per_minute: rateLimit });
+      await this.team.log(em, accountId, member.email, 'key.created', {
+        key_id: row.key_id,
+        name,
+        permissions: row.permissions,
+        ip_whitelist: ipWhitelist,
+        rate_limit_per_minute: rateLimit,
+      });
       for (const e of events) await this.team.log(em, accountId, member.email, e, { key_id: row.key_id });
       this.registry.invalidate();
       return { key: { ...presentKey(row), secret, request_id: row.withdraw_request ? (JSON.parse(row.withdraw_request) as StoredRequest).id : null } };
@@ -182,7 +201,9 @@ export class KeyService {
       if (!d.ok) return d;
       const secret = randomSecret();
       // The outgoing secret moves to the previous column: sealed again, bound to that column.
-      row.previous_secret_sealed = d.next.previousSecret ? this.sealer.seal(this.sealer.open(row.secret_sealed, cells.keySecret(row.id)), cells.keyPreviousSecret(row.id)) : null;
+      row.previous_secret_sealed = d.next.previousSecret
+        ? this.sealer.seal(this.sealer.open(row.secret_sealed, cells.keySecret(row.id)), cells.keyPreviousSecret(row.id))
+        : null;
       row.secret_sealed = this.sealer.seal(secret, cells.keySecret(row.id));
       row.secret_last4 = secret.slice(-4);
       return { ...d, secret };
@@ -190,28 +211,40 @@ export class KeyService {
   }
 
   disable(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) => wp.disable(toState(row), a, now));
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) =>
+      wp.disable(toState(row), a, now),
+    );
   }
 
   enable(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) => wp.reenable(toState(row), a, now));
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) =>
+      wp.reenable(toState(row), a, now),
+    );
   }
 
   revoke(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) => wp.revoke(toState(row), a, now));
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: false, own: true }, async (_em, row, _w, a, now) =>
+      wp.revoke(toState(row), a, now),
+    );
   }
 
   requireRotation(accountId: string, keyId: string, actor: KeyActor) {
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin'], otp: false, own: false }, async (_em, row, _w, a) => wp.requireRotation(toState(row), a));
+    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin'], otp: false, own: false }, async (_em, row, _w, a) =>
+      wp.requireRotation(toState(row), a),
+    );
   }
 
   /** `id`: the key's id or its pending request's id (a key has at most one open request). */
   approveRequest(accountId: string, id: string, actor: KeyActor) {
-    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) => wp.approveRequest(toState(row), a, now));
+    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) =>
+      wp.approveRequest(toState(row), a, now),
+    );
   }
 
   rejectRequest(accountId: string, id: string, actor: KeyActor) {
-    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) => wp.rejectRequest(toState(row), a, now));
+    return this.change(accountId, id, actor, { roles: ['owner', 'admin'], otp: true, own: false, byRequest: true }, async (_em, row, _w, a, now) =>
+      wp.rejectRequest(toState(row), a, now),
+    );
   }
 
   /** Name and rate limit change freely; permissions and whitelist go through the withdraw rules. */
@@ -222,31 +255,38 @@ export class KeyService {
     const rateLimit = changes.rate_limit_per_minute === undefined ? undefined : checkRateLimit(changes.rate_limit_per_minute);
     if ([name, permissions, whitelist, rateLimit].every((v) => v === undefined)) throw validationError('changes', 'name at least one change');
     const needsOtp = Boolean(permissions?.includes('withdraw') || whitelist !== undefined);
-    return this.change(accountId, keyId, actor, { roles: ['owner', 'admin', 'developer'], otp: needsOtp && actor.otp !== undefined, own: true }, async (em, row, who, a, now) => {
-      let state = toState(row);
-      const events: wp.KeyEvent[] = [];
-      if (whitelist !== undefined && !wp.sameWhitelist(whitelist, state.ipWhitelist)) {
-        const d = wp.changeWhitelist(state, a, whitelist, now);
-        if (!d.ok) return d;
-        state = d.next;
-        events.push(...d.events);
-      }
-      if (permissions !== undefined) {
-        const d = wp.setPermissions(state, a, permissions, now);
-        if (!d.ok) return d;
-        state = d.next;
-        events.push(...d.events);
-      }
-      // Name, permissions and rate limit are logged here; whitelist and withdraw changes by their events.
-      const changed: Record<string, unknown> = {};
-      if (name !== undefined && name !== row.name) changed.name = { from: row.name, to: name };
-      if (rateLimit !== undefined && rateLimit !== row.rate_limit_per_minute) changed.rate_limit_per_minute = { from: row.rate_limit_per_minute, to: rateLimit };
-      if (state.permissions.join(',') !== row.permissions) changed.permissions = { from: row.permissions, to: state.permissions.join(',') };
-      if (Object.keys(changed).length) await this.team.log(em, row.account_id, who.email, 'key.updated', { key_id: row.key_id, ...changed });
-      if (name !== undefined) row.name = name;
-      if (rateLimit !== undefined) row.rate_limit_per_minute = rateLimit;
-      return { ok: true as const, next: state, events };
-    });
+    return this.change(
+      accountId,
+      keyId,
+      actor,
+      { roles: ['owner', 'admin', 'developer'], otp: needsOtp && actor.otp !== undefined, own: true },
+      async (em, row, who, a, now) => {
+        let state = toState(row);
+        const events: wp.KeyEvent[] = [];
+        if (whitelist !== undefined && !wp.sameWhitelist(whitelist, state.ipWhitelist)) {
+          const d = wp.changeWhitelist(state, a, whitelist, now);
+          if (!d.ok) return d;
+          state = d.next;
+          events.push(...d.events);
+        }
+        if (permissions !== undefined) {
+          const d = wp.setPermissions(state, a, permissions, now);
+          if (!d.ok) return d;
+          state = d.next;
+          events.push(...d.events);
+        }
+        // Name, permissions and rate limit are logged here; whitelist and withdraw changes by their events.
+        const changed: Record<string, unknown> = {};
+        if (name !== undefined && name !== row.name) changed.name = { from: row.name, to: name };
+        if (rateLimit !== undefined && rateLimit !== row.rate_limit_per_minute)
+          changed.rate_limit_per_minute = { from: row.rate_limit_per_minute, to: rateLimit };
+        if (state.permissions.join(',') !== row.permissions) changed.permissions = { from: row.permissions, to: state.permissions.join(',') };
+        if (Object.keys(changed).length) await this.team.log(em, row.account_id, who.email, 'key.updated', { key_id: row.key_id, ...changed });
+        if (name !== undefined) row.name = name;
+        if (rateLimit !== undefined) row.rate_limit_per_minute = rateLimit;
+        return { ok: true as const, next: state, events };
+      },
+    );
   }
 
   async withdrawRequests(accountId: string) {
@@ -328,26 +368,28 @@ export class KeyService {
     let refusal: wp.Refusal | null = null;
     // The registry is dropped once the change is committed or rolled back: a request reading the
     // key meanwhile may have cached what the transaction had written so far.
-    const result = await this.store.write(async (em) => {
-      const row = need.byRequest ? await this.loadByRequest(em, accountId, keyId) : await this.load(em, accountId, keyId);
-      const member = await this.actingMember(em, accountId, actor, need.roles, need.otp);
-      this.limit(accountId, member, row.key_id);
-      const now = this.clock.now();
-      // The withdraw rules answer first: a Developer asking for withdraw on a key they do not
-      // hold hears that they must rotate it (rule 8), not that the key is not theirs.
-      const d = await decide(em, row, member, await this.wpActor(em, member, actor, need.otp), now);
-      if (!d.ok) {
-        refusal = d;
-        if (d.next) await this.persist(em, row, d.next, d.events, member.email);
-        return null;
-      }
-      if (need.own && member.role === 'developer' && row.secret_holder !== member.id && row.created_by !== member.id) {
-        throw new ApiError(403, 'forbidden', 'a developer manages only the keys they hold or created; rotating the key makes them its holder');
-      }
-      await this.persist(em, row, d.next, d.events, member.email);
-      const secret = 'secret' in d ? d.secret : undefined;
-      return { key: { ...presentKey(row), ...(secret ? { secret } : {}) } };
-    }).finally(() => this.registry.invalidate());
+    const result = await this.store
+      .write(async (em) => {
+        const row = need.byRequest ? await this.loadByRequest(em, accountId, keyId) : await this.load(em, accountId, keyId);
+        const member = await this.actingMember(em, accountId, actor, need.roles, need.otp);
+        this.limit(accountId, member, row.key_id);
+        const now = this.clock.now();
+        // The withdraw rules answer first: a Developer asking for withdraw on a key they do not
+        // hold hears that they must rotate it (rule 8), not that the key is not theirs.
+        const d = await decide(em, row, member, await this.wpActor(em, member, actor, need.otp), now);
+        if (!d.ok) {
+          refusal = d;
+          if (d.next) await this.persist(em, row, d.next, d.events, member.email);
+          return null;
+        }
+        if (need.own && member.role === 'developer' && row.secret_holder !== member.id && row.created_by !== member.id) {
+          throw new ApiError(403, 'forbidden', 'a developer manages only the keys they hold or created; rotating the key makes them its holder');
+        }
+        await this.persist(em, row, d.next, d.events, member.email);
+        const secret = 'secret' in d ? d.secret : undefined;
+        return { key: { ...presentKey(row), ...(secret ? { secret } : {}) } };
+      })
+      .finally(() => this.registry.invalidate());
     if (refusal) throw wp.refusalToApiError(refusal);
     return result!;
   }
@@ -417,7 +459,13 @@ export class KeyService {
   private limit(accountId: string, member: MemberRow, keyId: string | null): void {
     const r = this.limiter.check({ merchant: accountId, person: member.id, ...(keyId ? { key: keyId } : {}) });
     if (!r.allowed) {
-      throw new ApiError(429, 'rate_limited', 'too many key changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds }, { 'Retry-After': String(r.retryAfterSeconds) });
+      throw new ApiError(
+        429,
+        'rate_limited',
+        'too many key changes; wait before trying again',
+        { scope: r.scope, retry_after: r.retryAfterSeconds },
+        { 'Retry-After': String(r.retryAfterSeconds) },
+      );
     }
   }
 }
@@ -428,14 +476,26 @@ function checkKeyName(v: unknown): string {
 }
 
 function checkPermissions(v: unknown): Permission[] {
-  const list = typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v;
+  const list =
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v;
   if (!Array.isArray(list) || list.length === 0) throw validationError('permissions', `permissions: one or more of ${PERMISSIONS.join(', ')}`);
   for (const p of list) if (!PERMISSIONS.includes(p as Permission)) throw validationError('permissions', `unknown permission ${JSON.stringify(p)}`);
   return [...new Set(list as Permission[])];
 }
 
 function checkWhitelist(v: unknown): string[] {
-  const list = typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v;
+  const list =
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v;
   if (!Array.isArray(list) || list.length > 100) throw validationError('ip_whitelist', 'ip_whitelist: a list of up to 100 IPs or CIDRs');
   for (const e of list) if (typeof e !== 'string' || !wp.isWhitelistEntry(e)) throw validationError('ip_whitelist', `not an IP or CIDR: ${JSON.stringify(e)}`);
   return wp.normalizeWhitelist(list as string[]);

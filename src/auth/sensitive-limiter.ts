@@ -64,9 +64,7 @@ export const SENSITIVE_MAX_BLOCK_MS = 24 * 3_600_000;
 /** Most (scope, subject) entries tracked at once. */
 export const SENSITIVE_MAX_TRACKED = 100_000;
 
-export type SensitiveCheckResult =
-  | { allowed: true }
-  | { allowed: false; scope: SensitiveScope; retryAfterSeconds: number };
+export type SensitiveCheckResult = { allowed: true } | { allowed: false; scope: SensitiveScope; retryAfterSeconds: number };
 
 interface SubjectState {
   scope: SensitiveScope;

@@ -58,9 +58,7 @@ export function signatureMatches(secret: string, canonical: string, given: strin
 }
 
 export type TimestampCheck =
-  | { ok: true; seconds: number }
-  | { ok: false; code: 'auth.invalid_timestamp' }
-  | { ok: false; code: 'auth.expired_timestamp'; serverTime: number };
+  { ok: true; seconds: number } | { ok: false; code: 'auth.invalid_timestamp' } | { ok: false; code: 'auth.expired_timestamp'; serverTime: number };
 
 /**
  * Check X-Timestamp: an integer of whole Unix seconds (optional leading '-',

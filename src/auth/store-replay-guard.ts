@@ -2,8 +2,7 @@ import type { Store } from '../db/store';
 import { REPLAY_RETENTION_MS, replayDigest, type ReplayGuard } from './replay-guard';
 
 /** The database's clock as the stored time text (ISO 8601, UTC, milliseconds), `offset` seconds on. */
-const dbTime = (offset: string): string =>
-  `to_char((now() + interval '${offset} seconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const dbTime = (offset: string): string => `to_char((now() + interval '${offset} seconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The replay guard of daemons that share PostgreSQL: a signature's digest is recorded by an insert

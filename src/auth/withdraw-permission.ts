@@ -134,13 +134,10 @@ export interface Refusal {
 
 export type Decision = Transition | Refusal;
 
-export type PayoutDecision =
-  | { allowed: true }
-  | { allowed: false; status: number; code: string; message: string; reason?: string; details: ErrorDetails };
+export type PayoutDecision = { allowed: true } | { allowed: false; status: number; code: string; message: string; reason?: string; details: ErrorDetails };
 
 /** The API error of a refusal, for the key service to throw. */
-export const refusalToApiError = (r: Refusal | Extract<PayoutDecision, { allowed: false }>): ApiError =>
-  new ApiError(r.status, r.code, r.message, r.details);
+export const refusalToApiError = (r: Refusal | Extract<PayoutDecision, { allowed: false }>): ApiError => new ApiError(r.status, r.code, r.message, r.details);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -159,18 +156,10 @@ const clone = (k: KeyState): KeyState => ({
         ipWhitelistAtRequest: [...k.withdrawRequest.ipWhitelistAtRequest],
       }
     : null,
-  previousSecret: k.previousSecret
-    ? { holder: k.previousSecret.holder, validUntil: new Date(k.previousSecret.validUntil.getTime()) }
-    : null,
+  previousSecret: k.previousSecret ? { holder: k.previousSecret.holder, validUntil: new Date(k.previousSecret.validUntil.getTime()) } : null,
 });
 
-const refuse = (
-  status: number,
-  code: string,
-  message: string,
-  details: ErrorDetails = {},
-  change?: { next: KeyState; events: KeyEvent[] },
-): Refusal => {
+const refuse = (status: number, code: string, message: string, details: ErrorDetails = {}, change?: { next: KeyState; events: KeyEvent[] }): Refusal => {
   const r: Refusal = { ok: false, status, code, message, details, events: change ? change.events : [] };
   if (typeof details.reason === 'string') r.reason = details.reason;
   if (change) r.next = change.next;
@@ -178,8 +167,7 @@ const refuse = (
 };
 
 const revokedKey = (): Refusal => refuse(409, 'conflict', 'the key is revoked; revocation is final');
-const needsManager = (what: string): Refusal =>
-  refuse(403, 'forbidden', `${what} needs the role owner or admin`, { required: [...MANAGERS] });
+const needsManager = (what: string): Refusal => refuse(403, 'forbidden', `${what} needs the role owner or admin`, { required: [...MANAGERS] });
 const needsOtp = (): Refusal => refuse(400, 'validation_error', 'a two-factor code is required (--otp)', { field: 'otp' });
 const requiresRotation = (message: string, change?: { next: KeyState; events: KeyEvent[] }): Refusal =>
   refuse(409, 'conflict', message, { reason: WITHDRAW_REQUIRES_ROTATION }, change);
@@ -207,9 +195,7 @@ function fileRequest(k: KeyState, requester: string, now: Date, events: KeyEvent
 }
 
 const requestExpired = (k: KeyState, now: Date): boolean =>
-  k.withdrawStatus === 'pending' &&
-  k.withdrawRequest !== null &&
-  now.getTime() - k.withdrawRequest.requestedAt.getTime() >= REQUEST_TTL_MS;
+  k.withdrawStatus === 'pending' && k.withdrawRequest !== null && now.getTime() - k.withdrawRequest.requestedAt.getTime() >= REQUEST_TTL_MS;
 
 /** A working copy with a due expiry applied (rule 3). */
 function start(key: KeyState, now: Date): { k: KeyState; events: KeyEvent[] } {
@@ -231,8 +217,7 @@ const isPayoutKey = (k: KeyState): boolean => k.withdrawStatus === 'granted' || 
 const normalizeEntry = (e: string): string => e.trim().toLowerCase();
 
 /** The whitelist as a sorted set of normalized entries. */
-export const normalizeWhitelist = (list: readonly string[]): string[] =>
-  [...new Set(list.map(normalizeEntry))].sort();
+export const normalizeWhitelist = (list: readonly string[]): string[] => [...new Set(list.map(normalizeEntry))].sort();
 
 /** Rule 6: order and duplicates do not count as a difference. */
 export const sameWhitelist = (a: readonly string[], b: readonly string[]): boolean => {
@@ -419,9 +404,7 @@ export function rotate(key: KeyState, actor: Actor, now: Date, oldHolderActive =
   const oldHolder = k.secretHolder;
   k.secretGeneration = key.secretGeneration + 1;
   k.secretHolder = actor.memberId;
-  k.previousSecret = oldHolderActive
-    ? { holder: oldHolder, validUntil: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) }
-    : null;
+  k.previousSecret = oldHolderActive ? { holder: oldHolder, validUntil: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) } : null;
   k.rotationRequired = false;
   events.push('key.rotated');
   if (actor.role === 'developer' && isPayoutKey(k)) {
@@ -534,12 +517,7 @@ export function requireRotation(key: KeyState, actor: Actor): Decision {
  *   rule 2), except Rotation rule 3: the previous secret's holder rotated the key themselves (they
  *   hold the current secret too), granted its withdraw themselves, and is an owner or admin.
  */
-export function payoutDecision(
-  key: KeyState,
-  usedSecret: 'current' | 'previous',
-  now: Date,
-  previousHolderRole: Role | null,
-): PayoutDecision {
+export function payoutDecision(key: KeyState, usedSecret: 'current' | 'previous', now: Date, previousHolderRole: Role | null): PayoutDecision {
   const deny = (status: number, code: string, message: string, details: ErrorDetails = {}): PayoutDecision => {
     const d: PayoutDecision = { allowed: false, status, code, message, details };
     if (typeof details.reason === 'string') d.reason = details.reason;
@@ -559,11 +537,7 @@ export function payoutDecision(
     return deny(403, 'auth.permission_denied', 'the key lacks the withdraw permission', { required: WITHDRAW });
   }
   if (usedSecret === 'previous') {
-    const exception =
-      prev !== null &&
-      isManager(previousHolderRole) &&
-      prev.holder === key.withdrawGrantedBy &&
-      prev.holder === key.secretHolder;
+    const exception = prev !== null && isManager(previousHolderRole) && prev.holder === key.withdrawGrantedBy && prev.holder === key.secretHolder;
     if (!exception) {
       return deny(403, 'auth.permission_denied', 'payouts need the current secret', { required: WITHDRAW, reason: PREVIOUS_SECRET });
     }

@@ -56,7 +56,13 @@ export function catalogRoutes(deps: CatalogRouteDeps): AppRouter {
     const fiat = queryString(ctx.query, 'fiat');
     if (fiat === undefined) throw validationError('fiat', 'fiat is required');
     if (!catalog.isFiat(fiat))
-      throw validationError('fiat', `fiat must be one of ${catalog.fiats().map((f) => f.code).join(', ')}`);
+      throw validationError(
+        'fiat',
+        `fiat must be one of ${catalog
+          .fiats()
+          .map((f) => f.code)
+          .join(', ')}`,
+      );
     const snapshot = rates.snapshot(fiat);
     ctx.body = {
       fiat,

@@ -118,8 +118,12 @@ export class ArchivedScan {
     await store.write(async (em) => {
       const p = (i: number) => placeholder(em, i);
       // The cursor block is still the chain's as the core keeps it: no reorganisation since it was read.
-      const [stored] = await rawQuery<{ hash: string }>(em, `SELECT hash FROM chain_blocks WHERE chain_id = ${p(1)} AND height = ${p(2)}`, [this.chainId, cursor.height]);
-      if (stored && stored.hash !== cursor.hash) throw new Error(`block ${cursor.height} was reorganised away during the slow scan; retrying at the next round`);
+      const [stored] = await rawQuery<{ hash: string }>(em, `SELECT hash FROM chain_blocks WHERE chain_id = ${p(1)} AND height = ${p(2)}`, [
+        this.chainId,
+        cursor.height,
+      ]);
+      if (stored && stored.hash !== cursor.hash)
+        throw new Error(`block ${cursor.height} was reorganised away during the slow scan; retrying at the next round`);
       const now = iso(clock.now());
       // Balances seen, grouped by value: at an address's first check most are none at all ('{}').
       const byValue = new Map<string, string[]>();
@@ -143,14 +147,21 @@ export class ArchivedScan {
       );
       // After the heights moved: an address this restores keeps the height it was checked to.
       if (observations.length > 0) await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
-      await rawRun(
-        em,
-        `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`,
-        [this.chainId, startedAt, startedAt],
-      );
+      await rawRun(em, `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`, [
+        this.chainId,
+        startedAt,
+        startedAt,
+      ]);
       for (let i = 0; i < covered.length; i += IN_CHUNK) {
-        const list = inList(em, covered.slice(i, i + IN_CHUNK).map((r) => r.address_id), 2);
-        await rawRun(em, `DELETE FROM archived_scans WHERE rewatched_height IS NOT NULL AND updated_at < ${p(1)} AND address_id ${list.sql}`, [startedAt, ...list.params]);
+        const list = inList(
+          em,
+          covered.slice(i, i + IN_CHUNK).map((r) => r.address_id),
+          2,
+        );
+        await rawRun(em, `DELETE FROM archived_scans WHERE rewatched_height IS NOT NULL AND updated_at < ${p(1)} AND address_id ${list.sql}`, [
+          startedAt,
+          ...list.params,
+        ]);
       }
     });
     // Restored addresses the slow scan no longer covers: the real-time scan has them (also one
@@ -163,7 +174,11 @@ export class ArchivedScan {
   /** The chain core's cursor as the database holds it; null before it exists. */
   private async cursor(): Promise<BlockRef | null> {
     const em = this.deps.store.read;
-    const [row] = await rawQuery<{ height: number | string; hash: string | null }>(em, `SELECT height, hash FROM chain_cursors WHERE chain_id = ${placeholder(em, 1)}`, [this.chainId]);
+    const [row] = await rawQuery<{ height: number | string; hash: string | null }>(
+      em,
+      `SELECT height, hash FROM chain_cursors WHERE chain_id = ${placeholder(em, 1)}`,
+      [this.chainId],
+    );
     return row && row.hash !== null ? { height: Number(row.height), hash: row.hash } : null;
   }
 
@@ -314,7 +329,8 @@ export class ArchivedScan {
       const blocks = await adapter.blocks(start, end, signal);
       if (blocks.length !== end - start + 1) throw new Error(`the node returned blocks other than ${start}..${end}`);
       for (const block of blocks) {
-        if (parent !== null && block.parentHash !== parent) throw new Error(`the chain changed at height ${block.height} during the slow scan; retrying at the next round`);
+        if (parent !== null && block.parentHash !== parent)
+          throw new Error(`the chain changed at height ${block.height} during the slow scan; retrying at the next round`);
         parent = block.hash;
         last = block;
         for (const t of set.mayWatch(this.chainId, block.transfers)) {

@@ -8,7 +8,13 @@ import { indexSpends, type WalletCoins } from './wallet-coins';
  * (WalletCoins), as the recorder takes them: it confirms each against the output or the address it
  * spends from. A spend moves the chain's native coin (a Bitcoin input, an EVM or Tron transaction).
  */
-export function spendObservations(coins: WalletCoins, chainId: string, coinByAsset: ReadonlyMap<string, Coin>, blocks: NormalisedBlock[], top: number): OutgoingObservation[] {
+export function spendObservations(
+  coins: WalletCoins,
+  chainId: string,
+  coinByAsset: ReadonlyMap<string, Coin>,
+  blocks: NormalisedBlock[],
+  top: number,
+): OutgoingObservation[] {
   const native = coinByAsset.get('native');
   if (!native) return [];
   const observations: OutgoingObservation[] = [];

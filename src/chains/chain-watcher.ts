@@ -301,7 +301,10 @@ export class ChainWatcher {
     await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
     // After the payments: an output received in this batch may be spent in it too.
     await this.deps.recorder.observeAll(em, spendObservations(this.deps.coins, this.chainId, this.coinByAsset, blocks, counted), this.deps.chain.confirmations);
-    await insertHeaders(em, blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })));
+    await insertHeaders(
+      em,
+      blocks.map((b) => ({ chain_id: chainId, height: b.height, hash: b.hash, parent_hash: b.parentHash })),
+    );
     await pruneHeaders(em, chainId, cursor.height - this.options.reorg_max_depth);
     await this.deps.recorder.promote(em, chainId, counted, this.deps.chain.confirmations);
   }
@@ -328,7 +331,9 @@ export class ChainWatcher {
       }
       const ours = stored.get(h);
       if (!ours) {
-        this.halt(`reorganisation below scanned height ${cursor.height} reaches height ${h}, whose scanned header is not stored: no fork point can be verified, scanning stopped`);
+        this.halt(
+          `reorganisation below scanned height ${cursor.height} reaches height ${h}, whose scanned header is not stored: no fork point can be verified, scanning stopped`,
+        );
         throw new Error(this.halted!);
       }
       const theirs = await this.deps.adapter.header(h, signal);
@@ -457,7 +462,7 @@ export class ChainWatcher {
     for (let h = lowest.height - 1; h >= bottom; h--) {
       const header = await this.deps.adapter.header(h, signal);
       if (header.hash !== parent) {
-        this.log.warn('the node\'s chain changed under the lowest scanned header', { height: h + 1 });
+        this.log.warn("the node's chain changed under the lowest scanned header", { height: h + 1 });
         break;
       }
       headers.push({ chain_id: this.chainId, height: h, hash: header.hash, parent_hash: header.parentHash });
@@ -562,8 +567,7 @@ export class ChainWatcher {
 }
 
 function checkRange(blocks: NormalisedBlock[], from: number, to: number): void {
-  if (blocks.length !== to - from + 1 || blocks.some((b, i) => b.height !== from + i))
-    throw new Error(`the node returned blocks other than ${from}..${to}`);
+  if (blocks.length !== to - from + 1 || blocks.some((b, i) => b.height !== from + i)) throw new Error(`the node returned blocks other than ${from}..${to}`);
 }
 
 /** The leading blocks each of which is the parent of the next. */

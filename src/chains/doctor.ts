@@ -67,8 +67,18 @@ async function checkEndpoint(chain: ChainConfig, name: string, e: DoctorEndpoint
     const message = err instanceof Error ? err.message : String(err);
     const explained = e.explain?.(err);
     if (explained) report.notes.push(explained);
-    else if (err instanceof NodeFault) report.notes.push({ found: `wrong network: ${message}`, blocking: true, change: `point it at a node of ${networkOf(chain)}, or correct the chain's settings` });
-    else report.notes.push({ found: `no answer: ${message}`, blocking: true, change: 'check the URL, the node\'s RPC settings (bind address, allowed hosts, credentials) and that it runs' });
+    else if (err instanceof NodeFault)
+      report.notes.push({
+        found: `wrong network: ${message}`,
+        blocking: true,
+        change: `point it at a node of ${networkOf(chain)}, or correct the chain's settings`,
+      });
+    else
+      report.notes.push({
+        found: `no answer: ${message}`,
+        blocking: true,
+        change: "check the URL, the node's RPC settings (bind address, allowed hosts, credentials) and that it runs",
+      });
     return report;
   }
   report.latency_ms = Math.round(performance.now() - started);
@@ -79,13 +89,21 @@ async function checkEndpoint(chain: ChainConfig, name: string, e: DoctorEndpoint
     const age = Math.max(0, clock.now().getTime() / 1000 - tip.time);
     report.newest_block_age_seconds = Math.round(age);
     if (limit !== null && age > limit)
-      report.notes.push({ found: `node behind: newest block ${spoken(age)} old (stale_after_seconds ${limit})`, blocking: true, change: 'let the node catch up with its peers, or use another endpoint' });
+      report.notes.push({
+        found: `node behind: newest block ${spoken(age)} old (stale_after_seconds ${limit})`,
+        blocking: true,
+        change: 'let the node catch up with its peers, or use another endpoint',
+      });
     else report.notes.push({ found: `newest block ${spoken(age)} old${limit === null ? ' (staleness not watched: a chain mined on demand)' : ''}` });
-  } else if (limit !== null) report.notes.push({ found: 'the node does not give its newest block\'s time: staleness cannot be watched' });
+  } else if (limit !== null) report.notes.push({ found: "the node does not give its newest block's time: staleness cannot be watched" });
   try {
     report.notes.push(...(await e.probe(tip, signal)));
   } catch (err) {
-    report.notes.push({ found: `checks stopped: ${err instanceof Error ? err.message : String(err)}`, blocking: true, change: 'see that the node answers every request the chain needs' });
+    report.notes.push({
+      found: `checks stopped: ${err instanceof Error ? err.message : String(err)}`,
+      blocking: true,
+      change: 'see that the node answers every request the chain needs',
+    });
   }
   report.usable = !report.notes.some((n) => n.blocking);
   return report;

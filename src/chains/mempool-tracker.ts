@@ -14,7 +14,11 @@ import type { IncomingObservation } from './types';
  * a transaction mined in between is then in a scanned block, never wrongly taken for one that left.
  */
 export class MempoolTracker {
-  constructor(private readonly recorder: TransferRecorder, private readonly chainId: string, private readonly required: number) {}
+  constructor(
+    private readonly recorder: TransferRecorder,
+    private readonly chainId: string,
+    private readonly required: number,
+  ) {}
 
   /** `waiting`: the mempool's transfers to watched addresses, as observations without a block. */
   async apply(em: EntityManager, waiting: IncomingObservation[]): Promise<{ seen: number; dropped: number }> {
@@ -26,7 +30,13 @@ export class MempoolTracker {
       const key = transferKey(obs.txid, obs.coinId, obs.index, 'incoming');
       waitingKeys.add(key);
       if (heldKeys.has(key)) continue;
-      const existing = await em.findOneBy(ChainTransferEntity, { chain_id: this.chainId, txid: obs.txid, coin_id: obs.coinId, output_index: obs.index, direction: 'incoming' });
+      const existing = await em.findOneBy(ChainTransferEntity, {
+        chain_id: this.chainId,
+        txid: obs.txid,
+        coin_id: obs.coinId,
+        output_index: obs.index,
+        direction: 'incoming',
+      });
       if (existing && existing.status !== 'reverted' && existing.block_height !== null) continue;
       if (await this.recorder.observe(em, obs, this.required)) seen++;
     }

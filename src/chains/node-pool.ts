@@ -62,7 +62,10 @@ interface Endpoint<T> extends PoolMember<T> {
 export class NodePool<T> implements ChainNodeSet {
   private readonly members: Array<Endpoint<T>>;
 
-  constructor(members: ReadonlyArray<PoolMember<T>>, private readonly opts: NodePoolOptions) {
+  constructor(
+    members: ReadonlyArray<PoolMember<T>>,
+    private readonly opts: NodePoolOptions,
+  ) {
     if (members.length === 0) throw new Error('a node pool needs an endpoint');
     this.members = members.map((m, i) => ({ ...m, name: `endpoint ${i + 1}`, failures: 0, restUntil: 0, limitedUntil: 0, stale: false, debt: 0, debtAt: 0 }));
   }
@@ -73,7 +76,11 @@ export class NodePool<T> implements ChainNodeSet {
   }
 
   tip(signal?: AbortSignal): Promise<BlockRef> {
-    return this.run((e) => e.reader.tip(signal), (tip) => this.behind(tip), signal);
+    return this.run(
+      (e) => e.reader.tip(signal),
+      (tip) => this.behind(tip),
+      signal,
+    );
   }
 
   async agreedHeight(top: number, ours: (height: number) => Promise<string | undefined>, signal?: AbortSignal): Promise<number> {
@@ -125,7 +132,11 @@ export class NodePool<T> implements ChainNodeSet {
     const open = this.members.filter((e) => e.limitedUntil <= now);
     if (open.length === 0) {
       const wait = Math.min(...this.members.map((e) => e.limitedUntil)) - now;
-      throw new NodeUnavailable(`${this.members.length === 1 ? 'the node' : 'every endpoint'} is rate limited; next try in ${Math.ceil(wait / 1000)} s`, wait, true);
+      throw new NodeUnavailable(
+        `${this.members.length === 1 ? 'the node' : 'every endpoint'} is rate limited; next try in ${Math.ceil(wait / 1000)} s`,
+        wait,
+        true,
+      );
     }
     // A stale endpoint's tip is asked again once its pause is over; its other reads wait for a fresh tip.
     const ready = (e: Endpoint<T>): boolean => e.restUntil <= now && (check !== null || !e.stale);
@@ -217,7 +228,10 @@ export function pooledTransport<T, K extends keyof T>(pool: NodePool<T>, methods
   const out = {} as Record<K, unknown>;
   for (const method of methods)
     out[method] = (...args: unknown[]) =>
-      pool.use((t) => (t[method] as (...a: unknown[]) => Promise<unknown>).apply(t, args), args.find((a): a is AbortSignal => a instanceof AbortSignal));
+      pool.use(
+        (t) => (t[method] as (...a: unknown[]) => Promise<unknown>).apply(t, args),
+        args.find((a): a is AbortSignal => a instanceof AbortSignal),
+      );
   return out as Pick<T, K>;
 }
 
@@ -238,7 +252,13 @@ export function spoken(seconds: number): string {
 }
 
 /** A pool of a chain's endpoints, each with its own transport and a reader over it (a family's adapter factory builds it). */
-export function poolOf<T>(chain: ChainConfig, clock: Clock, transport: (e: NodeEndpoint) => T, reader: (t: T) => ChainReader, unavailable: (err: unknown) => boolean): NodePool<T> {
+export function poolOf<T>(
+  chain: ChainConfig,
+  clock: Clock,
+  transport: (e: NodeEndpoint) => T,
+  reader: (t: T) => ChainReader,
+  unavailable: (err: unknown) => boolean,
+): NodePool<T> {
   const members = chain.nodes.endpoints.map((e): PoolMember<T> => {
     const t = transport(e);
     return { transport: t, reader: reader(t), requestsPerDay: e.requests_per_day };

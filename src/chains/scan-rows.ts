@@ -27,7 +27,12 @@ export async function insertHeaders(em: EntityManager, headers: readonly ChainBl
 /** A new chain's cursor row; fails on the primary key if another daemon created it first. */
 export async function createCursor(em: EntityManager, chainId: string, height: number, hash: string | null, updatedAt: string): Promise<void> {
   const p = (i: number) => placeholder(em, i);
-  await rawQuery(em, `INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})`, [chainId, height, hash, updatedAt]);
+  await rawQuery(em, `INSERT INTO chain_cursors (chain_id, height, hash, updated_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})`, [
+    chainId,
+    height,
+    hash,
+    updatedAt,
+  ]);
 }
 
 /**

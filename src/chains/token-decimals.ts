@@ -10,7 +10,12 @@ import type { ChainSender } from './types';
  * key, the chain, the token and both values. A node that cannot be asked now is warned about and
  * the token checked at the next start: the chain's coins wait in maintenance until it answers anyway.
  */
-export async function checkTokenDecimals(chains: readonly ChainConfig[], senderOf: (chainId: string) => ChainSender | null, logger: Logger, signal?: AbortSignal): Promise<void> {
+export async function checkTokenDecimals(
+  chains: readonly ChainConfig[],
+  senderOf: (chainId: string) => ChainSender | null,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<void> {
   const checks = chains.flatMap((chain, i) => {
     const sender = senderOf(chain.id);
     if (!sender?.tokenDecimals) return [];
@@ -19,12 +24,18 @@ export async function checkTokenDecimals(chains: readonly ChainConfig[], senderO
       try {
         answer = await sender.tokenDecimals!(token.contract, signal);
       } catch (err) {
-        logger.warn('token decimals not checked: the node did not answer', { chain: chain.id, token: token.ticker, error: err instanceof Error ? err.message : String(err) });
+        logger.warn('token decimals not checked: the node did not answer', {
+          chain: chain.id,
+          token: token.ticker,
+          error: err instanceof Error ? err.message : String(err),
+        });
         return;
       }
       if (answer === token.decimals) return;
       const said = answer === null ? 'answers no decimals()' : `says ${answer}`;
-      throw new UserError(`chains[${i}].tokens[${j}].decimals: ${chain.id} ${token.ticker} is configured with ${token.decimals} decimals, its contract ${token.contract} ${said}`);
+      throw new UserError(
+        `chains[${i}].tokens[${j}].decimals: ${chain.id} ${token.ticker} is configured with ${token.decimals} decimals, its contract ${token.contract} ${said}`,
+      );
     });
   });
   await Promise.all(checks);

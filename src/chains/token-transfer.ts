@@ -29,7 +29,12 @@ export function transferLog(contract: string, topics: readonly string[], data: s
   const to = WORD_ADDRESS.exec(topics[2]!);
   const value = WORD.exec(data);
   if (!from || !to || !value) return null;
-  return { contract: contract.replace(/^0x|^41(?=[0-9a-fA-F]{40}$)/, '').toLowerCase(), from: from[2]!.toLowerCase(), to: to[2]!.toLowerCase(), amount: BigInt('0x' + value[2]!) };
+  return {
+    contract: contract.replace(/^0x|^41(?=[0-9a-fA-F]{40}$)/, '').toLowerCase(),
+    from: from[2]!.toLowerCase(),
+    to: to[2]!.toLowerCase(),
+    amount: BigInt('0x' + value[2]!),
+  };
 }
 
 /** What `logs` show `contract` moved from `from` to `to` (40 lower-case hex digits each), in base units. */

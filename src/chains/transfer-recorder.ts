@@ -108,10 +108,16 @@ export class TransferRecorder {
    */
   async observeAll(em: EntityManager, observations: TransferObservation[], required: number): Promise<Array<ChainTransferRow | null>> {
     if (observations.length === 0) return [];
-    const known = await this.transfersOf(em, groupByChain(observations, (o) => o.txid));
+    const known = await this.transfersOf(
+      em,
+      groupByChain(observations, (o) => o.txid),
+    );
     const fresh = observations.filter((o) => !known.has(obsKey(o)));
     const addresses = await this.addressRows(em, fresh);
-    const spent = await this.transfersOf(em, groupByChain(fresh, (o) => (o.direction === 'outgoing' ? o.outpoint?.txid : undefined)));
+    const spent = await this.transfersOf(
+      em,
+      groupByChain(fresh, (o) => (o.direction === 'outgoing' ? o.outpoint?.txid : undefined)),
+    );
     const rows: Array<ChainTransferRow | null> = [];
     for (const obs of observations) {
       const key = obsKey(obs);
@@ -124,7 +130,12 @@ export class TransferRecorder {
   }
 
   /** The wallet's side of a transfer not recorded yet (transfer-state's originOf); null when it is not the wallet's. */
-  private originOf(obs: TransferObservation, addresses: Map<string, AddressRow>, known: Map<string, ChainTransferRow>, spent: Map<string, ChainTransferRow>): TransferOrigin | null {
+  private originOf(
+    obs: TransferObservation,
+    addresses: Map<string, AddressRow>,
+    known: Map<string, ChainTransferRow>,
+    spent: Map<string, ChainTransferRow>,
+  ): TransferOrigin | null {
     const key = obs.direction === 'outgoing' ? spentKey(obs) : undefined;
     // An output recorded earlier in this batch is in `known`, fresher than what was read up front.
     const output = key === undefined ? undefined : (known.get(key) ?? spent.get(key));
@@ -178,8 +189,7 @@ export class TransferRecorder {
   private async transfersOf(em: EntityManager, txidsByChain: Map<string, string[]>): Promise<Map<string, ChainTransferRow>> {
     const rows = new Map<string, ChainTransferRow>();
     for (const [chainId, txids] of txidsByChain)
-      for (const chunk of chunks(txids))
-        for (const row of await transfersWhereIn(em, chainId, chunk)) rows.set(rowKey(row), row);
+      for (const chunk of chunks(txids)) for (const row of await transfersWhereIn(em, chainId, chunk)) rows.set(rowKey(row), row);
     return rows;
   }
 

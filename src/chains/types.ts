@@ -199,10 +199,7 @@ export interface SentTransaction {
  * known to the node at all (`unknown`: dropped, or never arrived; safe to broadcast again).
  */
 export type SentStatus =
-  | { state: 'mempool' }
-  | { state: 'mined'; height: number; blockHash: string; succeeded: boolean }
-  | { state: 'conflicted' }
-  | { state: 'unknown' };
+  { state: 'mempool' } | { state: 'mined'; height: number; blockHash: string; succeeded: boolean } | { state: 'conflicted' } | { state: 'unknown' };
 
 /** The read half of a chain's adapter: all the chain core needs to watch it. */
 export interface ChainReader {

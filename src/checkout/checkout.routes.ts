@@ -36,13 +36,21 @@ const publicHeaders: AppMiddleware = async (ctx, next) => {
  */
 export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
   const r = newRouter('/pay');
-  const limit = (scope: string, perMinute: number): AppMiddleware => async (ctx, next) => {
-    const take = deps.buckets.take(`${scope}:${normalizeIp(ctx.ip)}`, perMinute);
-    if (!take.allowed) {
-      throw new ApiError(429, 'rate_limited', 'too many requests from this address', { scope: 'ip', retry_after: take.retryAfterSeconds }, { 'Retry-After': String(take.retryAfterSeconds) });
-    }
-    await next();
-  };
+  const limit =
+    (scope: string, perMinute: number): AppMiddleware =>
+    async (ctx, next) => {
+      const take = deps.buckets.take(`${scope}:${normalizeIp(ctx.ip)}`, perMinute);
+      if (!take.allowed) {
+        throw new ApiError(
+          429,
+          'rate_limited',
+          'too many requests from this address',
+          { scope: 'ip', retry_after: take.retryAfterSeconds },
+          { 'Retry-After': String(take.retryAfterSeconds) },
+        );
+      }
+      await next();
+    };
   // What a view renders to, kept while the view stays the same: the service re-reads an invoice
   // at most once a second, and a re-read that changed nothing costs no rendering, no QR code and
   // no compression. Bodies are kept as bytes (gzip too, made once), so a request only copies them.
@@ -76,7 +84,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
       ctx.type = 'text/html; charset=utf-8';
       if (acceptsGzip(ctx.get('Accept-Encoding'))) {
         ctx.set('Content-Encoding', 'gzip');
-        ctx.body = (out.gzipped ??= gzipSync(out.body));
+        ctx.body = out.gzipped ??= gzipSync(out.body);
       } else {
         ctx.body = out.body;
       }
@@ -102,7 +110,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
       const fields = new URLSearchParams(ctx.state.rawBody.toString('utf8'));
       const coin = fields.get('coin_id') ?? '';
       try {
-        if (!isUuid(coin)) throw validationError('coin_id', 'coin_id must be a coin id (uuid) from the invoice\'s choices');
+        if (!isUuid(coin)) throw validationError('coin_id', "coin_id must be a coin id (uuid) from the invoice's choices");
         await deps.checkout.chooseCoin(id, coin.toLowerCase());
       } catch (err) {
         if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
@@ -113,7 +121,7 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     }
     const body = ctx.state.body;
     for (const k of Object.keys(body)) if (k !== 'coin_id') throw validationError(k, `${k} is not a field of a coin choice`);
-    if (!isUuid(body.coin_id)) throw validationError('coin_id', 'coin_id must be a coin id (uuid) from the invoice\'s choices');
+    if (!isUuid(body.coin_id)) throw validationError('coin_id', "coin_id must be a coin id (uuid) from the invoice's choices");
     ctx.body = await deps.checkout.chooseCoin(id, body.coin_id.toLowerCase());
   });
 

@@ -130,7 +130,10 @@ export class CheckoutService {
       ttl_expires_at: row.ttl_expires_at,
       return_url: row.return_url,
       choices: coin || row.status !== 'new' ? [] : this.deps.invoices.coinChoices(row).map((c) => ({ ...payerCoin(c), approx_amount: this.approx(row, c) })),
-      payment_uri: coin && row.address && row.payer_amount ? paymentUri(coin, row.address, row.remaining_amount !== '0' ? row.remaining_amount : row.payer_amount, this.chains.get(coin.chain_id)?.chain_id) : null,
+      payment_uri:
+        coin && row.address && row.payer_amount
+          ? paymentUri(coin, row.address, row.remaining_amount !== '0' ? row.remaining_amount : row.payer_amount, this.chains.get(coin.chain_id)?.chain_id)
+          : null,
     };
   }
 

@@ -23,7 +23,11 @@ export function parseEmbedOrigins(body: Record<string, unknown>, testnet: boolea
   const schemes = testnet ? ['https:', 'http:'] : ['https:'];
   const kept: string[] = [];
   for (const value of list) {
-    const bad = () => validationError('allowed_origins', `${JSON.stringify(value)} is not an ${testnet ? 'http(s)' : 'https'} origin such as https://shop.example (scheme, host and port, nothing more)`);
+    const bad = () =>
+      validationError(
+        'allowed_origins',
+        `${JSON.stringify(value)} is not an ${testnet ? 'http(s)' : 'https'} origin such as https://shop.example (scheme, host and port, nothing more)`,
+      );
     if (typeof value !== 'string' || value.length === 0 || value.length > ORIGIN_MAX_LENGTH) throw bad();
     let url: URL;
     try {
@@ -40,7 +44,10 @@ export function parseEmbedOrigins(body: Record<string, unknown>, testnet: boolea
 
 /** The origins allowed to frame an account's payment pages (PRODUCT §11). */
 export class EmbedService {
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
 
   async get(accountId: string): Promise<string[]> {
     const row = await this.store.read.findOneBy(EmbedOriginsEntity, { account_id: accountId });

@@ -4,15 +4,22 @@ import { PAGE_SCRIPT, PAGE_STYLE, SCRIPT_HASH, STYLE_HASH } from './page-assets'
 
 /** The messages the page's script needs (the rest are rendered here). */
 const SCRIPT_MESSAGES: MessageKey[] = [
-  'status_new', 'status_pending', 'status_paid', 'status_underpaid', 'status_expired', 'status_cancelled',
-  'confirmations', 'expired_received', 'copied',
+  'status_new',
+  'status_pending',
+  'status_paid',
+  'status_underpaid',
+  'status_expired',
+  'status_cancelled',
+  'confirmations',
+  'expired_received',
+  'copied',
 ];
 
-const escapeHtml = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** JSON inside a `<script type="application/json">`: no `<` can end the element early. */
-const jsonBlock = (id: string, value: unknown): string => `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`;
+const jsonBlock = (id: string, value: unknown): string =>
+  `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`;
 
 /**
  * The Content-Security-Policy of the page: nothing from another origin, only our own inline style
@@ -51,7 +58,9 @@ export function renderPage({ view, lang, m, qr, parents }: PageInput): string {
     });
     // A form as well as the script: without JavaScript the choice posts the form and comes back here.
     const list = items.length > 0 ? `<form method="post" action="${e(view.id)}/coin"><ul>${items.join('')}</ul></form>` : `<p>${e(m.no_coins)}</p>`;
-    parts.push(`<section aria-labelledby="choose-h"><h2 id="choose-h">${e(m.choose_coin)}</h2>${list}<p id="choice-error" role="alert" hidden>${e(m.choice_failed)}</p></section>`);
+    parts.push(
+      `<section aria-labelledby="choose-h"><h2 id="choose-h">${e(m.choose_coin)}</h2>${list}<p id="choice-error" role="alert" hidden>${e(m.choice_failed)}</p></section>`,
+    );
   }
   if (view.coin && view.address && view.payer_amount) {
     const due = view.status === 'underpaid' ? view.remaining_amount : view.payer_amount;

@@ -38,7 +38,11 @@ async function ask<T>(build: (answer: (value: T) => void) => ReactElement): Prom
  * The id a command acts on: as given, or on a terminal picked from a list (PRODUCT §12, issue 21
  * §2). Under --json or without a terminal it never prompts: one line names what is missing.
  */
-export async function pickId(cmd: Command, given: string | undefined, opts: { argument: string; title: string; empty: string; load: () => Promise<PickItem[]> }): Promise<string> {
+export async function pickId(
+  cmd: Command,
+  given: string | undefined,
+  opts: { argument: string; title: string; empty: string; load: () => Promise<PickItem[]> },
+): Promise<string> {
   if (given !== undefined && given !== '') return given;
   if (!mayPrompt(cmd)) throw new UserError(`missing required argument ${opts.argument}`, 2);
   const items = await opts.load();

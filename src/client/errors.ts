@@ -18,7 +18,10 @@ export class CoinkeepError extends Error {
 
 /** The API could not be reached (or answered no JSON) after every retry. */
 export class CoinkeepConnectionError extends Error {
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message);
     this.name = 'CoinkeepConnectionError';
   }

@@ -108,7 +108,12 @@ export class Transport {
     };
     if (body !== '') headers['Content-Type'] = 'application/json';
     if (idempotencyKey !== null) headers['Idempotency-Key'] = idempotencyKey;
-    return this.opts.fetch(this.opts.baseUrl + target, { method, headers, body: body === '' ? undefined : body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+    return this.opts.fetch(this.opts.baseUrl + target, {
+      method,
+      headers,
+      body: body === '' ? undefined : body,
+      signal: AbortSignal.timeout(this.opts.timeoutMs),
+    });
   }
 
   /** The current second, or the one after the last used for this very request. */

@@ -8,7 +8,8 @@ export const canonicalString = (timestamp: string, method: string, target: strin
   `${timestamp}\n${method.toUpperCase()}\n${target}\n${bodySha256(body)}`;
 
 /** X-Signature: lower-case hex HMAC-SHA256 keyed with the secret as given. */
-export const requestSignature = (secret: string, canonical: string): string => createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonical, 'utf8').digest('hex');
+export const requestSignature = (secret: string, canonical: string): string =>
+  createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonical, 'utf8').digest('hex');
 
 /** A webhook's X-Signature: "sha256=" + hex HMAC-SHA256(secret, timestamp + "." + raw body). */
 export function webhookSignature(secret: string, timestamp: string, rawBody: string | Uint8Array): string {

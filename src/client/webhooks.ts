@@ -31,7 +31,8 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: WebhookHead
   const signature = header(headers, 'X-Signature');
   if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) throw new WebhookVerificationError('X-Timestamp is missing or not Unix seconds');
   if (signature === undefined) throw new WebhookVerificationError('X-Signature is missing');
-  if (!safeEqual(signature, webhookSignature(secret, timestamp, rawBody))) throw new WebhookVerificationError('X-Signature does not match the body, the timestamp and the secret');
+  if (!safeEqual(signature, webhookSignature(secret, timestamp, rawBody)))
+    throw new WebhookVerificationError('X-Signature does not match the body, the timestamp and the secret');
   const tolerance = options.toleranceSeconds ?? 300;
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - Number(timestamp)) > tolerance) throw new WebhookVerificationError(`X-Timestamp is more than ${tolerance} s from now`);

@@ -6,8 +6,7 @@ import { Config, ConfigError, parseConfig } from './schema';
 /** The install's root (where bin/, config/ and data/ live); relative paths in the config resolve here. */
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..', '..');
 
-export const defaultConfigPath = (): string =>
-  process.env.COINKEEP_CONFIG ?? path.join(PROJECT_ROOT, 'config', 'coinkeep.yaml');
+export const defaultConfigPath = (): string => process.env.COINKEEP_CONFIG ?? path.join(PROJECT_ROOT, 'config', 'coinkeep.yaml');
 
 const resolveFromRoot = (p: string): string => (path.isAbsolute(p) ? p : path.resolve(PROJECT_ROOT, p));
 
@@ -20,7 +19,9 @@ export function configFromText(text: string): Config {
     // The parser's first line says what is wrong and where; the lines after it quote the file.
     const err = e as { linePos?: Array<{ line: number; col: number }>; message?: string };
     const at = err.linePos?.[0];
-    const reason = String(err.message ?? '').split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const reason = String(err.message ?? '')
+      .split('\n')[0]!
+      .replace(/ at line \d+, column \d+:?$/, '');
     throw new ConfigError('(file)', `invalid YAML${at ? ` at line ${at.line}, column ${at.col}` : ''}${reason ? `: ${reason}` : ''}`);
   }
   const cfg = parseConfig(doc);

@@ -130,8 +130,7 @@ export interface BtcFeeOptions {
 }
 
 export type RateSourceConfig =
-  | { kind: 'fixed'; rates: Record<string, Record<string, string>> }
-  | { kind: 'coinbase' | 'kraken' | 'coingecko'; url: string; timeout_ms: number };
+  { kind: 'fixed'; rates: Record<string, Record<string, string>> } | { kind: 'coinbase' | 'kraken' | 'coingecko'; url: string; timeout_ms: number };
 
 export interface RatesConfig {
   sources: RateSourceConfig[];
@@ -189,7 +188,10 @@ export interface WebhooksConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly key: string, reason: string) {
+  constructor(
+    readonly key: string,
+    reason: string,
+  ) {
     super(`${key}: ${reason}`);
     this.name = 'ConfigError';
   }
@@ -203,7 +205,10 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 class Reader {
-  constructor(private readonly obj: Obj, private readonly path: string) {}
+  constructor(
+    private readonly obj: Obj,
+    private readonly path: string,
+  ) {}
 
   static root(v: unknown): Reader {
     if (v === null || v === undefined) return new Reader({}, '');
@@ -243,15 +248,13 @@ class Reader {
       if (def !== undefined) return def;
       throw new ConfigError(this.key(k), 'is required');
     }
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-      throw new ConfigError(this.key(k), `must be an integer from ${min} to ${max}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ConfigError(this.key(k), `must be an integer from ${min} to ${max}`);
     return v;
   }
 
   num(k: string, def: number, min: number, max: number): number {
     const v = this.obj[k] ?? def;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
-      throw new ConfigError(this.key(k), `must be a number from ${min} to ${max}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw new ConfigError(this.key(k), `must be a number from ${min} to ${max}`);
     return v;
   }
 
@@ -289,8 +292,7 @@ class Reader {
 
   strList(k: string, def: string[]): string[] {
     const v = this.obj[k] ?? def;
-    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
-      throw new ConfigError(this.key(k), 'must be a list of strings');
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ConfigError(this.key(k), 'must be a list of strings');
     return v as string[];
   }
 }
@@ -365,14 +367,19 @@ const MAX_FEE_DEFAULTS = { btc: 500, evm: '500', tron: '100' } as const;
  * accepts; `options.fee_max_sat_vb` is its older name (both given: they must agree), and the
  * fallback rate must fit under it. A tron chain's `sweep.max_burn` must fit under it too.
  */
-function readChainPayouts(chain: Reader, kind: ChainConfig['kind'], defaults: { replace_after_blocks: number; fallback_sat_vb?: number; max_burn_sun?: bigint }): ChainPayoutOptions {
+function readChainPayouts(
+  chain: Reader,
+  kind: ChainConfig['kind'],
+  defaults: { replace_after_blocks: number; fallback_sat_vb?: number; max_burn_sun?: bigint },
+): ChainPayoutOptions {
   const r = chain.child('payouts');
   r.unknownKeys(['max_fee', 'replace_after_blocks']);
   const replace_after_blocks = r.int('replace_after_blocks', defaults.replace_after_blocks, 1, 1008);
   if (kind === 'evm') return { max_fee: positiveUnits(r, 'max_fee', 9, 'gwei', MAX_FEE_DEFAULTS.evm), replace_after_blocks };
   if (kind === 'tron') {
     const max_fee = positiveUnits(r, 'max_fee', 6, 'TRX', MAX_FEE_DEFAULTS.tron);
-    if ((defaults.max_burn_sun ?? 0n) > max_fee) throw new ConfigError(chain.child('sweep').key('max_burn'), `must not be above payouts.max_fee (${r.raw('max_fee') ?? MAX_FEE_DEFAULTS.tron} TRX)`);
+    if ((defaults.max_burn_sun ?? 0n) > max_fee)
+      throw new ConfigError(chain.child('sweep').key('max_burn'), `must not be above payouts.max_fee (${r.raw('max_fee') ?? MAX_FEE_DEFAULTS.tron} TRX)`);
     return { max_fee, replace_after_blocks };
   }
   const options = chain.child('options');
@@ -380,15 +387,23 @@ function readChainPayouts(chain: Reader, kind: ChainConfig['kind'], defaults: { 
     const v = reader.raw(key);
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'number' && Number.isInteger(v) && v > BTC_MAX_FEE_RATE)
-      throw new ConfigError(reader.key(key), `must be at most ${BTC_MAX_FEE_RATE} sat/vB: Bitcoin Core refuses transactions above its default maxfeerate (0.10 BTC/kvB)`);
+      throw new ConfigError(
+        reader.key(key),
+        `must be at most ${BTC_MAX_FEE_RATE} sat/vB: Bitcoin Core refuses transactions above its default maxfeerate (0.10 BTC/kvB)`,
+      );
     return reader.int(key, undefined, 1, BTC_MAX_FEE_RATE);
   };
   const given = rate(r, 'max_fee');
   const older = rate(options, 'fee_max_sat_vb');
-  if (given !== undefined && older !== undefined && given !== older) throw new ConfigError(r.key('max_fee'), `differs from ${options.key('fee_max_sat_vb')}, its older name: give one`);
+  if (given !== undefined && older !== undefined && given !== older)
+    throw new ConfigError(r.key('max_fee'), `differs from ${options.key('fee_max_sat_vb')}, its older name: give one`);
   const fallback = defaults.fallback_sat_vb ?? 1;
   const max = given ?? older ?? Math.max(MAX_FEE_DEFAULTS.btc, fallback);
-  if (max < fallback) throw new ConfigError(given !== undefined ? r.key('max_fee') : options.key('fee_max_sat_vb'), `must be at least ${options.key('fee_fallback_sat_vb')} (${fallback})`);
+  if (max < fallback)
+    throw new ConfigError(
+      given !== undefined ? r.key('max_fee') : options.key('fee_max_sat_vb'),
+      `must be at least ${options.key('fee_fallback_sat_vb')} (${fallback})`,
+    );
   return { max_fee: BigInt(max), replace_after_blocks };
 }
 
@@ -396,7 +411,8 @@ function readChainPayouts(chain: Reader, kind: ChainConfig['kind'], defaults: { 
 function units(r: Reader, key: string, decimals: number, unit: string, def: string): bigint {
   const v = r.raw(key) ?? def;
   const text = typeof v === 'number' ? String(v) : v;
-  if (typeof text !== 'string' || !new RegExp(`^\\d+(\\.\\d{1,${decimals}})?$`).test(text)) throw new ConfigError(r.key(key), `must be an amount of ${unit} (0 or more, at most ${decimals} decimals)`);
+  if (typeof text !== 'string' || !new RegExp(`^\\d+(\\.\\d{1,${decimals}})?$`).test(text))
+    throw new ConfigError(r.key(key), `must be an amount of ${unit} (0 or more, at most ${decimals} decimals)`);
   const [whole, frac = ''] = text.split('.');
   return BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0'));
 }
@@ -442,7 +458,13 @@ function sweepMin(sweep: Reader, tickers: string[]): Record<string, string> {
 }
 
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
-  r.unknownKeys(kind === 'btc' ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS] : kind === 'tron' ? [...WATCH_OPTION_KEYS, ...TRON_OPTION_KEYS] : WATCH_OPTION_KEYS);
+  r.unknownKeys(
+    kind === 'btc'
+      ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS]
+      : kind === 'tron'
+        ? [...WATCH_OPTION_KEYS, ...TRON_OPTION_KEYS]
+        : WATCH_OPTION_KEYS,
+  );
   if (kind === 'btc') readBtcAddressOptions(r);
   if (kind === 'tron' && r.raw('genesis_block_id') != null && !/^[0-9a-f]{64}$/.test(String(r.raw('genesis_block_id'))))
     throw new ConfigError(r.key('genesis_block_id'), 'must be 64 lower-case hex digits (the blockID of block 0)');
@@ -493,7 +515,14 @@ function readNodes(r: Reader, kind: ChainConfig['kind'], local: boolean): ChainN
     max_batch: r.int('max_batch', 100, 1, 1000),
     logs_range: r.int('logs_range', 100, 1, 100_000),
     maintenance_after_seconds: r.int('maintenance_after_seconds', 60, 0, 86_400),
-    stale_after_seconds: r.raw('stale_after_seconds') === false ? null : r.raw('stale_after_seconds') == null ? (local ? null : STALE_DEFAULTS[kind]) : r.int('stale_after_seconds', undefined, 1, 604_800),
+    stale_after_seconds:
+      r.raw('stale_after_seconds') === false
+        ? null
+        : r.raw('stale_after_seconds') == null
+          ? local
+            ? null
+            : STALE_DEFAULTS[kind]
+          : r.int('stale_after_seconds', undefined, 1, 604_800),
   };
 }
 
@@ -522,7 +551,12 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   }
   // Chains mined on demand (regtest, local EVM nodes, a private Tron chain such as the sandbox's, known by its own genesis
   // block) have no newest-block age to watch. A Tron chain without `network` is mainnet, whose blocks come every 3 s.
-  const local = kind === 'btc' ? chain.network === 'regtest' : kind === 'evm' ? LOCAL_EVM_CHAIN_IDS.includes(chain.chain_id ?? 0) : r.child('options').raw('genesis_block_id') != null;
+  const local =
+    kind === 'btc'
+      ? chain.network === 'regtest'
+      : kind === 'evm'
+        ? LOCAL_EVM_CHAIN_IDS.includes(chain.chain_id ?? 0)
+        : r.child('options').raw('genesis_block_id') != null;
   chain.nodes = readNodes(r, kind, local);
   if (kind === 'tron') chain.full_node_url = chain.nodes.endpoints[0]!.url;
   else chain.rpc_url = chain.nodes.endpoints[0]!.url;
@@ -536,7 +570,14 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
-  return { ...chain, payouts: readChainPayouts(r, kind, { replace_after_blocks: payouts.replace_after_blocks, fallback_sat_vb: chain.fees?.fallback_sat_vb, max_burn_sun: chain.tron?.max_burn_sun }) };
+  return {
+    ...chain,
+    payouts: readChainPayouts(r, kind, {
+      replace_after_blocks: payouts.replace_after_blocks,
+      fallback_sat_vb: chain.fees?.fallback_sat_vb,
+      max_burn_sun: chain.tron?.max_burn_sun,
+    }),
+  };
 }
 
 function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
@@ -549,8 +590,7 @@ function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
       out[ticker] = {};
       for (const [fiat, value] of Object.entries((row as unknown as { obj: Obj }).obj)) {
         const s = typeof value === 'number' ? String(value) : value;
-        if (typeof s !== 'string' || !DECIMAL_RE.test(s) || /^0(\.0+)?$/.test(s))
-          throw new ConfigError(row.key(fiat), 'must be a positive decimal');
+        if (typeof s !== 'string' || !DECIMAL_RE.test(s) || /^0(\.0+)?$/.test(s)) throw new ConfigError(row.key(fiat), 'must be a positive decimal');
         if (!fiats.includes(fiat)) throw new ConfigError(row.key(fiat), 'is not an enabled fiat');
         out[ticker][fiat] = s;
       }
@@ -565,15 +605,28 @@ function readRateSource(r: Reader, fiats: string[]): RateSourceConfig {
 function proxyHops(r: Reader): number {
   const v = r.raw('trust_proxy');
   if (typeof v === 'boolean') return v ? 1 : 0;
-  if (v !== undefined && v !== null && typeof v !== 'number') throw new ConfigError(r.key('trust_proxy'), 'must be a number of proxy hops from 0 to 10, or true (1) or false (0)');
+  if (v !== undefined && v !== null && typeof v !== 'number')
+    throw new ConfigError(r.key('trust_proxy'), 'must be a number of proxy hops from 0 to 10, or true (1) or false (0)');
   return r.int('trust_proxy', 0, 0, 10);
 }
 
 export function parseConfig(input: unknown): Config {
   const r = Reader.root(input);
   r.unknownKeys([
-    'network', 'data_dir', 'listen', 'base_url', 'database', 'trust_proxy', 'log_level',
-    'chains', 'rates', 'fiat', 'webhooks', 'static_addresses', 'payouts', 'metrics',
+    'network',
+    'data_dir',
+    'listen',
+    'base_url',
+    'database',
+    'trust_proxy',
+    'log_level',
+    'chains',
+    'rates',
+    'fiat',
+    'webhooks',
+    'static_addresses',
+    'payouts',
+    'metrics',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
   const data_dir = r.str('data_dir', './data');
@@ -582,8 +635,7 @@ export function parseConfig(input: unknown): Config {
   const base_url = httpUrl(r, 'base_url', false) ?? `http://${listen.host}:${listen.port}`;
   const dbR = r.child('database');
   const dbUrl = dbR.str('url', `sqlite:${data_dir.replace(/\/$/, '')}/coinkeep.db`);
-  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(dbUrl))
-    throw new ConfigError('database.url', 'must be sqlite:PATH or postgres://...');
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(dbUrl)) throw new ConfigError('database.url', 'must be sqlite:PATH or postgres://...');
 
   const fiatR = r.child('fiat');
   const enabled = fiatR.strList('enabled', ['USD', 'EUR', 'UAH', 'GBP', 'CAD', 'JPY']);
@@ -651,7 +703,8 @@ function readPayouts(r: Reader): PayoutsConfig {
     const key = `${r.key('max_per_transaction')}.${ticker}`;
     if (!/^[A-Z0-9]{2,10}$/.test(ticker)) throw new ConfigError(key, 'must be a coin ticker (BTC, USDT, ...)');
     const text = typeof v === 'number' ? String(v) : v;
-    if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new ConfigError(key, 'must be a positive amount in the default fiat');
+    if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0)
+      throw new ConfigError(key, 'must be a positive amount in the default fiat');
     out[ticker] = text;
   }
   return {

@@ -28,7 +28,16 @@ import type { DaemonModule } from './module';
  * memory (the guard saved at `close` and restored at the next start); on PostgreSQL (possibly
  * several daemons) replays are recorded in the store and cached keys live 2 s.
  */
-export async function createAuth(deps: { config: Config; store: Store; sealer: Sealer; clock: Clock; logger: Logger; team: TeamService; replayKeyShare?: number; sensitiveLimits?: SensitiveLimits }) {
+export async function createAuth(deps: {
+  config: Config;
+  store: Store;
+  sealer: Sealer;
+  clock: Clock;
+  logger: Logger;
+  team: TeamService;
+  replayKeyShare?: number;
+  sensitiveLimits?: SensitiveLimits;
+}) {
   const nowMs = () => deps.clock.now().getTime();
   const shared = deps.store.dialect === 'postgres';
   const registry = new KeyRegistry(deps.store, deps.sealer, nowMs, shared ? 2000 : Number.POSITIVE_INFINITY);

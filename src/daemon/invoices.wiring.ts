@@ -54,7 +54,14 @@ export async function createInvoices(deps: InvoicesDeps) {
     logger: deps.logger,
   });
   const embed = new EmbedService(deps.store, deps.clock);
-  const checkout = new CheckoutService({ store: deps.store, catalog: deps.catalog, rates: deps.rates, invoices: service, chains: deps.config.chains, clock: deps.clock });
+  const checkout = new CheckoutService({
+    store: deps.store,
+    catalog: deps.catalog,
+    rates: deps.rates,
+    invoices: service,
+    chains: deps.config.chains,
+    clock: deps.clock,
+  });
   await service.expireDue();
   const module: DaemonModule = {
     routes: [

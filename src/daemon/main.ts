@@ -191,17 +191,54 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     if (part.module.close) open.add(name, part.module.close);
     return part;
   };
-  const auth = install('auth', await createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits }));
+  const auth = install(
+    'auth',
+    await createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits }),
+  );
   const { guards } = auth;
   const invoices = install('invoices', await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards }));
   const webhooks = install('webhooks', await createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards, signal, ...opts.webhooks }));
-  const staticAddresses = install('static addresses', createStaticAddresses({ config, store, catalog, allocator, outbox, money, watched, clock, logger, guards }));
+  const staticAddresses = install(
+    'static addresses',
+    createStaticAddresses({ config, store, catalog, allocator, outbox, money, watched, clock, logger, guards }),
+  );
   // Only a shared database has addresses issued by another daemon to learn before each batch.
   const learnAddresses = store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined;
-  const chains = install('chains', await createChains({ config, store, catalog, watched, router, learnAddresses, adapterFor: opts.adapterFor, clock, logger, signal }));
+  const chains = install(
+    'chains',
+    await createChains({ config, store, catalog, watched, router, learnAddresses, adapterFor: opts.adapterFor, clock, logger, signal }),
+  );
   const ceilings = feeCeilings(config.chains, clock);
-  const evmPayouts = install('evm payouts', createEvmPayouts({ config, store, catalog, chains: chains.core, addresses, signer, sealer, money, ceilings, clock, logger }));
-  const withdrawals = install('withdrawals', createWithdrawals({ config, store, catalog, rates, chains: chains.core, watched, money, outbox, team, keys: auth.keys, limiter: auth.limiter, clock, logger, guards, signer, addresses, sealer, payoutCheckpoint: opts.payoutCheckpoint, isOperatorAddress: evmPayouts.isGasStation, evmRails: evmPayouts.rails, ceilings }));
+  const evmPayouts = install(
+    'evm payouts',
+    createEvmPayouts({ config, store, catalog, chains: chains.core, addresses, signer, sealer, money, ceilings, clock, logger }),
+  );
+  const withdrawals = install(
+    'withdrawals',
+    createWithdrawals({
+      config,
+      store,
+      catalog,
+      rates,
+      chains: chains.core,
+      watched,
+      money,
+      outbox,
+      team,
+      keys: auth.keys,
+      limiter: auth.limiter,
+      clock,
+      logger,
+      guards,
+      signer,
+      addresses,
+      sealer,
+      payoutCheckpoint: opts.payoutCheckpoint,
+      isOperatorAddress: evmPayouts.isGasStation,
+      evmRails: evmPayouts.rails,
+      ceilings,
+    }),
+  );
   install('api', {
     module: {
       routes: [transactionsApi({ store, catalog, clock, logger, guards }), ...(opts.extraRouters?.(guards) ?? [])],
@@ -220,7 +257,13 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     trustProxy: config.trust_proxy,
     screen: auth.screen,
     observe: metrics?.koaObserver(),
-    routers: [healthRoutes(), readyRoutes(() => readiness({ store, chains: chains.core })), openApiRoutes(openApiDocument), catalogRoutes({ catalog, rates, guards }), ...modules.flatMap((m) => m.routes ?? [])],
+    routers: [
+      healthRoutes(),
+      readyRoutes(() => readiness({ store, chains: chains.core })),
+      openApiRoutes(openApiDocument),
+      catalogRoutes({ catalog, rates, guards }),
+      ...modules.flatMap((m) => m.routes ?? []),
+    ],
   });
   const server = http.createServer(app.callback());
   answerClientErrors(server);
@@ -237,7 +280,9 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
 
   const metricsServer =
     metrics && config.metrics.listen
-      ? await listenMetrics(metrics, config.metrics.listen.host, config.metrics.listen.port, (err) => logger.error('metrics scrape failed', { error: String(err) })).catch((err: NodeJS.ErrnoException) => {
+      ? await listenMetrics(metrics, config.metrics.listen.host, config.metrics.listen.port, (err) =>
+          logger.error('metrics scrape failed', { error: String(err) }),
+        ).catch((err: NodeJS.ErrnoException) => {
           throw listenError(err, `${config.metrics.listen!.host}:${config.metrics.listen!.port}`, 'metrics.listen');
         })
       : null;
@@ -248,14 +293,38 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     adminSocketPath(config.data_dir),
     [
       healthRoutes(),
-      statusAdminRoutes({ config, apiUrl, startedAt, rates, chains: chains.core, gasStations, payoutAlerts: alerts, feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []) }),
+      statusAdminRoutes({
+        config,
+        apiUrl,
+        startedAt,
+        rates,
+        chains: chains.core,
+        gasStations,
+        payoutAlerts: alerts,
+        feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []),
+      }),
       teamAdminRoutes(team),
       // The backup words and the fingerprint only: the routes cannot reach the signer.
       walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.core.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       ...modules.flatMap((m) => m.adminRoutes ?? []),
-      dashboardAdminRoutes(new DashboardSnapshots({ config, store, team, keys: auth.keys, catalog, chains: chains.core, ledger, logTail, clock, startedAt, gasStations, payoutAlerts: alerts })),
+      dashboardAdminRoutes(
+        new DashboardSnapshots({
+          config,
+          store,
+          team,
+          keys: auth.keys,
+          catalog,
+          chains: chains.core,
+          ledger,
+          logTail,
+          clock,
+          startedAt,
+          gasStations,
+          payoutAlerts: alerts,
+        }),
+      ),
     ],
     logger,
   );
@@ -308,7 +377,14 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
 
 /** A listen failure as one line naming the address and the config key (EADDRINUSE, EACCES...). */
 function listenError(err: NodeJS.ErrnoException, where: string, key = 'listen'): Error {
-  const reason = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EADDRNOTAVAIL' ? 'address not available on this host' : err.message;
+  const reason =
+    err.code === 'EADDRINUSE'
+      ? 'address already in use'
+      : err.code === 'EACCES'
+        ? 'permission denied'
+        : err.code === 'EADDRNOTAVAIL'
+          ? 'address not available on this host'
+          : err.message;
   return new UserError(`cannot listen on ${where} (${key}): ${reason}`);
 }
 

@@ -19,7 +19,10 @@ interface Parts {
 export async function readiness(parts: Pick<Parts, 'store' | 'chains'>): Promise<{ ready: boolean; store: boolean; chains_waiting: string[] }> {
   const store = await parts.store.ping();
   // A chain is past first contact once it has a scan position (its own, or the scanning daemon's).
-  const waiting = parts.chains.watchers.map((w) => w.status()).filter((s) => s.scanned_height === null).map((s) => s.chain_id);
+  const waiting = parts.chains.watchers
+    .map((w) => w.status())
+    .filter((s) => s.scanned_height === null)
+    .map((s) => s.chain_id);
   return { ready: store && waiting.length === 0, store, chains_waiting: waiting };
 }
 
@@ -37,10 +40,11 @@ export function createMetrics(parts: Parts): Metrics {
       name,
       help,
       labels: ['chain'],
-      read: () => chains.status().flatMap((s) => {
-        const v = pick(s);
-        return v === null ? [] : [{ labels: { chain: s.chain_id }, value: v }];
-      }),
+      read: () =>
+        chains.status().flatMap((s) => {
+          const v = pick(s);
+          return v === null ? [] : [{ labels: { chain: s.chain_id }, value: v }];
+        }),
     });
   chainGauge('coinkeep_chain_tip_height', "The node's tip height, per chain", (s) => s.node_tip);
   chainGauge('coinkeep_chain_scanned_height', 'The last scanned block height, per chain', (s) => s.scanned_height);
@@ -131,7 +135,12 @@ export function createMetrics(parts: Parts): Metrics {
     read: () => {
       const h = store.poolHealth();
       const out = [{ labels: { state: 'writers_queued' }, value: h.writers }];
-      for (const [state, v] of [['total', h.total], ['idle', h.idle], ['waiting', h.waiting]] as const) if (v !== null) out.push({ labels: { state }, value: v });
+      for (const [state, v] of [
+        ['total', h.total],
+        ['idle', h.idle],
+        ['waiting', h.waiting],
+      ] as const)
+        if (v !== null) out.push({ labels: { state }, value: v });
       return out;
     },
   });

@@ -56,7 +56,13 @@ export async function createWebhooks(deps: WebhooksDeps) {
   await dispatcher.recoverInterrupted();
   deps.outbox.onEmit(() => dispatcher.wake());
   const endpoints = new EndpointService({ store: deps.store, secrets, clock: deps.clock, changed: (id) => dispatcher.endpointChanged(id) });
-  const deliveries = new DeliveryService({ store: deps.store, clock: deps.clock, outbox: deps.outbox, wake: () => dispatcher.rescan(), fanOut: () => dispatcher.tick() });
+  const deliveries = new DeliveryService({
+    store: deps.store,
+    clock: deps.clock,
+    outbox: deps.outbox,
+    wake: () => dispatcher.rescan(),
+    fanOut: () => dispatcher.tick(),
+  });
   const module: DaemonModule = {
     routes: [webhookRoutes({ endpoints, deliveries, guard: deps.guard, guards: deps.guards })],
     adminRoutes: [webhooksAdminRoutes({ deliveries, callbackSecrets })],

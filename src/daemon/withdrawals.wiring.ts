@@ -133,5 +133,15 @@ function railFor(chain: ChainConfig, deps: WithdrawalsDeps): WiredRail | null {
   if (!node) return null;
   const family = payoutsOf(chain.kind);
   if (family.ownSends) return deps.evmRails?.get(chain.id) ?? null;
-  return family.rail?.({ chain, node, store: deps.store, signer: deps.signer, addresses: deps.addresses, ceiling: deps.ceilings.get(chain.id)!, clock: deps.clock }) ?? null;
+  return (
+    family.rail?.({
+      chain,
+      node,
+      store: deps.store,
+      signer: deps.signer,
+      addresses: deps.addresses,
+      ceiling: deps.ceilings.get(chain.id)!,
+      clock: deps.clock,
+    }) ?? null
+  );
 }

@@ -29,7 +29,14 @@ export interface DashboardProps {
   refreshMs?: number;
 }
 
-const TITLES: Record<DashboardScreen, string> = { overview: 'Overview', payments: 'Payments', approvals: 'Approvals', webhooks: 'Webhooks', keys: 'Keys', log: 'Log' };
+const TITLES: Record<DashboardScreen, string> = {
+  overview: 'Overview',
+  payments: 'Payments',
+  approvals: 'Approvals',
+  webhooks: 'Webhooks',
+  keys: 'Keys',
+  log: 'Log',
+};
 const LEVELS: LogLevelFilter[] = ['debug', 'info', 'warn', 'error'];
 const DOING = { approve: 'approving', reject: 'rejecting', cancel: 'cancelling' } as const;
 
@@ -253,8 +260,10 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursor - 1));
     if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursor + 1));
     if (!ready || help) return;
-    if (screen === 'approvals' && (input === 'y' || input === 'n' || input === 'c')) return decide(input === 'y' ? 'approve' : input === 'n' ? 'reject' : 'cancel');
-    if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p')) return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
+    if (screen === 'approvals' && (input === 'y' || input === 'n' || input === 'c'))
+      return decide(input === 'y' ? 'approve' : input === 'n' ? 'reject' : 'cancel');
+    if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p'))
+      return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
     if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
     if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);
   });

@@ -96,7 +96,13 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
             key={c.chain_id}
             color={c.maintenance ? 'red' : c.lag !== null && c.lag > 2 ? 'yellow' : undefined}
             text={`${col(c.chain_id, 16)} tip ${col(c.node_tip, 9)} scanned ${col(c.scanned_height, 9)} lag ${col(c.lag, 5)} ${
-              c.maintenance ? `MAINTENANCE: ${c.maintenance_reason ?? c.last_error ?? 'node unreachable or stalled'}` : c.scanned_height === null ? 'not scanning' : c.scanning ? 'ok' : 'ok (another daemon scans)'
+              c.maintenance
+                ? `MAINTENANCE: ${c.maintenance_reason ?? c.last_error ?? 'node unreachable or stalled'}`
+                : c.scanned_height === null
+                  ? 'not scanning'
+                  : c.scanning
+                    ? 'ok'
+                    : 'ok (another daemon scans)'
             }`}
           />
         ))}
@@ -114,7 +120,10 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
         <Row text={counts(o.invoices_last_hour)} />
       </Section>
       <Section title="Queues">
-        <Row color={q.exhausted > 0 ? 'red' : q.failing > 0 ? 'yellow' : undefined} text={`webhooks: pending ${q.pending}  failing ${q.failing}  exhausted ${q.exhausted}`} />
+        <Row
+          color={q.exhausted > 0 ? 'red' : q.failing > 0 ? 'yellow' : undefined}
+          text={`webhooks: pending ${q.pending}  failing ${q.failing}  exhausted ${q.exhausted}`}
+        />
         <Row text={`payouts: ${counts(o.payout_queue)}`} />
         {o.payout_alerts.map((a) => (
           <Row key={`alert:${a.payout_id}`} color={a.kind === 'reopened' ? 'red' : 'yellow'} text={`${col(a.chain_id, 16)} ${payoutAlertText(a)}`} />
@@ -123,7 +132,10 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
       <Section title="Balances (available / hold)">
         {o.balances.length === 0 ? <Row text="no money held" /> : null}
         {o.balances.slice(0, balanceRows).map((b) => (
-          <Row key={`${b.account_id}:${b.coin_id}`} text={`${col(accountName(b.account_id), 20)} ${col(b.ticker ?? b.coin_id, 8)} ${col(b.available, 22)} / ${b.hold}`} />
+          <Row
+            key={`${b.account_id}:${b.coin_id}`}
+            text={`${col(accountName(b.account_id), 20)} ${col(b.ticker ?? b.coin_id, 8)} ${col(b.available, 22)} / ${b.hold}`}
+          />
         ))}
         {o.balances.length > balanceRows ? <Row text={`… ${o.balances.length - balanceRows} more (narrow with a: account)`} /> : null}
       </Section>
@@ -238,7 +250,11 @@ export function WebhooksScreen({ snap, selected, height, accountName }: ScreenPr
         {snap.webhooks.endpoints.length === 0 ? <Row text="no endpoints" /> : null}
         {endpoints.map(({ item, index }) =>
           item.kind === 'endpoint' ? (
-            <Row key={item.id} selected={index === selected} text={`${short(item.id)} ${item.endpoint.enabled ? 'enabled ' : 'disabled'} ${col(item.endpoint.url, 46)} ${accountName(item.account_id)}`} />
+            <Row
+              key={item.id}
+              selected={index === selected}
+              text={`${short(item.id)} ${item.endpoint.enabled ? 'enabled ' : 'disabled'} ${col(item.endpoint.url, 46)} ${accountName(item.account_id)}`}
+            />
           ) : null,
         )}
       </Section>
@@ -260,7 +276,7 @@ export function KeysScreen({ snap, selected, height, accountName }: ScreenProps)
             key={k.key_id}
             selected={index === selected}
             color={k.status === 'active' ? undefined : 'gray'}
-            text={`${col(k.key_id, 32)} ${col(k.status, 8)} ${col(k.name, 12)} ${col(k.permissions.join(","), 28)} used ${col(k.last_used_at ? k.last_used_at.slice(0, 16).replace('T', ' ') : 'never', 16)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
+            text={`${col(k.key_id, 32)} ${col(k.status, 8)} ${col(k.name, 12)} ${col(k.permissions.join(','), 28)} used ${col(k.last_used_at ? k.last_used_at.slice(0, 16).replace('T', ' ') : 'never', 16)} ${k.rotation_required ? 'ROTATE ' : ''}${accountName(k.account_id)}`}
           />
         ))}
       </Section>

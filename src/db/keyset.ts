@@ -24,7 +24,10 @@ export function applyKeyset<T extends ObjectLiteral>(
     qb.expressionMap.wheres = own.length > 0 ? [bound, { type: 'and', condition: own }] : [bound];
     qb.setParameters({ ks_t: page.after.created_at, ks_id: page.after.id });
   }
-  return qb.orderBy(`${alias}.created_at`, 'DESC').addOrderBy(`${alias}.id`, 'DESC').limit(page.limit + 1);
+  return qb
+    .orderBy(`${alias}.created_at`, 'DESC')
+    .addOrderBy(`${alias}.id`, 'DESC')
+    .limit(page.limit + 1);
 }
 
 /**

@@ -127,7 +127,10 @@ function insertSql(em: EntityManager, table: string, cols: readonly string[], ro
   return statementTexts(em).shaped(`INSERT INTO ${table} ${rows} ${on ? 'update' : onConflict}`, cols, on ?? NO_COLUMNS, () => {
     const values = Array.from({ length: rows }, (_, r) => `(${cols.map((_, i) => placeholder(em, r * cols.length + i + 1)).join(', ')})`).join(', ');
     const tail = on
-      ? ` ON CONFLICT (${on.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols.filter((c) => !on.includes(c)).map((c) => `"${c}" = excluded."${c}"`).join(', ')}`
+      ? ` ON CONFLICT (${on.map((c) => `"${c}"`).join(', ')}) DO UPDATE SET ${cols
+          .filter((c) => !on.includes(c))
+          .map((c) => `"${c}" = excluded."${c}"`)
+          .join(', ')}`
       : onConflict === 'ignore'
         ? ' ON CONFLICT DO NOTHING'
         : '';

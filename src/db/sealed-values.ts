@@ -40,10 +40,34 @@ const unbound = (purpose: (row: Row) => string) => (sealer: Sealer, value: strin
 
 /** The purposes values were sealed for before they were bound to their cells. */
 const COLUMNS: SealedColumn[] = [
-  { entity: ApiKeyEntity, column: 'secret_sealed', where: (r) => ({ id: r.id! }), cell: (r) => cells.keySecret(r.id!), before: unbound(() => 'api_key.secret') },
-  { entity: ApiKeyEntity, column: 'previous_secret_sealed', where: (r) => ({ id: r.id! }), cell: (r) => cells.keyPreviousSecret(r.id!), before: unbound(() => 'api_key.secret') },
-  { entity: MemberEntity, column: 'totp_secret_sealed', where: (r) => ({ id: r.id! }), cell: (r) => cells.memberTotp(r.id!), before: unbound(() => 'member.totp') },
-  { entity: WebhookEndpointEntity, column: 'secret_sealed', where: (r) => ({ id: r.id! }), cell: (r) => cells.endpointSecret(r.id!), before: unbound((r) => `webhook-endpoint:${r.id}`) },
+  {
+    entity: ApiKeyEntity,
+    column: 'secret_sealed',
+    where: (r) => ({ id: r.id! }),
+    cell: (r) => cells.keySecret(r.id!),
+    before: unbound(() => 'api_key.secret'),
+  },
+  {
+    entity: ApiKeyEntity,
+    column: 'previous_secret_sealed',
+    where: (r) => ({ id: r.id! }),
+    cell: (r) => cells.keyPreviousSecret(r.id!),
+    before: unbound(() => 'api_key.secret'),
+  },
+  {
+    entity: MemberEntity,
+    column: 'totp_secret_sealed',
+    where: (r) => ({ id: r.id! }),
+    cell: (r) => cells.memberTotp(r.id!),
+    before: unbound(() => 'member.totp'),
+  },
+  {
+    entity: WebhookEndpointEntity,
+    column: 'secret_sealed',
+    where: (r) => ({ id: r.id! }),
+    cell: (r) => cells.endpointSecret(r.id!),
+    before: unbound((r) => `webhook-endpoint:${r.id}`),
+  },
   {
     entity: CallbackSecretEntity,
     column: 'secret_sealed',
@@ -51,7 +75,14 @@ const COLUMNS: SealedColumn[] = [
     cell: (r) => cells.callbackSecret(r.account_id!),
     before: unbound((r) => `webhook-callback:${r.account_id}`),
   },
-  { entity: MetaEntity, column: 'value', only: { key: 'wallet_seed' }, where: () => ({ key: 'wallet_seed' }), cell: () => cells.walletSeed(), before: unbound(() => 'wallet-seed') },
+  {
+    entity: MetaEntity,
+    column: 'value',
+    only: { key: 'wallet_seed' },
+    where: () => ({ key: 'wallet_seed' }),
+    cell: () => cells.walletSeed(),
+    before: unbound(() => 'wallet-seed'),
+  },
   // Stored answers were kept in clear before they were sealed.
   {
     entity: IdempotencyEntity,

@@ -136,7 +136,13 @@ export class Store {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     try {
-      return await Promise.race([this.ds.query('SELECT 1').then(() => true, () => false), late]);
+      return await Promise.race([
+        this.ds.query('SELECT 1').then(
+          () => true,
+          () => false,
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
     }

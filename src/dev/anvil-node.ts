@@ -28,8 +28,7 @@ function listensOn(pid: number, port: number): boolean {
   }
 }
 
-export const anvilBinary = (): string =>
-  path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+export const anvilBinary = (): string => path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
 
 export interface AnvilOptions {
   /** 0 (default): a free port, read back from anvil's own startup line (quiet: found before anvil starts). */
@@ -53,7 +52,11 @@ export interface AnvilOptions {
 export class AnvilNode {
   private exited = false;
 
-  private constructor(private readonly child: ChildProcess, readonly port: number, readonly options: AnvilOptions) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+    readonly options: AnvilOptions,
+  ) {
     // A node must not outlive the process that started it, whatever way that process ends.
     const killOnExit = () => child.kill('SIGKILL');
     process.on('exit', killOnExit);
@@ -73,7 +76,14 @@ export class AnvilNode {
 
   static async start(options: AnvilOptions = {}): Promise<AnvilNode> {
     const args = (port: number) => [
-      '--host', '127.0.0.1', '--port', String(port), '--mnemonic', ANVIL_MNEMONIC, '--chain-id', String(options.chainId ?? ANVIL_CHAIN_ID),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--mnemonic',
+      ANVIL_MNEMONIC,
+      '--chain-id',
+      String(options.chainId ?? ANVIL_CHAIN_ID),
       ...(options.stateFile ? ['--state', options.stateFile] : []),
     ];
     if (options.quiet) {

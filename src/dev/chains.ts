@@ -17,7 +17,9 @@ export const sandboxOf = (kind: string): SandboxChain | undefined => SANDBOX_CHA
  * Where the banner's demo withdrawals go, to the sandbox's own funded wallet: from the first
  * Bitcoin chain (its coin), and from every EVM chain (each coin, paid from the treasury).
  */
-export function demoWithdrawalTargets<C extends { kind: string }>(chains: readonly C[]): { utxo: { chain: C; to: string } | null; account: Array<{ chain: C; to: string }> } {
+export function demoWithdrawalTargets<C extends { kind: string }>(
+  chains: readonly C[],
+): { utxo: { chain: C; to: string } | null; account: Array<{ chain: C; to: string }> } {
   const btc = chains.find((c) => c.kind === 'btc');
   const btcTo = sandboxOf('btc')?.payoutAddress?.();
   const evmTo = sandboxOf('evm')?.payoutAddress?.();

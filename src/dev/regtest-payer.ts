@@ -60,8 +60,14 @@ export class RegtestPayer {
     let total = 0n;
     for (let from = this.scanFrom; from <= matureTop; from += SCAN_CHUNK) {
       const heights = Array.from({ length: Math.min(SCAN_CHUNK, matureTop - from + 1) }, (_, i) => from + i);
-      const hashes = await rpc.all<string>(heights.map((h) => ({ method: 'getblockhash', params: [h] })), signal);
-      const blocks = await rpc.all<{ tx: string[] }>(hashes.map((hash) => ({ method: 'getblock', params: [hash, true] })), signal);
+      const hashes = await rpc.all<string>(
+        heights.map((h) => ({ method: 'getblockhash', params: [h] })),
+        signal,
+      );
+      const blocks = await rpc.all<{ tx: string[] }>(
+        hashes.map((hash) => ({ method: 'getblock', params: [hash, true] })),
+        signal,
+      );
       const candidates = blocks.map((b, i) => ({ txid: b.tx[0]!, height: heights[i]! })).filter((c) => !spentInMempool.has(`${c.txid}:0`));
       // Chain coins only: one spent by a mempool transaction is already left out.
       const outs = await rpc.all<{ value: number; scriptPubKey: { hex: string } } | null>(
@@ -117,10 +123,12 @@ export class RegtestPayer {
 
   private async mempoolSpends(rpc: BitcoinRpc, signal?: AbortSignal): Promise<Set<string>> {
     const txids = await rpc.call<string[]>('getrawmempool', [false], signal);
-    const raws = await rpc.all<string>(txids.map((txid) => ({ method: 'getrawtransaction', params: [txid, false] })), signal);
+    const raws = await rpc.all<string>(
+      txids.map((txid) => ({ method: 'getrawtransaction', params: [txid, false] })),
+      signal,
+    );
     const spent = new Set<string>();
-    for (const raw of raws)
-      for (const input of Transaction.fromHex(raw).ins) spent.add(`${Buffer.from(input.hash).reverse().toString('hex')}:${input.index}`);
+    for (const raw of raws) for (const input of Transaction.fromHex(raw).ins) spent.add(`${Buffer.from(input.hash).reverse().toString('hex')}:${input.index}`);
     return spent;
   }
 }

@@ -33,8 +33,7 @@ export async function payInvoice(config: Config, invoice: InvoiceToPay, opts: { 
   const catalog = new Catalog(config.chains, config.fiat);
   const coin = catalog.coin(opts.coinId ?? invoice.coin_id);
   if (!coin) throw new UserError(`--coin ${opts.coinId}: not a coin of the sandbox`);
-  if (coin.chain_id !== catalog.coin(invoice.coin_id)?.chain_id)
-    throw new UserError(`--coin ${opts.coinId}: not on the invoice's network`);
+  if (coin.chain_id !== catalog.coin(invoice.coin_id)?.chain_id) throw new UserError(`--coin ${opts.coinId}: not on the invoice's network`);
   const chain = config.chains.find((c) => c.id === coin.chain_id)!;
   const family = SANDBOX_CHAINS.find((f) => f.kind === chain.kind);
   if (!family) throw new UserError(`the sandbox has no ${chain.kind} node to pay from`);

@@ -64,7 +64,13 @@ const TRANSFER_SELECTOR = 'a9059cbb';
 /** The forwarder's `forward(address,uint256)`: the caller's tokens to `to`, through the token. */
 const FORWARD_SELECTOR = keccak256(Buffer.from('forward(address,uint256)')).slice(2, 10);
 /** Paths java-tron's Lite FullNode closes unless node.openHistoryQueryWhenLiteFN = true (those the stand-in serves). */
-const LITE_CLOSED_PATHS = new Set(['/wallet/getblockbynum', '/wallet/getblockbylimitnext', '/wallet/gettransactioninfobyblocknum', '/wallet/gettransactioninfobyid', '/wallet/gettransactionbyid']);
+const LITE_CLOSED_PATHS = new Set([
+  '/wallet/getblockbynum',
+  '/wallet/getblockbylimitnext',
+  '/wallet/gettransactioninfobyblocknum',
+  '/wallet/gettransactioninfobyid',
+  '/wallet/gettransactionbyid',
+]);
 /** What it writes for them, HTTP 200. */
 const LITE_CLOSED_TEXT = 'this API is closed because this node is a lite fullnode';
 const BALANCE_OF_SELECTOR = '70a08231';
@@ -134,7 +140,13 @@ export interface TronTxInfo {
   resMessage?: string;
   unfreeze_amount?: number;
   withdraw_expire_amount?: number;
-  internal_transactions?: Array<{ hash: string; caller_address: string; transferTo_address: string; callValueInfo: Array<Record<string, unknown>>; note: string }>;
+  internal_transactions?: Array<{
+    hash: string;
+    caller_address: string;
+    transferTo_address: string;
+    callValueInfo: Array<Record<string, unknown>>;
+    note: string;
+  }>;
 }
 
 export interface TronBlock {
@@ -200,7 +212,12 @@ class Invalid extends Error {
 }
 
 /** A refusal of broadcasthex, in java-tron's shape (the message is hex of its text). */
-const refusal = (code: string, message: string, txid?: string) => ({ result: false, code, ...(txid ? { txid } : {}), message: Buffer.from(message).toString('hex') });
+const refusal = (code: string, message: string, txid?: string) => ({
+  result: false,
+  code,
+  ...(txid ? { txid } : {}),
+  message: Buffer.from(message).toString('hex'),
+});
 
 /** 20-byte hex (no 0x, no 41, lower-case) of a `T...` address or a 41-prefixed hex one. */
 export function hex20(address: string): string {
@@ -348,7 +365,8 @@ export class TronNode {
         const key = req.headers['tron-pro-api-key'] as string | undefined;
         this.requests.push({ path, apiKey: key });
         if (this.apiKey !== null && key !== this.apiKey) return send(res, 401, { Error: 'ApiKey not exists' });
-        if (this.throttled === 'http429') return send(res, 429, { Error: 'request rate exceeded the allowed_rps(15), and the query server will be suspended for 1s' }, { 'Retry-After': '1' });
+        if (this.throttled === 'http429')
+          return send(res, 429, { Error: 'request rate exceeded the allowed_rps(15), and the query server will be suspended for 1s' }, { 'Retry-After': '1' });
         if (this.throttled === 'lack-of-resources') return send(res, 200, { Error: 'lack of computing resources' });
         if (this.liteNode && LITE_CLOSED_PATHS.has(path)) {
           res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
@@ -421,7 +439,13 @@ export class TronNode {
     const type = native ? 'TransferContract' : 'TriggerSmartContract';
     const raw = this.unsigned(type, value, native ? undefined : 100_000_000, this.pending.length);
     const signed = signTronTransaction(raw, this.payerKey);
-    const tx: TronTx = { txID: signed.txID, raw_data: raw as TronTx['raw_data'], raw_data_hex: signed.rawHex, signature: [signed.signature], ret: [{ contractRet: 'SUCCESS' }] };
+    const tx: TronTx = {
+      txID: signed.txID,
+      raw_data: raw as TronTx['raw_data'],
+      raw_data_hex: signed.rawHex,
+      signature: [signed.signature],
+      ret: [{ contractRet: 'SUCCESS' }],
+    };
     this.pending.push({ tx, revert: opts.revert === true, size: signed.hex.length / 2 });
     return tx.txID;
   }
@@ -495,7 +519,10 @@ export class TronNode {
   /** Writes the chain and its state to `file` (private), for `load` at the next start. */
   save(file: string): void {
     const saved = { payerKey: this.payerKey, usdt: this.usdt, branch: this.branch, blocks: this.blocks, infos: [...this.infos], state: this.state };
-    writePrivateFile(file, JSON.stringify(saved, (_k, v: unknown) => (typeof v === 'bigint' ? { $big: v.toString() } : v instanceof Map ? { $map: [...v] } : v)));
+    writePrivateFile(
+      file,
+      JSON.stringify(saved, (_k, v: unknown) => (typeof v === 'bigint' ? { $big: v.toString() } : v instanceof Map ? { $map: [...v] } : v)),
+    );
   }
 
   /** A node with the chain `save` wrote (not listening yet). */
@@ -506,7 +533,10 @@ export class TronNode {
       if (o && typeof o === 'object' && Array.isArray(o.$map)) return new Map(o.$map);
       return v;
     }) as { payerKey: string; usdt: string; branch: number; blocks: TronBlock[]; infos: Array<[string, TronTxInfo[]]>; state: State };
-    return new TronNode({ payerKey: saved.payerKey, usdt: saved.usdt }, { blocks: saved.blocks, infos: new Map(saved.infos), state: saved.state, branch: saved.branch });
+    return new TronNode(
+      { payerKey: saved.payerKey, usdt: saved.usdt },
+      { blocks: saved.blocks, infos: new Map(saved.infos), state: saved.state, branch: saved.branch },
+    );
   }
 
   // ---- transactions -------------------------------------------------------------------------
@@ -531,7 +561,12 @@ export class TronNode {
     const raw = this.unsigned(type, value, feeLimit);
     this.validate(raw.contract[0]!.type, raw.contract[0]!.parameter.value, this.slotTime());
     const pb = utils.transaction.txJsonToPb({ raw_data: raw } as never);
-    return { visible: false, txID: utils.transaction.txPbToTxID(pb).replace(/^0x/, ''), raw_data: raw, raw_data_hex: utils.transaction.txPbToRawDataHex(pb).toLowerCase() };
+    return {
+      visible: false,
+      txID: utils.transaction.txPbToTxID(pb).replace(/^0x/, ''),
+      raw_data: raw,
+      raw_data_hex: utils.transaction.txPbToRawDataHex(pb).toLowerCase(),
+    };
   }
 
   /** A signed transaction (protobuf bytes), checked as a node checks it before it spreads. */
@@ -553,7 +588,8 @@ export class TronNode {
     const head = this.head();
     if (raw.expiration <= head.timestamp) return refusal('TRANSACTION_EXPIRATION_ERROR', 'transaction expired', txID);
     if (raw.expiration > head.timestamp + MAX_EXPIRATION_MS) return refusal('TRANSACTION_EXPIRATION_ERROR', 'expiration is too long', txID);
-    if (!this.blocks.some((b) => b.blockID.slice(12, 16) === raw.ref_block_bytes && b.blockID.slice(16, 32) === raw.ref_block_hash)) return refusal('TAPOS_ERROR', 'Tapos check error', txID);
+    if (!this.blocks.some((b) => b.blockID.slice(12, 16) === raw.ref_block_bytes && b.blockID.slice(16, 32) === raw.ref_block_hash))
+      return refusal('TAPOS_ERROR', 'Tapos check error', txID);
     const size = bytes.length;
     try {
       this.validate(contract.type, contract.parameter.value, this.slotTime());
@@ -561,7 +597,13 @@ export class TronNode {
     } catch (err) {
       return refusal((err as Invalid).code ?? 'CONTRACT_VALIDATE_ERROR', (err as Error).message, txID);
     }
-    const tx: TronTx = { txID, raw_data: raw, raw_data_hex: parts.raw.toString('hex'), signature: parts.signatures.map((b) => b.toString('hex')), ret: [{ contractRet: 'SUCCESS' }] };
+    const tx: TronTx = {
+      txID,
+      raw_data: raw,
+      raw_data_hex: parts.raw.toString('hex'),
+      signature: parts.signatures.map((b) => b.toString('hex')),
+      ret: [{ contractRet: 'SUCCESS' }],
+    };
     this.pending.push({ tx, revert: false, size });
     return { result: true, txid: txID, tx };
   }
@@ -569,7 +611,8 @@ export class TronNode {
   /** `/wallet/broadcasttransaction`: a signed transaction in JSON (raw_data as built, signature list). */
   private broadcastJson(body: Record<string, unknown>): unknown {
     const signatures = body.signature;
-    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(s))) return refusal('SIGERROR', 'miss sig or contract');
+    if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(s)))
+      return refusal('SIGERROR', 'miss sig or contract');
     let pb: { serializeBinary(): Uint8Array; addSignature(b: Uint8Array): void };
     try {
       pb = utils.transaction.txJsonToPb({ raw_data: body.raw_data } as never) as never;
@@ -699,7 +742,8 @@ export class TronNode {
       }
       case 'TriggerSmartContract':
         if (!/^41[0-9a-f]{40}$/.test(String(v.contract_address ?? ''))) throw new Invalid('Invalid contract address');
-        if (String(v.contract_address).slice(2) !== hex20(this.usdt) && String(v.contract_address).slice(2) !== hex20(this.forwarder)) throw new Invalid('No contract or not a smart contract');
+        if (String(v.contract_address).slice(2) !== hex20(this.usdt) && String(v.contract_address).slice(2) !== hex20(this.forwarder))
+          throw new Invalid('No contract or not a smart contract');
         return;
       case 'FreezeBalanceV2Contract': {
         const amount = amountOf('frozen_balance');
@@ -809,7 +853,9 @@ export class TronNode {
         const lockUntil = v.lock === true ? blockTimeStamp + (Number(v.lock_period) || DEFAULT_LOCK_BLOCKS) * BLOCK_MS : 0;
         owner.delegatedOut[resource] += amount;
         this.state.accounts.get(to)!.acquired[resource] += amount;
-        const same = this.state.delegations.find((d) => d.from === ownerKey && d.to === to && d.resource === resource && (d.lockUntil === 0) === (lockUntil === 0));
+        const same = this.state.delegations.find(
+          (d) => d.from === ownerKey && d.to === to && d.resource === resource && (d.lockUntil === 0) === (lockUntil === 0),
+        );
         if (same) {
           same.balance += amount;
           same.lockUntil = Math.max(same.lockUntil, lockUntil);
@@ -867,10 +913,20 @@ export class TronNode {
     }
     owner.energy = consume(owner.energy, slot, fromStake);
     owner.balance -= burnt;
-    info.receipt = { ...info.receipt, ...(fromStake ? { energy_usage: fromStake } : {}), ...(burnt ? { energy_fee: Number(burnt) } : {}), energy_usage_total: used, result };
+    info.receipt = {
+      ...info.receipt,
+      ...(fromStake ? { energy_usage: fromStake } : {}),
+      ...(burnt ? { energy_fee: Number(burnt) } : {}),
+      energy_usage_total: used,
+      result,
+    };
     if (result !== 'SUCCESS') {
       p.tx.ret = [{ contractRet: result }];
-      Object.assign(info, { result: 'FAILED', resMessage: Buffer.from(result === 'REVERT' ? 'REVERT opcode executed' : 'Not enough energy').toString('hex'), contractResult: [result === 'REVERT' ? '08c379a0' : ''] });
+      Object.assign(info, {
+        result: 'FAILED',
+        resMessage: Buffer.from(result === 'REVERT' ? 'REVERT opcode executed' : 'Not enough energy').toString('hex'),
+        contractResult: [result === 'REVERT' ? '08c379a0' : ''],
+      });
       return Number(burnt);
     }
     if (this.quirk === 'false') {
@@ -878,7 +934,13 @@ export class TronNode {
       return Number(burnt);
     }
     const t = { to: data.slice(32, 72), amount: BigInt('0x' + data.slice(72, 136)) };
-    const moves = this.quirk === 'fee' ? [{ to: TOKEN_FEE_COLLECTOR, amount: t.amount / 100n }, { to: t.to, amount: t.amount - t.amount / 100n }] : [t];
+    const moves =
+      this.quirk === 'fee'
+        ? [
+            { to: TOKEN_FEE_COLLECTOR, amount: t.amount / 100n },
+            { to: t.to, amount: t.amount - t.amount / 100n },
+          ]
+        : [t];
     for (const m of moves) {
       this.state.tokens.set(from, (this.state.tokens.get(from) ?? 0n) - m.amount);
       this.state.tokens.set(m.to, (this.state.tokens.get(m.to) ?? 0n) + m.amount);
@@ -888,7 +950,15 @@ export class TronNode {
     info.log = moves.map((m) => ({ address: hex20(this.usdt), topics: [TRANSFER_TOPIC, word(from), word(m.to)], data: word(m.amount.toString(16)) }));
     if (forwarded) {
       // The forwarder's call into the token, and an event of its own shaped like a Transfer (not the token's: never a payment).
-      info.internal_transactions = [{ hash: sha256(p.tx.txID + '01'), caller_address: contract, transferTo_address: '41' + hex20(this.usdt), callValueInfo: [{}], note: Buffer.from('call').toString('hex') }];
+      info.internal_transactions = [
+        {
+          hash: sha256(p.tx.txID + '01'),
+          caller_address: contract,
+          transferTo_address: '41' + hex20(this.usdt),
+          callValueInfo: [{}],
+          note: Buffer.from('call').toString('hex'),
+        },
+      ];
       info.log.push({ address: contract.slice(2), topics: [TRANSFER_TOPIC, word(from), word(t.to)], data: word(t.amount.toString(16)) });
     }
     return Number(burnt);
@@ -898,30 +968,47 @@ export class TronNode {
   private constantCall(body: Record<string, unknown>): unknown {
     const owner = hex20(String(body.owner_address ?? ''));
     const contract = hex20(String(body.contract_address ?? ''));
-    if (contract !== hex20(this.usdt)) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: Buffer.from('No contract or not a valid smart contract').toString('hex') } };
+    if (contract !== hex20(this.usdt))
+      return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: Buffer.from('No contract or not a valid smart contract').toString('hex') } };
     const data = callData(body);
     const value = { owner_address: '41' + owner, contract_address: '41' + contract, data };
     const transaction = this.buildUnchecked('TriggerSmartContract', value);
-    if (data.startsWith(DECIMALS_SELECTOR)) return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word(TOKEN_DECIMALS.toString(16))], transaction };
+    if (data.startsWith(DECIMALS_SELECTOR))
+      return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word(TOKEN_DECIMALS.toString(16))], transaction };
     if (data.startsWith(BALANCE_OF_SELECTOR)) {
       const of = data.slice(32, 72);
       return { result: { result: true }, energy_used: ENERGY_BALANCE_OF, constant_result: [word((this.state.tokens.get(of) ?? 0n).toString(16))], transaction };
     }
     const { energy, ok } = this.energyFor(data, owner, false);
-    if (!ok) return { result: { result: true, message: Buffer.from('REVERT opcode executed').toString('hex') }, energy_used: energy, constant_result: ['08c379a0'], transaction: { ...transaction, ret: [{ ret: 'FAILED' }] } };
+    if (!ok)
+      return {
+        result: { result: true, message: Buffer.from('REVERT opcode executed').toString('hex') },
+        energy_used: energy,
+        constant_result: ['08c379a0'],
+        transaction: { ...transaction, ret: [{ ret: 'FAILED' }] },
+      };
     return { result: { result: true }, energy_used: energy, constant_result: [word('1')], transaction: { ...transaction, ret: [{}] } };
   }
 
   private buildUnchecked(type: string, value: Record<string, unknown>, feeLimit?: number): Record<string, unknown> {
     const raw = this.unsigned(type, value, feeLimit);
     const pb = utils.transaction.txJsonToPb({ raw_data: raw } as never);
-    return { visible: false, txID: utils.transaction.txPbToTxID(pb).replace(/^0x/, ''), raw_data: raw, raw_data_hex: utils.transaction.txPbToRawDataHex(pb).toLowerCase() };
+    return {
+      visible: false,
+      txID: utils.transaction.txPbToTxID(pb).replace(/^0x/, ''),
+      raw_data: raw,
+      raw_data_hex: utils.transaction.txPbToRawDataHex(pb).toLowerCase(),
+    };
   }
 
   /** `/wallet/triggersmartcontract`: the unsigned call for the client to sign. */
   private triggerSmartContract(body: Record<string, unknown>): unknown {
     try {
-      const value: Record<string, unknown> = { owner_address: '41' + hex20(String(body.owner_address ?? '')), contract_address: '41' + hex20(String(body.contract_address ?? '')), data: callData(body) };
+      const value: Record<string, unknown> = {
+        owner_address: '41' + hex20(String(body.owner_address ?? '')),
+        contract_address: '41' + hex20(String(body.contract_address ?? '')),
+        data: callData(body),
+      };
       if (Number(body.call_value) > 0) value.call_value = Number(body.call_value);
       const feeLimit = Number(body.fee_limit) > 0 ? Number(body.fee_limit) : undefined;
       return { result: { result: true }, transaction: this.build('TriggerSmartContract', value, feeLimit) };
@@ -942,7 +1029,11 @@ export class TronNode {
       net_usage: recovered(a.net, slot) || undefined,
       free_net_usage: recovered(a.freeNet, slot) || undefined,
       // As java-tron keeps it: a delegation moves its TRX out of frozenV2 into delegated_frozenV2_balance_for_*.
-      frozenV2: [{ amount: n(a.frozen.BANDWIDTH - a.delegatedOut.BANDWIDTH) }, { type: 'ENERGY', amount: n(a.frozen.ENERGY - a.delegatedOut.ENERGY) }, { type: 'TRON_POWER' }],
+      frozenV2: [
+        { amount: n(a.frozen.BANDWIDTH - a.delegatedOut.BANDWIDTH) },
+        { type: 'ENERGY', amount: n(a.frozen.ENERGY - a.delegatedOut.ENERGY) },
+        { type: 'TRON_POWER' },
+      ],
       unfrozenV2: a.unfrozen.length
         ? a.unfrozen.map((u) => ({ ...(u.resource === 'ENERGY' ? { type: 'ENERGY' } : {}), unfreeze_amount: Number(u.amount), unfreeze_expire_time: u.expire }))
         : undefined,
@@ -966,7 +1057,9 @@ export class TronNode {
       delegatedResource: list.map((d) => ({
         from: '41' + from,
         to: '41' + to,
-        ...(d.resource === 'ENERGY' ? { frozen_balance_for_energy: Number(d.balance), ...(d.lockUntil ? { expire_time_for_energy: d.lockUntil } : {}) } : { frozen_balance_for_bandwidth: Number(d.balance), ...(d.lockUntil ? { expire_time_for_bandwidth: d.lockUntil } : {}) }),
+        ...(d.resource === 'ENERGY'
+          ? { frozen_balance_for_energy: Number(d.balance), ...(d.lockUntil ? { expire_time_for_energy: d.lockUntil } : {}) }
+          : { frozen_balance_for_bandwidth: Number(d.balance), ...(d.lockUntil ? { expire_time_for_bandwidth: d.lockUntil } : {}) }),
       })),
     };
   }
@@ -1004,7 +1097,11 @@ export class TronNode {
     };
     // java-tron's block id: the height in its first 8 bytes, then the header hash's last 24.
     const blockID = number.toString(16).padStart(16, '0') + sha256(Buffer.from(JSON.stringify(raw)).toString('hex')).slice(16);
-    this.blocks.push({ blockID, block_header: { raw_data: raw, witness_signature: randomBytes(65).toString('hex') }, transactions: included.length ? included.map((p) => p.tx) : undefined });
+    this.blocks.push({
+      blockID,
+      block_header: { raw_data: raw, witness_signature: randomBytes(65).toString('hex') },
+      transactions: included.length ? included.map((p) => p.tx) : undefined,
+    });
     this.infos.set(blockID, infos);
   }
 
@@ -1062,20 +1159,39 @@ export class TronNode {
       case '/wallet/getdelegatedresourcev2':
         return this.delegatedResource(addr('fromAddress'), addr('toAddress'));
       case '/wallet/createtransaction':
-        return this.build('TransferContract', { amount: Number(body.amount), owner_address: '41' + addr('owner_address'), to_address: '41' + addr('to_address') });
+        return this.build('TransferContract', {
+          amount: Number(body.amount),
+          owner_address: '41' + addr('owner_address'),
+          to_address: '41' + addr('to_address'),
+        });
       case '/wallet/freezebalancev2':
-        return this.build('FreezeBalanceV2Contract', withResource({ owner_address: '41' + addr('owner_address'), frozen_balance: Number(body.frozen_balance) }, body.resource));
+        return this.build(
+          'FreezeBalanceV2Contract',
+          withResource({ owner_address: '41' + addr('owner_address'), frozen_balance: Number(body.frozen_balance) }, body.resource),
+        );
       case '/wallet/unfreezebalancev2':
-        return this.build('UnfreezeBalanceV2Contract', withResource({ owner_address: '41' + addr('owner_address'), unfreeze_balance: Number(body.unfreeze_balance) }, body.resource));
+        return this.build(
+          'UnfreezeBalanceV2Contract',
+          withResource({ owner_address: '41' + addr('owner_address'), unfreeze_balance: Number(body.unfreeze_balance) }, body.resource),
+        );
       case '/wallet/withdrawexpireunfreeze':
         return this.build('WithdrawExpireUnfreezeContract', { owner_address: '41' + addr('owner_address') });
       case '/wallet/delegateresource': {
-        const value = withResource({ owner_address: '41' + addr('owner_address'), receiver_address: '41' + addr('receiver_address'), balance: Number(body.balance) }, body.resource);
+        const value = withResource(
+          { owner_address: '41' + addr('owner_address'), receiver_address: '41' + addr('receiver_address'), balance: Number(body.balance) },
+          body.resource,
+        );
         if (body.lock === true) Object.assign(value, { lock: true }, Number(body.lock_period) > 0 ? { lock_period: Number(body.lock_period) } : {});
         return this.build('DelegateResourceContract', value);
       }
       case '/wallet/undelegateresource':
-        return this.build('UnDelegateResourceContract', withResource({ owner_address: '41' + addr('owner_address'), receiver_address: '41' + addr('receiver_address'), balance: Number(body.balance) }, body.resource));
+        return this.build(
+          'UnDelegateResourceContract',
+          withResource(
+            { owner_address: '41' + addr('owner_address'), receiver_address: '41' + addr('receiver_address'), balance: Number(body.balance) },
+            body.resource,
+          ),
+        );
       case '/wallet/triggersmartcontract':
         return this.triggerSmartContract(body);
       case '/wallet/triggerconstantcontract':
@@ -1119,7 +1235,11 @@ const cloneState = (s: State): State => structuredClone(s);
 function withoutUndefined(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutUndefined);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, withoutUndefined(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .map(([k, x]) => [k, withoutUndefined(x)]),
+  );
 }
 
 const slotOf = (ms: number): number => Math.floor(ms / BLOCK_MS);
@@ -1136,7 +1256,8 @@ const consume = (u: Usage, slot: number, amount: number): Usage => (amount > 0 ?
 
 /** A contract value with `resource` as java-tron prints it: absent for BANDWIDTH (the enum's default). */
 function withResource(value: Record<string, unknown>, resource: unknown): Record<string, unknown> {
-  if (resource !== undefined && resource !== 'BANDWIDTH' && resource !== 'ENERGY') throw new Invalid('ResourceCode error, valid ResourceCode[BANDWIDTH、ENERGY]');
+  if (resource !== undefined && resource !== 'BANDWIDTH' && resource !== 'ENERGY')
+    throw new Invalid('ResourceCode error, valid ResourceCode[BANDWIDTH、ENERGY]');
   return resource === 'ENERGY' ? { ...value, resource } : value;
 }
 
@@ -1176,7 +1297,8 @@ function signExactAmount(raw: Record<string, unknown>, amount: bigint, privateKe
   // Field 3 (amount) of TransferContract: tag 0x18, then the varint.
   const [from, to] = ['18' + varintHex(BigInt(Number(amount))), '18' + varintHex(amount)];
   const at = nearHex.indexOf(from);
-  if (from.length !== to.length || at % 2 !== 0 || nearHex.indexOf(from, at + 1) !== -1) throw new Error(`the stand-in cannot encode the amount ${amount} exactly`);
+  if (from.length !== to.length || at % 2 !== 0 || nearHex.indexOf(from, at + 1) !== -1)
+    throw new Error(`the stand-in cannot encode the amount ${amount} exactly`);
   const rawHex = nearHex.slice(0, at) + to + nearHex.slice(at + to.length);
   const txID = sha256(rawHex);
   const sig = new SigningKey('0x' + privateKey).sign('0x' + txID);
@@ -1254,7 +1376,9 @@ function decodeRaw(rawHex: string): TronTx['raw_data'] {
   const typeNumber = fields(contracts[0]![2] as Buffer).find(([n, w]) => n === 1 && w === 0)?.[2] as number | undefined;
   const type = CONTRACT_TYPES[typeNumber ?? -1];
   if (!type) throw new Error('unsupported contract');
-  const d = utils.deserializeTx.deserializeTransaction(type, rawHex) as unknown as Record<string, unknown> & { contract: Array<{ parameter: { value: Record<string, unknown> } }> };
+  const d = utils.deserializeTx.deserializeTransaction(type, rawHex) as unknown as Record<string, unknown> & {
+    contract: Array<{ parameter: { value: Record<string, unknown> } }>;
+  };
   const value: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(d.contract[0]!.parameter.value)) {
     if (v === 0 || v === '' || v === false || (k === 'resource' && v === 'BANDWIDTH')) continue;

@@ -65,7 +65,11 @@ export async function payOnTronNode(chain: ChainConfig, payment: SandboxPayment)
 
 /** Mines `blocks` blocks on the running stand-in through its test hook; the new tip's height. */
 async function mineOnTronNode(chain: ChainConfig, blocks: number): Promise<{ height: number }> {
-  const mined = await fetch(`${chain.full_node_url!.replace(/\/+$/, '')}/dev/mine`, { method: 'POST', body: JSON.stringify({ blocks }), signal: AbortSignal.timeout(chain.watch.rpc_timeout_ms) });
+  const mined = await fetch(`${chain.full_node_url!.replace(/\/+$/, '')}/dev/mine`, {
+    method: 'POST',
+    body: JSON.stringify({ blocks }),
+    signal: AbortSignal.timeout(chain.watch.rpc_timeout_ms),
+  });
   const height = ((await mined.json()) as { height?: unknown }).height;
   if (typeof height !== 'number' || !Number.isInteger(height)) throw new Error('the tron node stand-in did not mine (is the sandbox running?)');
   return { height };
@@ -78,8 +82,15 @@ const SANDBOX_STATION_TRX = 200_000n;
 /** Funds the chain's gas station from the sandbox payer when it holds less than it stakes (the daemon stakes it at its next pass). Whether it sent anything. */
 export async function fundTronGasStation(chain: ChainConfig, gasStation: string): Promise<boolean> {
   const node = new TronFullNode(chain.full_node_url!, chain.watch.rpc_timeout_ms, chain.api_key);
-  const account = await node.post<{ balance?: number; frozenV2?: Array<{ type?: string; amount?: number }>; account_resource?: { delegated_frozenV2_balance_for_energy?: number } }>('getaccount', { address: gasStation, visible: true });
-  const held = BigInt(account.balance ?? 0) + BigInt(account.frozenV2?.find((f) => f.type === 'ENERGY')?.amount ?? 0) + BigInt(account.account_resource?.delegated_frozenV2_balance_for_energy ?? 0);
+  const account = await node.post<{
+    balance?: number;
+    frozenV2?: Array<{ type?: string; amount?: number }>;
+    account_resource?: { delegated_frozenV2_balance_for_energy?: number };
+  }>('getaccount', { address: gasStation, visible: true });
+  const held =
+    BigInt(account.balance ?? 0) +
+    BigInt(account.frozenV2?.find((f) => f.type === 'ENERGY')?.amount ?? 0) +
+    BigInt(account.account_resource?.delegated_frozenV2_balance_for_energy ?? 0);
   if (held >= BigInt(SANDBOX_STAKE_TRX) * 1_000_000n) return false;
   await payOnTronNode(chain, { asset: 'native', to: gasStation, amount: SANDBOX_STATION_TRX * 1_000_000n } as SandboxPayment);
   return true;

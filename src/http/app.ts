@@ -107,7 +107,7 @@ const SLASH = 0x2f;
 function pathKey(path: string): string {
   let key = '';
   let at = 0;
-  for (let segments = 0; segments < 2; ) {
+  for (let segments = 0; segments < 2;) {
     while (path.charCodeAt(at) === SLASH) at++;
     if (at >= path.length) break;
     let end = path.indexOf('/', at);
@@ -133,7 +133,13 @@ function dispatch(routers: AppRouter[]): Koa.Middleware<AppState> {
     for (const layer of r.stack) {
       const path: unknown = layer.path;
       const literal =
-        typeof path === 'string' && layer.methods.length > 0 && path.split('/').filter((x) => x !== '').slice(0, 2).every((x) => LITERAL_SEGMENT.test(x));
+        typeof path === 'string' &&
+        layer.methods.length > 0 &&
+        path
+          .split('/')
+          .filter((x) => x !== '')
+          .slice(0, 2)
+          .every((x) => LITERAL_SEGMENT.test(x));
       if (!literal) {
         keys = null;
         break;
@@ -167,7 +173,7 @@ export function respondWithError(ctx: AppContext, err: unknown, log: Logger): vo
       request_id: ctx.state.requestId,
       method: ctx.method,
       path: ctx.path,
-      error: err instanceof Error ? err.stack ?? err.message : String(err),
+      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
     });
     apiErr = new ApiError(500, 'internal_error', 'internal error; the request may or may not have been applied', {
       request_id: ctx.state.requestId,

@@ -6,8 +6,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest nesting of arrays and objects a JSON body may have (a deep 1 MiB nest stalls the event loop: docs/benchmarks.md, body). */
 export const MAX_JSON_DEPTH = 32;
 
-const tooLarge = (): ApiError =>
-  new ApiError(413, 'payload_too_large', 'request body is larger than 1 MiB', { limit_bytes: MAX_BODY_BYTES });
+const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', 'request body is larger than 1 MiB', { limit_bytes: MAX_BODY_BYTES });
 
 /** Whether the request announces a body (a Content-Length above 0, or a chunked one); refuses a declared one over the limit. */
 export function announcesBody(req: IncomingMessage): boolean {

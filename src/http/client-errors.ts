@@ -5,7 +5,11 @@ import { API_VERSION } from './app';
 /** What Node refuses before Koa sees the request, answered as SPEC's envelope. */
 function answerFor(code: string | undefined): { status: number; reason: string; body: object } {
   if (code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, reason: 'Request Header Fields Too Large', body: { code: 'validation_error', message: 'the request headers are larger than 16 KiB', details: { field: 'headers' } } };
+    return {
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      body: { code: 'validation_error', message: 'the request headers are larger than 16 KiB', details: { field: 'headers' } },
+    };
   }
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return { status: 408, reason: 'Request Timeout', body: { code: 'timeout', message: 'the request was not received in time', details: {} } };

@@ -95,10 +95,7 @@ export function fieldColumns<R>(fields: readonly (keyof R & string)[]): ExportCo
 }
 
 /** The GET handler of a list: the authenticated caller's account's rows (see sendList). */
-export function listHandler<F extends object, R, S>(
-  list: ExportableList<F, R, S>,
-  deps: { logger: Logger; clock: Clock },
-): AppMiddleware {
+export function listHandler<F extends object, R, S>(list: ExportableList<F, R, S>, deps: { logger: Logger; clock: Clock }): AppMiddleware {
   return async (ctx) => {
     await sendList(ctx, authOf(ctx).accountId, list, { logger: deps.logger, now: deps.clock.now() });
   };
@@ -206,7 +203,10 @@ class CsvChunks {
 
 /** `transactions-20261122T213000Z.csv` */
 export function exportFileName(name: string, now: Date, format: ExportFormat): string {
-  const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  const stamp = now
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
   return `${name}-${stamp}.${format}`;
 }
 
@@ -286,9 +286,7 @@ interface StreamState {
  */
 export function sheetBacklog(ws: unknown): { bytes: number; input: Writable } | null {
   const pipes = (ws as { stream?: { pipes?: unknown } }).stream?.pipes;
-  const input = (Array.isArray(pipes) ? pipes[0] : undefined) as
-    | { _writableState?: StreamState; _readableState?: StreamState; once?: unknown }
-    | undefined;
+  const input = (Array.isArray(pipes) ? pipes[0] : undefined) as { _writableState?: StreamState; _readableState?: StreamState; once?: unknown } | undefined;
   const queued = input?._writableState?.length;
   const ready = input?._readableState?.length;
   if (typeof queued !== 'number' || typeof ready !== 'number' || typeof input?.once !== 'function') return null;

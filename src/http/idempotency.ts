@@ -72,10 +72,7 @@ export class Idempotency {
     const cutoff = new Date(this.clock.now().getTime() - (everyClaim ? 0 : ABANDONED_AFTER_MS)).toISOString();
     const body = new ApiError(500, 'internal_error', 'the request was interrupted; it may or may not have been applied').toBody();
     await this.store.write(async (em) => {
-      const claims = await em
-        .createQueryBuilder(IdempotencyEntity, 'i')
-        .where("i.state = 'in_progress' AND i.created_at <= :cutoff", { cutoff })
-        .getMany();
+      const claims = await em.createQueryBuilder(IdempotencyEntity, 'i').where("i.state = 'in_progress' AND i.created_at <= :cutoff", { cutoff }).getMany();
       for (const c of claims) await this.storeAnswer(em, c.scope, c.key, 500, body);
     });
   }
@@ -99,10 +96,7 @@ export class Idempotency {
       const key = idempotencyKeyOf(ctx);
       if (key === null) return next();
       const { scope, ttlMs } = scopeOf(ctx);
-      const fingerprint = createHash('sha256')
-        .update(`${ctx.method}\n${ctx.originalUrl}\n`)
-        .update(ctx.state.rawBody)
-        .digest('hex');
+      const fingerprint = createHash('sha256').update(`${ctx.method}\n${ctx.originalUrl}\n`).update(ctx.state.rawBody).digest('hex');
       const id = `${scope}\u0000${key}`;
 
       const claimed = await this.claim(scope, key, fingerprint, ttlMs, id);
@@ -130,29 +124,31 @@ export class Idempotency {
     let raced = 0;
     for (;;) {
       const now = this.clock.now();
-      const outcome = await this.store.write(async (em) => {
-        const row = await em.findOneBy(IdempotencyEntity, { scope, key });
-        if (row && row.expires_at !== null && row.expires_at < now.toISOString()) {
-          await em.delete(IdempotencyEntity, { scope, key });
-        } else if (row) {
-          return row;
-        }
-        await em.insert(IdempotencyEntity, {
-          scope,
-          key,
-          fingerprint,
-          state: 'in_progress',
-          response_status: null,
-          response_body: null,
-          created_at: now.toISOString(),
-          expires_at: ttlMs === null ? null : new Date(now.getTime() + ttlMs).toISOString(),
+      const outcome = await this.store
+        .write(async (em) => {
+          const row = await em.findOneBy(IdempotencyEntity, { scope, key });
+          if (row && row.expires_at !== null && row.expires_at < now.toISOString()) {
+            await em.delete(IdempotencyEntity, { scope, key });
+          } else if (row) {
+            return row;
+          }
+          await em.insert(IdempotencyEntity, {
+            scope,
+            key,
+            fingerprint,
+            state: 'in_progress',
+            response_status: null,
+            response_body: null,
+            created_at: now.toISOString(),
+            expires_at: ttlMs === null ? null : new Date(now.getTime() + ttlMs).toISOString(),
+          });
+          return true as const;
+        })
+        .catch((err: unknown) => {
+          // A concurrent claim won the primary key (PostgreSQL): read what it stored.
+          if (isUniqueViolation(err) && ++raced < 3) return null;
+          throw err;
         });
-        return true as const;
-      }).catch((err: unknown) => {
-        // A concurrent claim won the primary key (PostgreSQL): read what it stored.
-        if (isUniqueViolation(err) && ++raced < 3) return null;
-        throw err;
-      });
       if (outcome === null) continue;
       if (outcome === true) return true;
       if (outcome.fingerprint !== fingerprint) {
@@ -201,7 +197,9 @@ export class Idempotency {
       await write().catch(write);
     } catch (err) {
       if (release) throw err;
-      this.logger.error('storing an idempotent answer failed twice; it is kept to be stored by the upkeep', { error: err instanceof Error ? err.message : String(err) });
+      this.logger.error('storing an idempotent answer failed twice; it is kept to be stored by the upkeep', {
+        error: err instanceof Error ? err.message : String(err),
+      });
       this.unsettled.set(id, { scope, key, status, body: body ?? null });
     }
     return release ? 'released' : { status, body: body ?? null };

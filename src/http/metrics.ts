@@ -22,7 +22,10 @@ export interface MetricSource<L extends string> {
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests = new RequestHistogram('coinkeep_http_request_duration_seconds', 'API requests by route template, method and status: count and latency');
+  private readonly requests = new RequestHistogram(
+    'coinkeep_http_request_duration_seconds',
+    'API requests by route template, method and status: count and latency',
+  );
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'coinkeep_' });
@@ -84,7 +87,10 @@ class RequestHistogram {
   /** route → method → status → series: lookups by the strings at hand, no key built per request. */
   private readonly index = new Map<string, Map<string, Map<number, Series>>>();
 
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
 
   observe(method: string, route: string, status: number, seconds: number): void {
     let byMethod = this.index.get(route);
@@ -126,7 +132,12 @@ class RequestHistogram {
 }
 
 /** `GET /metrics` on its own listener (an operator's network only). Resolves once listening. */
-export async function listenMetrics(metrics: Metrics, host: string, port: number, onError: (err: unknown) => void): Promise<{ server: http.Server; url: string }> {
+export async function listenMetrics(
+  metrics: Metrics,
+  host: string,
+  port: number,
+  onError: (err: unknown) => void,
+): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');

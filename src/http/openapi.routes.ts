@@ -18,7 +18,7 @@ export function openApiRoutes(document: () => Record<string, unknown>): AppRoute
   let json: string | undefined;
   mount(r, openApiRoute, null, (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = (json ??= JSON.stringify(document()));
+    ctx.body = json ??= JSON.stringify(document());
   });
   return r;
 }

@@ -16,8 +16,19 @@ const SIGNATURE_DOC =
 
 const CONTENT_TYPES = { csv: 'text/csv', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' };
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 400: 'Bad request', 401: 'Not authenticated', 403: 'Refused', 404: 'Not found', 409: 'Conflict',
-  413: 'Body too large', 422: 'Not processable', 429: 'Too many requests', 500: 'Internal error', 503: 'Unavailable', 504: 'Timed out',
+  200: 'OK',
+  201: 'Created',
+  400: 'Bad request',
+  401: 'Not authenticated',
+  403: 'Refused',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Body too large',
+  422: 'Not processable',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Unavailable',
+  504: 'Timed out',
 };
 
 /**
@@ -28,7 +39,10 @@ export function buildOpenApi(routes: readonly ApiRoute[], events: readonly Webho
   const components: Record<string, Json> = {};
   const schemaOf = (schema: z.ZodType, io: 'input' | 'output'): Json => {
     // Wrapped so a named schema itself becomes a $ref too; its definitions move to components.
-    const wrapped = z.toJSONSchema(z.object({ x: schema }), { io, unrepresentable: 'any' }) as unknown as Json & { properties: { x: Json }; $defs?: Record<string, Json> };
+    const wrapped = z.toJSONSchema(z.object({ x: schema }), { io, unrepresentable: 'any' }) as unknown as Json & {
+      properties: { x: Json };
+      $defs?: Record<string, Json>;
+    };
     for (const [name, def] of Object.entries(wrapped.$defs ?? {})) components[name] ??= relink(def) as Json;
     return relink(wrapped.properties.x) as Json;
   };
@@ -58,7 +72,12 @@ export function buildOpenApi(routes: readonly ApiRoute[], events: readonly Webho
         operationId: `event_${e.type.replace(/\./g, '_')}`,
         summary: `The ${e.type} event`,
         description: 'Signed: X-Signature = "sha256=" + hex(HMAC-SHA256(endpoint secret, X-Timestamp + "." + raw body)). Answer 2xx within 10 seconds.',
-        parameters: ['X-Event-Id', 'X-Event-Type', 'X-Timestamp', 'X-Signature'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
+        parameters: ['X-Event-Id', 'X-Event-Type', 'X-Timestamp', 'X-Signature'].map((name) => ({
+          name,
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+        })),
         requestBody: { required: true, content: { 'application/json': { schema: schemaOf(e.schema, 'output') } } },
         responses: { '2XX': { description: 'Received' } },
       },
@@ -159,7 +178,10 @@ function errorSchema(codes: ErrorCode[], described = false): Json {
           code: { type: 'string', enum: codes },
           message: { type: 'string' },
           details: described
-            ? { type: 'object', description: 'may carry field, required, retry_after, server_time, reason, scope, supported, ip, invoice_id, active_address_id, docs_url' }
+            ? {
+                type: 'object',
+                description: 'may carry field, required, retry_after, server_time, reason, scope, supported, ip, invoice_id, active_address_id, docs_url',
+              }
             : { type: 'object' },
         },
       },
@@ -174,7 +196,8 @@ function relink(node: unknown, inProperties = false): unknown {
   const out: Json = {};
   for (const [k, v] of Object.entries(node)) {
     if (!inProperties && (k === '$schema' || k === '$defs' || k === 'id')) continue;
-    out[k] = !inProperties && k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', '#/components/schemas/') : relink(v, !inProperties && k === 'properties');
+    out[k] =
+      !inProperties && k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', '#/components/schemas/') : relink(v, !inProperties && k === 'properties');
   }
   return out;
 }

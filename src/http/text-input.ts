@@ -22,15 +22,18 @@ export function checkTextInput(body: Record<string, unknown>): void {
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { value, path } = next;
     if (typeof value === 'string') {
-      if (BIDI_CONTROL.test(value)) throw validationError(path, `${path} must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)`);
+      if (BIDI_CONTROL.test(value))
+        throw validationError(path, `${path} must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)`);
       if (value.includes(NUL)) throw validationError(path, `${path} must not contain the NUL character (U+0000)`);
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => stack.push({ value: item, path: join(path, String(i)) }));
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) {
         if (key === '__proto__') throw validationError(join(path, key), '__proto__ is not accepted as a key');
-        if (BIDI_CONTROL.test(key)) throw validationError(path === '' ? 'body' : path, `a key${path === '' ? '' : ` of ${path}`} contains bidirectional control characters`);
-        if (key.includes(NUL)) throw validationError(path === '' ? 'body' : path, `a key${path === '' ? '' : ` of ${path}`} contains the NUL character (U+0000)`);
+        if (BIDI_CONTROL.test(key))
+          throw validationError(path === '' ? 'body' : path, `a key${path === '' ? '' : ` of ${path}`} contains bidirectional control characters`);
+        if (key.includes(NUL))
+          throw validationError(path === '' ? 'body' : path, `a key${path === '' ? '' : ` of ${path}`} contains the NUL character (U+0000)`);
         stack.push({ value: item, path: join(path, key) });
       }
     }

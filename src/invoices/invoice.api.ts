@@ -8,7 +8,7 @@ import { InvoiceSchema } from './invoice.view';
 export const CreateInvoiceBody = z.strictObject({
   currency: z.string().min(1).max(16),
   coin_id: uuid().nullish(),
-  amount: z.string().min(1).max(100).meta({ description: 'decimal string within the currency\'s decimals' }),
+  amount: z.string().min(1).max(100).meta({ description: "decimal string within the currency's decimals" }),
   order_id: z.string().min(1).max(128).nullish(),
   idempotency_by_order_id: z.boolean().nullish(),
   description: z.string().min(1).max(1000).nullish(),
@@ -18,8 +18,6 @@ export const CreateInvoiceBody = z.strictObject({
   fee_paid_by: z.enum(['merchant', 'payer']).nullish(),
   allowed_coin_ids: z.array(uuid()).min(1).max(100).nullish(),
 });
-
-
 
 export const invoiceApi = {
   create: {

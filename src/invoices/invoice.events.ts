@@ -40,7 +40,8 @@ export function invoiceEvents(before: InvoiceRow, after: InvoiceRow, cause: Reco
     const type = STATUS_EVENTS[after.status];
     if (type) out.push(type);
   }
-  const lateConfirmation = cause !== null && cause.transfer.status === 'confirmed' && cause.transfer.coin_id === after.coin_id && !isInTime(termsOf(after), cause.transfer.seen_at);
+  const lateConfirmation =
+    cause !== null && cause.transfer.status === 'confirmed' && cause.transfer.coin_id === after.coin_id && !isInTime(termsOf(after), cause.transfer.seen_at);
   if (lateConfirmation && after.late_payment) out.push('invoice.late_payment');
   return out;
 }

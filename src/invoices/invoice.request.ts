@@ -62,7 +62,13 @@ export async function parseCreateInvoice(body: Record<string, unknown>, deps: Re
   const fiat = catalog.fiats().find((f) => f.code === currency);
   const tickerCoins = fiat ? [] : catalog.coinsByTicker(currency);
   if (!fiat && tickerCoins.length === 0) {
-    throw validationError('currency', `currency must be an enabled fiat (${catalog.fiats().map((f) => f.code).join(', ')}) or a coin ticker of the catalogue`);
+    throw validationError(
+      'currency',
+      `currency must be an enabled fiat (${catalog
+        .fiats()
+        .map((f) => f.code)
+        .join(', ')}) or a coin ticker of the catalogue`,
+    );
   }
   if (fiat && !fiat.invoice_enabled) throw validationError('currency', `${currency} is not enabled for invoices`);
 

@@ -256,7 +256,11 @@ export class InvoiceService {
     // Through the address row's own invoice_id (a primary-key read): the invoices table needs no
     // index on address_id, one index less to write on every invoice creation.
     const lock = em.connection.options.type === 'postgres' ? ' FOR UPDATE OF i' : '';
-    const rows = await rawQuery<InvoiceRow>(em, `SELECT i.* FROM addresses a JOIN invoices i ON i.id = a.invoice_id WHERE a.id = ${placeholder(em, 1)}${lock}`, [addressId]);
+    const rows = await rawQuery<InvoiceRow>(
+      em,
+      `SELECT i.* FROM addresses a JOIN invoices i ON i.id = a.invoice_id WHERE a.id = ${placeholder(em, 1)}${lock}`,
+      [addressId],
+    );
     return rows.length > 0 ? invoiceOf(rows[0]!) : null;
   }
 

@@ -45,7 +45,10 @@ void viewMatchesRow;
 
 /** Builds views of rows; one per daemon (it needs the catalogue and the public base URL). */
 export class InvoicePresenter {
-  constructor(private readonly catalog: Catalog, private readonly baseUrl: string) {}
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly baseUrl: string,
+  ) {}
 
   present = (r: InvoiceRow): InvoiceView => {
     const coin = r.coin_id ? this.catalog.coin(r.coin_id) : undefined;

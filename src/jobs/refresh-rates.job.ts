@@ -25,10 +25,7 @@ export function everySeconds(seconds: number): string {
   return chosen;
 }
 
-export function refreshRatesJob(
-  engine: RateEngine,
-  seconds: number,
-): { name: string; schedule: string; run(signal: AbortSignal): Promise<void> } {
+export function refreshRatesJob(engine: RateEngine, seconds: number): { name: string; schedule: string; run(signal: AbortSignal): Promise<void> } {
   return {
     name: 'refresh-rates',
     schedule: everySeconds(seconds),

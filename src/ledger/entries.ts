@@ -97,7 +97,11 @@ export function settlementEntry(
 export function reversalEntry(e: LedgerEntryRow, reversed: boolean, r: { code: string; refId: string | null }, s: Stamp): LedgerEntry {
   if ((e.kind !== 'posted' && e.kind !== 'post_pending') || e.reverses_id !== null) throw new Error(`ledger entry ${e.id} (${e.kind}) cannot be reversed`);
   if (reversed) throw new Error(`ledger entry ${e.id} is already reversed`);
-  const back = movementEntry({ coinId: e.coin_id, debit: e.credit_book, credit: e.debit_book, amount: Amount.of(e.amount), code: r.code, refId: r.refId }, 'posted', s);
+  const back = movementEntry(
+    { coinId: e.coin_id, debit: e.credit_book, credit: e.debit_book, amount: Amount.of(e.amount), code: r.code, refId: r.refId },
+    'posted',
+    s,
+  );
   return { ...back, reverses_id: e.id };
 }
 

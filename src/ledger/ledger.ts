@@ -57,7 +57,10 @@ export class Ledger {
 
   /** Moves money now; several movements append together (a credit and its fee). */
   async post(em: EntityManager, movements: Movement[]): Promise<LedgerEntry[]> {
-    return this.append(em, movements.map((m) => ({ entry: movementEntry(m, 'posted', this.stamp()) })));
+    return this.append(
+      em,
+      movements.map((m) => ({ entry: movementEntry(m, 'posted', this.stamp()) })),
+    );
   }
 
   /**
@@ -76,9 +79,13 @@ export class Ledger {
    * below zero.
    */
   async holdAll(em: EntityManager, ms: Movement[], ensureFunds: boolean): Promise<LedgerEntry[]> {
-    return this.append(em, ms.map((m) => ({ entry: movementEntry(m, 'pending', this.stamp()) })), (sums) => {
-      if (ensureFunds && overdrawn(ms, sums, keyOf)) throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
-    });
+    return this.append(
+      em,
+      ms.map((m) => ({ entry: movementEntry(m, 'pending', this.stamp()) })),
+      (sums) => {
+        if (ensureFunds && overdrawn(ms, sums, keyOf)) throw conflict('the available balance is too small', { reason: 'insufficient_funds' });
+      },
+    );
   }
 
   /** Settles a hold: posts `amount` (default: all of it, at most all of it) and releases the rest. */
@@ -157,10 +164,22 @@ export class Ledger {
     }
     check?.(sums);
     // The entries in one statement, the new sums of every touched balance in another.
-    await insertRows(em, 'ledger_entries', drafts.map((d) => d.entry));
+    await insertRows(
+      em,
+      'ledger_entries',
+      drafts.map((d) => d.entry),
+    );
     const written = keys.map((k) => {
       const s = sums.get(keyOf(k.book, k.coin_id))!;
-      const row: LedgerBalanceRow = { book: k.book, coin_id: k.coin_id, debits_posted: '', credits_posted: '', debits_pending: '', credits_pending: '', updated_at: now };
+      const row: LedgerBalanceRow = {
+        book: k.book,
+        coin_id: k.coin_id,
+        debits_posted: '',
+        credits_posted: '',
+        debits_pending: '',
+        credits_pending: '',
+        updated_at: now,
+      };
       for (const f of SUM_FIELDS) row[f] = s[f].toString();
       return row;
     });

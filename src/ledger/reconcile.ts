@@ -70,12 +70,16 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
   const coins = deps.catalog.coins();
   const chainIds = [...new Set(coins.map((c) => c.chain_id))];
   const db = await deps.store.snapshot(async (em) => {
-    const books = sumBy(await rawQuery<{ coin_id: string; credits_posted: string; debits_posted: string }>(
-      em,
-      `SELECT coin_id, credits_posted, debits_posted FROM ledger_balances WHERE book <> '${EXTERNAL_BOOK}'`,
-    ), (r) => Amount.of(r.credits_posted).minus(Amount.of(r.debits_posted)));
+    const books = sumBy(
+      await rawQuery<{ coin_id: string; credits_posted: string; debits_posted: string }>(
+        em,
+        `SELECT coin_id, credits_posted, debits_posted FROM ledger_balances WHERE book <> '${EXTERNAL_BOOK}'`,
+      ),
+      (r) => Amount.of(r.credits_posted).minus(Amount.of(r.debits_posted)),
+    );
     const heights = new Map<string, number>();
-    for (const r of await rawQuery<{ chain_id: string; height: number }>(em, 'SELECT chain_id, height FROM chain_cursors')) heights.set(r.chain_id, Number(r.height));
+    for (const r of await rawQuery<{ chain_id: string; height: number }>(em, 'SELECT chain_id, height FROM chain_cursors'))
+      heights.set(r.chain_id, Number(r.height));
     const uncredited = await rawQuery<{ coin_id: string; chain_id: string; amount: string; block_height: number }>(
       em,
       `SELECT coin_id, chain_id, amount, block_height FROM chain_transfers
@@ -124,7 +128,8 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       } catch (err) {
         // The books are compared at the scanned height only, never with balances of another block
         // (docs/decisions.md "reconcile without archive state"): a later run, the scanner near the tip, compares.
-        const hint = err instanceof StateUnavailable ? `; run it again once the chain's scanner is within the node's recent blocks (or use an archive node)` : '';
+        const hint =
+          err instanceof StateUnavailable ? `; run it again once the chain's scanner is within the node's recent blocks (or use an archive node)` : '';
         node.set(chainId, { error: err instanceof Error ? `${err.message.slice(0, 300)}${hint}` : 'the node could not be asked' });
       }
     }),
@@ -181,6 +186,8 @@ async function storedOutputs(em: EntityManager, chainId: string): Promise<Array<
 
 /** Every address the wallet issued on the chain, whatever it is for and archived ones too: coins may still be there. */
 async function walletAddresses(em: EntityManager, chainId: string): Promise<string[]> {
-  const rows = await rawQuery<{ address: string }>(em, `SELECT DISTINCT address FROM addresses WHERE chain_id = ${placeholder(em, 1)} ORDER BY address`, [chainId]);
+  const rows = await rawQuery<{ address: string }>(em, `SELECT DISTINCT address FROM addresses WHERE chain_id = ${placeholder(em, 1)} ORDER BY address`, [
+    chainId,
+  ]);
   return rows.map((r) => r.address);
 }

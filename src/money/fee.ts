@@ -1,7 +1,6 @@
 import type { FeePaidBy } from '../db/entities/money';
 import { Amount, HUNDRED } from '../shared/amount';
 
-
 /** The platform fee an incoming transfer is credited with: the percentage and who pays it. */
 export interface FeeTerms {
   percent: string;

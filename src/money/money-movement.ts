@@ -8,7 +8,16 @@ import { iso, type Clock } from '../shared/clock';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount, MAX_DECIMALS } from '../shared/amount';
 import { feeOf, type FeeTerms } from './fee';
-import { creditPostings, failedPayoutCharge, holdPostings, networkChangePostings, ownSendPostings, payoutFeeChange, rechargePostings, takeBackRow } from './postings';
+import {
+  creditPostings,
+  failedPayoutCharge,
+  holdPostings,
+  networkChangePostings,
+  ownSendPostings,
+  payoutFeeChange,
+  rechargePostings,
+  takeBackRow,
+} from './postings';
 
 /** An incoming chain transfer to one of an account's addresses, as its transaction row books it. */
 export interface Receipt {
@@ -126,7 +135,12 @@ export class MoneyMovement {
       `SELECT id FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'posted' AND reverses_id IS NULL ORDER BY seq`,
       [tx.id],
     );
-    await this.deps.ledger.reverse(em, posted.map((e) => e.id), 'adjustment', adjustmentId);
+    await this.deps.ledger.reverse(
+      em,
+      posted.map((e) => e.id),
+      'adjustment',
+      adjustmentId,
+    );
     await insertRow(em, 'transactions', takeBackRow(tx, adjustmentId, now));
     return true;
   }
@@ -172,7 +186,8 @@ export class MoneyMovement {
    */
   async settle(em: EntityManager, transactionId: string, posted: ReadonlyMap<string, Amount> = new Map()): Promise<boolean> {
     const now = iso(this.deps.clock.now());
-    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: transactionId, status: 'pending' })) !== 1) return false;
+    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: transactionId, status: 'pending' })) !== 1)
+      return false;
     for (const pending of await this.holdsOf(em, transactionId)) await this.deps.ledger.postPending(em, pending.id, posted.get(pending.code));
     return true;
   }
@@ -204,7 +219,8 @@ export class MoneyMovement {
     );
     if (!tx) return false;
     const now = iso(this.deps.clock.now());
-    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: tx.id, status: 'reverted' })) !== 1) return false;
+    if ((await updateRows(em, 'transactions', { status: 'confirmed', confirmed_at: now, updated_at: now }, { id: tx.id, status: 'reverted' })) !== 1)
+      return false;
     const held = await rawQuery<Pick<LedgerEntryRow, 'coin_id' | 'debit_book' | 'credit_book' | 'amount' | 'code'>>(
       em,
       `SELECT coin_id, debit_book, credit_book, amount, code FROM ledger_entries WHERE ref_id = ${placeholder(em, 1)} AND kind = 'pending' ORDER BY seq`,
@@ -267,8 +283,15 @@ export class MoneyMovement {
     const p = (i: number) => placeholder(em, i);
     const [guard] =
       s.feeBaseUnits === undefined
-        ? await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [now, s.sendId])
-        : await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`, [now, s.feeBaseUnits.toString(), s.sendId]);
+        ? await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = ${p(1)} WHERE id = ${p(2)} AND booked_at IS NULL RETURNING id`, [
+            now,
+            s.sendId,
+          ])
+        : await returning<{ id: string }>(
+            em,
+            `UPDATE account_sends SET booked_at = ${p(1)}, fee_paid = ${p(2)} WHERE id = ${p(3)} AND booked_at IS NULL RETURNING id`,
+            [now, s.feeBaseUnits.toString(), s.sendId],
+          );
     if (!guard) return false;
     const movements = ownSendPostings(s, 'book');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);
@@ -281,7 +304,11 @@ export class MoneyMovement {
    * if it is mined again. Whether this call took it back.
    */
   async unbookOwnSend(em: EntityManager, s: { sendId: string; coinId: string; fee: Amount; arrived?: Amount }): Promise<boolean> {
-    const [guard] = await returning<{ id: string }>(em, `UPDATE account_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`, [s.sendId]);
+    const [guard] = await returning<{ id: string }>(
+      em,
+      `UPDATE account_sends SET booked_at = NULL WHERE id = ${placeholder(em, 1)} AND booked_at IS NOT NULL RETURNING id`,
+      [s.sendId],
+    );
     if (!guard) return false;
     const movements = ownSendPostings(s, 'unbook');
     if (movements.length > 0) await this.deps.ledger.post(em, movements);

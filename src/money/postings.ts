@@ -41,7 +41,10 @@ export function takeBackRow(tx: TransactionRow, id: string, now: string): Transa
 }
 
 /** A withdrawal's holds (SPEC "Withdrawal": the whole `total_debit` moves from available to hold): one pending transfer from the account's book per leg. */
-export function holdPostings(h: { accountId: string; coinId: string; legs: ReadonlyArray<{ book: string; amount: Amount; code: string }> }, refId: string): Movement[] {
+export function holdPostings(
+  h: { accountId: string; coinId: string; legs: ReadonlyArray<{ book: string; amount: Amount; code: string }> },
+  refId: string,
+): Movement[] {
   return h.legs.map((leg) => ({ coinId: h.coinId, debit: accountBook(h.accountId), credit: leg.book, amount: leg.amount, code: leg.code, refId }));
 }
 
@@ -74,7 +77,16 @@ export function rechargePostings(
 export function networkChangePostings(coinId: string, change: Amount, refId: string): Movement[] {
   if (change.isZero()) return [];
   const more = change.isPositive();
-  return [{ coinId, debit: more ? NETWORK_BOOK : EXTERNAL_BOOK, credit: more ? EXTERNAL_BOOK : NETWORK_BOOK, amount: more ? change : ZERO.minus(change), code: 'network_cost', refId }];
+  return [
+    {
+      coinId,
+      debit: more ? NETWORK_BOOK : EXTERNAL_BOOK,
+      credit: more ? EXTERNAL_BOOK : NETWORK_BOOK,
+      amount: more ? change : ZERO.minus(change),
+      code: 'network_cost',
+      refId,
+    },
+  ];
 }
 
 /** A payout's fee booked before (`booked`, null when never) and the fee its confirmed candidate paid: the change to book. */
@@ -124,7 +136,9 @@ export function failedPayoutCharge(
     updated_at: c.now,
   };
   const postings: Movement[] = [];
-  if (c.networkFee.isPositive()) postings.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: c.networkFee, code: 'network_fee', refId: c.id });
-  if (c.left.isPositive()) postings.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: EXTERNAL_BOOK, amount: c.left, code: 'withdrawal', refId: c.id });
+  if (c.networkFee.isPositive())
+    postings.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: NETWORK_BOOK, amount: c.networkFee, code: 'network_fee', refId: c.id });
+  if (c.left.isPositive())
+    postings.push({ coinId: tx.coin_id, debit: accountBook(tx.account_id), credit: EXTERNAL_BOOK, amount: c.left, code: 'withdrawal', refId: c.id });
   return { row, postings };
 }

@@ -51,8 +51,12 @@ export async function payoutAlerts(em: EntityManager, now: Date, stuckAlertMinut
   if (rows.length === 0) return [];
   const alerts: PayoutAlert[] = [];
   for (const r of rows) {
-    const [current] = await rawQuery<{ txid: string }>(em, `SELECT txid FROM chain_payout_candidates WHERE payout_id = ${p(1)} ORDER BY seq DESC LIMIT 1`, [r.id]);
-    const legs = await rawQuery<{ withdrawal_id: string }>(em, `SELECT withdrawal_id FROM chain_payout_legs WHERE payout_id = ${p(1)} ORDER BY "output"`, [r.id]);
+    const [current] = await rawQuery<{ txid: string }>(em, `SELECT txid FROM chain_payout_candidates WHERE payout_id = ${p(1)} ORDER BY seq DESC LIMIT 1`, [
+      r.id,
+    ]);
+    const legs = await rawQuery<{ withdrawal_id: string }>(em, `SELECT withdrawal_id FROM chain_payout_legs WHERE payout_id = ${p(1)} ORDER BY "output"`, [
+      r.id,
+    ]);
     const kind = r.reopened_at !== null ? 'reopened' : r.cancel_requested_at !== null ? 'cancelling' : 'stuck';
     alerts.push({
       kind,

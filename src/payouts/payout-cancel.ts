@@ -31,8 +31,10 @@ export class PayoutCancels {
       const row = await this.deps.payouts.row(em, payoutId);
       if (!row) throw notFound('payout');
       const who = await this.deps.team.authorize(em, row.account_id, actor, { roles: ['owner', 'admin'], otp: true });
-      if (row.status !== 'signed' && row.status !== 'broadcast') throw conflict(`only a payout not yet confirmed can be cancelled; this one is ${row.status}`, { status: row.status });
-      if (row.cancel_requested_at !== null) throw conflict('a cancel of this payout was asked already', { reason: 'cancel_requested', cancel_requested_at: row.cancel_requested_at });
+      if (row.status !== 'signed' && row.status !== 'broadcast')
+        throw conflict(`only a payout not yet confirmed can be cancelled; this one is ${row.status}`, { status: row.status });
+      if (row.cancel_requested_at !== null)
+        throw conflict('a cancel of this payout was asked already', { reason: 'cancel_requested', cancel_requested_at: row.cancel_requested_at });
       const p = (i: number) => placeholder(em, i);
       const [mined] = await rawQuery<{ txid: string }>(
         em,
@@ -40,7 +42,7 @@ export class PayoutCancels {
           `WHERE k.payout_id = ${p(1)} AND t.direction = 'outgoing' AND t.status <> 'reverted' LIMIT 1`,
         [row.id],
       );
-      if (mined) throw conflict('the payout is mined already; it completes at the chain\'s confirmations', { reason: 'payout_mined', txid: mined.txid });
+      if (mined) throw conflict("the payout is mined already; it completes at the chain's confirmations", { reason: 'payout_mined', txid: mined.txid });
       const now = iso(this.deps.clock.now());
       if ((await updateRows(em, 'chain_payouts', { cancel_requested_at: now, updated_at: now }, { id: row.id, status: row.status })) !== 1) {
         throw conflict('the payout changed meanwhile; read it again');
@@ -48,7 +50,14 @@ export class PayoutCancels {
       const legs = await this.deps.payouts.legs(em, row.id);
       const withdrawals = legs.map((l) => l.withdrawalId);
       await this.deps.team.log(em, row.account_id, who, 'payout.cancel_requested', { payout_id: row.id, chain_id: row.chain_id, withdrawal_ids: withdrawals });
-      return { payout_id: row.id, chain_id: row.chain_id, account_id: row.account_id, status: row.status, cancel_requested_at: now, withdrawal_ids: withdrawals };
+      return {
+        payout_id: row.id,
+        chain_id: row.chain_id,
+        account_id: row.account_id,
+        status: row.status,
+        cancel_requested_at: now,
+        withdrawal_ids: withdrawals,
+      };
     });
   }
 }

@@ -9,14 +9,11 @@ import type { PayoutEvidence } from './payout-evidence';
  * or `send` (nothing proven: its current candidate goes to the node again).
  */
 export type PayoutFate =
-  | { step: 'mined'; txid: string; confirmations: number }
-  | { step: 'cancel_mined' }
-  | { step: 'taken' }
-  | { step: 'expired' }
-  | { step: 'send' };
+  { step: 'mined'; txid: string; confirmations: number } | { step: 'cancel_mined' } | { step: 'taken' } | { step: 'expired' } | { step: 'send' };
 
 export function payoutFate(ev: PayoutEvidence, cancelTxids: ReadonlySet<string>, expired: boolean): PayoutFate {
-  if (ev.mined) return cancelTxids.has(ev.mined.txid) ? { step: 'cancel_mined' } : { step: 'mined', txid: ev.mined.txid, confirmations: ev.mined.confirmations };
+  if (ev.mined)
+    return cancelTxids.has(ev.mined.txid) ? { step: 'cancel_mined' } : { step: 'mined', txid: ev.mined.txid, confirmations: ev.mined.confirmations };
   if (ev.rival) return { step: 'taken' };
   return expired ? { step: 'expired' } : { step: 'send' };
 }

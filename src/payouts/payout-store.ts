@@ -45,7 +45,11 @@ export class PayoutStore {
 
   /** A payout with its legs and every candidate, the bytes opened. */
   async load(em: EntityManager, row: ChainPayoutRow): Promise<StoredPayout> {
-    const candidates = await rawQuery<ChainPayoutCandidateRow>(em, `SELECT * FROM chain_payout_candidates WHERE payout_id = ${placeholder(em, 1)} ORDER BY seq`, [row.id]);
+    const candidates = await rawQuery<ChainPayoutCandidateRow>(
+      em,
+      `SELECT * FROM chain_payout_candidates WHERE payout_id = ${placeholder(em, 1)} ORDER BY seq`,
+      [row.id],
+    );
     return {
       id: row.id,
       chainId: row.chain_id,
@@ -72,7 +76,13 @@ export class PayoutStore {
   async insert(em: EntityManager, row: ChainPayoutRow, candidate: PayoutCandidate, legs: readonly PayoutLeg[]): Promise<void> {
     await insertRow(em, 'chain_payouts', row);
     await this.addCandidate(em, row, 0, candidate, row.created_at);
-    for (const leg of legs) await insertRow(em, 'chain_payout_legs', { withdrawal_id: leg.withdrawalId, payout_id: row.id, output: leg.output, created_at: row.created_at } satisfies ChainPayoutLegRow);
+    for (const leg of legs)
+      await insertRow(em, 'chain_payout_legs', {
+        withdrawal_id: leg.withdrawalId,
+        payout_id: row.id,
+        output: leg.output,
+        created_at: row.created_at,
+      } satisfies ChainPayoutLegRow);
   }
 
   /** Hands a withdrawal's leg from a refused payout to the payout that now pays it alone; whether it was still there. */

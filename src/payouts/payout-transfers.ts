@@ -18,9 +18,7 @@ import type { PayoutStore } from './payout-store';
  * second time.
  */
 export class PayoutTransfers implements TransferHandler {
-  constructor(
-    private readonly deps: { payouts: PayoutStore; withdrawals: WithdrawalService; clock: Clock; logger: Logger },
-  ) {}
+  constructor(private readonly deps: { payouts: PayoutStore; withdrawals: WithdrawalService; clock: Clock; logger: Logger }) {}
 
   async onTransfer(em: EntityManager, transfer: ChainTransferRow, previous: TransferStatus | null): Promise<void> {
     if (transfer.direction !== 'outgoing') return;
@@ -33,21 +31,50 @@ export class PayoutTransfers implements TransferHandler {
         // A payout that confirmed without paying (reverted, or cancelled) failed on its own confirmation, not on a proof.
         if (payout.confirmed_txid !== null || payout.candidate_kind === 'cancel') return;
         // Failed on what looked like proof and mined after all: reopened, never only logged (PRODUCT §14); the worker completes it.
-        if ((await updateRows(em, 'chain_payouts', { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, reopened_at: now, updated_at: now }, { id: payout.id, status: 'failed' })) === 1) {
-          this.deps.logger.error('a failed payout was mined: reopened', { chain: transfer.chain_id, payout_id: payout.id, txid: transfer.txid, failure_reason: payout.failure_reason });
+        if (
+          (await updateRows(
+            em,
+            'chain_payouts',
+            { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, reopened_at: now, updated_at: now },
+            { id: payout.id, status: 'failed' },
+          )) === 1
+        ) {
+          this.deps.logger.error('a failed payout was mined: reopened', {
+            chain: transfer.chain_id,
+            payout_id: payout.id,
+            txid: transfer.txid,
+            failure_reason: payout.failure_reason,
+          });
         }
         return;
       }
-      await updateRows(em, 'chain_payouts', { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, updated_at: now }, { id: payout.id, status: payout.status });
+      await updateRows(
+        em,
+        'chain_payouts',
+        { status: 'confirmed', confirmed_txid: transfer.txid, held: 1, updated_at: now },
+        { id: payout.id, status: payout.status },
+      );
       return;
     }
     if (transfer.status === 'reverted' && previous === 'confirmed' && payout.status === 'confirmed' && payout.confirmed_txid === transfer.txid) {
-      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', confirmed_txid: null, broadcast_height: null, updated_at: now }, { id: payout.id, status: 'confirmed' })) !== 1) return;
+      if (
+        (await updateRows(
+          em,
+          'chain_payouts',
+          { status: 'broadcast', confirmed_txid: null, broadcast_height: null, updated_at: now },
+          { id: payout.id, status: 'confirmed' },
+        )) !== 1
+      )
+        return;
       for (const leg of await this.deps.payouts.legs(em, payout.id)) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status === 'completed') await this.deps.withdrawals.payoutMove(em, w, 'reorg', { confirmations: 0 });
       }
-      this.deps.logger.warn('a completed payout left the chain (reorganisation): back to broadcast', { chain: transfer.chain_id, payout_id: payout.id, txid: transfer.txid });
+      this.deps.logger.warn('a completed payout left the chain (reorganisation): back to broadcast', {
+        chain: transfer.chain_id,
+        payout_id: payout.id,
+        txid: transfer.txid,
+      });
     }
   }
 }

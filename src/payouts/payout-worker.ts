@@ -80,7 +80,10 @@ export class PayoutWorker {
 
   constructor(private readonly deps: PayoutWorkerDeps) {
     this.chainId = deps.chain.id;
-    this.coinIds = deps.catalog.coins().filter((c) => c.chain_id === this.chainId).map((c) => c.id);
+    this.coinIds = deps.catalog
+      .coins()
+      .filter((c) => c.chain_id === this.chainId)
+      .map((c) => c.id);
     this.nativeCoin = coinId(this.chainId, 'native');
   }
 
@@ -107,7 +110,11 @@ export class PayoutWorker {
       await work();
     } catch (err) {
       if (signal.aborted) throw err;
-      this.deps.logger.error('payout work failed; the chain\'s other payouts go on', { chain: this.chainId, ...subject, error: err instanceof Error ? err.message : String(err) });
+      this.deps.logger.error("payout work failed; the chain's other payouts go on", {
+        chain: this.chainId,
+        ...subject,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -217,7 +224,13 @@ export class PayoutWorker {
 
   private orderOf(w: WithdrawalRow): PayoutOrder {
     const decimals = this.deps.catalog.coin(w.coin_id)!.decimals;
-    return { withdrawalId: w.id, coinId: w.coin_id, address: w.to_address, amount: Amount.of(w.amount).toBaseUnits(decimals), networkFee: Amount.of(w.network_fee_reserved).toBaseUnits(decimals) };
+    return {
+      withdrawalId: w.id,
+      coinId: w.coin_id,
+      address: w.to_address,
+      amount: Amount.of(w.amount).toBaseUnits(decimals),
+      networkFee: Amount.of(w.network_fee_reserved).toBaseUnits(decimals),
+    };
   }
 
   private payoutRow(accountId: string, reservation: string): ChainPayoutRow {
@@ -257,7 +270,12 @@ export class PayoutWorker {
     let payout = stored;
     let current = payout.candidates[payout.candidates.length - 1]!;
     const cancelling = row.cancel_requested_at !== null;
-    const ev = await payoutEvidence(this.deps.store.read, this.chainId, payout.candidates.map((c) => c.txid), this.deps.rail.spendKey(current));
+    const ev = await payoutEvidence(
+      this.deps.store.read,
+      this.chainId,
+      payout.candidates.map((c) => c.txid),
+      this.deps.rail.spendKey(current),
+    );
     // The node is asked about an expiration only when the blocks prove nothing else.
     const expired = ev.mined === null && ev.rival === null && (await this.expired(current, ev, signal));
     const fate = payoutFate(ev, new Set(payout.candidates.filter((c) => c.kind === 'cancel').map((c) => c.txid)), expired);
@@ -291,9 +309,15 @@ export class PayoutWorker {
       if (next === 'renew') return this.renew(payout, row, tip, signal, REFUSED_BY_NODE);
       return next === 'split' ? this.split(payout, row, tip, signal) : this.fail(payout, row, REFUSED_BY_NODE);
     }
-    const step = replacementStep({ status: row.status as 'signed' | 'broadcast', broadcastHeight: row.broadcast_height, cancelling }, tip, this.deps.settings.replaceAfterBlocks);
+    const step = replacementStep(
+      { status: row.status as 'signed' | 'broadcast', broadcastHeight: row.broadcast_height, cancelling },
+      tip,
+      this.deps.settings.replaceAfterBlocks,
+    );
     if (step === 'restart_wait') {
-      await this.deps.store.write((em) => updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }));
+      await this.deps.store.write((em) =>
+        updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: iso(this.deps.clock.now()) }, { id: row.id, status: 'broadcast' }),
+      );
     } else if (step === 'replace') {
       await this.replace(payout, row, tip, signal);
     }
@@ -310,7 +334,11 @@ export class PayoutWorker {
   private async markBroadcast(payout: StoredPayout, row: ChainPayoutRow, tip: number, txid: string): Promise<void> {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'broadcast', held: 1, broadcast_height: tip, updated_at: now }, { id: row.id, status: 'signed' })) !== 1) return;
+      if (
+        (await updateRows(em, 'chain_payouts', { status: 'broadcast', held: 1, broadcast_height: tip, updated_at: now }, { id: row.id, status: 'signed' })) !==
+        1
+      )
+        return;
       for (const leg of payout.legs) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
         if (w.status !== 'processing') continue;
@@ -337,7 +365,15 @@ export class PayoutWorker {
     const next = await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
       // The wait starts again whether or not a replacement can be made now.
-      if ((await updateRows(em, 'chain_payouts', { broadcast_height: tip, updated_at: now }, { id: row.id, status: 'broadcast', broadcast_height: row.broadcast_height })) !== 1) return null;
+      if (
+        (await updateRows(
+          em,
+          'chain_payouts',
+          { broadcast_height: tip, updated_at: now },
+          { id: row.id, status: 'broadcast', broadcast_height: row.broadcast_height },
+        )) !== 1
+      )
+        return null;
       const candidate = await this.deps.rail.replace(em, payout, prepared);
       if (!candidate) return null;
       await this.deps.payouts.addCandidate(em, row, payout.candidates.length, candidate, now);
@@ -349,7 +385,12 @@ export class PayoutWorker {
       return candidate;
     });
     if (!next) return;
-    this.deps.logger.info('payout replaced with a higher fee', { chain: this.chainId, payout_id: row.id, replaced: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
+    this.deps.logger.info('payout replaced with a higher fee', {
+      chain: this.chainId,
+      payout_id: row.id,
+      replaced: payout.candidates[payout.candidates.length - 1]!.txid,
+      txid: next.txid,
+    });
     await this.broadcast(payout, next, signal);
   }
 
@@ -368,7 +409,13 @@ export class PayoutWorker {
       await this.deps.payouts.addCandidate(em, row, payout.candidates.length, { ...candidate, kind: 'cancel' }, iso(this.deps.clock.now()));
       return { ...candidate, kind: 'cancel' as const };
     });
-    if (made) this.deps.logger.warn('payout cancel signed: its coins go back to the wallet', { chain: this.chainId, payout_id: row.id, cancels: payout.candidates[payout.candidates.length - 1]!.txid, txid: made.txid });
+    if (made)
+      this.deps.logger.warn('payout cancel signed: its coins go back to the wallet', {
+        chain: this.chainId,
+        payout_id: row.id,
+        cancels: payout.candidates[payout.candidates.length - 1]!.txid,
+        txid: made.txid,
+      });
     else this.deps.logger.warn('payout cancel cannot be made now', { chain: this.chainId, payout_id: row.id });
     return made;
   }
@@ -386,7 +433,15 @@ export class PayoutWorker {
       if (fresh?.status !== row.status) return null;
       const candidate = await this.deps.rail.renew!(em, payout, prepared);
       if (!candidate) return 'fail' as const;
-      if ((await updateRows(em, 'chain_payouts', { broadcast_height: row.status === 'broadcast' ? tip : null, updated_at: now }, { id: row.id, status: row.status })) !== 1) return null;
+      if (
+        (await updateRows(
+          em,
+          'chain_payouts',
+          { broadcast_height: row.status === 'broadcast' ? tip : null, updated_at: now },
+          { id: row.id, status: row.status },
+        )) !== 1
+      )
+        return null;
       await this.deps.payouts.addCandidate(em, row, payout.candidates.length, candidate, now);
       const txids = txidsOf({ candidates: [...payout.candidates, candidate] });
       for (const leg of payout.legs) {
@@ -398,7 +453,12 @@ export class PayoutWorker {
     });
     if (next === 'fail') return this.fail(payout, row, reason);
     if (!next) return;
-    this.deps.logger.info('payout signed anew: its transaction can never be mined', { chain: this.chainId, payout_id: row.id, dead: payout.candidates[payout.candidates.length - 1]!.txid, txid: next.txid });
+    this.deps.logger.info('payout signed anew: its transaction can never be mined', {
+      chain: this.chainId,
+      payout_id: row.id,
+      dead: payout.candidates[payout.candidates.length - 1]!.txid,
+      txid: next.txid,
+    });
     await this.broadcast(payout, next, signal);
   }
 
@@ -411,11 +471,23 @@ export class PayoutWorker {
   private async split(payout: StoredPayout, row: ChainPayoutRow, tip: number, signal: AbortSignal): Promise<void> {
     const given = await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: `${REFUSED_BY_NODE}; its withdrawals go out one by one`, updated_at: now }, { id: row.id, status: row.status })) !== 1) return false;
+      if (
+        (await updateRows(
+          em,
+          'chain_payouts',
+          { status: 'failed', failure_reason: `${REFUSED_BY_NODE}; its withdrawals go out one by one`, updated_at: now },
+          { id: row.id, status: row.status },
+        )) !== 1
+      )
+        return false;
       await this.deps.rail.release(em, payout, REFUSED_BY_NODE);
       return true;
     });
-    this.deps.logger.warn('payout batch refused by the node: its withdrawals go out one by one', { chain: this.chainId, payout_id: row.id, withdrawals: payout.legs.length });
+    this.deps.logger.warn('payout batch refused by the node: its withdrawals go out one by one', {
+      chain: this.chainId,
+      payout_id: row.id,
+      withdrawals: payout.legs.length,
+    });
     if (given) await this.alone(payout, { ...row, status: 'failed' }, tip, signal);
   }
 
@@ -424,22 +496,29 @@ export class PayoutWorker {
     const prepared = await this.deps.rail.prepare(signal);
     for (const leg of payout.legs) {
       if (signal.aborted) return;
-      const stored = await this.deps.store.write(async (em): Promise<ChainPayoutRow | null> => {
-        const w = await em.findOneBy(WithdrawalEntity, { id: leg.withdrawalId });
-        if (w?.status !== 'processing') return null;
-        const built = await this.deps.rail.build(em, { accountId: row.account_id, orders: [this.orderOf(w)], prepared });
-        for (const r of built.refused) await this.deps.withdrawals.payoutMove(em, w, 'fail', { failure_reason: r.reason });
-        if (!built.payout) return null;
-        const single = this.payoutRow(row.account_id, built.payout.reservation);
-        await this.deps.payouts.insert(em, single, built.payout.candidate, []);
-        // Moved already (another run got here first): this transaction rolls back whole.
-        if (!(await this.deps.payouts.moveLeg(em, w.id, row.id, single.id, built.payout.legs[0]!.output))) throw new Changed();
-        await updateRows(em, 'withdrawals', { candidate_txids: JSON.stringify([built.payout.candidate.txid]), updated_at: single.created_at }, { id: w.id, status: 'processing' });
-        return single;
-      }).catch((err: unknown) => {
-        if (err instanceof Changed) return null;
-        throw err;
-      });
+      const stored = await this.deps.store
+        .write(async (em): Promise<ChainPayoutRow | null> => {
+          const w = await em.findOneBy(WithdrawalEntity, { id: leg.withdrawalId });
+          if (w?.status !== 'processing') return null;
+          const built = await this.deps.rail.build(em, { accountId: row.account_id, orders: [this.orderOf(w)], prepared });
+          for (const r of built.refused) await this.deps.withdrawals.payoutMove(em, w, 'fail', { failure_reason: r.reason });
+          if (!built.payout) return null;
+          const single = this.payoutRow(row.account_id, built.payout.reservation);
+          await this.deps.payouts.insert(em, single, built.payout.candidate, []);
+          // Moved already (another run got here first): this transaction rolls back whole.
+          if (!(await this.deps.payouts.moveLeg(em, w.id, row.id, single.id, built.payout.legs[0]!.output))) throw new Changed();
+          await updateRows(
+            em,
+            'withdrawals',
+            { candidate_txids: JSON.stringify([built.payout.candidate.txid]), updated_at: single.created_at },
+            { id: w.id, status: 'processing' },
+          );
+          return single;
+        })
+        .catch((err: unknown) => {
+          if (err instanceof Changed) return null;
+          throw err;
+        });
       if (stored) await this.advance(stored, tip, signal);
     }
   }
@@ -448,7 +527,8 @@ export class PayoutWorker {
   private async fail(payout: StoredPayout, row: ChainPayoutRow, reason: string): Promise<void> {
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: row.status })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: row.status })) !== 1)
+        return;
       await this.deps.rail.release(em, payout, reason);
       for (const leg of payout.legs) {
         const w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });
@@ -485,7 +565,11 @@ export class PayoutWorker {
       const confirmations = confirmationsOnCompletion(Number(depth?.confirmations ?? 0), this.deps.chain.confirmations);
       // The chain took `fee` from the wallet: out of the network book, where the withdrawals' network fees went.
       if (!this.deps.rail.booksOwnFees) {
-        await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
+        await this.deps.money.bookPayoutFee(em, {
+          payoutId: row.id,
+          coinId: this.nativeCoin,
+          fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals),
+        });
       }
       const now = iso(this.deps.clock.now());
       for (const [i, leg] of payout.legs.entries()) {
@@ -510,7 +594,13 @@ export class PayoutWorker {
         }
       }
     });
-    if (reopened.length > 0) this.deps.logger.error('a failed payout was mined after all: its withdrawals are completed and charged again', { chain: this.chainId, payout_id: row.id, txid, withdrawals: reopened });
+    if (reopened.length > 0)
+      this.deps.logger.error('a failed payout was mined after all: its withdrawals are completed and charged again', {
+        chain: this.chainId,
+        payout_id: row.id,
+        txid,
+        withdrawals: reopened,
+      });
     else this.deps.logger.info('payout completed', { chain: this.chainId, payout_id: row.id, txid, withdrawals: payout.legs.length });
   }
 
@@ -526,10 +616,15 @@ export class PayoutWorker {
     const shares = splitFee(fee, payout.legs.length);
     await this.deps.store.write(async (em) => {
       const now = iso(this.deps.clock.now());
-      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1) return;
+      if ((await updateRows(em, 'chain_payouts', { status: 'failed', failure_reason: reason, updated_at: now }, { id: row.id, status: 'confirmed' })) !== 1)
+        return;
       // The chain took `fee` all the same (Tron: a failed call's burnt TRX), out of the network book where the charges go.
       if (!this.deps.rail.booksOwnFees) {
-        await this.deps.money.bookPayoutFee(em, { payoutId: row.id, coinId: this.nativeCoin, fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals) });
+        await this.deps.money.bookPayoutFee(em, {
+          payoutId: row.id,
+          coinId: this.nativeCoin,
+          fee: Amount.fromBaseUnits(fee, this.deps.catalog.coin(this.nativeCoin)!.decimals),
+        });
       }
       for (const [i, leg] of payout.legs.entries()) {
         let w = await em.findOneByOrFail(WithdrawalEntity, { id: leg.withdrawalId });

@@ -25,8 +25,16 @@ export async function pendingPayouts(
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>,
 ): Promise<{ coins: Coin[]; pending: PendingPayout[]; treasuries: Array<readonly [string, AddressRow]> }> {
   const coins = catalog.coins().filter((c) => c.chain_id === chainId);
-  const list = inList(store.read, coins.map((c) => c.id), 1);
-  const pending = await rawQuery<PendingPayout>(store.read, `SELECT id, account_id, coin_id, to_address, amount FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`, list.params);
+  const list = inList(
+    store.read,
+    coins.map((c) => c.id),
+    1,
+  );
+  const pending = await rawQuery<PendingPayout>(
+    store.read,
+    `SELECT id, account_id, coin_id, to_address, amount FROM withdrawals WHERE status = 'pending' AND coin_id ${list.sql}`,
+    list.params,
+  );
   const accounts = [...new Set(pending.map((w) => w.account_id))];
   const treasuries = await store.write(async (em) => Promise.all(accounts.map(async (a) => [a, await treasuryOf(em, a)] as const)));
   return { coins, pending, treasuries };

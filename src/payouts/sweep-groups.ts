@@ -22,9 +22,22 @@ export interface SweepGroup {
  * taken yet, by address and coin, for addresses with none of the wallet's own sends from or to
  * them on the way; one coin an address a pass, at or over its minimum (`minOf`, base units).
  */
-async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catalog, minOf: (accountId: string, coinId: string) => bigint): Promise<SweepGroup[]> {
+async function dueSweepGroups(
+  em: EntityManager,
+  chainId: string,
+  catalog: Catalog,
+  minOf: (accountId: string, coinId: string) => bigint,
+): Promise<SweepGroup[]> {
   const p = (i: number) => placeholder(em, i);
-  const rows = await rawQuery<{ id: string; account_id: string; address_id: string; address: string; coin_id: string; amount: string; derivation_path: string }>(
+  const rows = await rawQuery<{
+    id: string;
+    account_id: string;
+    address_id: string;
+    address: string;
+    coin_id: string;
+    amount: string;
+    derivation_path: string;
+  }>(
     em,
     `SELECT t.id, t.account_id, t.address_id, t.address, t.coin_id, t.amount, a.derivation_path FROM chain_transfers t ` +
       `JOIN addresses a ON a.id = t.address_id ` +
@@ -41,7 +54,19 @@ async function dueSweepGroups(em: EntityManager, chainId: string, catalog: Catal
     if (!coin) continue;
     const key = `${r.address}\u0000${r.coin_id}`;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { accountId: r.account_id, addressId: r.address_id, address: r.address, path: r.derivation_path, coinId: r.coin_id, transferIds: [], credited: 0n }));
+    if (!g)
+      groups.set(
+        key,
+        (g = {
+          accountId: r.account_id,
+          addressId: r.address_id,
+          address: r.address,
+          path: r.derivation_path,
+          coinId: r.coin_id,
+          transferIds: [],
+          credited: 0n,
+        }),
+      );
     g.transferIds.push(r.id);
     g.credited += Amount.of(r.amount).toBaseUnits(coin.decimals);
   }
@@ -87,13 +112,22 @@ export async function requestSweep(em: EntityManager, clock: Clock, req: { chain
  * that still waits asks again at its next run.
  */
 export async function takeDueSweepGroups(store: Store, chainId: string, catalog: Catalog, minimum: (coinId: string) => bigint): Promise<SweepGroup[]> {
-  const requests = await rawQuery<{ account_id: string; coin_id: string }>(store.read, `SELECT account_id, coin_id FROM sweep_requests WHERE chain_id = ${placeholder(store.read, 1)}`, [chainId]);
+  const requests = await rawQuery<{ account_id: string; coin_id: string }>(
+    store.read,
+    `SELECT account_id, coin_id FROM sweep_requests WHERE chain_id = ${placeholder(store.read, 1)}`,
+    [chainId],
+  );
   const asked = new Set(requests.map((r) => `${r.account_id}\u0000${r.coin_id}`));
   const groups = await dueSweepGroups(store.read, chainId, catalog, (accountId, coinId) => (asked.has(`${accountId}\u0000${coinId}`) ? 0n : minimum(coinId)));
   if (requests.length > 0) {
     await store.write(async (em) => {
       const p = (i: number) => placeholder(em, i);
-      for (const r of requests) await rawRun(em, `DELETE FROM sweep_requests WHERE chain_id = ${p(1)} AND account_id = ${p(2)} AND coin_id = ${p(3)}`, [chainId, r.account_id, r.coin_id]);
+      for (const r of requests)
+        await rawRun(em, `DELETE FROM sweep_requests WHERE chain_id = ${p(1)} AND account_id = ${p(2)} AND coin_id = ${p(3)}`, [
+          chainId,
+          r.account_id,
+          r.coin_id,
+        ]);
     });
   }
   return groups;

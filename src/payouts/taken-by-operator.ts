@@ -13,7 +13,10 @@ import { Amount } from '../shared/amount';
  * gas station's top-ups brought the treasury. Read from the wallet's own sends and payouts, never
  * from the balances: a treasury short for any other reason is never made up by the gas station.
  */
-export async function takenByOperator(em: EntityManager, q: { chainId: string; accountId: string; treasury: string; native: Pick<Coin, 'id' | 'decimals'> }): Promise<bigint> {
+export async function takenByOperator(
+  em: EntityManager,
+  q: { chainId: string; accountId: string; treasury: string; native: Pick<Coin, 'id' | 'decimals'> },
+): Promise<bigint> {
   const p = (i: number) => placeholder(em, i);
   const units = (coins: string | null): bigint => (coins === null ? 0n : Amount.of(coins).toBaseUnits(q.native.decimals));
   // The treasury's native sweeps: what their deposits were credited with, less what they moved.
@@ -31,7 +34,11 @@ export async function takenByOperator(em: EntityManager, q: { chainId: string; a
     [q.chainId, q.treasury],
   );
   for (const s of sent) taken += BigInt(s.fee_paid);
-  const paid = await rawQuery<{ fee_booked: string | null }>(em, `SELECT fee_booked FROM chain_payouts WHERE chain_id = ${p(1)} AND account_id = ${p(2)} AND fee_booked IS NOT NULL`, [q.chainId, q.accountId]);
+  const paid = await rawQuery<{ fee_booked: string | null }>(
+    em,
+    `SELECT fee_booked FROM chain_payouts WHERE chain_id = ${p(1)} AND account_id = ${p(2)} AND fee_booked IS NOT NULL`,
+    [q.chainId, q.accountId],
+  );
   for (const r of paid) taken += units(r.fee_booked);
   const charged = await rawQuery<{ network_fee_charged: string | null }>(
     em,

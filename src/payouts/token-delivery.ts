@@ -23,7 +23,12 @@ export interface Undelivered {
  * delivers less, though the whole amount left the sender (`left`). A native coin's transfer has no
  * log to read: null. `digits`: the family's address as 40 lower-case hex digits.
  */
-export function undelivered(catalog: Catalog, sent: SentTokenTransfer, transfers: readonly TransferLog[], digits: (address: string) => string): Undelivered | null {
+export function undelivered(
+  catalog: Catalog,
+  sent: SentTokenTransfer,
+  transfers: readonly TransferLog[],
+  digits: (address: string) => string,
+): Undelivered | null {
   const coin = catalog.coin(sent.coin_id);
   if (!coin || coin.asset === NATIVE_ASSET) return null;
   const want = BigInt(sent.amount);

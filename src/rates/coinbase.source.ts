@@ -10,7 +10,10 @@ import { addQuote, type Quotes, type RateFetcher, type RateRequest } from './rat
 export class CoinbaseFetcher implements RateFetcher {
   readonly kind = 'coinbase';
 
-  constructor(private readonly url: string, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs: number,
+  ) {}
 
   async fetch(request: RateRequest, outer?: AbortSignal): Promise<Quotes> {
     const signal = fetchSignal(this.timeoutMs, outer);

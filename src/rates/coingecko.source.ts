@@ -24,7 +24,10 @@ export const COINGECKO_IDS: Readonly<Record<string, string>> = {
 export class CoingeckoFetcher implements RateFetcher {
   readonly kind = 'coingecko';
 
-  constructor(private readonly url: string, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs: number,
+  ) {}
 
   async fetch(request: RateRequest, outer?: AbortSignal): Promise<Quotes> {
     const wanted = request.tickers.filter((t) => Object.hasOwn(COINGECKO_IDS, t));
@@ -40,8 +43,7 @@ export class CoingeckoFetcher implements RateFetcher {
       if (entry === undefined) continue;
       if (!isObject(entry)) throw new MalformedRateError(`entry for ${ticker} is not an object`);
       const updated = own(entry, 'last_updated_at');
-      if (updated !== undefined && (typeof updated !== 'number' || !Number.isFinite(updated)))
-        throw new MalformedRateError(`last_updated_at of ${ticker}`);
+      if (updated !== undefined && (typeof updated !== 'number' || !Number.isFinite(updated))) throw new MalformedRateError(`last_updated_at of ${ticker}`);
       for (const fiat of request.fiats) {
         const v = own(entry, fiat.toLowerCase());
         if (v === undefined) continue;

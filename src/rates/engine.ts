@@ -99,8 +99,7 @@ export class RateEngine {
     fresh.sort((a, b) => a.rate.comparedTo(b.rate));
     const low = fresh[0]!.rate;
     const high = fresh[fresh.length - 1]!.rate;
-    if (high.minus(low).times(100).gt(low.times(this.maxDivergence)))
-      throw unavailable(`the ${ticker} rate in ${fiat} cannot be determined now; retry later`);
+    if (high.minus(low).times(100).gt(low.times(this.maxDivergence))) throw unavailable(`the ${ticker} rate in ${fiat} cannot be determined now; retry later`);
     const mid = fresh.length >> 1;
     const median = fresh.length % 2 === 1 ? fresh[mid]!.rate : fresh[mid - 1]!.rate.plus(fresh[mid]!.rate).div(2);
     const oldest = Math.min(...fresh.map((v) => (v.fetchedAt ?? now).getTime()));

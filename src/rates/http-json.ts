@@ -21,11 +21,7 @@ export function sourceUrl(base: string, path: string, query: string): string {
  * GET a JSON document. A status outside 2xx and `acceptStatuses` fails, as does a body that is not
  * JSON or is too large.
  */
-export async function getJson(
-  url: string,
-  signal: AbortSignal,
-  acceptStatuses: readonly number[] = [],
-): Promise<{ status: number; body: unknown }> {
+export async function getJson(url: string, signal: AbortSignal, acceptStatuses: readonly number[] = []): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url, { signal, headers: { accept: 'application/json' } });
   if (!res.ok && !acceptStatuses.includes(res.status)) {
     await res.body?.cancel();

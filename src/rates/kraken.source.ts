@@ -38,7 +38,10 @@ export class KrakenFetcher implements RateFetcher {
   readonly kind = 'kraken';
   private readonly unknownPairs = new Set<string>();
 
-  constructor(private readonly url: string, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs: number,
+  ) {}
 
   async fetch(request: RateRequest, outer?: AbortSignal): Promise<Quotes> {
     const pairs: Pair[] = request.tickers

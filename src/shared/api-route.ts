@@ -39,11 +39,27 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Answers any route may give before its handler runs. */
-export const COMMON_ERRORS: readonly ErrorCode[] = ['validation_error', 'unsupported_api_version', 'payload_too_large', 'rate_limited', 'internal_error', 'unavailable', 'timeout'];
+export const COMMON_ERRORS: readonly ErrorCode[] = [
+  'validation_error',
+  'unsupported_api_version',
+  'payload_too_large',
+  'rate_limited',
+  'internal_error',
+  'unavailable',
+  'timeout',
+];
 /** Answers of the signature check (SPEC "Authentication"). */
 export const SIGNED_ERRORS: readonly ErrorCode[] = [
-  'auth.missing_header', 'auth.invalid_key', 'auth.invalid_timestamp', 'auth.expired_timestamp', 'auth.invalid_signature', 'auth.test_key', 'auth.replay',
-  'auth.ip_not_allowed', 'auth.permission_denied', 'account_frozen',
+  'auth.missing_header',
+  'auth.invalid_key',
+  'auth.invalid_timestamp',
+  'auth.expired_timestamp',
+  'auth.invalid_signature',
+  'auth.test_key',
+  'auth.replay',
+  'auth.ip_not_allowed',
+  'auth.permission_denied',
+  'account_frozen',
 ];
 /** Answers of the Idempotency-Key middleware (SPEC "Idempotency (POST)"). */
 export const IDEMPOTENCY_ERRORS: readonly ErrorCode[] = ['idempotency.in_progress', 'idempotency.mismatch'];
@@ -84,7 +100,12 @@ export const koaPath = (route: ApiRoute): string => route.path.replace(/\{(\w+)\
 
 /** Every error code a route may answer. */
 export function errorsOf(route: ApiRoute): ErrorCode[] {
-  const all = new Set<ErrorCode>([...COMMON_ERRORS, ...(route.auth === 'none' ? [] : SIGNED_ERRORS), ...(route.idempotent ? IDEMPOTENCY_ERRORS : []), ...(route.errors ?? [])]);
+  const all = new Set<ErrorCode>([
+    ...COMMON_ERRORS,
+    ...(route.auth === 'none' ? [] : SIGNED_ERRORS),
+    ...(route.idempotent ? IDEMPOTENCY_ERRORS : []),
+    ...(route.errors ?? []),
+  ]);
   if (route.path.includes('{')) all.add('not_found');
   return [...all];
 }

@@ -23,15 +23,16 @@ export const validationError = (field: string, message: string, extra: ErrorDeta
 
 export const notFound = (what = 'resource'): ApiError => new ApiError(404, 'not_found', `${what} not found`);
 
-export const conflict = (message: string, details: ErrorDetails = {}): ApiError =>
-  new ApiError(409, 'conflict', message, details);
+export const conflict = (message: string, details: ErrorDetails = {}): ApiError => new ApiError(409, 'conflict', message, details);
 
-export const unavailable = (message: string, details: ErrorDetails = {}): ApiError =>
-  new ApiError(503, 'unavailable', message, details);
+export const unavailable = (message: string, details: ErrorDetails = {}): ApiError => new ApiError(503, 'unavailable', message, details);
 
 /** An error for operators (CLI, config): one line, no envelope. */
 export class UserError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
     this.name = 'UserError';
   }

@@ -19,7 +19,10 @@ export class LogTail {
   private readonly lines: LogLine[] = [];
   private next = 0;
 
-  constructor(private readonly capacity = 500, private readonly min: LogLevel = 'info') {}
+  constructor(
+    private readonly capacity = 500,
+    private readonly min: LogLevel = 'info',
+  ) {}
 
   /** The logger to hand the daemon: it writes through `inner` and records here. */
   wrap(inner: Logger, base: Record<string, unknown> = {}): Logger {

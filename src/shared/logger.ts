@@ -17,9 +17,7 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-export function createLogger(
-  opts: { level?: LogLevel; write?: (line: string) => void; base?: Record<string, unknown> } = {},
-): Logger {
+export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void; base?: Record<string, unknown> } = {}): Logger {
   const min = ORDER[opts.level ?? 'info'];
   const write = opts.write ?? ((line: string) => process.stdout.write(line + '\n'));
   const base = opts.base ?? {};

@@ -43,7 +43,10 @@ export function checkShape<S extends z.ZodType>(schema: S, body: Record<string, 
   const issue = issues[0]!;
   const field = issue.path.length > 0 ? String(issue.path[0]) : 'body';
   const absent = issue.path.length === 1 && (body[field] === undefined || body[field] === null);
-  throw validationError(field, absent && issue.code === 'invalid_type' ? `${field} is required` : `${issue.path.join('.') || 'body'}: ${lowerFirst(issue.message)}`);
+  throw validationError(
+    field,
+    absent && issue.code === 'invalid_type' ? `${field} is required` : `${issue.path.join('.') || 'body'}: ${lowerFirst(issue.message)}`,
+  );
 }
 
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);

@@ -342,7 +342,11 @@ export class TargetGuard {
         const family = typeof options.family === 'number' ? options.family : 0;
         const usable = found.filter((a) => family === 0 || a.family === family);
         if (usable.length === 0) return callback(notResolved(), '');
-        if (options.all) return callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+        if (options.all)
+          return callback(
+            null,
+            usable.map((a) => ({ address: a.address, family: a.family })),
+          );
         return callback(null, usable[0]!.address, usable[0]!.family);
       },
       // Whatever the resolver said (no such name, no answer in time, a server failure): one code.

@@ -35,7 +35,9 @@ export class DepositHandler implements TransferHandler {
       if (await money.receive(em, receipt)) await addresses.emitDeposit(em, 'deposit.pending', address, await this.deposit(em, transfer));
       return;
     }
-    const [account] = await rawQuery<{ platform_fee_percent: string }>(em, `SELECT platform_fee_percent FROM accounts WHERE id = ${placeholder(em, 1)}`, [found.account_id]);
+    const [account] = await rawQuery<{ platform_fee_percent: string }>(em, `SELECT platform_fee_percent FROM accounts WHERE id = ${placeholder(em, 1)}`, [
+      found.account_id,
+    ]);
     if (await money.credit(em, receipt, { percent: account?.platform_fee_percent ?? '0', paidBy: 'merchant' })) {
       await addresses.emitDeposit(em, 'deposit.confirmed', address, await this.deposit(em, transfer));
     }

@@ -37,7 +37,12 @@ export const staticAddressApi = {
     permissions: ['read'],
     query: z.object({
       status: z.enum(STATIC_ADDRESS_STATUSES).optional(),
-      search: z.string().min(1).max(200).optional().meta({ description: 'a case-sensitive substring of the address, the customer id or the label from 3 characters; 1 or 2 characters: a prefix' }),
+      search: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .meta({ description: 'a case-sensitive substring of the address, the customer id or the label from 3 characters; 1 or 2 characters: a prefix' }),
       coin_id: uuid().optional(),
       customer_id: z.string().min(1).max(128).optional(),
       ...pageQuery,

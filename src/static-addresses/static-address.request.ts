@@ -73,7 +73,8 @@ const SEARCH_MAX = 200;
 export function parseStaticAddressFilters(q: ParsedUrlQuery): StaticAddressFilters {
   const coinId = queryUuid(q, 'coin_id');
   const search = queryString(q, 'search');
-  if (search !== undefined && (search.length === 0 || search.length > SEARCH_MAX)) throw validationError('search', `search must be 1 to ${SEARCH_MAX} characters`);
+  if (search !== undefined && (search.length === 0 || search.length > SEARCH_MAX))
+    throw validationError('search', `search must be 1 to ${SEARCH_MAX} characters`);
   const customerId = queryString(q, 'customer_id');
   if (customerId !== undefined && (customerId.length === 0 || customerId.length > CUSTOMER_ID_MAX)) {
     throw validationError('customer_id', `customer_id must be 1 to ${CUSTOMER_ID_MAX} characters`);

@@ -35,8 +35,7 @@ export type RestoreReason = 'manual' | 'deposit';
 /** Idle addresses handled per read of the automatic archive. */
 const IDLE_BATCH = 200;
 
-const activeConflict = (activeId: string): ApiError =>
-  conflict('the customer already has an active address for this coin', { active_address_id: activeId });
+const activeConflict = (activeId: string): ApiError => conflict('the customer already has an active address for this coin', { active_address_id: activeId });
 
 /**
  * Static addresses (PRODUCT §7): creation (one active address per account, coin and customer,
@@ -239,7 +238,11 @@ export class StaticAddressService {
         });
       }
     }
-    for (let rows = await idle(store.read, archiveBefore, false); rows.length > 0 && !opts.signal?.aborted; rows = await idle(store.read, archiveBefore, false)) {
+    for (
+      let rows = await idle(store.read, archiveBefore, false);
+      rows.length > 0 && !opts.signal?.aborted;
+      rows = await idle(store.read, archiveBefore, false)
+    ) {
       for (const row of rows) {
         const next = await store.write((em) => this.archiveRow(em, row, 'inactive'));
         if (!next) continue;
@@ -277,7 +280,13 @@ export class StaticAddressService {
   }
 
   /** A `deposit.*` event: the address and the deposit (and, on a reversal, its adjustment). */
-  async emitDeposit(em: EntityManager, type: Extract<EventType, `deposit.${string}`>, row: StaticAddressRow, deposit: DepositView, extra: Record<string, unknown> = {}): Promise<void> {
+  async emitDeposit(
+    em: EntityManager,
+    type: Extract<EventType, `deposit.${string}`>,
+    row: StaticAddressRow,
+    deposit: DepositView,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
     await this.emit(em, type, row, { address: this.present(row), deposit, ...extra });
   }
 
@@ -328,8 +337,15 @@ export class StaticAddressService {
     const start = searchStart(search, this.deps.store.dialect);
     if (start.kind !== 'tail') return start;
     const em = this.deps.store.read;
-    const tail = await rawQuery<{ rowid: number }>(em, `SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH ? LIMIT ${FEW_ROWS + 1}`, [start.phrase]);
-    const few = planFromTail(start.text, tail.map((r) => r.rowid));
+    const tail = await rawQuery<{ rowid: number }>(
+      em,
+      `SELECT rowid FROM static_addresses_search WHERE static_addresses_search MATCH ? LIMIT ${FEW_ROWS + 1}`,
+      [start.phrase],
+    );
+    const few = planFromTail(
+      start.text,
+      tail.map((r) => r.rowid),
+    );
     if (few) return few;
     // Counting stops at DENSE_MATCHES: a text every row holds is told common after 50 rows, not 2000.
     const [probe] = await rawQuery<{ n: number }>(

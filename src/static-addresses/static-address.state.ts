@@ -40,14 +40,24 @@ export const archivedFields = (now: string) => ({ archived_at: now, deposit_revi
  * deposit restored it while the customer has another active address for the coin (both are then
  * active, docs/decisions.md); the one-active-address index leaves it out.
  */
-export const restoredFields = (now: string, beside: boolean) => ({ archived_at: null, idle_since: now, warned_at: null, deposit_revived: beside ? 1 : 0, updated_at: now });
+export const restoredFields = (now: string, beside: boolean) => ({
+  archived_at: null,
+  idle_since: now,
+  warned_at: null,
+  deposit_revived: beside ? 1 : 0,
+  updated_at: now,
+});
 
 /**
  * A transfer to the address seen at `seenAt`: `last_deposit_at` moves forward only (a rescan of
  * an older transfer changes nothing), and the idle period starts again, unwarned. Null when it is
  * not newer.
  */
-export function depositNoted(lastDepositAt: string | null, seenAt: string, now: string): { last_deposit_at: string; idle_since: string; warned_at: null; updated_at: string } | null {
+export function depositNoted(
+  lastDepositAt: string | null,
+  seenAt: string,
+  now: string,
+): { last_deposit_at: string; idle_since: string; warned_at: null; updated_at: string } | null {
   if (lastDepositAt !== null && lastDepositAt >= seenAt) return null;
   return { last_deposit_at: seenAt, idle_since: now, warned_at: null, updated_at: now };
 }

@@ -51,7 +51,18 @@ void sameDepositStatus;
 export type DepositRow = TransactionRow & { confirmations: number | string | null };
 
 export const STATIC_ADDRESS_FIELDS = [
-  'id', 'customer_id', 'coin_id', 'ticker', 'network', 'address', 'label', 'status', 'archived_at', 'last_deposit_at', 'created_at', 'updated_at',
+  'id',
+  'customer_id',
+  'coin_id',
+  'ticker',
+  'network',
+  'address',
+  'label',
+  'status',
+  'archived_at',
+  'last_deposit_at',
+  'created_at',
+  'updated_at',
 ] as const satisfies ReadonlyArray<keyof StaticAddressView>;
 
 export function presentStaticAddress(catalog: Catalog, r: StaticAddressRow): StaticAddressView {

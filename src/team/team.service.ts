@@ -154,13 +154,15 @@ export class TeamService {
 
   async setSettings(accountId: string, actor: Actor, settings: Record<string, unknown>) {
     const patch = this.checkSettings(settings);
-    return this.accountChanged(await this.store.write(async (em) => {
-      const account = await this.getAccount(accountId, em);
-      const who = await this.authorize(em, account.id, actor, { roles: ['owner', 'admin'], otp: true });
-      await em.update(AccountEntity, { id: account.id }, { ...patch, updated_at: iso(this.clock.now()) });
-      await this.log(em, account.id, who, 'account.settings_changed', patch);
-      return presentAccount(await this.getAccount(account.id, em));
-    }));
+    return this.accountChanged(
+      await this.store.write(async (em) => {
+        const account = await this.getAccount(accountId, em);
+        const who = await this.authorize(em, account.id, actor, { roles: ['owner', 'admin'], otp: true });
+        await em.update(AccountEntity, { id: account.id }, { ...patch, updated_at: iso(this.clock.now()) });
+        await this.log(em, account.id, who, 'account.settings_changed', patch);
+        return presentAccount(await this.getAccount(account.id, em));
+      }),
+    );
   }
 
   async setVerified(accountId: string, verified: boolean) {
@@ -174,13 +176,15 @@ export class TeamService {
   }
 
   async freeze(accountId: string, actor: Actor) {
-    return this.accountChanged(await this.store.write(async (em) => {
-      const account = await this.getAccount(accountId, em);
-      const who = await this.authorize(em, account.id, actor, { roles: ROLES, otp: false });
-      await em.update(AccountEntity, { id: account.id }, { status: 'frozen', updated_at: iso(this.clock.now()) });
-      await this.log(em, account.id, who, 'account.frozen', {});
-      return presentAccount(await this.getAccount(account.id, em));
-    }));
+    return this.accountChanged(
+      await this.store.write(async (em) => {
+        const account = await this.getAccount(accountId, em);
+        const who = await this.authorize(em, account.id, actor, { roles: ROLES, otp: false });
+        await em.update(AccountEntity, { id: account.id }, { status: 'frozen', updated_at: iso(this.clock.now()) });
+        await this.log(em, account.id, who, 'account.frozen', {});
+        return presentAccount(await this.getAccount(account.id, em));
+      }),
+    );
   }
 
   async unfreeze(accountId: string) {
@@ -249,12 +253,7 @@ export class TeamService {
    * of `roles`, and (when `otp`) with a fresh TOTP code, each accepted once. Returns the actor's
    * name for the security log.
    */
-  async authorize(
-    em: EntityManager,
-    accountId: string,
-    actor: Actor,
-    need: { roles: readonly Role[]; otp: boolean },
-  ): Promise<string> {
+  async authorize(em: EntityManager, accountId: string, actor: Actor, need: { roles: readonly Role[]; otp: boolean }): Promise<string> {
     if (actor.kind === 'operator') return OPERATOR;
     const member = await em.findOneBy(MemberEntity, { account_id: accountId, email: String(actor.email).toLowerCase(), status: 'active' });
     if (!member) throw new ApiError(403, 'forbidden', `${actor.email} is not a member of this account`);
@@ -323,12 +322,14 @@ export class TeamService {
   }
 
   private async operatorUpdate(accountId: string, patch: Partial<AccountRow>, action: string) {
-    return this.accountChanged(await this.store.write(async (em) => {
-      const account = await this.getAccount(accountId, em);
-      await em.update(AccountEntity, { id: account.id }, { ...patch, updated_at: iso(this.clock.now()) });
-      await this.log(em, account.id, OPERATOR, action, patch);
-      return presentAccount(await this.getAccount(account.id, em));
-    }));
+    return this.accountChanged(
+      await this.store.write(async (em) => {
+        const account = await this.getAccount(accountId, em);
+        await em.update(AccountEntity, { id: account.id }, { ...patch, updated_at: iso(this.clock.now()) });
+        await this.log(em, account.id, OPERATOR, action, patch);
+        return presentAccount(await this.getAccount(account.id, em));
+      }),
+    );
   }
 
   /** Appends to the security log. Callers pass only non-secret details. */
@@ -345,7 +346,14 @@ export class TeamService {
 
   private checkSettings(s: Record<string, unknown>): AccountSettings {
     const out: AccountSettings = {};
-    const known = ['default_fiat', 'invoice_ttl_minutes', 'underpayment_tolerance_percent', 'dual_approval_threshold', 'daily_withdrawal_limit', 'withdrawal_whitelist_enforced'];
+    const known = [
+      'default_fiat',
+      'invoice_ttl_minutes',
+      'underpayment_tolerance_percent',
+      'dual_approval_threshold',
+      'daily_withdrawal_limit',
+      'withdrawal_whitelist_enforced',
+    ];
     for (const k of Object.keys(s)) if (!known.includes(k)) throw validationError(k, `unknown setting ${k}`);
     if (Object.keys(s).length === 0) throw validationError('settings', 'name at least one setting');
     if (s.default_fiat !== undefined) {
@@ -370,8 +378,7 @@ export class TeamService {
     }
     if (s.withdrawal_whitelist_enforced !== undefined) {
       const v = s.withdrawal_whitelist_enforced;
-      if (v !== true && v !== false && v !== 'true' && v !== 'false')
-        throw validationError('withdrawal_whitelist_enforced', 'must be true or false');
+      if (v !== true && v !== false && v !== 'true' && v !== 'false') throw validationError('withdrawal_whitelist_enforced', 'must be true or false');
       out.withdrawal_whitelist_enforced = v === true || v === 'true';
     }
     return out;

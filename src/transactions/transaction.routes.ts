@@ -13,7 +13,14 @@ import type { Store } from '../db/store';
 import { Ledger } from '../ledger/ledger';
 import { transactionApi } from './transaction.api';
 import { BalanceService } from './balance.service';
-import { TRANSACTION_STATUSES, TRANSACTION_TYPES, TransactionService, type RawTransaction, type TransactionFilters, type TransactionView } from './transaction.service';
+import {
+  TRANSACTION_STATUSES,
+  TRANSACTION_TYPES,
+  TransactionService,
+  type RawTransaction,
+  type TransactionFilters,
+  type TransactionView,
+} from './transaction.service';
 
 export interface TransactionRouteDeps {
   transactions: TransactionService;
@@ -40,8 +47,22 @@ export function parseTransactionFilters(q: ParsedUrlQuery): TransactionFilters {
 
 /** The export's columns: the JSON fields, in the same order. */
 export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = fieldColumns<TransactionView>([
-  'id', 'type', 'status', 'coin_id', 'ticker', 'network', 'amount', 'fee', 'net_amount', 'txid', 'confirmations',
-  'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
+  'id',
+  'type',
+  'status',
+  'coin_id',
+  'ticker',
+  'network',
+  'amount',
+  'fee',
+  'net_amount',
+  'txid',
+  'confirmations',
+  'invoice_id',
+  'address_id',
+  'withdrawal_id',
+  'created_at',
+  'confirmed_at',
 ]);
 
 /** GET /v1/transactions (JSON pages, or an export with ?format=), GET /v1/transactions/{id}, GET /v1/balances. */
@@ -82,13 +103,7 @@ export function transactionRoutes(deps: TransactionRouteDeps): AppRouter {
 }
 
 /** The read side wired from the daemon's parts (one line in daemon/main.ts). */
-export function transactionsApi(deps: {
-  store: Store;
-  catalog: Catalog;
-  clock: Clock;
-  logger: Logger;
-  guards: RouteGuards;
-}): AppRouter {
+export function transactionsApi(deps: { store: Store; catalog: Catalog; clock: Clock; logger: Logger; guards: RouteGuards }): AppRouter {
   return transactionRoutes({
     transactions: new TransactionService(deps.store, deps.catalog),
     balances: new BalanceService(deps.store, new Ledger(deps.clock), deps.catalog),

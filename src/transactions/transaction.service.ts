@@ -46,7 +46,19 @@ const sameKinds: Same<TransactionView['type'] | TransactionView['status'], Trans
 void sameKinds;
 
 const COLUMNS = [
-  'id', 'type', 'status', 'coin_id', 'amount', 'fee', 'net_amount', 'txid', 'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
+  'id',
+  'type',
+  'status',
+  'coin_id',
+  'amount',
+  'fee',
+  'net_amount',
+  'txid',
+  'invoice_id',
+  'address_id',
+  'withdrawal_id',
+  'created_at',
+  'confirmed_at',
 ] as const;
 
 /**
@@ -97,7 +109,7 @@ export class TransactionService {
       // A withdrawal's row takes its payout's confirmations once it has a txid.
       .leftJoin('withdrawals', 'w', "w.id = t.withdrawal_id AND t.type = 'withdrawal'")
       .select(COLUMNS.map((c) => `t.${c}`))
-      .addSelect("COALESCE(ct.confirmations, CASE WHEN t.txid IS NOT NULL THEN w.confirmations END)", 'confirmations')
+      .addSelect('COALESCE(ct.confirmations, CASE WHEN t.txid IS NOT NULL THEN w.confirmations END)', 'confirmations')
       .where('t.account_id = :account', { account: accountId });
     for (const k of ['type', 'status', 'coin_id', 'invoice_id', 'address_id'] as const) {
       if (f[k] !== undefined) qb.andWhere(`t.${k} = :f_${k}`, { [`f_${k}`]: f[k] });

@@ -112,7 +112,12 @@ export class AddressService implements AddressAllocator {
     if (!chain || !chain.family.addresses.treasuries) throw new Error(`${chainId} has no treasuries (not an EVM or Tron chain)`);
     const p = (i: number) => placeholder(em, i);
     const find = async () =>
-      (await rawQuery<AddressRow>(em, `SELECT * FROM addresses WHERE account_id = ${p(1)} AND chain_id = ${p(2)} AND purpose = 'treasury'`, [accountId, chainId]))[0];
+      (
+        await rawQuery<AddressRow>(em, `SELECT * FROM addresses WHERE account_id = ${p(1)} AND chain_id = ${p(2)} AND purpose = 'treasury'`, [
+          accountId,
+          chainId,
+        ])
+      )[0];
     const found = await find();
     if (found) return found;
     const branch = await this.branchOf(em, accountId);
@@ -174,7 +179,11 @@ export class AddressService implements AddressAllocator {
     const p = placeholder(em, 1);
     // The counter exists after its first use: a plain update then (an upsert tries the insert
     // first and pays for the conflict on every call); the upsert only for a counter's first step.
-    const stepped = await returning<{ next_value: number | string }>(em, `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p} RETURNING next_value`, [name]);
+    const stepped = await returning<{ next_value: number | string }>(
+      em,
+      `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p} RETURNING next_value`,
+      [name],
+    );
     if (stepped.length > 0) return Number(stepped[0]!.next_value) - 1;
     const rows = await rawQuery<{ next_value: number | string }>(
       em,

@@ -77,7 +77,10 @@ export class WalletSigner {
 
   /** The public half of an account's receive (…/0) or change (…/1) branch, whose hardened levels need the seed. */
   branchKey(scheme: AddressScheme, account: number, keyChain: KeyChain = 0): PublicBranchKey {
-    return this.withNode(receiveBranchPath(scheme, account, keyChain), (node) => ({ publicKey: Uint8Array.from(node.publicKey), chainCode: Uint8Array.from(node.chainCode) }));
+    return this.withNode(receiveBranchPath(scheme, account, keyChain), (node) => ({
+      publicKey: Uint8Array.from(node.publicKey),
+      chainCode: Uint8Array.from(node.chainCode),
+    }));
   }
 
   /** For `coinkeep wallet backup` only. */
@@ -184,7 +187,15 @@ export class WalletSigner {
 function signEvmSpend(spend: EvmSpend, node: BIP32Interface): SentTransaction {
   const { path: _path, legacy, ...fields } = spend;
   if (legacy) {
-    const tx = { chainId: fields.chainId, nonce: fields.nonce, gasPrice: fields.maxFeePerGas, gasLimit: fields.gasLimit, to: fields.to, value: fields.value, data: fields.data };
+    const tx = {
+      chainId: fields.chainId,
+      nonce: fields.nonce,
+      gasPrice: fields.maxFeePerGas,
+      gasLimit: fields.gasLimit,
+      to: fields.to,
+      value: fields.value,
+      data: fields.data,
+    };
     const { signature, recoveryId } = ecc.signRecoverable(legacySigningHash(tx), node.privateKey!);
     return legacySigned(tx, { r: signature.subarray(0, 32), s: signature.subarray(32), yParity: recoveryId as 0 | 1 });
   }

@@ -60,7 +60,10 @@ export class AttemptStore {
   /** Recent events' bodies by id, oldest first: a claim reads from the store only those not here. */
   private readonly bodies = new Map<string, string>();
 
-  constructor(private readonly store: Store, private readonly callbackSecrets: CallbackSecrets) {}
+  constructor(
+    private readonly store: Store,
+    private readonly callbackSecrets: CallbackSecrets,
+  ) {}
 
   /** Fans out every undispatched outbox row; `made` hears of each batch's new deliveries (all due now). */
   async fanOutNew(now: Date, made: (deliveries: DueDelivery[]) => void): Promise<void> {
@@ -128,7 +131,12 @@ export class AttemptStore {
       if (endpointIds.length > 0) {
         const rows = await rawQuery<{ id: string; url: string; secret_sealed: string; enabled: boolean | number }>(
           em,
-          shaped(em, 'claim:endpoints', endpointIds.length, () => `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`),
+          shaped(
+            em,
+            'claim:endpoints',
+            endpointIds.length,
+            () => `SELECT id, url, secret_sealed, enabled FROM webhook_endpoints WHERE id IN (${list(em, endpointIds.length)})`,
+          ),
           endpointIds,
         );
         for (const r of rows) endpoints.set(r.id, r);
@@ -191,7 +199,14 @@ export class AttemptStore {
           error: null,
           duration_ms: null,
         };
-        claimed.push({ delivery: { ...d, url }, scheduleAttempt: c.scheduleAttempt, claimedAt: now.getTime(), attempt, sealedSecret: endpoint?.secret_sealed ?? null, body: bodies.get(d.event_id)! });
+        claimed.push({
+          delivery: { ...d, url },
+          scheduleAttempt: c.scheduleAttempt,
+          claimedAt: now.getTime(),
+          attempt,
+          sealedSecret: endpoint?.secret_sealed ?? null,
+          body: bodies.get(d.event_id)!,
+        });
       }
       return claimed;
     });
@@ -214,11 +229,12 @@ export class AttemptStore {
           `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)} AND status = 'pending'`,
           [d.status, d.next_attempt_at, d.id, attempt.number],
         );
-        await rawQuery(
-          em,
-          `UPDATE webhook_deliveries SET attempts = ${p(1)}, schedule_attempts = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)}`,
-          [d.attempts, d.schedule_attempts, d.id, attempt.number],
-        );
+        await rawQuery(em, `UPDATE webhook_deliveries SET attempts = ${p(1)}, schedule_attempts = ${p(2)} WHERE id = ${p(3)} AND attempts = ${p(4)}`, [
+          d.attempts,
+          d.schedule_attempts,
+          d.id,
+          attempt.number,
+        ]);
       }
     });
   }
@@ -232,7 +248,14 @@ export class AttemptStore {
   recoverInterrupted(now: Date): Promise<number> {
     const at = iso(now);
     return this.store.write(async (em) => {
-      const open = await rawQuery<{ id: string; url: string; attempts: number | string; schedule_attempts: number | string; next_attempt_at: string; updated_at: string }>(
+      const open = await rawQuery<{
+        id: string;
+        url: string;
+        attempts: number | string;
+        schedule_attempts: number | string;
+        next_attempt_at: string;
+        updated_at: string;
+      }>(
         em,
         `SELECT d.id, d.url, d.attempts, d.schedule_attempts, d.next_attempt_at, d.updated_at FROM webhook_deliveries d
          WHERE d.next_attempt_at IS NOT NULL AND d.status = 'pending' AND d.attempts > 0
@@ -253,7 +276,9 @@ export class AttemptStore {
         };
         await insertRows(em, 'webhook_attempts', [attempt]);
         const next: { status: DeliveryStatus; next_attempt_at: string | null } =
-          Number(d.schedule_attempts) >= MAX_ATTEMPTS ? { status: 'exhausted', next_attempt_at: null } : { status: 'failed', next_attempt_at: d.next_attempt_at };
+          Number(d.schedule_attempts) >= MAX_ATTEMPTS
+            ? { status: 'exhausted', next_attempt_at: null }
+            : { status: 'failed', next_attempt_at: d.next_attempt_at };
         await rawQuery(
           em,
           `UPDATE webhook_deliveries SET status = ${p(1)}, next_attempt_at = ${p(2)}, last_response_status = NULL, last_error = ${p(3)}, updated_at = ${p(4)} WHERE id = ${p(5)}`,

@@ -52,7 +52,13 @@ export class CallbackSecrets {
 
   private async write(em: EntityManager, accountId: string, secret: string, createdAt: string | null): Promise<void> {
     const now = iso(this.deps.clock.now());
-    const row = { account_id: accountId, secret_sealed: this.deps.secrets.sealCallback(accountId, secret), secret_last4: last4(secret), created_at: createdAt ?? now, updated_at: now };
+    const row = {
+      account_id: accountId,
+      secret_sealed: this.deps.secrets.sealCallback(accountId, secret),
+      secret_last4: last4(secret),
+      created_at: createdAt ?? now,
+      updated_at: now,
+    };
     await em.save(CallbackSecretEntity, row);
   }
 }

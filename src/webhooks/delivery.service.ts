@@ -11,7 +11,6 @@ import { EVENT_TYPES } from '../shared/events';
 import { isUuid } from '../shared/ids';
 import { DELIVERY_STATUSES, presentDelivery, type AttemptView, type DeliveryView } from './delivery.view';
 
-
 export interface DeliveryFilters {
   status?: DeliveryStatus;
   event_type?: string;
@@ -21,7 +20,6 @@ export interface DeliveryFilters {
   /** Exclusive. */
   to?: string;
 }
-
 
 /** The filters of GET /v1/webhooks/deliveries (and of `coinkeep webhooks deliveries`). */
 export function parseDeliveryFilters(q: ParsedUrlQuery): DeliveryFilters {
@@ -58,7 +56,14 @@ export class DeliveryService {
     const attempts = await this.deps.store.read.find(WebhookAttemptEntity, { where: { delivery_id: id }, order: { number: 'ASC' } });
     return {
       ...presentDelivery(row),
-      attempt_log: attempts.map((a) => ({ number: a.number, url: a.url, at: a.started_at, response_status: a.response_status, error: a.error, duration_ms: a.duration_ms })),
+      attempt_log: attempts.map((a) => ({
+        number: a.number,
+        url: a.url,
+        at: a.started_at,
+        response_status: a.response_status,
+        error: a.error,
+        duration_ms: a.duration_ms,
+      })),
     };
   }
 
@@ -101,7 +106,11 @@ export class DeliveryService {
         .select(['d.id'])
         .getMany();
       for (const r of rows) {
-        await em.update(WebhookDeliveryEntity, { id: r.id, status: 'exhausted' }, { status: 'pending', schedule_attempts: 0, next_attempt_at: now, updated_at: now });
+        await em.update(
+          WebhookDeliveryEntity,
+          { id: r.id, status: 'exhausted' },
+          { status: 'pending', schedule_attempts: 0, next_attempt_at: now, updated_at: now },
+        );
       }
       return rows.length;
     });
@@ -126,7 +135,10 @@ export class DeliveryService {
     });
     await this.deps.fanOut();
     // The newest end of the account's index: the ping's delivery was made just now.
-    const row = await this.deps.store.read.findOneOrFail(WebhookDeliveryEntity, { where: { account_id: accountId, event_id: eventId }, order: { created_at: 'DESC', id: 'DESC' } });
+    const row = await this.deps.store.read.findOneOrFail(WebhookDeliveryEntity, {
+      where: { account_id: accountId, event_id: eventId },
+      order: { created_at: 'DESC', id: 'DESC' },
+    });
     this.deps.wake();
     return presentDelivery(row);
   }

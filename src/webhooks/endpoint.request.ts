@@ -8,7 +8,10 @@ import { checkShape } from '../shared/schema';
 export const SECRET_MIN = 8;
 export const SECRET_MAX = 256;
 
-const eventTypes = z.array(z.union([z.enum(EVENT_TYPES), z.literal('*')])).min(1).meta({ description: 'event types, or ["*"] for all' });
+const eventTypes = z
+  .array(z.union([z.enum(EVENT_TYPES), z.literal('*')]))
+  .min(1)
+  .meta({ description: 'event types, or ["*"] for all' });
 const secret = z.string().min(SECRET_MIN).max(SECRET_MAX).meta({ description: 'used as given (spaces and punctuation allowed)' });
 
 export const CreateEndpointBody = z.strictObject({
@@ -39,7 +42,11 @@ export interface EndpointInput {
 }
 
 /** The body of POST /v1/webhooks/endpoints: url and event_types required, the rest optional. */
-export async function parseCreateEndpoint(body: Record<string, unknown>, guard: TargetGuard, accountId: string): Promise<EndpointInput & { url: string; event_types: string[] }> {
+export async function parseCreateEndpoint(
+  body: Record<string, unknown>,
+  guard: TargetGuard,
+  accountId: string,
+): Promise<EndpointInput & { url: string; event_types: string[] }> {
   checkShape(CreateEndpointBody, body, 'a webhook endpoint create (url, event_types, description, enabled, secret)');
   const input = await parseFields(body, guard, accountId);
   if (body.secret !== undefined) input.secret = parseSecret(body.secret, 'secret');

@@ -13,7 +13,6 @@ import { presentEndpoint, type EndpointView } from './endpoint.view';
 /** How many endpoints one account may have. */
 export const MAX_ENDPOINTS = 20;
 
-
 /** Webhook endpoints of PRODUCT §10: one account's, never another's (another's id is not_found). */
 export class EndpointService {
   constructor(

@@ -13,7 +13,12 @@ import { subscribes } from './endpoint.request';
  * event whose invoice has its own webhook_url. The guarded `dispatched_at` update makes each event
  * fan out exactly once.
  */
-export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'body'>>, now: string, callbackSecrets: CallbackSecrets): Promise<WebhookDeliveryRow[]> {
+export async function fanOut(
+  em: EntityManager,
+  events: Array<Omit<EventRow, 'body'>>,
+  now: string,
+  callbackSecrets: CallbackSecrets,
+): Promise<WebhookDeliveryRow[]> {
   const accounts = [...new Set(events.map((e) => e.account_id))];
   const endpoints = await em
     .createQueryBuilder(WebhookEndpointEntity, 'e')
@@ -31,7 +36,13 @@ export async function fanOut(em: EntityManager, events: Array<Omit<EventRow, 'bo
   // fans out once even if another daemon on the same database scans the outbox too.
   const ids = events.map((e) => e.id);
   const claimed = new Set(
-    (await returning<{ id: string }>(em, `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id IN (${list(em, ids.length, 2)}) AND dispatched_at IS NULL RETURNING id`, [now, ...ids])).map((r) => r.id),
+    (
+      await returning<{ id: string }>(
+        em,
+        `UPDATE events SET dispatched_at = ${placeholder(em, 1)} WHERE id IN (${list(em, ids.length, 2)}) AND dispatched_at IS NULL RETURNING id`,
+        [now, ...ids],
+      )
+    ).map((r) => r.id),
   );
   const deliveries: WebhookDeliveryRow[] = [];
   // Time-ordered ids: a burst of deliveries (and their attempts) lands at the end of each index.

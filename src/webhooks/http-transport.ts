@@ -37,7 +37,10 @@ export class HttpTransport implements WebhookTransport {
    */
   private readonly agent: Agent;
 
-  constructor(private readonly guard: TargetGuard, opts: HttpTransportOptions = {}) {
+  constructor(
+    private readonly guard: TargetGuard,
+    opts: HttpTransportOptions = {},
+  ) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.agent = new Agent({
       connect: { lookup: guard.lookup, timeout: this.timeoutMs },

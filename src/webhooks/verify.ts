@@ -13,9 +13,7 @@ import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 export type RawBody = string | Buffer | Uint8Array;
 
 /** Node's `req.headers`, a plain object with any capitalisation, or a Fetch `Headers`. */
-export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
+export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 export interface VerifyOptions {
   /** How far X-Timestamp may be from now, in seconds (default 300). */
@@ -34,7 +32,10 @@ export interface WebhookEvent {
 export type VerificationFailure = 'missing_header' | 'invalid_timestamp' | 'invalid_signature' | 'timestamp_outside_tolerance';
 
 export class WebhookVerificationError extends Error {
-  constructor(readonly reason: VerificationFailure, message: string) {
+  constructor(
+    readonly reason: VerificationFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'WebhookVerificationError';
   }

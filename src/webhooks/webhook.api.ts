@@ -117,11 +117,15 @@ const addressData = z.looseObject({ address: StaticAddressSchema, reason: z.stri
 const pingData = z.object({ endpoint_id: uuid(), message: z.string() });
 
 const dataOf = (type: EventType): z.ZodType =>
-  type === 'ping' ? pingData
-  : type.startsWith('invoice.') ? invoiceData
-  : type.startsWith('deposit.') ? depositData
-  : type.startsWith('withdrawal.') ? withdrawalData
-  : addressData;
+  type === 'ping'
+    ? pingData
+    : type.startsWith('invoice.')
+      ? invoiceData
+      : type.startsWith('deposit.')
+        ? depositData
+        : type.startsWith('withdrawal.')
+          ? withdrawalData
+          : addressData;
 
 /** The webhook body of each event type: `{event_id, type, created_at, data}`. */
 export const EVENT_SCHEMAS: ReadonlyArray<{ type: EventType; schema: z.ZodType }> = EVENT_TYPES.map((type) => ({

@@ -16,7 +16,7 @@ export interface ApprovalCase {
 }
 
 export const REFUSAL_MESSAGES: Readonly<Record<ApproverRefusal, string>> = {
-  approver_created_key: 'the approval must come from a member other than the holder of the requesting key\'s secret',
+  approver_created_key: "the approval must come from a member other than the holder of the requesting key's secret",
   approver_made_change: 'the approval must come from a member other than the one whose security change sent it to review',
   approver_role_too_new: 'a member added or promoted by another member approves only after holding the role for 24 hours',
 };

@@ -18,7 +18,9 @@ export interface WhitelistDeps {
   isOwnAddress: (chainId: string, address: string) => boolean;
   team: TeamService;
   /** The sensitive-operation limiter (a whitelist change counts against the person and the merchant). */
-  limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
+  limit: (
+    subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>,
+  ) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
 }
 
@@ -36,7 +38,10 @@ export class WhitelistService {
     return em.existsBy(WhitelistEntryEntity, { account_id: accountId, coin_id: coinId, address, status: 'active' });
   }
 
-  async list(accountId: string, actor: Actor): Promise<Array<{ id: string; coin_id: string; address: string; label: string | null; created_by: string; created_at: string }>> {
+  async list(
+    accountId: string,
+    actor: Actor,
+  ): Promise<Array<{ id: string; coin_id: string; address: string; label: string | null; created_by: string; created_at: string }>> {
     const em = this.deps.store.read;
     await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
     const rows = await em.find(WhitelistEntryEntity, { where: { account_id: accountId, status: 'active' }, order: { created_at: 'ASC' } });
@@ -46,13 +51,24 @@ export class WhitelistService {
   /** Adds a payout address (owner or admin, two-factor code, sensitive-operation limits, security log). */
   async add(accountId: string, actor: Actor, body: { coin_id?: unknown; address?: unknown; label?: unknown }) {
     const payout = payoutCoinOf(body.coin_id, this.deps.catalog, this.deps.senderOf);
-    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || this.deps.isOwnAddress(payout.coin.chain_id, body.address)) throw addressRefused();
+    if (typeof body.address !== 'string' || !payout.sender.payable(body.address) || this.deps.isOwnAddress(payout.coin.chain_id, body.address))
+      throw addressRefused();
     const label = typeof body.label === 'string' && body.label.length <= 200 ? body.label : null;
     const address = body.address;
     return this.deps.store.write(async (em) => {
       const who = await this.managerAct(em, accountId, actor);
       const now = iso(this.deps.clock.now());
-      const entry = { id: newTimeOrderedId(), account_id: accountId, coin_id: payout.coin.id, address, label, status: 'active' as const, created_by: who, created_at: now, removed_at: null };
+      const entry = {
+        id: newTimeOrderedId(),
+        account_id: accountId,
+        coin_id: payout.coin.id,
+        address,
+        label,
+        status: 'active' as const,
+        created_by: who,
+        created_at: now,
+        removed_at: null,
+      };
       if (!(await insertRowIfAbsent(em, 'withdrawal_whitelist', entry))) throw conflict('this address is already on the whitelist');
       await this.deps.team.log(em, accountId, who, 'whitelist.added', { id: entry.id, coin_id: entry.coin_id, address, label });
       return { id: entry.id, coin_id: entry.coin_id, address, label, created_by: who, created_at: now };
@@ -74,7 +90,8 @@ export class WhitelistService {
     const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
     const member = await this.deps.team.memberByEmail(em, accountId, who);
     const r = this.deps.limit({ person: member.id, merchant: accountId });
-    if (!r.allowed) throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
+    if (!r.allowed)
+      throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
     return who;
   }
 }

@@ -6,7 +6,15 @@ import { EstimateSchema, WithdrawalSchema } from './withdrawal.view';
 import { WITHDRAWAL_STATUSES } from './withdrawal.state';
 
 const one = { tag: 'withdrawals', auth: 'signed' } as const;
-const PAYOUT_REFUSALS = ['withdraw_pending_approval', 'kyb_required', 'forbidden', 'conflict', 'address_refused', 'idempotency.mismatch', 'idempotency.in_progress'] as const;
+const PAYOUT_REFUSALS = [
+  'withdraw_pending_approval',
+  'kyb_required',
+  'forbidden',
+  'conflict',
+  'address_refused',
+  'idempotency.mismatch',
+  'idempotency.in_progress',
+] as const;
 
 export const withdrawalApi = {
   estimate: {

@@ -25,7 +25,8 @@ export function parseWithdrawalFilters(q: ParsedUrlQuery): WithdrawalFilters {
     created_from: queryTime(q, 'created_from'),
     created_to: queryTime(q, 'created_to'),
   };
-  if (f.payout_id !== undefined && (f.payout_id.length === 0 || f.payout_id.length > 128)) throw validationError('payout_id', 'payout_id must be 1 to 128 characters');
+  if (f.payout_id !== undefined && (f.payout_id.length === 0 || f.payout_id.length > 128))
+    throw validationError('payout_id', 'payout_id must be 1 to 128 characters');
   return f;
 }
 

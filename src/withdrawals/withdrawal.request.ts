@@ -46,7 +46,14 @@ export function feeModeOf(raw: unknown): NetworkFeeMode {
 export function parseShape(body: Record<string, unknown>, catalog: Catalog, senderOf: (chainId: string) => ChainSender | null): WithdrawalShape {
   const shape = checkShape(CreateWithdrawalBody, body, 'a withdrawal request');
   const payout = payoutCoinOf(shape.coin_id, catalog, senderOf);
-  return { payout, rawAmount: shape.amount, toAddress: shape.to_address, payoutId: shape.payout_id ?? null, comment: shape.comment ?? null, feeMode: shape.network_fee_mode ?? 'reserved' };
+  return {
+    payout,
+    rawAmount: shape.amount,
+    toAddress: shape.to_address,
+    payoutId: shape.payout_id ?? null,
+    comment: shape.comment ?? null,
+    feeMode: shape.network_fee_mode ?? 'reserved',
+  };
 }
 
 /** An estimate request (POST /v1/withdrawals/estimate, PRODUCT §8, §14): the amount, or `max`. */
@@ -86,9 +93,12 @@ export function parsePayoutAmount(raw: unknown, payout: PayoutCoin): Amount {
 /** The body of POST /v1/withdrawals (PRODUCT §8): types and sizes; coin, amount and address are checked after. */
 export const CreateWithdrawalBody = z.strictObject({
   coin_id: uuid(),
-  amount: z.string().min(1).max(100).meta({ description: 'decimal string, at most the coin\'s decimals' }),
+  amount: z.string().min(1).max(100).meta({ description: "decimal string, at most the coin's decimals" }),
   to_address: z.string().min(1).max(128),
-  payout_id: z.string().regex(/^[\x20-\x7e]{1,128}$/).nullish(),
+  payout_id: z
+    .string()
+    .regex(/^[\x20-\x7e]{1,128}$/)
+    .nullish(),
   comment: z.string().max(500).nullish(),
   network_fee_mode: z.enum(['reserved', 'actual']).nullish(),
 });
@@ -96,7 +106,11 @@ export const CreateWithdrawalBody = z.strictObject({
 /** The body of POST /v1/withdrawals/estimate: the withdrawal's fields (the destination optional, the others ignored). */
 export const EstimateBody = z.looseObject({
   coin_id: uuid(),
-  amount: z.string().min(1).max(100).meta({ description: 'decimal string, or "max": the largest amount whose total_debit fits the available balance (PRODUCT §14)' }),
+  amount: z
+    .string()
+    .min(1)
+    .max(100)
+    .meta({ description: 'decimal string, or "max": the largest amount whose total_debit fits the available balance (PRODUCT §14)' }),
   to_address: z.string().nullish(),
   network_fee_mode: z.enum(['reserved', 'actual']).nullish(),
 });

@@ -41,7 +41,12 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
     const decision = await deps.keys.payoutDecision(auth, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
     const key = idempotencyKeyOf(ctx);
-    const caller = { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) }, account: deps.keys.exactAccount(auth) };
+    const caller = {
+      accountId: auth.accountId,
+      apiKeyId: auth.apiKeyId,
+      limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) },
+      account: deps.keys.exactAccount(auth),
+    };
     const { withdrawal, created, replayed } = await withdrawals.create(caller, ctx.state.body, key);
     ctx.status = created ? 201 : 200;
     ctx.body = withdrawal;
@@ -69,7 +74,25 @@ export function withdrawalRoutes(deps: WithdrawalRouteDeps): AppRouter {
 
 /** The columns of a withdrawal export: the JSON fields, in the same order. */
 const FIELDS = [
-  'id', 'status', 'payout_id', 'coin_id', 'ticker', 'network', 'amount', 'to_address', 'comment', 'review_reason', 'txid',
-  'confirmations', 'failure_reason', 'platform_fee', 'network_fee_reserved', 'network_fee_charged', 'network_fee_mode',
-  'total_debit', 'created_at', 'updated_at', 'completed_at',
+  'id',
+  'status',
+  'payout_id',
+  'coin_id',
+  'ticker',
+  'network',
+  'amount',
+  'to_address',
+  'comment',
+  'review_reason',
+  'txid',
+  'confirmations',
+  'failure_reason',
+  'platform_fee',
+  'network_fee_reserved',
+  'network_fee_charged',
+  'network_fee_mode',
+  'total_debit',
+  'created_at',
+  'updated_at',
+  'completed_at',
 ] as const satisfies ReadonlyArray<keyof WithdrawalView>;

@@ -5,11 +5,7 @@ import type { ChainSender, FeeQuote } from '../chains/types';
 import { ApiKeyEntity } from '../db/entities/auth';
 import type { TransactionRow } from '../db/entities/money';
 import type { AccountRow, MemberRow } from '../db/entities/team';
-import {
-  WithdrawalEntity,
-  type WithdrawalRow,
-  type WithdrawalStatus,
-} from '../db/entities/withdrawals';
+import { WithdrawalEntity, type WithdrawalRow, type WithdrawalStatus } from '../db/entities/withdrawals';
 import { GroupCommit } from '../db/group-commit';
 import { applyKeyset, countUpTo, keysetBatches, type PageKey } from '../db/keyset';
 import { insertRowIfAbsent, isPostgres, isUniqueViolation, lockRow, placeholder, rawQuery, rawRun, updateRows } from '../db/raw';
@@ -60,7 +56,9 @@ export interface WithdrawalServiceDeps {
   /** The sensitive-operation limiter: counts a creation against its subjects, or answers where it is blocked. */
   /** `payouts.max_per_transaction`: per coin ticker, the signer's cap in the config's default fiat. */
   signerLimits: Readonly<Record<string, string>>;
-  limit: (subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
+  limit: (
+    subjects: Partial<Record<'key' | 'merchant' | 'person' | 'ip', string>>,
+  ) => { allowed: true } | { allowed: false; scope: string; retryAfterSeconds: number };
   clock: Clock;
   /**
    * Families whose network fee depends on the account, the sender or the destination (Bitcoin:
@@ -68,7 +66,9 @@ export interface WithdrawalServiceDeps {
    * what the chain will take for paying `amount` of `coinId` to `to` (null: not given, the worst
    * case) from the account's coins at `quote`, in the native coin's base units.
    */
-  networkCost?: (chainId: string) => ((req: { accountId: string; coinId: string; to: string | null; amount: bigint; quote: FeeQuote }) => Promise<bigint>) | null;
+  networkCost?: (
+    chainId: string,
+  ) => ((req: { accountId: string; coinId: string; to: string | null; amount: bigint; quote: FeeQuote }) => Promise<bigint>) | null;
 }
 
 /** How long an estimate's figures hold (the fee quote moves with the mempool). */
@@ -93,7 +93,15 @@ const dayBucket = (createdAt: string): string => createdAt.slice(0, 15);
 const DAY_SUMS_KEPT_MS = 48 * 3600 * 1000;
 
 /** What a withdrawal needs of its account (read on every creation: these columns only). */
-const ACCOUNT_COLUMNS = ['id', 'verified', 'platform_fee_percent', 'default_fiat', 'dual_approval_threshold', 'daily_withdrawal_limit', 'withdrawal_whitelist_enforced'] as const;
+const ACCOUNT_COLUMNS = [
+  'id',
+  'verified',
+  'platform_fee_percent',
+  'default_fiat',
+  'dual_approval_threshold',
+  'daily_withdrawal_limit',
+  'withdrawal_whitelist_enforced',
+] as const;
 type PayoutAccount = Pick<AccountRow, (typeof ACCOUNT_COLUMNS)[number]>;
 const ACCOUNT_SELECT = ACCOUNT_COLUMNS.map((c) => `"${c}"`).join(', ');
 
@@ -154,7 +162,8 @@ export class WithdrawalService {
       if (err instanceof ApiError) throw err;
       throw unavailable(`the largest ${payout.coin.ticker} withdrawal cannot be priced now; retry later`);
     });
-    if (!found) throw conflict('the available balance cannot pay the least withdrawal and its fees', { reason: 'insufficient_funds', available: available.toString() });
+    if (!found)
+      throw conflict('the available balance cannot pay the least withdrawal and its fees', { reason: 'insufficient_funds', available: available.toString() });
     return found;
   }
 
@@ -164,14 +173,18 @@ export class WithdrawalService {
    * `created` is false when an existing withdrawal is returned; `replayed` when its Idempotency-Key
    * was bound to it already (SPEC Idempotency 2: the answer carries `Idempotent-Replayed: true`).
    */
-  async create(caller: PayoutCaller, body: Record<string, unknown>, idempotencyKey: string | null): Promise<{ withdrawal: WithdrawalView; created: boolean; replayed: boolean }> {
+  async create(
+    caller: PayoutCaller,
+    body: Record<string, unknown>,
+    idempotencyKey: string | null,
+  ): Promise<{ withdrawal: WithdrawalView; created: boolean; replayed: boolean }> {
     const { catalog } = this.deps;
     const account = caller.account && caller.account.id === caller.accountId ? caller.account : await this.account(caller.accountId);
     if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
     const shape = parseShape(body, catalog, this.deps.senderOf);
     const { coin, sender } = shape.payout;
     if (account.withdrawal_whitelist_enforced && !(await this.deps.whitelist.has(this.deps.store.read, caller.accountId, coin.id, shape.toAddress))) {
-      throw new ApiError(403, 'forbidden', 'this address is not on the account\'s withdrawal whitelist');
+      throw new ApiError(403, 'forbidden', "this address is not on the account's withdrawal whitelist");
     }
     if (!sender.payable(shape.toAddress) || this.deps.isOwnAddress(coin.chain_id, shape.toAddress)) throw addressRefused();
     const amount = parsePayoutAmount(shape.rawAmount, shape.payout);
@@ -243,7 +256,13 @@ export class WithdrawalService {
         // rolls the withdrawal, its key and its hold back.
         const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
         if (!limited.allowed) {
-          throw new ApiError(429, 'rate_limited', 'too many withdrawals; wait before trying again', { scope: limited.scope, retry_after: limited.retryAfterSeconds }, { 'Retry-After': String(limited.retryAfterSeconds) });
+          throw new ApiError(
+            429,
+            'rate_limited',
+            'too many withdrawals; wait before trying again',
+            { scope: limited.scope, retry_after: limited.retryAfterSeconds },
+            { 'Retry-After': String(limited.retryAfterSeconds) },
+          );
         }
         const view = this.present(row);
         const event = creationEvent(row.status);
@@ -279,7 +298,6 @@ export class WithdrawalService {
     return presentWithdrawal(row, this.deps.catalog);
   }
 
-
   /** The merchant's cancel: only before processing (SPEC), the hold released. */
   async cancel(accountId: string, id: string): Promise<WithdrawalView> {
     return this.deps.store.write(async (em) => this.present(await this.move(em, await this.withdrawalOf(em, accountId, id), 'cancel', {})));
@@ -307,14 +325,22 @@ export class WithdrawalService {
 
   /** A member's decision on a withdrawal in the account's security log (never a secret). */
   private logDecision(em: EntityManager, who: string, action: string, row: WithdrawalRow): Promise<void> {
-    return this.deps.team.log(em, row.account_id, who, action, { withdrawal_id: row.id, from: row.status, amount: row.amount, coin_id: row.coin_id, to_address: row.to_address });
+    return this.deps.team.log(em, row.account_id, who, action, {
+      withdrawal_id: row.id,
+      from: row.status,
+      amount: row.amount,
+      coin_id: row.coin_id,
+      to_address: row.to_address,
+    });
   }
 
   /** An account's withdrawals for a member (the CLI's list), newest first, at most 200; `status` filters. */
   async listForMember(accountId: string, actor: Actor, status?: WithdrawalStatus): Promise<WithdrawalView[]> {
     const em = this.deps.store.read;
     await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin', 'developer'], otp: false });
-    const rows = await listWithdrawalsQuery(em, accountId, status ? { status } : {}).limit(200).getMany();
+    const rows = await listWithdrawalsQuery(em, accountId, status ? { status } : {})
+      .limit(200)
+      .getMany();
     return rows.map((r) => this.present(r));
   }
 
@@ -331,7 +357,8 @@ export class WithdrawalService {
     return this.deps.store.write(async (em) => {
       const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
       const row = await this.withdrawalOf(em, accountId, id);
-      if (row.status !== 'review' && row.status !== 'awaiting_approval') throw conflict(`only a withdrawal in review or awaiting approval is decided; this one is ${row.status}`, { status: row.status });
+      if (row.status !== 'review' && row.status !== 'awaiting_approval')
+        throw conflict(`only a withdrawal in review or awaiting approval is decided; this one is ${row.status}`, { status: row.status });
       const member = await this.deps.team.memberByEmail(em, accountId, who);
       if (decision === 'approve') await this.checkApprover(em, row, member);
       const now = iso(this.deps.clock.now());
@@ -344,7 +371,8 @@ export class WithdrawalService {
   /** Refuses (403 `forbidden`, `details.reason` naming the rule) an approval PRODUCT §14 does not count. */
   private async checkApprover(em: EntityManager, row: WithdrawalRow, approver: MemberRow): Promise<void> {
     const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
-    const changedBy = row.status === 'review' && row.review_reason === 'pattern' ? await this.securityChanges(em, row.account_id, new Date(row.created_at)) : [];
+    const changedBy =
+      row.status === 'review' && row.review_reason === 'pattern' ? await this.securityChanges(em, row.account_id, new Date(row.created_at)) : [];
     const refusal = approverRefusal({
       approver,
       keyHolders: key ? [key.created_by, key.secret_holder, key.previous_secret_holder] : [],
@@ -424,7 +452,13 @@ export class WithdrawalService {
    * on `confirm`, what each hold leg really took (by leg code). A confirmation after a
    * reorganisation finds the hold settled already and leaves it: settled money stays settled.
    */
-  payoutMove(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
+  payoutMove(
+    em: EntityManager,
+    row: WithdrawalRow,
+    trigger: WithdrawalTrigger,
+    patch: Partial<WithdrawalRow>,
+    posted?: ReadonlyMap<string, Amount>,
+  ): Promise<WithdrawalRow> {
     return this.move(em, row, trigger, patch, posted);
   }
 
@@ -432,7 +466,13 @@ export class WithdrawalService {
    * One move of the state table, guarded by the status the row was read in, with its hold action
    * and its event in the caller's transaction. A move the state does not allow is 409 `conflict`.
    */
-  private async move(em: EntityManager, row: WithdrawalRow, trigger: WithdrawalTrigger, patch: Partial<WithdrawalRow>, posted?: ReadonlyMap<string, Amount>): Promise<WithdrawalRow> {
+  private async move(
+    em: EntityManager,
+    row: WithdrawalRow,
+    trigger: WithdrawalTrigger,
+    patch: Partial<WithdrawalRow>,
+    posted?: ReadonlyMap<string, Amount>,
+  ): Promise<WithdrawalRow> {
     const m = nextMove(row.status, trigger);
     if (!m) throw conflict(`a withdrawal in ${row.status} cannot be ${trigger === 'cancel' ? 'cancelled' : `moved by ${trigger}`}`, { status: row.status });
     const now = this.deps.clock.now();
@@ -457,7 +497,8 @@ export class WithdrawalService {
         throw new Error(`withdrawal ${row.id} has no pending hold`);
       }
     }
-    if (m.event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
+    if (m.event)
+      await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
     return next;
   }
 
@@ -527,7 +568,11 @@ export class WithdrawalService {
       );
       return;
     }
-    const [was] = await rawQuery<{ total: string }>(em, `SELECT total FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket = ${p(2)} AND coin_id = ${p(3)}`, key);
+    const [was] = await rawQuery<{ total: string }>(
+      em,
+      `SELECT total FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket = ${p(2)} AND coin_id = ${p(3)}`,
+      key,
+    );
     await rawRun(
       em,
       `INSERT INTO withdrawal_day_totals (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
@@ -620,7 +665,11 @@ export class WithdrawalService {
       return total;
     };
     const bound = inFiat(
-      await rawQuery<{ coin_id: string; amount: string }>(em, `SELECT coin_id, total AS amount FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket >= ${p(2)}`, [accountId, dayBucket(since)]),
+      await rawQuery<{ coin_id: string; amount: string }>(
+        em,
+        `SELECT coin_id, total AS amount FROM withdrawal_day_totals WHERE account_id = ${p(1)} AND bucket >= ${p(2)}`,
+        [accountId, dayBucket(since)],
+      ),
     );
     if (bound.cmp(room) <= 0) return bound;
     return inFiat(
@@ -654,7 +703,6 @@ export class WithdrawalService {
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
-
 }
 
 /** Rule 7's comparison: values, not bytes (`0.10` equals `0.1`). */

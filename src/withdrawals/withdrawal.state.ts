@@ -2,7 +2,15 @@ import type { WithdrawalStatus } from '../db/entities/withdrawals';
 import type { EventType } from '../shared/events';
 
 export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = [
-  'pending', 'review', 'awaiting_approval', 'processing', 'broadcast', 'completed', 'failed', 'rejected', 'cancelled',
+  'pending',
+  'review',
+  'awaiting_approval',
+  'processing',
+  'broadcast',
+  'completed',
+  'failed',
+  'rejected',
+  'cancelled',
 ];
 
 /** What makes a withdrawal move (PRODUCT §8, issue 16 §3). */
@@ -57,4 +65,3 @@ export function creationEvent(status: WithdrawalStatus): EventType | null {
 
 /** The merchant, or any member, may cancel only before processing (SPEC "Withdrawal" moves). */
 export const isCancellable = (s: WithdrawalStatus): boolean => nextMove(s, 'cancel') !== null;
-

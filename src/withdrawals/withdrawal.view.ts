@@ -6,9 +6,25 @@ import { decimal, timestamp, uuid, type Same } from '../shared/schema';
 /** A withdrawal as the API shows it (PRODUCT §8): its row with its coin's ticker and network. */
 export type WithdrawalView = Pick<
   WithdrawalRow,
-  | 'id' | 'status' | 'payout_id' | 'coin_id' | 'amount' | 'to_address' | 'comment' | 'review_reason' | 'txid' | 'confirmations'
-  | 'failure_reason' | 'platform_fee' | 'network_fee_reserved' | 'network_fee_charged' | 'network_fee_mode' | 'total_debit'
-  | 'created_at' | 'updated_at' | 'completed_at'
+  | 'id'
+  | 'status'
+  | 'payout_id'
+  | 'coin_id'
+  | 'amount'
+  | 'to_address'
+  | 'comment'
+  | 'review_reason'
+  | 'txid'
+  | 'confirmations'
+  | 'failure_reason'
+  | 'platform_fee'
+  | 'network_fee_reserved'
+  | 'network_fee_charged'
+  | 'network_fee_mode'
+  | 'total_debit'
+  | 'created_at'
+  | 'updated_at'
+  | 'completed_at'
 > & { ticker: string; network: string };
 
 /** An estimate's answer (POST /v1/withdrawals/estimate). */
@@ -24,7 +40,7 @@ export interface EstimateView {
 
 /** A withdrawal's row as the API shows it. */
 export function presentWithdrawal(row: WithdrawalRow, catalog: Catalog): WithdrawalView {
-const coin = catalog.coin(row.coin_id);
+  const coin = catalog.coin(row.coin_id);
   return {
     id: row.id,
     status: row.status,

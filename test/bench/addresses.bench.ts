@@ -87,7 +87,10 @@ async function measure(name: string, targets: (i: number) => string, base: strin
 async function seedSearch(daemon: Daemon, accountId: string, coinId: string, rows: number): Promise<Array<[string, string]>> {
   const { store } = daemon;
   const started = Date.now();
-  const triggers = (await store.read.query(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'static_addresses_search_%'`)) as Array<{ name: string; sql: string }>;
+  const triggers = (await store.read.query(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'static_addresses_search_%'`)) as Array<{
+    name: string;
+    sql: string;
+  }>;
   if (triggers.length !== 3) throw new Error(`expected the search index's 3 triggers, found ${triggers.map((t) => t.name).join(', ')}`);
   await store.write(async (em) => {
     for (const t of triggers) await em.query(`DROP TRIGGER ${t.name}`);
@@ -105,7 +108,21 @@ async function seedSearch(daemon: Daemon, accountId: string, coinId: string, row
         const values: unknown[] = [];
         for (let i = at; i < at + n; i++) {
           const time = new Date(t0 + i * 1000).toISOString();
-          values.push(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, accountId, `cust-${i}`, coinId, `0x${hex(i)}`, `Customer ${i}`, i % 10 === 0 ? 'archived' : 'active', null, null, time, null, time, time);
+          values.push(
+            `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+            accountId,
+            `cust-${i}`,
+            coinId,
+            `0x${hex(i)}`,
+            `Customer ${i}`,
+            i % 10 === 0 ? 'archived' : 'active',
+            null,
+            null,
+            time,
+            null,
+            time,
+            time,
+          );
         }
         await em.query(
           `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(row).join(',')}`,
@@ -145,7 +162,10 @@ async function settle(daemon: Daemon): Promise<Array<[string, string]>> {
   const checkpointed = Date.now();
   const [segments] = (await store.read.query('SELECT COUNT(DISTINCT segid) AS n FROM static_addresses_search_idx')) as Array<{ n: number }>;
   return [
-    ["search index merged (the daemon's upkeep)", `${merged.steps} steps of ${SEARCH_MERGE_STEP_PAGES} pages in ${fmt((done - started) / 1000)} s; ${segments!.n} segments left`],
+    [
+      "search index merged (the daemon's upkeep)",
+      `${merged.steps} steps of ${SEARCH_MERGE_STEP_PAGES} pages in ${fmt((done - started) / 1000)} s; ${segments!.n} segments left`,
+    ],
     ['ANALYZE, WAL checkpoint', `${fmt((checkpointed - done) / 1000)} s`],
   ];
 }
@@ -169,7 +189,12 @@ async function searchBench(): Promise<void> {
       ['2-character prefix', (i) => `/v1/addresses?search=${['cu', 'Cu', '0x'][Math.abs(i) % 3]}&n=${i}`],
     ];
     const check = JSON.parse((await request(d.url + searches[0]![1](1), { headers: signRequest({ ...key, method: 'GET', target: searches[0]![1](1) }) })).body);
-    if (!Array.isArray(check.items) || check.items.length === 0 || !check.items.every((x: { customer_id: string }) => x.customer_id.startsWith(`cust-${pick(1)}`))) throw new Error(`search does not find its rows: ${JSON.stringify(check).slice(0, 300)}`);
+    if (
+      !Array.isArray(check.items) ||
+      check.items.length === 0 ||
+      !check.items.every((x: { customer_id: string }) => x.customer_id.startsWith(`cust-${pick(1)}`))
+    )
+      throw new Error(`search does not find its rows: ${JSON.stringify(check).slice(0, 300)}`);
 
     const currencies = await measure('signed /v1/currencies', (i) => `/v1/currencies?n=${i}`, d.url, key);
     const rows: Array<[string, string]> = [
@@ -182,7 +207,12 @@ async function searchBench(): Promise<void> {
       worst = Math.max(worst, r.p99Ms);
       rows.push([`GET /v1/addresses?search= (${name})`, `p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, ${fmt(r.perSecond, 0)}/s`]);
     }
-    report(`static address search over ${ROWS} addresses (concurrency ${CONCURRENCY})`, rows, { name: 'worst search p99 (ms)', value: worst, goal: '< 20', ok: worst < 20 });
+    report(`static address search over ${ROWS} addresses (concurrency ${CONCURRENCY})`, rows, {
+      name: 'worst search p99 (ms)',
+      value: worst,
+      goal: '< 20',
+      ok: worst < 20,
+    });
   } finally {
     await d.stop();
   }
@@ -273,11 +303,23 @@ async function archivedScanBench(): Promise<void> {
         rows[1]!.push(id, m.accountId, `bench-${i}`, coinId, address, null, 'archived', at, null, at, null, at, at);
         rows[2]!.push(id, config.id, address, h0, null, null, at);
       }
-      const values = (cols: number) => Array(n).fill(`(${Array(cols).fill('?').join(',')})`).join(',');
+      const values = (cols: number) =>
+        Array(n)
+          .fill(`(${Array(cols).fill('?').join(',')})`)
+          .join(',');
       await store.write(async (em) => {
-        await em.query(`INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at) VALUES ${values(12)}`, rows[0]);
-        await em.query(`INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${values(13)}`, rows[1]);
-        await em.query(`INSERT INTO archived_scans (address_id, chain_id, address, checked_height, rewatched_height, balances, updated_at) VALUES ${values(7)}`, rows[2]);
+        await em.query(
+          `INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at) VALUES ${values(12)}`,
+          rows[0],
+        );
+        await em.query(
+          `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${values(13)}`,
+          rows[1],
+        );
+        await em.query(
+          `INSERT INTO archived_scans (address_id, chain_id, address, checked_height, rewatched_height, balances, updated_at) VALUES ${values(7)}`,
+          rows[2],
+        );
       });
     }
     const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -286,7 +328,16 @@ async function archivedScanBench(): Promise<void> {
     const anvilPid = node.pid;
     if (anvilPid === undefined) throw new Error('anvil has no process id');
     const rpc = new TimedRpc(new EvmRpc(node.rpcUrl, 60_000));
-    const scan = new ArchivedScan({ chain: config, adapter: new EvmAdapter(config, rpc), store, recorder: daemon.recorder, watched: daemon.watched, catalog: daemon.catalog, clock: systemClock, logger: daemon.logger });
+    const scan = new ArchivedScan({
+      chain: config,
+      adapter: new EvmAdapter(config, rpc),
+      store,
+      recorder: daemon.recorder,
+      watched: daemon.watched,
+      catalog: daemon.catalog,
+      clock: systemClock,
+      logger: daemon.logger,
+    });
     const rounds: Array<[string, string]> = [['archived addresses seeded', `${ARCHIVED} in ${fmt(seedSeconds)} s`], ...settled];
     /** A round at a new block, between the same calls sent straight to the node before and after it (the node warms up its state at that block). */
     const measureRound = async () => {
@@ -309,9 +360,18 @@ async function archivedScanBench(): Promise<void> {
       return { total, calls, before, after, direct: total - direct, daemonCpuMs, nodeCpuMs, ratio: (total - calls) / calls };
     };
     const line = (name: string, m: Awaited<ReturnType<typeof measureRound>>) => {
-      rounds.push([name, `${fmt(m.total / 1000, 2)} s: node calls in flight ${fmt(m.calls / 1000, 2)} s, none ${fmt((m.total - m.calls) / 1000, 2)} s (${fmt(m.ratio, 3)} × the calls')`]);
-      rounds.push([`  same ${ARCHIVED * 2} calls straight to the node`, `${fmt(m.before / 1000, 2)} s before, ${fmt(m.after / 1000, 2)} s after, one at a time; the round − them ${fmt(m.direct / 1000, 2)} s`]);
-      rounds.push([`  CPU during the round: daemon, anvil`, `${fmt(m.daemonCpuMs / 1000, 2)} s, ${fmt(m.nodeCpuMs / 1000, 2)} s (${fmt(m.daemonCpuMs / m.nodeCpuMs, 3)} × the node's)`]);
+      rounds.push([
+        name,
+        `${fmt(m.total / 1000, 2)} s: node calls in flight ${fmt(m.calls / 1000, 2)} s, none ${fmt((m.total - m.calls) / 1000, 2)} s (${fmt(m.ratio, 3)} × the calls')`,
+      ]);
+      rounds.push([
+        `  same ${ARCHIVED * 2} calls straight to the node`,
+        `${fmt(m.before / 1000, 2)} s before, ${fmt(m.after / 1000, 2)} s after, one at a time; the round − them ${fmt(m.direct / 1000, 2)} s`,
+      ]);
+      rounds.push([
+        `  CPU during the round: daemon, anvil`,
+        `${fmt(m.daemonCpuMs / 1000, 2)} s, ${fmt(m.nodeCpuMs / 1000, 2)} s (${fmt(m.daemonCpuMs / m.nodeCpuMs, 3)} × the node's)`,
+      ]);
     };
     line('first round (books as reference)', await measureRound());
     // The next rounds: the median of a few, the machine being shared.
@@ -323,7 +383,12 @@ async function archivedScanBench(): Promise<void> {
     }
     const ratio = median(next.map((m) => m.ratio));
     rounds.push([`daemon's CPU / anvil's (median of ${NEXT_ROUNDS} next rounds)`, fmt(median(next.map((m) => m.daemonCpuMs / m.nodeCpuMs)), 3)]);
-    report(`slow scan of ${ARCHIVED} archived EVM addresses (ETH + USDT balances) on anvil`, rounds, { name: `own time / node calls' (median of ${NEXT_ROUNDS} next rounds)`, value: ratio, goal: '<= 0.1', ok: ratio <= 0.1 });
+    report(`slow scan of ${ARCHIVED} archived EVM addresses (ETH + USDT balances) on anvil`, rounds, {
+      name: `own time / node calls' (median of ${NEXT_ROUNDS} next rounds)`,
+      value: ratio,
+      goal: '<= 0.1',
+      ok: ratio <= 0.1,
+    });
   } finally {
     await d.stop();
     await killAllAnvils();

@@ -106,7 +106,7 @@ export async function run(): Promise<void> {
       [`bare Koa hello-world`, summary(runs.hello)],
       ['public GET /v1/currencies (full stack)', summary(runs.pub)],
       [`signed GET /v1/currencies (${KEYS} keys)`, summary(runs.signed)],
-      ['hello-world, the signed requests\' bytes', summary(runs.helloSame)],
+      ["hello-world, the signed requests' bytes", summary(runs.helloSame)],
       ['ratios public / hello-world per round', ratios.pub.map((r) => r.toFixed(2)).join(' ')],
       ['ratios signed / hello-world per round', ratios.signed.map((r) => r.toFixed(2)).join(' ')],
       ['ratios signed / same-bytes hello per round', ratios.signedSame.map((r) => r.toFixed(2)).join(' ')],
@@ -133,12 +133,16 @@ export async function run(): Promise<void> {
     const cost = (rs - rsm) / rs;
     console.log(`  ${'ratio signed / hello-world, metrics OFF'.padEnd(44)} ${rs.toFixed(3)}`);
     console.log(`  ${'ratio signed / hello-world, metrics ON'.padEnd(44)} ${rsm.toFixed(3)}`);
-    console.log(`  ${'metrics cost (OFF - ON) / OFF'.padEnd(44)} ${(cost * 100).toFixed(1)} %  (goal <= ${METRICS_COST_GOAL * 100} %: ${cost <= METRICS_COST_GOAL ? 'met' : 'NOT met'})`);
+    console.log(
+      `  ${'metrics cost (OFF - ON) / OFF'.padEnd(44)} ${(cost * 100).toFixed(1)} %  (goal <= ${METRICS_COST_GOAL * 100} %: ${cost <= METRICS_COST_GOAL ? 'met' : 'NOT met'})`,
+    );
     const paired = median(runs.signed.map((off, i) => runs.signedMetrics[i]!.perSecond / off.perSecond));
     console.log(`  ${'signed req/s ON / OFF, median of rounds'.padEnd(44)} ${paired.toFixed(3)}`);
     const cpuOff = cpu(runs.signed);
     const cpuOn = cpu(runs.signedMetrics);
-    console.log(`  ${'signed CPU per request OFF / ON'.padEnd(44)} ${fmt(cpuOff, 0)} / ${fmt(cpuOn, 0)} us  (metrics cost by CPU ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)`);
+    console.log(
+      `  ${'signed CPU per request OFF / ON'.padEnd(44)} ${fmt(cpuOff, 0)} / ${fmt(cpuOn, 0)} us  (metrics cost by CPU ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)`,
+    );
     const metricsText = await (await fetch(dm.daemon.metricsUrl!)).text();
     if (!metricsText.includes('route="/v1/currencies"')) throw new Error('the metrics daemon did not count its requests');
     const p99 = (rs: Run[]) => median(rs.map((r) => r.p99Ms));

@@ -22,10 +22,19 @@ const NESTED_HASH = bodyHash(NESTED);
 /** One POST of the nested body from `from`; the answer's status (0 when the connection was cut). */
 function send(url: string, target: string, from: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request(`${url}${target}`, { method: 'POST', agent: false, localAddress: from, headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(NESTED.length) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      `${url}${target}`,
+      {
+        method: 'POST',
+        agent: false,
+        localAddress: from,
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(NESTED.length) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(0));
     req.end(NESTED);
   });
@@ -75,11 +84,21 @@ export async function run(): Promise<void> {
 
     const ratio = attacked.p99Ms / idle.p99Ms;
     const line = (r: LoadResult) => `${fmt(r.perSecond, 0).padStart(7)} req/s   p50 ${fmt(r.p50Ms, 2)} ms   p99 ${fmt(r.p99Ms, 2)} ms`;
-    report('Body before authentication: /healthz while 20 bodies of 1 MiB nested arrays arrive a second', [
-      ['/healthz idle', line(idle)],
-      ['/healthz under the nested bodies', line(attacked)],
-      ['nested bodies sent, by answer status', [...statuses].sort().map(([s, c]) => `${s}: ${c}`).join('  ')],
-    ], { name: 'p99 under the bodies / p99 idle', value: ratio, goal: '<= 2', ok: ratio <= 2 });
+    report(
+      'Body before authentication: /healthz while 20 bodies of 1 MiB nested arrays arrive a second',
+      [
+        ['/healthz idle', line(idle)],
+        ['/healthz under the nested bodies', line(attacked)],
+        [
+          'nested bodies sent, by answer status',
+          [...statuses]
+            .sort()
+            .map(([s, c]) => `${s}: ${c}`)
+            .join('  '),
+        ],
+      ],
+      { name: 'p99 under the bodies / p99 idle', value: ratio, goal: '<= 2', ok: ratio <= 2 },
+    );
   } finally {
     await d.stop();
   }

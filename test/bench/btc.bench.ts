@@ -61,7 +61,10 @@ class PrefetchedAdapter implements ChainReader {
   readonly chainId = 'bitcoin';
   /** Before the block is served, the tip is its parent: the core creates its cursor there. */
   served = false;
-  constructor(private readonly block: NormalisedBlock, private readonly node: BtcAdapter) {}
+  constructor(
+    private readonly block: NormalisedBlock,
+    private readonly node: BtcAdapter,
+  ) {}
   watchKey(address: string): Uint8Array | null {
     return this.node.watchKey(address);
   }
@@ -86,7 +89,13 @@ const benchHash = (height: number): string => height.toString(16).padStart(64, '
 class OutboxSink implements TransferHandler {
   private readonly outbox = new Outbox();
   async onTransfer(em: EntityManager, row: ChainTransferRow): Promise<void> {
-    await this.outbox.emit(em, { accountId: row.account_id, type: 'deposit.pending', data: { txid: row.txid, amount: row.amount }, objectId: row.id, at: new Date() });
+    await this.outbox.emit(em, {
+      accountId: row.account_id,
+      type: 'deposit.pending',
+      data: { txid: row.txid, amount: row.amount },
+      objectId: row.id,
+      at: new Date(),
+    });
   }
 }
 
@@ -187,7 +196,10 @@ export async function run(): Promise<void> {
 
     const rows: Array<[string, string]> = [
       ['block: transactions / outputs / raw bytes', `${TXS} / ${block.transfers.length} / ${rawHex.length / 2}`],
-      ['watched set: addresses / fill ms (watch keys included) / heap MiB (strings and key filter included)', `${watched.size()} / ${fmt(fillMs, 0)} / ${fmt(heapMiB, 0)}`],
+      [
+        'watched set: addresses / fill ms (watch keys included) / heap MiB (strings and key filter included)',
+        `${watched.size()} / ${fmt(fillMs, 0)} / ${fmt(heapMiB, 0)}`,
+      ],
       ['process rss MiB with the watched set', fmt(rssMiB(), 0)],
       ['parsing with bitcoinjs-lib alone, median ms', fmt(median(parses))],
     ];
@@ -217,7 +229,10 @@ export async function run(): Promise<void> {
       rows.push([`${hits} outputs to watched addresses: core processing, median ms`, fmt(proc)]);
       ratios.push({ name: `processing / fetch, ${hits} watched outputs`, value: proc / fetch });
     }
-    report(`btc: one block of ${TXS} transactions, ${WATCHED} watched addresses (fetch: getblockhash + raw getblock + parse; processing: match, record, cursor on SQLite)`, rows);
+    report(
+      `btc: one block of ${TXS} transactions, ${WATCHED} watched addresses (fetch: getblockhash + raw getblock + parse; processing: match, record, cursor on SQLite)`,
+      rows,
+    );
     for (const r of ratios) report(r.name, [], { ...r, goal: '≤ 0.1', ok: r.value <= 0.1 });
   } finally {
     await node.kill();

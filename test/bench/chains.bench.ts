@@ -77,10 +77,20 @@ async function evmChainCore(): Promise<void> {
       jsonrpc: '2.0',
       id: i,
       method: 'eth_sendTransaction',
-      params: [{ from: payer, to: usdt, gas: '0x186a0', nonce: '0x' + (nonce++).toString(16), data: token.encodeFunctionData('transfer', [getAddress('0x' + randomBytes(20).toString('hex')), 1n]) }],
+      params: [
+        {
+          from: payer,
+          to: usdt,
+          gas: '0x186a0',
+          nonce: '0x' + (nonce++).toString(16),
+          data: token.encodeFunctionData('transfer', [getAddress('0x' + randomBytes(20).toString('hex')), 1n]),
+        },
+      ],
     }));
     for (let i = 0; i < calls.length; i += 200) {
-      const res = (await (await fetch(node.rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(calls.slice(i, i + 200)) })).json()) as Array<{ error?: { message: string } }>;
+      const res = (await (
+        await fetch(node.rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(calls.slice(i, i + 200)) })
+      ).json()) as Array<{ error?: { message: string } }>;
       const failed = res.find((r) => r.error);
       if (failed) throw new Error(`eth_sendTransaction: ${failed.error!.message}`);
     }
@@ -90,7 +100,11 @@ async function evmChainCore(): Promise<void> {
 
   const chainEntry = anvilChainEntry(node.rpcUrl, usdt, { options: { poll_interval_ms: 3_600_000, stall_seconds: 0 } });
   const adapter = new EvmAdapter(parseConfig({ chains: [chainEntry] }).chains[0]!);
-  const { fetched, fetchMs, rawMs } = await timeFetches(heights, (h) => adapter.blocks(h, h), (h) => rawFetch(node.rpcUrl, h, usdt));
+  const { fetched, fetchMs, rawMs } = await timeFetches(
+    heights,
+    (h) => adapter.blocks(h, h),
+    (h) => rawFetch(node.rpcUrl, h, usdt),
+  );
   await coreRatio({
     title: `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block`,
     chainEntry,
@@ -115,21 +129,46 @@ async function tronChainCore(): Promise<void> {
       node.mine();
       heights.push(node.height);
     }
-    const chainEntry = { id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { poll_interval_ms: 3_600_000, stall_seconds: 0, genesis_block_id: node.genesisId } };
+    const chainEntry = {
+      id: 'tron',
+      kind: 'tron',
+      full_node_url: node.url,
+      confirmations: 19,
+      tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }],
+      options: { poll_interval_ms: 3_600_000, stall_seconds: 0, genesis_block_id: node.genesisId },
+    };
     const adapter = new TronAdapter(parseConfig({ chains: [chainEntry] }).chains[0]!);
-    const post = async (endpoint: string, body: unknown) => (await fetch(`${node.url}/wallet/${endpoint}`, { method: 'POST', body: JSON.stringify(body) })).text();
-    const { fetched, fetchMs, rawMs } = await timeFetches(heights, (h) => adapter.blocks(h, h), async (h) => {
-      await post('getblockbylimitnext', { startNum: h, endNum: h + 1 });
-      await post('gettransactioninfobyblocknum', { num: h });
+    const post = async (endpoint: string, body: unknown) =>
+      (await fetch(`${node.url}/wallet/${endpoint}`, { method: 'POST', body: JSON.stringify(body) })).text();
+    const { fetched, fetchMs, rawMs } = await timeFetches(
+      heights,
+      (h) => adapter.blocks(h, h),
+      async (h) => {
+        await post('getblockbylimitnext', { startNum: h, endNum: h + 1 });
+        await post('gettransactioninfobyblocknum', { num: h });
+      },
+    );
+    await coreRatio({
+      title: `Tron chain core per block: ${TRANSFERS_PER_BLOCK} TRC-20 transfers a block (node stand-in)`,
+      chainEntry,
+      fetched,
+      fetchMs,
+      rawMs,
+      token: node.usdt,
+      rates: { TRX: { USD: '0.25' }, USDT: { USD: '1' } },
+      randomAddress,
     });
-    await coreRatio({ title: `Tron chain core per block: ${TRANSFERS_PER_BLOCK} TRC-20 transfers a block (node stand-in)`, chainEntry, fetched, fetchMs, rawMs, token: node.usdt, rates: { TRX: { USD: '0.25' }, USDT: { USD: '1' } }, randomAddress });
   } finally {
     await node.stop();
   }
 }
 
 /** Each block fetched FETCH_ROUNDS times, raw (the node answering) and through the adapter. */
-async function timeFetches(heights: number[], viaAdapter: (h: number) => Promise<NormalisedBlock[]>, raw: (h: number) => Promise<void>): Promise<{ fetched: NormalisedBlock[]; fetchMs: number[]; rawMs: number[] }> {
+async function timeFetches(
+  heights: number[],
+  viaAdapter: (h: number) => Promise<NormalisedBlock[]>,
+  raw: (h: number) => Promise<void>,
+): Promise<{ fetched: NormalisedBlock[]; fetchMs: number[]; rawMs: number[] }> {
   const fetchMs: number[] = [];
   const rawMs: number[] = [];
   let fetched: NormalisedBlock[] = [];
@@ -197,7 +236,8 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
       invoiceAddresses.push(((await res.json()) as { address: string }).address);
     }
     [...fetched.slice(0, WARMUP_BLOCKS), ...fetched.slice(BLOCKS - HIT_BLOCKS)].forEach((block, b) => {
-      for (let i = 0; i < HITS_PER_BLOCK; i++) block.transfers[i * Math.floor(TRANSFERS_PER_BLOCK / HITS_PER_BLOCK)]!.to = invoiceAddresses[b * HITS_PER_BLOCK + i]!;
+      for (let i = 0; i < HITS_PER_BLOCK; i++)
+        block.transfers[i * Math.floor(TRANSFERS_PER_BLOCK / HITS_PER_BLOCK)]!.to = invoiceAddresses[b * HITS_PER_BLOCK + i]!;
     });
     await watchMany(daemon, chain.id, m.accountId, coinId(chain.id, token), randomAddress);
     const processMs: number[] = [];
@@ -207,7 +247,8 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
       const t0 = process.hrtime.bigint();
       await watcher.poll(signal);
       processMs.push(ms(t0));
-      if (watcher.status().scanned_height !== fetched[b]!.height) throw new Error(`block ${fetched[b]!.height} not scanned: ${JSON.stringify(watcher.status())}`);
+      if (watcher.status().scanned_height !== fetched[b]!.height)
+        throw new Error(`block ${fetched[b]!.height} not scanned: ${JSON.stringify(watcher.status())}`);
     }
     if (profiler) await profiler.stop(path.join(PROFILE_DIR!, `${chain.id}-core.cpuprofile`));
     const seen = await daemon.store.read.count(ChainTransferEntity);
@@ -298,7 +339,9 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
 async function rawFetch(rpcUrl: string, height: number, token: string): Promise<void> {
   const tag = '0x' + height.toString(16);
   const post = async (method: string, params: unknown[]) =>
-    (await fetch(rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).text();
+    (
+      await fetch(rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+    ).text();
   await Promise.all([
     post('eth_getBlockByNumber', [tag, true]),
     post('eth_getLogs', [{ fromBlock: tag, toBlock: tag, address: [token.toLowerCase()], topics: [id('Transfer(address,address,uint256)')] }]),
@@ -311,7 +354,10 @@ async function rawFetch(rpcUrl: string, height: number, token: string): Promise<
  * (the heap then "grew" by a negative amount).
  */
 async function watchedSetMemory(): Promise<void> {
-  const child = spawn(process.execPath, ['--expose-gc', __filename], { env: { ...process.env, BENCH_WATCHED_SET_CHILD: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', __filename], {
+    env: { ...process.env, BENCH_WATCHED_SET_CHILD: '1' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const code = await new Promise<number | null>((resolve, reject) => child.on('error', reject).on('exit', resolve));
   if (code !== 0) throw new Error(`the watched set's measurement exited with ${code}`);
 }

@@ -5,11 +5,13 @@ import { fmt, load, report, request, startHelloWorld, type LoadResult } from './
 /** Bytes on the wire of one answer's body (not decoded). */
 function rawSize(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => (n += c.length));
-      res.on('end', () => resolve(n));
-    }).on('error', reject);
+    http
+      .get(url, { headers }, (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+      })
+      .on('error', reject);
   });
 }
 
@@ -59,7 +61,7 @@ export async function run(): Promise<void> {
     }
     const at = (i: number) => ids[(i + INVOICES) % INVOICES]!;
     const sizes = (await request(`${f.td.url}/pay/${ids[0]}`)).body.length;
-    const gzipped = Number((await rawSize(`${f.td.url}/pay/${ids[0]}`, BROWSER)));
+    const gzipped = Number(await rawSize(`${f.td.url}/pay/${ids[0]}`, BROWSER));
     const runs = { hello: [] as LoadResult[], page: [] as LoadResult[], status: [] as LoadResult[] };
     for (let round = 0; round < ROUNDS; round++) {
       runs.hello.push(await measure('hello-world', () => hello.url));

@@ -44,7 +44,14 @@ async function waitScreen(window: string, re: RegExp, timeoutMs = 60_000): Promi
 }
 
 export async function run(): Promise<void> {
-  const chains = Array.from({ length: CHAINS }, (_, i) => ({ id: `evm${i}`, kind: 'evm', chain_id: 9000 + i, rpc_url: 'http://127.0.0.1:9', confirmations: 3, options: { stall_seconds: 0 } }));
+  const chains = Array.from({ length: CHAINS }, (_, i) => ({
+    id: `evm${i}`,
+    kind: 'evm',
+    chain_id: 9000 + i,
+    rpc_url: 'http://127.0.0.1:9',
+    confirmations: 3,
+    options: { stall_seconds: 0 },
+  }));
   const td = await startTestDaemon({ chains }, { adapterFor: (chain) => new IdleChain(chain.id) });
   try {
     const accounts = [];
@@ -53,9 +60,18 @@ export async function run(): Promise<void> {
     await seedInvoices(td.daemon.store, accounts, coin);
     console.log(`\ndashboard: ${INVOICES} invoices in ${ACCOUNTS} accounts, ${CHAINS} chains; terminal 80×24 (tmux); window ${WINDOW_MS / 1000} s`);
 
-
     const config = cliConfigFile(td);
-    await tmux('new-session', '-d', '-x', '80', '-y', '24', '-s', 'bench', `exec env NO_COLOR=1 '${process.execPath}' '${COINKEEP_BIN}' --config '${config}' dashboard`);
+    await tmux(
+      'new-session',
+      '-d',
+      '-x',
+      '80',
+      '-y',
+      '24',
+      '-s',
+      'bench',
+      `exec env NO_COLOR=1 '${process.execPath}' '${COINKEEP_BIN}' --config '${config}' dashboard`,
+    );
     await tmux('new-window', '-d', '-t', 'bench', '-n', 'base', `exec '${process.execPath}' -e 'setInterval(() => {}, 1000)'`);
     const dashPid = Number((await tmux('display-message', '-p', '-t', 'bench:0', '#{pane_pid}')).trim());
     const basePid = Number((await tmux('display-message', '-p', '-t', 'bench:base', '#{pane_pid}')).trim());
@@ -89,7 +105,9 @@ export async function run(): Promise<void> {
       await sleep(300 + 97 * i); // land at different points of the poll cycle
     }
     latencies.sort((a, b) => a - b);
-    console.log(`  confirmation -> row on Payments: p50 ${percentile(latencies, 50)} ms, max ${latencies[latencies.length - 1]} ms over ${latencies.length} payments (goal < 1500 ms; poll 1 s)`);
+    console.log(
+      `  confirmation -> row on Payments: p50 ${percentile(latencies, 50)} ms, max ${latencies[latencies.length - 1]} ms over ${latencies.length} payments (goal < 1500 ms; poll 1 s)`,
+    );
 
     // The daemon's own cost of serving the Overview once a second, against the settled daemon alone.
     await tmux('send-keys', '-t', 'bench:0', '1');
@@ -100,7 +118,9 @@ export async function run(): Promise<void> {
     await sleep(2000);
     const daemonIdleMs = await daemonCpu(WINDOW_MS / 2);
     const half = (ms: number) => (200 * ms) / WINDOW_MS;
-    console.log(`  daemon CPU serving the Overview (1 snapshot/s): ${half(daemonWithMs).toFixed(2)} % of one core; the daemon alone ${half(daemonIdleMs).toFixed(2)} %; ratio ${(daemonWithMs / Math.max(daemonIdleMs, 1)).toFixed(1)}x`);
+    console.log(
+      `  daemon CPU serving the Overview (1 snapshot/s): ${half(daemonWithMs).toFixed(2)} % of one core; the daemon alone ${half(daemonIdleMs).toFixed(2)} %; ratio ${(daemonWithMs / Math.max(daemonIdleMs, 1)).toFixed(1)}x`,
+    );
   } finally {
     await tmux('kill-server').catch(() => undefined);
     await td.stop();
@@ -142,7 +162,10 @@ async function seedInvoices(store: import('../../src/db/store').Store, accounts:
   const values = cols.map((c) => template[c] ?? 'NULL');
   const t0 = Date.now();
   await store.write((em) =>
-    rawQuery(em, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${INVOICES}) INSERT INTO invoices (${cols.join(', ')}) SELECT ${values.join(', ')} FROM n`),
+    rawQuery(
+      em,
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${INVOICES}) INSERT INTO invoices (${cols.join(', ')}) SELECT ${values.join(', ')} FROM n`,
+    ),
   );
   console.log(`  seeded ${INVOICES} invoices in ${Date.now() - t0} ms`);
 }

@@ -34,7 +34,9 @@ export async function run(): Promise<void> {
     const [, payer] = await node.rpc<string[]>('eth_accounts');
     for (let i = 0; i < PAYMENTS; i++) {
       await node.rpc('anvil_mine', [`0x${(gap - 1).toString(16)}`]);
-      await node.rpc('eth_sendTransaction', [i % 2 === 0 ? { from: payer, to: payee, value: '0x38d7ea4c68000' } : { from: payer, to: usdt, data: erc20TransferData(payee, 1_000_000n) }]);
+      await node.rpc('eth_sendTransaction', [
+        i % 2 === 0 ? { from: payer, to: payee, value: '0x38d7ea4c68000' } : { from: payer, to: usdt, data: erc20TransferData(payee, 1_000_000n) },
+      ]);
     }
     const tip = await node.blockNumber();
     const from = start + 1;
@@ -55,7 +57,8 @@ export async function run(): Promise<void> {
           const adapter = new EvmAdapter(chain);
           let t0 = performance.now();
           transfers = 0;
-          for (let a = from; a <= tip; a += ROUND) transfers += (await adapter.blocks(a, Math.min(tip, a + ROUND - 1))).reduce((n, b) => n + b.transfers.length, 0);
+          for (let a = from; a <= tip; a += ROUND)
+            transfers += (await adapter.blocks(a, Math.min(tip, a + ROUND - 1))).reduce((n, b) => n + b.transfers.length, 0);
           ours.push(performance.now() - t0);
           t0 = performance.now();
           bareLogs = await bareFetch(provider.url, usdt, from, tip, bare);
@@ -63,11 +66,18 @@ export async function run(): Promise<void> {
         }
         const ratio = median(ours) / median(theirs);
         const goal = Object.keys(rules).length > 0 ? 1.3 : 1.2;
-        report(`evm-catchup, ${name}`, [
-          [`Coinkeep adapter, median of ${ROUNDS}`, `${fmt(median(ours) / 1000, 2)} s (${transfers} transfers found)`],
-          ['bare script within the same limits', `${fmt(median(theirs) / 1000, 2)} s (${bareLogs} logs)`],
-          ['endpoint refusals met (batches, log ranges, too large)', `${provider.counts.batchesRefused}, ${provider.counts.logsRefused}, ${provider.counts.tooLarge}`],
-        ], { name: 'adapter / bare', value: ratio, goal: `≤ ${goal}`, ok: ratio <= goal });
+        report(
+          `evm-catchup, ${name}`,
+          [
+            [`Coinkeep adapter, median of ${ROUNDS}`, `${fmt(median(ours) / 1000, 2)} s (${transfers} transfers found)`],
+            ['bare script within the same limits', `${fmt(median(theirs) / 1000, 2)} s (${bareLogs} logs)`],
+            [
+              'endpoint refusals met (batches, log ranges, too large)',
+              `${provider.counts.batchesRefused}, ${provider.counts.logsRefused}, ${provider.counts.tooLarge}`,
+            ],
+          ],
+          { name: 'adapter / bare', value: ratio, goal: `≤ ${goal}`, ok: ratio <= goal },
+        );
       } finally {
         await provider.stop();
       }
@@ -88,12 +98,15 @@ async function bareFetch(url: string, token: string, from: number, to: number, l
   const target = new URL(url);
   const post = (body: unknown): Promise<Array<{ result: unknown }>> =>
     new Promise((resolve, reject) => {
-      const req = http.request({ host: target.hostname, port: target.port, path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, agent }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (d: Buffer) => parts.push(d));
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(parts).toString('utf8')) as Array<{ result: unknown }>));
-        res.on('error', reject);
-      });
+      const req = http.request(
+        { host: target.hostname, port: target.port, path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, agent },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (d: Buffer) => parts.push(d));
+          res.on('end', () => resolve(JSON.parse(Buffer.concat(parts).toString('utf8')) as Array<{ result: unknown }>));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
@@ -104,15 +117,19 @@ async function bareFetch(url: string, token: string, from: number, to: number, l
       const b = Math.min(to, a + ROUND - 1);
       const calls: unknown[] = [];
       for (let h = a; h <= b; h++) calls.push({ method: 'eth_getBlockByNumber', params: [hex(h), true] });
-      for (let h = a; h <= b; h += limits.logs) calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(h), toBlock: hex(Math.min(b, h + limits.logs - 1)), address: [token] }] });
+      for (let h = a; h <= b; h += limits.logs)
+        calls.push({ method: 'eth_getLogs', params: [{ fromBlock: hex(h), toBlock: hex(Math.min(b, h + limits.logs - 1)), address: [token] }] });
       const requests: unknown[][] = [];
-      for (let i = 0; i < calls.length; i += limits.batch) requests.push(calls.slice(i, i + limits.batch).map((c, id) => ({ jsonrpc: '2.0', id, ...(c as object) })));
+      for (let i = 0; i < calls.length; i += limits.batch)
+        requests.push(calls.slice(i, i + limits.batch).map((c, id) => ({ jsonrpc: '2.0', id, ...(c as object) })));
       let next = 0;
       await Promise.all(
         Array.from({ length: 4 }, async () => {
           while (next < requests.length) {
             const answers = await post(requests[next++]);
-            for (const x of answers) if (Array.isArray(x.result) && (x.result as unknown[]).length > 0 && typeof (x.result as Array<{ logIndex?: string }>)[0]!.logIndex === 'string') logs += (x.result as unknown[]).length;
+            for (const x of answers)
+              if (Array.isArray(x.result) && (x.result as unknown[]).length > 0 && typeof (x.result as Array<{ logIndex?: string }>)[0]!.logIndex === 'string')
+                logs += (x.result as unknown[]).length;
           }
         }),
       );

@@ -90,8 +90,31 @@ export async function run(): Promise<void> {
     await rpc('anvil_setBalance', [gasStation.address, `0x${parseEther('1000').toString(16)}`]);
     const adapter = new EvmAdapter(chain);
     const ceiling = feeCeilings([chain], systemClock).get(chain.id)!;
-    const queue = new EvmSendQueue({ chain, node: adapter, store, catalog, signer, sealer: new Sealer(Buffer.alloc(32, 7)), replaceAfterBlocks: 6, ceiling, clock: systemClock, logger: silentLogger });
-    const sweeper = new EvmSweeper({ chain, node: adapter, store, catalog, queue, money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }), treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id), gasStation, ceiling, clock: systemClock, logger: silentLogger });
+    const queue = new EvmSendQueue({
+      chain,
+      node: adapter,
+      store,
+      catalog,
+      signer,
+      sealer: new Sealer(Buffer.alloc(32, 7)),
+      replaceAfterBlocks: 6,
+      ceiling,
+      clock: systemClock,
+      logger: silentLogger,
+    });
+    const sweeper = new EvmSweeper({
+      chain,
+      node: adapter,
+      store,
+      catalog,
+      queue,
+      money: new MoneyMovement({ ledger: new Ledger(systemClock), catalog, clock: systemClock }),
+      treasuryOf: (em, accountId) => addresses.treasury(em, accountId, chain.id),
+      gasStation,
+      ceiling,
+      clock: systemClock,
+      logger: silentLogger,
+    });
     queue.own('sweep', sweeper).own('topup', sweeper);
 
     /** Round `r`'s 1,000 deposit addresses of one account, each with a credited payment, and what they hold on the chain. */
@@ -105,11 +128,65 @@ export async function run(): Promise<void> {
           const addressId = newTimeOrderedId();
           const coin = token ? USDT : ETH;
           const amount = token ? '100' : '0.1';
-          await insertRow(em, 'addresses', { id: addressId, account_id: ACCOUNT, chain_id: chain.id, coin_id: coin, address: d.address, derivation_path: d.path, derivation_index: i, purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now });
+          await insertRow(em, 'addresses', {
+            id: addressId,
+            account_id: ACCOUNT,
+            chain_id: chain.id,
+            coin_id: coin,
+            address: d.address,
+            derivation_path: d.path,
+            derivation_index: i,
+            purpose: 'invoice',
+            invoice_id: null,
+            status: 'active',
+            created_at: now,
+            updated_at: now,
+          });
           const transferId = newId();
-          await insertRow(em, 'chain_transfers', { id: transferId, chain_id: chain.id, coin_id: coin, txid: `0x${i.toString(16).padStart(64, '0')}`, output_index: 0, direction: 'incoming', purpose: 'invoice', address: d.address, address_id: addressId, account_id: ACCOUNT, amount, spent_transfer_id: null, nonce: null, block_height: 1, block_hash: '0x00', confirmations: 10, status: 'confirmed', seen_at: now, confirmed_at: now, reverted_at: null, created_at: now, updated_at: now });
-          await insertRow(em, 'transactions', { id: newId(), account_id: ACCOUNT, type: 'invoice_payment', status: 'confirmed', coin_id: coin, amount, fee: '0', net_amount: amount, txid: null, chain_transfer_id: transferId, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: now, confirmed_at: now, updated_at: now });
-          if (token) await rpc('anvil_setStorageAt', [usdt, slot(d.address), `0x${(100_000_000n).toString(16).padStart(64, '0')}`]);
+          await insertRow(em, 'chain_transfers', {
+            id: transferId,
+            chain_id: chain.id,
+            coin_id: coin,
+            txid: `0x${i.toString(16).padStart(64, '0')}`,
+            output_index: 0,
+            direction: 'incoming',
+            purpose: 'invoice',
+            address: d.address,
+            address_id: addressId,
+            account_id: ACCOUNT,
+            amount,
+            spent_transfer_id: null,
+            nonce: null,
+            block_height: 1,
+            block_hash: '0x00',
+            confirmations: 10,
+            status: 'confirmed',
+            seen_at: now,
+            confirmed_at: now,
+            reverted_at: null,
+            created_at: now,
+            updated_at: now,
+          });
+          await insertRow(em, 'transactions', {
+            id: newId(),
+            account_id: ACCOUNT,
+            type: 'invoice_payment',
+            status: 'confirmed',
+            coin_id: coin,
+            amount,
+            fee: '0',
+            net_amount: amount,
+            txid: null,
+            chain_transfer_id: transferId,
+            invoice_id: null,
+            address_id: null,
+            withdrawal_id: null,
+            reverses_id: null,
+            created_at: now,
+            confirmed_at: now,
+            updated_at: now,
+          });
+          if (token) await rpc('anvil_setStorageAt', [usdt, slot(d.address), `0x${100_000_000n.toString(16).padStart(64, '0')}`]);
           else await rpc('anvil_setBalance', [d.address, `0x${parseEther('0.1').toString(16)}`]);
         }
       });
@@ -125,7 +202,22 @@ export async function run(): Promise<void> {
     const signed = async (nonce: number) => {
       const fees = await adapter.feeQuote();
       if (fees.kind !== 'evm') throw new Error('no EVM quote');
-      return Promise.all(payers.map((p) => p.signTransaction(Transaction.from({ type: 2, chainId: chain.chain_id, nonce, to, value: 1n, gasLimit: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }))));
+      return Promise.all(
+        payers.map((p) =>
+          p.signTransaction(
+            Transaction.from({
+              type: 2,
+              chainId: chain.chain_id,
+              nonce,
+              to,
+              value: 1n,
+              gasLimit: 21_000n,
+              maxFeePerGas: fees.maxFeePerGas * 2n,
+              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+            }),
+          ),
+        ),
+      );
     };
     /** Sends `raws` side by side and asks for all their receipts until every one is mined: the wall time. */
     const sentAndMined = async (raws: string[], send: (raw: string) => Promise<string>, receipts: (hashes: string[]) => Promise<unknown[]>) => {
@@ -141,8 +233,17 @@ export async function run(): Promise<void> {
     };
     const provider = new JsonRpcProvider(node.rpcUrl, chain.chain_id, { staticNetwork: true });
     const bareEthers = async (r: number) =>
-      sentAndMined(await signed(2 * r), async (raw) => (await provider.broadcastTransaction(raw)).hash, (hashes) => Promise.all(hashes.map((h) => provider.getTransactionReceipt(h))));
-    const bareAdapter = async (r: number) => sentAndMined(await signed(2 * r + 1), (raw) => adapter.broadcast(raw), (hashes) => adapter.receipts(hashes));
+      sentAndMined(
+        await signed(2 * r),
+        async (raw) => (await provider.broadcastTransaction(raw)).hash,
+        (hashes) => Promise.all(hashes.map((h) => provider.getTransactionReceipt(h))),
+      );
+    const bareAdapter = async (r: number) =>
+      sentAndMined(
+        await signed(2 * r + 1),
+        (raw) => adapter.broadcast(raw),
+        (hashes) => adapter.receipts(hashes),
+      );
 
     const sweeps = async (r: number) => {
       const stop = unstuck(node);
@@ -190,11 +291,11 @@ export async function run(): Promise<void> {
       `EVM sweeps of ${ADDRESSES} credited deposit addresses (${ADDRESSES / 2} ETH, ${ADDRESSES / 2} USDT with a gas top-up each) on anvil, ${ROUNDS} rounds`,
       [
         ['bare ethers script: pre-signed transfers sent, all mined (s)', rounds.map((x) => fmt(x.bare, 2)).join(' ')],
-        ['  the same through the daemon\'s RPC client (s)', rounds.map((x) => fmt(x.ours, 2)).join(' ')],
+        ["  the same through the daemon's RPC client (s)", rounds.map((x) => fmt(x.ours, 2)).join(' ')],
         ['sweeps: plan, top-ups, sign, store, send, follow, all final (s)', rounds.map((x) => fmt(x.sweep, 2)).join(' ')],
         ['passes', rounds.map((x) => String(x.passes)).join(' ')],
         ['ratios per round', ratios.map((x) => fmt(x, 3)).join(' ')],
-        ['  sweeps / the same through the daemon\'s RPC client', rounds.map((x) => fmt(x.sweep / x.ours, 3)).join(' ')],
+        ["  sweeps / the same through the daemon's RPC client", rounds.map((x) => fmt(x.sweep / x.ours, 3)).join(' ')],
         ['transactions the sweeps sent a round', String(ADDRESSES + ADDRESSES / 2)],
         ['RSS of the process while sweeping, peak (MiB)', fmt(peak)],
       ],

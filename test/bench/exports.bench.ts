@@ -107,7 +107,10 @@ export async function run(): Promise<void> {
           ['bare script (better-sqlite3 → CSV file)', `${fmt(bareSeconds, 2)} s, ${fmt(total / bareSeconds, 0)} rows/s`],
           ['API (signed GET ?format=csv → file)', `${fmt(api.seconds, 2)} s, ${fmt(total / api.seconds, 0)} rows/s`],
           ['files identical', `${same} (${fmt(statSync(apiFile).size / 1024 / 1024)} MiB)`],
-          ['process RSS growth while streaming', `${fmt(api.growthMiB)} MiB (peak ${fmt(api.peakMiB)} MiB; goal < 50 MiB: ${api.growthMiB < 50 ? 'met' : 'NOT met'})`],
+          [
+            'process RSS growth while streaming',
+            `${fmt(api.growthMiB)} MiB (peak ${fmt(api.peakMiB)} MiB; goal < 50 MiB: ${api.growthMiB < 50 ? 'met' : 'NOT met'})`,
+          ],
         ],
         { name: 'throughput ratio API / bare script', value: ratio, goal: '>= 0.5', ok: ratio >= 0.5 },
       );

@@ -64,22 +64,61 @@ export async function run(): Promise<void> {
     await store.write(async (em) => {
       // A verified account, not frozen: the worker re-checks both when it claims (PRODUCT §14).
       await insertRow(em, 'accounts', {
-        id: ACCOUNT, name: 'bench', status: 'active', verified: true, platform_fee_percent: '0', default_fiat: null, invoice_ttl_minutes: 30,
-        underpayment_tolerance_percent: '0', dual_approval_threshold: null, daily_withdrawal_limit: null, withdrawal_whitelist_enforced: false, created_at: now, updated_at: now,
+        id: ACCOUNT,
+        name: 'bench',
+        status: 'active',
+        verified: true,
+        platform_fee_percent: '0',
+        default_fiat: null,
+        invoice_ttl_minutes: 30,
+        underpayment_tolerance_percent: '0',
+        dual_approval_threshold: null,
+        daily_withdrawal_limit: null,
+        withdrawal_whitelist_enforced: false,
+        created_at: now,
+        updated_at: now,
       } satisfies AccountRow);
       for (let i = 0; i < COINS; i++) {
         const owner = wallet.derive(scheme, BRANCH, i);
         const addressId = `addr-${String(i).padStart(6, '0')}`;
         await insertRow(em, 'addresses', {
-          id: addressId, account_id: ACCOUNT, chain_id: chain.id, coin_id: coinId(chain.id, 'native'), address: owner.address,
-          derivation_path: owner.path, derivation_index: i, purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now,
+          id: addressId,
+          account_id: ACCOUNT,
+          chain_id: chain.id,
+          coin_id: coinId(chain.id, 'native'),
+          address: owner.address,
+          derivation_path: owner.path,
+          derivation_index: i,
+          purpose: 'invoice',
+          invoice_id: null,
+          status: 'active',
+          created_at: now,
+          updated_at: now,
         });
         const sat = 20_000n + BigInt((i * 7919) % 100_000);
         await insertRow(em, 'chain_transfers', {
-          id: `ct-${String(i).padStart(6, '0')}`, chain_id: chain.id, coin_id: coinId(chain.id, 'native'), txid: randomBytes(32).toString('hex'), output_index: i % 4,
-          direction: 'incoming', purpose: 'invoice', address: owner.address, address_id: addressId, account_id: ACCOUNT, amount: Amount.fromBaseUnits(sat, 8).toString(),
-          spent_transfer_id: null, nonce: null, block_height: 100, block_hash: '00'.repeat(32), confirmations: 6, status: 'confirmed', seen_at: now, confirmed_at: now,
-          reverted_at: null, created_at: now, updated_at: now,
+          id: `ct-${String(i).padStart(6, '0')}`,
+          chain_id: chain.id,
+          coin_id: coinId(chain.id, 'native'),
+          txid: randomBytes(32).toString('hex'),
+          output_index: i % 4,
+          direction: 'incoming',
+          purpose: 'invoice',
+          address: owner.address,
+          address_id: addressId,
+          account_id: ACCOUNT,
+          amount: Amount.fromBaseUnits(sat, 8).toString(),
+          spent_transfer_id: null,
+          nonce: null,
+          block_height: 100,
+          block_hash: '00'.repeat(32),
+          confirmations: 6,
+          status: 'confirmed',
+          seen_at: now,
+          confirmed_at: now,
+          reverted_at: null,
+          created_at: now,
+          updated_at: now,
         });
       }
     });
@@ -92,7 +131,11 @@ export async function run(): Promise<void> {
       addresses: { allocate: async () => ({ address: change.address, derivation_path: change.path, derivation_index: changeIndex++ }) as AddressRow },
       clock: systemClock,
     });
-    const orders = Array.from({ length: WITHDRAWALS }, (_, i) => ({ withdrawalId: `w${i}`, address: baddress.toBech32(randomBytes(20), 0, network.bech32), amount: 100_000n }));
+    const orders = Array.from({ length: WITHDRAWALS }, (_, i) => ({
+      withdrawalId: `w${i}`,
+      address: baddress.toBech32(randomBytes(20), 0, network.bech32),
+      amount: 100_000n,
+    }));
 
     const root = BIP32Factory(ecc).fromSeed(mnemonicToSeedSync(TEST_MNEMONIC));
     const bare = (p: BtcPayout): string => {
@@ -100,7 +143,12 @@ export async function run(): Promise<void> {
       const t0 = process.hrtime.bigint();
       const psbt = new Psbt({ network });
       p.inputs.forEach((c, i) =>
-        psbt.addInput({ hash: c.txid, index: c.vout, sequence: RBF_SEQUENCE, witnessUtxo: { script: payments.p2wpkh({ pubkey: keys[i]!.publicKey, network }).output!, value: c.value } }),
+        psbt.addInput({
+          hash: c.txid,
+          index: c.vout,
+          sequence: RBF_SEQUENCE,
+          witnessUtxo: { script: payments.p2wpkh({ pubkey: keys[i]!.publicKey, network }).output!, value: c.value },
+        }),
       );
       for (const o of p.outputs) psbt.addOutput({ address: o.address, value: o.value });
       keys.forEach((k, i) => psbt.signInput(i, k));
@@ -183,13 +231,26 @@ async function workerPath(ctx: {
     broadcast: async () => '',
   };
   const rail = new BtcRail(
-    { chain, signer: ctx.signer, addresses: { allocate: async () => ({ address: ctx.change.address, derivation_path: ctx.change.path, derivation_index: changeIndex++ }) as AddressRow }, clock: systemClock },
+    {
+      chain,
+      signer: ctx.signer,
+      addresses: { allocate: async () => ({ address: ctx.change.address, derivation_path: ctx.change.path, derivation_index: changeIndex++ }) as AddressRow },
+      clock: systemClock,
+    },
     node,
     feeCeilings([chain], systemClock).get(chain.id)!,
   );
   const payouts = new PayoutStore(sealer);
   const worker = new PayoutWorker({
-    chain, rail, store, payouts, withdrawals, money: {} as MoneyMovement, catalog, clock: systemClock, logger: silentLogger,
+    chain,
+    rail,
+    store,
+    payouts,
+    withdrawals,
+    money: {} as MoneyMovement,
+    catalog,
+    clock: systemClock,
+    logger: silentLogger,
     settings: { batchWindowMs: 0, replaceAfterBlocks: 6 },
     securityLog: async () => {},
     checkpoint: (point) => {
@@ -205,11 +266,33 @@ async function workerPath(ctx: {
     await store.write(async (em) => {
       for (const [i, o] of ctx.orders.entries()) {
         await insertRow(em, 'withdrawals', {
-          id: `${run}-${String(i).padStart(4, '0')}-${randomBytes(4).toString('hex')}`, account_id: ACCOUNT, status: 'pending', payout_id: null, coin_id: coin,
-          amount: Amount.fromBaseUnits(o.amount, 8).toString(), to_address: ctx.fresh(), comment: null, review_reason: null, txid: null, confirmations: 0,
-          failure_reason: null, platform_fee: '0', network_fee_reserved: '0.0000125', network_fee_charged: null, network_fee_mode: 'reserved', total_debit: '0.0010125',
-          api_key_id: 'bench-key', decided_by: null, decided_at: null, signed_tx: null, candidate_txids: '[]', claimed_by: null, claimed_at: null,
-          created_at: at, updated_at: at, completed_at: null,
+          id: `${run}-${String(i).padStart(4, '0')}-${randomBytes(4).toString('hex')}`,
+          account_id: ACCOUNT,
+          status: 'pending',
+          payout_id: null,
+          coin_id: coin,
+          amount: Amount.fromBaseUnits(o.amount, 8).toString(),
+          to_address: ctx.fresh(),
+          comment: null,
+          review_reason: null,
+          txid: null,
+          confirmations: 0,
+          failure_reason: null,
+          platform_fee: '0',
+          network_fee_reserved: '0.0000125',
+          network_fee_charged: null,
+          network_fee_mode: 'reserved',
+          total_debit: '0.0010125',
+          api_key_id: 'bench-key',
+          decided_by: null,
+          decided_at: null,
+          signed_tx: null,
+          candidate_txids: '[]',
+          claimed_by: null,
+          claimed_at: null,
+          created_at: at,
+          updated_at: at,
+          completed_at: null,
         } satisfies WithdrawalRow);
       }
     });
@@ -222,10 +305,26 @@ async function workerPath(ctx: {
     }
     const took = ms(t0);
     const [row] = await rawQuery<{ id: string; reservation: string }>(store.read, `SELECT id, reservation FROM chain_payouts WHERE status = 'signed'`);
-    const [cand] = await rawQuery<{ txid: string; raw_sealed: string; fee: string; data: string }>(store.read, `SELECT * FROM chain_payout_candidates WHERE payout_id = ${placeholder(store.read, 1)}`, [row!.id]);
-    const data = JSON.parse(cand!.data) as { inputs: Array<{ transferId: string; txid: string; vout: number; value: string; path: string }>; outputs: Array<{ vout: number; address: string; value: string; withdrawalId: string | null }>; vsize: number; satPerVbyte: number };
+    const [cand] = await rawQuery<{ txid: string; raw_sealed: string; fee: string; data: string }>(
+      store.read,
+      `SELECT * FROM chain_payout_candidates WHERE payout_id = ${placeholder(store.read, 1)}`,
+      [row!.id],
+    );
+    const data = JSON.parse(cand!.data) as {
+      inputs: Array<{ transferId: string; txid: string; vout: number; value: string; path: string }>;
+      outputs: Array<{ vout: number; address: string; value: string; withdrawalId: string | null }>;
+      vsize: number;
+      satPerVbyte: number;
+    };
     const payout: BtcPayout = {
-      payoutId: row!.reservation, chainId: chain.id, accountId: ACCOUNT, txid: cand!.txid, raw: '', fee: BigInt(cand!.fee), satPerVbyte: data.satPerVbyte, vsize: data.vsize,
+      payoutId: row!.reservation,
+      chainId: chain.id,
+      accountId: ACCOUNT,
+      txid: cand!.txid,
+      raw: '',
+      fee: BigInt(cand!.fee),
+      satPerVbyte: data.satPerVbyte,
+      vsize: data.vsize,
       inputs: data.inputs.map((c) => ({ ...c, value: BigInt(c.value) })),
       outputs: data.outputs.map((o) => ({ ...o, value: BigInt(o.value) })),
     };

@@ -58,7 +58,8 @@ async function measure(contractCallEveryBlock: boolean, paced: boolean): Promise
     node.pay(invoice.address, node.usdt, 5_000_000n);
     node.mine();
     let paid = '';
-    for (const deadline = Date.now() + 10_000; paid !== 'paid' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) paid = (await side.invoice(invoice.id)).status;
+    for (const deadline = Date.now() + 10_000; paid !== 'paid' && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50)))
+      paid = (await side.invoice(invoice.id)).status;
     const perBlock = requests.length / BLOCKS;
     const perDay = perBlock * BLOCKS_PER_DAY;
     const byPath = new Map<string, number>();
@@ -74,7 +75,12 @@ async function measure(contractCallEveryBlock: boolean, paced: boolean): Promise
         ['blocks scanned / made', `${td.daemon.chains.status()[0]!.scanned_height} / ${node.height}`],
         ['payment in the block after', paid],
       ],
-      { name: 'a day against the 100,000 quota', value: perDay / DAY_BUDGET, goal: paced ? '<= 1 (paced)' : '<= 1 (unpaced)', ok: perDay <= DAY_BUDGET && paid === 'paid' },
+      {
+        name: 'a day against the 100,000 quota',
+        value: perDay / DAY_BUDGET,
+        goal: paced ? '<= 1 (paced)' : '<= 1 (unpaced)',
+        ok: perDay <= DAY_BUDGET && paid === 'paid',
+      },
     );
   } finally {
     await td.stop();

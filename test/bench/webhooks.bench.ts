@@ -93,7 +93,12 @@ export async function run(): Promise<void> {
       const events = await f.td.daemon.store.write(async (em) => {
         const out: Posted[] = [];
         for (let i = 0; i < PER_ROUND; i++) {
-          const e = await f.td.daemon.outbox.emit(em, { accountId: f.accountId, type: 'deposit.confirmed', data: { round, n: i, deposit: { amount: '0.001', status: 'confirmed' } }, at: new Date() });
+          const e = await f.td.daemon.outbox.emit(em, {
+            accountId: f.accountId,
+            type: 'deposit.confirmed',
+            data: { round, n: i, deposit: { amount: '0.001', status: 'confirmed' } },
+            at: new Date(),
+          });
           out.push({ id: e.id, body: e.body });
         }
         return out;

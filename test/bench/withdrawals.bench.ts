@@ -27,10 +27,14 @@ const AMOUNT = '0.0001';
 /** Rounds made again once the account has a daily withdrawal limit. */
 const LIMITED_ROUNDS = Number(process.env.BENCH_LIMITED_ROUNDS ?? 2);
 
-
 type Run = LoadResult & { cpuUs: number };
 
-async function measure(name: string, expect: number, one: (i: number) => { url: string; method?: string; headers?: Record<string, string>; body?: string }, total = TOTAL): Promise<Run> {
+async function measure(
+  name: string,
+  expect: number,
+  one: (i: number) => { url: string; method?: string; headers?: Record<string, string>; body?: string },
+  total = TOTAL,
+): Promise<Run> {
   let failures = 0;
   let sample = '';
   const cpu0 = process.cpuUsage();
@@ -59,11 +63,17 @@ export async function run(): Promise<void> {
     await f.fund('1000');
     const keys: Array<{ keyId: string; secret: string }> = [];
     for (let k = 0; k < KEYS; k++) {
-      const { key } = await f.td.daemon.keys.create(f.accountId, { email: f.owner, otp: f.ownerOtp.next() }, { name: `bench-${k}`, permissions: ['read', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 100_000, test: false });
+      const { key } = await f.td.daemon.keys.create(
+        f.accountId,
+        { email: f.owner, otp: f.ownerOtp.next() },
+        { name: `bench-${k}`, permissions: ['read', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 100_000, test: false },
+      );
       keys.push({ keyId: key.key_id, secret: key.secret });
     }
     // The grants are security changes: a day old, so the creations are `pending`, not sent to review.
-    await f.td.daemon.store.write((em) => em.query(`UPDATE security_log SET created_at = '${new Date(Date.now() - 25 * 3600 * 1000).toISOString()}' WHERE account_id = '${f.accountId}'`));
+    await f.td.daemon.store.write((em) =>
+      em.query(`UPDATE security_log SET created_at = '${new Date(Date.now() - 25 * 3600 * 1000).toISOString()}' WHERE account_id = '${f.accountId}'`),
+    );
 
     const hellos: Run[] = [];
     const creations: Run[] = [];
@@ -74,7 +84,10 @@ export async function run(): Promise<void> {
       for (let i = -WARMUP; i < TOTAL; i++) {
         const body = JSON.stringify({ coin_id: COINS.BTC, amount: AMOUNT, to_address: PAY_TO, payout_id: `bench-${round}-${i}` });
         const key = keys[(i + WARMUP) % KEYS]!;
-        const headers = { ...signRequest({ keyId: key.keyId, secret: key.secret, method: 'POST', target: '/v1/withdrawals', body }), 'Idempotency-Key': `bench-${round}-${i}` };
+        const headers = {
+          ...signRequest({ keyId: key.keyId, secret: key.secret, method: 'POST', target: '/v1/withdrawals', body }),
+          'Idempotency-Key': `bench-${round}-${i}`,
+        };
         prepared.set(i, { url: `${f.td.url}/v1/withdrawals`, method: 'POST', headers, body });
       }
       return prepared;
@@ -106,12 +119,15 @@ export async function run(): Promise<void> {
     }
     const expected = (1 + ROUNDS + LIMITED_ROUNDS) * (TOTAL + WARMUP);
     const made = await f.counts();
-    if (made.withdrawals !== expected || made.holds !== made.withdrawals) throw new Error(`expected ${expected} withdrawals and holds, found ${JSON.stringify(made)}`);
+    if (made.withdrawals !== expected || made.holds !== made.withdrawals)
+      throw new Error(`expected ${expected} withdrawals and holds, found ${JSON.stringify(made)}`);
 
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const summary = (rs: Run[]) =>
       `${fmt(median(rs.map((r) => r.perSecond)), 0).padStart(7)} req/s   p50 ${fmt(median(rs.map((r) => r.p50Ms)), 2)} ms   p99 ${fmt(median(rs.map((r) => r.p99Ms)), 2)} ms   cpu ${fmt(median(rs.map((r) => r.cpuUs)), 0)} us/req`;
-    console.log(`\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight, ${KEYS} keys; ${made.withdrawals} withdrawals and holds made in all`);
+    console.log(
+      `\n  medians of ${ROUNDS} interleaved rounds of ${TOTAL} requests each, ${CONCURRENCY} in flight, ${KEYS} keys; ${made.withdrawals} withdrawals and holds made in all`,
+    );
     const r = median(ratios);
     report(
       'Withdrawals: signed POST /v1/withdrawals (creation with its hold) vs a bare Koa hello-world',
@@ -127,13 +143,14 @@ export async function run(): Promise<void> {
     const byCpu = median(hellos.map((h) => h.cpuUs)) / median(creations.map((c) => c.cpuUs));
     // The issue's goal is by creations per second; CPU time (the client's and the server's threads) is printed beside it.
     console.log(`  ${'ratio creations / hello-world (by CPU time)'.padEnd(44)} ${byCpu.toFixed(3)}`);
-    if (LIMITED_ROUNDS > 0) report(`Then with a daily limit set, the day holding ${(1 + ROUNDS) * (TOTAL + WARMUP)} withdrawals and more each round (${LIMITED_ROUNDS} rounds)`, [
-      ['bare Koa hello-world', summary(limitedHellos)],
-      ['signed POST /v1/withdrawals (201)', summary(limited)],
-      ['cpu us/req per round', limited.map((c) => fmt(c.cpuUs, 0)).join(' ')],
-      ['ratio creations / hello-world (median req/s)', (median(limited.map((c) => c.perSecond)) / median(limitedHellos.map((h) => h.perSecond))).toFixed(3)],
-      ['ratio creations / hello-world (by CPU time)', (median(limitedHellos.map((h) => h.cpuUs)) / median(limited.map((c) => c.cpuUs))).toFixed(3)],
-    ]);
+    if (LIMITED_ROUNDS > 0)
+      report(`Then with a daily limit set, the day holding ${(1 + ROUNDS) * (TOTAL + WARMUP)} withdrawals and more each round (${LIMITED_ROUNDS} rounds)`, [
+        ['bare Koa hello-world', summary(limitedHellos)],
+        ['signed POST /v1/withdrawals (201)', summary(limited)],
+        ['cpu us/req per round', limited.map((c) => fmt(c.cpuUs, 0)).join(' ')],
+        ['ratio creations / hello-world (median req/s)', (median(limited.map((c) => c.perSecond)) / median(limitedHellos.map((h) => h.perSecond))).toFixed(3)],
+        ['ratio creations / hello-world (by CPU time)', (median(limitedHellos.map((h) => h.cpuUs)) / median(limited.map((c) => c.cpuUs))).toFixed(3)],
+      ]);
   } finally {
     await f.stop();
     await hello.close();

@@ -50,7 +50,9 @@ export type Quirk = 0 | 1 | 2;
 
 /** Puts QuirkyToken's code in place of the test USDT's at `usdt` (same storage: balances kept), misbehaving as `quirk` says. */
 export async function makeQuirky(node: AnvilNode, usdt: string, quirk: Quirk): Promise<void> {
-  const { deployedBytecode } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'dist', 'contracts', 'QuirkyToken.json'), 'utf8')) as { deployedBytecode: string };
+  const { deployedBytecode } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'dist', 'contracts', 'QuirkyToken.json'), 'utf8')) as {
+    deployedBytecode: string;
+  };
   await node.rpc('anvil_setCode', [usdt, deployedBytecode]);
   await node.rpc('anvil_setStorageAt', [usdt, `0x${'5'.padStart(64, '0')}`, `0x${quirk.toString(16).padStart(64, '0')}`]);
 }

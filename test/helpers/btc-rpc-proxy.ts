@@ -57,7 +57,10 @@ const PRUNED = { code: -1, message: 'Block not available (pruned data)' };
 
 export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   const target = new URL(nodeUrl);
-  const auth = target.username || target.password ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` : null;
+  const auth =
+    target.username || target.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
+      : null;
   const hidden = new Map<string, HideMode>();
   let refusal: ((tx: Transaction) => { code: number; message: string } | null) | null = null;
   let lie = false;
@@ -84,7 +87,8 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
       if (hidden.get(txid) === 'drop') return { result: txid, error: null };
       return undefined;
     }
-    if (c.method === 'getblock' && typeof first === 'string' && pruneHeight !== null && (heightOf.get(first) ?? Infinity) < pruneHeight) return { result: null, error: PRUNED };
+    if (c.method === 'getblock' && typeof first === 'string' && pruneHeight !== null && (heightOf.get(first) ?? Infinity) < pruneHeight)
+      return { result: null, error: PRUNED };
     if (typeof first !== 'string' || !hidden.has(first)) return undefined;
     if (c.method === 'getrawtransaction') return { result: null, error: NOT_FOUND };
     if (c.method === 'getmempoolentry') return { result: null, error: NOT_IN_MEMPOOL };
@@ -123,7 +127,8 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
           if (told) return { id: c.id, result: null, error: told };
           if (c.method === 'getrawmempool' && Array.isArray(r.result)) return { ...r, result: (r.result as string[]).filter((txid) => !hidden.has(txid)) };
           if (c.method === 'getblockhash' && typeof r.result === 'string') heightOf.set(r.result, c.params[0] as number);
-          if (c.method === 'getblockchaininfo' && pruneHeight !== null && r.result) return { ...r, result: { ...(r.result as object), pruned: true, pruneheight: pruneHeight } };
+          if (c.method === 'getblockchaininfo' && pruneHeight !== null && r.result)
+            return { ...r, result: { ...(r.result as object), pruned: true, pruneheight: pruneHeight } };
           return r;
         });
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -151,9 +156,10 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     prune: (height) => void (pruneHeight = height),
     hideNext: () => void (next = 'forward'),
     broadcasts,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

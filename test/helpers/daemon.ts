@@ -48,11 +48,29 @@ export interface TestDaemon {
 /** The real daemon, in this process, on 127.0.0.1 port 0 with a temp data dir. */
 export async function startTestDaemon(
   overrides: Record<string, unknown> = {},
-  opts: { clock?: Clock; logger?: Logger; allocator?: AddressAllocator; extraRouters?: DaemonOptions['extraRouters']; webhooks?: DaemonOptions['webhooks']; adapterFor?: DaemonOptions['adapterFor']; replayKeyShare?: number; sensitiveLimits?: DaemonOptions['sensitiveLimits'] } = {},
+  opts: {
+    clock?: Clock;
+    logger?: Logger;
+    allocator?: AddressAllocator;
+    extraRouters?: DaemonOptions['extraRouters'];
+    webhooks?: DaemonOptions['webhooks'];
+    adapterFor?: DaemonOptions['adapterFor'];
+    replayKeyShare?: number;
+    sensitiveLimits?: DaemonOptions['sensitiveLimits'];
+  } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   const config = testConfig(dataDir, overrides);
-  const daemon = await startPreparedDaemon(config, { logger: opts.logger ?? silentLogger, clock: opts.clock, allocator: opts.allocator, extraRouters: opts.extraRouters, webhooks: opts.webhooks, adapterFor: opts.adapterFor, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits });
+  const daemon = await startPreparedDaemon(config, {
+    logger: opts.logger ?? silentLogger,
+    clock: opts.clock,
+    allocator: opts.allocator,
+    extraRouters: opts.extraRouters,
+    webhooks: opts.webhooks,
+    adapterFor: opts.adapterFor,
+    replayKeyShare: opts.replayKeyShare,
+    sensitiveLimits: opts.sensitiveLimits,
+  });
   return {
     daemon,
     url: daemon.apiUrl,
@@ -77,7 +95,10 @@ export async function startPreparedDaemon(config: Config, opts: DaemonOptions = 
 /** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */
 export class OtpSource {
   private step = 0;
-  constructor(private readonly secret: string, private readonly clock: { now(): Date }) {}
+  constructor(
+    private readonly secret: string,
+    private readonly clock: { now(): Date },
+  ) {}
   next(): string {
     const now = totpStep(this.clock.now());
     this.step = Math.max(this.step + 1, now - 1);
@@ -87,18 +108,19 @@ export class OtpSource {
 }
 
 /** Creates an account with an owner and a key; returns what a merchant back end would hold. */
-export async function merchantWithKey(
-  daemon: Daemon,
-  opts: { permissions?: string[]; test?: boolean; ip?: string[]; rateLimit?: number } = {},
-) {
+export async function merchantWithKey(daemon: Daemon, opts: { permissions?: string[]; test?: boolean; ip?: string[]; rateLimit?: number } = {}) {
   const owner = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`;
   const created = await daemon.team.createAccount('Test shop', owner);
-  const { key } = await daemon.keys.create(created.account.id, { email: owner }, {
-    name: 'backend',
-    permissions: opts.permissions ?? ['read', 'create_invoice', 'create_address'],
-    ip_whitelist: opts.ip ?? [],
-    rate_limit_per_minute: opts.rateLimit ?? 600,
-    test: opts.test ?? false,
-  });
+  const { key } = await daemon.keys.create(
+    created.account.id,
+    { email: owner },
+    {
+      name: 'backend',
+      permissions: opts.permissions ?? ['read', 'create_invoice', 'create_address'],
+      ip_whitelist: opts.ip ?? [],
+      rate_limit_per_minute: opts.rateLimit ?? 600,
+      test: opts.test ?? false,
+    },
+  );
   return { accountId: created.account.id, owner, ownerTotp: created.member.totp_secret, keyId: key.key_id, secret: key.secret };
 }

@@ -80,7 +80,12 @@ function parseQuestion(msg: Buffer): { name: string; type: number; end: number }
   let at = 12;
   while (at < msg.length && msg[at] !== 0) {
     const len = msg[at]!;
-    labels.push(msg.subarray(at + 1, at + 1 + len).toString('ascii').toLowerCase());
+    labels.push(
+      msg
+        .subarray(at + 1, at + 1 + len)
+        .toString('ascii')
+        .toLowerCase(),
+    );
     at += 1 + len;
   }
   if (at + 5 > msg.length) return null;

@@ -150,11 +150,19 @@ export class EvmProvider {
     if (rules.rateLimit && this.random.chance(rules.rateLimit.fraction)) {
       this.counts.rateLimited++;
       res.setHeader('retry-after', String(rules.rateLimit.retryAfterSeconds));
-      return send(res, 429, { jsonrpc: '2.0', id: Array.isArray(body) ? null : (body.id ?? null), error: { code: -32005, message: 'daily request count exceeded, request rate limited' } });
+      return send(res, 429, {
+        jsonrpc: '2.0',
+        id: Array.isArray(body) ? null : (body.id ?? null),
+        error: { code: -32005, message: 'daily request count exceeded, request rate limited' },
+      });
     }
     if (Array.isArray(body) && rules.batchCap !== null && calls.length > rules.batchCap) {
       this.counts.batchesRefused++;
-      return send(res, 200, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `batch size limit exceeded: at most ${rules.batchCap} calls a batch` } });
+      return send(res, 200, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: `batch size limit exceeded: at most ${rules.batchCap} calls a batch` },
+      });
     }
     try {
       const answers = await this.answer(calls);
@@ -222,7 +230,8 @@ export class EvmProvider {
         return { error: { code: -32000, message: `missing trie node ${'ab'.repeat(32)} (path ) state 0x${'cd'.repeat(32)} is not available` } };
     }
     if (BY_HASH.has(c.method) && rules.hidden.has(String(p[0]).toLowerCase())) return { result: null };
-    if (c.method === 'eth_sendRawTransaction' && rules.noEip1559 && String(p[0]).startsWith('0x02')) return { error: { code: -32000, message: 'transaction type not supported' } };
+    if (c.method === 'eth_sendRawTransaction' && rules.noEip1559 && String(p[0]).startsWith('0x02'))
+      return { error: { code: -32000, message: 'transaction type not supported' } };
     return null;
   }
 
@@ -234,13 +243,15 @@ export class EvmProvider {
       this.counts.logsRefused++;
       return { jsonrpc: '2.0', id: a.id, error: { code: -32005, message: `query returned more than ${rules.logsResults} results` } };
     }
-    if (BY_HASH.has(c.method) && rules.indexing && a.result === null) return { jsonrpc: '2.0', id: a.id, error: { code: -32000, message: 'transaction indexing is in progress' } };
+    if (BY_HASH.has(c.method) && rules.indexing && a.result === null)
+      return { jsonrpc: '2.0', id: a.id, error: { code: -32000, message: 'transaction indexing is in progress' } };
     if (rules.noEip1559) {
       if (c.method === 'eth_feeHistory' && a.result && typeof a.result === 'object') {
         const h = a.result as { baseFeePerGas?: string[] };
         return { ...a, result: { ...h, baseFeePerGas: (h.baseFeePerGas ?? []).map(() => '0x0') } };
       }
-      if (c.method === 'eth_getBlockByNumber' && a.result && typeof a.result === 'object') return { ...a, result: { ...(a.result as object), baseFeePerGas: '0x0' } };
+      if (c.method === 'eth_getBlockByNumber' && a.result && typeof a.result === 'object')
+        return { ...a, result: { ...(a.result as object), baseFeePerGas: '0x0' } };
     }
     return a;
   }
@@ -258,11 +269,21 @@ export class EvmProvider {
       id,
       method: c.method,
       // A frozen node's newest block is the frozen one.
-      params: frozen !== null && c.method === 'eth_getBlockByNumber' && (c.params?.[0] === 'latest' || c.params?.[0] === 'pending') ? [hex(frozen), ...(c.params ?? []).slice(1)] : (c.params ?? []),
+      params:
+        frozen !== null && c.method === 'eth_getBlockByNumber' && (c.params?.[0] === 'latest' || c.params?.[0] === 'pending')
+          ? [hex(frozen), ...(c.params ?? []).slice(1)]
+          : (c.params ?? []),
     }));
     const text = await new Promise<string>((resolve, reject) => {
       const req = http.request(
-        { host: this.upstream.hostname, port: this.upstream.port, path: this.upstream.pathname, method: 'POST', headers: { 'content-type': 'application/json' }, agent: this.agent },
+        {
+          host: this.upstream.hostname,
+          port: this.upstream.port,
+          path: this.upstream.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          agent: this.agent,
+        },
         (res) => {
           const parts: Buffer[] = [];
           res.on('data', (d: Buffer) => parts.push(d));

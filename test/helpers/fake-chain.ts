@@ -49,7 +49,13 @@ export class FakeChainSource {
   /** A reorganisation drops the transfer. */
   async revert(t: FakeTransfer): Promise<void> {
     await this.store.write(async (em) => {
-      const row = await em.findOneByOrFail(ChainTransferEntity, { chain_id: t.chainId, txid: t.txid, coin_id: t.coinId, output_index: t.index, direction: 'incoming' });
+      const row = await em.findOneByOrFail(ChainTransferEntity, {
+        chain_id: t.chainId,
+        txid: t.txid,
+        coin_id: t.coinId,
+        output_index: t.index,
+        direction: 'incoming',
+      });
       await this.recorder.revert(em, row);
     });
   }

@@ -40,7 +40,8 @@ export async function startFrozenTipProxy(nodeUrl: string): Promise<FrozenTipPro
   const own = (c: Call): Answer | undefined => {
     if (!frozen) return undefined;
     if (c.method === 'eth_blockNumber') return { jsonrpc: '2.0', id: c.id, result: hex(frozen.height) };
-    if (c.method === 'eth_getBlockByNumber' && c.params?.[0] !== 'latest' && Number(c.params?.[0]) > frozen.height) return { jsonrpc: '2.0', id: c.id, result: null };
+    if (c.method === 'eth_getBlockByNumber' && c.params?.[0] !== 'latest' && Number(c.params?.[0]) > frozen.height)
+      return { jsonrpc: '2.0', id: c.id, result: null };
     return undefined;
   };
   const answer = async (c: Call): Promise<Answer> => {
@@ -49,7 +50,8 @@ export async function startFrozenTipProxy(nodeUrl: string): Promise<FrozenTipPro
     const latest = frozen && c.method === 'eth_getBlockByNumber' && c.params?.[0] === 'latest';
     const got = (await ask(latest ? { ...c, params: [hex(frozen!.height), ...(c.params ?? []).slice(1)] } : c)) as Answer;
     const block = got.result as { number?: string } | null;
-    if (frozen && c.method === 'eth_getBlockByNumber' && block && Number(block.number) === frozen.height) return { ...got, result: { ...block, timestamp: hex(frozen.time) } };
+    if (frozen && c.method === 'eth_getBlockByNumber' && block && Number(block.number) === frozen.height)
+      return { ...got, result: { ...block, timestamp: hex(frozen.time) } };
     return got;
   };
   const server = http.createServer((req, res) => {

@@ -35,7 +35,14 @@ export const TEST_CHAINS = [
       { ticker: 'DAI', contract: DAI_CONTRACT, decimals: 18, invoice_enabled: false },
     ],
   },
-  { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:9', confirmations: 1, options: IDLE, tokens: [{ ticker: 'USDT', contract: USDT_TRON_CONTRACT, decimals: 6 }] },
+  {
+    id: 'tron',
+    kind: 'tron',
+    full_node_url: 'http://127.0.0.1:9',
+    confirmations: 1,
+    options: IDLE,
+    tokens: [{ ticker: 'USDT', contract: USDT_TRON_CONTRACT, decimals: 6 }],
+  },
 ];
 
 export const COINS = {
@@ -69,8 +76,12 @@ const lastSigned = new Map<string, number>();
 
 /** A merchant back end: signs every request from SPEC (test/helpers/signer.ts). */
 export class ApiClient {
-
-  constructor(readonly baseUrl: string, readonly keyId: string, readonly secret: string, private readonly clock: Clock = { now: () => new Date() }) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly keyId: string,
+    readonly secret: string,
+    private readonly clock: Clock = { now: () => new Date() },
+  ) {}
 
   async call<T = any>(method: string, target: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
@@ -117,7 +128,10 @@ export async function startInvoiceFixture(
   const allocator = opts.realWallet ? undefined : new FakeAllocator((id) => CHAIN_OF[id] ?? 'unknown');
   // Every chain is an idle node (their URLs lead nowhere, which would put the coins in maintenance):
   // the tests drive payments with the fake chain source.
-  const td = await startTestDaemon({ chains: TEST_CHAINS, ...opts.overrides }, { clock: opts.clock, allocator, adapterFor: (chain) => new IdleChain(chain.id) });
+  const td = await startTestDaemon(
+    { chains: TEST_CHAINS, ...opts.overrides },
+    { clock: opts.clock, allocator, adapterFor: (chain) => new IdleChain(chain.id) },
+  );
   const m = await merchantWithKey(td.daemon, { permissions: opts.permissions, rateLimit: opts.rateLimit });
   const clock = opts.clock ?? { now: () => new Date() };
   const api = new ApiClient(td.url, m.keyId, m.secret, clock);

@@ -66,8 +66,23 @@ export async function recordTransaction(store: Store, t: FixtureTransaction, clo
 }
 
 const TX_COLUMNS = [
-  'id', 'account_id', 'type', 'status', 'coin_id', 'amount', 'fee', 'net_amount', 'txid', 'chain_transfer_id',
-  'invoice_id', 'address_id', 'withdrawal_id', 'reverses_id', 'created_at', 'confirmed_at', 'updated_at',
+  'id',
+  'account_id',
+  'type',
+  'status',
+  'coin_id',
+  'amount',
+  'fee',
+  'net_amount',
+  'txid',
+  'chain_transfer_id',
+  'invoice_id',
+  'address_id',
+  'withdrawal_id',
+  'reverses_id',
+  'created_at',
+  'confirmed_at',
+  'updated_at',
 ] as const;
 
 /** Wei as an ETH decimal string, normalised like Amount (plain bigint text: seeding a million rows stays fast). */
@@ -99,8 +114,23 @@ export async function seedTransactions(
     const units = BigInt(seq + 1) * 1_000_000_000_000n + 1n;
     const fee = units / 100n;
     return [
-      newId(), accountId, 'invoice_payment', 'confirmed', opts.coinId, weiText(units), weiText(fee), weiText(units - fee),
-      `0x${seq.toString(16).padStart(64, '0')}`, null, null, null, null, null, t, t, t,
+      newId(),
+      accountId,
+      'invoice_payment',
+      'confirmed',
+      opts.coinId,
+      weiText(units),
+      weiText(fee),
+      weiText(units - fee),
+      `0x${seq.toString(16).padStart(64, '0')}`,
+      null,
+      null,
+      null,
+      null,
+      null,
+      t,
+      t,
+      t,
     ];
   };
   await store.write(async (em) => {

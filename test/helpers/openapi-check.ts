@@ -63,7 +63,10 @@ export function checkAgainstOpenApi(method: string, target: string, status: numb
     );
   }
   const response = op.responses[String(status)];
-  if (!response) throw new Error(`OpenAPI check: ${where}, a status the document does not list for ${m} ${route!.template} (it lists ${Object.keys(op.responses).join(', ')})`);
+  if (!response)
+    throw new Error(
+      `OpenAPI check: ${where}, a status the document does not list for ${m} ${route!.template} (it lists ${Object.keys(op.responses).join(', ')})`,
+    );
   const content = response.content ?? {};
   if (!json) {
     const mime = (contentType ?? '').split(';')[0]!.trim();
@@ -82,12 +85,16 @@ const typeOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ?
 
 function validate(doc: Schema, schema: Schema, value: unknown, at: string): string | null {
   if (schema.$ref) {
-    const target = (schema.$ref as string).replace(/^#\//, '').split('/').reduce((o: Schema, k: string) => o?.[k], doc);
+    const target = (schema.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((o: Schema, k: string) => o?.[k], doc);
     if (!target) return `${at}: unresolved ${schema.$ref}`;
     return validate(doc, target, value, at);
   }
   if (schema.anyOf && !(schema.anyOf as Schema[]).some((s) => validate(doc, s, value, at) === null)) return `${at}: matches none of anyOf`;
-  if (schema.oneOf && (schema.oneOf as Schema[]).filter((s) => validate(doc, s, value, at) === null).length !== 1) return `${at}: does not match exactly one of oneOf`;
+  if (schema.oneOf && (schema.oneOf as Schema[]).filter((s) => validate(doc, s, value, at) === null).length !== 1)
+    return `${at}: does not match exactly one of oneOf`;
   for (const s of (schema.allOf ?? []) as Schema[]) {
     const p = validate(doc, s, value, at);
     if (p) return p;
@@ -95,10 +102,12 @@ function validate(doc: Schema, schema: Schema, value: unknown, at: string): stri
   if (schema.type !== undefined) {
     const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
     const t = typeOf(value);
-    if (!types.includes(t) && !(t === 'integer' && types.includes('number'))) return `${at}: ${JSON.stringify(value)?.slice(0, 80)} is ${t}, not ${types.join(' or ')}`;
+    if (!types.includes(t) && !(t === 'integer' && types.includes('number')))
+      return `${at}: ${JSON.stringify(value)?.slice(0, 80)} is ${t}, not ${types.join(' or ')}`;
   }
   if ('const' in schema && value !== schema.const) return `${at}: ${JSON.stringify(value)} is not ${JSON.stringify(schema.const)}`;
-  if (schema.enum && !(schema.enum as unknown[]).includes(value)) return `${at}: ${JSON.stringify(value)} is not one of ${(schema.enum as unknown[]).join(', ')}`;
+  if (schema.enum && !(schema.enum as unknown[]).includes(value))
+    return `${at}: ${JSON.stringify(value)} is not one of ${(schema.enum as unknown[]).join(', ')}`;
   if (typeof value === 'string') {
     if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value)) return `${at}: ${JSON.stringify(value)} does not match ${schema.pattern}`;
     if (schema.minLength !== undefined && [...value].length < schema.minLength) return `${at}: shorter than ${schema.minLength}`;

@@ -26,7 +26,9 @@ export async function payoutAcrossKills(
     await pastStartSecond();
     const to = opts.payee();
     payees.push(to);
-    const w = await new SignedClient(dying.url, key.key_id, key.secret).post('/v1/withdrawals', opts.body(to), { headers: { 'Content-Type': 'application/json' } });
+    const w = await new SignedClient(dying.url, key.key_id, key.secret).post('/v1/withdrawals', opts.body(to), {
+      headers: { 'Content-Type': 'application/json' },
+    });
     t.is(w.status, 201, w.text);
     t.is((await dying.child.exited).signal, 'SIGKILL', `killed itself ${point}`);
     await opts.killed(point);

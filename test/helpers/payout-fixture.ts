@@ -89,7 +89,11 @@ export async function startPayoutFixture(opts: PayoutFixtureOptions = {}): Promi
   const proxy = await startBtcRpcProxy(node.rpcUrl);
   const adapterFor: DaemonOptions['adapterFor'] | undefined = opts.adapter;
   const td = await startTestDaemon(
-    { chains: [{ ...btcChain(node, opts.watch, proxy), ...opts.chain }], payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts }, ...opts.overrides },
+    {
+      chains: [{ ...btcChain(node, opts.watch, proxy), ...opts.chain }],
+      payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts },
+      ...opts.overrides,
+    },
     { adapterFor, ...opts.daemon },
   );
   const chainId = td.daemon.config.chains[0]!.id;
@@ -151,7 +155,11 @@ function merchantOf(node: BcoinNode, td: TestDaemon, chainId: string, { m, otp, 
     get,
     async waitWithdrawal(id, ok, what, timeoutMs = 30_000) {
       let last: any;
-      await until(async () => ok((last = await get(id))), () => `${what}: ${JSON.stringify(last)}`, timeoutMs);
+      await until(
+        async () => ok((last = await get(id))),
+        () => `${what}: ${JSON.stringify(last)}`,
+        timeoutMs,
+      );
       return last;
     },
     async balance() {
@@ -179,7 +187,11 @@ export async function statuses(f: PayoutFixture): Promise<Record<string, string>
 export async function payoutMerchant(daemon: Daemon, clock: { now(): Date } = { now: () => new Date() }) {
   const m = await merchantWithKey(daemon, { permissions: ['read', 'create_invoice'] });
   const otp = new OtpSource(m.ownerTotp, clock);
-  const { key } = await daemon.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
+  const { key } = await daemon.keys.create(
+    m.accountId,
+    { email: m.owner, otp: otp.next() },
+    { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false },
+  );
   await daemon.store.write(async (em) => {
     await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
     await em.update(AccountEntity, { id: m.accountId }, { verified: true });
@@ -197,7 +209,9 @@ export function paid(f: PayoutFixture, tx: Transaction, address: string): bigint
 /** The events of a withdrawal, oldest first (each checked to carry that withdrawal). */
 export async function events(f: PayoutFixture, withdrawalId: string): Promise<string[]> {
   const rows = await f.td.daemon.store.read.find(EventEntity, { where: { object_id: withdrawalId }, order: { seq: 'ASC' } });
-  for (const r of rows) if ((JSON.parse(r.body) as { data: { withdrawal: { id: string } } }).data.withdrawal.id !== withdrawalId) throw new Error('an event without its withdrawal');
+  for (const r of rows)
+    if ((JSON.parse(r.body) as { data: { withdrawal: { id: string } } }).data.withdrawal.id !== withdrawalId)
+      throw new Error('an event without its withdrawal');
   return rows.map((r) => r.type);
 }
 

@@ -25,7 +25,11 @@ export class FakeRateProvider {
   geckoUpdatedAt = 1767225600;
   private readonly prices = new Map<string, Map<string, string>>();
 
-  private constructor(readonly kind: ProviderKind, private readonly server: Server, readonly url: string) {}
+  private constructor(
+    readonly kind: ProviderKind,
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
 
   static async start(kind: ProviderKind, prices: Record<string, Record<string, string>> = {}): Promise<FakeRateProvider> {
     let provider: FakeRateProvider | undefined;

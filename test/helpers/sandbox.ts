@@ -20,6 +20,8 @@ export function sandboxEnv(): CliEnv {
 /** Runs `script` with bash (at most 15 s), as a person pasting the sandbox's printed examples would: its exit code and output. */
 export function bash(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { timeout: 15000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile('bash', ['-c', script], { timeout: 15000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }

@@ -49,7 +49,14 @@ export async function startWebhookFixture(
     emit: async (type, data = {}, o = {}) =>
       (
         await td.daemon.store.write((em) =>
-          td.daemon.outbox.emit(em, { accountId: o.accountId ?? m.accountId, type, data, objectId: o.objectId ?? null, callbackUrl: o.callbackUrl ?? null, at: clock.now() }),
+          td.daemon.outbox.emit(em, {
+            accountId: o.accountId ?? m.accountId,
+            type,
+            data,
+            objectId: o.objectId ?? null,
+            callbackUrl: o.callbackUrl ?? null,
+            at: clock.now(),
+          }),
         )
       ).id,
     deliveries,

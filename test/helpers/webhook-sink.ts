@@ -73,7 +73,14 @@ export class WebhookSink {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
-      this.requests.push({ method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks), path, receivedAt: Date.now(), remotePort: req.socket.remotePort });
+      this.requests.push({
+        method: req.method ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        path,
+        receivedAt: Date.now(),
+        remotePort: req.socket.remotePort,
+      });
       const b = this.behaviours.get(path) ?? 'ok';
       if (b === 'hang') {
         this.hanging.add(res);

@@ -34,11 +34,7 @@ const one = (v: string | string[] | undefined): string | undefined => (Array.isA
  * Every problem with a received delivery, as sentences (empty when it is a correct, signed
  * delivery). `nowSeconds` with `toleranceSeconds` also checks the timestamp's freshness.
  */
-export function deliveryProblems(
-  req: ReceivedRequest,
-  secret: string,
-  opts: { nowSeconds?: number; toleranceSeconds?: number } = {},
-): string[] {
+export function deliveryProblems(req: ReceivedRequest, secret: string, opts: { nowSeconds?: number; toleranceSeconds?: number } = {}): string[] {
   const problems: string[] = [];
   const h = (name: string) => one(req.headers[name.toLowerCase()]);
   if (req.method !== 'POST') problems.push(`method is ${req.method}, not POST`);
@@ -60,7 +56,8 @@ export function deliveryProblems(
   }
   if (typeof body.event_id !== 'string' || !/^[0-9a-f-]{36}$/.test(body.event_id)) problems.push('body.event_id is not a uuid');
   if (typeof body.type !== 'string') problems.push('body.type is missing');
-  if (typeof body.created_at !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(body.created_at)) problems.push('body.created_at is not RFC 3339 UTC');
+  if (typeof body.created_at !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(body.created_at))
+    problems.push('body.created_at is not RFC 3339 UTC');
   if (typeof body.data !== 'object' || body.data === null || Array.isArray(body.data)) problems.push('body.data is not an object');
   if (h('X-Event-Id') !== body.event_id) problems.push('X-Event-Id differs from body.event_id');
   if (h('X-Event-Type') !== body.type) problems.push('X-Event-Type differs from body.type');

@@ -17,7 +17,10 @@ import { recordTransaction } from './money-fixtures';
  */
 export class IdleBitcoin extends BtcAdapter {
   private readonly genesis: NormalisedBlock = { height: 0, hash: 'idle-genesis', parentHash: 'idle-none', transfers: [] };
-  constructor(chain: ChainConfig, public satPerVbyte = 10) {
+  constructor(
+    chain: ChainConfig,
+    public satPerVbyte = 10,
+  ) {
     super(chain);
   }
   override async tip(): Promise<BlockRef> {
@@ -66,21 +69,33 @@ export interface WithdrawalFixture {
  * A verified merchant whose key may withdraw, its security changes a day old (so new payouts are
  * not sent to review), on the test chains with an idle Bitcoin node.
  */
-export async function startWithdrawalFixture(opts: { clock?: Clock; overrides?: Record<string, unknown>; sensitiveLimits?: SensitiveLimits } = {}): Promise<WithdrawalFixture> {
+export async function startWithdrawalFixture(
+  opts: { clock?: Clock; overrides?: Record<string, unknown>; sensitiveLimits?: SensitiveLimits } = {},
+): Promise<WithdrawalFixture> {
   let bitcoin!: IdleBitcoin;
   const td = await startTestDaemon(
     { chains: TEST_CHAINS, ...opts.overrides },
-    { clock: opts.clock, sensitiveLimits: opts.sensitiveLimits, adapterFor: (chain) => (chain.kind === 'btc' ? (bitcoin = new IdleBitcoin(chain)) : new IdleChain(chain.id)) },
+    {
+      clock: opts.clock,
+      sensitiveLimits: opts.sensitiveLimits,
+      adapterFor: (chain) => (chain.kind === 'btc' ? (bitcoin = new IdleBitcoin(chain)) : new IdleChain(chain.id)),
+    },
   );
   const clock = opts.clock ?? { now: () => new Date() };
   const m = await merchantWithKey(td.daemon, { permissions: ['read'] });
   const ownerOtp = new OtpSource(m.ownerTotp, clock);
   const store = td.daemon.store;
   const ageSecurityLog = () =>
-    store.write((em) => em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(clock.now().getTime() - 25 * 3600 * 1000).toISOString() }));
+    store.write((em) =>
+      em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(clock.now().getTime() - 25 * 3600 * 1000).toISOString() }),
+    );
   const key = async (permissions: string[]) => {
     const otp = permissions.includes('withdraw') ? ownerOtp.next() : undefined;
-    const { key: k } = await td.daemon.keys.create(m.accountId, { email: m.owner, otp }, { name: `k${Math.random()}`, permissions, ip_whitelist: [], rate_limit_per_minute: 6000, test: false });
+    const { key: k } = await td.daemon.keys.create(
+      m.accountId,
+      { email: m.owner, otp },
+      { name: `k${Math.random()}`, permissions, ip_whitelist: [], rate_limit_per_minute: 6000, test: false },
+    );
     await ageSecurityLog();
     return new ApiClient(td.url, k.key_id, k.secret, clock);
   };

@@ -85,8 +85,14 @@ export class BtcAdapter implements ChainAdapter {
 
   async blocks(from: number, to: number, signal?: AbortSignal): Promise<NormalisedBlock[]> {
     const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-    const hashes = await this.rpc.all<string>(heights.map((h) => ({ method: 'getblockhash', params: [h] })), signal);
-    const outcomes = await this.rpc.batch(hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })), signal);
+    const hashes = await this.rpc.all<string>(
+      heights.map((h) => ({ method: 'getblockhash', params: [h] })),
+      signal,
+    );
+    const outcomes = await this.rpc.batch(
+      hashes.map((hash) => ({ method: 'getblock', params: [hash, 0] })),
+      signal,
+    );
     const pruned = outcomes.findIndex((o) => !o.ok && PRUNED.test(o.error.message));
     if (pruned >= 0) throw await this.prunedFault(heights[pruned]!, signal);
     const raws = outcomes.map((o) => {
@@ -137,7 +143,10 @@ export class BtcAdapter implements ChainAdapter {
     const fresh = [...txids].filter((txid) => !this.pooled.has(txid));
     for (let i = 0; i < fresh.length; i += MEMPOOL_BATCH) {
       const chunk = fresh.slice(i, i + MEMPOOL_BATCH);
-      const outcomes = await this.rpc.batch(chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, false] })), signal);
+      const outcomes = await this.rpc.batch(
+        chunk.map((txid) => ({ method: 'getrawtransaction', params: [txid, false] })),
+        signal,
+      );
       outcomes.forEach((o, j) => {
         if (!o.ok || typeof o.result !== 'string') return;
         this.pooled.set(chunk[j]!, this.waitingTransfers(o.result, chunk[j]!));
@@ -226,7 +235,8 @@ export class BtcAdapter implements ChainAdapter {
       );
       for (const coin of coins) {
         if (coin === null) continue;
-        if (typeof coin.value !== 'number' || !(coin.value >= 0) || coin.value > 21e6) throw new NodeFault(`bitcoin node gettxout: the value ${String(coin.value).slice(0, 40)}`);
+        if (typeof coin.value !== 'number' || !(coin.value >= 0) || coin.value > 21e6)
+          throw new NodeFault(`bitcoin node gettxout: the value ${String(coin.value).slice(0, 40)}`);
         sats += BigInt(Math.round(coin.value * 1e8));
       }
     }

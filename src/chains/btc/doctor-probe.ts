@@ -20,16 +20,23 @@ export function btcProbe(rpc: Pick<BitcoinRpc, 'call'>): FamilyProbe {
     const notes: DoctorNote[] = [];
     const info = await rpc.call<ChainInfo>('getblockchaininfo', [], signal);
     if (info.initialblockdownload === true)
-      notes.push({ found: `still syncing (initial block download, ${Math.floor((info.verificationprogress ?? 0) * 100)} % verified)`, blocking: true, change: 'wait until the node has synced' });
+      notes.push({
+        found: `still syncing (initial block download, ${Math.floor((info.verificationprogress ?? 0) * 100)} % verified)`,
+        blocking: true,
+        change: 'wait until the node has synced',
+      });
     else if (typeof info.headers === 'number' && typeof info.blocks === 'number' && info.headers > info.blocks + 1)
       notes.push({ found: `behind its headers: block ${info.blocks} of ${info.headers}` });
     else notes.push({ found: 'synced' });
     if (info.pruned === true)
-      notes.push({ found: `pruned: blocks below height ${info.pruneheight ?? '?'} are gone; supported while the scanner stays above it`, change: 'keep the prune target large enough to cover a long outage (a catch-up or a reorganisation below it stops with "pruned data")' });
+      notes.push({
+        found: `pruned: blocks below height ${info.pruneheight ?? '?'} are gone; supported while the scanner stays above it`,
+        change: 'keep the prune target large enough to cover a long outage (a catch-up or a reorganisation below it stops with "pruned data")',
+      });
     else notes.push({ found: 'pruning: off' });
     try {
       const indexes = await rpc.call<{ txindex?: { synced?: boolean } }>('getindexinfo', [], signal);
-      notes.push({ found: indexes.txindex ? 'transaction index: on (not needed)' : 'transaction index: off (Bitcoin Core\'s default; not needed)' });
+      notes.push({ found: indexes.txindex ? 'transaction index: on (not needed)' : "transaction index: off (Bitcoin Core's default; not needed)" });
     } catch {
       notes.push({ found: 'transaction index: not reported (getindexinfo not offered); not needed' });
     }

@@ -10,7 +10,13 @@ import { btcScheme } from './derive';
 export const btcFamily: ChainFamily = {
   kind: 'btc',
   adapter: (chain, clock) => {
-    const pool = poolOf(chain, clock, (e) => new BitcoinRpc(e.url, chain.watch.rpc_timeout_ms), (rpc) => new BtcAdapter(chain, rpc), unavailable);
+    const pool = poolOf(
+      chain,
+      clock,
+      (e) => new BitcoinRpc(e.url, chain.watch.rpc_timeout_ms),
+      (rpc) => new BtcAdapter(chain, rpc),
+      unavailable,
+    );
     return new BtcAdapter(chain, pooledTransport(pool, ['call', 'all', 'batch']), pool);
   },
   doctorEndpoint: (chain, e) => {

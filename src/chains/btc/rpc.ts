@@ -10,7 +10,11 @@ export interface RpcCall {
 }
 
 export class BitcoinRpcError extends Error {
-  constructor(readonly method: string, readonly rpcCode: number | null, reason: string) {
+  constructor(
+    readonly method: string,
+    readonly rpcCode: number | null,
+    reason: string,
+  ) {
     super(`bitcoin node ${method}: ${reason.slice(0, 200)}`);
     this.name = 'BitcoinRpcError';
   }
@@ -29,7 +33,10 @@ export class BitcoinRpc {
   private readonly endpoint: string;
   private readonly authorization: string | null;
 
-  constructor(rpcUrl: string, private readonly timeoutMs: number) {
+  constructor(
+    rpcUrl: string,
+    private readonly timeoutMs: number,
+  ) {
     const url = new URL(rpcUrl);
     const user = decodeURIComponent(url.username);
     const password = decodeURIComponent(url.password);

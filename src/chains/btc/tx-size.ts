@@ -25,7 +25,8 @@ export const P2WPKH_SCRIPT_LENGTH = 22;
  * P2PKH; a witness program (starting with OP_0..OP_16) is spent cheaper than a legacy script.
  */
 export function dustLimit(script: Uint8Array): bigint {
-  const witness = script.length >= 4 && script.length <= 42 && (script[0] === 0 || (script[0]! >= 0x51 && script[0]! <= 0x60)) && script[1] === script.length - 2;
+  const witness =
+    script.length >= 4 && script.length <= 42 && (script[0] === 0 || (script[0]! >= 0x51 && script[0]! <= 0x60)) && script[1] === script.length - 2;
   const spendVsize = witness ? 67 : 148;
   return BigInt(3 * (outputVsize(script.length) + spendVsize));
 }

@@ -18,28 +18,52 @@ export function evmProbe(chain: ChainConfig, rpc: Pick<EvmRpc, 'call' | 'batch'>
   return async (tip, signal) => {
     const notes: DoctorNote[] = [];
     const syncing = await rpc.call<false | { currentBlock?: string; highestBlock?: string }>('eth_syncing', [], signal);
-    if (syncing) notes.push({ found: `still syncing: block ${Number(syncing.currentBlock ?? 0)} of ${Number(syncing.highestBlock ?? 0)}`, blocking: true, change: 'wait until the node has synced' });
+    if (syncing)
+      notes.push({
+        found: `still syncing: block ${Number(syncing.currentBlock ?? 0)} of ${Number(syncing.highestBlock ?? 0)}`,
+        blocking: true,
+        change: 'wait until the node has synced',
+      });
     else notes.push({ found: 'synced' });
 
     const past = Math.max(0, tip.height - ARCHIVE_DEPTH);
     const archive = await refused(() => rpc.call('eth_getBalance', [ZERO_ADDRESS, hex(past)], signal));
     notes.push({
-      found: archive === null ? `archive state: yes (a balance at block ${past} answered)` : `archive state: no (a balance at block ${past}: ${archive}); supported: balances are read at recent heights`,
+      found:
+        archive === null
+          ? `archive state: yes (a balance at block ${past} answered)`
+          : `archive state: no (a balance at block ${past}: ${archive}); supported: balances are read at recent heights`,
     });
 
     const batch = chain.nodes.max_batch;
     notes.push(
       await largestAccepted(
         batch,
-        (n) => rpc.batch(Array.from({ length: n }, () => ({ method: 'eth_blockNumber', params: [] })), signal),
+        (n) =>
+          rpc.batch(
+            Array.from({ length: n }, () => ({ method: 'eth_blockNumber', params: [] })),
+            signal,
+          ),
         (n) => `a batch of ${n} calls`,
         'max_batch',
       ),
     );
 
     const tokens = chain.tokens.map((t) => t.contract);
-    const logs = (n: number) => ({ fromBlock: hex(Math.max(0, tip.height - n + 1)), toBlock: hex(tip.height), address: tokens.length > 0 ? tokens : [ZERO_ADDRESS], topics: [TRANSFER_TOPIC] });
-    notes.push(await largestAccepted(chain.nodes.logs_range, (n) => rpc.call('eth_getLogs', [logs(n)], signal), (n) => `eth_getLogs over ${n} blocks`, 'logs_range'));
+    const logs = (n: number) => ({
+      fromBlock: hex(Math.max(0, tip.height - n + 1)),
+      toBlock: hex(tip.height),
+      address: tokens.length > 0 ? tokens : [ZERO_ADDRESS],
+      topics: [TRANSFER_TOPIC],
+    });
+    notes.push(
+      await largestAccepted(
+        chain.nodes.logs_range,
+        (n) => rpc.call('eth_getLogs', [logs(n)], signal),
+        (n) => `eth_getLogs over ${n} blocks`,
+        'logs_range',
+      ),
+    );
     return notes;
   };
 }
@@ -55,13 +79,21 @@ async function largestAccepted(bound: number, run: (n: number) => Promise<unknow
   let high = bound;
   let low = Math.floor(bound / 2);
   while (low >= 1 && (await refused(() => run(low))) !== null) [high, low] = [low, Math.floor(low / 2)];
-  if (low < 1) return { found: `${what(bound)} (${setting}) refused: ${refusal}; not even 1 accepted`, blocking: true, change: 'use an endpoint that answers these calls' };
+  if (low < 1)
+    return {
+      found: `${what(bound)} (${setting}) refused: ${refusal}; not even 1 accepted`,
+      blocking: true,
+      change: 'use an endpoint that answers these calls',
+    };
   while (high - low > 1) {
     const mid = Math.floor((low + high) / 2);
     if ((await refused(() => run(mid))) === null) low = mid;
     else high = mid;
   }
-  return { found: `${what(bound)} (${setting}) refused: ${refusal}; ${what(low)} accepted`, change: `set ${setting}: ${low} (the daemon also shrinks what it sees refused, from the bound down)` };
+  return {
+    found: `${what(bound)} (${setting}) refused: ${refusal}; ${what(low)} accepted`,
+    change: `set ${setting}: ${low} (the daemon also shrinks what it sees refused, from the bound down)`,
+  };
 }
 
 async function refused(run: () => Promise<unknown>): Promise<string | null> {

@@ -25,7 +25,16 @@ function fieldsOf(tx: Eip1559Fields): Buffer[] {
   const to = Buffer.from(addressDigits(tx.to), 'hex');
   const data = tx.data ?? '0x';
   if (!HEX.test(data)) throw new Error('transaction data is not hex');
-  return [uint(tx.chainId), uint(tx.nonce), uint(tx.maxPriorityFeePerGas), uint(tx.maxFeePerGas), uint(tx.gasLimit), to, uint(tx.value), Buffer.from(data.slice(2), 'hex')];
+  return [
+    uint(tx.chainId),
+    uint(tx.nonce),
+    uint(tx.maxPriorityFeePerGas),
+    uint(tx.maxFeePerGas),
+    uint(tx.gasLimit),
+    to,
+    uint(tx.value),
+    Buffer.from(data.slice(2), 'hex'),
+  ];
 }
 
 /** 0x02 ‖ RLP(fields ‖ access list ‖ more): `more` written as RLP items after the empty access list. */

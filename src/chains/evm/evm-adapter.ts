@@ -71,7 +71,6 @@ export interface EvmCall {
   data?: string;
 }
 
-
 interface RpcBlock extends RpcHeader {
   transactions: RpcTransaction[];
 }
@@ -93,7 +92,8 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
 const NOT_YET = Symbol('not known yet');
 
 /** A node's word that it keeps no state at the block asked for (geth, erigon, reth, Nethermind, Besu wordings). */
-const STATE_GONE = /missing trie node|header not found|state .*(not available|unavailable|pruned)|historical state|no state available|state histor(y|ies)|pruned (state|history)|world state .*not available/i;
+const STATE_GONE =
+  /missing trie node|header not found|state .*(not available|unavailable|pruned)|historical state|no state available|state histor(y|ies)|pruned (state|history)|world state .*not available/i;
 
 /**
  * The EVM family's adapter: native value carried by a block's transactions, and the `Transfer` logs
@@ -110,7 +110,11 @@ export class EvmAdapter implements ChainAdapter {
   private readonly tokens = new Map<string, string>();
 
   /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled, one EvmRpc each; tests give a node in memory); `nodes`: those endpoints, for the chain core. */
-  constructor(chain: ChainConfig, rpc?: EvmTransport, readonly nodes?: ChainNodeSet) {
+  constructor(
+    chain: ChainConfig,
+    rpc?: EvmTransport,
+    readonly nodes?: ChainNodeSet,
+  ) {
     this.chainId = chain.id;
     this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms, { maxBatch: chain.nodes?.max_batch, logsRange: chain.nodes?.logs_range });
@@ -136,7 +140,10 @@ export class EvmAdapter implements ChainAdapter {
     return readConsistently('evm node', from, to, async () => {
       const heights = Array.from({ length: to - from + 1 }, (_, i) => from + i);
       const [blocks, logs] = await Promise.all([
-        this.rpc.batch<RpcBlock | null>(heights.map((h) => ({ method: 'eth_getBlockByNumber', params: [hex(h), true] })), signal),
+        this.rpc.batch<RpcBlock | null>(
+          heights.map((h) => ({ method: 'eth_getBlockByNumber', params: [hex(h), true] })),
+          signal,
+        ),
         this.transferLogs(from, to, signal),
       ]);
       const missing = blocks.findIndex((b) => !b);
@@ -149,9 +156,7 @@ export class EvmAdapter implements ChainAdapter {
     const at = height === null ? 'latest' : hex(height);
     const calls = addresses.flatMap((a) =>
       assets.map((asset) =>
-        asset === 'native'
-          ? { method: 'eth_getBalance', params: [a, at] }
-          : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, at] },
+        asset === 'native' ? { method: 'eth_getBalance', params: [a, at] } : { method: 'eth_call', params: [{ to: asset, data: erc20BalanceOfData(a) }, at] },
       ),
     );
     const answers = await this.stateAt<string>(calls, height, signal);
@@ -173,7 +178,10 @@ export class EvmAdapter implements ChainAdapter {
       return await this.rpc.batch<T>(calls, signal);
     } catch (err) {
       if (height !== null && err instanceof RpcError && STATE_GONE.test(err.message))
-        throw new StateUnavailable(`evm node keeps no state at block ${height} (a node without archive state): ${err.message.replace(/^evm node [^:]*: /, '')}`, height);
+        throw new StateUnavailable(
+          `evm node keeps no state at block ${height} (a node without archive state): ${err.message.replace(/^evm node [^:]*: /, '')}`,
+          height,
+        );
       throw err;
     }
   }
@@ -193,7 +201,11 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The blocks with their transfers; null when a log belongs to another branch than its block. */
   private normalise(blocks: RpcBlock[], logs: RpcLog[]): NormalisedBlock[] | null {
-    const out = blocks.map((b): NormalisedBlock => ({ ...toHeader(b), transfers: nativeTransfers(b), spends: b.transactions.map((tx) => new TransactionSpend(tx)) }));
+    const out = blocks.map((b): NormalisedBlock => ({
+      ...toHeader(b),
+      transfers: nativeTransfers(b),
+      spends: b.transactions.map((tx) => new TransactionSpend(tx)),
+    }));
     const first = out[0]!.height;
     for (const log of logs) {
       const block = out[Number(log.blockNumber) - first];
@@ -225,7 +237,11 @@ export class EvmAdapter implements ChainAdapter {
    * (eth_gasPrice) as both caps, `legacy`: its transactions are signed as type 0 (EIP-155).
    */
   async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
-    const history = await this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>('eth_feeHistory', [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]], signal);
+    const history = await this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>(
+      'eth_feeHistory',
+      [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]],
+      signal,
+    );
     const next = history.baseFeePerGas?.at(-1);
     const baseFeePerGas = next === undefined || next === null ? 0n : amountOf(next, 'eth_feeHistory base fee');
     if (baseFeePerGas === 0n) {
@@ -353,7 +369,10 @@ export class EvmAdapter implements ChainAdapter {
 
   /** The gas of each call, in batched requests; per call its gas or the node's refusal (it would revert). */
   async estimateGasAll(calls: readonly EvmCall[], signal?: AbortSignal): Promise<Array<{ gas: bigint } | { error: string }>> {
-    const answers = await this.settled<string>(calls.map((c) => ({ method: 'eth_estimateGas', params: [estimateParams(c)] })), signal);
+    const answers = await this.settled<string>(
+      calls.map((c) => ({ method: 'eth_estimateGas', params: [estimateParams(c)] })),
+      signal,
+    );
     return answers.map((a) => ('error' in a ? a : { gas: amountOf(a.result, 'eth_estimateGas') }));
   }
 
@@ -362,7 +381,10 @@ export class EvmAdapter implements ChainAdapter {
    * an estimate searches over a dozen): per call null, or the node's refusal (out of gas, a revert).
    */
   async succeedWithGas(calls: ReadonlyArray<EvmCall & { gas: bigint }>, signal?: AbortSignal): Promise<Array<string | null>> {
-    const answers = await this.settled<string>(calls.map((c) => ({ method: 'eth_call', params: [{ ...estimateParams(c), gas: `0x${c.gas.toString(16)}` }, 'latest'] })), signal);
+    const answers = await this.settled<string>(
+      calls.map((c) => ({ method: 'eth_call', params: [{ ...estimateParams(c), gas: `0x${c.gas.toString(16)}` }, 'latest'] })),
+      signal,
+    );
     return answers.map((a) => ('error' in a ? a.error : null));
   }
 
@@ -372,12 +394,22 @@ export class EvmAdapter implements ChainAdapter {
    */
   async receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>> {
     if (txids.length === 0) return [];
-    const answers = await this.rpc.batch<RpcReceipt | null | typeof NOT_YET>(txids.map((txid) => ({ method: 'eth_getTransactionReceipt', params: [txid] })), signal, { notYet: NOT_YET });
+    const answers = await this.rpc.batch<RpcReceipt | null | typeof NOT_YET>(
+      txids.map((txid) => ({ method: 'eth_getTransactionReceipt', params: [txid] })),
+      signal,
+      { notYet: NOT_YET },
+    );
     return answers.map((r) => {
       if (!r || r === NOT_YET) return null;
       const price = amountOf(r.effectiveGasPrice ?? '0x0', 'receipt effectiveGasPrice');
       const transfers = (r.logs ?? []).flatMap((log) => transferLog(log.address, log.topics, log.data) ?? []);
-      return { height: Number(r.blockNumber), blockHash: r.blockHash, succeeded: r.status === '0x1', fee: amountOf(r.gasUsed, 'receipt gasUsed') * price, transfers };
+      return {
+        height: Number(r.blockNumber),
+        blockHash: r.blockHash,
+        succeeded: r.status === '0x1',
+        fee: amountOf(r.gasUsed, 'receipt gasUsed') * price,
+        transfers,
+      };
     });
   }
 
@@ -386,7 +418,10 @@ export class EvmAdapter implements ChainAdapter {
    * given. Per transaction its txid, or the node's refusal; one the node already holds counts as sent.
    */
   async broadcastAll(raws: readonly string[], signal?: AbortSignal): Promise<Array<{ txid: string } | { error: string }>> {
-    const answers = await this.settled<string>(raws.map((raw) => ({ method: 'eth_sendRawTransaction', params: [raw] })), signal);
+    const answers = await this.settled<string>(
+      raws.map((raw) => ({ method: 'eth_sendRawTransaction', params: [raw] })),
+      signal,
+    );
     return answers.map((a, i) => ('error' in a ? (evmBroadcastAnswer(true, a.error) === 'known' ? { txid: keccak256(raws[i]!) } : a) : { txid: a.result }));
   }
 
@@ -395,11 +430,17 @@ export class EvmAdapter implements ChainAdapter {
    * and nonce given, not recovered from the bytes): `mempool` while it holds one; `conflicted` once
    * its sender's nonce, pending transactions counted, passed it; otherwise `unknown`.
    */
-  async sendStates(sends: ReadonlyArray<{ txid: string; from: string; nonce: number }>, signal?: AbortSignal): Promise<Array<'mempool' | 'conflicted' | 'unknown'>> {
+  async sendStates(
+    sends: ReadonlyArray<{ txid: string; from: string; nonce: number }>,
+    signal?: AbortSignal,
+  ): Promise<Array<'mempool' | 'conflicted' | 'unknown'>> {
     if (sends.length === 0) return [];
     const senders = [...new Set(sends.map((s) => s.from))];
     const answers = await this.rpc.batch<unknown>(
-      [...sends.map((s) => ({ method: 'eth_getTransactionByHash', params: [s.txid] })), ...senders.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] }))],
+      [
+        ...sends.map((s) => ({ method: 'eth_getTransactionByHash', params: [s.txid] })),
+        ...senders.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })),
+      ],
       signal,
       { notYet: NOT_YET },
     );
@@ -428,7 +469,12 @@ export class EvmAdapter implements ChainAdapter {
   /** The next nonce of each of `addresses`, mempool included, in batched requests. */
   async pendingNonces(addresses: readonly string[], signal?: AbortSignal): Promise<number[]> {
     if (addresses.length === 0) return [];
-    return (await this.rpc.batch<string>(addresses.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })), signal)).map(Number);
+    return (
+      await this.rpc.batch<string>(
+        addresses.map((a) => ({ method: 'eth_getTransactionCount', params: [a, 'pending'] })),
+        signal,
+      )
+    ).map(Number);
   }
 
   async nonce(address: string, signal?: AbortSignal): Promise<{ latest: number; pending: number }> {
@@ -465,7 +511,8 @@ class TransactionSpend implements NormalisedSpend {
  * string, a value no real amount reaches) is the node's fault: nothing of its block is credited.
  */
 function amountOf(value: unknown, what: string): bigint {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(value)) throw new NodeFault(`evm node: ${what} has the value ${String(value).slice(0, 80)}, not a hex quantity`);
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(value))
+    throw new NodeFault(`evm node: ${what} has the value ${String(value).slice(0, 80)}, not a hex quantity`);
   const amount = BigInt(value);
   if (amount > MAX_AMOUNT) throw new NodeFault(`evm node: ${what} has the impossible value ${amount}`);
   return amount;

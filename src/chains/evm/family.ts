@@ -13,7 +13,13 @@ import { poolOf, pooledTransport } from '../node-pool';
 export const evmFamily: ChainFamily = {
   kind: 'evm',
   adapter: (chain, clock) => {
-    const pool = poolOf(chain, clock, (e) => new EvmRpc(e.url, chain.watch.rpc_timeout_ms, limits(chain)), (rpc) => new EvmAdapter(chain, rpc), unavailable);
+    const pool = poolOf(
+      chain,
+      clock,
+      (e) => new EvmRpc(e.url, chain.watch.rpc_timeout_ms, limits(chain)),
+      (rpc) => new EvmAdapter(chain, rpc),
+      unavailable,
+    );
     return new EvmAdapter(chain, pooledTransport(pool, ['call', 'batch', 'batchSettled', 'getLogs']), pool);
   },
   doctorEndpoint: (chain, e) => {

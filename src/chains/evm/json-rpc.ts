@@ -130,7 +130,11 @@ export class EvmRpc {
     const found = new Map<number, T[]>();
     for (let round = 0; ranges.length > 0; round++) {
       if (round === MAX_ROUNDS) throw new NodeUnavailable(`evm node eth_getLogs: blocks ${from}..${to} were still refused after ${MAX_ROUNDS} smaller tries`);
-      const answers = await this.answers(ranges.map(([a, b]) => ({ method: 'eth_getLogs', params: [{ ...filter, fromBlock: hex(a), toBlock: hex(b) }] })), signal, false);
+      const answers = await this.answers(
+        ranges.map(([a, b]) => ({ method: 'eth_getLogs', params: [{ ...filter, fromBlock: hex(a), toBlock: hex(b) }] })),
+        signal,
+        false,
+      );
       const again: Array<[number, number]> = [];
       let refused = false;
       ranges.forEach(([a, b], i) => {
@@ -159,7 +163,8 @@ export class EvmRpc {
     const out = new Array<RpcAnswer>(calls.length);
     let pending = calls.map((_, i) => i);
     for (let round = 0; pending.length > 0; round++) {
-      if (round === MAX_ROUNDS) throw new NodeUnavailable(`evm node ${label(pending.map((i) => calls[i]!))}: no full answer after ${MAX_ROUNDS} smaller requests`);
+      if (round === MAX_ROUNDS)
+        throw new NodeUnavailable(`evm node ${label(pending.map((i) => calls[i]!))}: no full answer after ${MAX_ROUNDS} smaller requests`);
       const chunks: number[][] = [];
       const size = this.batchLimit.value;
       for (let i = 0; i < pending.length; i += size) chunks.push(pending.slice(i, i + size));
@@ -168,7 +173,10 @@ export class EvmRpc {
       const worker = async (): Promise<void> => {
         while (next < chunks.length) {
           const chunk = chunks[next++]!;
-          const got = await this.post(chunk.map((i) => calls[i]!), signal);
+          const got = await this.post(
+            chunk.map((i) => calls[i]!),
+            signal,
+          );
           chunk.forEach((i, k) => {
             const a = got[k];
             if (a === undefined || (chunk.length > 1 && a.error && TOO_LARGE.test(String(a.error.message)))) again.push(i);
@@ -189,13 +197,21 @@ export class EvmRpc {
    */
   private async post(calls: RpcCall[], signal?: AbortSignal): Promise<Array<RpcAnswer | undefined>> {
     const method = label(calls);
-    const body = calls.length === 1 ? { jsonrpc: '2.0', id: 0, ...calls[0] } : calls.map((c, id) => ({ jsonrpc: '2.0', id, method: c.method, params: c.params }));
+    const body =
+      calls.length === 1 ? { jsonrpc: '2.0', id: 0, ...calls[0] } : calls.map((c, id) => ({ jsonrpc: '2.0', id, method: c.method, params: c.params }));
     const stop = new RequestStop(this.timeoutMs, signal);
     let text: string;
     let status: number;
     let retryAfter: string | string[] | undefined;
     try {
-      const res = await this.agent.request({ origin: this.origin, path: this.path, method: 'POST', headers: this.headers, body: JSON.stringify(body), signal: stop });
+      const res = await this.agent.request({
+        origin: this.origin,
+        path: this.path,
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify(body),
+        signal: stop,
+      });
       text = await res.body.text();
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
@@ -222,10 +238,15 @@ export class EvmRpc {
       return calls.map(() => undefined);
     }
     if (status === 429 || ((status === 403 || status === 503 || ok) && rateLimited(single?.error)))
-      throw new NodeUnavailable(`evm node ${method}: rate limited (HTTP ${status}${message ? `: ${message.slice(0, 120)}` : ''})`, retryAfterMs(retryAfter, single?.error), true);
+      throw new NodeUnavailable(
+        `evm node ${method}: rate limited (HTTP ${status}${message ? `: ${message.slice(0, 120)}` : ''})`,
+        retryAfterMs(retryAfter, single?.error),
+        true,
+      );
     // Some nodes send a JSON-RPC error with HTTP 400 or 500; any other status is about the node, not the call.
     const rpcShaped = parsed !== undefined && (Array.isArray(parsed) || (single !== null && ('error' in single || 'result' in single)));
-    if (!ok && !((status === 400 || status === 500) && rpcShaped)) throw new NodeUnavailable(`evm node ${method}: HTTP ${status}`, status === 503 ? retryAfterMs(retryAfter, undefined) : null);
+    if (!ok && !((status === 400 || status === 500) && rpcShaped))
+      throw new NodeUnavailable(`evm node ${method}: HTTP ${status}`, status === 503 ? retryAfterMs(retryAfter, undefined) : null);
     // A batch answered with one error: every call has it.
     if (single && calls.length > 1) return calls.map(() => single);
     if (parsed === undefined) throw new NodeUnavailable(`evm node ${method}: the answer is not JSON`);
@@ -235,7 +256,12 @@ export class EvmRpc {
     const byId = new Array<RpcAnswer | undefined>(calls.length);
     for (const a of answers) if (Number.isInteger(a?.id) && a.id! >= 0 && a.id! < calls.length) byId[a.id!] = a;
     const limited = byId.find((a) => rateLimited(a?.error));
-    if (limited) throw new NodeUnavailable(`evm node ${method}: rate limited (${String(limited.error!.message).slice(0, 120)})`, retryAfterMs(retryAfter, limited.error), true);
+    if (limited)
+      throw new NodeUnavailable(
+        `evm node ${method}: rate limited (${String(limited.error!.message).slice(0, 120)})`,
+        retryAfterMs(retryAfter, limited.error),
+        true,
+      );
     const answered = byId.filter((a) => a !== undefined && !(a.error && TOO_LARGE.test(String(a.error.message)))).length;
     if (answered < calls.length) this.batchLimit.tooMuch(calls.length, answered > 0 ? answered : undefined);
     // Only a request of the learned size shows that size works.
@@ -253,7 +279,10 @@ class RequestStop extends EventEmitter {
   timedOut = false;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(timeoutMs: number, private readonly caller?: AbortSignal) {
+  constructor(
+    timeoutMs: number,
+    private readonly caller?: AbortSignal,
+  ) {
     super();
     this.timer = setTimeout(() => {
       this.timedOut = true;
@@ -277,7 +306,10 @@ class RequestStop extends EventEmitter {
 
 /** A call the node answered with an error about the call itself; `answered` false for one that got no answer. */
 export class RpcError extends Error {
-  constructor(message: string, readonly answered = false) {
+  constructor(
+    message: string,
+    readonly answered = false,
+  ) {
     super(message);
   }
 }
@@ -285,14 +317,16 @@ export class RpcError extends Error {
 /** geth's answer for a block range's or a batch's answer above its cap (BatchResponseMaxSize), and the like. */
 const TOO_LARGE = /response too large|response size (limit )?exceeded|response is too (big|large)/i;
 /** A batch refused for its number of calls (geth, Nethermind, Ankr, MegaNode, Alchemy wordings). */
-const BATCH_TOO_LARGE = /batch (size )?(is )?too large|batch size limit|batch (size )?exceeds?(ed)?|batch limit|too many (requests|calls) in (a |the )?batch|maximum batch/i;
+const BATCH_TOO_LARGE =
+  /batch (size )?(is )?too large|batch size limit|batch (size )?exceeds?(ed)?|batch limit|too many (requests|calls) in (a |the )?batch|maximum batch/i;
 /** eth_getLogs refused for its span or its results: QuickNode, Infura, Alchemy and node wordings. */
 const LOGS_LIMIT =
   /limited to a? ?[\d,]+ ?(block )?range|block range|more than [\d,]+ (results|logs)|log response size exceeded|too many (logs|results)|range (is )?too (large|wide|big)|exceed(s|ed)? (the )?max(imum)? (block )?range|query timeout exceeded|response too large/i;
 /** geth while its transaction indexer runs (receipts and transactions by hash). */
 const INDEXING = /transaction indexing is in progress|indexing in progress/i;
 /** Rate limits and quotas in a JSON-RPC error's words (the code -32005 is also Infura's 10,000 results, read as a log limit first). */
-const RATE_WORDS = /rate limit|too many requests|request rate|rate exceeded|exceeded .*(capacity|quota|rate|limit)|daily request|request count exceeded|compute units|credits? (limit|exhausted)|quota/i;
+const RATE_WORDS =
+  /rate limit|too many requests|request rate|rate exceeded|exceeded .*(capacity|quota|rate|limit)|daily request|request count exceeded|compute units|credits? (limit|exhausted)|quota/i;
 
 function rateLimited(error: RpcAnswer['error'] | undefined): boolean {
   if (!error) return false;

@@ -9,7 +9,8 @@ import type { BroadcastAnswer } from '../types';
  * mined, an underpriced replacement may be our earlier candidate, insufficient funds change when a
  * sweep arrives, a base fee above the cap falls again, rate limits and busy nodes pass.
  */
-const KNOWN = /already known|already imported|alreadyknown|known transaction|transaction already exists|already in (the )?(pool|mempool)|transaction_already_known/i;
+const KNOWN =
+  /already known|already imported|alreadyknown|known transaction|transaction already exists|already in (the )?(pool|mempool)|transaction_already_known/i;
 const REFUSED =
   /invalid sender|invalid signature|invalid chain ?id|chain ?id mismatch|only replay-protected|intrinsic gas too low|exceeds block gas limit|gas limit reached|max priority fee per gas higher than max fee per gas|tip higher than fee cap|fee cap.*too high|oversized data|(tx|transaction) type not supported|negative value|exceeds the configured cap|\brlp\b|could not decode|invalid transaction/i;
 
@@ -27,4 +28,6 @@ export function evmBroadcastAnswer(answered: boolean, message: string): Broadcas
  * own: the nonce may be taken by this very transaction (PRODUCT §14).
  */
 export const evmNonceTaken = (message: string): boolean =>
-  /nonce too low|nonce.*already|already.*nonce|replacement transaction underpriced|could not replace existing tx|old ?nonce|replacementnotallowed|nonce_too_low/i.test(message);
+  /nonce too low|nonce.*already|already.*nonce|replacement transaction underpriced|could not replace existing tx|old ?nonce|replacementnotallowed|nonce_too_low/i.test(
+    message,
+  );

@@ -1,7 +1,7 @@
 import type { DoctorNote, FamilyProbe } from '../doctor';
 import type { TronFullNode } from './full-node';
 
-const LITE_CHANGE = 'set node.openHistoryQueryWhenLiteFN = true in the node\'s config and restart it, or use a full node';
+const LITE_CHANGE = "set node.openHistoryQueryWhenLiteFN = true in the node's config and restart it, or use a full node";
 
 /**
  * `coinkeep doctor` on one Tron endpoint: the history queries the scanner needs
@@ -28,6 +28,10 @@ export function tronProbe(node: Pick<TronFullNode, 'post'>): FamilyProbe {
 
 /** A Lite FullNode's closed history query, from its error; null for any other error. */
 export function liteNote(err: unknown): DoctorNote | null {
-  if (!(err instanceof Error) || !/^tron node (getblockbynum|getblockbylimitnext|gettransactioninfobyblocknum|gettransactioninfobyid): the answer is not JSON/.test(err.message)) return null;
+  if (
+    !(err instanceof Error) ||
+    !/^tron node (getblockbynum|getblockbylimitnext|gettransactioninfobyblocknum|gettransactioninfobyid): the answer is not JSON/.test(err.message)
+  )
+    return null;
   return { found: `a Lite FullNode with history queries closed (${err.message})`, blocking: true, change: LITE_CHANGE };
 }

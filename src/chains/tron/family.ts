@@ -11,7 +11,13 @@ export const tronFamily: ChainFamily = {
   adapter: (chain, clock) => {
     // The tip the pool reads through an endpoint's adapter brings the newest block whole: the chain's reads take it from there.
     const newest: NewestBlock = { block: null };
-    const pool = poolOf(chain, clock, (e) => new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key), (node) => new TronAdapter(chain, node, undefined, newest), unavailable);
+    const pool = poolOf(
+      chain,
+      clock,
+      (e) => new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key),
+      (node) => new TronAdapter(chain, node, undefined, newest),
+      unavailable,
+    );
     return new TronAdapter(chain, pooledTransport(pool, ['post']), pool, newest);
   },
   doctorEndpoint: (chain, e) => {
@@ -27,4 +33,5 @@ export const tronFamily: ChainFamily = {
 };
 
 /** A request the node did not answer (unreachable, timed out, an HTTP error, no JSON), not one it answered with an error. */
-const unavailable = (err: unknown): boolean => err instanceof Error && /^tron node \w+: (timed out|unreachable|HTTP \d+|the answer is not JSON)/.test(err.message);
+const unavailable = (err: unknown): boolean =>
+  err instanceof Error && /^tron node \w+: (timed out|unreachable|HTTP \d+|the answer is not JSON)/.test(err.message);

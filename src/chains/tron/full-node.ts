@@ -23,7 +23,11 @@ export class TronFullNode {
   private readonly base: string;
   private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
 
-  constructor(fullNodeUrl: string, private readonly timeoutMs: number, apiKey?: string) {
+  constructor(
+    fullNodeUrl: string,
+    private readonly timeoutMs: number,
+    apiKey?: string,
+  ) {
     this.base = fullNodeUrl.replace(/\/+$/, '');
     if (apiKey) this.headers['TRON-PRO-API-KEY'] = apiKey;
   }

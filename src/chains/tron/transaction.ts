@@ -2,7 +2,8 @@ import { utils } from 'tronweb';
 import { tronToHex } from './derive';
 
 /** The contracts the wallet signs on Tron: payments, TRC-20 calls, and Stake 2.0 energy. */
-export type TronContractType = 'TransferContract' | 'TriggerSmartContract' | 'FreezeBalanceV2Contract' | 'DelegateResourceContract' | 'UnDelegateResourceContract';
+export type TronContractType =
+  'TransferContract' | 'TriggerSmartContract' | 'FreezeBalanceV2Contract' | 'DelegateResourceContract' | 'UnDelegateResourceContract';
 
 export interface TronContract {
   type: TronContractType;
@@ -37,7 +38,13 @@ export const trc20TransferData = (to: string, amount: bigint): string => 'a9059c
  * `expiresInMs` after it, and signs its id with `sign` (65 bytes r ‖ s ‖ v, hex): the id is the
  * sha256 of raw_data, so the same fields on the same block give the same transaction.
  */
-export function signTronContract(contract: TronContract, ref: TronRefBlock, expiresInMs: number, sign: (txid: string) => string, feeLimit?: bigint): SignedTron {
+export function signTronContract(
+  contract: TronContract,
+  ref: TronRefBlock,
+  expiresInMs: number,
+  sign: (txid: string) => string,
+  feeLimit?: bigint,
+): SignedTron {
   const expiration = ref.timestamp + expiresInMs;
   const raw: Record<string, unknown> = {
     contract: [{ parameter: { value: contract.value, type_url: `type.googleapis.com/protocol.${contract.type}` }, type: contract.type }],
@@ -47,7 +54,10 @@ export function signTronContract(contract: TronContract, ref: TronRefBlock, expi
     timestamp: ref.timestamp,
     ...(feeLimit === undefined ? {} : { fee_limit: Number(feeLimit) }),
   };
-  const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never) as unknown as { addSignature(b: Uint8Array): void; serializeBinary(): Uint8Array };
+  const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never) as unknown as {
+    addSignature(b: Uint8Array): void;
+    serializeBinary(): Uint8Array;
+  };
   const txid = utils.transaction.txPbToTxID(pb as never).replace(/^0x/, '');
   pb.addSignature(Buffer.from(sign(txid), 'hex'));
   return { txid, raw: Buffer.from(pb.serializeBinary()).toString('hex'), expiration };

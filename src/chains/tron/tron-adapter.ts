@@ -227,7 +227,11 @@ export class TronAdapter implements ChainAdapter {
     if (info.result === 'FAILED' || info.receipt?.result !== 'SUCCESS') return [];
     const out: NormalisedTransfer[] = [];
     (info.log ?? []).forEach((log, index) => {
-      const asset = this.tokens.get(String(log.address).toLowerCase().replace(/^41(?=[0-9a-f]{40}$)/, ''));
+      const asset = this.tokens.get(
+        String(log.address)
+          .toLowerCase()
+          .replace(/^41(?=[0-9a-f]{40}$)/, ''),
+      );
       const topics = log.topics ?? [];
       if (!asset || topics.length !== 3 || topics[0]!.toLowerCase() !== TRON_TRANSFER_TOPIC || !/^[0-9a-fA-F]{64}$/.test(log.data ?? '')) return;
       if (!/^0{24}[0-9a-fA-F]{40}$/.test(topics[2]!)) return;
@@ -263,17 +267,28 @@ export class TronAdapter implements ChainAdapter {
       native ? this.node.post<{ address?: string }>('getaccount', { address: to }, signal) : null,
       native
         ? null
-        : this.node.post<{ result?: { result?: boolean; message?: string; code?: string }; energy_used?: number; transaction?: { ret?: Array<{ ret?: string }> } }>(
+        : this.node.post<{
+            result?: { result?: boolean; message?: string; code?: string };
+            energy_used?: number;
+            transaction?: { ret?: Array<{ ret?: string }> };
+          }>(
             'triggerconstantcontract',
-            { owner_address: from, contract_address: '41' + tronToHex(t.asset).slice(2), function_selector: 'transfer(address,uint256)', parameter: to.slice(2).padStart(64, '0') + t.amount.toString(16).padStart(64, '0') },
+            {
+              owner_address: from,
+              contract_address: '41' + tronToHex(t.asset).slice(2),
+              function_selector: 'transfer(address,uint256)',
+              parameter: to.slice(2).padStart(64, '0') + t.amount.toString(16).padStart(64, '0'),
+            },
             signal,
           ),
     ]);
     let energy = 0;
     if (call) {
       const failed = call.result?.result !== true || call.result.message !== undefined || call.transaction?.ret?.[0]?.ret === 'FAILED';
-      if (failed) throw new Error(`tron node triggerconstantcontract: the transfer would fail ${readable(call.result?.message) || call.result?.code || ''}`.trim());
-      if (!Number.isSafeInteger(call.energy_used) || call.energy_used! <= 0) throw new NodeFault(`tron node triggerconstantcontract: energy_used is ${String(call.energy_used)}`);
+      if (failed)
+        throw new Error(`tron node triggerconstantcontract: the transfer would fail ${readable(call.result?.message) || call.result?.code || ''}`.trim());
+      if (!Number.isSafeInteger(call.energy_used) || call.energy_used! <= 0)
+        throw new NodeFault(`tron node triggerconstantcontract: energy_used is ${String(call.energy_used)}`);
       energy = call.energy_used!;
     }
     const bandwidth = native ? TRX_TRANSFER_BYTES : TOKEN_TRANSFER_BYTES;
@@ -281,13 +296,16 @@ export class TronAdapter implements ChainAdapter {
     const stakedBandwidth = left(sender.NetLimit, sender.NetUsed);
     const creates = recipient !== null && recipient.address === undefined;
     const activationSun = creates ? params.getCreateNewAccountFeeInSystemContract + (stakedBandwidth >= bandwidth ? 0n : params.getCreateAccountFee) : 0n;
-    const bandwidthBurn = creates || stakedBandwidth >= bandwidth || left(sender.freeNetLimit, sender.freeNetUsed) >= bandwidth ? 0n : BigInt(bandwidth) * params.getTransactionFee;
+    const bandwidthBurn =
+      creates || stakedBandwidth >= bandwidth || left(sender.freeNetLimit, sender.freeNetUsed) >= bandwidth ? 0n : BigInt(bandwidth) * params.getTransactionFee;
     const energyBurn = BigInt(Math.max(0, energy - left(sender.EnergyLimit, sender.EnergyUsed))) * params.getEnergyFee;
     const feeLimit = native ? 0n : (BigInt(energy) * params.getEnergyFee * (100n + FEE_LIMIT_MARGIN_PERCENT) + 99n) / 100n;
     return { kind: 'tron', energy, bandwidth, activationSun, burnSun: activationSun + bandwidthBurn + energyBurn, feeLimit };
   }
 
-  private async chainParameters(signal?: AbortSignal): Promise<Record<'getEnergyFee' | 'getTransactionFee' | 'getCreateAccountFee' | 'getCreateNewAccountFeeInSystemContract', bigint>> {
+  private async chainParameters(
+    signal?: AbortSignal,
+  ): Promise<Record<'getEnergyFee' | 'getTransactionFee' | 'getCreateAccountFee' | 'getCreateNewAccountFeeInSystemContract', bigint>> {
     const got = await this.node.post<{ chainParameter?: Array<{ key: string; value?: number }> }>('getchainparameters', {}, signal);
     const param = (key: string): bigint => {
       const value = got.chainParameter?.find((p) => p.key === key)?.value;
@@ -343,16 +361,22 @@ export class TronAdapter implements ChainAdapter {
     }
     const got = await this.node.post<{ constant_result?: unknown[]; result?: { result?: boolean } }>(
       'triggerconstantcontract',
-      { owner_address: address, contract_address: asset, function_selector: 'balanceOf(address)', parameter: tronToHex(address).slice(2).padStart(64, '0'), visible: true },
+      {
+        owner_address: address,
+        contract_address: asset,
+        function_selector: 'balanceOf(address)',
+        parameter: tronToHex(address).slice(2).padStart(64, '0'),
+        visible: true,
+      },
       signal,
     );
     const word = got.constant_result?.[0];
-    if (got.result?.result !== true || typeof word !== 'string' || !/^[0-9a-fA-F]{64}$/.test(word)) throw new Error(`tron node triggerconstantcontract: no balanceOf answer for ${asset}`);
+    if (got.result?.result !== true || typeof word !== 'string' || !/^[0-9a-fA-F]{64}$/.test(word))
+      throw new Error(`tron node triggerconstantcontract: no balanceOf answer for ${asset}`);
     const amount = BigInt('0x' + word);
     if (amount > MAX_AMOUNT) throw new NodeFault(`tron node: balanceOf ${asset} is the impossible value ${amount}`);
     return amount;
   }
-
 
   /** A payable Tron address: base58check `T...` of 0x41 and 20 bytes. */
   payable(address: string): boolean {
@@ -390,11 +414,12 @@ export class TronAdapter implements ChainAdapter {
    * delegation out of `frozenV2` into `delegated_frozenV2_balance_for_energy`: the stake is their sum.
    */
   async account(address: string, signal?: AbortSignal): Promise<{ exists: boolean; balance: bigint; stakedEnergy: bigint; delegatedEnergy: bigint }> {
-    const a = await this.node.post<{ address?: string; balance?: number; frozenV2?: Array<{ type?: string; amount?: number }>; account_resource?: { delegated_frozenV2_balance_for_energy?: number } }>(
-      'getaccount',
-      { address: tronHexAddressOf(address) },
-      signal,
-    );
+    const a = await this.node.post<{
+      address?: string;
+      balance?: number;
+      frozenV2?: Array<{ type?: string; amount?: number }>;
+      account_resource?: { delegated_frozenV2_balance_for_energy?: number };
+    }>('getaccount', { address: tronHexAddressOf(address) }, signal);
     const sun = (v: unknown): bigint => exactInteger(v) ?? 0n;
     return {
       exists: a.address !== undefined,
@@ -410,7 +435,11 @@ export class TronAdapter implements ChainAdapter {
    * network's energy per staked TRX (TotalEnergyLimit over TotalEnergyWeight).
    */
   async resources(address: string, signal?: AbortSignal): Promise<{ energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number }> {
-    const r = await this.node.post<AccountResource & { TotalEnergyLimit?: number; TotalEnergyWeight?: number }>('getaccountresource', { address: tronHexAddressOf(address) }, signal);
+    const r = await this.node.post<AccountResource & { TotalEnergyLimit?: number; TotalEnergyWeight?: number }>(
+      'getaccountresource',
+      { address: tronHexAddressOf(address) },
+      signal,
+    );
     const left = (limit?: number, used?: number) => Math.max(0, (limit ?? 0) - (used ?? 0));
     return {
       energy: left(r.EnergyLimit, r.EnergyUsed),
@@ -433,13 +462,21 @@ export class TronAdapter implements ChainAdapter {
   /** What the TRC-20 contract answers to `decimals()` (a constant call on the head state); null when no such number. */
   async tokenDecimals(contract: string, signal?: AbortSignal): Promise<number | null> {
     const hex = '41' + tronToHex(contract).slice(2);
-    const call = await this.node.post<{ constant_result?: string[] }>('triggerconstantcontract', { owner_address: hex, contract_address: hex, function_selector: 'decimals()', parameter: '' }, signal);
+    const call = await this.node.post<{ constant_result?: string[] }>(
+      'triggerconstantcontract',
+      { owner_address: hex, contract_address: hex, function_selector: 'decimals()', parameter: '' },
+      signal,
+    );
     return decimalsOf(call.constant_result?.[0] ?? '');
   }
 
   /** A mined transaction's block, the sun it burnt, and whether it did what it was sent for; null when not mined on the node's chain. */
   async transactionInfo(txid: string, signal?: AbortSignal): Promise<TronTransactionInfo | null> {
-    const info = await this.node.post<TronTxInfo & { fee?: number; receipt?: { result?: string; energy_fee?: number } }>('gettransactioninfobyid', { value: txid }, signal);
+    const info = await this.node.post<TronTxInfo & { fee?: number; receipt?: { result?: string; energy_fee?: number } }>(
+      'gettransactioninfobyid',
+      { value: txid },
+      signal,
+    );
     if (!Number.isSafeInteger(info.blockNumber)) return null;
     const sun = (v: unknown): bigint => exactInteger(v) ?? 0n;
     const succeeded = info.result !== 'FAILED';
@@ -485,7 +522,11 @@ function checkedBlock(b: TronBlock, height: number | undefined): TronBlock {
   return b;
 }
 
-const toHeader = (b: TronBlock): BlockHeader => ({ height: b.block_header.raw_data.number ?? 0, hash: b.blockID, parentHash: b.block_header.raw_data.parentHash });
+const toHeader = (b: TronBlock): BlockHeader => ({
+  height: b.block_header.raw_data.number ?? 0,
+  hash: b.blockID,
+  parentHash: b.block_header.raw_data.parentHash,
+});
 
 /** Sun from a TransferContract's amount: a positive integer (java-tron's int64, read exactly at any size), else the node's fault. */
 function sunOf(value: unknown, txid: string): bigint {
@@ -499,7 +540,8 @@ const tronHexAddressOf = (address: string): string => '41' + tronToHex(address).
 
 /** `T...` from a node's hex address (41 ‖ 20 bytes). */
 function addressOf(value: unknown, txid: string): string {
-  if (typeof value !== 'string' || !/^41[0-9a-fA-F]{40}$/.test(value)) throw new NodeFault(`tron node: transaction ${txid} has the address ${String(value).slice(0, 50)}`);
+  if (typeof value !== 'string' || !/^41[0-9a-fA-F]{40}$/.test(value))
+    throw new NodeFault(`tron node: transaction ${txid} has the address ${String(value).slice(0, 50)}`);
   return tronFromHex('0x' + value.slice(2));
 }
 
@@ -522,4 +564,9 @@ function transactionId(rawHex: string): string {
 
 /** java-tron writes a refusal's message as hex of its text. */
 const readable = (message: string | undefined): string =>
-  message && /^([0-9a-f]{2})+$/i.test(message) ? Buffer.from(message, 'hex').toString('utf8').replace(/[^\x20-\x7e]/g, '').slice(0, 200) : (message ?? '').slice(0, 200);
+  message && /^([0-9a-f]{2})+$/i.test(message)
+    ? Buffer.from(message, 'hex')
+        .toString('utf8')
+        .replace(/[^\x20-\x7e]/g, '')
+        .slice(0, 200)
+    : (message ?? '').slice(0, 200);

@@ -38,5 +38,8 @@ export function payoutAlertLines(alerts: readonly PayoutAlert[]): string[] {
 /** The chains whose node asks a fee above their ceiling (`chains[].payouts.max_fee`): what it asks, the ceiling, what waits. */
 export function feeCeilingLines(waits: readonly FeeCeilingStatus[]): string[] {
   if (waits.length === 0) return [];
-  return ['fees above their ceiling:', ...waits.map((w) => `  ${w.chain_id}  the node asks ${w.quote}, payouts.max_fee is ${w.ceiling}: ${w.waiting.join(', ')} wait (since ${w.since})`)];
+  return [
+    'fees above their ceiling:',
+    ...waits.map((w) => `  ${w.chain_id}  the node asks ${w.quote}, payouts.max_fee is ${w.ceiling}: ${w.waiting.join(', ')} wait (since ${w.since})`),
+  ];
 }

@@ -10,11 +10,15 @@ export const DEMO_APPROVER = 'approver@demo.coinkeep.test';
 /** Creates the sandbox's demo account and its test key (once per dev data dir). */
 export async function prepareDemo(daemon: Daemon): Promise<Record<string, unknown>> {
   const created = await daemon.team.createAccount('Demo shop', DEMO_OWNER);
-  const { key } = await daemon.keys.create(created.account.id, { email: DEMO_OWNER }, {
-    name: 'sandbox',
-    permissions: ['read', 'create_invoice', 'create_address'],
-    test: true,
-  });
+  const { key } = await daemon.keys.create(
+    created.account.id,
+    { email: DEMO_OWNER },
+    {
+      name: 'sandbox',
+      permissions: ['read', 'create_invoice', 'create_address'],
+      test: true,
+    },
+  );
   return {
     account_id: created.account.id,
     owner_email: DEMO_OWNER,
@@ -61,9 +65,24 @@ export const DEMO_WITHDRAWAL_AMOUNTS: Record<string, string> = { BTC: DEMO_WITHD
  * address, outside the daemon's wallet; pasting it twice returns the same withdrawal by its
  * payout_id).
  */
-export const demoWithdrawalCurls = (baseUrl: string, keyId: string, secret: string, coinId: string, toAddress: string, amount = DEMO_WITHDRAWAL_AMOUNT, payoutId = 'sandbox-1') => ({
+export const demoWithdrawalCurls = (
+  baseUrl: string,
+  keyId: string,
+  secret: string,
+  coinId: string,
+  toAddress: string,
+  amount = DEMO_WITHDRAWAL_AMOUNT,
+  payoutId = 'sandbox-1',
+) => ({
   estimate: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals/estimate', JSON.stringify({ coin_id: coinId, amount })),
-  withdrawal: signedCurl(baseUrl, keyId, secret, 'POST', '/v1/withdrawals', JSON.stringify({ coin_id: coinId, amount, to_address: toAddress, payout_id: payoutId })),
+  withdrawal: signedCurl(
+    baseUrl,
+    keyId,
+    secret,
+    'POST',
+    '/v1/withdrawals',
+    JSON.stringify({ coin_id: coinId, amount, to_address: toAddress, payout_id: payoutId }),
+  ),
 });
 
 /**

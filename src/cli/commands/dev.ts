@@ -7,7 +7,17 @@ import type { Daemon } from '../../daemon/main';
 import { adminCall } from '../admin-client';
 import { cliConfig, configPath, globals, output } from '../context';
 import { runForeground } from './lifecycle';
-import { addDemoApprover, demoCurl, demoInvoice, demoWithdrawalCurls, DEMO_APPROVER, DEMO_WITHDRAWAL_AMOUNT, DEMO_WITHDRAWAL_AMOUNTS, enableDemoWithdrawals, prepareDemo } from './dev-demo';
+import {
+  addDemoApprover,
+  demoCurl,
+  demoInvoice,
+  demoWithdrawalCurls,
+  DEMO_APPROVER,
+  DEMO_WITHDRAWAL_AMOUNT,
+  DEMO_WITHDRAWAL_AMOUNTS,
+  enableDemoWithdrawals,
+  prepareDemo,
+} from './dev-demo';
 import { withSandboxCode } from '../../dev/sandbox-otp';
 import type { InvoiceToPay } from '../../dev/sandbox-pay';
 import { UserError } from '../../shared/errors';
@@ -41,56 +51,85 @@ export function registerDevCommands(program: Command): void {
       ensureDataDir(base.data_dir);
       loadMasterKey(base.data_dir, { create: true });
       // Checked before any node starts: a second sandbox would rewrite the running one's sandbox.yaml.
-      const running = await adminCall(base.data_dir, 'GET', '/admin/status', undefined, 2000).then(() => true, () => false);
+      const running = await adminCall(base.data_dir, 'GET', '/admin/status', undefined, 2000).then(
+        () => true,
+        () => false,
+      );
       if (running) throw new UserError(`a coinkeepd is already running with the data dir ${base.data_dir}: stop it first`);
       const { startSandbox, prepareSeed, sandboxOf, demoWithdrawalTargets } = sandboxModules();
       const sandbox = await startSandbox(configPath(cmd), base.data_dir);
       try {
         const config = loadConfig(sandbox.configFile);
         await prepareSeed(config);
-        await runForeground(cmd, async (daemon: Daemon) => {
-          const demoFile = path.join(config.data_dir, 'demo.json');
-          let demo: Record<string, unknown>;
-          if (existsSync(demoFile)) {
-            demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Record<string, unknown>;
-          } else {
-            demo = await prepareDemo(daemon);
-            writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
-          }
-          const approver = await addDemoApprover(daemon, demo);
-          if (approver) {
-            demo = { ...demo, ...approver };
-            writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
-          }
-          await enableDemoWithdrawals(daemon, demo as { account_id: string; key_id: string; owner_totp_secret: string });
-          // The gas stations pay the sweeps of test USDT and the gas of token payouts.
-          const gasStations: Array<{ chain_id: string; address: string }> = [];
-          for (const [chainId, evm] of daemon.evmPayouts.byChain) {
-            const chain = config.chains.find((c) => c.id === chainId)!;
-            await sandboxOf(chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
-            gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
-          }
-          const chains = sandboxChainsInfo(daemon, sandbox.chains);
-          const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains, gas_stations: gasStations };
-          info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
-          const targets = demoWithdrawalTargets(chains);
-          if (targets.utxo) {
-            const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), targets.utxo.chain.coins[0]!.coin_id, targets.utxo.to);
-            info.estimate_curl_example = curls.estimate;
-            info.withdrawal_curl_example = curls.withdrawal;
-          }
-          // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
-          info.evm_withdrawal_examples = targets.account
-            .flatMap(({ chain: c, to }) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin, to })))
-            .map(({ chain_id, coin, to }) => {
-              const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
-              const curls = demoWithdrawalCurls(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), coin.coin_id, to, amount, `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`);
-              return { chain_id, ticker: coin.ticker, coin_id: coin.coin_id, amount, to_address: to, estimate_curl_example: curls.estimate, withdrawal_curl_example: curls.withdrawal };
-            });
-          info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
-          if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
-          else process.stdout.write(devBanner(info) + '\n');
-        }, config);
+        await runForeground(
+          cmd,
+          async (daemon: Daemon) => {
+            const demoFile = path.join(config.data_dir, 'demo.json');
+            let demo: Record<string, unknown>;
+            if (existsSync(demoFile)) {
+              demo = JSON.parse(readFileSync(demoFile, 'utf8')) as Record<string, unknown>;
+            } else {
+              demo = await prepareDemo(daemon);
+              writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
+            }
+            const approver = await addDemoApprover(daemon, demo);
+            if (approver) {
+              demo = { ...demo, ...approver };
+              writePrivateFile(demoFile, JSON.stringify(demo, null, 2));
+            }
+            await enableDemoWithdrawals(daemon, demo as { account_id: string; key_id: string; owner_totp_secret: string });
+            // The gas stations pay the sweeps of test USDT and the gas of token payouts.
+            const gasStations: Array<{ chain_id: string; address: string }> = [];
+            for (const [chainId, evm] of daemon.evmPayouts.byChain) {
+              const chain = config.chains.find((c) => c.id === chainId)!;
+              await sandboxOf(chain.kind)?.fundGasStation?.(chain, evm.gasStation.address);
+              gasStations.push({ chain_id: chainId, address: evm.gasStation.address });
+            }
+            const chains = sandboxChainsInfo(daemon, sandbox.chains);
+            const info: Record<string, unknown> = { base_url: daemon.apiUrl, data_dir: config.data_dir, ...demo, chains, gas_stations: gasStations };
+            info.curl_example = demoCurl(daemon.apiUrl, String(demo.key_id), String(demo.key_secret), chains[0]!.coins[0]!.coin_id);
+            const targets = demoWithdrawalTargets(chains);
+            if (targets.utxo) {
+              const curls = demoWithdrawalCurls(
+                daemon.apiUrl,
+                String(demo.key_id),
+                String(demo.key_secret),
+                targets.utxo.chain.coins[0]!.coin_id,
+                targets.utxo.to,
+              );
+              info.estimate_curl_example = curls.estimate;
+              info.withdrawal_curl_example = curls.withdrawal;
+            }
+            // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
+            info.evm_withdrawal_examples = targets.account
+              .flatMap(({ chain: c, to }) => c.coins.filter((coin) => DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]).map((coin) => ({ chain_id: c.id, coin, to })))
+              .map(({ chain_id, coin, to }) => {
+                const amount = DEMO_WITHDRAWAL_AMOUNTS[coin.ticker]!;
+                const curls = demoWithdrawalCurls(
+                  daemon.apiUrl,
+                  String(demo.key_id),
+                  String(demo.key_secret),
+                  coin.coin_id,
+                  to,
+                  amount,
+                  `sandbox-${chain_id}-${coin.ticker.toLowerCase()}-1`,
+                );
+                return {
+                  chain_id,
+                  ticker: coin.ticker,
+                  coin_id: coin.coin_id,
+                  amount,
+                  to_address: to,
+                  estimate_curl_example: curls.estimate,
+                  withdrawal_curl_example: curls.withdrawal,
+                };
+              });
+            info.checkout_url = (await demoInvoice(daemon, String(demo.account_id))).checkout_url;
+            if (globals(cmd).json) process.stdout.write(JSON.stringify(info) + '\n');
+            else process.stdout.write(devBanner(info) + '\n');
+          },
+          config,
+        );
       } finally {
         await sandbox.stop();
       }
@@ -116,7 +155,9 @@ export function registerDevCommands(program: Command): void {
       output(cmd, { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, credited: after.paid_amount !== before.paid_amount }, (r) =>
         [
           `paid ${r.amount} ${r.ticker} to ${r.to} (${r.network}) in ${r.txid}`,
-          r.credited ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}` : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
+          r.credited
+            ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}`
+            : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
         ].join('\n'),
       );
     });
@@ -133,7 +174,9 @@ export function registerDevCommands(program: Command): void {
         const family = sandboxModules().sandboxOf(chain.kind);
         if (family) mined.push({ chain_id: chain.id, blocks: n, height: (await family.mine(chain, n)).height });
       }
-      output(cmd, { chains: mined }, (r) => r.chains.map((c: { chain_id: string; blocks: number; height: number }) => `${c.chain_id}: mined ${c.blocks}, height ${c.height}`).join('\n'));
+      output(cmd, { chains: mined }, (r) =>
+        r.chains.map((c: { chain_id: string; blocks: number; height: number }) => `${c.chain_id}: mined ${c.blocks}, height ${c.height}`).join('\n'),
+      );
     });
 
   dev
@@ -146,7 +189,9 @@ export function registerDevCommands(program: Command): void {
       const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { account_id: string; approver_totp_secret?: string };
       if (!demo.approver_totp_secret) throw new UserError('the sandbox has no demo approver yet: start it again with coinkeep dev');
       const target = `/admin/accounts/${encodeURIComponent(demo.account_id)}/withdrawals/${encodeURIComponent(withdrawalId)}/approve`;
-      const w = await withSandboxCode(demo.approver_totp_secret, (otp) => adminCall<{ id: string; status: string }>(config.data_dir, 'POST', target, { as: DEMO_APPROVER, otp }));
+      const w = await withSandboxCode(demo.approver_totp_secret, (otp) =>
+        adminCall<{ id: string; status: string }>(config.data_dir, 'POST', target, { as: DEMO_APPROVER, otp }),
+      );
       output(cmd, w, (x) => `withdrawal ${x.id}: ${x.status}`);
     });
 }
@@ -236,7 +281,8 @@ function devBanner(info: Record<string, any>): string {
     lines.push('', `  chain ${c.id} (${c.kind}) at ${c.rpc_url}`);
     for (const coin of c.coins) lines.push(`    ${coin.ticker.padEnd(6)} coin_id ${coin.coin_id}${coin.contract ? `  contract ${coin.contract}` : ''}`);
   }
-  for (const g of (info.gas_stations ?? []) as Array<{ chain_id: string; address: string }>) lines.push(`  gas station of ${g.chain_id}: ${g.address} (funded by the sandbox)`);
+  for (const g of (info.gas_stations ?? []) as Array<{ chain_id: string; address: string }>)
+    lines.push(`  gas station of ${g.chain_id}: ${g.address} (funded by the sandbox)`);
   lines.push('', `Payment page of a demo invoice (USD 25, the payer picks the coin): ${info.checkout_url}`);
   lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID]');
   lines.push('', `  public catalogue: curl -s ${info.base_url}/v1/currencies`);

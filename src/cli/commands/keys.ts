@@ -17,8 +17,7 @@ const showKey = (k: any): string =>
 
 /** `coinkeep keys ...` and `coinkeep withdraw-requests ...` (PRODUCT.md §5, §12). */
 export function registerKeyCommands(program: Command): void {
-  const call = (cmd: Command, method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) =>
-    adminCall(cliConfig(cmd).data_dir, method, path, body);
+  const call = (cmd: Command, method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) => adminCall(cliConfig(cmd).data_dir, method, path, body);
   const base = (o: Opts) => `/admin/accounts/${encodeURIComponent(String(o.account))}`;
   const keys = program.command('keys').description('API keys of an account');
 
@@ -45,7 +44,12 @@ export function registerKeyCommands(program: Command): void {
         rate_limit_per_minute: wholeNumber('--rate-limit', o.rateLimit),
         test: Boolean(o.test),
       });
-      output(cmd, r, (x) => `${showKey(x.key)}\n  secret: ${x.key.secret}   (shown once: store it now)${x.key.request_id ? `\n  withdraw requested (request ${x.key.request_id}); an owner or admin approves it` : ''}`);
+      output(
+        cmd,
+        r,
+        (x) =>
+          `${showKey(x.key)}\n  secret: ${x.key.secret}   (shown once: store it now)${x.key.request_id ? `\n  withdraw requested (request ${x.key.request_id}); an owner or admin approves it` : ''}`,
+      );
     });
 
   keys
@@ -91,7 +95,12 @@ export function registerKeyCommands(program: Command): void {
         const keyId = name in DESTRUCTIVE ? await pickKey(cmd, o, given, name) : given!;
         if (name in DESTRUCTIVE) await confirmAction(cmd, `${name} key ${keyId} (${DESTRUCTIVE[name]})?`, o.yes as boolean | undefined);
         const r = await call(cmd, 'POST', `${base(o)}/keys/${encodeURIComponent(keyId)}/${name}`, { as: o.as, otp: o.otp });
-        output(cmd, r, (x) => `${showKey(x.key)}${x.key.secret ? `\n  new secret: ${x.key.secret}   (shown once; the previous one works until ${x.key.previous_secret_valid_until ?? 'now'})` : ''}`);
+        output(
+          cmd,
+          r,
+          (x) =>
+            `${showKey(x.key)}${x.key.secret ? `\n  new secret: ${x.key.secret}   (shown once; the previous one works until ${x.key.previous_secret_valid_until ?? 'now'})` : ''}`,
+        );
       });
   action('rotate', 'issue a new secret; the previous one keeps working for 10 minutes');
   action('disable', 'stop the key until it is enabled again');
@@ -129,7 +138,12 @@ export function registerKeyCommands(program: Command): void {
     .requiredOption('--account <id>')
     .action(async (o: Opts, cmd: Command) => {
       const r = await call(cmd, 'GET', `${base(o)}/withdraw-requests`);
-      output(cmd, r, (x) => x.items.map((i: any) => `${i.key.key_id}  requested by ${i.request?.requested_by} at ${i.request?.requested_at}`).join('\n') || 'no pending requests');
+      output(
+        cmd,
+        r,
+        (x) =>
+          x.items.map((i: any) => `${i.key.key_id}  requested by ${i.request?.requested_by} at ${i.request?.requested_at}`).join('\n') || 'no pending requests',
+      );
     });
   for (const verb of ['approve', 'reject'] as const) {
     wr.command(verb)
@@ -138,7 +152,10 @@ export function registerKeyCommands(program: Command): void {
       .requiredOption('--as <email>')
       .option('--otp <code>')
       .option('--yes', verb === 'reject' ? 'do not ask to confirm on a terminal' : 'accepted for symmetry; approving never asks')
-      .argument('[key_or_request_id]', 'the key id (ck_...) or the request_id that keys create printed; a key has at most one open request; on a terminal, left out: pick it from a list')
+      .argument(
+        '[key_or_request_id]',
+        'the key id (ck_...) or the request_id that keys create printed; a key has at most one open request; on a terminal, left out: pick it from a list',
+      )
       .action(async (given: string | undefined, o: Opts, cmd: Command) => {
         const id = await pickId(cmd, given, {
           argument: '<key_or_request_id>',

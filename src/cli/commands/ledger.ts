@@ -38,7 +38,9 @@ export function registerLedgerCommands(program: Command): void {
       output(cmd, r, reconcileTable);
       const bad = r.coins.filter((c) => c.status === 'difference' || c.status === 'unavailable');
       if (bad.length > 0) {
-        throw new UserError(`ledger reconcile: ${bad.map((c) => `${c.ticker} on ${c.chain_id} ${c.status === 'difference' ? `differs by ${c.difference}` : `unavailable (${c.error})`}`).join('; ')}`);
+        throw new UserError(
+          `ledger reconcile: ${bad.map((c) => `${c.ticker} on ${c.chain_id} ${c.status === 'difference' ? `differs by ${c.difference}` : `unavailable (${c.error})`}`).join('; ')}`,
+        );
       }
     });
 }
@@ -46,11 +48,26 @@ export function registerLedgerCommands(program: Command): void {
 /** The report as a table, one coin a line, and what an `in_flight` line means. */
 function reconcileTable(r: ReconcileReport): string {
   const head = ['COIN', 'CHAIN', 'BOOKS', 'UNCREDITED_IN', 'IN_FLIGHT_OUT', 'IN_FLIGHT_IN', 'NODE', 'DIFFERENCE', 'STATUS'];
-  const rows = r.coins.map((c) => [c.ticker, c.chain_id, c.books, c.uncredited_in, c.in_flight_out, c.in_flight_in, c.node ?? '-', c.difference ?? '-', c.status]);
+  const rows = r.coins.map((c) => [
+    c.ticker,
+    c.chain_id,
+    c.books,
+    c.uncredited_in,
+    c.in_flight_out,
+    c.in_flight_in,
+    c.node ?? '-',
+    c.difference ?? '-',
+    c.status,
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(head), ...rows.map(line)];
-  if (r.coins.some((c) => c.status === 'in_flight')) out.push('', 'in_flight: the chain shows less (or more) by no more than what is on its way out (or in) and not yet booked; run it again once it is.');
+  if (r.coins.some((c) => c.status === 'in_flight'))
+    out.push('', 'in_flight: the chain shows less (or more) by no more than what is on its way out (or in) and not yet booked; run it again once it is.');
   out.push('', r.ok ? 'the books match the chains' : 'DIFFERENCE');
   return out.join('\n');
 }

@@ -87,8 +87,26 @@ export function registerLifecycleCommands(program: Command): void {
       // The wallet and the database are loaded only by the commands that need them: every CLI call starts a process.
       const { prepareSeed } = require('../../daemon/setup') as typeof import('../../daemon/setup');
       const seed = await prepareSeed(config, o.restore ? await readMnemonic() : undefined, { firstBranch: firstBranch(o.firstBranch) });
-      output(cmd, { config: file, config_written: wroteConfig, data_dir: config.data_dir, network: config.network, migrations_applied: applied, wallet_seed: seed.status, wallet_fingerprint: seed.fingerprint, wallet_next_branch: seed.next_branch }, (r) =>
-        [`config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`, `data dir: ${r.data_dir}`, `network: ${r.network}`, `migrations applied: ${r.migrations_applied.length}`, `wallet seed: ${r.wallet_seed} (fingerprint ${r.wallet_fingerprint}; back it up: coinkeep wallet backup)`].join('\n'),
+      output(
+        cmd,
+        {
+          config: file,
+          config_written: wroteConfig,
+          data_dir: config.data_dir,
+          network: config.network,
+          migrations_applied: applied,
+          wallet_seed: seed.status,
+          wallet_fingerprint: seed.fingerprint,
+          wallet_next_branch: seed.next_branch,
+        },
+        (r) =>
+          [
+            `config: ${r.config}${r.config_written ? ' (written)' : ' (kept)'}`,
+            `data dir: ${r.data_dir}`,
+            `network: ${r.network}`,
+            `migrations applied: ${r.migrations_applied.length}`,
+            `wallet seed: ${r.wallet_seed} (fingerprint ${r.wallet_fingerprint}; back it up: coinkeep wallet backup)`,
+          ].join('\n'),
       );
     });
 
@@ -169,7 +187,16 @@ export function registerLifecycleCommands(program: Command): void {
       const status = await daemonStatus(config.data_dir);
       if (!status) throw new UserError(DAEMON_DOWN, 3);
       output(cmd, status, (s) =>
-        [`coinkeepd running (pid ${s.pid}) since ${s.started_at}`, `api: ${s.api_url}`, `network: ${s.network}`, `database: ${s.database}`, ...chainStatusLines(s.chains ?? []), ...gasStationLines(s.gas_stations ?? []), ...payoutAlertLines(s.payout_alerts ?? []), ...feeCeilingLines(s.fee_ceilings ?? [])].join('\n'),
+        [
+          `coinkeepd running (pid ${s.pid}) since ${s.started_at}`,
+          `api: ${s.api_url}`,
+          `network: ${s.network}`,
+          `database: ${s.database}`,
+          ...chainStatusLines(s.chains ?? []),
+          ...gasStationLines(s.gas_stations ?? []),
+          ...payoutAlertLines(s.payout_alerts ?? []),
+          ...feeCeilingLines(s.fee_ceilings ?? []),
+        ].join('\n'),
       );
     });
 
@@ -201,7 +228,6 @@ export function registerLifecycleCommands(program: Command): void {
         });
       });
     });
-
 }
 
 /**
@@ -215,7 +241,9 @@ async function daemonPid(dataDir: string): Promise<number | null> {
   const file = pidFilePath(dataDir);
   const recorded = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
   if (Number.isInteger(recorded) && recorded > 0 && alive(recorded)) {
-    throw new UserError(`process ${recorded} is named in ${file} but no coinkeepd answers on the admin socket; if it is a stuck coinkeepd, end it with: kill ${recorded}`);
+    throw new UserError(
+      `process ${recorded} is named in ${file} but no coinkeepd answers on the admin socket; if it is a stuck coinkeepd, end it with: kill ${recorded}`,
+    );
   }
   rmSync(file, { force: true });
   return null;

@@ -9,8 +9,7 @@ type Opts = Record<string, string | boolean | undefined>;
 export function registerTeamCommands(program: Command): void {
   const account = program.command('account').description('merchant accounts');
 
-  const call = (cmd: Command, method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) =>
-    adminCall(cliConfig(cmd).data_dir, method, path, body);
+  const call = (cmd: Command, method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) => adminCall(cliConfig(cmd).data_dir, method, path, body);
 
   account
     .command('create')
@@ -121,7 +120,12 @@ export function registerTeamCommands(program: Command): void {
     .requiredOption('--role <role>', 'owner, admin or developer')
     .action(async (o: Opts, cmd: Command) => {
       const otp = await otpFrom(cmd, o.otp as string | undefined);
-      const r = await call(cmd, 'POST', `/admin/accounts/${encodeURIComponent(String(o.account))}/members/role`, { as: o.as, otp, email: o.email, role: o.role });
+      const r = await call(cmd, 'POST', `/admin/accounts/${encodeURIComponent(String(o.account))}/members/role`, {
+        as: o.as,
+        otp,
+        email: o.email,
+        role: o.role,
+      });
       output(cmd, r, (x) => `member ${x.member.email} is now ${x.member.role}`);
     });
 

@@ -25,7 +25,7 @@ export function registerWalletCommands(program: Command): void {
 
   wallet
     .command('info')
-    .description('seed fingerprint and derivation paths per chain; --account: that account\'s branch')
+    .description("seed fingerprint and derivation paths per chain; --account: that account's branch")
     .option('--account <id>', 'show the wallet branch of this merchant account')
     .action(async (o: { account?: string }, cmd: Command) => {
       if (o.account !== undefined) {
@@ -63,7 +63,13 @@ export function registerWalletCommands(program: Command): void {
         const words = String(x.mnemonic).split(' ');
         const rows: string[] = [];
         for (let i = 0; i < words.length; i += 4)
-          rows.push(words.slice(i, i + 4).map((w, j) => `${String(i + j + 1).padStart(2)}. ${w.padEnd(10)}`).join(' ').trimEnd());
+          rows.push(
+            words
+              .slice(i, i + 4)
+              .map((w, j) => `${String(i + j + 1).padStart(2)}. ${w.padEnd(10)}`)
+              .join(' ')
+              .trimEnd(),
+          );
         return [
           `Wallet seed, fingerprint ${x.fingerprint}, ${x.words} words. Write them down on paper and keep them offline:`,
           'anyone who has them controls every deposit address. Restore: coinkeep init --restore.',

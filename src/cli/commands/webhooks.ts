@@ -63,7 +63,8 @@ export function registerWebhookCommands(program: Command): void {
         empty: 'no failed or exhausted delivery',
         load: async () => {
           const items: DeliveryView[] = [];
-          for (const status of ['exhausted', 'failed']) items.push(...(await call<DeliveryPage>(cmd, 'GET', `${base(o)}/deliveries?status=${status}&limit=50`)).items);
+          for (const status of ['exhausted', 'failed'])
+            items.push(...(await call<DeliveryPage>(cmd, 'GET', `${base(o)}/deliveries?status=${status}&limit=50`)).items);
           return items.map((d) => ({ value: d.id, label: `${d.id}  ${d.status.padEnd(9)}  ${d.event_type}  ${d.last_error ?? ''}` }));
         },
       });
@@ -89,6 +90,11 @@ export function registerWebhookCommands(program: Command): void {
     .option('--rotate', 'replace it now; the old one stops signing at once')
     .action(async (o: Opts, cmd: Command) => {
       const r = await call<CallbackSecretResponse>(cmd, 'POST', `${base(o)}/callback-secret`, { rotate: Boolean(o.rotate) });
-      output(cmd, r, (x: typeof r) => `invoice-callback secret: ${x.callback_secret.secret}\n  (since ${x.callback_secret.updated_at}; keep it on the receiving server only)`);
+      output(
+        cmd,
+        r,
+        (x: typeof r) =>
+          `invoice-callback secret: ${x.callback_secret.secret}\n  (since ${x.callback_secret.updated_at}; keep it on the receiving server only)`,
+      );
     });
 }

@@ -5,12 +5,23 @@ import { confirmAction, pickId } from '../interactive';
 
 type Opts = Record<string, string | boolean | undefined>;
 
-const line = (w: any) => `${w.id}  ${String(w.status).padEnd(17)}  ${w.amount} ${w.ticker} -> ${w.to_address}${w.review_reason ? `  (${w.review_reason})` : ''}`;
+const line = (w: any) =>
+  `${w.id}  ${String(w.status).padEnd(17)}  ${w.amount} ${w.ticker} -> ${w.to_address}${w.review_reason ? `  (${w.review_reason})` : ''}`;
 
 /** What a member may do to a withdrawal from the CLI: who, from which statuses, and whether a terminal asks first. */
 const ACTIONS = {
-  approve: { description: 'approve a withdrawal in review or awaiting approval (owner or admin, with OTP)', from: ['review', 'awaiting_approval'], confirm: false, empty: 'no withdrawal is in review or awaiting approval' },
-  reject: { description: 'reject a withdrawal in review or awaiting approval (owner or admin, with OTP)', from: ['review', 'awaiting_approval'], confirm: true, empty: 'no withdrawal is in review or awaiting approval' },
+  approve: {
+    description: 'approve a withdrawal in review or awaiting approval (owner or admin, with OTP)',
+    from: ['review', 'awaiting_approval'],
+    confirm: false,
+    empty: 'no withdrawal is in review or awaiting approval',
+  },
+  reject: {
+    description: 'reject a withdrawal in review or awaiting approval (owner or admin, with OTP)',
+    from: ['review', 'awaiting_approval'],
+    confirm: true,
+    empty: 'no withdrawal is in review or awaiting approval',
+  },
   cancel: {
     description: 'cancel a withdrawal before processing (any member, with OTP; also while the account is frozen)',
     from: ['pending', 'review', 'awaiting_approval'],
@@ -70,14 +81,20 @@ export function registerWithdrawalCommands(program: Command): void {
       });
   }
 
-  const whitelist = program.command('whitelist').description('the payout addresses an account allows (enforced with account set withdrawal_whitelist_enforced=true)');
+  const whitelist = program
+    .command('whitelist')
+    .description('the payout addresses an account allows (enforced with account set withdrawal_whitelist_enforced=true)');
   whitelist
     .command('list')
     .requiredOption('--account <id>')
     .requiredOption('--as <email>', 'the member acting')
     .action(async (o: Opts, cmd: Command) => {
       const r = await call(cmd, 'GET', `${base(o)}/whitelist${asQuery(o)}`);
-      output(cmd, r, (x) => x.items.map((e: any) => `${e.id}  ${e.coin_id}  ${e.address}${e.label ? `  ${e.label}` : ''}`).join('\n') || 'no whitelisted addresses');
+      output(
+        cmd,
+        r,
+        (x) => x.items.map((e: any) => `${e.id}  ${e.coin_id}  ${e.address}${e.label ? `  ${e.label}` : ''}`).join('\n') || 'no whitelisted addresses',
+      );
     });
   whitelist
     .command('add')

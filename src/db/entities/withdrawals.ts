@@ -1,15 +1,6 @@
 import { EntitySchema } from 'typeorm';
 
-export type WithdrawalStatus =
-  | 'pending'
-  | 'review'
-  | 'awaiting_approval'
-  | 'processing'
-  | 'broadcast'
-  | 'completed'
-  | 'failed'
-  | 'rejected'
-  | 'cancelled';
+export type WithdrawalStatus = 'pending' | 'review' | 'awaiting_approval' | 'processing' | 'broadcast' | 'completed' | 'failed' | 'rejected' | 'cancelled';
 export type ReviewReason = 'limit' | 'pattern' | 'manual' | 'compliance' | 'signer_limit';
 export type NetworkFeeMode = 'reserved' | 'actual';
 

@@ -23,9 +23,7 @@ export class Core1767225600003 implements MigrationInterface {
           col.time('created_at'),
           col.time('updated_at'),
         ],
-        indices: [
-          new TableIndex({ name: 'addresses_chain_address', columnNames: ['chain_id', 'address'], isUnique: true }),
-        ],
+        indices: [new TableIndex({ name: 'addresses_chain_address', columnNames: ['chain_id', 'address'], isUnique: true })],
       }),
     );
     await q.createTable(

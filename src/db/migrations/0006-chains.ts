@@ -9,12 +9,7 @@ export class Chains1767225600006 implements MigrationInterface {
     await q.createTable(
       new Table({
         name: 'chain_cursors',
-        columns: [
-          { ...col.str('chain_id', 32), isPrimary: true },
-          col.int('height'),
-          col.str('hash', 128, true),
-          col.time('updated_at'),
-        ],
+        columns: [{ ...col.str('chain_id', 32), isPrimary: true }, col.int('height'), col.str('hash', 128, true), col.time('updated_at')],
       }),
     );
     await q.createTable(

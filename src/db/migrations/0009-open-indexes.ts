@@ -17,7 +17,13 @@ export class OpenIndexes1767225600009 implements MigrationInterface {
   name = 'OpenIndexes1767225600009';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const name of ['events_undispatched', 'webhook_deliveries_due', 'webhook_deliveries_endpoint_due', 'webhook_deliveries_event', 'webhook_attempts_unfinished']) {
+    for (const name of [
+      'events_undispatched',
+      'webhook_deliveries_due',
+      'webhook_deliveries_endpoint_due',
+      'webhook_deliveries_event',
+      'webhook_attempts_unfinished',
+    ]) {
       await q.query(`DROP INDEX ${name}`);
     }
     await q.query('CREATE INDEX events_undispatched ON events (seq) WHERE dispatched_at IS NULL');

@@ -25,9 +25,7 @@ export class MoneyPath1767225600013 implements MigrationInterface {
     await q.query(
       `CREATE UNIQUE INDEX transactions_live_transfer ON transactions (chain_transfer_id, type) WHERE status <> 'reverted' AND reverses_id IS NULL`,
     );
-    await q.query(
-      `CREATE UNIQUE INDEX transactions_live_withdrawal ON transactions (withdrawal_id, type) WHERE status <> 'reverted' AND reverses_id IS NULL`,
-    );
+    await q.query(`CREATE UNIQUE INDEX transactions_live_withdrawal ON transactions (withdrawal_id, type) WHERE status <> 'reverted' AND reverses_id IS NULL`);
   }
 
   async down(q: QueryRunner): Promise<void> {

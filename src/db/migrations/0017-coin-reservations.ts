@@ -20,7 +20,10 @@ export class CoinReservations1767225600017 implements MigrationInterface {
     );
     await q.createIndex('chain_transfers', new TableIndex({ name: 'chain_transfers_spent', columnNames: ['spent_transfer_id'] }));
     // An account's received coins on a chain, read at each payout.
-    await q.createIndex('chain_transfers', new TableIndex({ name: 'chain_transfers_account_coins', columnNames: ['account_id', 'chain_id', 'direction', 'status'] }));
+    await q.createIndex(
+      'chain_transfers',
+      new TableIndex({ name: 'chain_transfers_account_coins', columnNames: ['account_id', 'chain_id', 'direction', 'status'] }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

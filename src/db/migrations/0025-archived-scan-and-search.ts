@@ -51,12 +51,15 @@ export class ArchivedScanAndSearch1767225600025 implements MigrationInterface {
 
     await q.addColumn('static_addresses', new TableColumn({ name: 'deposit_revived', type: 'integer', default: 0 }));
     await q.query('DROP INDEX static_addresses_active');
-    await q.query(`CREATE UNIQUE INDEX static_addresses_active ON static_addresses (account_id, coin_id, customer_id) WHERE status = 'active' AND deposit_revived = 0`);
+    await q.query(
+      `CREATE UNIQUE INDEX static_addresses_active ON static_addresses (account_id, coin_id, customer_id) WHERE status = 'active' AND deposit_revived = 0`,
+    );
 
     if (pg) {
       if (await trigramAvailable(q)) {
         await q.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-        for (const c of ['address', 'customer_id', 'label']) await q.query(`CREATE INDEX static_addresses_${c}_trgm ON static_addresses USING gin (${c} gin_trgm_ops)`);
+        for (const c of ['address', 'customer_id', 'label'])
+          await q.query(`CREATE INDEX static_addresses_${c}_trgm ON static_addresses USING gin (${c} gin_trgm_ops)`);
       }
       return;
     }

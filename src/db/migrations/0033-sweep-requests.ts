@@ -14,7 +14,12 @@ export class SweepRequests1767225600033 implements MigrationInterface {
     await q.createTable(
       new Table({
         name: 'sweep_requests',
-        columns: [{ ...col.str('chain_id', 32), isPrimary: true }, { ...col.ref('account_id'), isPrimary: true }, { ...col.ref('coin_id'), isPrimary: true }, col.time('created_at')],
+        columns: [
+          { ...col.str('chain_id', 32), isPrimary: true },
+          { ...col.ref('account_id'), isPrimary: true },
+          { ...col.ref('coin_id'), isPrimary: true },
+          col.time('created_at'),
+        ],
       }),
     );
   }

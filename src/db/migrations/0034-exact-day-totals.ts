@@ -47,7 +47,12 @@ export class ExactDayTotals1767225600034 implements MigrationInterface {
     }
     const p = (i: number) => (pg ? `$${i}` : '?');
     for (const t of totals.values()) {
-      await q.query(`INSERT INTO withdrawal_day_totals (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})`, [t.account_id, t.bucket, t.coin_id, t.total.toString()]);
+      await q.query(`INSERT INTO withdrawal_day_totals (account_id, bucket, coin_id, total) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})`, [
+        t.account_id,
+        t.bucket,
+        t.coin_id,
+        t.total.toString(),
+      ]);
     }
     await q.dropTable('withdrawal_day_sums');
   }
@@ -64,7 +69,9 @@ export class ExactDayTotals1767225600034 implements MigrationInterface {
         ],
       }),
     );
-    await q.query('INSERT INTO withdrawal_day_sums (account_id, bucket, coin_id, total) SELECT account_id, bucket, coin_id, CAST(total AS DOUBLE PRECISION) FROM withdrawal_day_totals');
+    await q.query(
+      'INSERT INTO withdrawal_day_sums (account_id, bucket, coin_id, total) SELECT account_id, bucket, coin_id, CAST(total AS DOUBLE PRECISION) FROM withdrawal_day_totals',
+    );
     await q.dropTable('withdrawal_day_totals');
   }
 }

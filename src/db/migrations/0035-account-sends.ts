@@ -35,7 +35,8 @@ export class AccountSends1767225600035 implements MigrationInterface {
         max_fee_per_gas: string;
       }>;
       // The product in bigint: SQLite's integers overflow at wei.
-      for (const r of rows) await q.query(`UPDATE account_sends SET max_cost = ${p(1)} WHERE id = ${p(2)}`, [(BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas)).toString(), r.id]);
+      for (const r of rows)
+        await q.query(`UPDATE account_sends SET max_cost = ${p(1)} WHERE id = ${p(2)}`, [(BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas)).toString(), r.id]);
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1]!.id;
     }

@@ -7,7 +7,20 @@ import { merchantWithKey } from '../../helpers/daemon';
 import { ApiClient, COINS, startInvoiceFixture, type ApiResponse, type InvoiceFixture } from '../../helpers/invoice-fixture';
 import { signedGet } from '../../helpers/signed-get';
 
-const HEADER = ['id', 'customer_id', 'coin_id', 'ticker', 'network', 'address', 'label', 'status', 'archived_at', 'last_deposit_at', 'created_at', 'updated_at'];
+const HEADER = [
+  'id',
+  'customer_id',
+  'coin_id',
+  'ticker',
+  'network',
+  'address',
+  'label',
+  'status',
+  'archived_at',
+  'last_deposit_at',
+  'created_at',
+  'updated_at',
+];
 
 const expectError = (t: ExecutionContext, res: ApiResponse, status: number, code: string, details: Record<string, unknown>) => {
   t.is(res.status, status, `${code}: ${JSON.stringify(res.body)}`);
@@ -23,13 +36,25 @@ const create = async (f: InvoiceFixture, body: Record<string, unknown>) => {
 };
 
 /** What an answer that must change nothing is checked against. */
-const snapshot = async (f: InvoiceFixture) => ({ ...(await f.counts()), rows: await f.td.daemon.store.read.find(StaticAddressEntity, { order: { id: 'ASC' } }) });
+const snapshot = async (f: InvoiceFixture) => ({
+  ...(await f.counts()),
+  rows: await f.td.daemon.store.read.find(StaticAddressEntity, { order: { id: 'ASC' } }),
+});
 
 test('POST /v1/addresses issues an active address of the coin for the customer, with every field of PRODUCT §7', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'cust-1', coin_id: COINS.ETH, label: 'Alice' });
-  t.like(a, { customer_id: 'cust-1', coin_id: COINS.ETH, ticker: 'ETH', network: 'ethereum', label: 'Alice', status: 'active', archived_at: null, last_deposit_at: null });
+  t.like(a, {
+    customer_id: 'cust-1',
+    coin_id: COINS.ETH,
+    ticker: 'ETH',
+    network: 'ethereum',
+    label: 'Alice',
+    status: 'active',
+    archived_at: null,
+    last_deposit_at: null,
+  });
   t.deepEqual(Object.keys(a), HEADER);
   t.regex(a.address, /^fake/);
   const got = await f.api.get(`/v1/addresses/${a.id}`);
@@ -39,7 +64,10 @@ test('POST /v1/addresses issues an active address of the coin for the customer, 
   t.like(byTicker, { coin_id: COINS.USDT_TRON, label: null });
   const single = await create(f, { customer_id: 'cust-1', currency: 'BTC' });
   t.is(single.coin_id, COINS.BTC);
-  t.deepEqual((await f.events()).map((e) => e.type), []);
+  t.deepEqual(
+    (await f.events()).map((e) => e.type),
+    [],
+  );
 });
 
 test('a second active address for the same customer and coin is 409 conflict naming the active one; nothing is issued', async (t) => {
@@ -76,7 +104,13 @@ test('an Idempotency-Key repeat replays the address and issues nothing twice; th
   t.is(again.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(again.body, first.body);
   const before = await snapshot(f);
-  expectError(t, await f.api.post('/v1/addresses', { customer_id: 'other', coin_id: COINS.ETH }, { 'Idempotency-Key': 'addr-1' }), 422, 'idempotency.mismatch', {});
+  expectError(
+    t,
+    await f.api.post('/v1/addresses', { customer_id: 'other', coin_id: COINS.ETH }, { 'Idempotency-Key': 'addr-1' }),
+    422,
+    'idempotency.mismatch',
+    {},
+  );
   t.deepEqual(await snapshot(f), before);
 });
 
@@ -121,11 +155,17 @@ test('GET /v1/addresses filters by status, coin_id, customer_id and search (subs
   t.deepEqual(await ids('search=%22ob-%22'), []);
 
   const first = (await f.api.get('/v1/addresses?limit=2')).body;
-  t.deepEqual(first.items.map((x: { id: string }) => x.id), [c.id, b.id]);
+  t.deepEqual(
+    first.items.map((x: { id: string }) => x.id),
+    [c.id, b.id],
+  );
   t.truthy(first.next_cursor);
   const d = await create(f, { customer_id: 'dave', coin_id: COINS.BTC });
   const second = (await f.api.get(`/v1/addresses?limit=2&cursor=${first.next_cursor}`)).body;
-  t.deepEqual(second.items.map((x: { id: string }) => x.id), [a.id]);
+  t.deepEqual(
+    second.items.map((x: { id: string }) => x.id),
+    [a.id],
+  );
   t.is(second.next_cursor, null);
   t.deepEqual(await ids(''), [d.id, c.id, b.id, a.id]);
   expectError(t, await f.api.get(`/v1/addresses?limit=2&status=active&cursor=${first.next_cursor}`), 400, 'validation_error', { field: 'cursor' });
@@ -178,8 +218,14 @@ test('archive and restore: events in the same change, restore refused with 409 w
   expectError(t, await f.api.post(`/v1/addresses/${a.id}/restore`), 409, 'conflict', { active_address_id: a.id });
 
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['static_address.archived', 'static_address.archived', 'static_address.restored']);
-  t.deepEqual(events.map((e) => e.object_id), [a.id, b.id, a.id]);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['static_address.archived', 'static_address.archived', 'static_address.restored'],
+  );
+  t.deepEqual(
+    events.map((e) => e.object_id),
+    [a.id, b.id, a.id],
+  );
   t.like(events[0]!.data.address, { id: a.id, status: 'archived' });
   t.deepEqual(events[2]!.data, { address: restored.body, reason: 'manual' });
 });
@@ -216,7 +262,7 @@ test('bad input is 400 validation_error naming the field, and changes nothing', 
   t.deepEqual(await snapshot(f), before);
 });
 
-test('permissions: reading needs read, creating, archiving and restoring need create_address; another account\'s id is 404', async (t) => {
+test("permissions: reading needs read, creating, archiving and restoring need create_address; another account's id is 404", async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'c', coin_id: COINS.BTC });
@@ -255,7 +301,11 @@ test('search by a text most addresses hold (rows tested newest first), a rare on
           values.push(newId(), accountId, customerId, COINS.ETH, address, label, 'active', null, null, at, null, at, at);
         }
         await em.query(
-          `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(n).fill(`(${Array(13).fill('?').join(',')})`).join(',')}`,
+          `INSERT INTO static_addresses (id, account_id, customer_id, coin_id, address, label, status, archived_at, last_deposit_at, idle_since, warned_at, created_at, updated_at) VALUES ${Array(
+            n,
+          )
+            .fill(`(${Array(13).fill('?').join(',')})`)
+            .join(',')}`,
           values,
         );
       }
@@ -270,7 +320,10 @@ test('search by a text most addresses hold (rows tested newest first), a rare on
       if (!p.next_cursor) return out;
     }
   };
-  const newestFirst = (ok: (i: number) => boolean) => Array.from({ length: N }, (_, i) => N - 1 - i).filter(ok).map((i) => `many-${i}`);
+  const newestFirst = (ok: (i: number) => boolean) =>
+    Array.from({ length: N }, (_, i) => N - 1 - i)
+      .filter(ok)
+      .map((i) => `many-${i}`);
   // Every row holds "any-": the common-text path. "ucky 10": a few here (Lucky 1001, 1008, ...),
   // more than 200 with the other account's: the index path for the whole text. "any-20" and
   // "bulk002099": up to 200 rows hold their last 8 characters, read by rowid.
@@ -278,9 +331,17 @@ test('search by a text most addresses hold (rows tested newest first), a rare on
   t.is(common.length, N);
   t.deepEqual(common.slice(0, 3), ['many-2099', 'many-2098', 'many-2097']);
   const rare = await all(`search=${encodeURIComponent('ucky 10')}`);
-  t.deepEqual(rare, newestFirst((i) => i % 7 === 0 && `Lucky ${i}`.includes('ucky 10')));
+  t.deepEqual(
+    rare,
+    newestFirst((i) => i % 7 === 0 && `Lucky ${i}`.includes('ucky 10')),
+  );
   t.true(rare.length > 10);
-  t.deepEqual(await all('search=any-20&status=active'), Array.from({ length: N }, (_, i) => N - 1 - i).filter((i) => `many-${i}`.includes('any-20')).map((i) => `many-${i}`));
+  t.deepEqual(
+    await all('search=any-20&status=active'),
+    Array.from({ length: N }, (_, i) => N - 1 - i)
+      .filter((i) => `many-${i}`.includes('any-20'))
+      .map((i) => `many-${i}`),
+  );
   t.deepEqual(await all('search=bulk002099'), ['many-2099']);
   // The daemon's upkeep merges the index (each insert above left a segment): the same answers after, and nothing left to merge.
   const service = f.td.daemon.staticAddresses.service;

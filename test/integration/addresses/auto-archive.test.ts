@@ -65,7 +65,8 @@ test('a restored address counts its idle period from the restore; a short config
   t.deepEqual(await runJob(f, 0.01), { warned: 1, archived: 0 });
   clock.advance(0.01 * DAY);
   t.deepEqual(await runJob(f, 0.01), { warned: 0, archived: 1 });
-  t.deepEqual((await f.events()).map((e) => e.type), [
-    'static_address.archived', 'static_address.restored', 'static_address.archive_warning', 'static_address.archived',
-  ]);
+  t.deepEqual(
+    (await f.events()).map((e) => e.type),
+    ['static_address.archived', 'static_address.restored', 'static_address.archive_warning', 'static_address.archived'],
+  );
 });

@@ -13,7 +13,7 @@ import { apiOnChain, autoArchiveOnChain } from './on-chain';
 
 test.after.always(killAllBcoins);
 
-test('on bcoin: wallet addresses per customer, 50 parallel creations make one, every filter and search, csv and xlsx exports, archive and a refused restore, permissions and another account\'s ids', async (t) => {
+test("on bcoin: wallet addresses per customer, 50 parallel creations make one, every filter and search, csv and xlsx exports, archive and a refused restore, permissions and another account's ids", async (t) => {
   const f = await startBtcFixture();
   t.teardown(() => f.stop());
   await apiOnChain(t, f, { coin: BTC, second: null, foreign: coinId('ethereum', 'native'), pattern: /^rb1q[02-9ac-hj-np-z]{38,58}$/ });

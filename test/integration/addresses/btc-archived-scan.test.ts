@@ -32,11 +32,17 @@ test('BTC: a deposit to an archived address is not seen in real time; the slow s
   t.like(round, { checked: 2, flagged: 2, found: 2 });
   const got = await address(f, a.id);
   t.is(got.status, 'active');
-  t.deepEqual(got.deposits.map((d: any) => [d.txid, d.amount, d.status]).sort(), [[txid, '0.2', 'confirmed'], [txid, '0.3', 'confirmed']]);
+  t.deepEqual(got.deposits.map((d: any) => [d.txid, d.amount, d.status]).sort(), [
+    [txid, '0.2', 'confirmed'],
+    [txid, '0.3', 'confirmed'],
+  ]);
   t.like(await address(f, other.id), { status: 'archived', deposits: [] });
   t.is(await f.available(), '0.5');
   const restored = await f.events('static_address.restored');
-  t.deepEqual(restored.map((e) => [e.object_id, e.data.reason]), [[a.id, 'deposit']]);
+  t.deepEqual(
+    restored.map((e) => [e.object_id, e.data.reason]),
+    [[a.id, 'deposit']],
+  );
   t.is((await f.events('deposit.confirmed')).length, 2);
   t.is(f.td.daemon.watched.lookup(chainId, a.address), a.id);
 

@@ -7,7 +7,10 @@ test.after.always(killAllBcoins);
 
 const waitAddress = async (f: BtcFixture, id: string, ok: (a: any) => boolean, what: string) => {
   let last: any;
-  await until(async () => ok((last = (await f.api.get(`/v1/addresses/${id}`)).body)), () => `${what}: ${JSON.stringify(last)}`);
+  await until(
+    async () => ok((last = (await f.api.get(`/v1/addresses/${id}`)).body)),
+    () => `${what}: ${JSON.stringify(last)}`,
+  );
   return last;
 };
 

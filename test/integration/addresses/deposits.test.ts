@@ -34,10 +34,23 @@ test('a deposit: deposit.pending when seen, deposit.confirmed and credited less 
 
   const txs = (await f.api.get(`/v1/transactions?address_id=${a.id}`)).body.items;
   t.is(txs.length, 1);
-  t.like(txs[0], { id: got.deposits[0].transaction_id, type: 'deposit', status: 'confirmed', amount: '2', fee: '0.02', net_amount: '1.98', address_id: a.id, invoice_id: null, txid: transfer.txid });
+  t.like(txs[0], {
+    id: got.deposits[0].transaction_id,
+    type: 'deposit',
+    status: 'confirmed',
+    amount: '2',
+    fee: '0.02',
+    net_amount: '1.98',
+    address_id: a.id,
+    invoice_id: null,
+    txid: transfer.txid,
+  });
 
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['deposit.pending', 'deposit.confirmed']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['deposit.pending', 'deposit.confirmed'],
+  );
   t.true(events.every((e) => e.object_id === a.id));
   t.like(events[0]!.data, { address: { id: a.id, label: 'Alice', customer_id: 'c1' }, deposit: { status: 'pending', amount: '2' } });
   const { deposits: _d, ...addressView } = got;
@@ -55,11 +68,23 @@ test('several transfers to one address are separate deposits, each credited once
   // The same confirmation observed again (a rescan) changes nothing.
   await eth.confirm(one);
   const got = (await f.api.get(`/v1/addresses/${a.id}`)).body;
-  t.deepEqual(got.deposits.map((d: { txid: string; status: string }) => [d.txid, d.status]), [[two.txid, 'confirmed'], [one.txid, 'confirmed']]);
+  t.deepEqual(
+    got.deposits.map((d: { txid: string; status: string }) => [d.txid, d.status]),
+    [
+      [two.txid, 'confirmed'],
+      [one.txid, 'confirmed'],
+    ],
+  );
   t.is(await available(f, accountBook(f.accountId), COINS.USDT_ETH), '15.5');
-  t.deepEqual((await f.events()).map((e) => e.type), ['deposit.pending', 'deposit.confirmed', 'deposit.pending', 'deposit.confirmed']);
+  t.deepEqual(
+    (await f.events()).map((e) => e.type),
+    ['deposit.pending', 'deposit.confirmed', 'deposit.pending', 'deposit.confirmed'],
+  );
   const txs = (await f.api.get(`/v1/transactions?address_id=${a.id}&type=deposit`)).body.items;
-  t.deepEqual(txs.map((x: { id: string }) => x.id), got.deposits.map((d: { transaction_id: string }) => d.transaction_id));
+  t.deepEqual(
+    txs.map((x: { id: string }) => x.id),
+    got.deposits.map((d: { transaction_id: string }) => d.transaction_id),
+  );
 });
 
 test('a reorganisation reverts a confirmed deposit: deposit.reverted with its adjustment, the credit taken back', async (t) => {
@@ -79,8 +104,15 @@ test('a reorganisation reverts a confirmed deposit: deposit.reverted with its ad
   t.is(adjustments.length, 1);
   t.like(adjustments[0], { amount: '-0.5', fee: '-0.005', net_amount: '-0.495', address_id: a.id });
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['deposit.pending', 'deposit.confirmed', 'deposit.reverted']);
-  t.like(events[2]!.data, { address: { id: a.id }, deposit: { status: 'reverted', amount: '0.5' }, adjustment: { transaction_id: adjustments[0].id, amount: '-0.5', net_amount: '-0.495' } });
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['deposit.pending', 'deposit.confirmed', 'deposit.reverted'],
+  );
+  t.like(events[2]!.data, {
+    address: { id: a.id },
+    deposit: { status: 'reverted', amount: '0.5' },
+    adjustment: { transaction_id: adjustments[0].id, amount: '-0.5', net_amount: '-0.495' },
+  });
   // Reverting again changes nothing.
   await btc.revert(transfer);
   t.is((await f.events()).length, 3);
@@ -97,7 +129,10 @@ test('a deposit to an archived address reactivates it (static_address.restored, 
   t.like(got, { status: 'active', archived_at: null });
   t.is(got.deposits[0].status, 'confirmed');
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['static_address.archived', 'static_address.restored', 'deposit.pending', 'deposit.confirmed']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['static_address.archived', 'static_address.restored', 'deposit.pending', 'deposit.confirmed'],
+  );
   t.is(events[1]!.data.reason, 'deposit');
   t.is(await available(f, accountBook(f.accountId), COINS.ETH), '1');
 });
@@ -114,7 +149,10 @@ test('a deposit to an archived address while the customer has another active one
   t.is(got.deposits[0].status, 'confirmed');
   t.is((await f.api.get(`/v1/addresses/${b.id}`)).body.status, 'active');
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['static_address.archived', 'static_address.restored', 'deposit.pending', 'deposit.confirmed']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['static_address.archived', 'static_address.restored', 'deposit.pending', 'deposit.confirmed'],
+  );
   t.is(events[1]!.data.reason, 'deposit');
   t.is(await available(f, accountBook(f.accountId), COINS.ETH), '1');
   // Two active addresses now: a third creation is refused naming one of them, restoring is for archived ones only.

@@ -16,7 +16,14 @@ interface Answer {
 }
 
 /** A signed request as a merchant back end sends it; `headers` override the signed ones, `omit` drops some. */
-async function call(f: InvoiceFixture, key: Key, method: string, target: string, body?: string, opts: { headers?: Record<string, string>; timestamp?: number | string; omit?: string[] } = {}): Promise<Answer> {
+async function call(
+  f: InvoiceFixture,
+  key: Key,
+  method: string,
+  target: string,
+  body?: string,
+  opts: { headers?: Record<string, string>; timestamp?: number | string; omit?: string[] } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...signRequest({ ...key, method, target, body, timestamp: opts.timestamp }), ...opts.headers };
   for (const h of opts.omit ?? []) delete headers[h];
   const res = await fetch(f.td.url + target, { method, headers, body });
@@ -60,7 +67,14 @@ for (const [method, path, body, permission] of ROUTES) {
 
     const target = path.replace('{id}', a.id);
     const what = `${method} ${path}`;
-    expectError(t, await call(f, key, method, target, body, { headers: { 'X-API-Version': 'v2' } }), 400, 'unsupported_api_version', { supported: ['v1'] }, what);
+    expectError(
+      t,
+      await call(f, key, method, target, body, { headers: { 'X-API-Version': 'v2' } }),
+      400,
+      'unsupported_api_version',
+      { supported: ['v1'] },
+      what,
+    );
     for (const h of ['X-API-Key', 'X-Timestamp', 'X-Signature']) {
       expectError(t, await call(f, key, method, target, body, { omit: [h] }), 401, 'auth.missing_header', { field: h }, what);
     }

@@ -13,7 +13,7 @@ import { apiOnChain, autoArchiveOnChain } from './on-chain';
 
 test.after.always(killAllAnvils);
 
-test('on anvil: wallet addresses per customer and coin, 50 parallel creations make one, every filter and search, csv and xlsx exports, archive and a refused restore, permissions and another account\'s ids', async (t) => {
+test("on anvil: wallet addresses per customer and coin, 50 parallel creations make one, every filter and search, csv and xlsx exports, archive and a refused restore, permissions and another account's ids", async (t) => {
   const f = await startEvmFixture();
   t.teardown(() => f.stop());
   await apiOnChain(t, f, {

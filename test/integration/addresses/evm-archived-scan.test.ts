@@ -75,7 +75,11 @@ test('an archived address is not watched in real time; the slow scan finds an ET
   });
   await f.node.mine(1);
   const tip = await f.node.blockNumber();
-  await until(async () => (await f.td.daemon.store.read.query('SELECT height FROM chain_cursors WHERE chain_id = ?', [chainId]))[0].height >= tip, 'the rescan', 15_000);
+  await until(
+    async () => (await f.td.daemon.store.read.query('SELECT height FROM chain_cursors WHERE chain_id = ?', [chainId]))[0].height >= tip,
+    'the rescan',
+    15_000,
+  );
   const rows = await f.td.daemon.store.read.query('SELECT COUNT(*) AS n FROM chain_transfers WHERE address_id = ?', [a.id]);
   t.is(Number(rows[0].n), 1);
   const after = await address(f, a.id);
@@ -87,7 +91,7 @@ test('an archived address is not watched in real time; the slow scan finds an ET
   t.true(await f.ledgerClean());
 });
 
-test('the periodic job (archived_scan_hours in fractions) finds a USDT deposit to an archived address by its token balance; the customer\'s other active address stays active too', async (t) => {
+test("the periodic job (archived_scan_hours in fractions) finds a USDT deposit to an archived address by its token balance; the customer's other active address stays active too", async (t) => {
   const f = await startEvmFixture({ overrides: { static_addresses: { archived_scan_hours: 0.0003 } } });
   t.teardown(() => f.stop());
   const a = await create(f, { customer_id: 'cust-usdt', coin_id: f.coin.USDT });
@@ -105,7 +109,10 @@ test('the periodic job (archived_scan_hours in fractions) finds a USDT deposit t
   t.like(await address(f, idle.id), { status: 'archived', deposits: [] });
   t.is(await f.available('USDT'), '7.5');
   const restored = await f.events('static_address.restored');
-  t.deepEqual(restored.map((e) => [e.object_id, e.data.reason]), [[a.id, 'deposit']]);
+  t.deepEqual(
+    restored.map((e) => [e.object_id, e.data.reason]),
+    [[a.id, 'deposit']],
+  );
   // Both are listed as active; a new creation names one of them.
   const active = (await f.api.get(`/v1/addresses?status=active&customer_id=cust-usdt`)).body.items.map((x: any) => x.id);
   t.deepEqual(active.sort(), [a.id, b.id].sort());

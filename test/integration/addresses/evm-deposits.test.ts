@@ -20,7 +20,11 @@ const transactions = async (f: EvmFixture, query: string) => (await f.api.get(`/
 /** Polls the address until its deposits pass `ok`. */
 const waitAddress = async (f: EvmFixture, id: string, ok: (a: any) => boolean, what: string) => {
   let last: any;
-  await until(async () => ok((last = (await f.api.get(`/v1/addresses/${id}`)).body)), () => `${what}: ${JSON.stringify(last)}`, 15_000);
+  await until(
+    async () => ok((last = (await f.api.get(`/v1/addresses/${id}`)).body)),
+    () => `${what}: ${JSON.stringify(last)}`,
+    15_000,
+  );
   return last;
 };
 
@@ -42,7 +46,10 @@ test('an ETH deposit: pending in its block, confirmed at 3 confirmations and cre
   t.like(confirmed.deposits[0], { txid, amount: '0.5', fee: '0.005', net_amount: '0.495', status: 'confirmed' });
   t.is(await f.available('ETH'), '0.495');
   const txs = await transactions(f, `address_id=${a.id}`);
-  t.deepEqual(txs.map((x: any) => [x.type, x.status, x.txid, x.address_id]), [['deposit', 'confirmed', txid, a.id]]);
+  t.deepEqual(
+    txs.map((x: any) => [x.type, x.status, x.txid, x.address_id]),
+    [['deposit', 'confirmed', txid, a.id]],
+  );
   const pending = await f.events('deposit.pending');
   const done = await f.events('deposit.confirmed');
   t.is(pending.length, 1);

@@ -48,5 +48,8 @@ test('the slow scan finds a deposit to an archived address, and reconcile names 
   p.set({ frozenTip: null });
   await f.scanned();
   const now = await reconcile(deps);
-  t.true(now.coins.every((c) => c.status !== 'unavailable'), JSON.stringify(now.coins.map((c) => [c.ticker, c.status, c.error])));
+  t.true(
+    now.coins.every((c) => c.status !== 'unavailable'),
+    JSON.stringify(now.coins.map((c) => [c.ticker, c.status, c.error])),
+  );
 });

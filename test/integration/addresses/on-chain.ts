@@ -31,7 +31,20 @@ export interface OnChainCoins {
   pattern: RegExp;
 }
 
-const HEADER = ['id', 'customer_id', 'coin_id', 'ticker', 'network', 'address', 'label', 'status', 'archived_at', 'last_deposit_at', 'created_at', 'updated_at'];
+const HEADER = [
+  'id',
+  'customer_id',
+  'coin_id',
+  'ticker',
+  'network',
+  'address',
+  'label',
+  'status',
+  'archived_at',
+  'last_deposit_at',
+  'created_at',
+  'updated_at',
+];
 
 /**
  * Creation, 50 parallel creations, every filter and search of the list in keyset pages, the csv and
@@ -61,7 +74,8 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
   const answers = await Promise.all(Array.from({ length: 50 }, () => post({ customer_id: 'cust-p', coin_id: c.coin })));
   const won = answers.filter((r) => r.status === 201);
   t.is(won.length, 1);
-  for (const r of answers.filter((x) => x.status !== 201)) t.deepEqual([r.status, r.body.error.code, r.body.error.details], [409, 'conflict', { active_address_id: won[0]!.body.id }]);
+  for (const r of answers.filter((x) => x.status !== 201))
+    t.deepEqual([r.status, r.body.error.code, r.body.error.details], [409, 'conflict', { active_address_id: won[0]!.body.id }]);
   const p = won[0]!.body;
 
   const ids = async (q: string) => {
@@ -92,9 +106,15 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
   t.deepEqual(await ids(`search=ust-&customer_id=cust-b`), [b.id]);
   t.deepEqual(await ids(`search=ust-&coin_id=${c.coin}&status=active`), [p.id, b.id, a.id]);
   const first = (await f.api.get('/v1/addresses?limit=2')).body;
-  t.deepEqual(first.items.map((x: { id: string }) => x.id), newestFirst.slice(0, 2));
+  t.deepEqual(
+    first.items.map((x: { id: string }) => x.id),
+    newestFirst.slice(0, 2),
+  );
   const rest = (await f.api.get(`/v1/addresses?limit=2&cursor=${first.next_cursor}`)).body;
-  t.deepEqual(rest.items.map((x: { id: string }) => x.id), newestFirst.slice(2, 4));
+  t.deepEqual(
+    rest.items.map((x: { id: string }) => x.id),
+    newestFirst.slice(2, 4),
+  );
 
   // Archive by hand: the address leaves the active list and the real-time scan.
   const archived = await f.api.post(`/v1/addresses/${a.id}/archive`, {});
@@ -107,7 +127,10 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
   t.deepEqual(await ids(`status=archived&search=${encodeURIComponent(a.address.slice(3, 15))}`), [a.id]);
   const again = await f.api.post(`/v1/addresses/${a.id}/archive`, {});
   t.deepEqual([again.status, again.body.error.code], [409, 'conflict']);
-  t.deepEqual((await f.events('static_address.archived')).map((e) => [e.object_id, e.data.reason, e.data.address.status]), [[a.id, 'manual', 'archived']]);
+  t.deepEqual(
+    (await f.events('static_address.archived')).map((e) => [e.object_id, e.data.reason, e.data.address.status]),
+    [[a.id, 'manual', 'archived']],
+  );
 
   // Restore refused while another address of the customer and coin is active; allowed once none is.
   const next = await create({ customer_id: 'cust-a', coin_id: c.coin });
@@ -121,7 +144,10 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
   t.is(restored.status, 200);
   t.like(restored.body, { id: a.id, status: 'active', archived_at: null });
   t.is(f.td.daemon.watched.lookup(chainId, a.address), a.id);
-  t.deepEqual((await f.events('static_address.restored')).map((e) => [e.object_id, e.data.reason]), [[a.id, 'manual']]);
+  t.deepEqual(
+    (await f.events('static_address.restored')).map((e) => [e.object_id, e.data.reason]),
+    [[a.id, 'manual']],
+  );
 
   // Exports of the filtered list, every field as text.
   const csv = await signedGet(f.td.url, f.key, '/v1/addresses?format=csv&customer_id=cust-a');
@@ -131,8 +157,14 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
   const rows = parseCsv(csv.bytes.toString('utf8'));
   t.deepEqual(rows[0], HEADER);
   const listed = (await f.api.get('/v1/addresses?customer_id=cust-a')).body.items;
-  t.deepEqual(rows.slice(1), listed.map((x: Record<string, unknown>) => HEADER.map((h) => (x[h] === null ? '' : String(x[h])))));
-  t.deepEqual(rows.slice(1).map((r) => r[HEADER.indexOf('address')]), listed.map((x: { address: string }) => x.address));
+  t.deepEqual(
+    rows.slice(1),
+    listed.map((x: Record<string, unknown>) => HEADER.map((h) => (x[h] === null ? '' : String(x[h])))),
+  );
+  t.deepEqual(
+    rows.slice(1).map((r) => r[HEADER.indexOf('address')]),
+    listed.map((x: { address: string }) => x.address),
+  );
   const xlsx = await signedGet(f.td.url, f.key, '/v1/addresses?format=xlsx&status=archived');
   t.is(xlsx.status, 200);
   t.regex(xlsx.headers.get('content-disposition') ?? '', /^attachment; filename="addresses-\d{8}T\d{6}Z\.xlsx"$/);
@@ -155,7 +187,11 @@ export async function apiOnChain(t: ExecutionContext, f: OnChainFixture, c: OnCh
     const res = method === 'GET' ? await client(m).get(target) : await client(m).post(target, body ?? {}, { headers: { 'Content-Type': 'application/json' } });
     return [res.status, res.json?.error?.code, res.json?.error?.details];
   };
-  t.deepEqual(await send(readOnly, 'POST', '/v1/addresses', { customer_id: 'cust-a', coin_id: c.coin }), [403, 'auth.permission_denied', { required: 'create_address' }]);
+  t.deepEqual(await send(readOnly, 'POST', '/v1/addresses', { customer_id: 'cust-a', coin_id: c.coin }), [
+    403,
+    'auth.permission_denied',
+    { required: 'create_address' },
+  ]);
   t.deepEqual(await send(readOnly, 'POST', `/v1/addresses/${b.id}/archive`), [403, 'auth.permission_denied', { required: 'create_address' }]);
   t.deepEqual(await send(writeOnly, 'GET', '/v1/addresses'), [403, 'auth.permission_denied', { required: 'read' }]);
   t.deepEqual(await send(writeOnly, 'GET', `/v1/addresses/${b.id}`), [403, 'auth.permission_denied', { required: 'read' }]);
@@ -195,7 +231,8 @@ export async function autoArchiveOnChain(
   const idle = await create('cust-idle');
   const busy = await create('cust-busy');
   const chainId = f.td.daemon.config.chains[0]!.id;
-  const job = () => archiveStaticAddressesJob(f.td.daemon.staticAddresses.service, f.td.daemon.config.static_addresses.archive_after_days).run(new AbortController().signal);
+  const job = () =>
+    archiveStaticAddressesJob(f.td.daemon.staticAddresses.service, f.td.daemon.config.static_addresses.archive_after_days).run(new AbortController().signal);
   const status = async (id: string) => (await f.api.get(`/v1/addresses/${id}`)).body.status;
   const warnings = async () => (await f.events('static_address.archive_warning')).map((e) => e.object_id);
 
@@ -215,17 +252,26 @@ export async function autoArchiveOnChain(
   clock.advance(3 * DAY);
   const txid = await c.deposit(busy.address);
   let seen: any;
-  await until(async () => (seen = (await f.api.get(`/v1/addresses/${busy.id}`)).body).deposits.some((d: { txid: string }) => d.txid === txid), 'the deposit seen');
+  await until(
+    async () => (seen = (await f.api.get(`/v1/addresses/${busy.id}`)).body).deposits.some((d: { txid: string }) => d.txid === txid),
+    'the deposit seen',
+  );
   t.truthy(seen.last_deposit_at);
   clock.advance(4 * DAY);
   await job();
   t.is(await status(idle.id), 'archived');
   t.is(await status(busy.id), 'active');
   const archived = await f.events('static_address.archived');
-  t.deepEqual(archived.map((e) => [e.object_id, e.data.reason, e.data.address.status]), [[idle.id, 'inactive', 'archived']]);
+  t.deepEqual(
+    archived.map((e) => [e.object_id, e.data.reason, e.data.address.status]),
+    [[idle.id, 'inactive', 'archived']],
+  );
   t.is(f.td.daemon.watched.lookup(chainId, idle.address), undefined);
   t.is(f.td.daemon.watched.lookup(chainId, busy.address), busy.id);
-  t.deepEqual((await f.api.get('/v1/addresses?status=archived')).body.items.map((x: { id: string }) => x.id), [idle.id]);
+  t.deepEqual(
+    (await f.api.get('/v1/addresses?status=archived')).body.items.map((x: { id: string }) => x.id),
+    [idle.id],
+  );
 
   // 180 days after its deposit (counted from when the daemon saw it), the other one: warned, then archived.
   clock.advance(180 * DAY - ARCHIVE_WARNING_MS - 4 * DAY);
@@ -234,6 +280,12 @@ export async function autoArchiveOnChain(
   clock.advance(ARCHIVE_WARNING_MS);
   await job();
   t.is(await status(busy.id), 'archived');
-  t.deepEqual((await f.events('static_address.archived')).map((e) => [e.object_id, e.data.reason]), [[idle.id, 'inactive'], [busy.id, 'inactive']]);
+  t.deepEqual(
+    (await f.events('static_address.archived')).map((e) => [e.object_id, e.data.reason]),
+    [
+      [idle.id, 'inactive'],
+      [busy.id, 'inactive'],
+    ],
+  );
   t.is(f.td.daemon.watched.lookup(chainId, busy.address), undefined);
 }

@@ -58,8 +58,13 @@ test('on PostgreSQL: 50 identical creations at once make one address, every othe
   t.deepEqual(await ids('%%%'), []);
   t.deepEqual(await ids('ac'), []);
   // The substring search has its trigram indexes (pg_trgm is available on this server).
-  const trgm = await f.td.daemon.store.read.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'static_addresses' AND indexname LIKE '%_trgm' ORDER BY indexname`);
-  t.deepEqual(trgm.map((r: { indexname: string }) => r.indexname), ['static_addresses_address_trgm', 'static_addresses_customer_id_trgm', 'static_addresses_label_trgm']);
+  const trgm = await f.td.daemon.store.read.query(
+    `SELECT indexname FROM pg_indexes WHERE tablename = 'static_addresses' AND indexname LIKE '%_trgm' ORDER BY indexname`,
+  );
+  t.deepEqual(
+    trgm.map((r: { indexname: string }) => r.indexname),
+    ['static_addresses_address_trgm', 'static_addresses_customer_id_trgm', 'static_addresses_label_trgm'],
+  );
 
   await f.chain('ethereum').pay(won[0]!.body.address, COINS.ETH, '3');
   const bal = await f.td.daemon.ledger.balance(f.td.daemon.store.read, accountBook(f.accountId), COINS.ETH);
@@ -87,10 +92,14 @@ async function startTwin(first: TestDaemon, overrides: Record<string, unknown>):
   };
 }
 
-test('on PostgreSQL, two daemons: an address archived through one leaves the other\'s real-time scan, one restored through it joins it; the other scans on with them', async (t) => {
+test("on PostgreSQL, two daemons: an address archived through one leaves the other's real-time scan, one restored through it joins it; the other scans on with them", async (t) => {
   const url = await tempPostgres(t);
   const f = await startEvmFixture({ overrides: { database: { url }, static_addresses: { archived_scan_hours: 100 } } });
-  const chain = anvilChainEntry(f.node.rpcUrl, f.usdt, { confirmations: CONFIRMATIONS, options: FAST_WATCH, sweep: { min: { ETH: '1000000', USDT: '1000000000' } } });
+  const chain = anvilChainEntry(f.node.rpcUrl, f.usdt, {
+    confirmations: CONFIRMATIONS,
+    options: FAST_WATCH,
+    sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
+  });
   const stops: Array<() => Promise<void>> = [() => f.stop()];
   t.teardown(async () => {
     for (const stop of stops.reverse()) await stop();
@@ -133,7 +142,10 @@ test('on PostgreSQL, two daemons: an address archived through one leaves the oth
   const store = b.daemon.store.read;
   const deposits = async (id: string) => store.query(`SELECT txid, status FROM transactions WHERE address_id = $1 AND type = 'deposit'`, [id]);
   const statusOf = async (id: string) => (await store.query('SELECT status FROM static_addresses WHERE id = $1', [id]))[0].status;
-  await until(async () => (await deposits(z.id)).some((d: { status: string }) => d.status === 'confirmed'), 'the deposit to the restored address credited by the second daemon');
+  await until(
+    async () => (await deposits(z.id)).some((d: { status: string }) => d.status === 'confirmed'),
+    'the deposit to the restored address credited by the second daemon',
+  );
   t.deepEqual(await deposits(z.id), [{ txid: paidZ, status: 'confirmed' }]);
   // The archived one was passed by the real-time scan; its deposit waits for the slow scan.
   t.deepEqual(await deposits(x.id), []);

@@ -32,7 +32,10 @@ test('Tron: a TRX deposit to an active static address is credited in real time; 
   t.is(got.status, 'active');
   t.like(got.deposits[0], { txid, amount: '40', status: 'confirmed' });
   t.is(await f.available('USDT'), '40');
-  t.deepEqual((await f.events('static_address.restored')).map((e) => e.data.reason), ['deposit']);
+  t.deepEqual(
+    (await f.events('static_address.restored')).map((e) => e.data.reason),
+    ['deposit'],
+  );
   t.like(await scan!.run(), { found: 0 });
   t.is(await f.available('USDT'), '40');
   t.is((await f.events('deposit.confirmed')).length, 2);

@@ -40,7 +40,9 @@ function announceAndStall(target: string, from: string, headers: Record<string, 
       }
     });
     socket.on('error', reject);
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.write(`POST ${target} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${MiB}\r\n${extra}\r\n[[[[`);
   });
 }
@@ -63,7 +65,8 @@ test('a body that does not parse, sent without a valid signature, is 401 and cou
   const m = await merchantWithKey(d.daemon);
   const client = new SignedClient(d.url, m.keyId, m.secret);
   const from = freshSourceIp();
-  const post = (secret?: string) => client.request('POST', '/v1/invoices', { body: '{"amount": [[[', from, secret, headers: { 'Content-Type': 'application/json' } });
+  const post = (secret?: string) =>
+    client.request('POST', '/v1/invoices', { body: '{"amount": [[[', from, secret, headers: { 'Content-Type': 'application/json' } });
   for (let i = 0; i < 20; i++) {
     const res = await post('x'.repeat(43));
     t.is(res.status, 401, res.text);
@@ -79,7 +82,8 @@ test('a validly signed body nested deeper than 32 levels is 400 validation_error
   const client = new SignedClient(d.url, m.keyId, m.secret);
   const from = freshSourceIp();
   const json = { headers: { 'Content-Type': 'application/json' }, from };
-  const nest = (depth: number) => `{"url":"http://127.0.0.1:9/h","event_types":["invoice.paid"],"description":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  const nest = (depth: number) =>
+    `{"url":"http://127.0.0.1:9/h","event_types":["invoice.paid"],"description":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
   const deep = await client.post('/v1/webhooks/endpoints', nest(33), json);
   t.is(deep.status, 400, deep.text);
   t.like(deep.json.error, { code: 'validation_error', details: { field: 'body' } });
@@ -94,7 +98,11 @@ test('a validly signed body nested deeper than 32 levels is 400 validation_error
   const list = await client.get('/v1/webhooks/endpoints', { from });
   t.is(list.json.items.length, 0);
   // Strings may hold brackets freely.
-  const inString = await client.post('/v1/webhooks/endpoints', JSON.stringify({ url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'], description: '['.repeat(100) }), json);
+  const inString = await client.post(
+    '/v1/webhooks/endpoints',
+    JSON.stringify({ url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'], description: '['.repeat(100) }),
+    json,
+  );
   t.is(inString.status, 201, inString.text);
   t.is((await call(d.url, '/healthz')).status, 200);
 });

@@ -122,10 +122,13 @@ test('mainnet: a ck_test_ key is 401 auth.test_key with docs_url on every reques
 
   const now = Math.floor(Date.now() / 1000);
   const unknownTest = (target: string, ts: number | string = now) =>
-    call(d.url, target, { from, headers: signRequest({ keyId: 'ck_test_AAAAAAAAAAAAAAAAAAAAAAAA', secret: 'whatever', method: 'GET', target, timestamp: ts }) });
+    call(d.url, target, {
+      from,
+      headers: signRequest({ keyId: 'ck_test_AAAAAAAAAAAAAAAAAAAAAAAA', secret: 'whatever', method: 'GET', target, timestamp: ts }),
+    });
   for (const target of [TARGET, '/v1/currencies', '/v1/fiat-currencies', '/v1/rates?fiat=USD']) {
     const details = assertError(t, await unknownTest(target), 401, 'auth.test_key');
-    t.is(details.docs_url, 'http://127.0.0.1:8420/docs/test-keys', 'the install\'s base_url');
+    t.is(details.docs_url, 'http://127.0.0.1:8420/docs/test-keys', "the install's base_url");
   }
   // The page it links is served by the install itself, unsigned, and says what runs here.
   const page = await call(d.url, '/docs/test-keys', { from });
@@ -170,7 +173,10 @@ test('withdraw rule 8: a developer who does not hold the secret of a payout key 
     t.deepEqual(await d.daemon.keys.show(m.accountId, payout.key_id), before, 'nothing changed');
   }
   // A change that asks for no withdraw stays the holder's or creator's.
-  t.like(await t.throwsAsync(d.daemon.keys.update(m.accountId, payout.key_id, { email: other }, { name: 'mine' }), { instanceOf: ApiError }), { status: 403, code: 'forbidden' });
+  t.like(await t.throwsAsync(d.daemon.keys.update(m.accountId, payout.key_id, { email: other }, { name: 'mine' }), { instanceOf: ApiError }), {
+    status: 403,
+    code: 'forbidden',
+  });
 
   const rotated = await d.daemon.keys.rotate(m.accountId, payout.key_id, { email: other });
   const otherId = (await d.daemon.team.memberByEmail(d.daemon.store.read, m.accountId, other)).id;

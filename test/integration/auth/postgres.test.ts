@@ -46,7 +46,11 @@ test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay 
   await a.daemon.keys.disable(m.accountId, m.keyId, { email: m.owner });
   t.is((await call(a.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error.code, 'auth.invalid_key');
   const started = Date.now();
-  await until(async () => (await call(b.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error?.code === 'auth.invalid_key', 5000, 'daemon B to see the disabled key');
+  await until(
+    async () => (await call(b.url, TARGET, { headers: client.headers('GET', TARGET), from })).json.error?.code === 'auth.invalid_key',
+    5000,
+    'daemon B to see the disabled key',
+  );
   t.true(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
 });
 

@@ -42,7 +42,20 @@ test('key changes over the per-person limit are 429 rate_limited scope person, w
   t.deepEqual(await d.daemon.keys.show(m.accountId, m.keyId), before);
 
   // Through the CLI: one line on stderr naming the code and when to retry, a non-zero exit.
-  const cli = await runBin(COINKEEP_BIN, ['--config', configFile, 'keys', 'create', '--account', m.accountId, '--as', m.owner, '--name', 'cli', '--permissions', 'read']);
+  const cli = await runBin(COINKEEP_BIN, [
+    '--config',
+    configFile,
+    'keys',
+    'create',
+    '--account',
+    m.accountId,
+    '--as',
+    m.owner,
+    '--name',
+    'cli',
+    '--permissions',
+    'read',
+  ]);
   t.not(cli.code, 0);
   t.is(cli.stdout, '');
   t.regex(cli.stderr, /^coinkeep: .*\(retry in \d+ s\) \[rate_limited\]\n$/);

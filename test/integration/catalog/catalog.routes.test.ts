@@ -15,18 +15,25 @@ const config = parseConfig({
   chains: [
     { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443' },
     { id: 'ethereum', kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', tokens: [{ ticker: 'USDT', contract: '0xabc', decimals: 6 }] },
-    { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', tokens: [{ ticker: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }] },
+    {
+      id: 'tron',
+      kind: 'tron',
+      full_node_url: 'http://127.0.0.1:8090',
+      tokens: [{ ticker: 'USDT', contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 }],
+    },
   ],
   fiat: { enabled: ['USD', 'EUR', 'JPY'], default: 'USD' },
   rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '68000.10', EUR: '62000' }, USDT: { USD: '1' } } }] },
 });
 
 /** Signed requests are simulated by an `x-test-auth` header; routes that need a permission refuse the others. */
-const authenticate = (permission: unknown): AppMiddleware => async (ctx, next) => {
-  if (ctx.get('x-test-auth')) ctx.state.auth = { account: 'a' };
-  else if (permission !== null) throw new ApiError(401, 'auth.missing_header', 'signature headers are required');
-  await next();
-};
+const authenticate =
+  (permission: unknown): AppMiddleware =>
+  async (ctx, next) => {
+    if (ctx.get('x-test-auth')) ctx.state.auth = { account: 'a' };
+    else if (permission !== null) throw new ApiError(401, 'auth.missing_header', 'signature headers are required');
+    await next();
+  };
 const guards: RouteGuards = { authenticate, signed: () => authenticate('read'), idempotent: (_ctx, next) => next() };
 
 async function serve(t: import('ava').ExecutionContext) {

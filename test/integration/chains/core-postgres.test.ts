@@ -19,7 +19,10 @@ test('on PostgreSQL: batches catch up, transfers are recorded once and promoted,
   t.deepEqual(await sink.of('0xt3'), ['new>seen', 'seen>confirmed']);
   t.is((await transfers()).length, 5);
   t.like(await store.read.findOneBy(ChainCursorEntity, { chain_id: 'ethereum' }), { height: 6, hash: '0xa6' });
-  t.deepEqual((await store.read.find(ChainBlockEntity, { order: { height: 'ASC' } })).map((b) => b.height), [3, 4, 5, 6]);
+  t.deepEqual(
+    (await store.read.find(ChainBlockEntity, { order: { height: 'ASC' } })).map((b) => b.height),
+    [3, 4, 5, 6],
+  );
 
   node.mine([eth(ALICE, 6n, '0xt4')]);
   await watcher.poll(signal);
@@ -30,7 +33,7 @@ test('on PostgreSQL: batches catch up, transfers are recorded once and promoted,
   t.like(watcher.status(), { scanned_height: 8, lag: 0, last_error: null });
 });
 
-test('on PostgreSQL: a reorganisation reverts the dropped block\'s transfer and records the new branch', async (t) => {
+test("on PostgreSQL: a reorganisation reverts the dropped block's transfer and records the new branch", async (t) => {
   const url = await tempPostgres(t);
   const { node, sink, watcher, signal, transfers } = await setup(t, { url, confirmations: 3 });
   node.mine([eth(ALICE, 10n, '0xkept')]);

@@ -103,7 +103,9 @@ test('a tron chain whose full node cannot be reached: its coins are in maintenan
 test('a Tron node of another network: at first contact (a stand-in under a chain configured mainnet), and behind the same URL after a reconnect (another stand-in): TRX and USDT in maintenance with the reason, nothing credited', async (t) => {
   const bad = await TronNode.start();
   t.teardown(() => bad.stop());
-  const first = await startTestDaemon({ chains: [{ id: 'tron', kind: 'tron', full_node_url: bad.url, confirmations: 1, options: { poll_interval_ms: 50, stall_seconds: 0 } }] });
+  const first = await startTestDaemon({
+    chains: [{ id: 'tron', kind: 'tron', full_node_url: bad.url, confirmations: 1, options: { poll_interval_ms: 50, stall_seconds: 0 } }],
+  });
   t.teardown(() => first.stop());
   t.like(await chainStatus(first, 'tron'), { maintenance: true, last_error: `tron node's genesis block is ${bad.genesisId}, the config says mainnet` });
 
@@ -112,7 +114,14 @@ test('a Tron node of another network: at first contact (a stand-in under a chain
   const gate = new TcpGate(good.port);
   await gate.open();
   t.teardown(() => gate.close());
-  const chain = { id: 'tron', kind: 'tron', full_node_url: gate.url, confirmations: 1, tokens: [{ ticker: 'USDT', contract: good.usdt, decimals: 6 }], options: { poll_interval_ms: 50, stall_seconds: 0, genesis_block_id: good.genesisId } };
+  const chain = {
+    id: 'tron',
+    kind: 'tron',
+    full_node_url: gate.url,
+    confirmations: 1,
+    tokens: [{ ticker: 'USDT', contract: good.usdt, decimals: 6 }],
+    options: { poll_interval_ms: 50, stall_seconds: 0, genesis_block_id: good.genesisId },
+  };
   const td = await startTestDaemon({ chains: [chain], rates: { sources: [{ kind: 'fixed', rates: { TRX: { USD: '0.25' }, USDT: { USD: '1' } } }] } });
   t.teardown(() => td.stop());
   await until('the chain watched', () => td.daemon.chains.status()[0]!.scanned_height !== null && !td.daemon.chains.status()[0]!.maintenance);
@@ -129,7 +138,10 @@ test('a Tron node of another network: at first contact (a stand-in under a chain
   bad.pay(created.json.address, 'native', 10_000_000n);
   bad.mine(3);
   await until('maintenance', () => td.daemon.chains.status()[0]!.maintenance);
-  t.like(await chainStatus(td, 'tron'), { maintenance: true, last_error: `tron node's genesis block is ${bad.genesisId}, the config says genesis block ${good.genesisId}` });
+  t.like(await chainStatus(td, 'tron'), {
+    maintenance: true,
+    last_error: `tron node's genesis block is ${bad.genesisId}, the config says genesis block ${good.genesisId}`,
+  });
   const refused = await api.post('/v1/invoices', { amount: '10', currency: 'TRX', coin_id: trx }, json);
   t.is(refused.status, 503);
   t.is(refused.json.error.code, 'unavailable');

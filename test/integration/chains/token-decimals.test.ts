@@ -17,10 +17,15 @@ test.after.always(killAllAnvils);
 
 test('an EVM token configured with decimals its contract does not say stops the daemon with one line naming the chain, the token and both values', async (t) => {
   const { node, usdt } = await startAnvil();
-  const usdtEntry = (decimals: number, contract = usdt) => anvilChainEntry(node.rpcUrl, usdt, { options: FAST_WATCH, tokens: [{ ticker: 'USDT', contract, decimals }] });
-  await t.throwsAsync(startTestDaemon({ chains: [usdtEntry(18)] }), { message: `chains[0].tokens[0].decimals: ethereum USDT is configured with 18 decimals, its contract ${usdt} says 6` });
+  const usdtEntry = (decimals: number, contract = usdt) =>
+    anvilChainEntry(node.rpcUrl, usdt, { options: FAST_WATCH, tokens: [{ ticker: 'USDT', contract, decimals }] });
+  await t.throwsAsync(startTestDaemon({ chains: [usdtEntry(18)] }), {
+    message: `chains[0].tokens[0].decimals: ethereum USDT is configured with 18 decimals, its contract ${usdt} says 6`,
+  });
   const nowhere = getAddress('0x' + randomBytes(20).toString('hex'));
-  await t.throwsAsync(startTestDaemon({ chains: [usdtEntry(6, nowhere)] }), { message: `chains[0].tokens[0].decimals: ethereum USDT is configured with 6 decimals, its contract ${nowhere} answers no decimals()` });
+  await t.throwsAsync(startTestDaemon({ chains: [usdtEntry(6, nowhere)] }), {
+    message: `chains[0].tokens[0].decimals: ethereum USDT is configured with 6 decimals, its contract ${nowhere} answers no decimals()`,
+  });
   const td = await startTestDaemon({ chains: [usdtEntry(6)] });
   await td.stop();
   t.pass();

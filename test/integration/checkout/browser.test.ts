@@ -91,7 +91,12 @@ inChromium('a payer on a phone picks a coin, copies the address, pays, watches p
 
   // Keyboard only: Tab to the ETH choice, Enter.
   const eth = page.getByRole('button', { name: /Pay with ETH on ethereum/ });
-  for (let i = 0; i < 10 && !(await eth.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
+  for (
+    let i = 0;
+    i < 10 && !(await eth.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement));
+    i++
+  )
+    await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   const address = page.locator('#pay-address');
   await address.waitFor();
@@ -123,7 +128,10 @@ inChromium('a payer on a phone picks a coin, copies the address, pays, watches p
   t.false(await page.locator('#pay-box').isVisible());
   t.deepEqual(await axeProblems(page), []);
 
-  t.deepEqual(seen.requests.filter((u) => !u.startsWith(`${f.td.url}/`)), []);
+  t.deepEqual(
+    seen.requests.filter((u) => !u.startsWith(`${f.td.url}/`)),
+    [],
+  );
   t.deepEqual(seen.errors, []);
   await page.getByRole('link', { name: 'Back to the shop' }).click();
   await page.getByRole('heading', { name: 'Thanks from the shop' }).waitFor();

@@ -15,8 +15,22 @@ test.after.always(async () => {
 });
 
 const STATUS_FIELDS = [
-  'id', 'status', 'merchant', 'amount', 'currency', 'coin', 'address', 'payer_amount', 'paid_amount', 'remaining_amount',
-  'late_payment', 'confirmations', 'ttl_expires_at', 'return_url', 'choices', 'payment_uri',
+  'id',
+  'status',
+  'merchant',
+  'amount',
+  'currency',
+  'coin',
+  'address',
+  'payer_amount',
+  'paid_amount',
+  'remaining_amount',
+  'late_payment',
+  'confirmations',
+  'ttl_expires_at',
+  'return_url',
+  'choices',
+  'payment_uri',
 ];
 
 const SECRETS = { order_id: 'order-secret-771', metadata: { customer: 'meta-secret-552' }, webhook_url: 'https://127.0.0.1/hook-secret-913' };
@@ -58,7 +72,16 @@ test('the public status shows what paying needs and never metadata, webhook_url,
   t.is(res.headers.get('x-content-type-options'), 'nosniff');
   t.is(res.headers.get('referrer-policy'), 'no-referrer');
   t.deepEqual(Object.keys(res.body).sort(), [...STATUS_FIELDS].sort());
-  t.like(res.body, { id: inv.id, status: 'new', merchant: 'Test shop', amount: '25', currency: 'USD', coin: null, address: null, return_url: 'https://shop.example/thanks' });
+  t.like(res.body, {
+    id: inv.id,
+    status: 'new',
+    merchant: 'Test shop',
+    amount: '25',
+    currency: 'USD',
+    coin: null,
+    address: null,
+    return_url: 'https://shop.example/thanks',
+  });
   const usdt = res.body.choices.find((c: any) => c.coin_id === COINS.USDT_ETH);
   t.deepEqual(usdt, { coin_id: COINS.USDT_ETH, ticker: 'USDT', name: 'Tether USD', network: 'ethereum', approx_amount: null });
   t.is(res.body.choices.find((c: any) => c.coin_id === COINS.BTC).approx_amount, '0.00036765');
@@ -73,7 +96,12 @@ test.serial('choosing a coin fixes it as creation with coin_id does: address, lo
   const open = await invoice({ amount: '100', currency: 'USD', fee_paid_by: 'payer' });
   const chosen = await payer.choose(open.id, { coin_id: COINS.BTC });
   t.is(chosen.status, 200);
-  t.like(chosen.body, { status: 'new', coin: { coin_id: COINS.BTC, ticker: 'BTC', name: 'Bitcoin', network: 'bitcoin' }, payer_amount: fixed.payer_amount, choices: [] });
+  t.like(chosen.body, {
+    status: 'new',
+    coin: { coin_id: COINS.BTC, ticker: 'BTC', name: 'Bitcoin', network: 'bitcoin' },
+    payer_amount: fixed.payer_amount,
+    choices: [],
+  });
   t.truthy(chosen.body.address);
   t.is(chosen.body.payment_uri, `bitcoin:${chosen.body.address}?amount=${fixed.payer_amount}`);
 
@@ -96,7 +124,10 @@ test('an ERC-20 choice shows "USDT on ethereum" with an EIP-681 transfer in the 
   const chosen = await payer.choose(open.id, { coin_id: COINS.USDT_ETH });
   t.is(chosen.status, 200);
   t.is(chosen.body.payer_amount, '12.5');
-  t.regex(chosen.body.payment_uri, new RegExp(`^ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3(@\\d+)?/transfer\\?address=${chosen.body.address}&uint256=12500000$`));
+  t.regex(
+    chosen.body.payment_uri,
+    new RegExp(`^ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3(@\\d+)?/transfer\\?address=${chosen.body.address}&uint256=12500000$`),
+  );
   t.true((await payer.page(open.id)).text.includes('USDT on ethereum'));
 });
 
@@ -116,7 +147,10 @@ test.serial('two choices at the same time, even of different coins, get the same
 
 test.serial('a coin outside the allowed ones, a malformed body or a cancelled invoice is refused and changes nothing', async (t) => {
   const open = await invoice({ amount: '40', currency: 'USD', allowed_coin_ids: [COINS.BTC] });
-  t.deepEqual((await payer.status(open.id)).body.choices.map((c: any) => c.coin_id), [COINS.BTC]);
+  t.deepEqual(
+    (await payer.status(open.id)).body.choices.map((c: any) => c.coin_id),
+    [COINS.BTC],
+  );
   const cancelled = await invoice({ amount: '40', currency: 'USD' });
   t.is((await f.api.post(`/v1/invoices/${cancelled.id}/cancel`)).status, 200);
   const before = await f.counts();
@@ -181,11 +215,13 @@ test('the page is sent gzipped to a client that asks for it (the same HTML), as 
   const inv = await invoice({ amount: '25', currency: 'USD', coin_id: COINS.BTC });
   const get = (headers: Record<string, string>) =>
     new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      http.get(`${f.td.url}/pay/${inv.id}`, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-      }).on('error', reject);
+      http
+        .get(`${f.td.url}/pay/${inv.id}`, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject);
     });
   const plain = await get({});
   const zipped = await get({ 'accept-encoding': 'gzip, deflate, br' });
@@ -200,7 +236,7 @@ test('the page is sent gzipped to a client that asks for it (the same HTML), as 
   t.regex(String(zipped.headers.vary), /Accept-Encoding/);
 });
 
-test('without JavaScript the page\'s form chooses the coin: 303 back to the page, which then shows the address; a bad choice changes nothing', async (t) => {
+test("without JavaScript the page's form chooses the coin: 303 back to the page, which then shows the address; a bad choice changes nothing", async (t) => {
   const inv = await invoice({ amount: '25', currency: 'USD' });
   const html = (await payer.page(inv.id)).text;
   t.regex(html, new RegExp(`<form method="post" action="${inv.id}/coin">`));
@@ -220,6 +256,11 @@ test('without JavaScript the page\'s form chooses the coin: 303 back to the page
   const page = (await payer.page(inv.id)).text;
   t.true(page.includes(view.address));
   t.false(page.includes('<form method="post"'));
-  const unknown = await fetch(`${f.td.url}/pay/00000000-0000-4000-8000-000000000000/coin`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `coin_id=${COINS.BTC}` });
+  const unknown = await fetch(`${f.td.url}/pay/00000000-0000-4000-8000-000000000000/coin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `coin_id=${COINS.BTC}`,
+  });
   t.is(unknown.status, 404);
 });

@@ -12,7 +12,10 @@ test('on PostgreSQL: five tabs choosing coins at the same time get the same one 
   const before = await f.counts();
   const coins = [COINS.BTC, COINS.ETH, COINS.BTC, COINS.ETH, COINS.BTC];
   const answers = await Promise.all(coins.map((coin_id) => payer.choose(open.id, { coin_id })));
-  t.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200]);
+  t.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200, 200],
+  );
   t.is(new Set(answers.map((a) => `${a.body.coin.coin_id} ${a.body.address}`)).size, 1);
   t.is((await f.counts()).addresses, before.addresses + 1);
   const merchantSees = (await f.api.get(`/v1/invoices/${open.id}`)).body;

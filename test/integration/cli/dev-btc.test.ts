@@ -21,10 +21,16 @@ test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and min
   t.like(bitcoin, { kind: 'btc' });
   const shown = new URL(bitcoin.rpc_url);
   t.is(shown.username + shown.password, '', "the node's API key is not printed");
-  t.deepEqual(bitcoin.coins.map((c: { ticker: string }) => c.ticker), ['BTC']);
+  t.deepEqual(
+    bitcoin.coins.map((c: { ticker: string }) => c.ticker),
+    ['BTC'],
+  );
 
   const body = JSON.stringify({ amount: '0.002', currency: 'BTC', coin_id: bitcoin.coins[0].coin_id });
-  const headers = { ...signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' };
+  const headers = {
+    ...signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'POST', target: '/v1/invoices', body }),
+    'Content-Type': 'application/json',
+  };
   const created = await fetch(`${info.base_url}/v1/invoices`, { method: 'POST', headers, body });
   t.is(created.status, 201);
   const invoice = (await created.json()) as { id: string; address: string };
@@ -54,7 +60,9 @@ test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and min
   const read = await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target: wTarget }) });
   t.like(await read.json(), { status: 'pending' });
   const bTarget = '/v1/balances';
-  const balances = (await (await fetch(info.base_url + bTarget, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target: bTarget }) })).json()) as { items: Array<{ coin_id: string; hold: string }> };
+  const balances = (await (
+    await fetch(info.base_url + bTarget, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target: bTarget }) })
+  ).json()) as { items: Array<{ coin_id: string; hold: string }> };
   t.is(balances.items.find((b) => b.coin_id === bitcoin.coins[0].coin_id)!.hold, withdrawal.total_debit);
 
   const bitcoinStatus = async () => (await env.run(['--json', 'status'])).json.chains.find((c: { chain_id: string }) => c.chain_id === 'bitcoin');
@@ -65,14 +73,14 @@ test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and min
   const tip = mined.json.chains.find((c: { chain_id: string }) => c.chain_id === 'bitcoin').height;
   t.true(tip >= before + 3, `${tip} after ${before}`);
   let seen = await bitcoinStatus();
-  for (const deadline = Date.now() + 10000; seen.node_tip !== tip && Date.now() < deadline; ) seen = await bitcoinStatus();
+  for (const deadline = Date.now() + 10000; seen.node_tip !== tip && Date.now() < deadline;) seen = await bitcoinStatus();
   t.is(seen.node_tip, tip, 'the daemon sees the mined blocks');
   t.is((await dev.stop('SIGINT')).code, 0, dev.stderr);
 
   dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
   const again = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 30000))[0]);
   let after = await bitcoinStatus();
-  for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline; ) after = await bitcoinStatus();
+  for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline;) after = await bitcoinStatus();
   t.like(after, { node_tip: tip, maintenance: false }, 'the chain went on from where it stopped');
   const target = `/v1/invoices/${invoice.id}`;
   const got = await fetch(again.base_url + target, { headers: signRequest({ keyId: info.key_id, secret: info.key_secret, method: 'GET', target }) });

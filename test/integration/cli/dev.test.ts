@@ -46,7 +46,16 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   // dev pay: less than due (underpaid), then what is still due (paid), each mined to its confirmations.
   const under = await env.run(['--json', 'dev', 'pay', invoice.id, '--amount', '0.001'], { timeoutMs: 40000 });
   t.is(under.code, 0, under.stderr);
-  t.like(under.json, { invoice_id: invoice.id, ticker: 'ETH', network: 'ethereum', amount: '0.001', to: invoice.address, credited: true, invoice_status: 'underpaid', paid_amount: '0.001' });
+  t.like(under.json, {
+    invoice_id: invoice.id,
+    ticker: 'ETH',
+    network: 'ethereum',
+    amount: '0.001',
+    to: invoice.address,
+    credited: true,
+    invoice_status: 'underpaid',
+    paid_amount: '0.001',
+  });
   t.regex(under.json.txid, /^0x[0-9a-f]{64}$/);
   const rest = await env.run(['dev', 'pay', invoice.id], { timeoutMs: 40000 });
   t.is(rest.code, 0, rest.stderr);
@@ -58,7 +67,11 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   // A USDT invoice (the sandbox's test token) paid the same way.
   const usdtCoin = out.match(/USDT\s+coin_id ([0-9a-f-]{36})\s+contract/)![1]!;
   const body = JSON.stringify({ amount: '12.5', currency: 'USDT', coin_id: usdtCoin });
-  const made = await fetch(baseUrl + '/v1/invoices', { method: 'POST', body, headers: { ...signRequest({ keyId: key, secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' } });
+  const made = await fetch(baseUrl + '/v1/invoices', {
+    method: 'POST',
+    body,
+    headers: { ...signRequest({ keyId: key, secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' },
+  });
   const usdtInvoice = (await made.json()) as { id: string };
   t.is(made.status, 201);
   const usdt = await env.run(['--json', 'dev', 'pay', usdtInvoice.id], { timeoutMs: 40000 });
@@ -118,7 +131,10 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   t.is(demoPage.status, 200);
   t.true((await demoPage.text()).includes('Pay with USDT on ethereum'));
   t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
-  t.deepEqual(info.chains[0].coins.map((c: { ticker: string }) => c.ticker), ['ETH', 'USDT']);
+  t.deepEqual(
+    info.chains[0].coins.map((c: { ticker: string }) => c.ticker),
+    ['ETH', 'USDT'],
+  );
   // The chain went on from where it stopped (kept under the data dir): the payment is still there.
   let status = await env.run(['--json', 'status']);
   const deadline = Date.now() + 10000;
@@ -140,8 +156,18 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
 
   // The banner's ETH and USDT withdrawal examples, run as printed, estimate and make withdrawals
   // from what dev pay paid in; once approved (the first day's wait in review) they are paid out.
-  const examples = info.evm_withdrawal_examples as Array<{ ticker: string; coin_id: string; amount: string; to_address: string; estimate_curl_example: string; withdrawal_curl_example: string }>;
-  t.deepEqual(examples.map((x) => x.ticker), ['ETH', 'USDT']);
+  const examples = info.evm_withdrawal_examples as Array<{
+    ticker: string;
+    coin_id: string;
+    amount: string;
+    to_address: string;
+    estimate_curl_example: string;
+    withdrawal_curl_example: string;
+  }>;
+  t.deepEqual(
+    examples.map((x) => x.ticker),
+    ['ETH', 'USDT'],
+  );
   const made: Array<{ id: string; ticker: string }> = [];
   for (const x of examples) {
     t.is(x.coin_id, info.chains[0].coins.find((c: { ticker: string }) => c.ticker === x.ticker).coin_id);
@@ -159,9 +185,11 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   for (const w of made) {
     const wTarget = `/v1/withdrawals/${w.id}`;
     let last: { status?: string } = {};
-    for (const until = Date.now() + 90_000; last.status !== 'completed' && Date.now() < until; ) {
+    for (const until = Date.now() + 90_000; last.status !== 'completed' && Date.now() < until;) {
       await env.run(['dev', 'mine', '1']);
-      last = (await (await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target: wTarget }) })).json()) as { status?: string };
+      last = (await (
+        await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target: wTarget }) })
+      ).json()) as { status?: string };
     }
     t.is(last.status, 'completed', `${w.ticker}: ${JSON.stringify(last)}`);
   }

@@ -36,11 +36,14 @@ test.serial('doctor on the sandbox: every chain ok, exit code 0; on a broken con
   t.regex(ok.stdout, /history queries open/);
   const json = await runBin(COINKEEP_BIN, ['--config', sandbox, '--json', 'doctor'], { timeoutMs: 60_000 });
   t.is(json.code, 0);
-  t.deepEqual((JSON.parse(json.stdout) as { chains: Array<{ chain_id: string; works: boolean }> }).chains.map((c) => [c.chain_id, c.works]), [
-    ['ethereum', true],
-    ['bitcoin', true],
-    ['tron', true],
-  ]);
+  t.deepEqual(
+    (JSON.parse(json.stdout) as { chains: Array<{ chain_id: string; works: boolean }> }).chains.map((c) => [c.chain_id, c.works]),
+    [
+      ['ethereum', true],
+      ['bitcoin', true],
+      ['tron', true],
+    ],
+  );
 
   // Broken: the EVM chain's node refuses connections, and a second EVM chain says another chain id than its node.
   const refusing = new TcpGate(1);

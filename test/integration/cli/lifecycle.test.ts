@@ -40,7 +40,11 @@ test.serial('a bad config stops every command with one line naming the key and t
     ['network: moonnet\n', ['start'], /network: must be one of mainnet, testnet/],
     ['listen: { host: 127.0.0.1, port: 70000 }\n', ['run'], /listen\.port: must be an integer from 0 to 65535/],
     ['colour: blue\n', ['init'], /colour: unknown key/],
-    ['rates: { sources: [ { kind: fixed, rates: { BTC: { USD: "-1" } } } ] }\n', ['status'], /rates\.sources\[0\]\.rates\.BTC\.USD: must be a positive decimal/],
+    [
+      'rates: { sources: [ { kind: fixed, rates: { BTC: { USD: "-1" } } } ] }\n',
+      ['status'],
+      /rates\.sources\[0\]\.rates\.BTC\.USD: must be a positive decimal/,
+    ],
     ['chains: [ { id: eth, kind: evm, rpc_url: "http://127.0.0.1:8545" } ]\n', ['--json', 'account', 'list'], /chains\[0\]\.chain_id: is required/],
     ['fiat: { enabled: [USD], default: EUR }\n', ['dev'], /fiat\.default: must be one of fiat\.enabled/],
     ['network: [unclosed\n', ['start'], /invalid YAML at line 2, column 1: /],
@@ -165,7 +169,7 @@ test.serial('stop sends SIGTERM, the daemon exits within 10 s, the pid file goes
   t.like(again.json, { status: 'stopped', was_running: false });
 });
 
-test.serial('start fails with a non-zero exit and the log\'s last lines when the port is taken', async (t) => {
+test.serial("start fails with a non-zero exit and the log's last lines when the port is taken", async (t) => {
   const blocker = net.createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   const port = (blocker.address() as net.AddressInfo).port;
@@ -204,7 +208,9 @@ test.serial('run (bin/coinkeepd) serves in the foreground and stops on SIGTERM; 
   ]);
   t.not(testKey.code, 0);
   t.is(testKey.stdout, '');
-  t.deepEqual(JSON.parse(testKey.stderr), { error: { code: 'validation_error', message: 'test keys cannot be created on a mainnet environment', details: { field: 'mode' } } });
+  t.deepEqual(JSON.parse(testKey.stderr), {
+    error: { code: 'validation_error', message: 'test keys cannot be created on a mainnet environment', details: { field: 'mode' } },
+  });
   t.is(testKey.stderr.split('\n').length, 2, 'one line');
   t.regex(liveKey.json.key.key_id, /^ck_live_/);
   t.is(liveKey.json.key.network, 'mainnet');

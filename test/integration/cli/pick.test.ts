@@ -36,7 +36,10 @@ const keyStatus = async (keyId: string) => (await f.td.daemon.store.read.findOne
 async function onTerminal(args: string[], steps: Array<{ see: RegExp; type: string }>): Promise<{ code: number | null; output: string }> {
   const command = ['exec', process.execPath, COINKEEP_BIN, '--config', config, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   // CI=0: ink draws nothing but the last frame when it believes it runs in CI (as `.ci/run` says).
-  const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', TERM: 'xterm', CI: '0' } });
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', TERM: 'xterm', CI: '0' },
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (output += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (output += s));
@@ -97,11 +100,14 @@ test.serial('without a terminal or with --json, a command missing its id fails i
 test.serial('on a terminal, withdrawals approve without an id offers the waiting withdrawals and approves the one picked', async (t) => {
   const first = await withdraw();
   const second = await withdraw();
-  const r = await onTerminal(['withdrawals', 'approve', '--account', f.accountId, '--as', ADMIN, '--otp', await adminOtp.next()], [
-    // Newest first: the older one is second on the list.
-    { see: new RegExp(`Which withdrawal to approve\\?[\\s\\S]*${second}[\\s\\S]*${first}`), type: '\x1b[B' },
-    { see: /2\/2/, type: '\r' },
-  ]);
+  const r = await onTerminal(
+    ['withdrawals', 'approve', '--account', f.accountId, '--as', ADMIN, '--otp', await adminOtp.next()],
+    [
+      // Newest first: the older one is second on the list.
+      { see: new RegExp(`Which withdrawal to approve\\?[\\s\\S]*${second}[\\s\\S]*${first}`), type: '\x1b[B' },
+      { see: /2\/2/, type: '\r' },
+    ],
+  );
   t.is(r.code, 0, r.output);
   t.regex(r.output, new RegExp(`${first} +pending`));
   t.is((await f.api.get(`/v1/withdrawals/${first}`)).body.status, 'pending');
@@ -112,10 +118,13 @@ test.serial('on a terminal, withdrawals approve without an id offers the waiting
 test.serial('on a terminal, keys revoke picks the key and asks first: n changes nothing, --yes does not ask', async (t) => {
   const keys = await f.td.daemon.keys.list(f.accountId);
   const keyId = keys[0]!.key_id;
-  const no = await onTerminal(['keys', 'revoke', '--account', f.accountId, '--as', f.owner], [
-    { see: /Which key to revoke\?/, type: '\r' },
-    { see: new RegExp(`revoke key ${keyId} \\(revoke it for good\\)\\? \\[y/N\\]`), type: 'n' },
-  ]);
+  const no = await onTerminal(
+    ['keys', 'revoke', '--account', f.accountId, '--as', f.owner],
+    [
+      { see: /Which key to revoke\?/, type: '\r' },
+      { see: new RegExp(`revoke key ${keyId} \\(revoke it for good\\)\\? \\[y/N\\]`), type: 'n' },
+    ],
+  );
   t.not(no.code, 0);
   t.regex(no.output, /coinkeep: cancelled; nothing changed/);
   t.is(await keyStatus(keyId), 'active');

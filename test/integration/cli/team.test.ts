@@ -114,7 +114,10 @@ test.serial('account create (operator) returns the account and the owner with to
 test.serial('account show, set (owner with OTP), verify, set-fee, freeze, unfreeze', async (t) => {
   const shown = await ok(t, ['account', 'show', '--account', account]);
   t.is(shown.account.id, account);
-  t.deepEqual(shown.members.map((m: any) => [m.email, m.role]), [[OWNER, 'owner']]);
+  t.deepEqual(
+    shown.members.map((m: any) => [m.email, m.role]),
+    [[OWNER, 'owner']],
+  );
   const code = await otp[OWNER]!.next();
   await failsAll(t, [
     [['account', 'show', '--account', 'no-such-account'], /account not found \[not_found\]/],
@@ -140,7 +143,11 @@ test.serial('account show, set (owner with OTP), verify, set-fee, freeze, unfree
     [['account', 'set-fee', '--account', account, '--percent', 'abc'], /\[validation_error\] field: percent$/m],
     [['account', 'freeze', '--account', account, '--as', 'stranger@shop.test'], /not a member of this account \[forbidden\]/],
   ]);
-  t.like((await ok(t, ['account', 'show', '--account', account])).account, { invoice_ttl_minutes: 60, platform_fee_percent: '1.5', verified: false, status: 'active' }, 'refusals changed nothing');
+  t.like(
+    (await ok(t, ['account', 'show', '--account', account])).account,
+    { invoice_ttl_minutes: 60, platform_fee_percent: '1.5', verified: false, status: 'active' },
+    'refusals changed nothing',
+  );
 
   const key = await ok(t, ['keys', 'create', '--account', account, '--as', OWNER, '--name', 'probe', '--permissions', 'read']);
   secrets.push(key.key.secret);
@@ -154,7 +161,10 @@ test.serial('account show, set (owner with OTP), verify, set-fee, freeze, unfree
 });
 
 test.serial('member add returns totp_secret and otpauth_url; set-role and remove need owner or admin with OTP', async (t) => {
-  for (const [by, email] of [[OWNER, ADMIN], [ADMIN, ADMIN2]] as const) {
+  for (const [by, email] of [
+    [OWNER, ADMIN],
+    [ADMIN, ADMIN2],
+  ] as const) {
     const r = await ok(t, ['member', 'add', '--account', account, '--as', by, '--otp', await otp[by]!.next(), '--email', email, '--role', 'admin']);
     const role = 'admin';
     t.like(r.member, { email, role, status: 'active' });
@@ -170,14 +180,33 @@ test.serial('member add returns totp_secret and otpauth_url; set-role and remove
     secrets.push(r.member.totp_secret);
   }
   await failsAll(t, [
-    [['member', 'add', '--account', account, '--as', DEV, '--otp', '123456', '--email', 'x@shop.test', '--role', 'developer'], /needs the role owner or admin \[forbidden\]/],
+    [
+      ['member', 'add', '--account', account, '--as', DEV, '--otp', '123456', '--email', 'x@shop.test', '--role', 'developer'],
+      /needs the role owner or admin \[forbidden\]/,
+    ],
     [['member', 'add', '--account', account, '--as', OWNER, '--email', 'x@shop.test', '--role', 'boss'], /role must be one of owner, admin, developer/],
-    [['member', 'add', '--account', account, '--as', ADMIN, '--otp', '123456', '--email', 'x@shop.test', '--role', 'owner'], /needs the role owner \[forbidden\]/],
+    [
+      ['member', 'add', '--account', account, '--as', ADMIN, '--otp', '123456', '--email', 'x@shop.test', '--role', 'owner'],
+      /needs the role owner \[forbidden\]/,
+    ],
     [['member', 'remove', '--account', account, '--as', OWNER, '--email', 'nobody@shop.test'], /member not found/],
     [['member', 'add', '--account', account, '--as', OWNER, '--email', 'x@shop.test'], /required option '--role <role>'/],
   ]);
 
-  const role = await ok(t, ['member', 'set-role', '--account', account, '--as', ADMIN2, '--otp', await otp[ADMIN2]!.next(), '--email', DEV2, '--role', 'admin']);
+  const role = await ok(t, [
+    'member',
+    'set-role',
+    '--account',
+    account,
+    '--as',
+    ADMIN2,
+    '--otp',
+    await otp[ADMIN2]!.next(),
+    '--email',
+    DEV2,
+    '--role',
+    'admin',
+  ]);
   t.like(role.member, { email: DEV2, role: 'admin' });
   const shown = await ok(t, ['account', 'show', '--account', account]);
   t.deepEqual(
@@ -190,13 +219,37 @@ let keyId = '';
 let keySecret = '';
 
 test.serial('keys create shows the secret once; list and show give secret_last4 only; the key signs requests', async (t) => {
-  const r = await ok(t, ['keys', 'create', '--account', account, '--as', DEV, '--name', 'backend', '--permissions', 'read,create_invoice', '--rate-limit', '120']);
+  const r = await ok(t, [
+    'keys',
+    'create',
+    '--account',
+    account,
+    '--as',
+    DEV,
+    '--name',
+    'backend',
+    '--permissions',
+    'read,create_invoice',
+    '--rate-limit',
+    '120',
+  ]);
   keyId = r.key.key_id;
   keySecret = r.key.secret;
   secrets.push(keySecret);
   t.regex(keyId, /^ck_live_[0-9A-Za-z]{24}$/);
   t.regex(keySecret, /^[A-Za-z0-9_-]{43}$/);
-  t.like(r.key, { name: 'backend', permissions: ['read', 'create_invoice'], withdraw_status: 'none', network: 'testnet', rate_limit_per_minute: 120, status: 'active', secret_last4: keySecret.slice(-4), secret_generation: 1, rotation_required: false, request_id: null });
+  t.like(r.key, {
+    name: 'backend',
+    permissions: ['read', 'create_invoice'],
+    withdraw_status: 'none',
+    network: 'testnet',
+    rate_limit_per_minute: 120,
+    status: 'active',
+    secret_last4: keySecret.slice(-4),
+    secret_generation: 1,
+    rotation_required: false,
+    request_id: null,
+  });
 
   const test_ = await ok(t, ['keys', 'create', '--account', account, '--as', DEV, '--name', 'sandbox', '--permissions', 'read', '--test']);
   t.regex(test_.key.key_id, /^ck_test_/);
@@ -216,9 +269,18 @@ test.serial('keys create shows the secret once; list and show give secret_last4 
 
   const before = list.items.length;
   await failsAll(t, [
-    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read,teleport'], /unknown permission "teleport" \[validation_error\] field: permissions$/m],
-    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'pay\u202Eouts', '--permissions', 'read'], /bidirectional control characters .*\[validation_error\] field: name$/m],
-    [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--rate-limit', 'lots'], /--rate-limit must be a whole number/],
+    [
+      ['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read,teleport'],
+      /unknown permission "teleport" \[validation_error\] field: permissions$/m,
+    ],
+    [
+      ['keys', 'create', '--account', account, '--as', DEV, '--name', 'pay\u202Eouts', '--permissions', 'read'],
+      /bidirectional control characters .*\[validation_error\] field: name$/m,
+    ],
+    [
+      ['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--rate-limit', 'lots'],
+      /--rate-limit must be a whole number/,
+    ],
     [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--rate-limit', '0'], /rate_limit_per_minute/],
     [['keys', 'create', '--account', account, '--as', DEV, '--name', 'x', '--permissions', 'read', '--ip', '10.0.0.300'], /not an IP or CIDR/],
     [['keys', 'create', '--account', account, '--as', 'stranger@shop.test', '--name', 'x', '--permissions', 'read'], /not a member/],
@@ -287,47 +349,77 @@ test.serial('withdraw-requests: a developer asks, another owner/admin approves o
   const rejected = await ok(t, ['withdraw-requests', 'reject', '--account', account, '--as', ADMIN2, '--otp', await otp[ADMIN2]!.next(), asked2.key.key_id]);
   t.is(rejected.key.withdraw_status, 'none');
   t.deepEqual((await ok(t, ['withdraw-requests', 'list', '--account', account])).items, []);
-  await fails(t, ['withdraw-requests', 'approve', '--account', account, '--as', DEV2, '--otp', await otp[DEV2]!.next(), asked2.key.key_id], /\[conflict\]|not pending|no pending/i);
+  await fails(
+    t,
+    ['withdraw-requests', 'approve', '--account', account, '--as', DEV2, '--otp', await otp[DEV2]!.next(), asked2.key.key_id],
+    /\[conflict\]|not pending|no pending/i,
+  );
 });
 
-test.serial('a developer who does not hold the secret asks for withdraw: 409 withdraw_requires_rotation, shown to a person and a script; after rotating the key they ask, and the request is approved by its id', async (t) => {
-  const DEV3 = 'dev3@shop.test';
-  const added = await ok(t, ['member', 'add', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), '--email', DEV3, '--role', 'developer']);
-  secrets.push(added.member.totp_secret);
-  const created = await ok(t, ['keys', 'create', '--account', account, '--as', OWNER, '--name', 'shared', '--permissions', 'read']);
-  secrets.push(created.key.secret);
-  const key = created.key.key_id as string;
-  const before = (await ok(t, ['keys', 'show', '--account', account, key])).key;
+test.serial(
+  'a developer who does not hold the secret asks for withdraw: 409 withdraw_requires_rotation, shown to a person and a script; after rotating the key they ask, and the request is approved by its id',
+  async (t) => {
+    const DEV3 = 'dev3@shop.test';
+    const added = await ok(t, [
+      'member',
+      'add',
+      '--account',
+      account,
+      '--as',
+      OWNER,
+      '--otp',
+      await otp[OWNER]!.next(),
+      '--email',
+      DEV3,
+      '--role',
+      'developer',
+    ]);
+    secrets.push(added.member.totp_secret);
+    const created = await ok(t, ['keys', 'create', '--account', account, '--as', OWNER, '--name', 'shared', '--permissions', 'read']);
+    secrets.push(created.key.secret);
+    const key = created.key.key_id as string;
+    const before = (await ok(t, ['keys', 'show', '--account', account, key])).key;
 
-  const ask = ['keys', 'update', '--account', account, '--as', DEV3, '--permissions', 'read,withdraw', key];
-  await fails(t, ask, /rotate the key first \[conflict\] reason: withdraw_requires_rotation$/m);
-  const envelope = await refusedJson(t, ask);
-  t.is(envelope.code, 'conflict');
-  t.deepEqual(envelope.details, { reason: 'withdraw_requires_rotation' });
-  t.deepEqual((await ok(t, ['keys', 'show', '--account', account, key])).key, before, 'nothing changed');
+    const ask = ['keys', 'update', '--account', account, '--as', DEV3, '--permissions', 'read,withdraw', key];
+    await fails(t, ask, /rotate the key first \[conflict\] reason: withdraw_requires_rotation$/m);
+    const envelope = await refusedJson(t, ask);
+    t.is(envelope.code, 'conflict');
+    t.deepEqual(envelope.details, { reason: 'withdraw_requires_rotation' });
+    t.deepEqual((await ok(t, ['keys', 'show', '--account', account, key])).key, before, 'nothing changed');
 
-  const rotated = await ok(t, ['keys', 'rotate', '--account', account, '--as', DEV3, key]);
-  secrets.push(rotated.key.secret);
-  t.is(rotated.key.secret_holder, added.member.id);
-  t.is(rotated.key.secret_generation, before.secret_generation + 1);
-  const asked = await ok(t, ask);
-  t.is(asked.key.withdraw_status, 'pending');
-  const pending = await ok(t, ['withdraw-requests', 'list', '--account', account]);
-  const request = pending.items.find((i: any) => i.key.key_id === key).request;
-  t.is(request.requested_by, added.member.id);
+    const rotated = await ok(t, ['keys', 'rotate', '--account', account, '--as', DEV3, key]);
+    secrets.push(rotated.key.secret);
+    t.is(rotated.key.secret_holder, added.member.id);
+    t.is(rotated.key.secret_generation, before.secret_generation + 1);
+    const asked = await ok(t, ask);
+    t.is(asked.key.withdraw_status, 'pending');
+    const pending = await ok(t, ['withdraw-requests', 'list', '--account', account]);
+    const request = pending.items.find((i: any) => i.key.key_id === key).request;
+    t.is(request.requested_by, added.member.id);
 
-  const help = await ck(['withdraw-requests', 'approve', '--help']);
-  t.regex(help.stdout, /\[key_or_request_id\]/);
-  t.regex(help.stdout, /the key id \(ck_\.\.\.\) or the request_id/);
-  const approved = await ok(t, ['withdraw-requests', 'approve', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), request.id]);
-  t.like(approved.key, { key_id: key, withdraw_status: 'granted' });
-  const unknown = await refusedJson(t, ['withdraw-requests', 'reject', '--account', account, '--as', OWNER, '--otp', '123456', '00000000-0000-4000-8000-000000000000']);
-  t.is(unknown.code, 'not_found');
-  // A failure of the CLI itself under --json is the same envelope.
-  const usage = await refusedJson(t, ['keys', 'update', '--account', account, '--as', DEV3, '--rate-limit', 'many', key]);
-  t.like(usage, { code: 'cli_error', message: '--rate-limit must be a whole number', details: {} });
-  t.is((await ok(t, ['keys', 'revoke', '--account', account, '--as', OWNER, key])).key.status, 'revoked');
-});
+    const help = await ck(['withdraw-requests', 'approve', '--help']);
+    t.regex(help.stdout, /\[key_or_request_id\]/);
+    t.regex(help.stdout, /the key id \(ck_\.\.\.\) or the request_id/);
+    const approved = await ok(t, ['withdraw-requests', 'approve', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), request.id]);
+    t.like(approved.key, { key_id: key, withdraw_status: 'granted' });
+    const unknown = await refusedJson(t, [
+      'withdraw-requests',
+      'reject',
+      '--account',
+      account,
+      '--as',
+      OWNER,
+      '--otp',
+      '123456',
+      '00000000-0000-4000-8000-000000000000',
+    ]);
+    t.is(unknown.code, 'not_found');
+    // A failure of the CLI itself under --json is the same envelope.
+    const usage = await refusedJson(t, ['keys', 'update', '--account', account, '--as', DEV3, '--rate-limit', 'many', key]);
+    t.like(usage, { code: 'cli_error', message: '--rate-limit must be a whole number', details: {} });
+    t.is((await ok(t, ['keys', 'revoke', '--account', account, '--as', OWNER, key])).key.status, 'revoked');
+  },
+);
 
 test.serial('removing a member marks the keys they hold for rotation; the last owner stays', async (t) => {
   const before = await ok(t, ['keys', 'list', '--account', account]);
@@ -337,17 +429,38 @@ test.serial('removing a member marks the keys they hold for rotation; the last o
   t.like(removed.member, { email: DEV, status: 'removed' });
   const after = await ok(t, ['keys', 'list', '--account', account]);
   for (const k of after.items.filter((k: any) => k.status === 'active')) t.true(k.rotation_required, k.key_id);
-  await fails(t, ['member', 'remove', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), '--email', OWNER], /at least one owner \[conflict\]/);
+  await fails(
+    t,
+    ['member', 'remove', '--account', account, '--as', OWNER, '--otp', await otp[OWNER]!.next(), '--email', OWNER],
+    /at least one owner \[conflict\]/,
+  );
 });
 
 test.serial('the security log records every change with actor and time, and never a secret', async (t) => {
   const log = await ok(t, ['security-log', '--account', account]);
   const actions = log.items.map((e: any) => e.action);
   for (const a of [
-    'account.created', 'account.settings_changed', 'account.verified', 'account.unverified', 'account.fee_changed',
-    'account.frozen', 'account.unfrozen', 'member.added', 'member.role_changed', 'member.removed',
-    'key.created', 'key.rotated', 'key.disabled', 'key.enabled', 'key.updated', 'key.whitelist_changed',
-    'key.rotation_required', 'key.revoked', 'withdraw.requested', 'withdraw.approved', 'withdraw.rejected',
+    'account.created',
+    'account.settings_changed',
+    'account.verified',
+    'account.unverified',
+    'account.fee_changed',
+    'account.frozen',
+    'account.unfrozen',
+    'member.added',
+    'member.role_changed',
+    'member.removed',
+    'key.created',
+    'key.rotated',
+    'key.disabled',
+    'key.enabled',
+    'key.updated',
+    'key.whitelist_changed',
+    'key.rotation_required',
+    'key.revoked',
+    'withdraw.requested',
+    'withdraw.approved',
+    'withdraw.rejected',
   ]) {
     t.true(actions.includes(a), `security log has ${a}`);
   }
@@ -370,8 +483,13 @@ test.serial('the security log records every change with actor and time, and neve
   // No secret anywhere: not in anything the CLI printed (the create answers aside), the daemon's log, or the database.
   const createAnswers = new Set(printed.filter((p) => /"secret":|"totp_secret":|TOTP secret:/.test(p)));
   const elsewhere = printed.filter((p) => !createAnswers.has(p)).join('\n');
-  const logs = readdirSync(path.join(env.dataDir, 'logs')).map((f) => readFileSync(path.join(env.dataDir, 'logs', f), 'utf8')).join('\n');
-  const db = readdirSync(env.dataDir).filter((f) => f.startsWith('coinkeep.db')).map((f) => readFileSync(path.join(env.dataDir, f)).toString('latin1')).join('\n');
+  const logs = readdirSync(path.join(env.dataDir, 'logs'))
+    .map((f) => readFileSync(path.join(env.dataDir, 'logs', f), 'utf8'))
+    .join('\n');
+  const db = readdirSync(env.dataDir)
+    .filter((f) => f.startsWith('coinkeep.db'))
+    .map((f) => readFileSync(path.join(env.dataDir, f)).toString('latin1'))
+    .join('\n');
   t.true(secrets.length >= 9);
   for (const s of secrets) {
     t.false(elsewhere.includes(s), 'a secret was printed outside its one showing');

@@ -44,10 +44,14 @@ test('an ETH invoice created with the client is paid on anvil; the client reads 
   t.like(invoice, { status: 'new', amount: '0.25', ticker: 'ETH' });
   await f.pay(invoice.address!, 'ETH', invoice.payer_amount!);
   await f.node.mine(CONFIRMATIONS - 1);
-  const paid = await until(async () => {
-    const inv = await ck.invoices.get(invoice.id);
-    return inv.status === 'paid' ? inv : undefined;
-  }, 20_000, 'the invoice to be paid');
+  const paid = await until(
+    async () => {
+      const inv = await ck.invoices.get(invoice.id);
+      return inv.status === 'paid' ? inv : undefined;
+    },
+    20_000,
+    'the invoice to be paid',
+  );
   t.like(paid, { id: invoice.id, paid_amount: '0.25', remaining_amount: '0' });
 
   const [delivery] = await sink.waitFor('/paid', 1, 20_000);

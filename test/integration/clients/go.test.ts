@@ -11,7 +11,10 @@ clientSuite(test, {
     // The installed toolchain only, no module downloads, caches in the temp dir.
     const env = { GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', GOPROXY: 'off', GOCACHE: path.join(tmp, 'gocache'), GOPATH: path.join(tmp, 'gopath') };
     const bin = path.join(tmp, 'testdriver');
-    for (const argv of [['go', 'vet', './...'], ['go', 'build', '-o', bin, './internal/testdriver']]) {
+    for (const argv of [
+      ['go', 'vet', './...'],
+      ['go', 'build', '-o', bin, './internal/testdriver'],
+    ]) {
       const res = await run(argv, { cwd: dir, env, timeoutMs: 180_000 });
       if (res.code !== 0) throw new Error(`${argv.join(' ')} failed: ${res.stderr}${res.stdout}`);
     }

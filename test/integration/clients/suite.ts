@@ -182,7 +182,11 @@ export function clientSuite(test: TestFn, lang: Language): void {
     t.like(await driver(['verify', bodyFile], base, headers), { error: { reason: 'invalid_signature' } });
     writeFileSync(bodyFile, req!.body);
     const old = String(Math.floor(Date.now() / 1000) - 301);
-    const stale = { ...req!.headers, 'x-timestamp': old, 'x-signature': `sha256=${createHmac('sha256', webhookSecret).update(`${old}.`).update(req!.body).digest('hex')}` };
+    const stale = {
+      ...req!.headers,
+      'x-timestamp': old,
+      'x-signature': `sha256=${createHmac('sha256', webhookSecret).update(`${old}.`).update(req!.body).digest('hex')}`,
+    };
     t.like(await driver(['verify', bodyFile], base, JSON.stringify(stale)), { error: { reason: 'timestamp_outside_tolerance' } });
     t.like(await driver(['verify', bodyFile], { ...base, WEBHOOK_SECRET: 'another secret' }, headers), { error: { reason: 'invalid_signature' } });
   });
@@ -200,7 +204,10 @@ export function clientSuite(test: TestFn, lang: Language): void {
       const first = invoices.slice(0, 5);
       const key = first[0]!.headers['idempotency-key'] as string;
       t.regex(key, /^[\x21-\x7e]{1,128}$/);
-      t.true(first.every((r) => r.headers['idempotency-key'] === key), 'one key across the retries');
+      t.true(
+        first.every((r) => r.headers['idempotency-key'] === key),
+        'one key across the retries',
+      );
       t.is(invoices[5]!.headers['idempotency-key'], 'my-key-1');
       for (const r of server.requests) {
         t.is(r.headers['x-api-key'], KEY_ID);

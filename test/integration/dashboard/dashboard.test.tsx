@@ -45,19 +45,22 @@ const withdraw = async (): Promise<string> => {
   return w.body.id as string;
 };
 
-test.serial('Overview shows the daemon, each chain with tip, scanned height and lag, queues and balances, and says where fee balances are not reported', async (t) => {
-  const id = await withdraw();
-  const r = await renderDashboard(f.td.dataDir);
-  t.teardown(() => r.unmount());
-  const frame = await r.waitFor(/payouts: awaiting_approval 1/);
-  t.regex(frame, /Coinkeep {2}testnet · sqlite · up \d+m · pid \d+/);
-  t.regex(frame, / 1 Overview {2}2 Payments {2}3 Approvals {2}4 Webhooks {2}5 Keys {2}6 Log /);
-  for (const chain of ['bitcoin', 'ethereum', 'tron']) t.regex(frame, new RegExp(`${chain} +tip `));
-  t.regex(frame, /fee balances: no chain pays gas from a gas station/);
-  t.regex(frame, /webhooks: pending \d+ {2}failing 0 {2}exhausted 0/);
-  t.regex(frame, /Test shop +BTC +0\.799975 +\/ 0\.200025|Test shop +BTC +0\.899975 +\/ 0\.100025/);
-  await f.td.daemon.withdrawals.service.decide(f.accountId, id, { kind: 'member', email: ADMIN, otp: await adminOtp.next() }, 'reject');
-});
+test.serial(
+  'Overview shows the daemon, each chain with tip, scanned height and lag, queues and balances, and says where fee balances are not reported',
+  async (t) => {
+    const id = await withdraw();
+    const r = await renderDashboard(f.td.dataDir);
+    t.teardown(() => r.unmount());
+    const frame = await r.waitFor(/payouts: awaiting_approval 1/);
+    t.regex(frame, /Coinkeep {2}testnet · sqlite · up \d+m · pid \d+/);
+    t.regex(frame, / 1 Overview {2}2 Payments {2}3 Approvals {2}4 Webhooks {2}5 Keys {2}6 Log /);
+    for (const chain of ['bitcoin', 'ethereum', 'tron']) t.regex(frame, new RegExp(`${chain} +tip `));
+    t.regex(frame, /fee balances: no chain pays gas from a gas station/);
+    t.regex(frame, /webhooks: pending \d+ {2}failing 0 {2}exhausted 0/);
+    t.regex(frame, /Test shop +BTC +0\.799975 +\/ 0\.200025|Test shop +BTC +0\.899975 +\/ 0\.100025/);
+    await f.td.daemon.withdrawals.service.decide(f.accountId, id, { kind: 'member', email: ADMIN, otp: await adminOtp.next() }, 'reject');
+  },
+);
 
 test.serial('the number keys, the arrows and ? move between screens; l filters the log by level', async (t) => {
   const r = await renderDashboard(f.td.dataDir);
@@ -107,65 +110,84 @@ test.serial('a steps the view through every account and back to all; Payments sh
   await r.waitFor(/\[all accounts · a: change\][\s\S]*0\.0424242[\s\S]*confirmed 1 +BTC/);
 });
 
-test.serial('Approvals: a wrong code and the requester’s own approval are refused inline as the CLI says them; an admin’s approval lands in the security log exactly like a CLI approval', async (t) => {
-  const viaCli = await withdraw();
-  const viaDashboard = await withdraw();
+test.serial(
+  'Approvals: a wrong code and the requester’s own approval are refused inline as the CLI says them; an admin’s approval lands in the security log exactly like a CLI approval',
+  async (t) => {
+    const viaCli = await withdraw();
+    const viaDashboard = await withdraw();
 
-  const cli = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), 'withdrawals', 'approve', '--account', f.accountId, '--as', ADMIN, '--otp', await adminOtp.next(), viaCli], { timeoutMs: 60_000 });
-  t.is(cli.code, 0, cli.stderr);
+    const cli = await runBin(
+      COINKEEP_BIN,
+      ['--config', cliConfigFile(f.td), 'withdrawals', 'approve', '--account', f.accountId, '--as', ADMIN, '--otp', await adminOtp.next(), viaCli],
+      { timeoutMs: 60_000 },
+    );
+    t.is(cli.code, 0, cli.stderr);
 
-  // Without --as the dashboard says who may act, and changes nothing.
-  const anon = await renderDashboard(f.td.dataDir);
-  await anon.press('3');
-  await anon.waitFor(new RegExp(viaDashboard));
-  await anon.press('y');
-  await anon.waitFor(/start the dashboard with --as EMAIL/);
-  anon.unmount();
+    // Without --as the dashboard says who may act, and changes nothing.
+    const anon = await renderDashboard(f.td.dataDir);
+    await anon.press('3');
+    await anon.waitFor(new RegExp(viaDashboard));
+    await anon.press('y');
+    await anon.waitFor(/start the dashboard with --as EMAIL/);
+    anon.unmount();
 
-  // The owner holds the secret of the key that asked: refused as the CLI refuses it.
-  const owner = await renderDashboard(f.td.dataDir, { as: f.owner });
-  t.teardown(() => owner.unmount());
-  await owner.press('3');
-  await owner.waitFor(new RegExp(`› ?withdrawal ${viaDashboard}`));
-  await owner.press('y');
-  await owner.waitFor(/Two-factor code of .* to approve withdrawal/);
-  for (const d of f.ownerOtp.next()) await owner.press(d);
-  await owner.press(KEY.enter);
-  const ownRefusal = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), 'withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), viaDashboard]);
-  const cliLine = ownRefusal.stderr.trim();
-  t.regex(cliLine, /^coinkeep: .*\[forbidden\]/);
-  const flat = (text: string) => text.replace(/\s+/g, ' ');
-  const shown = await owner.waitFor(/\[forbidden\]/);
-  t.true(flat(shown).includes(flat(cliLine)), `the refusal reads as the CLI prints it:\n${shown}\n${cliLine}`);
-  owner.unmount();
+    // The owner holds the secret of the key that asked: refused as the CLI refuses it.
+    const owner = await renderDashboard(f.td.dataDir, { as: f.owner });
+    t.teardown(() => owner.unmount());
+    await owner.press('3');
+    await owner.waitFor(new RegExp(`› ?withdrawal ${viaDashboard}`));
+    await owner.press('y');
+    await owner.waitFor(/Two-factor code of .* to approve withdrawal/);
+    for (const d of f.ownerOtp.next()) await owner.press(d);
+    await owner.press(KEY.enter);
+    const ownRefusal = await runBin(COINKEEP_BIN, [
+      '--config',
+      cliConfigFile(f.td),
+      'withdrawals',
+      'approve',
+      '--account',
+      f.accountId,
+      '--as',
+      f.owner,
+      '--otp',
+      f.ownerOtp.next(),
+      viaDashboard,
+    ]);
+    const cliLine = ownRefusal.stderr.trim();
+    t.regex(cliLine, /^coinkeep: .*\[forbidden\]/);
+    const flat = (text: string) => text.replace(/\s+/g, ' ');
+    const shown = await owner.waitFor(/\[forbidden\]/);
+    t.true(flat(shown).includes(flat(cliLine)), `the refusal reads as the CLI prints it:\n${shown}\n${cliLine}`);
+    owner.unmount();
 
-  const r = await renderDashboard(f.td.dataDir, { as: ADMIN });
-  t.teardown(() => r.unmount());
-  await r.press('3');
-  await r.waitFor(new RegExp(`› ?withdrawal ${viaDashboard}`));
-  await r.press('y');
-  await r.waitFor(/Two-factor code of admin@dash\.test to approve/);
-  for (const d of '000000') await r.press(d);
-  await r.press(KEY.enter);
-  t.regex(await r.waitFor(/two-factor code is not valid/), /coinkeep: the two-factor code is not valid \[forbidden\] field: otp/);
-  t.is((await f.api.get(`/v1/withdrawals/${viaDashboard}`)).body.status, 'awaiting_approval');
+    const r = await renderDashboard(f.td.dataDir, { as: ADMIN });
+    t.teardown(() => r.unmount());
+    await r.press('3');
+    await r.waitFor(new RegExp(`› ?withdrawal ${viaDashboard}`));
+    await r.press('y');
+    await r.waitFor(/Two-factor code of admin@dash\.test to approve/);
+    for (const d of '000000') await r.press(d);
+    await r.press(KEY.enter);
+    t.regex(await r.waitFor(/two-factor code is not valid/), /coinkeep: the two-factor code is not valid \[forbidden\] field: otp/);
+    t.is((await f.api.get(`/v1/withdrawals/${viaDashboard}`)).body.status, 'awaiting_approval');
 
-  await r.press('y');
-  await r.waitFor(/Two-factor code of admin@dash\.test/);
-  for (const d of await adminOtp.next()) await r.press(d);
-  await r.press(KEY.enter);
-  await r.waitFor(new RegExp(`withdrawal ${viaDashboard}: pending`));
-  t.is((await f.api.get(`/v1/withdrawals/${viaDashboard}`)).body.status, 'pending');
+    await r.press('y');
+    await r.waitFor(/Two-factor code of admin@dash\.test/);
+    for (const d of await adminOtp.next()) await r.press(d);
+    await r.press(KEY.enter);
+    await r.waitFor(new RegExp(`withdrawal ${viaDashboard}: pending`));
+    t.is((await f.api.get(`/v1/withdrawals/${viaDashboard}`)).body.status, 'pending');
 
-  const logged = async (id: string) => {
-    const rows = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.approved' });
-    const row = rows.find((l) => JSON.parse(l.details).withdrawal_id === id)!;
-    const { withdrawal_id: _id, ...details } = JSON.parse(row.details);
-    return { actor: row.actor, action: row.action, details };
-  };
-  t.deepEqual(await logged(viaDashboard), await logged(viaCli));
-  t.is((await logged(viaDashboard)).actor, ADMIN);
-});
+    const logged = async (id: string) => {
+      const rows = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.approved' });
+      const row = rows.find((l) => JSON.parse(l.details).withdrawal_id === id)!;
+      const { withdrawal_id: _id, ...details } = JSON.parse(row.details);
+      return { actor: row.actor, action: row.action, details };
+    };
+    t.deepEqual(await logged(viaDashboard), await logged(viaCli));
+    t.is((await logged(viaDashboard)).actor, ADMIN);
+  },
+);
 
 test.serial('Approvals: c cancels a withdrawal after asking, with the member two-factor code, and the security log names them', async (t) => {
   const id = await withdraw();
@@ -187,7 +209,10 @@ test.serial('Approvals: c cancels a withdrawal after asking, with the member two
   await r.press(KEY.enter);
   await r.waitFor(new RegExp(`withdrawal ${id}: cancelled`));
   t.is((await f.api.get(`/v1/withdrawals/${id}`)).body.status, 'cancelled');
-  const logged = (await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.cancelled' })).map((e) => [e.actor, JSON.parse(e.details).withdrawal_id]);
+  const logged = (await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.cancelled' })).map((e) => [
+    e.actor,
+    JSON.parse(e.details).withdrawal_id,
+  ]);
   t.deepEqual(logged, [[ADMIN, id]]);
 });
 
@@ -202,9 +227,15 @@ test.serial('Webhooks: ping an endpoint, then replay an exhausted delivery and e
   await sink.waitFor('/hook', before + 1);
 
   const store = f.td.daemon.store;
-  await until(async () => (await store.read.findBy(WebhookDeliveryEntity, { endpoint_id: endpointId, status: 'pending' })).length === 0, 15_000, 'deliveries settled');
+  await until(
+    async () => (await store.read.findBy(WebhookDeliveryEntity, { endpoint_id: endpointId, status: 'pending' })).length === 0,
+    15_000,
+    'deliveries settled',
+  );
   const rows = await store.read.findBy(WebhookDeliveryEntity, { endpoint_id: endpointId });
-  await store.write((em) => em.update(WebhookDeliveryEntity, { endpoint_id: endpointId }, { status: 'exhausted', next_attempt_at: null, last_error: 'connect ECONNREFUSED' }));
+  await store.write((em) =>
+    em.update(WebhookDeliveryEntity, { endpoint_id: endpointId }, { status: 'exhausted', next_attempt_at: null, last_error: 'connect ECONNREFUSED' }),
+  );
   const frame = await r.waitFor(/exhausted .*connect ECONNREFUSED/);
   t.regex(frame, /Failing and exhausted deliveries/);
 
@@ -214,7 +245,11 @@ test.serial('Webhooks: ping an endpoint, then replay an exhausted delivery and e
   await r.waitFor(/queued to be sent again/);
   await sink.waitFor('/hook', sent + 1);
 
-  await until(async () => (await store.read.findBy(WebhookDeliveryEntity, { endpoint_id: endpointId, status: 'pending' })).length === 0, 15_000, 'the replay settled');
+  await until(
+    async () => (await store.read.findBy(WebhookDeliveryEntity, { endpoint_id: endpointId, status: 'pending' })).length === 0,
+    15_000,
+    'the replay settled',
+  );
   await store.write((em) => em.update(WebhookDeliveryEntity, { endpoint_id: endpointId }, { status: 'exhausted', next_attempt_at: null }));
   const again = sink.at('/hook').length;
   await r.waitFor(/exhausted/);

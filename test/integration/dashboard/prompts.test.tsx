@@ -35,7 +35,11 @@ test('Esc on a pick list answers nothing chosen', async (t) => {
 });
 
 test('a confirmation says yes only to y; Enter and n say no', async (t) => {
-  for (const [key, expected] of [['y', true], ['n', false], [KEY.enter, false]] as const) {
+  for (const [key, expected] of [
+    ['y', true],
+    ['n', false],
+    [KEY.enter, false],
+  ] as const) {
     let answer: boolean | undefined;
     const r = await renderInk(() => <Confirm question="Revoke key ck_live_x?" onAnswer={(yes) => (answer = yes)} />);
     t.regex(await r.waitFor(/Revoke key ck_live_x\? \[y\/N\]/), /\[y\/N\]/);

@@ -23,7 +23,10 @@ test.serial('the dashboard snapshot answers the daemon facts and only the screen
   const all = await get('?screen=keys');
   t.like(all.daemon, { network: 'testnet', database: 'sqlite', pid: process.pid });
   t.deepEqual(Object.keys(all).sort(), ['accounts', 'at', 'daemon', 'keys']);
-  t.deepEqual(all.accounts.map((a) => a.id), [accountId]);
+  t.deepEqual(
+    all.accounts.map((a) => a.id),
+    [accountId],
+  );
   t.is(all.keys!.items.length, 1);
   t.is(all.keys!.items[0]!.last_used_at, null);
   const overview = await get(`?screen=overview&account=${accountId}`);
@@ -43,10 +46,14 @@ test('a wrong screen, level or account is refused with the field named and nothi
   }
   const missing = await t.throwsAsync(get('?screen=overview&account=00000000-0000-4000-8000-000000000000'), { instanceOf: DaemonRefusal });
   t.is(missing!.envelope.code, 'not_found');
-  t.deepEqual((await get('?screen=keys')).accounts.map((a) => a.id), [accountId], 'nothing changed');
+  t.deepEqual(
+    (await get('?screen=keys')).accounts.map((a) => a.id),
+    [accountId],
+    'nothing changed',
+  );
 });
 
-test.serial('a key\'s last use reaches the Keys screen within a flush (about 10 s), never per request', async (t) => {
+test.serial("a key's last use reaches the Keys screen within a flush (about 10 s), never per request", async (t) => {
   const before = Date.now();
   t.is((await signedGet(td.url, key, '/v1/balances')).status, 200);
   let used: string | null = null;

@@ -51,7 +51,9 @@ test('in tmux at 80×24 the dashboard approves a withdrawal with a masked code, 
   await sink.waitFor('/tmux', 1);
   const store = f.td.daemon.store;
   await until(async () => (await store.read.findOneByOrFail(WebhookDeliveryEntity, { id: ping.id })).status !== 'pending', 15_000, 'the ping delivered');
-  await store.write((em) => em.update(WebhookDeliveryEntity, { id: ping.id }, { status: 'exhausted', next_attempt_at: null, last_error: 'connect ECONNREFUSED' }));
+  await store.write((em) =>
+    em.update(WebhookDeliveryEntity, { id: ping.id }, { status: 'exhausted', next_attempt_at: null, last_error: 'connect ECONNREFUSED' }),
+  );
 
   // CI=0: ink draws nothing but the last frame when it believes it runs in CI (as `.ci/run` says).
   // The shell in the pane notes the dashboard's exit status in a file: tmux's own record of a dead
@@ -63,7 +65,10 @@ test('in tmux at 80×24 the dashboard approves a withdrawal with a masked code, 
 
   const overview = await sees(/payouts: awaiting_approval 1/);
   t.regex(overview, /Coinkeep {2}testnet · sqlite/);
-  t.true(overview.split('\n').every((l) => [...l].length <= 80), 'nothing wider than the terminal');
+  t.true(
+    overview.split('\n').every((l) => [...l].length <= 80),
+    'nothing wider than the terminal',
+  );
   t.notRegex(await screen(true), /\x1b\[(?:3[0-7]|9[0-7]|38;)/, 'no colour under NO_COLOR');
 
   await tmux('send-keys', '-t', 'dash', '3');

@@ -20,8 +20,13 @@ test('jobs that arrive together share one transaction; each caller gets its own 
   };
   const commits = new GroupCommit(store);
   const names = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-  const results = await Promise.all(names.map((n) => commits.run(async (em) => (await em.query('INSERT INTO group_rows (name) VALUES (?)', [n]), n.toUpperCase()))));
-  t.deepEqual(results, names.map((n) => n.toUpperCase()));
+  const results = await Promise.all(
+    names.map((n) => commits.run(async (em) => (await em.query('INSERT INTO group_rows (name) VALUES (?)', [n]), n.toUpperCase()))),
+  );
+  t.deepEqual(
+    results,
+    names.map((n) => n.toUpperCase()),
+  );
   t.deepEqual(await rows(store), names);
   t.true(transactions < names.length, `${transactions} transactions for ${names.length} jobs`);
 });
@@ -73,7 +78,11 @@ test('ledger appends of one batch read balances an earlier job wrote; a job roll
     commits.run((em) => ledger.hold(em, { coinId, debit: 'shop', credit: 'out', amount: Amount.of('4'), code: 'f', ensureFunds: true })),
   ];
   const settled = await Promise.allSettled(jobs);
-  t.deepEqual(settled.map((s) => s.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'], 'the hold of 24 is refused: 23 were available, not 1023');
+  t.deepEqual(
+    settled.map((s) => s.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'],
+    'the hold of 24 is refused: 23 were available, not 1023',
+  );
   const shop = await ledger.balance(store.read, 'shop', coinId);
   t.is(shop.available.toString(), '19');
   t.is(shop.hold.toString(), '4');

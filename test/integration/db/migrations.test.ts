@@ -29,7 +29,10 @@ async function checkMigrations(t: ExecutionContext, url: string): Promise<void> 
   try {
     t.true(await store.pendingMigrations());
     const applied = await store.migrate();
-    t.deepEqual(applied, MIGRATIONS.map((m) => new m().name ?? m.name));
+    t.deepEqual(
+      applied,
+      MIGRATIONS.map((m) => new m().name ?? m.name),
+    );
     t.false(await store.pendingMigrations());
     t.deepEqual(await store.migrate(), [], 'a second migrate is a no-op');
 
@@ -79,7 +82,10 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
     const pg = store.dialect === 'postgres';
     const p = (i: number) => (pg ? `$${i}` : '?');
     const at = '2026-01-01T00:00:00.000Z';
-    const rows: Array<[string, string]> = [['00000000-0000-4000-8000-000000000001', 'archived'], ['00000000-0000-4000-8000-000000000002', 'active']];
+    const rows: Array<[string, string]> = [
+      ['00000000-0000-4000-8000-000000000001', 'archived'],
+      ['00000000-0000-4000-8000-000000000002', 'active'],
+    ];
     for (const [id, status] of rows) {
       await store.ds.query(
         `INSERT INTO addresses (id, account_id, chain_id, coin_id, address, derivation_path, derivation_index, purpose, invoice_id, status, created_at, updated_at)
@@ -98,19 +104,31 @@ async function checkArchivedBackfill(t: ExecutionContext, url: string): Promise<
     t.deepEqual(await store.migrate(), since0025);
     t.true(since0025.includes('ArchivedScanAddressSearchMerge1767225600028'));
     const scans = await store.ds.query('SELECT address_id, chain_id, address, checked_height, rewatched_height FROM archived_scans');
-    t.deepEqual(scans.map((r: any) => [r.address_id, r.chain_id, r.address, Number(r.checked_height), r.rewatched_height]), [[rows[0]![0], 'ethereum', `0x${rows[0]![0].slice(-4)}`, 77, null]]);
+    t.deepEqual(
+      scans.map((r: any) => [r.address_id, r.chain_id, r.address, Number(r.checked_height), r.rewatched_height]),
+      [[rows[0]![0], 'ethereum', `0x${rows[0]![0].slice(-4)}`, 77, null]],
+    );
     const indexed = pg
       ? (await store.ds.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'archived_scans_chain'`))[0].indexdef
       : (await store.ds.query(`SELECT sql FROM sqlite_master WHERE name = 'archived_scans_chain'`))[0].sql;
     t.regex(indexed, /\(chain_id, address_id\)$/, 'the slow scan reads pages of a chain in address-id order (0030)');
     const statuses = await store.ds.query('SELECT id, status FROM addresses ORDER BY id');
-    t.deepEqual(statuses.map((r: any) => [r.id, r.status]), [[rows[0]![0], 'archived'], [rows[1]![0], 'active']]);
+    t.deepEqual(
+      statuses.map((r: any) => [r.id, r.status]),
+      [
+        [rows[0]![0], 'archived'],
+        [rows[1]![0], 'active'],
+      ],
+    );
   } finally {
     await store.close();
   }
 }
 
-onSqliteAndPostgres('migrations 0025 and 0028 give archived static addresses their slow-scan rows (with their address) from the chain cursor', checkArchivedBackfill);
+onSqliteAndPostgres(
+  'migrations 0025 and 0028 give archived static addresses their slow-scan rows (with their address) from the chain cursor',
+  checkArchivedBackfill,
+);
 
 /**
  * Migration 0029 (partial indexes): each index of a mostly-NULL column is defined over the rows
@@ -120,8 +138,13 @@ onSqliteAndPostgres('migrations 0025 and 0028 give archived static addresses the
  * withdrawals already there.
  */
 const PARTIAL = [
-  'transactions_transfer', 'transactions_invoice', 'transactions_address', 'transactions_live_transfer',
-  'transactions_live_withdrawal', 'ledger_entries_pending', 'ledger_entries_reverses',
+  'transactions_transfer',
+  'transactions_invoice',
+  'transactions_address',
+  'transactions_live_transfer',
+  'transactions_live_withdrawal',
+  'ledger_entries_pending',
+  'ledger_entries_reverses',
 ];
 async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<void> {
   const store = await Store.open({ url });
@@ -173,7 +196,11 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
     }
     // Undone with rows in place, and applied again over them; the day sums are filled from the
     // withdrawals that count toward the daily limit.
-    for (const [id, status, amount] of [['w1', 'pending', '0.25'], ['w2', 'completed', '0.5'], ['w3', 'cancelled', '7']]) {
+    for (const [id, status, amount] of [
+      ['w1', 'pending', '0.25'],
+      ['w2', 'completed', '0.5'],
+      ['w3', 'cancelled', '7'],
+    ]) {
       await store.ds.query(
         `INSERT INTO withdrawals (id, account_id, status, payout_id, coin_id, amount, to_address, confirmations, platform_fee, network_fee_reserved,
            network_fee_mode, total_debit, api_key_id, candidate_txids, created_at, updated_at)
@@ -185,7 +212,10 @@ async function checkPartialIndexes(t: ExecutionContext, url: string): Promise<vo
     await t.throwsAsync(() => tx('t7', 'w1'), undefined, 'still refused after a round trip');
     // 0034 holds them exactly.
     const sums = await store.ds.query('SELECT account_id, bucket, coin_id, total FROM withdrawal_day_totals');
-    t.deepEqual(sums.map((r: any) => [r.account_id, r.bucket, r.coin_id, r.total]), [['acct', '2026-01-01T00:0', 'coin', '0.75']]);
+    t.deepEqual(
+      sums.map((r: any) => [r.account_id, r.bucket, r.coin_id, r.total]),
+      [['acct', '2026-01-01T00:0', 'coin', '0.75']],
+    );
   } finally {
     await store.close();
   }
@@ -218,7 +248,13 @@ async function checkAccountSends(t: ExecutionContext, url: string): Promise<void
     await send('evm_sends', 's2', 1, '30000000', '1');
     t.deepEqual(await store.migrate(), undone);
     const rows = await store.ds.query('SELECT id, max_cost FROM account_sends ORDER BY id');
-    t.deepEqual(rows.map((r: any) => [r.id, r.max_cost]), [['s1', '500000000000000000000'], ['s2', '30000000']]);
+    t.deepEqual(
+      rows.map((r: any) => [r.id, r.max_cost]),
+      [
+        ['s1', '500000000000000000000'],
+        ['s2', '30000000'],
+      ],
+    );
     await t.throwsAsync(() => send('account_sends', 's3', 0, '1', '1'), undefined, 'a live nonce is taken once');
     await send('account_sends', 's4', 0, '1', '1', 'dropped');
     const roundTrip = await undoDownTo(store, 'AccountSends1767225600035');

@@ -4,7 +4,7 @@ import { PostgresRoleLock } from '../../../src/db/role-lock';
 import { until } from '../../helpers/cli';
 import { tempPostgres } from '../../helpers/pg-database';
 
-test('on PostgreSQL a role is held by one daemon at a time; when the holder\'s session ends another daemon takes it and the old holder no longer has it', async (t) => {
+test("on PostgreSQL a role is held by one daemon at a time; when the holder's session ends another daemon takes it and the old holder no longer has it", async (t) => {
   const url = await tempPostgres(t);
   const [a, b] = [new PostgresRoleLock(url), new PostgresRoleLock(url)];
   const admin = new Client({ connectionString: url });

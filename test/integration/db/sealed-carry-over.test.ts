@@ -34,7 +34,11 @@ test('a database sealed before binding is carried over at start: every value bou
   const m = await merchantWithKey(td.daemon);
   const rotated = await td.daemon.keys.rotate(m.accountId, m.keyId, { email: m.owner });
   const api = new ApiClient(td.url, m.keyId, rotated.key.secret!);
-  const endpoint = await api.post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] }, { 'Idempotency-Key': 'old-answer' });
+  const endpoint = await api.post(
+    '/v1/webhooks/endpoints',
+    { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] },
+    { 'Idempotency-Key': 'old-answer' },
+  );
   t.is(endpoint.status, 201);
   const callback = await td.daemon.webhooks.callbackSecrets.show(m.accountId, false);
   await td.daemon.stop();
@@ -44,14 +48,26 @@ test('a database sealed before binding is carried over at start: every value bou
   const old = await Store.open({ url: config.database.url });
   await old.write(async (em) => {
     const key = await em.findOneByOrFail(ApiKeyEntity, { key_id: m.keyId });
-    await em.update(ApiKeyEntity, { id: key.id }, {
-      secret_sealed: sealUnbound(master, rotated.key.secret!, 'api_key.secret'),
-      previous_secret_sealed: sealUnbound(master, m.secret, 'api_key.secret'),
-    });
+    await em.update(
+      ApiKeyEntity,
+      { id: key.id },
+      {
+        secret_sealed: sealUnbound(master, rotated.key.secret!, 'api_key.secret'),
+        previous_secret_sealed: sealUnbound(master, m.secret, 'api_key.secret'),
+      },
+    );
     const owner = await em.findOneByOrFail(MemberEntity, { email: m.owner });
     await em.update(MemberEntity, { id: owner.id }, { totp_secret_sealed: sealUnbound(master, m.ownerTotp, 'member.totp') });
-    await em.update(WebhookEndpointEntity, { id: endpoint.body.id }, { secret_sealed: sealUnbound(master, endpoint.body.secret, `webhook-endpoint:${endpoint.body.id}`) });
-    await em.update(CallbackSecretEntity, { account_id: m.accountId }, { secret_sealed: sealUnbound(master, callback.secret, `webhook-callback:${m.accountId}`) });
+    await em.update(
+      WebhookEndpointEntity,
+      { id: endpoint.body.id },
+      { secret_sealed: sealUnbound(master, endpoint.body.secret, `webhook-endpoint:${endpoint.body.id}`) },
+    );
+    await em.update(
+      CallbackSecretEntity,
+      { account_id: m.accountId },
+      { secret_sealed: sealUnbound(master, callback.secret, `webhook-callback:${m.accountId}`) },
+    );
     await em.update(MetaEntity, { key: 'wallet_seed' }, { value: sealUnbound(master, TEST_MNEMONIC, 'wallet-seed') });
     await em.update(IdempotencyEntity, { key: 'old-answer' }, { response_body: JSON.stringify(endpoint.body) });
   });
@@ -79,7 +95,11 @@ test('a database sealed before binding is carried over at start: every value bou
   const otp = totpCode(m.ownerTotp, totpStep(new Date()));
   const updated = await daemon.keys.update(m.accountId, m.keyId, { email: m.owner, otp }, { ip_whitelist: ['127.0.0.0/8'] });
   t.deepEqual(updated.key.ip_whitelist, ['127.0.0.0/8']);
-  const replay = await after.post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] }, { 'Idempotency-Key': 'old-answer' });
+  const replay = await after.post(
+    '/v1/webhooks/endpoints',
+    { url: 'http://127.0.0.1:9/h', event_types: ['invoice.paid'] },
+    { 'Idempotency-Key': 'old-answer' },
+  );
   t.is(replay.headers.get('idempotent-replayed'), 'true', `${replay.status} ${JSON.stringify(replay.body)}`);
   t.deepEqual(replay.body, endpoint.body);
   t.is(daemon.signer.backupWords(), TEST_MNEMONIC);

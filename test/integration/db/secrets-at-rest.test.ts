@@ -12,7 +12,10 @@ import { ApiClient } from '../../helpers/invoice-fixture';
  */
 
 /** The little of better-sqlite3 this test reads with (the package ships no types). */
-const Database = require('better-sqlite3') as new (file: string, o: { readonly: boolean; fileMustExist: boolean }) => {
+const Database = require('better-sqlite3') as new (
+  file: string,
+  o: { readonly: boolean; fileMustExist: boolean },
+) => {
   prepare(sql: string): { all(): unknown[] };
   close(): void;
 };

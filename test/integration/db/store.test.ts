@@ -52,8 +52,14 @@ async function rollbackAlone(t: ExecutionContext, store: Store): Promise<void> {
       }),
     ),
   );
-  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-  const keys = (await store.read.find(MetaEntity)).map((r) => r.key).filter((k) => k.startsWith('tx-')).sort();
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+  );
+  const keys = (await store.read.find(MetaEntity))
+    .map((r) => r.key)
+    .filter((k) => k.startsWith('tx-'))
+    .sort();
   t.deepEqual(keys, ['tx-a', 'tx-b', 'tx-c']);
 }
 

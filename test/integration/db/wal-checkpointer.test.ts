@@ -70,7 +70,10 @@ test('emptying the log never blocks the event loop while another connection stil
   await store.write((em) => em.query('INSERT INTO rows (pad) VALUES (?)', ['x']));
   // A long read elsewhere (the export benchmark's bare script, a backup): its snapshot keeps the log.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Database = require('better-sqlite3') as new (f: string, o: { readonly: boolean }) => { exec(s: string): void; prepare(s: string): { get(): unknown }; close(): void };
+  const Database = require('better-sqlite3') as new (
+    f: string,
+    o: { readonly: boolean },
+  ) => { exec(s: string): void; prepare(s: string): { get(): unknown }; close(): void };
   const reader = new Database(file, { readonly: true });
   reader.exec('BEGIN');
   reader.prepare('SELECT COUNT(*) FROM rows').get();

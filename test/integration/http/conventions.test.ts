@@ -123,7 +123,12 @@ test('a body over 1 MiB is 413 payload_too_large, declared or streamed; exactly 
   const streamed = await call(d.url, '/test/echo', { method: 'POST', body: json(3 * MiB), chunked: true, headers: { 'Content-Type': 'application/json' } });
   assertError(t, streamed, 413, 'payload_too_large');
   // Refused before routing and before authentication.
-  assertError(t, await call(d.url, '/v1/account/api-keys', { method: 'POST', body: json(MiB + 1), headers: { 'Content-Type': 'application/json' } }), 413, 'payload_too_large');
+  assertError(
+    t,
+    await call(d.url, '/v1/account/api-keys', { method: 'POST', body: json(MiB + 1), headers: { 'Content-Type': 'application/json' } }),
+    413,
+    'payload_too_large',
+  );
   // The daemon still serves afterwards.
   t.is((await call(d.url, '/v1/currencies')).status, 200);
 });
@@ -149,7 +154,12 @@ test('unknown routes are 404 not_found in the envelope; a wrong method on a know
   for (const target of ['/', '/v1', '/v1/unknown', '/v2/currencies', '/v1/currencies/extra']) {
     assertError(t, await call(d.url, target), 404, 'not_found');
   }
-  for (const [method, target] of [['POST', '/v1/currencies'], ['DELETE', '/v1/currencies'], ['PUT', '/healthz'], ['PATCH', '/v1/account/api-keys']]) {
+  for (const [method, target] of [
+    ['POST', '/v1/currencies'],
+    ['DELETE', '/v1/currencies'],
+    ['PUT', '/healthz'],
+    ['PATCH', '/v1/account/api-keys'],
+  ]) {
     const res = await call(d.url, target!, { method });
     assertError(t, res, 404, 'not_found');
     t.is(res.headers['allow'], undefined);
@@ -183,10 +193,31 @@ test('GET /v1/account/api-keys gives each key the fields of PRODUCT §5, and nev
   t.is(res.status, 200, res.text);
   const key = res.json.items.find((k: { key_id: string }) => k.key_id === client.keyId) as Record<string, unknown>;
   t.deepEqual(Object.keys(key).sort(), [
-    'created_at', 'ip_whitelist', 'key_id', 'name', 'network', 'permissions', 'previous_secret_valid_until', 'rate_limit_per_minute',
-    'rotation_required', 'secret_generation', 'secret_holder', 'secret_last4', 'status', 'withdraw_status',
+    'created_at',
+    'ip_whitelist',
+    'key_id',
+    'name',
+    'network',
+    'permissions',
+    'previous_secret_valid_until',
+    'rate_limit_per_minute',
+    'rotation_required',
+    'secret_generation',
+    'secret_holder',
+    'secret_last4',
+    'status',
+    'withdraw_status',
   ]);
-  t.like(key, { name: 'backend', network: 'testnet', withdraw_status: 'none', status: 'active', rate_limit_per_minute: 600, secret_generation: 1, rotation_required: false, ip_whitelist: [] });
+  t.like(key, {
+    name: 'backend',
+    network: 'testnet',
+    withdraw_status: 'none',
+    status: 'active',
+    rate_limit_per_minute: 600,
+    secret_generation: 1,
+    rotation_required: false,
+    ip_whitelist: [],
+  });
   t.deepEqual(key.permissions, ['read', 'create_invoice', 'create_address']);
   t.is(key.secret_last4, client.secret.slice(-4));
   t.regex(String(key.secret_holder), /^[0-9a-f-]{36}$/);
@@ -255,11 +286,7 @@ test('pagination: rows inserted between page requests are neither skipped nor re
     pages++;
     // Between pages: a newer row, a row tied with the last one seen, and one far older.
     const last = res.json.items[res.json.items.length - 1] as { created_at: string };
-    await insertRows([
-      keyRow(m.accountId, new Date().toISOString()),
-      keyRow(m.accountId, last.created_at),
-      keyRow(m.accountId, '2025-01-01T00:00:00.000Z'),
-    ]);
+    await insertRows([keyRow(m.accountId, new Date().toISOString()), keyRow(m.accountId, last.created_at), keyRow(m.accountId, '2025-01-01T00:00:00.000Z')]);
     inserted += 3;
   } while (cursor !== null && pages < 50);
 
@@ -287,7 +314,7 @@ test('pagination: limit 1..100, default 20, anything else validation_error on li
   const last = await m.client.get(`/v1/account/api-keys?limit=100&cursor=${hundred.json.next_cursor}`);
   t.is(last.json.items.length, 21);
   t.is(last.json.next_cursor, null);
-  t.is((await d.daemon.store.read.countBy(ApiKeyEntity, { account_id: m.accountId })), 121);
+  t.is(await d.daemon.store.read.countBy(ApiKeyEntity, { account_id: m.accountId }), 121);
 });
 
 test('pagination: a cursor is bound to its filters; a forged or foreign-filter cursor is validation_error on cursor', async (t) => {

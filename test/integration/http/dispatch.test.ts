@@ -37,7 +37,7 @@ async function serve(t: import('ava').ExecutionContext) {
   };
 }
 
-test('each request reaches the router with its route, whatever the case or trailing slash, in the routers\' order', async (t) => {
+test("each request reaches the router with its route, whatever the case or trailing slash, in the routers' order", async (t) => {
   const call = await serve(t);
   t.like(await call('/v1/things'), { status: 200, body: { by: 'things' } });
   t.like(await call('/V1/Things/'), { status: 200, body: { by: 'things' } });
@@ -53,7 +53,14 @@ test('each request reaches the router with its route, whatever the case or trail
 
 test('a path no router has, or a method its router lacks, is 404 not_found', async (t) => {
   const call = await serve(t);
-  for (const [path, method] of [['/v1/nothing', 'GET'], ['/', 'GET'], ['/v1', 'GET'], ['/healthz/more', 'GET'], ['/v1/things/abc', 'POST'], ['//v1//things', 'GET']] as const) {
+  for (const [path, method] of [
+    ['/v1/nothing', 'GET'],
+    ['/', 'GET'],
+    ['/v1', 'GET'],
+    ['/healthz/more', 'GET'],
+    ['/v1/things/abc', 'POST'],
+    ['//v1//things', 'GET'],
+  ] as const) {
     const res = await call(path, method);
     t.is(res.status, 404, `${method} ${path}`);
     t.is(res.body.error?.code, 'not_found', `${method} ${path}`);

@@ -18,10 +18,20 @@ test('a start that fails after the API server listens leaves nothing open, and t
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  const before = process.getActiveResourcesInfo().filter((r) => r !== 'Timeout').sort();
+  const before = process
+    .getActiveResourcesInfo()
+    .filter((r) => r !== 'Timeout')
+    .sort();
   const config = testConfig(dataDir, { metrics: { listen: `127.0.0.1:${port}` } });
   await t.throwsAsync(startPreparedDaemon(config), { message: `cannot listen on 127.0.0.1:${port} (metrics.listen): address already in use` });
-  t.deepEqual(process.getActiveResourcesInfo().filter((r) => r !== 'Timeout').sort(), before, 'no server, socket, thread or file handle of the failed start');
+  t.deepEqual(
+    process
+      .getActiveResourcesInfo()
+      .filter((r) => r !== 'Timeout')
+      .sort(),
+    before,
+    'no server, socket, thread or file handle of the failed start',
+  );
 
   const daemon = await startPreparedDaemon(testConfig(dataDir));
   t.teardown(() => daemon.stop());

@@ -10,18 +10,21 @@ import { merchantWithKey, startTestDaemon } from '../../helpers/daemon';
 test('an Idempotency-Key is remembered for 24 hours per API key, then forgotten', async (t) => {
   const clock = new FakeClock(Math.floor(Date.now() / 1000) * 1000);
   let runs = 0;
-  const d = await startTestDaemon({}, {
-    clock,
-    extraRouters: ({ authenticate, idempotent }) => {
-      const r = newRouter('/test');
-      r.post('/create', authenticate('create_invoice'), idempotent, (ctx) => {
-        runs++;
-        ctx.status = 201;
-        ctx.body = { id: randomUUID() };
-      });
-      return [r];
+  const d = await startTestDaemon(
+    {},
+    {
+      clock,
+      extraRouters: ({ authenticate, idempotent }) => {
+        const r = newRouter('/test');
+        r.post('/create', authenticate('create_invoice'), idempotent, (ctx) => {
+          runs++;
+          ctx.status = 201;
+          ctx.body = { id: randomUUID() };
+        });
+        return [r];
+      },
     },
-  });
+  );
   t.teardown(() => d.stop());
   const m = await merchantWithKey(d.daemon);
   const client = new SignedClient(d.url, m.keyId, m.secret, clock);

@@ -107,13 +107,17 @@ test('an answer that could not be stored is replayed from memory meanwhile, and 
   const idempotency = new Idempotency(store, sealer, clock, silentLogger);
   let runs = 0;
   const router = newRouter();
-  router.post('/things', idempotency.middleware(() => ({ scope: 'key:test', ttlMs: 86_400_000 })), async (ctx) => {
-    runs++;
-    ctx.status = 201;
-    ctx.body = { id: `thing-${runs}` };
-    // Storing the answer fails twice.
-    failNextWrites(store, 2);
-  });
+  router.post(
+    '/things',
+    idempotency.middleware(() => ({ scope: 'key:test', ttlMs: 86_400_000 })),
+    async (ctx) => {
+      runs++;
+      ctx.status = 201;
+      ctx.body = { id: `thing-${runs}` };
+      // Storing the answer fails twice.
+      failNextWrites(store, 2);
+    },
+  );
   const server = createApp({ logger: silentLogger, trustProxy: 0, routers: [router] }).listen(0, '127.0.0.1');
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   await once(server, 'listening');

@@ -119,7 +119,11 @@ test('the same key with another body or path is 422 idempotency.mismatch, and no
   const tag = randomUUID();
   const k = `m-${tag}`;
   t.is((await post(c, { tag }, k)).status, 201);
-  for (const [body, path] of [[{ tag, extra: 1 }, '/test/things'], [{ tag }, '/test/other-things'], [{ tag }, '/test/things?x=1']] as const) {
+  for (const [body, path] of [
+    [{ tag, extra: 1 }, '/test/things'],
+    [{ tag }, '/test/other-things'],
+    [{ tag }, '/test/things?x=1'],
+  ] as const) {
     const res = await post(c, body, k, path);
     t.is(res.status, 422, res.text);
     t.is(res.json.error.code, 'idempotency.mismatch');

@@ -95,10 +95,14 @@ test('GET /readyz is 503 naming the chain while its node never answered, 200 onc
   t.is((await call(td.url, '/healthz')).status, 200);
 
   SwitchableChain.down.delete('ethereum');
-  const ready = await until(async () => {
-    const res = await call(td.url, '/readyz');
-    return res.status === 200 ? res : undefined;
-  }, 20_000, '/readyz to answer 200');
+  const ready = await until(
+    async () => {
+      const res = await call(td.url, '/readyz');
+      return res.status === 200 ? res : undefined;
+    },
+    20_000,
+    '/readyz to answer 200',
+  );
   t.deepEqual(ready.json, { status: 'ready', store: 'ok', chains_waiting: [] });
 });
 

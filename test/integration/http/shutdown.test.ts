@@ -14,19 +14,22 @@ test('stopping lets an in-flight request finish with its answer, and refuses new
   let release!: () => void;
   let entered!: () => void;
   const inside = new Promise<void>((resolve) => (entered = resolve));
-  const d = await startTestDaemon({}, {
-    extraRouters: ({ authenticate, idempotent }) => {
-      const r = newRouter('/test');
-      r.post('/slow', authenticate('create_invoice'), idempotent, async (ctx) => {
-        entered();
-        await new Promise<void>((resolve) => (release = resolve));
-        // The store is still open while the request finishes.
-        ctx.status = 201;
-        ctx.body = { id: randomUUID(), accounts: (await d.daemon.team.listAccounts()).length };
-      });
-      return [r];
+  const d = await startTestDaemon(
+    {},
+    {
+      extraRouters: ({ authenticate, idempotent }) => {
+        const r = newRouter('/test');
+        r.post('/slow', authenticate('create_invoice'), idempotent, async (ctx) => {
+          entered();
+          await new Promise<void>((resolve) => (release = resolve));
+          // The store is still open while the request finishes.
+          ctx.status = 201;
+          ctx.body = { id: randomUUID(), accounts: (await d.daemon.team.listAccounts()).length };
+        });
+        return [r];
+      },
     },
-  });
+  );
   const m = await merchantWithKey(d.daemon);
   const client = new SignedClient(d.url, m.keyId, m.secret);
   const from = freshSourceIp();
@@ -36,7 +39,15 @@ test('stopping lets an in-flight request finish with its answer, and refuses new
   let stopped = false;
   const stopping = d.stop().then(() => (stopped = true));
   // Stopping has begun once a new connection is refused; the request in flight still holds it.
-  await until(() => call(d.url, '/healthz').then(() => false, () => true), 10000, 'new connections to be refused');
+  await until(
+    () =>
+      call(d.url, '/healthz').then(
+        () => false,
+        () => true,
+      ),
+    10000,
+    'new connections to be refused',
+  );
   t.false(stopped, 'stop waits for the request in flight');
 
   release();

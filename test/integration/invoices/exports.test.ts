@@ -5,23 +5,51 @@ import { COINS, startInvoiceFixture } from '../../helpers/invoice-fixture';
 import { signedGet } from '../../helpers/signed-get';
 
 const HEADER = [
-  'id', 'status', 'currency', 'amount', 'coin_id', 'ticker', 'network', 'address', 'amount_crypto', 'payer_amount',
-  'paid_amount', 'remaining_amount', 'overpaid_amount', 'amount_fiat', 'fiat_currency', 'rate_locked', 'rate_locked_at',
-  'late_payment', 'fee_paid_by', 'order_id', 'description', 'return_url', 'webhook_url', 'metadata', 'allowed_coin_ids',
-  'checkout_url', 'ttl_expires_at', 'expired_at', 'created_at', 'updated_at',
+  'id',
+  'status',
+  'currency',
+  'amount',
+  'coin_id',
+  'ticker',
+  'network',
+  'address',
+  'amount_crypto',
+  'payer_amount',
+  'paid_amount',
+  'remaining_amount',
+  'overpaid_amount',
+  'amount_fiat',
+  'fiat_currency',
+  'rate_locked',
+  'rate_locked_at',
+  'late_payment',
+  'fee_paid_by',
+  'order_id',
+  'description',
+  'return_url',
+  'webhook_url',
+  'metadata',
+  'allowed_coin_ids',
+  'checkout_url',
+  'ttl_expires_at',
+  'expired_at',
+  'created_at',
+  'updated_at',
 ];
 
 async function setup() {
   const f = await startInvoiceFixture();
   const key = { keyId: f.api.keyId, secret: f.api.secret };
   const wei = (await f.api.post('/v1/invoices', { amount: '1.000000000000000001', currency: 'ETH', coin_id: COINS.ETH, order_id: 'o-1' })).body;
-  const fiat = (await f.api.post('/v1/invoices', {
-    amount: '10.5',
-    currency: 'USD',
-    description: '=HYPERLINK("http://x")',
-    metadata: { note: 'a,b "quoted"' },
-    allowed_coin_ids: [COINS.BTC],
-  })).body;
+  const fiat = (
+    await f.api.post('/v1/invoices', {
+      amount: '10.5',
+      currency: 'USD',
+      description: '=HYPERLINK("http://x")',
+      metadata: { note: 'a,b "quoted"' },
+      allowed_coin_ids: [COINS.BTC],
+    })
+  ).body;
   const cancelled = (await f.api.post('/v1/invoices', { amount: '3', currency: 'USD', order_id: 'o-3' })).body;
   await f.api.post(`/v1/invoices/${cancelled.id}/cancel`);
   return { f, key, wei, fiat, cancelledId: cancelled.id as string };
@@ -37,9 +65,20 @@ test('GET /v1/invoices?format=csv streams the list as CSV: every field, same ord
   const rows = parseCsv(res.bytes.toString('utf8'));
   t.deepEqual(rows[0], HEADER);
   const json = await signedGet(f.td.url, key, '/v1/invoices?limit=100');
-  t.deepEqual(rows.slice(1).map((r) => r[0]), json.body.items.map((x: { id: string }) => x.id));
+  t.deepEqual(
+    rows.slice(1).map((r) => r[0]),
+    json.body.items.map((x: { id: string }) => x.id),
+  );
   const byId = new Map(rows.slice(1).map((r) => [r[0], Object.fromEntries(HEADER.map((h, i) => [h, r[i]]))]));
-  t.like(byId.get(wei.id), { amount: '1.000000000000000001', amount_crypto: '1.000000000000000001', ticker: 'ETH', address: wei.address, late_payment: 'false', metadata: '', description: '' });
+  t.like(byId.get(wei.id), {
+    amount: '1.000000000000000001',
+    amount_crypto: '1.000000000000000001',
+    ticker: 'ETH',
+    address: wei.address,
+    late_payment: 'false',
+    metadata: '',
+    description: '',
+  });
   t.like(byId.get(fiat.id), {
     amount: '10.5',
     currency: 'USD',
@@ -51,10 +90,13 @@ test('GET /v1/invoices?format=csv streams the list as CSV: every field, same ord
   });
 });
 
-test('the invoice export applies the list\'s filters (status, order_id, created window)', async (t) => {
+test("the invoice export applies the list's filters (status, order_id, created window)", async (t) => {
   const { f, key, wei, cancelledId } = await setup();
   t.teardown(() => f.stop());
-  const ids = async (q: string) => parseCsv((await signedGet(f.td.url, key, `/v1/invoices?format=csv&${q}`)).bytes.toString('utf8')).slice(1).map((r) => r[0]);
+  const ids = async (q: string) =>
+    parseCsv((await signedGet(f.td.url, key, `/v1/invoices?format=csv&${q}`)).bytes.toString('utf8'))
+      .slice(1)
+      .map((r) => r[0]);
   t.deepEqual(await ids('status=cancelled'), [cancelledId]);
   t.deepEqual(await ids('order_id=o-1'), [wei.id]);
   t.deepEqual(await ids(`created_from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`), []);

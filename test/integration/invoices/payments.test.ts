@@ -50,7 +50,10 @@ test('an exact payment: pending when seen, paid and credited less the platform f
   t.like(txs[0], { type: 'invoice_payment', status: 'confirmed', amount: '2', fee: '0.02', net_amount: '1.98', txid: transfer.txid });
 
   const events = await f.events();
-  t.deepEqual(events.map((e) => e.type), ['invoice.pending', 'invoice.paid']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['invoice.pending', 'invoice.paid'],
+  );
   t.deepEqual(events[1]!.data.invoice, got);
   t.deepEqual(events[1]!.data.details, { amount: '2', chain_transaction_id: transfer.txid });
   t.is(events[1]!.object_id, inv.id);
@@ -88,7 +91,10 @@ test('underpaid, then a top-up before the TTL pays the invoice; both transfers a
   t.is(got.status, 'paid');
   t.is(got.paid_amount, '1.5');
   t.is((await balanceOf(f, accountBook(f.accountId), COINS.ETH)).available, '1.5');
-  t.deepEqual((await f.events()).map((e) => e.type), ['invoice.pending', 'invoice.underpaid', 'invoice.pending', 'invoice.paid']);
+  t.deepEqual(
+    (await f.events()).map((e) => e.type),
+    ['invoice.pending', 'invoice.underpaid', 'invoice.pending', 'invoice.paid'],
+  );
   t.true(await ledgerClean(f));
 });
 

@@ -24,7 +24,9 @@ test('on PostgreSQL: payments, top-up, revert and the ledger stay exact; paralle
   t.true((await f.td.daemon.store.snapshot((em) => verifyLedger(em))).ok);
 
   const body = { amount: '9', currency: 'USD', order_id: 'pg-order', idempotency_by_order_id: true };
-  const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => f.api.post('/v1/invoices', { ...body, description: undefined, amount: i % 2 ? '9.0' : '9' })));
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, (_, i) => f.api.post('/v1/invoices', { ...body, description: undefined, amount: i % 2 ? '9.0' : '9' })),
+  );
   t.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 200, 201]);
   t.is(new Set(answers.map((a) => a.body.id)).size, 1);
   t.is(await f.td.daemon.store.read.count(InvoiceEntity, { where: { order_id: 'pg-order' } }), 1);

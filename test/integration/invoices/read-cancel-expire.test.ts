@@ -43,13 +43,22 @@ test.serial('GET /v1/invoices pages by keyset, newest first, and rows inserted m
   for (let i = 0; i < 5; i++) made.push((await create(api, { order_id: `p-${i}` })).id);
   const p1 = await api.get('/v1/invoices?limit=2');
   t.is(p1.status, 200);
-  t.deepEqual(p1.body.items.map((i: { id: string }) => i.id), [made[4], made[3]]);
+  t.deepEqual(
+    p1.body.items.map((i: { id: string }) => i.id),
+    [made[4], made[3]],
+  );
   t.truthy(p1.body.next_cursor);
   await create(api, { order_id: 'late-arrival' });
   const p2 = await api.get(`/v1/invoices?limit=2&cursor=${p1.body.next_cursor}`);
-  t.deepEqual(p2.body.items.map((i: { id: string }) => i.id), [made[2], made[1]]);
+  t.deepEqual(
+    p2.body.items.map((i: { id: string }) => i.id),
+    [made[2], made[1]],
+  );
   const p3 = await api.get(`/v1/invoices?limit=2&cursor=${p2.body.next_cursor}`);
-  t.deepEqual(p3.body.items.map((i: { id: string }) => i.id), [made[0]]);
+  t.deepEqual(
+    p3.body.items.map((i: { id: string }) => i.id),
+    [made[0]],
+  );
   t.is(p3.body.next_cursor, null);
   // Only the account's own invoices are listed.
   const all = await api.get('/v1/invoices?limit=100');

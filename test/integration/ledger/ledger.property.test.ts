@@ -145,7 +145,9 @@ async function checkBalances(t: ExecutionContext, em: EntityManager, ledger: Led
       const avail = units(b.available, coin.decimals);
       const hold = units(b.hold, coin.decimals);
       if (avail !== model.get(model.available, book, coin.id) || hold !== model.get(model.hold, book, coin.id)) {
-        t.fail(`${where}: ${book} ${coin.id} is ${avail}/${hold}, the model says ${model.get(model.available, book, coin.id)}/${model.get(model.hold, book, coin.id)}`);
+        t.fail(
+          `${where}: ${book} ${coin.id} is ${avail}/${hold}, the model says ${model.get(model.available, book, coin.id)}/${model.get(model.hold, book, coin.id)}`,
+        );
       }
       total += avail + hold;
     }
@@ -175,10 +177,14 @@ test('concurrent holds on PostgreSQL never take more than is available', async (
   await store.migrate();
   const ledger = new Ledger(new FakeClock());
   const book = accountBook('m1');
-  await store.write((em) => ledger.post(em, [{ coinId: 'coin-wei', debit: EXTERNAL_BOOK, credit: book, amount: Amount.of('10.000000000000000001'), code: 'invoice_payment' }]));
+  await store.write((em) =>
+    ledger.post(em, [{ coinId: 'coin-wei', debit: EXTERNAL_BOOK, credit: book, amount: Amount.of('10.000000000000000001'), code: 'invoice_payment' }]),
+  );
   const results = await Promise.allSettled(
     Array.from({ length: 12 }, () =>
-      store.write((em) => ledger.hold(em, { coinId: 'coin-wei', debit: book, credit: EXTERNAL_BOOK, amount: Amount.of('1'), code: 'withdrawal', ensureFunds: true })),
+      store.write((em) =>
+        ledger.hold(em, { coinId: 'coin-wei', debit: book, credit: EXTERNAL_BOOK, amount: Amount.of('1'), code: 'withdrawal', ensureFunds: true }),
+      ),
     ),
   );
   t.is(results.filter((r) => r.status === 'fulfilled').length, 10);
@@ -215,13 +221,26 @@ test('a hold is settled once and an entry is reversed once', async (t) => {
   const store = await tempStore(t);
   const ledger = new Ledger(new FakeClock());
   const book = accountBook('m1');
-  const [credit] = await store.write((em) => ledger.post(em, [{ coinId: 'coin-sat', debit: EXTERNAL_BOOK, credit: book, amount: Amount.of('1'), code: 'invoice_payment' }]));
-  const hold = await store.write((em) => ledger.hold(em, { coinId: 'coin-sat', debit: book, credit: EXTERNAL_BOOK, amount: Amount.of('0.4'), code: 'withdrawal', ensureFunds: true }));
+  const [credit] = await store.write((em) =>
+    ledger.post(em, [{ coinId: 'coin-sat', debit: EXTERNAL_BOOK, credit: book, amount: Amount.of('1'), code: 'invoice_payment' }]),
+  );
+  const hold = await store.write((em) =>
+    ledger.hold(em, { coinId: 'coin-sat', debit: book, credit: EXTERNAL_BOOK, amount: Amount.of('0.4'), code: 'withdrawal', ensureFunds: true }),
+  );
   await store.write((em) => ledger.postPending(em, hold.id, Amount.of('0.3')));
-  await t.throwsAsync(store.write((em) => ledger.voidPending(em, hold.id)), { message: /already settled/ });
-  await t.throwsAsync(store.write((em) => ledger.postPending(em, hold.id)), { message: /already settled/ });
+  await t.throwsAsync(
+    store.write((em) => ledger.voidPending(em, hold.id)),
+    { message: /already settled/ },
+  );
+  await t.throwsAsync(
+    store.write((em) => ledger.postPending(em, hold.id)),
+    { message: /already settled/ },
+  );
   await store.write((em) => ledger.reverse(em, [credit!.id], 'adjustment', null));
-  await t.throwsAsync(store.write((em) => ledger.reverse(em, [credit!.id], 'adjustment', null)), { message: /already reversed/ });
+  await t.throwsAsync(
+    store.write((em) => ledger.reverse(em, [credit!.id], 'adjustment', null)),
+    { message: /already reversed/ },
+  );
   const b = await ledger.balance(store.read, book, 'coin-sat');
   // 1 in, 0.3 out of the hold (0.1 released), then the 1 taken back: below zero, as a reorg may leave it.
   t.is(b.available.toString(), '-0.3');

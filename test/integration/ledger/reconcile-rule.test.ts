@@ -24,7 +24,11 @@ test('holds count as in the wallet; a broadcast withdrawal makes up to its total
     },
   };
   const run = async () => {
-    const r = await reconcile({ store: f.td.daemon.store, catalog: f.td.daemon.catalog, holdingsOf: (chainId) => (chainId === 'bitcoin' ? reader : { holdings: async (q) => new Map(q.assets.map((a) => [a, 0n])) }) });
+    const r = await reconcile({
+      store: f.td.daemon.store,
+      catalog: f.td.daemon.catalog,
+      holdingsOf: (chainId) => (chainId === 'bitcoin' ? reader : { holdings: async (q) => new Map(q.assets.map((a) => [a, 0n])) }),
+    });
     return { ok: r.ok, btc: r.coins.find((c) => c.coin_id === COINS.BTC)! };
   };
 

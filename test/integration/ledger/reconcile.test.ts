@@ -27,33 +27,36 @@ async function reconcile(td: TestDaemon) {
 const table = (td: TestDaemon) => runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), 'ledger', 'reconcile'], { timeoutMs: 60_000 });
 const line = (report: { coins: Array<{ ticker: string }> }, ticker: string) => report.coins.find((c) => c.ticker === ticker);
 
-test.serial('bcoin: clean after an invoice is paid (fee book included); a payment the node shows before the books credit it is uncredited_in, still clean', async (t) => {
-  const f = await startBtcFixture();
-  t.teardown(() => f.stop());
-  await f.setAccount({ platform_fee_percent: '1' });
-  const inv = await f.createInvoice('0.5');
-  await f.pay(inv.address, '0.5');
-  await f.node.mine(BTC_CONFIRMATIONS);
-  await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid');
+test.serial(
+  'bcoin: clean after an invoice is paid (fee book included); a payment the node shows before the books credit it is uncredited_in, still clean',
+  async (t) => {
+    const f = await startBtcFixture();
+    t.teardown(() => f.stop());
+    await f.setAccount({ platform_fee_percent: '1' });
+    const inv = await f.createInvoice('0.5');
+    await f.pay(inv.address, '0.5');
+    await f.node.mine(BTC_CONFIRMATIONS);
+    await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid');
 
-  const clean = await reconcile(f.td);
-  t.is(clean.code, 0, clean.stderr);
-  t.true(clean.json.ok);
-  t.like(line(clean.json, 'BTC'), { coin_id: BTC, chain_id: 'bitcoin', books: '0.5', node: '0.5', difference: '0', uncredited_in: '0', status: 'ok' });
+    const clean = await reconcile(f.td);
+    t.is(clean.code, 0, clean.stderr);
+    t.true(clean.json.ok);
+    t.like(line(clean.json, 'BTC'), { coin_id: BTC, chain_id: 'bitcoin', books: '0.5', node: '0.5', difference: '0', uncredited_in: '0', status: 'ok' });
 
-  const second = await f.createInvoice('0.1');
-  await f.pay(second.address, '0.1');
-  await f.node.mine(1);
-  await f.waitScanned();
-  const early = await reconcile(f.td);
-  t.is(early.code, 0, early.stderr);
-  t.like(line(early.json, 'BTC'), { books: '0.5', node: '0.6', uncredited_in: '0.1', difference: '0', status: 'ok' });
+    const second = await f.createInvoice('0.1');
+    await f.pay(second.address, '0.1');
+    await f.node.mine(1);
+    await f.waitScanned();
+    const early = await reconcile(f.td);
+    t.is(early.code, 0, early.stderr);
+    t.like(line(early.json, 'BTC'), { books: '0.5', node: '0.6', uncredited_in: '0.1', difference: '0', status: 'ok' });
 
-  const text = await table(f.td);
-  t.is(text.code, 0, text.stderr);
-  t.regex(text.stdout, /^COIN\s+CHAIN\s+BOOKS\s+UNCREDITED_IN\s+IN_FLIGHT_OUT\s+IN_FLIGHT_IN\s+NODE\s+DIFFERENCE\s+STATUS$/m);
-  t.regex(text.stdout, /^BTC\s+bitcoin\s+0\.5\s+0\.1\s+0\s+0\s+0\.6\s+0\s+ok$/m);
-});
+    const text = await table(f.td);
+    t.is(text.code, 0, text.stderr);
+    t.regex(text.stdout, /^COIN\s+CHAIN\s+BOOKS\s+UNCREDITED_IN\s+IN_FLIGHT_OUT\s+IN_FLIGHT_IN\s+NODE\s+DIFFERENCE\s+STATUS$/m);
+    t.regex(text.stdout, /^BTC\s+bitcoin\s+0\.5\s+0\.1\s+0\s+0\s+0\.6\s+0\s+ok$/m);
+  },
+);
 
 test.serial('bcoin: a ledger row removed from the books is a difference: non-zero exit naming BTC', async (t) => {
   const f = await startBtcFixture();
@@ -108,7 +111,9 @@ test.serial('anvil: clean after ETH and USDT invoices are paid; ETH put at a wal
 test('tron: the adapter counts TRX (getaccount) and the TRC-20 (balanceOf) at every address asked for', async (t) => {
   const node = await TronNode.start();
   t.teardown(() => node.stop());
-  const chain = parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }] }] }).chains[0]!;
+  const chain = parseConfig({
+    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }] }],
+  }).chains[0]!;
   const adapter = new TronAdapter(chain);
   const [a, b, empty] = ['11', '22', '33'].map((k) => TronWeb.address.fromPrivateKey(k.repeat(32)) as string);
   node.pay(a!, 'native', 2_000_000n);
@@ -116,5 +121,11 @@ test('tron: the adapter counts TRX (getaccount) and the TRC-20 (balanceOf) at ev
   node.pay(b!, node.usdt, 7_250_000n);
   node.mine();
   const held = await adapter.holdings({ outputs: [], addresses: [a!, b!, empty!], assets: ['native', node.usdt], height: null });
-  t.deepEqual([...held], [['native', 2_500_000n], [node.usdt, 7_250_000n]]);
+  t.deepEqual(
+    [...held],
+    [
+      ['native', 2_500_000n],
+      [node.usdt, 7_250_000n],
+    ],
+  );
 });

@@ -33,7 +33,13 @@ async function setup(t: ExecutionContext, url?: string) {
   /** A hold of ETH from ACCOUNT for a new withdrawal: `amount` moved to `legs` once settled. */
   const hold = (em: EntityManager, amount: string, legs: Hold['legs']) =>
     money.hold(em, { accountId: ACCOUNT, coinId: ETH, withdrawalId: newId(), amount: Amount.of(amount), legs });
-  const receipt = (amount: string): Receipt => ({ transfer: transferRow(amount), accountId: ACCOUNT, type: 'invoice_payment', invoiceId: newId(), addressId: null });
+  const receipt = (amount: string): Receipt => ({
+    transfer: transferRow(amount),
+    accountId: ACCOUNT,
+    type: 'invoice_payment',
+    invoiceId: newId(),
+    addressId: null,
+  });
   const balance = async (book = accountBook(ACCOUNT)) => {
     const b = await ledger.balance(store.read, book, ETH);
     return { available: b.available.toString(), hold: b.hold.toString() };
@@ -113,7 +119,13 @@ for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
     const s = await open(t);
     await s.store.write((em) => s.money.credit(em, s.receipt('100'), { percent: '0', paidBy: 'merchant' }));
     const withdrawalId = newId();
-    const hold = { accountId: ACCOUNT, coinId: ETH, withdrawalId, amount: Amount.of('60'), legs: [{ book: EXTERNAL_BOOK, amount: Amount.of('60'), code: 'withdrawal' }] };
+    const hold = {
+      accountId: ACCOUNT,
+      coinId: ETH,
+      withdrawalId,
+      amount: Amount.of('60'),
+      legs: [{ book: EXTERNAL_BOOK, amount: Amount.of('60'), code: 'withdrawal' }],
+    };
     const held = await s.atOnce(
       (em) => s.money.hold(em, hold),
       (em) => s.money.hold(em, hold),
@@ -135,7 +147,10 @@ test('a transfer seen twice has one pending row; taken back while pending it is 
   t.deepEqual(await s.entries(), []);
   // Included again: a new pending row, credited as any other.
   t.true(await s.store.write((em) => s.money.credit(em, r, TERMS)));
-  t.deepEqual((await s.transactions()).map((x) => x.status), ['reverted', 'confirmed']);
+  t.deepEqual(
+    (await s.transactions()).map((x) => x.status),
+    ['reverted', 'confirmed'],
+  );
   t.deepEqual(await s.balance(), { available: '4.95', hold: '0' });
 });
 
@@ -163,9 +178,7 @@ test('a settle posts each leg of a hold once, what was not taken returns to avai
 test('a void releases a hold whole, and a settle after it changes nothing', async (t) => {
   const s = await setup(t);
   await s.store.write((em) => s.money.credit(em, s.receipt('10'), { percent: '0', paidBy: 'merchant' }));
-  const row = await s.store.write((em) =>
-    s.hold(em, '8', [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }]),
-  );
+  const row = await s.store.write((em) => s.hold(em, '8', [{ book: EXTERNAL_BOOK, amount: Amount.of('8'), code: 'withdrawal' }]));
   t.true(await s.store.write((em) => s.money.void(em, row!.id)));
   t.false(await s.store.write((em) => s.money.settle(em, row!.id)));
   t.deepEqual(await s.balance(), { available: '10', hold: '0' });

@@ -26,7 +26,17 @@ import { tempStore } from '../../helpers/memory-store';
 import { tempPostgres } from '../../helpers/pg-database';
 import { TEST_MNEMONIC } from '../../helpers/test-mnemonic';
 
-const config = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } }] });
+const config = parseConfig({
+  chains: [
+    {
+      id: 'bitcoin',
+      kind: 'btc',
+      network: 'regtest',
+      rpc_url: 'http://127.0.0.1:18443',
+      options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a },
+    },
+  ],
+});
 const chain = config.chains[0]!;
 const BTC = coinId('bitcoin', 'native');
 const A = '11111111-1111-4111-8111-111111111111';
@@ -44,10 +54,24 @@ async function received(store: Store, account: string, sat: bigint, status: Chai
   const id = `ct-${String(n).padStart(4, '0')}`;
   await store.write(async (em) => {
     await insertRow(em, 'addresses', {
-      id: `ad-${n}`, account_id: account, chain_id: 'bitcoin', coin_id: BTC, address: owner.address, derivation_path: owner.path, derivation_index: n,
-      purpose: 'invoice', invoice_id: null, status: 'active', created_at: now, updated_at: now,
+      id: `ad-${n}`,
+      account_id: account,
+      chain_id: 'bitcoin',
+      coin_id: BTC,
+      address: owner.address,
+      derivation_path: owner.path,
+      derivation_index: n,
+      purpose: 'invoice',
+      invoice_id: null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
     });
-    await insertRow(em, 'chain_transfers', transfer({ id, address: owner.address, address_id: `ad-${n}`, account_id: account, amount: Amount.fromBaseUnits(sat, 8).toString(), status, now }));
+    await insertRow(
+      em,
+      'chain_transfers',
+      transfer({ id, address: owner.address, address_id: `ad-${n}`, account_id: account, amount: Amount.fromBaseUnits(sat, 8).toString(), status, now }),
+    );
   });
   return id;
 }
@@ -64,14 +88,41 @@ async function spent(store: Store, spentId: string, status: ChainTransferRow['st
 function transfer(r: Partial<ChainTransferRow> & { now: string }): ChainTransferRow {
   const { now, ...rest } = r;
   return {
-    id: '', chain_id: 'bitcoin', coin_id: BTC, txid: randomBytes(32).toString('hex'), output_index: 0, direction: 'incoming', purpose: 'invoice', address: '', address_id: '',
-    account_id: '', amount: '0', spent_transfer_id: null, nonce: null, block_height: 100, block_hash: '00'.repeat(32), confirmations: 6, status: 'confirmed',
-    seen_at: now, confirmed_at: now, reverted_at: null, created_at: now, updated_at: now, ...rest,
+    id: '',
+    chain_id: 'bitcoin',
+    coin_id: BTC,
+    txid: randomBytes(32).toString('hex'),
+    output_index: 0,
+    direction: 'incoming',
+    purpose: 'invoice',
+    address: '',
+    address_id: '',
+    account_id: '',
+    amount: '0',
+    spent_transfer_id: null,
+    nonce: null,
+    block_height: 100,
+    block_hash: '00'.repeat(32),
+    confirmations: 6,
+    status: 'confirmed',
+    seen_at: now,
+    confirmed_at: now,
+    reverted_at: null,
+    created_at: now,
+    updated_at: now,
+    ...rest,
   } as ChainTransferRow;
 }
 
 function engineFor(store: Store): BtcPayoutEngine {
-  const addresses = new AddressService({ store, wallet, chains: config.chains, catalog: new Catalog(config.chains, config.fiat), watched: new WatchedAddresses(), clock: new FakeClock() });
+  const addresses = new AddressService({
+    store,
+    wallet,
+    chains: config.chains,
+    catalog: new Catalog(config.chains, config.fiat),
+    watched: new WatchedAddresses(),
+    clock: new FakeClock(),
+  });
   return new BtcPayoutEngine({ chain, signer, addresses, clock: new FakeClock() });
 }
 
@@ -105,11 +156,18 @@ test("an account's spendable coins are its confirmed outputs not spent on chain:
 test('two payouts in flight never spend one coin; a payout given up gives its coins back', async (t) => {
   const { store, coins } = await fixture(t);
   const engine = engineFor(store);
-  const pay = (sat: bigint) => store.write((em) => engine.build(em, { accountId: A, orders: [{ withdrawalId: `w${sat}`, address: elsewhere(), amount: sat }], satPerVbyte: 2 }));
+  const pay = (sat: bigint) =>
+    store.write((em) => engine.build(em, { accountId: A, orders: [{ withdrawalId: `w${sat}`, address: elsewhere(), amount: sat }], satPerVbyte: 2 }));
   const first = await pay(500_000n);
-  t.deepEqual(first.inputs.map((c) => c.transferId), [coins.spendReverted]);
+  t.deepEqual(
+    first.inputs.map((c) => c.transferId),
+    [coins.spendReverted],
+  );
   const second = await pay(150_000n);
-  t.deepEqual(second.inputs.map((c) => c.transferId), [coins.confirmed2]);
+  t.deepEqual(
+    second.inputs.map((c) => c.transferId),
+    [coins.confirmed2],
+  );
   t.deepEqual(await ids(store), [coins.confirmed1]);
   const refused = await t.throwsAsync(pay(150_000n));
   t.is((refused as BtcPayoutRefused).reason, 'insufficient_coins');
@@ -121,7 +179,13 @@ test('two payouts in flight never spend one coin; a payout given up gives its co
 test('reserving a coin another payout holds fails the whole payout transaction: nothing reserved, no change address issued', async (t) => {
   const { store, coins } = await fixture(t);
   const stale = await spendableCoins(store.read, 'bitcoin', A);
-  await store.write((em) => reserveCoins(em, { payoutId: 'other-payout', accountId: A, chainId: 'bitcoin', now: new Date().toISOString() }, stale.filter((c) => c.transferId === coins.confirmed2)));
+  await store.write((em) =>
+    reserveCoins(
+      em,
+      { payoutId: 'other-payout', accountId: A, chainId: 'bitcoin', now: new Date().toISOString() },
+      stale.filter((c) => c.transferId === coins.confirmed2),
+    ),
+  );
   const err = await t.throwsAsync(
     store.write(async (em) => {
       await engineFor(store).build(em, { accountId: A, orders: [{ withdrawalId: 'w', address: elsewhere(), amount: 50_000n }], satPerVbyte: 1 });
@@ -130,7 +194,10 @@ test('reserving a coin another payout holds fails the whole payout transaction: 
   );
   t.true(err instanceof CoinTaken);
   const reserved = await rawQuery<{ payout_id: string }>(store.read, 'SELECT payout_id FROM btc_coin_reservations');
-  t.deepEqual(reserved.map((r) => r.payout_id), ['other-payout']);
+  t.deepEqual(
+    reserved.map((r) => r.payout_id),
+    ['other-payout'],
+  );
   t.is(await store.read.countBy(AddressEntity, { purpose: 'change' }), 0);
 });
 
@@ -138,7 +205,18 @@ test('a withdrawal to an address of another network, or below dust, is refused b
   const { store } = await fixture(t);
   const engine = engineFor(store);
   const build = (address: string, amount: bigint) =>
-    t.throwsAsync(store.write((em) => engine.build(em, { accountId: A, orders: [{ withdrawalId: 'ok', address: elsewhere(), amount: 10_000n }, { withdrawalId: 'bad', address, amount }], satPerVbyte: 1 })));
+    t.throwsAsync(
+      store.write((em) =>
+        engine.build(em, {
+          accountId: A,
+          orders: [
+            { withdrawalId: 'ok', address: elsewhere(), amount: 10_000n },
+            { withdrawalId: 'bad', address, amount },
+          ],
+          satPerVbyte: 1,
+        }),
+      ),
+    );
   const wrongNet = (await build('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 10_000n)) as BtcPayoutRefused;
   t.like(wrongNet, { reason: 'address_refused', withdrawalId: 'bad' });
   const dust = (await build(elsewhere(), 293n)) as BtcPayoutRefused;
@@ -165,7 +243,11 @@ test('PostgreSQL: payouts built at the same moment in separate transactions neve
   t.is(new Set(spentIds).size, spentIds.length, 'no coin in two payouts');
   const reserved = await rawQuery<{ transfer_id: string; payout_id: string }>(store.read, 'SELECT transfer_id, payout_id FROM btc_coin_reservations');
   t.deepEqual(reserved.map((r) => r.transfer_id).sort(), [...spentIds].sort());
-  t.is(await store.read.countBy(AddressEntity, { purpose: 'change' }), built.filter((p) => p.outputs.some((o) => o.withdrawalId === null)).length, 'a failed build left no change address');
+  t.is(
+    await store.read.countBy(AddressEntity, { purpose: 'change' }),
+    built.filter((p) => p.outputs.some((o) => o.withdrawalId === null)).length,
+    'a failed build left no change address',
+  );
 });
 
 test('a batch of more than 252 withdrawals from more than 252 coins is priced on its real size: the fee covers the rate', async (t) => {

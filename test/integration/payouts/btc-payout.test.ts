@@ -26,7 +26,10 @@ async function fund(f: BtcFixture, ...amounts: string[]): Promise<void> {
   const before = (await spendableCoins(f.td.daemon.store.read, chainId, f.accountId)).length;
   for (const amount of amounts) await f.pay((await f.createInvoice(amount)).address, amount);
   await f.node.mine(CONFIRMATIONS);
-  await until(async () => (await spendableCoins(f.td.daemon.store.read, chainId, f.accountId)).length === before + amounts.length, 'the paid invoices spendable');
+  await until(
+    async () => (await spendableCoins(f.td.daemon.store.read, chainId, f.accountId)).length === before + amounts.length,
+    'the paid invoices spendable',
+  );
 }
 
 function engineOf(f: BtcFixture): { engine: BtcPayoutEngine; adapter: BtcAdapter; chainId: string } {
@@ -52,7 +55,10 @@ test('three withdrawals go out in one transaction from the invoices paid in: bco
 
   const tx = Transaction.fromHex(payout.raw);
   t.is(tx.getId(), payout.txid);
-  t.true(tx.ins.every((i) => i.sequence === RBF_SEQUENCE), 'replaceable (BIP125)');
+  t.true(
+    tx.ins.every((i) => i.sequence === RBF_SEQUENCE),
+    'replaceable (BIP125)',
+  );
   t.is(tx.outs.length, 4);
   const change = payout.outputs.find((o) => o.withdrawalId === null)!;
   const changeRow = await f.td.daemon.store.read.findOneByOrFail(AddressEntity, { address: change.address });
@@ -75,7 +81,10 @@ test('three withdrawals go out in one transaction from the invoices paid in: bco
     return coins.some((c) => c.txid === payout.txid && c.vout === change.vout);
   }, 'the change spendable');
   const left = await spendableCoins(f.td.daemon.store.read, chainId, f.accountId);
-  t.false(left.some((c) => payout.inputs.some((i) => i.transferId === c.transferId)), 'a spent coin is never offered again');
+  t.false(
+    left.some((c) => payout.inputs.some((i) => i.transferId === c.transferId)),
+    'a spent coin is never offered again',
+  );
 });
 
 // bcoin 1.0.2 refuses any double spend of its mempool (it has no BIP125 replacement), so the stuck
@@ -90,7 +99,9 @@ test('a payout stuck at a low fee is replaced from the same coins with a higher 
   const orders = [{ withdrawalId: 'w1', address: elsewhere(), amount: sats('0.1') }];
   const first = await f.td.daemon.store.write((em) => engine.build(em, { accountId: f.accountId, orders, satPerVbyte: 1 }));
   // Stored but not yet broadcast, its coin is reserved: no second payout can select it.
-  const second = await t.throwsAsync(f.td.daemon.store.write((em) => engine.build(em, { accountId: f.accountId, orders: [{ ...orders[0]!, withdrawalId: 'w2' }], satPerVbyte: 1 })));
+  const second = await t.throwsAsync(
+    f.td.daemon.store.write((em) => engine.build(em, { accountId: f.accountId, orders: [{ ...orders[0]!, withdrawalId: 'w2' }], satPerVbyte: 1 })),
+  );
   t.is((second as BtcPayoutRefused).reason, 'insufficient_coins');
 
   const bumped = engine.replace(first, 20);

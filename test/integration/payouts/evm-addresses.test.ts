@@ -19,18 +19,31 @@ function badChecksum(address: string): string {
   return address.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + address.slice(i + 1);
 }
 
-test('a wrong EIP-55 checksum and the wallet\'s own addresses are refused; lower- and upper-case hex are accepted', async (t) => {
+test("a wrong EIP-55 checksum and the wallet's own addresses are refused; lower- and upper-case hex are accepted", async (t) => {
   const f = await startEvmPayoutFixture();
   t.teardown(() => f.stop());
   const deposit = await f.paidInvoice('ETH', '1');
   await f.td.daemon.store.write((em) => f.td.daemon.addresses.treasury(em, f.accountId, f.chainId));
   const treasury = (await f.td.daemon.store.read.findOneByOrFail(AddressEntity, { account_id: f.accountId, purpose: 'treasury' })).address;
-  const counts = async () => (await f.td.daemon.store.read.query(`SELECT (SELECT COUNT(*) FROM withdrawals) AS w, (SELECT COUNT(*) FROM ledger_entries WHERE kind = 'pending') AS h`))[0];
+  const counts = async () =>
+    (
+      await f.td.daemon.store.read.query(`SELECT (SELECT COUNT(*) FROM withdrawals) AS w, (SELECT COUNT(*) FROM ledger_entries WHERE kind = 'pending') AS h`)
+    )[0];
   const before = await counts();
 
   let good = elsewhere();
   while (good.slice(2) === good.slice(2).toLowerCase()) good = elsewhere();
-  const refused = [badChecksum(good), '0x1234', 'not-an-address', deposit.address, deposit.address.toLowerCase(), treasury, treasury.toUpperCase().replace('0X', '0x'), f.gasStation, f.gasStation.toLowerCase()];
+  const refused = [
+    badChecksum(good),
+    '0x1234',
+    'not-an-address',
+    deposit.address,
+    deposit.address.toLowerCase(),
+    treasury,
+    treasury.toUpperCase().replace('0X', '0x'),
+    f.gasStation,
+    f.gasStation.toLowerCase(),
+  ];
   for (const to of refused) {
     for (const path of ['/v1/withdrawals', '/v1/withdrawals/estimate']) {
       const res = await f.api.post(path, { coin_id: f.coin.ETH, amount: '0.1', to_address: to });

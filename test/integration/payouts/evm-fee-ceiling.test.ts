@@ -21,7 +21,7 @@ async function status(f: EvmPayoutFixture): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
-test('while the base fee is above the chain\'s max_fee a payout waits in pending, coinkeep status names the chain, the quote and the ceiling, nothing is sent above it; once the fee falls it is paid', async (t) => {
+test("while the base fee is above the chain's max_fee a payout waits in pending, coinkeep status names the chain, the quote and the ceiling, nothing is sent above it; once the fee falls it is paid", async (t) => {
   const f = await startEvmPayoutFixture({ chain: { payouts: { max_fee: '5' } } });
   t.teardown(() => f.stop());
   await f.paidAndSwept('ETH', '1');
@@ -32,9 +32,13 @@ test('while the base fee is above the chain\'s max_fee a payout waits in pending
   const to = elsewhere();
   const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: to });
   let named: any;
-  await f.until(async () => (named = (await status(f)).fee_ceilings?.find((c: any) => c.chain_id === f.chainId)) !== undefined, 'the chain named in coinkeep status', 60_000);
+  await f.until(
+    async () => (named = (await status(f)).fee_ceilings?.find((c: any) => c.chain_id === f.chainId)) !== undefined,
+    'the chain named in coinkeep status',
+    60_000,
+  );
   t.like(named, { chain_id: f.chainId, ceiling: '5 gwei', waiting: ['payouts'] });
-  t.regex(named.quote, /^4\d(\.\d+)? gwei$/, 'the next block\'s base fee and the tip');
+  t.regex(named.quote, /^4\d(\.\d+)? gwei$/, "the next block's base fee and the tip");
   const text = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), 'status'], { timeoutMs: 30_000 });
   t.regex(text.stdout, new RegExp(`${f.chainId}  the node asks 4\\d.* gwei, payouts\\.max_fee is 5 gwei: payouts wait`));
   t.is((await f.get(w.id)).status, 'pending');
@@ -51,7 +55,10 @@ test('while the base fee is above the chain\'s max_fee a payout waits in pending
   const mined = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid]));
   t.true(mined.maxFeePerGas! <= CEILING, `offered ${mined.maxFeePerGas}`);
   const caps: Array<{ max_fee_per_gas: string }> = await f.td.daemon.store.read.query(`SELECT max_fee_per_gas FROM account_sends`);
-  t.true(caps.every((r) => BigInt(r.max_fee_per_gas) <= CEILING), 'no send of the daemon above the ceiling');
+  t.true(
+    caps.every((r) => BigInt(r.max_fee_per_gas) <= CEILING),
+    'no send of the daemon above the ceiling',
+  );
   t.deepEqual((await status(f)).fee_ceilings, [], 'no longer named');
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);

@@ -32,7 +32,10 @@ test('a chain without EIP-1559: the deposit is swept and the ETH and USDT withdr
   for (const done of [done1, done2]) t.is(Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [done.txid])).type, 0, 'legacy');
   const sends = await f.td.daemon.store.read.query(`SELECT kind, status FROM account_sends`);
   t.true(sends.some((s: { kind: string }) => s.kind === 'sweep'));
-  t.false(sends.some((s: { status: string }) => s.status === 'dropped'), 'nothing refused');
+  t.false(
+    sends.some((s: { status: string }) => s.status === 'dropped'),
+    'nothing refused',
+  );
   const check = await f.booksMatchChain();
   t.true(check.ok, check.detail);
 });
@@ -44,7 +47,12 @@ test('30 % of requests answered 429 for 30 s, geth indexing meanwhile: every pay
   const p = f.provider!;
   const stop = f.miner(200);
   t.teardown(stop);
-  const payments = [['ETH', '0.2'], ['USDT', '5'], ['ETH', '0.3'], ['USDT', '6']] as const;
+  const payments = [
+    ['ETH', '0.2'],
+    ['USDT', '5'],
+    ['ETH', '0.3'],
+    ['USDT', '6'],
+  ] as const;
   const invoices = [];
   for (const [ticker, amount] of payments) invoices.push(await f.createInvoice(ticker, amount));
   const until = Date.now() + 30_000;
@@ -53,7 +61,10 @@ test('30 % of requests answered 429 for 30 s, geth indexing meanwhile: every pay
   // A fee estimate may meet the rate limit: the API answers 503 "retry later", and the merchant does.
   let w: any = null;
   const to = elsewhere();
-  while (!w) w = await f.withdraw({ coin_id: f.coin.USDT, amount: '12', to_address: to }).catch((err: Error) => (/withdraw: 503/.test(err.message) ? null : Promise.reject(err)));
+  while (!w)
+    w = await f
+      .withdraw({ coin_id: f.coin.USDT, amount: '12', to_address: to })
+      .catch((err: Error) => (/withdraw: 503/.test(err.message) ? null : Promise.reject(err)));
   let maintenance = false;
   while (Date.now() < until) {
     maintenance ||= f.td.daemon.chains.status().some((c) => c.maintenance);

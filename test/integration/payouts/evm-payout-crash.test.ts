@@ -50,7 +50,12 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
     payee: elsewhere,
     body: (to) => ({ coin_id: ETH, amount: '0.2', to_address: to }),
     // The treasury's transactions: none when killed after storing the first payout; the first and this one when killed after sending the second.
-    killed: async (point) => t.is((await adapter.nonce(treasury)).pending, point === 'stored' ? 0 : 2, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node'),
+    killed: async (point) =>
+      t.is(
+        (await adapter.nonce(treasury)).pending,
+        point === 'stored' ? 0 : 2,
+        point === 'stored' ? 'nothing reached the node' : 'the payout reached the node',
+      ),
     mine: () => node.mine(1),
   });
   for (const to of payees) t.is((await adapter.balances([to], 'native'))[0], eth('0.2'), 'paid once');

@@ -85,7 +85,10 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
   const { node, usdt } = await startAnvil();
   const provider = opts.provider ? await EvmProvider.start(node.rpcUrl, opts.provider) : null;
   const entry = anvilChainEntry(provider?.url ?? node.rpcUrl, usdt, { confirmations: CONFIRMATIONS, options: FAST_WATCH, ...opts.chain });
-  const td = await startTestDaemon({ chains: [entry], rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } }, opts.daemon ?? {});
+  const td = await startTestDaemon(
+    { chains: [entry], rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3, ...opts.payouts } },
+    opts.daemon ?? {},
+  );
   await waitWatched(td);
   const chain = td.daemon.config.chains[0]!;
   const adapter = new EvmAdapter({ ...chain, rpc_url: node.rpcUrl });
@@ -142,7 +145,10 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
       await f.paidInvoice(ticker, amount);
       const stop = f.miner();
       try {
-        await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept');
+        await f.until(
+          async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0,
+          'swept',
+        );
         await f.quiet();
       } finally {
         await stop();
@@ -157,7 +163,11 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
     get: (id) => read(`/v1/withdrawals/${id}`),
     async waitWithdrawal(id, ok, what, timeoutMs = 30_000) {
       let last: any;
-      await until(async () => ok((last = await f.get(id))), () => `${what}: ${JSON.stringify(last)}`, timeoutMs);
+      await until(
+        async () => ok((last = await f.get(id))),
+        () => `${what}: ${JSON.stringify(last)}`,
+        timeoutMs,
+      );
       return last;
     },
     async balance(ticker) {
@@ -197,12 +207,21 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
       for (const ticker of ['ETH', 'USDT'] as const) {
         const external = rows.find((r) => r.book === EXTERNAL_BOOK && r.coin_id === coin[ticker]);
         const books = external ? Amount.of(external.debits_posted).minus(Amount.of(external.credits_posted)) : Amount.zero();
-        const balances = await adapter.balances(addresses.map((a) => a.address), ticker === 'ETH' ? 'native' : usdt);
-        const held = Amount.fromBaseUnits(balances.reduce((s, b) => s + b, 0n), decimals[ticker]);
+        const balances = await adapter.balances(
+          addresses.map((a) => a.address),
+          ticker === 'ETH' ? 'native' : usdt,
+        );
+        const held = Amount.fromBaseUnits(
+          balances.reduce((s, b) => s + b, 0n),
+          decimals[ticker],
+        );
         if (!books.eq(held)) ok = false;
         lines.push(`${ticker}: books ${books.toString()}, chain ${held.toString()}`);
       }
-      return { ok, detail: `${lines.join('; ')}; verify ${JSON.stringify({ ok: report.ok, problems: report.problems.slice(0, 3), differences: report.differences.slice(0, 3) })}` };
+      return {
+        ok,
+        detail: `${lines.join('; ')}; verify ${JSON.stringify({ ok: report.ok, problems: report.problems.slice(0, 3), differences: report.differences.slice(0, 3) })}`,
+      };
     },
     until,
     async stop() {

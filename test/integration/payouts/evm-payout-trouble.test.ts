@@ -48,7 +48,13 @@ async function pooledPayout(f: EvmPayoutFixture): Promise<{ id: string; to: stri
  * Mines a block every `ms` until withdrawal `id` is `status` (after `first` held, when given) and
  * the sends are quiet; the withdrawal then.
  */
-async function mineUntil(t: ExecutionContext, f: EvmPayoutFixture, id: string, status: string, opts: { ms?: number; timeoutMs?: number; first?: [() => Promise<boolean>, string] } = {}): Promise<any> {
+async function mineUntil(
+  t: ExecutionContext,
+  f: EvmPayoutFixture,
+  id: string,
+  status: string,
+  opts: { ms?: number; timeoutMs?: number; first?: [() => Promise<boolean>, string] } = {},
+): Promise<any> {
   const stop = f.miner(opts.ms);
   t.teardown(stop);
   if (opts.first) await f.until(...opts.first);
@@ -86,7 +92,16 @@ test('a payout whose nonce another transaction takes fails, its hold released an
   const treasury = await treasuryOf(f);
   const key = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, treasury.derivation_path);
   t.is(key.address, treasury.address);
-  const other = await key.signTransaction({ type: 2, chainId: ours.chainId, nonce: ours.nonce, to: elsewhere(), value: 0n, gasLimit: 21_000n, maxFeePerGas: ours.maxFeePerGas! * 3n, maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei') });
+  const other = await key.signTransaction({
+    type: 2,
+    chainId: ours.chainId,
+    nonce: ours.nonce,
+    to: elsewhere(),
+    value: 0n,
+    gasLimit: 21_000n,
+    maxFeePerGas: ours.maxFeePerGas! * 3n,
+    maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei'),
+  });
   const otherTxid = await f.node.rpc<string>('eth_sendRawTransaction', [other]);
   const failed = await mineUntil(t, f, id, 'failed');
 
@@ -109,7 +124,10 @@ test('a token payout mined and reverted (status 0) fails with its reason, its ho
   const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: to });
   // The gas station's top-up of the treasury is mined first (one block, then no more); then the payout goes out.
   const store = f.td.daemon.store;
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'topup' AND status = 'broadcast'`))[0].n > 0, 'the top-up sent');
+  await f.until(
+    async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'topup' AND status = 'broadcast'`))[0].n > 0,
+    'the top-up sent',
+  );
   await f.node.mine(1);
   await f.until(async () => (await f.get(w.id)).status === 'broadcast', 'broadcast');
   // Before it is mined, the treasury's token balance is emptied (the contract's storage), so the transfer reverts.
@@ -171,7 +189,10 @@ class DroppingAdapter extends EvmAdapter {
 
 test('a payout the node answers and drops is never failed by the worker; coinkeep payouts cancel sends its nonce to the treasury itself, and the withdrawal fails once that is confirmed, its hold released and nothing paid', async (t) => {
   let node!: DroppingAdapter;
-  const f = await startEvmPayoutFixture({ payouts: { stuck_alert_minutes: 0, replace_after_blocks: 1000 }, daemon: { adapterFor: (chain: ChainConfig) => (node = new DroppingAdapter(chain)) } });
+  const f = await startEvmPayoutFixture({
+    payouts: { stuck_alert_minutes: 0, replace_after_blocks: 1000 },
+    daemon: { adapterFor: (chain: ChainConfig) => (node = new DroppingAdapter(chain)) },
+  });
   t.teardown(() => f.stop());
   await f.paidAndSwept('ETH', '1');
   const treasury = await treasuryOf(f);
@@ -188,7 +209,9 @@ test('a payout the node answers and drops is never failed by the worker; coinkee
   await f.until(async () => (await height()) >= at + 5, 'five blocks mined');
   t.is((await f.get(w.id)).status, 'broadcast', 'never failed while the node does not know it');
 
-  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'payouts', 'cancel', payout.id, '--as', f.owner, '--otp', f.otp.next()], { timeoutMs: 60_000 });
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(f.td), '--json', 'payouts', 'cancel', payout.id, '--as', f.owner, '--otp', f.otp.next()], {
+    timeoutMs: 60_000,
+  });
   t.is(r.code, 0, r.stderr);
   const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed', 60_000);
   await f.quiet();
@@ -204,12 +227,21 @@ test('a payout the node answers and drops is never failed by the worker; coinkee
   t.true(check.ok, check.detail);
 });
 
-test('a rival with the payout\'s nonce waiting in the node\'s pool fails nothing (only one in a confirmed block would): once the node drops it, the payout is sent again, mined and completed', async (t) => {
+test("a rival with the payout's nonce waiting in the node's pool fails nothing (only one in a confirmed block would): once the node drops it, the payout is sent again, mined and completed", async (t) => {
   const f = await funded(t, 'ETH', '1');
   const { id, to, sent: ours } = await pooledPayout(f);
   const treasury = await treasuryOf(f);
   const key = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, treasury.derivation_path);
-  const other = await key.signTransaction({ type: 2, chainId: ours.chainId, nonce: ours.nonce, to: elsewhere(), value: 0n, gasLimit: 21_000n, maxFeePerGas: ours.maxFeePerGas! * 3n, maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei') });
+  const other = await key.signTransaction({
+    type: 2,
+    chainId: ours.chainId,
+    nonce: ours.nonce,
+    to: elsewhere(),
+    value: 0n,
+    gasLimit: 21_000n,
+    maxFeePerGas: ours.maxFeePerGas! * 3n,
+    maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 3n + parseUnits('1', 'gwei'),
+  });
   const otherTxid = await f.node.rpc<string>('eth_sendRawTransaction', [other]);
   // The node's pending count is past the payout's nonce now: the old rule failed it on that alone.
   const pending = await f.node.rpc<string>('eth_getTransactionCount', [treasury.address, 'pending']);

@@ -97,9 +97,19 @@ test('three withdrawals of one account due together go out in one worker pass wi
   for (const [i, to] of payees.entries()) ws.push(await f.withdraw({ coin_id: f.coin.ETH, amount: `0.${i + 1}`, to_address: to }));
   for (const w of ws) await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
   t.deepEqual(await f.adapter.nonce(treasury), { latest: before.latest, pending: before.latest + 3 }, 'three in the mempool, none mined');
-  const rows: Array<{ nonce: number; withdrawal_id: string }> = await f.td.daemon.store.read.query(`SELECT nonce, withdrawal_id FROM account_sends WHERE kind = 'payout' ORDER BY nonce`);
-  t.deepEqual(rows.map((r) => Number(r.nonce)), [before.latest, before.latest + 1, before.latest + 2], 'consecutive nonces');
-  t.deepEqual(rows.map((r) => r.withdrawal_id), ws.map((w) => w.id), 'in the order they were asked for');
+  const rows: Array<{ nonce: number; withdrawal_id: string }> = await f.td.daemon.store.read.query(
+    `SELECT nonce, withdrawal_id FROM account_sends WHERE kind = 'payout' ORDER BY nonce`,
+  );
+  t.deepEqual(
+    rows.map((r) => Number(r.nonce)),
+    [before.latest, before.latest + 1, before.latest + 2],
+    'consecutive nonces',
+  );
+  t.deepEqual(
+    rows.map((r) => r.withdrawal_id),
+    ws.map((w) => w.id),
+    'in the order they were asked for',
+  );
 
   const stop = f.miner();
   t.teardown(stop);

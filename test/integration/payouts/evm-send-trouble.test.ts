@@ -41,7 +41,10 @@ test('a sweep stuck under a raised base fee is replaced with the same nonce and 
   await f.node.mine(CONFIRMATIONS);
   await f.until(async () => (await f.invoice(inv.id)).status === 'paid', 'the invoice paid');
   let sent: EvmSendRow | undefined;
-  await f.until(async () => (sent = (await sendsWithStatus(store.read, f.chainId, ['broadcast'])).find((s) => s.kind === 'sweep')) !== undefined, 'the sweep sent');
+  await f.until(
+    async () => (sent = (await sendsWithStatus(store.read, f.chainId, ['broadcast'])).find((s) => s.kind === 'sweep')) !== undefined,
+    'the sweep sent',
+  );
   const first = Transaction.from(await f.node.rpc<string>('eth_getRawTransactionByHash', [sent!.txid]));
   // Blocks from now on cost far more than the sweep offers.
   await f.node.rpc('anvil_setNextBlockBaseFeePerGas', [hex(first.maxFeePerGas! * 50n)]);
@@ -92,7 +95,10 @@ class RefusingAdapter extends EvmAdapter {
 
 test('a payout the node refuses while later payouts of the treasury wait behind its nonce fails alone: a filler takes its nonce and the later ones complete', async (t) => {
   let node: RefusingAdapter | undefined;
-  const f = await startEvmPayoutFixture({ payouts: { batch_window_seconds: 1.5 }, daemon: { adapterFor: (chain: ChainConfig) => (node = new RefusingAdapter(chain)) } });
+  const f = await startEvmPayoutFixture({
+    payouts: { batch_window_seconds: 1.5 },
+    daemon: { adapterFor: (chain: ChainConfig) => (node = new RefusingAdapter(chain)) },
+  });
   t.teardown(() => f.stop());
   await f.paidAndSwept('ETH', '2');
   const treasury = await treasuryOf(f);
@@ -136,7 +142,10 @@ test('a deposit reorganised away after it was swept: the credit is taken back, t
   const snapshot = await f.node.rpc<string>('evm_snapshot');
   const inv = await f.paidInvoice('ETH', '0.5');
   let stop = f.miner();
-  await f.until(async () => (await sendsWithStatus(store.read, f.chainId, ['mined'])).some((s) => s.kind === 'sweep' && s.booked_at !== null), 'swept and booked');
+  await f.until(
+    async () => (await sendsWithStatus(store.read, f.chainId, ['mined'])).some((s) => s.kind === 'sweep' && s.booked_at !== null),
+    'swept and booked',
+  );
   await f.quiet();
   await stop();
   const treasury = await treasuryOf(f);
@@ -148,7 +157,11 @@ test('a deposit reorganised away after it was swept: the credit is taken back, t
   stop = f.miner();
   t.teardown(stop);
   await f.until(async () => (await f.balance('ETH')).available === '0', 'the credit taken back', 60_000);
-  await f.until(async () => (await store.read.query(`SELECT status FROM account_sends WHERE kind = 'sweep'`))[0].status === 'dropped', 'the sweep dropped', 60_000);
+  await f.until(
+    async () => (await store.read.query(`SELECT status FROM account_sends WHERE kind = 'sweep'`))[0].status === 'dropped',
+    'the sweep dropped',
+    60_000,
+  );
   await f.quiet();
   await stop();
 

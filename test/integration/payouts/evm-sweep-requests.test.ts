@@ -46,11 +46,15 @@ test('a payout waiting for deposits under their sweep minimum asks for them in t
     logger: silentLogger,
   }).byChain.get(f.chainId)!;
   const swept = async () => (await d.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n >= 2;
-  await f.until(async () => {
-    await other.pass();
-    await f.node.mine(1);
-    return swept();
-  }, 'both deposits swept by the other daemon', 60_000);
+  await f.until(
+    async () => {
+      await other.pass();
+      await f.node.mine(1);
+      return swept();
+    },
+    'both deposits swept by the other daemon',
+    60_000,
+  );
   t.is((await d.store.read.query(`SELECT COUNT(*) AS n FROM sweep_requests`))[0].n, 0, 'the request taken');
 
   own.pass = ownPass;

@@ -108,7 +108,11 @@ test('a pass stopped after its top-up went out, before its token sweep was signe
   await f.until(async () => passes >= 5, 'five passes after the stop');
   const store = f.td.daemon.store;
   const all = () => sendsWithStatus(store.read, f.chainId, ['signed', 'broadcast', 'mined', 'dropped']);
-  t.deepEqual((await all()).map((s) => `${s.kind} ${s.status}`), ['topup broadcast'], 'no second top-up while the first is on its way');
+  t.deepEqual(
+    (await all()).map((s) => `${s.kind} ${s.status}`),
+    ['topup broadcast'],
+    'no second top-up while the first is on its way',
+  );
 
   await f.node.rpc('evm_setAutomine', [true]);
   const stop = f.miner();
@@ -136,6 +140,9 @@ test('a deposit not worth sweeping yet is left alone quietly: the passes that si
   // Less than twice a transfer's gas: moving it would cost more than it brings.
   await f.paidInvoice('ETH', '0.00001');
   await f.until(async () => lines.filter((l) => l.msg.startsWith('evm sweeps')).length >= 5, 'several sweep passes over the due deposit');
-  t.deepEqual(lines.filter((l) => l.level === 'info' && l.msg.startsWith('evm sweeps')), []);
+  t.deepEqual(
+    lines.filter((l) => l.level === 'info' && l.msg.startsWith('evm sweeps')),
+    [],
+  );
   t.is((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep'`))[0].n, 0, 'nothing swept');
 });

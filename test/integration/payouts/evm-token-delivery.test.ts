@@ -37,7 +37,10 @@ for (const [quirk, what, paid, left] of [
     const receipt = await f.node.rpc<{ status: string }>('eth_getTransactionReceipt', [failed.txid]);
     t.is(receipt.status, '0x1', 'mined and not reverted');
     const taken = left === '0' ? 'the chain took its network fee' : `the ${left} USDT that left the wallet and its network fee are charged`;
-    t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show ${paid} of 40 USDT reaching ${to} (a token that returns false or takes a fee on transfer); ${taken}`);
+    t.is(
+      failed.failure_reason,
+      `the transaction was mined, but the USDT contract's Transfer logs show ${paid} of 40 USDT reaching ${to} (a token that returns false or takes a fee on transfer); ${taken}`,
+    );
     t.is(failed.network_fee_charged, failed.network_fee_reserved);
     t.is(await f.onChain(to, 'USDT'), Amount.of(paid).toBaseUnits(6));
     t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('100').minus(Amount.of(left)).minus(Amount.of(failed.network_fee_charged)).toString() });
@@ -58,13 +61,21 @@ test('a token sweep whose token returns false is not booked as arrived: its depo
   t.teardown(stop);
   await f.node.mine(CONFIRMATIONS - 1);
   await f.until(async () => (await f.invoice(inv.id)).status === 'paid', 'the invoice paid');
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering', 60_000);
+  await f.until(
+    async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0,
+    'a sweep mined without delivering',
+    60_000,
+  );
   const [failedSweep] = await store.read.query(`SELECT id FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
   t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_swept_transfers WHERE send_id = '${failedSweep.id}'`))[0].n, 0, 'the deposit given back');
   t.is(await f.onChain(inv.address, 'USDT'), 100_000_000n, 'nothing moved');
 
   await makeQuirky(f.node, f.usdt, 0);
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 1`))[0].n > 0, 'swept once the token behaves', 60_000);
+  await f.until(
+    async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 1`))[0].n > 0,
+    'swept once the token behaves',
+    60_000,
+  );
   await f.quiet();
   await stop();
   const [treasury] = await store.read.query(`SELECT address FROM addresses WHERE purpose = 'treasury'`);

@@ -42,7 +42,9 @@ async function payoutsOf(f: PayoutFixture, accountId: string): Promise<number> {
 /** The compliance holds the worker wrote to the account's security log: actor, withdrawal and reason, in the withdrawals' order. */
 async function complianceLog(f: PayoutFixture): Promise<Array<[string, string, string]>> {
   const rows = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.compliance_review' });
-  return rows.map((e): [string, string, string] => [e.actor, JSON.parse(e.details).withdrawal_id, JSON.parse(e.details).reason]).sort((a, b) => a[1].localeCompare(b[1]));
+  return rows
+    .map((e): [string, string, string] => [e.actor, JSON.parse(e.details).withdrawal_id, JSON.parse(e.details).reason])
+    .sort((a, b) => a[1].localeCompare(b[1]));
 }
 
 const sum = (...amounts: string[]): string => amounts.reduce((s, a) => s.plus(Amount.of(a)), Amount.zero()).toString();
@@ -81,7 +83,11 @@ test('withdrawals made before a freeze stay pending however often the worker run
   t.is(byMember.code, 0, byMember.stderr);
   t.like(byMember.json, { id: cancelled.id, status: 'cancelled' });
   t.deepEqual(await eventTypes(f, cancelled.id), ['withdrawal.cancelled']);
-  t.is((await f.td.daemon.store.read.findOneByOrFail(TransactionEntity, { withdrawal_id: cancelled.id, type: 'withdrawal' })).status, 'reverted', 'its hold released');
+  t.is(
+    (await f.td.daemon.store.read.findOneByOrFail(TransactionEntity, { withdrawal_id: cancelled.id, type: 'withdrawal' })).status,
+    'reverted',
+    'its hold released',
+  );
   t.true(await f.ledgerClean());
 
   const unfrozen = await cli(f, ['account', 'unfreeze', '--account', f.accountId]);
@@ -197,14 +203,26 @@ test('while the whitelist is enforced the worker pays only whitelisted destinati
   await whitelist.add(f.accountId, await as(), { coin_id: BTC, address: listed });
   const entry = await whitelist.add(f.accountId, await as(), { coin_id: BTC, address: delisted });
   // A day on: the member and whitelist changes no longer send new payouts to review (pattern).
-  await f.td.daemon.store.write((em) => em.update(SecurityLogEntity, { account_id: f.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() }));
+  await f.td.daemon.store.write((em) =>
+    em.update(SecurityLogEntity, { account_id: f.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() }),
+  );
   const paid = await f.withdraw({ coin_id: BTC, amount: '0.05', to_address: listed });
   const removed = await f.withdraw({ coin_id: BTC, amount: '0.06', to_address: delisted });
   const absent = await f.withdraw({ coin_id: BTC, amount: '0.07', to_address: never });
   t.deepEqual([paid.status, removed.status, absent.status], ['pending', 'pending', 'pending']);
 
   await whitelist.remove(f.accountId, await as(), entry.id);
-  const enforced = await cli(f, ['account', 'set', '--account', f.accountId, '--as', 'admin@shop.test', '--otp', await admin.next(), 'withdrawal_whitelist_enforced=true']);
+  const enforced = await cli(f, [
+    'account',
+    'set',
+    '--account',
+    f.accountId,
+    '--as',
+    'admin@shop.test',
+    '--otp',
+    await admin.next(),
+    'withdrawal_whitelist_enforced=true',
+  ]);
   t.is(enforced.code, 0, enforced.stderr);
   await f.backdatePending(601);
 
@@ -213,7 +231,10 @@ test('while the whitelist is enforced the worker pays only whitelisted destinati
     t.like(await f.waitWithdrawal(w.id, (x) => x.status === 'review', 'held for compliance'), { review_reason: 'compliance', txid: null });
     t.deepEqual(await eventTypes(f, w.id), ['withdrawal.review']);
   }
-  t.deepEqual(await complianceLog(f), [['system', removed.id, 'not_whitelisted'], ['system', absent.id, 'not_whitelisted']]);
+  t.deepEqual(await complianceLog(f), [
+    ['system', removed.id, 'not_whitelisted'],
+    ['system', absent.id, 'not_whitelisted'],
+  ]);
   await f.node.mine(CONFIRMATIONS);
   await f.waitWithdrawal(paid.id, (x) => x.status === 'completed', 'completed');
   t.is(await payoutsOf(f, f.accountId), 1, 'one payout, of the whitelisted withdrawal alone');

@@ -54,20 +54,32 @@ for (const point of ['stored', 'sent'] as const) {
     await new Promise((r) => setTimeout(r, 1100));
     api = new ApiClient(second.url, key.key_id, key.secret);
     let w: any;
-    await until(async () => (w = (await api.get(`/v1/withdrawals/${created.body.id}`)).body).status === 'broadcast', () => `broadcast: ${JSON.stringify(w)}`);
+    await until(
+      async () => (w = (await api.get(`/v1/withdrawals/${created.body.id}`)).body).status === 'broadcast',
+      () => `broadcast: ${JSON.stringify(w)}`,
+    );
     await until(async () => (await node.mempool()).includes(w.txid), 'the stored payout in the mempool');
     t.deepEqual(await node.mempool(), [w.txid], 'one payout transaction');
     await node.mine(CONFIRMATIONS);
-    await until(async () => (w = (await api.get(`/v1/withdrawals/${created.body.id}`)).body).status === 'completed', () => `completed: ${JSON.stringify(w)}`);
+    await until(
+      async () => (w = (await api.get(`/v1/withdrawals/${created.body.id}`)).body).status === 'completed',
+      () => `completed: ${JSON.stringify(w)}`,
+    );
     const balances = await api.get('/v1/balances');
     t.is(balances.status, 200, JSON.stringify(balances.body));
-    t.like(balances.body.items.find((b: { coin_id: string }) => b.coin_id === BTC), { hold: '0' });
+    t.like(
+      balances.body.items.find((b: { coin_id: string }) => b.coin_id === BTC),
+      { hold: '0' },
+    );
 
     // Every block since the funding: one payment to the destination, in the withdrawal's transaction.
     const adapter = new BtcAdapter(parseConfig({ chains }).chains[0]!);
     const blocks = await adapter.blocks(fundedAt + 1, await node.height());
     const payments = blocks.flatMap((b) => b.transfers).filter((x) => x.to === to);
-    t.deepEqual(payments.map((p) => [p.txid, p.amount]), [[w.txid, sats('0.1')]]);
+    t.deepEqual(
+      payments.map((p) => [p.txid, p.amount]),
+      [[w.txid, sats('0.1')]],
+    );
     t.deepEqual(await node.mempool(), []);
     const verify = await env.run(['--json', 'ledger', 'verify']);
     t.is(verify.code, 0, verify.stderr);

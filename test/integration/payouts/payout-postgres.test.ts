@@ -46,6 +46,9 @@ test('PostgreSQL, two daemons running the payout worker: each withdrawal is paid
   t.is(Number(candidates[0]!.n), Number(payouts[0]!.n), 'no payout signed twice');
   const adapter = new BtcAdapter(f.td.daemon.config.chains[0]!);
   const transfers = (await adapter.blocks(start + 1, await f.node.height())).flatMap((b) => b.transfers);
-  t.deepEqual(dests.map((d) => transfers.filter((x) => x.to === d).map((x) => x.amount)), dests.map((_, i) => [sats(`0.0${i + 1}`)]));
+  t.deepEqual(
+    dests.map((d) => transfers.filter((x) => x.to === d).map((x) => x.amount)),
+    dests.map((_, i) => [sats(`0.0${i + 1}`)]),
+  );
   t.true(await f.ledgerClean());
 });

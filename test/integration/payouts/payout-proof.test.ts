@@ -30,11 +30,17 @@ async function cli(f: PayoutFixture, ...args: string[]) {
 }
 
 async function securityActions(f: PayoutFixture): Promise<string[]> {
-  const rows = await rawQuery<{ action: string }>(f.td.daemon.store.read, `SELECT action FROM security_log WHERE account_id = '${f.accountId}' ORDER BY created_at, id`);
+  const rows = await rawQuery<{ action: string }>(
+    f.td.daemon.store.read,
+    `SELECT action FROM security_log WHERE account_id = '${f.accountId}' ORDER BY created_at, id`,
+  );
   return rows.map((r) => r.action);
 }
 
-async function payoutOf(f: PayoutFixture, withdrawalId: string): Promise<{ id: string; status: string; failure_reason: string | null; reopened_at: string | null }> {
+async function payoutOf(
+  f: PayoutFixture,
+  withdrawalId: string,
+): Promise<{ id: string; status: string; failure_reason: string | null; reopened_at: string | null }> {
   const [row] = await rawQuery<{ id: string; status: string; failure_reason: string | null; reopened_at: string | null }>(
     f.td.daemon.store.read,
     `SELECT c.id, c.status, c.failure_reason, c.reopened_at FROM chain_payouts c JOIN chain_payout_legs l ON l.payout_id = c.id WHERE l.withdrawal_id = '${withdrawalId}'`,
@@ -57,7 +63,10 @@ test('a changeless payout whose payee spends the output before our confirmations
   t.is(payout.outs.length, 1, 'changeless: one output, the payment');
 
   // The payee spends it at once, child pays for parent; both are mined together.
-  const spend = f.node.payer.sign([{ txid: sent.txid, vout: 0, value: BigInt(payout.outs[0]!.value) }], [{ address: elsewhere(), value: BigInt(payout.outs[0]!.value) - 5_000n }]);
+  const spend = f.node.payer.sign(
+    [{ txid: sent.txid, vout: 0, value: BigInt(payout.outs[0]!.value) }],
+    [{ address: elsewhere(), value: BigInt(payout.outs[0]!.value) - 5_000n }],
+  );
   await f.node.rpc.call('sendrawtransaction', [spend.toHex()]);
   await until(async () => (await f.node.mempool()).includes(spend.getId()), 'the payee spend in the mempool');
   await f.node.mine(1);
@@ -95,7 +104,7 @@ test('a node that hides a payout from every lookup (not in its mempool list, not
   t.true(await f.ledgerClean());
 });
 
-test('a payout failed on a node\'s refusal and then mined after all is reopened: completed, its total_debit charged again, named in the security log and coinkeep status', async (t) => {
+test("a payout failed on a node's refusal and then mined after all is reopened: completed, its total_debit charged again, named in the security log and coinkeep status", async (t) => {
   const f = await startPayoutFixture();
   t.teardown(() => f.stop());
   await f.fund('0.3');
@@ -169,7 +178,10 @@ test('a payout the node answers and drops stays broadcast, is named stuck in coi
   const tx = await findTransaction(f.node, cancel!);
   t.is(tx.outs.length, 1, 'one output: back to the wallet');
   const back = baddress.fromOutputScript(tx.outs[0]!.script, btcNetwork(f.td.daemon.config.chains[0]!));
-  const [row] = await rawQuery<{ purpose: string; account_id: string }>(f.td.daemon.store.read, `SELECT purpose, account_id FROM addresses WHERE address = '${back}'`);
+  const [row] = await rawQuery<{ purpose: string; account_id: string }>(
+    f.td.daemon.store.read,
+    `SELECT purpose, account_id FROM addresses WHERE address = '${back}'`,
+  );
   t.deepEqual({ ...row }, { purpose: 'change', account_id: f.accountId });
   t.like(await f.get(w.id), { status: 'broadcast' }, 'not failed before the cancel is confirmed');
 

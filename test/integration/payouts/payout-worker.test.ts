@@ -14,7 +14,20 @@ import type { ChainConfig } from '../../../src/config/schema';
 import { rawQuery } from '../../../src/db/raw';
 import { Amount } from '../../../src/shared/amount';
 import { findTransaction, killAllBcoins, sats } from '../../helpers/bcoin';
-import { BTC, candidates, CONFIRMATIONS, elsewhere, events, minus, paid, reconcile, startPayoutFixture, taproot, until, type PayoutFixture } from '../../helpers/payout-fixture';
+import {
+  BTC,
+  candidates,
+  CONFIRMATIONS,
+  elsewhere,
+  events,
+  minus,
+  paid,
+  reconcile,
+  startPayoutFixture,
+  taproot,
+  until,
+  type PayoutFixture,
+} from '../../helpers/payout-fixture';
 
 test.after.always(killAllBcoins);
 
@@ -68,7 +81,11 @@ test('three withdrawals within the batch window go out in one transaction (one o
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.1', to_address: dests[0] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.2', to_address: dests[1] }));
   ws.push(await f.withdraw({ coin_id: BTC, amount: '0.15', to_address: dests[2], network_fee_mode: 'actual' }));
-  t.deepEqual((await Promise.all(ws.map((w) => f.get(w.id)))).map((w) => w.status), ['pending', 'pending', 'pending'], 'waiting for the window');
+  t.deepEqual(
+    (await Promise.all(ws.map((w) => f.get(w.id)))).map((w) => w.status),
+    ['pending', 'pending', 'pending'],
+    'waiting for the window',
+  );
   await f.backdatePending(601);
 
   const sent = [];
@@ -76,14 +93,20 @@ test('three withdrawals within the batch window go out in one transaction (one o
   t.is(new Set(sent.map((s) => s.txid)).size, 1, 'one transaction');
   const tx = await nodeTx(f, sent[0].txid);
   t.is(tx.outs.length, 4, 'three payments and a change');
-  t.deepEqual(dests.map((d) => paid(f, tx, d)), [sats('0.1'), sats('0.2'), sats('0.15')]);
+  t.deepEqual(
+    dests.map((d) => paid(f, tx, d)),
+    [sats('0.1'), sats('0.2'), sats('0.15')],
+  );
 
   await f.node.mine(CONFIRMATIONS);
   const done = [];
   for (const w of ws) done.push(await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed'));
   t.is(done[0].network_fee_charged, ws[0].network_fee_reserved);
   const charged = Amount.of(done[2].network_fee_charged);
-  t.true(charged.isPositive() && charged.cmp(Amount.of(ws[2].network_fee_reserved)) < 0, `actual fee ${done[2].network_fee_charged} under the reserve ${ws[2].network_fee_reserved}`);
+  t.true(
+    charged.isPositive() && charged.cmp(Amount.of(ws[2].network_fee_reserved)) < 0,
+    `actual fee ${done[2].network_fee_charged} under the reserve ${ws[2].network_fee_reserved}`,
+  );
   // Each paid its amount, its platform fee and the network fee charged.
   const taken = done.map((d) => Amount.of(d.amount).plus(Amount.of(d.platform_fee)).plus(Amount.of(d.network_fee_charged)).toString());
   t.deepEqual(await f.balance(), { available: minus(before.available, ...taken), hold: '0' });
@@ -131,8 +154,15 @@ test('a batch the node refuses for one bad destination: that withdrawal fails al
 
   const failed = await f.waitWithdrawal(bad.id, (x) => x.status === 'failed', 'failed');
   t.is(failed.failure_reason, 'the node refused the transaction');
-  const given = await rawQuery<{ failure_reason: string }>(f.td.daemon.store.read, "SELECT failure_reason FROM chain_payouts WHERE status = 'failed' ORDER BY created_at");
-  t.deepEqual(given.map((p) => p.failure_reason), ['the node refused the transaction; its withdrawals go out one by one', 'the node refused the transaction'], 'the batch, then the bad one alone');
+  const given = await rawQuery<{ failure_reason: string }>(
+    f.td.daemon.store.read,
+    "SELECT failure_reason FROM chain_payouts WHERE status = 'failed' ORDER BY created_at",
+  );
+  t.deepEqual(
+    given.map((p) => p.failure_reason),
+    ['the node refused the transaction; its withdrawals go out one by one', 'the node refused the transaction'],
+    'the batch, then the bad one alone',
+  );
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'broadcast', 'broadcast');
   await f.node.mine(CONFIRMATIONS);
   for (const w of [a, b]) await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'completed');
@@ -196,7 +226,11 @@ class StuckFirst extends BtcAdapter {
 test("a payout not mined after its chain's replace_after_blocks while the node asks more is replaced (BIP125) from the same coins at the higher rate; the replacement completes it once and the first is conflicted", async (t) => {
   let node!: StuckFirst;
   // The chain's own wait decides, not the global one.
-  const f = await startPayoutFixture({ payouts: { replace_after_blocks: 1000 }, chain: { payouts: { replace_after_blocks: 2 } }, adapter: (chain) => (node = new StuckFirst(chain)) });
+  const f = await startPayoutFixture({
+    payouts: { replace_after_blocks: 1000 },
+    chain: { payouts: { replace_after_blocks: 2 } },
+    adapter: (chain) => (node = new StuckFirst(chain)),
+  });
   t.teardown(() => f.stop());
   await f.fund('0.5');
   const before = await f.balance();
@@ -212,7 +246,9 @@ test("a payout not mined after its chain's replace_after_blocks while the node a
   const done = await f.get(w.id);
   t.is(done.txid, replacement);
   t.is(paid(f, await nodeTx(f, replacement!), to), sats('0.1'));
-  const raw = (await rawQuery<{ data: string; fee: string }>(f.td.daemon.store.read, 'SELECT data, fee FROM chain_payout_candidates ORDER BY seq')).map((r) => ({ ...JSON.parse(r.data), fee: BigInt(r.fee) }));
+  const raw = (await rawQuery<{ data: string; fee: string }>(f.td.daemon.store.read, 'SELECT data, fee FROM chain_payout_candidates ORDER BY seq')).map(
+    (r) => ({ ...JSON.parse(r.data), fee: BigInt(r.fee) }),
+  );
   t.deepEqual(raw[1].inputs, raw[0].inputs, 'the same coins: the first can never be mined now');
   t.true(raw[1].fee > raw[0].fee, 'a higher fee');
   t.is(raw[1].satPerVbyte, raw[0].satPerVbyte * 2, "at the node's rate now");

@@ -18,7 +18,11 @@ test('with payouts.enabled false no payout worker runs: a withdrawal waits in pe
   const w = await f.withdraw({ coin_id: f.coin.ETH, amount: '0.2', to_address: elsewhere() });
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0, 'swept', 60_000);
+  await f.until(
+    async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n > 0,
+    'swept',
+    60_000,
+  );
   await f.quiet();
   await stop();
   await f.node.mine(5);

@@ -17,12 +17,16 @@ import { payoutMerchant, until } from '../../helpers/payout-fixture';
 import { TronNode } from '../../helpers/tron-node';
 import { elsewhere, minedFrom, RATES, tronEntry, units } from './tron-payout-fixture';
 
-
 test('kill -9 after the payout is stored and after it is sent: after a restart each withdrawal is completed with exactly one transaction on the chain', async (t) => {
   const node = await TronNode.start();
   t.teardown(() => node.stop());
   node.mine(2);
-  const env = new CliEnv({ chains: [tronEntry(node, { sweep: { stake: '0' } })], rates: RATES, log_level: 'info', payouts: { batch_window_seconds: 0, replace_after_blocks: 3 } });
+  const env = new CliEnv({
+    chains: [tronEntry(node, { sweep: { stake: '0' } })],
+    rates: RATES,
+    log_level: 'info',
+    payouts: { batch_window_seconds: 0, replace_after_blocks: 3 },
+  });
   t.teardown(() => env.cleanup());
   const TRX = coinId('tron', 'native');
 
@@ -47,7 +51,8 @@ test('kill -9 after the payout is stored and after it is sent: after a restart e
   const payees = await payoutAcrossKills(t, env, key, {
     payee: elsewhere,
     body: (to) => ({ coin_id: TRX, amount: '20', to_address: to }),
-    killed: async (point) => t.is(node.pendingTxids().length, point === 'stored' ? 0 : 1, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node'),
+    killed: async (point) =>
+      t.is(node.pendingTxids().length, point === 'stored' ? 0 : 1, point === 'stored' ? 'nothing reached the node' : 'the payout reached the node'),
     mine: () => node.mine(),
   });
   for (const to of payees) t.is(node.trxBalance(to), units('20'), 'paid once');

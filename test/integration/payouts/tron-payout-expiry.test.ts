@@ -23,7 +23,12 @@ async function funded(): Promise<{ f: TronPayoutFixture; treasury: string }> {
 /** Holds the pool back until the withdrawal's current candidate is out and a block at the confirmations is past its expiration. */
 async function expireCurrent(f: TronPayoutFixture, id: string, expectCandidates: number): Promise<string> {
   let w: any;
-  await f.until(async () => (w = await f.get(id)).status === 'broadcast' && (await f.candidates(id)).length === expectCandidates && w.txid === (await f.candidates(id)).at(-1), `candidate ${expectCandidates} broadcast`, { mine: false });
+  await f.until(
+    async () =>
+      (w = await f.get(id)).status === 'broadcast' && (await f.candidates(id)).length === expectCandidates && w.txid === (await f.candidates(id)).at(-1),
+    `candidate ${expectCandidates} broadcast`,
+    { mine: false },
+  );
   // Block time passes the expiration, and the chain's confirmations pile on the block that did.
   f.node.skipTime((EXPIRATION_S + 3) * 1000);
   f.node.mine(CONFIRMATIONS + 1);
@@ -41,7 +46,10 @@ test('a payout whose transaction expired unmined is signed anew once, after the 
   await f.until(async () => (await f.candidates(w.id)).length === 2, 'the payout signed anew', { mine: false });
   const renewed = await f.get(w.id);
   t.not(renewed.txid, first);
-  t.false(f.node.blocks.some((b) => b.transactions?.some((x) => x.txID === first)), 'the first was never mined');
+  t.false(
+    f.node.blocks.some((b) => b.transactions?.some((x) => x.txID === first)),
+    'the first was never mined',
+  );
   f.node.holdPending(false);
   const done = await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'the renewed payout completed');
   t.is(done.txid, renewed.txid);

@@ -20,7 +20,14 @@ import { payoutMerchant } from '../../helpers/payout-fixture';
 import { hex20, TronNode, type TronTx } from '../../helpers/tron-node';
 
 export const CONFIRMATIONS = 3;
-export const RATES = { sources: [{ kind: 'fixed', rates: { BTC: { USD: '60000', EUR: '55000' }, ETH: { USD: '3000', EUR: '2800' }, TRX: { USD: '0.25', EUR: '0.23' }, USDT: { USD: '1', EUR: '0.93' } } }] };
+export const RATES = {
+  sources: [
+    {
+      kind: 'fixed',
+      rates: { BTC: { USD: '60000', EUR: '55000' }, ETH: { USD: '3000', EUR: '2800' }, TRX: { USD: '0.25', EUR: '0.23' }, USDT: { USD: '1', EUR: '0.93' } },
+    },
+  ],
+};
 export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 5000 };
 /** What the gas station is given and stakes for energy (TRX): about a million energy a day on the stand-in. */
 export const STATION_TRX = 200_000n;
@@ -37,7 +44,10 @@ export function units(amount: string): bigint {
 }
 
 /** The stand-in's chain entry as the tests configure it. */
-export function tronEntry(node: TronNode, extra: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown> } = {}): Record<string, unknown> {
+export function tronEntry(
+  node: TronNode,
+  extra: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown> } = {},
+): Record<string, unknown> {
   return {
     id: 'tron',
     kind: 'tron',
@@ -82,7 +92,9 @@ export interface TronPayoutFixture {
   stop(): Promise<void>;
 }
 
-export async function startTronPayoutFixture(opts: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown>; stationTrx?: bigint } = {}): Promise<TronPayoutFixture> {
+export async function startTronPayoutFixture(
+  opts: { options?: Record<string, unknown>; sweep?: Record<string, unknown>; payouts?: Record<string, unknown>; stationTrx?: bigint } = {},
+): Promise<TronPayoutFixture> {
   const node = await TronNode.start();
   node.mine(2);
   const entry = tronEntry(node, opts);
@@ -108,8 +120,12 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
     while (!(await ok())) {
       if (Date.now() > deadline) {
         const sends = await store.read.query(`SELECT kind, status, succeeded, to_address, amount FROM account_sends ORDER BY created_at DESC LIMIT 20`);
-        throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()} (the wallet's sends: ${JSON.stringify(sends)}; the daemon's last lines:\n${lines.filter((l) => !l.includes('"debug"'))
-          .slice(-25).join('\n')})`);
+        throw new Error(
+          `timed out waiting for ${typeof what === 'string' ? what : what()} (the wallet's sends: ${JSON.stringify(sends)}; the daemon's last lines:\n${lines
+            .filter((l) => !l.includes('"debug"'))
+            .slice(-25)
+            .join('\n')})`,
+        );
       }
       if (o.mine !== false) node.mine();
       await new Promise((r) => setTimeout(r, 60));
@@ -150,7 +166,11 @@ export async function startTronPayoutFixture(opts: { options?: Record<string, un
     get: (id) => read(`/v1/withdrawals/${id}`),
     async waitWithdrawal(id, ok, what, o) {
       let last: any;
-      await until(async () => ok((last = await f.get(id))), () => `${what}: ${JSON.stringify(last)}`, o);
+      await until(
+        async () => ok((last = await f.get(id))),
+        () => `${what}: ${JSON.stringify(last)}`,
+        o,
+      );
       return last;
     },
     async balance(ticker) {

@@ -14,7 +14,10 @@ test('TRX and USDT withdrawals completed from the treasury; the token sweep and 
   const usdtDeposit = await f.paidInvoice('USDT', '50');
   const trxDeposit = await f.paidInvoice('TRX', '300');
   const treasury = await f.treasury();
-  await f.until(async () => f.node.tokenBalance(treasury) === units('50') && f.node.trxBalance(treasury) > units('290'), 'both deposits swept into the treasury');
+  await f.until(
+    async () => f.node.tokenBalance(treasury) === units('50') && f.node.trxBalance(treasury) > units('290'),
+    'both deposits swept into the treasury',
+  );
   t.is(f.node.tokenBalance(usdtDeposit.address), 0n);
   t.true(f.node.trxBalance(trxDeposit.address) < units('1'), 'the TRX deposit sent its balance');
   // The token deposit got no TRX but its activation's single sun, and burnt none of it.
@@ -23,7 +26,7 @@ test('TRX and USDT withdrawals completed from the treasury; the token sweep and 
   t.truthy(sweep);
   const sweepInfo = f.node.info(sweep!.txID);
   t.is(sweepInfo.receipt.result, 'SUCCESS');
-  t.is(sweepInfo.receipt.energy_fee, undefined, 'no TRX burnt for the sweep\'s energy');
+  t.is(sweepInfo.receipt.energy_fee, undefined, "no TRX burnt for the sweep's energy");
   t.true((sweepInfo.receipt.energy_usage ?? 0) >= ENERGY_TO_NEW_HOLDER, 'its energy was the delegated stake');
   t.is(sweepInfo.fee, undefined, 'the sweep burnt nothing at all');
   // The gas station staked for energy: its frozen TRX left its balance, none of it was burnt.
@@ -51,7 +54,7 @@ test('TRX and USDT withdrawals completed from the treasury; the token sweep and 
   t.is(f.node.tokenBalance(usdtTo), units('20'));
   const payoutInfo = f.node.info(doneUsdt.txid);
   t.is(payoutInfo.receipt.result, 'SUCCESS');
-  t.is(payoutInfo.receipt.energy_fee, undefined, 'no TRX burnt for the token payout\'s energy');
+  t.is(payoutInfo.receipt.energy_fee, undefined, "no TRX burnt for the token payout's energy");
   t.truthy(doneTrx.txid);
   // One transaction per withdrawal left the treasury.
   const fromTreasury = minedFrom(f.node, treasury);

@@ -21,7 +21,10 @@ test('a USDT payout whose token takes a fee on transfer fails as a reverted one 
   const failed = await f.waitWithdrawal(w.id, (x) => x.status === 'failed', 'failed');
 
   t.is(f.node.info(failed.txid).receipt.result, 'SUCCESS', 'mined, and the call succeeded');
-  t.is(failed.failure_reason, `the transaction was mined, but the USDT contract's Transfer logs show 19.8 of 20 USDT reaching ${to} (a token that returns false or takes a fee on transfer); the 20 USDT that left the wallet and its network fee are charged`);
+  t.is(
+    failed.failure_reason,
+    `the transaction was mined, but the USDT contract's Transfer logs show 19.8 of 20 USDT reaching ${to} (a token that returns false or takes a fee on transfer); the 20 USDT that left the wallet and its network fee are charged`,
+  );
   t.is(f.node.tokenBalance(to), units('19.8'));
   t.like(await f.balance('USDT'), { hold: '0', available: Amount.of('30').minus(Amount.of(failed.network_fee_charged)).toString() });
   await f.quiet();
@@ -35,7 +38,10 @@ test('a USDT sweep whose token returns false is not booked as arrived: its depos
   const deposit = await f.paidInvoice('USDT', '50');
   f.node.misbehave('false');
   const store = f.td.daemon.store;
-  await f.until(async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0, 'a sweep mined without delivering');
+  await f.until(
+    async () => (await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`))[0].n > 0,
+    'a sweep mined without delivering',
+  );
   const [failedSweep] = await store.read.query(`SELECT id FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND succeeded = 0`);
   t.is((await store.read.query(`SELECT COUNT(*) AS n FROM evm_swept_transfers WHERE send_id = '${failedSweep.id}'`))[0].n, 0, 'the deposit given back');
   t.is(f.node.tokenBalance(deposit.address), units('50'), 'nothing moved');

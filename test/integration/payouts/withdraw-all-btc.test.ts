@@ -104,7 +104,7 @@ test('withdraw everything: the estimate of amount "max" is the available balance
   await withdrawAllCompletes(t, f, 4);
 });
 
-test('a payout never takes more for its fee than its withdrawal reserved: the node\'s rate rose after the withdraw-all was created, and it goes out at the rate its reserve pays and completes', async (t) => {
+test("a payout never takes more for its fee than its withdrawal reserved: the node's rate rose after the withdraw-all was created, and it goes out at the rate its reserve pays and completes", async (t) => {
   let node!: QuotedRate;
   const f = await startPayoutFixture({ payouts: { batch_window_seconds: 600 }, adapter: (chain) => (node = new QuotedRate(chain, 2)) });
   t.teardown(() => f.stop());
@@ -114,10 +114,10 @@ test('a payout never takes more for its fee than its withdrawal reserved: the no
     node.satPerVbyte = 10;
     await f.backdatePending(601);
   });
-  t.is(candidate.satPerVbyte, 2, 'the rate the reserve pays, not the node\'s 10');
+  t.is(candidate.satPerVbyte, 2, "the rate the reserve pays, not the node's 10");
 });
 
-test('a withdrawal the account\'s coins cannot fund fails with what is missing, its hold released; the account\'s later withdrawal is paid', async (t) => {
+test("a withdrawal the account's coins cannot fund fails with what is missing, its hold released; the account's later withdrawal is paid", async (t) => {
   const f = await startPayoutFixture();
   t.teardown(() => f.stop());
   await f.fund('0.01');
@@ -136,13 +136,20 @@ test('a withdrawal the account\'s coins cannot fund fails with what is missing, 
   await f.node.mine(CONFIRMATIONS);
   await f.waitWithdrawal(small.id, (x) => x.status === 'completed', 'the later one completed');
   t.truthy(sent.txid);
-  t.deepEqual(await f.balance(), { available: Amount.of(before.available).minus(Amount.of(small.total_debit)).toString(), hold: '0' }, 'the failed one\'s hold released');
+  t.deepEqual(
+    await f.balance(),
+    { available: Amount.of(before.available).minus(Amount.of(small.total_debit)).toString(), hold: '0' },
+    "the failed one's hold released",
+  );
   const txs = (await f.api.get('/v1/transactions?type=withdrawal')).body.items;
-  t.like(txs.find((x: { withdrawal_id: string }) => x.withdrawal_id === big.id), { status: 'reverted' });
+  t.like(
+    txs.find((x: { withdrawal_id: string }) => x.withdrawal_id === big.id),
+    { status: 'reverted' },
+  );
   t.true(await f.ledgerClean());
 });
 
-test('one account with a thousand withdrawals waiting does not hold up another: the other account\'s withdrawal is claimed and sent while all of the first\'s still wait', async (t) => {
+test("one account with a thousand withdrawals waiting does not hold up another: the other account's withdrawal is claimed and sent while all of the first's still wait", async (t) => {
   const f = await startPayoutFixture({ daemon: { sensitiveLimits: LOOSE_LIMITS } });
   t.teardown(() => f.stop());
   const other = await f.anotherMerchant();
@@ -150,25 +157,36 @@ test('one account with a thousand withdrawals waiting does not hold up another: 
   await f.fund('0.01');
   // The first account's coin is on its way out (not mined): its change may come back, so what its coins cannot pay now waits.
   const out = await f.withdraw({ coin_id: BTC, amount: '0.005', to_address: elsewhere() });
-  await f.waitWithdrawal(out.id, (x) => x.status === 'broadcast', 'the first account\'s payout broadcast');
+  await f.waitWithdrawal(out.id, (x) => x.status === 'broadcast', "the first account's payout broadcast");
   await recordTransaction(f.td.daemon.store, { accountId: f.accountId, coinId: BTC, type: 'deposit', amount: '2' });
   const many = 1001;
   for (let i = 0; i < many; i += 25) {
     await Promise.all(Array.from({ length: Math.min(25, many - i) }, () => f.withdraw({ coin_id: BTC, amount: '0.001', to_address: elsewhere() })));
   }
-  const pendingOfFirst = async () => Number((await rawQuery<{ n: number }>(f.td.daemon.store.read, `SELECT COUNT(*) AS n FROM withdrawals WHERE account_id = '${f.accountId}' AND status = 'pending'`))[0]!.n);
+  const pendingOfFirst = async () =>
+    Number(
+      (
+        await rawQuery<{ n: number }>(
+          f.td.daemon.store.read,
+          `SELECT COUNT(*) AS n FROM withdrawals WHERE account_id = '${f.accountId}' AND status = 'pending'`,
+        )
+      )[0]!.n,
+    );
   t.is(await pendingOfFirst(), many);
 
   const res = await other.api.post('/v1/withdrawals', { coin_id: BTC, amount: '0.005', to_address: elsewhere() });
   t.is(res.status, 201);
   let last: any;
-  await until(async () => (last = (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body).status === 'broadcast', () => `the other account's withdrawal broadcast: ${JSON.stringify(last)}`);
-  t.is(await pendingOfFirst(), many, 'the first account\'s still wait');
+  await until(
+    async () => (last = (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body).status === 'broadcast',
+    () => `the other account's withdrawal broadcast: ${JSON.stringify(last)}`,
+  );
+  t.is(await pendingOfFirst(), many, "the first account's still wait");
   await f.node.mine(CONFIRMATIONS);
-  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'completed', 'the other account\'s withdrawal completed');
+  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'completed', "the other account's withdrawal completed");
 });
 
-test('a withdrawal whose failure handling throws is logged, and the chain\'s other accounts are paid all the same', async (t) => {
+test("a withdrawal whose failure handling throws is logged, and the chain's other accounts are paid all the same", async (t) => {
   const lines: string[] = [];
   const f = await startPayoutFixture({ daemon: { logger: createLogger({ write: (line) => void lines.push(line) }) } });
   t.teardown(() => f.stop());
@@ -181,14 +199,14 @@ test('a withdrawal whose failure handling throws is logged, and the chain\'s oth
 
   const res = await other.api.post('/v1/withdrawals', { coin_id: BTC, amount: '0.005', to_address: elsewhere() });
   t.is(res.status, 201);
-  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'broadcast', 'the other account\'s withdrawal broadcast');
+  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'broadcast', "the other account's withdrawal broadcast");
   const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error' && l.withdrawal_id === broken.id);
   t.true(logged.length > 0, 'the failure is logged');
   t.regex(logged[0].error, /no pending hold/);
   t.is((await f.get(broken.id)).status, 'pending', 'its failure rolled back whole');
 });
 
-test('a stored payout whose handling throws is logged, and the chain\'s other payouts and accounts go on', async (t) => {
+test("a stored payout whose handling throws is logged, and the chain's other payouts and accounts go on", async (t) => {
   const lines: string[] = [];
   const f = await startPayoutFixture({ daemon: { logger: createLogger({ write: (line) => void lines.push(line) }) } });
   t.teardown(() => f.stop());
@@ -198,11 +216,17 @@ test('a stored payout whose handling throws is logged, and the chain\'s other pa
   const first = await f.withdraw({ coin_id: BTC, amount: '0.005', to_address: elsewhere() });
   await f.waitWithdrawal(first.id, (x) => x.status === 'broadcast', 'broadcast');
   // Its stored bytes no longer open: every run that carries it on throws.
-  const [{ payout_id }] = await rawQuery<{ payout_id: string }>(f.td.daemon.store.read, `SELECT payout_id FROM chain_payout_legs WHERE withdrawal_id = '${first.id}'`);
+  const [{ payout_id }] = await rawQuery<{ payout_id: string }>(
+    f.td.daemon.store.read,
+    `SELECT payout_id FROM chain_payout_legs WHERE withdrawal_id = '${first.id}'`,
+  );
   await f.td.daemon.store.write((em) => em.query(`UPDATE chain_payout_candidates SET raw_sealed = 'broken' WHERE payout_id = '${payout_id}'`));
 
   const res = await other.api.post('/v1/withdrawals', { coin_id: BTC, amount: '0.005', to_address: elsewhere() });
   t.is(res.status, 201);
-  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'broadcast', 'the other account\'s withdrawal broadcast');
-  t.true(lines.some((l) => l.includes('"level":"error"') && l.includes(payout_id)), 'the failure is logged');
+  await until(async () => (await other.api.get(`/v1/withdrawals/${res.body.id}`)).body.status === 'broadcast', "the other account's withdrawal broadcast");
+  t.true(
+    lines.some((l) => l.includes('"level":"error"') && l.includes(payout_id)),
+    'the failure is logged',
+  );
 });

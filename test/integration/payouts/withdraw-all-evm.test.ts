@@ -22,7 +22,9 @@ async function treasuryOf(f: EvmPayoutFixture): Promise<string> {
 }
 
 async function sends(f: EvmPayoutFixture, kind: string, to: string): Promise<number> {
-  const [row] = await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = '${kind}' AND to_address = '${to}' AND status = 'mined'`);
+  const [row] = await f.td.daemon.store.read.query(
+    `SELECT COUNT(*) AS n FROM account_sends WHERE kind = '${kind}' AND to_address = '${to}' AND status = 'mined'`,
+  );
   return Number(row.n);
 }
 
@@ -48,7 +50,7 @@ async function booksAgree(t: import('ava').ExecutionContext, f: EvmPayoutFixture
   t.is(rec.code, 0, `${rec.report} ${rec.stderr}`);
 }
 
-test('withdraw all the ETH after two native sweeps and a token payout: the gas station gives the treasury back the sweeps\' gas and the token payout\'s, the withdrawal completes, 0 is left available and held, and the books equal the chain', async (t) => {
+test("withdraw all the ETH after two native sweeps and a token payout: the gas station gives the treasury back the sweeps' gas and the token payout's, the withdrawal completes, 0 is left available and held, and the books equal the chain", async (t) => {
   const f = await startEvmPayoutFixture();
   t.teardown(() => f.stop());
   await f.paidInvoice('ETH', '1');
@@ -56,10 +58,13 @@ test('withdraw all the ETH after two native sweeps and a token payout: the gas s
   await f.paidInvoice('USDT', '100');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 3, 'the deposits swept');
+  await f.until(
+    async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 3,
+    'the deposits swept',
+  );
   await f.quiet();
   const treasury = await treasuryOf(f);
-  t.true((await f.onChain(treasury, 'ETH')) < eth('1.5'), 'the sweeps\' gas came out of the deposits');
+  t.true((await f.onChain(treasury, 'ETH')) < eth('1.5'), "the sweeps' gas came out of the deposits");
   // The treasury holds ETH: the token payout's gas comes out of it, no top-up.
   const token = await f.withdraw({ coin_id: f.coin.USDT, amount: '40', to_address: elsewhere() });
   await f.waitWithdrawal(token.id, (x) => x.status === 'completed', 'the token payout completed', 60_000);
@@ -81,7 +86,7 @@ class SteadyFees extends EvmAdapter {
   }
 }
 
-test('withdraw all the ETH when a deposit is too small to be worth its sweep\'s gas: the gas station makes up for it at the treasury, the withdrawal completes, and the books equal the chain', async (t) => {
+test("withdraw all the ETH when a deposit is too small to be worth its sweep's gas: the gas station makes up for it at the treasury, the withdrawal completes, and the books equal the chain", async (t) => {
   const f = await startEvmPayoutFixture({ daemon: { adapterFor: (chain) => new SteadyFees(chain) } });
   t.teardown(() => f.stop());
   await f.paidInvoice('ETH', '1');
@@ -89,7 +94,10 @@ test('withdraw all the ETH when a deposit is too small to be worth its sweep\'s 
   const tiny = await f.paidInvoice('ETH', '0.0015');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'the larger deposit swept');
+  await f.until(
+    async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1,
+    'the larger deposit swept',
+  );
   await f.quiet();
   const { to, amount } = await withdrawAll(t, f, 'ETH');
   await stop();
@@ -112,13 +120,16 @@ test('withdraw all of a token: the payout completes, 0 is left available and hel
   await booksAgree(t, f);
 });
 
-test('an ETH withdrawal the treasury cannot fund fails with what is missing, its hold released, and the account\'s next withdrawal is paid', async (t) => {
+test("an ETH withdrawal the treasury cannot fund fails with what is missing, its hold released, and the account's next withdrawal is paid", async (t) => {
   const f = await startEvmPayoutFixture();
   t.teardown(() => f.stop());
   await f.paidInvoice('ETH', '1');
   const stop = f.miner();
   t.teardown(stop);
-  await f.until(async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1, 'swept');
+  await f.until(
+    async () => (await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE kind = 'sweep' AND status = 'mined'`))[0].n === 1,
+    'swept',
+  );
   await f.quiet();
   // The books hold more than the chain: nothing the operator's costs took, so the gas station gives nothing.
   await recordTransaction(f.td.daemon.store, { accountId: f.accountId, coinId: f.coin.ETH, type: 'deposit', amount: '5' });
@@ -132,10 +143,10 @@ test('an ETH withdrawal the treasury cannot fund fails with what is missing, its
   const treasury = await treasuryOf(f);
   t.is(await sends(f, 'topup', treasury), 0, 'the gas station gave nothing');
   const b = await f.balance('ETH');
-  t.is(b.hold, '0', 'the failed one\'s hold released');
+  t.is(b.hold, '0', "the failed one's hold released");
 });
 
-test('a withdrawal waiting for its deposits to be swept does not hold up the account\'s next withdrawal, which is paid', async (t) => {
+test("a withdrawal waiting for its deposits to be swept does not hold up the account's next withdrawal, which is paid", async (t) => {
   // Without gas in the gas station, the token deposit cannot be swept: its withdrawal waits.
   const f = await startEvmPayoutFixture({ gasStationEth: '0' });
   t.teardown(() => f.stop());

@@ -45,7 +45,7 @@ test('withdraw all the TRX: the payout completes from the treasury, 0 is left av
   await clean(t, f);
 });
 
-test('withdraw all the TRX after token payouts burnt bandwidth from the treasury\'s TRX: the gas station gives it back, the payout completes, and the books equal the chain', async (t) => {
+test("withdraw all the TRX after token payouts burnt bandwidth from the treasury's TRX: the gas station gives it back, the payout completes, and the books equal the chain", async (t) => {
   const f = await startTronPayoutFixture();
   t.teardown(() => f.stop());
   await f.paidInvoice('TRX', '300');
@@ -58,11 +58,11 @@ test('withdraw all the TRX after token payouts burnt bandwidth from the treasury
   }
   await f.quiet();
   const burnt = await f.td.daemon.store.read.query(`SELECT fee_booked FROM chain_payouts WHERE fee_booked IS NOT NULL AND fee_booked <> '0'`);
-  t.true(burnt.length > 0, 'a token payout burnt the treasury\'s TRX');
+  t.true(burnt.length > 0, "a token payout burnt the treasury's TRX");
   const before = f.node.trxBalance(treasury);
   const { to, amount } = await withdrawAll(t, f, 'TRX');
   t.is(f.node.trxBalance(to), units(amount));
-  t.true(before < units('300'), 'the treasury held less than the account\'s TRX');
+  t.true(before < units('300'), "the treasury held less than the account's TRX");
   await clean(t, f);
 });
 
@@ -76,7 +76,10 @@ test('withdraw all the TRX when a deposit is too small to be worth its sweep: th
   t.is(f.node.trxBalance(to), units(amount));
   t.is(f.node.trxBalance(tiny.address), units('0.3'), 'never swept: it stays where it is');
   // Every send final and scanned (not f.quiet(): that waits for every deposit swept).
-  await f.until(async () => Number((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast')`))[0].n) === 0, 'every send final');
+  await f.until(
+    async () => Number((await f.td.daemon.store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast')`))[0].n) === 0,
+    'every send final',
+  );
   f.node.mine(CONFIRMATIONS);
   await waitScannedTo(f.td, f.node.height, 20_000);
   await booksAgree(t, f);

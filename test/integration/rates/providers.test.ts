@@ -27,9 +27,7 @@ async function setup(
   kinds: Array<ProviderKind | [ProviderKind, Record<string, Record<string, string>>]>,
   opts: { fiats?: string[]; timeoutMs?: number } = {},
 ): Promise<Setup> {
-  const providers = await Promise.all(
-    kinds.map((k) => (Array.isArray(k) ? FakeRateProvider.start(k[0], k[1]) : FakeRateProvider.start(k, PRICES))),
-  );
+  const providers = await Promise.all(kinds.map((k) => (Array.isArray(k) ? FakeRateProvider.start(k[0], k[1]) : FakeRateProvider.start(k, PRICES))));
   t.teardown(() => Promise.all(providers.map((p) => p.close())));
   const clock = new FakeClock(T0);
   const logs: Array<Record<string, unknown>> = [];
@@ -51,8 +49,7 @@ const unavailable = (t: ExecutionContext, fn: () => unknown): void => {
   t.notRegex(JSON.stringify(err.toBody()), /coinbase|kraken|coingecko|127\.0\.0\.1/i);
 };
 
-const allRates = (engine: RateEngine, fiat: string) =>
-  Object.fromEntries([...engine.snapshot(fiat)].map(([ticker, q]) => [ticker, q?.rate ?? null]));
+const allRates = (engine: RateEngine, fiat: string) => Object.fromEntries([...engine.snapshot(fiat)].map(([ticker, q]) => [ticker, q?.rate ?? null]));
 
 for (const kind of ['coinbase', 'kraken', 'coingecko'] as const) {
   test(`${kind}'s own format is read for every ticker and fiat`, async (t) => {
@@ -105,9 +102,7 @@ test('a pair kraken does not list is unavailable alone, and is not asked again',
 test('coingecko is asked by coin id and fiat in lower case', async (t) => {
   const { engine, providers } = await setup(t, ['coingecko']);
   await engine.refresh();
-  t.deepEqual(providers[0]!.requests, [
-    '/api/v3/simple/price?ids=bitcoin,ethereum,tether,tron&vs_currencies=usd,eur&include_last_updated_at=true',
-  ]);
+  t.deepEqual(providers[0]!.requests, ['/api/v3/simple/price?ids=bitcoin,ethereum,tether,tron&vs_currencies=usd,eur&include_last_updated_at=true']);
 });
 
 test('a rate older than max_age_seconds is unavailable', async (t) => {
@@ -195,10 +190,14 @@ test('agreeing sources give their median', async (t) => {
 });
 
 test('two agreeing sources give the exact mean', async (t) => {
-  const { engine } = await setup(t, [
-    ['coinbase', { TRX: { USD: '0.1233' } }],
-    ['coingecko', { TRX: { USD: '0.1234' } }],
-  ], { fiats: ['USD'] });
+  const { engine } = await setup(
+    t,
+    [
+      ['coinbase', { TRX: { USD: '0.1233' } }],
+      ['coingecko', { TRX: { USD: '0.1234' } }],
+    ],
+    { fiats: ['USD'] },
+  );
   await engine.refresh();
   t.is(engine.rate('TRX', 'USD').rate, '0.12335');
 });

@@ -31,9 +31,17 @@ async function twoMerchants(): Promise<Two> {
   const store = f.td.daemon.store;
   const m = await merchantWithKey(f.td.daemon, { permissions: ['read'] });
   const otp = new OtpSource(m.ownerTotp, { now: () => new Date() });
-  const { key } = await f.td.daemon.keys.create(m.accountId, { email: m.owner, otp: otp.next() }, {
-    name: 'b-all', permissions: ['read', 'withdraw', 'create_invoice', 'create_address'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false,
-  });
+  const { key } = await f.td.daemon.keys.create(
+    m.accountId,
+    { email: m.owner, otp: otp.next() },
+    {
+      name: 'b-all',
+      permissions: ['read', 'withdraw', 'create_invoice', 'create_address'],
+      ip_whitelist: [],
+      rate_limit_per_minute: 6000,
+      test: false,
+    },
+  );
   const dayAgo = new Date(Date.now() - 25 * 3600 * 1000).toISOString();
   await store.write(async (em) => {
     await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: dayAgo });
@@ -108,10 +116,21 @@ test('no list filter, search or export of one merchant returns a row of another 
   t.is(inv.status, 201, JSON.stringify(inv.body));
   const empty = { items: [], next_cursor: null };
   const lists = [
-    '/v1/withdrawals', `/v1/withdrawals?payout_id=p-a`, '/v1/withdrawals?status=pending', `/v1/withdrawals?coin_id=${COINS.BTC}`,
-    '/v1/addresses', '/v1/addresses?customer_id=cust-a', `/v1/addresses?search=${encodeURIComponent(addr.body.address.slice(0, 10))}`,
-    '/v1/addresses?search=cust-a', '/v1/addresses?search=A%20label', '/v1/addresses?status=active',
-    '/v1/invoices', '/v1/invoices?order_id=order-a', '/v1/transactions', '/v1/transactions?type=withdrawal', '/v1/transactions?type=deposit',
+    '/v1/withdrawals',
+    `/v1/withdrawals?payout_id=p-a`,
+    '/v1/withdrawals?status=pending',
+    `/v1/withdrawals?coin_id=${COINS.BTC}`,
+    '/v1/addresses',
+    '/v1/addresses?customer_id=cust-a',
+    `/v1/addresses?search=${encodeURIComponent(addr.body.address.slice(0, 10))}`,
+    '/v1/addresses?search=cust-a',
+    '/v1/addresses?search=A%20label',
+    '/v1/addresses?status=active',
+    '/v1/invoices',
+    '/v1/invoices?order_id=order-a',
+    '/v1/transactions',
+    '/v1/transactions?type=withdrawal',
+    '/v1/transactions?type=deposit',
   ];
   for (const target of lists) {
     const res = await b.get(target);
@@ -122,7 +141,12 @@ test('no list filter, search or export of one merchant returns a row of another 
       for (const id of [w.body.id, inv.body.id, addr.body.id]) t.false(JSON.stringify(res.body).includes(id), target);
     } else t.deepEqual(res.body, empty, target);
   }
-  for (const target of ['/v1/withdrawals?format=csv', '/v1/withdrawals?format=csv&payout_id=p-a', '/v1/addresses?format=csv&customer_id=cust-a', '/v1/invoices?format=csv']) {
+  for (const target of [
+    '/v1/withdrawals?format=csv',
+    '/v1/withdrawals?format=csv&payout_id=p-a',
+    '/v1/addresses?format=csv&customer_id=cust-a',
+    '/v1/invoices?format=csv',
+  ]) {
     const csv = await signedGet(f.td.url, { keyId: b.keyId, secret: b.secret }, target);
     t.is(csv.status, 200, target);
     const text = csv.bytes.toString('utf8');
@@ -136,18 +160,34 @@ test('no list filter, search or export of one merchant returns a row of another 
 test('payout_id and Idempotency-Key are names of one merchant: another account reusing them gets a withdrawal of its own, never the first one or a conflict', async (t) => {
   const { f, a, b, bAccountId } = await twoMerchants();
   t.teardown(() => f.stop());
-  const first = await a.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared' }, { 'Idempotency-Key': 'shared-key' });
+  const first = await a.post(
+    '/v1/withdrawals',
+    { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared' },
+    { 'Idempotency-Key': 'shared-key' },
+  );
   t.is(first.status, 201, JSON.stringify(first.body));
   const before = await rowsOf(f);
   // Other values under the same names: for A this would be 422 or 409; for B it is a new payout.
-  const other = await b.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.2', to_address: PAY_TO, payout_id: 'shared' }, { 'Idempotency-Key': 'shared-key' });
+  const other = await b.post(
+    '/v1/withdrawals',
+    { coin_id: COINS.BTC, amount: '0.2', to_address: PAY_TO, payout_id: 'shared' },
+    { 'Idempotency-Key': 'shared-key' },
+  );
   t.is(other.status, 201, JSON.stringify(other.body));
   t.not(other.body.id, first.body.id);
   t.is(other.body.amount, '0.2');
   // The same values as A's under the same names: still B's own payout, created once.
-  const second = await b.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared-2' }, { 'Idempotency-Key': 'shared-key-2' });
+  const second = await b.post(
+    '/v1/withdrawals',
+    { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared-2' },
+    { 'Idempotency-Key': 'shared-key-2' },
+  );
   t.is(second.status, 201);
-  const sameAsA = await b.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared-2' }, { 'Idempotency-Key': 'shared-key-2' });
+  const sameAsA = await b.post(
+    '/v1/withdrawals',
+    { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared-2' },
+    { 'Idempotency-Key': 'shared-key-2' },
+  );
   t.is(sameAsA.status, 200);
   t.is(sameAsA.body.id, second.body.id);
   const read = f.td.daemon.store.read;
@@ -155,7 +195,11 @@ test('payout_id and Idempotency-Key are names of one merchant: another account r
   t.is((await read.findOneByOrFail(WithdrawalKeyEntity, { account_id: bAccountId, key: 'shared-key' })).withdrawal_id, other.body.id);
   t.deepEqual(await rowsOf(f), before);
   // And A's names still answer A's payout.
-  const again = await a.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared' }, { 'Idempotency-Key': 'shared-key' });
+  const again = await a.post(
+    '/v1/withdrawals',
+    { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'shared' },
+    { 'Idempotency-Key': 'shared-key' },
+  );
   t.is(again.status, 200);
   t.is(again.body.id, first.body.id);
 });
@@ -178,7 +222,7 @@ test('Idempotency-Keys of addresses and invoices used by one merchant are free f
   t.deepEqual(await rowsOf(f), before);
 });
 
-test('one merchant setting its embed origins does not change which origins may frame another merchant\'s page', async (t) => {
+test("one merchant setting its embed origins does not change which origins may frame another merchant's page", async (t) => {
   const { f, a, b } = await twoMerchants();
   t.teardown(() => f.stop());
   t.is((await a.call('PUT', '/v1/embed', { allowed_origins: ['https://a.example'] })).status, 200);

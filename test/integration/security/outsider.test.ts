@@ -16,17 +16,34 @@ const assertError = (t: ExecutionContext, res: ApiResponse, status: number, code
 };
 
 /** A request signed by `key` (or by nobody), sent byte for byte. */
-const send = (base: string, key: { keyId: string; secret: string } | null, method: string, target: string, body?: string, headers: Record<string, string> = {}, from = '127.0.0.1') =>
+const send = (
+  base: string,
+  key: { keyId: string; secret: string } | null,
+  method: string,
+  target: string,
+  body?: string,
+  headers: Record<string, string> = {},
+  from = '127.0.0.1',
+) =>
   call(base, target, {
     method,
     body,
     from,
-    headers: { ...(key ? signRequest({ ...key, method, target, body }) : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    headers: {
+      ...(key ? signRequest({ ...key, method, target, body }) : {}),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
   });
 
 async function withdrawalState(f: WithdrawalFixture) {
   const read = f.td.daemon.store.read;
-  return { ...(await f.counts()), balance: await f.balance(), rows: await read.find(WithdrawalEntity, { order: { id: 'ASC' } }), addresses: await read.count(StaticAddressEntity) };
+  return {
+    ...(await f.counts()),
+    balance: await f.balance(),
+    rows: await read.find(WithdrawalEntity, { order: { id: 'ASC' } }),
+    addresses: await read.count(StaticAddressEntity),
+  };
 }
 
 test('the withdrawal and embed routes refuse an outsider: no key, a wrong signature, a disabled key, a frozen account; nothing changes', async (t) => {
@@ -57,7 +74,13 @@ test('the withdrawal and embed routes refuse an outsider: no key, a wrong signat
     const from = freshSourceIp();
     assertError(t, await send(f.td.url, null, method, target, body, {}, from), 401, 'auth.missing_header', what);
     assertError(t, await send(f.td.url, wrong, method, target, body, {}, from), 401, 'auth.invalid_signature', what);
-    assertError(t, await send(f.td.url, { keyId: 'ck_live_' + 'A'.repeat(24), secret: 'A'.repeat(43) }, method, target, body, {}, from), 401, 'auth.invalid_signature', what);
+    assertError(
+      t,
+      await send(f.td.url, { keyId: 'ck_live_' + 'A'.repeat(24), secret: 'A'.repeat(43) }, method, target, body, {}, from),
+      401,
+      'auth.invalid_signature',
+      what,
+    );
     assertError(t, await send(f.td.url, disabled, method, target, body, {}, from), 401, 'auth.invalid_key', what);
     assertError(t, await send(f.td.url, frozen, method, target, body, {}, from), 403, 'account_frozen', what);
   }
@@ -69,7 +92,13 @@ test('mainnet: a ck_test_ key is 401 auth.test_key on the withdrawal, address an
   const d = await startTestDaemon({ network: 'mainnet' });
   t.teardown(() => d.stop());
   const key = { keyId: 'ck_test_' + 'A'.repeat(24), secret: 'A'.repeat(43) };
-  for (const [method, target] of [['POST', '/v1/withdrawals'], ['GET', '/v1/withdrawals'], ['POST', '/v1/addresses'], ['GET', '/v1/addresses'], ['PUT', '/v1/embed']] as const) {
+  for (const [method, target] of [
+    ['POST', '/v1/withdrawals'],
+    ['GET', '/v1/withdrawals'],
+    ['POST', '/v1/addresses'],
+    ['GET', '/v1/addresses'],
+    ['PUT', '/v1/embed'],
+  ] as const) {
     assertError(t, await send(d.url, key, method, target, method === 'GET' ? undefined : '{}'), 401, 'auth.test_key', `${method} ${target}`);
   }
 });
@@ -85,7 +114,11 @@ test('malformed, oversized and odd bodies of POST /v1/withdrawals are refused wi
     ['[]', 400, 'validation_error'],
     ['"text"', 400, 'validation_error'],
     ['null', 400, 'validation_error'],
-    [JSON.stringify({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, __proto__: { admin: true } }).replace('}', ',"__proto__":{"amount":"0.9"}}'), 400, 'validation_error'],
+    [
+      JSON.stringify({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, __proto__: { admin: true } }).replace('}', ',"__proto__":{"amount":"0.9"}}'),
+      400,
+      'validation_error',
+    ],
     [JSON.stringify({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, constructor: 'x' }), 400, 'validation_error'],
     [JSON.stringify({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, comment: 'x'.repeat(1024 * 1024) }), 413, 'payload_too_large'],
     [JSON.stringify({ coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'p'.repeat(129) }), 400, 'validation_error'],
@@ -109,9 +142,22 @@ test('withdrawal ids of the wrong shape or with path tricks are 404 not_found an
   const w = await f.api.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO });
   const key = { keyId: f.api.keyId, secret: f.api.secret };
   const before = await withdrawalState(f);
-  const ids = ['not-an-id', `${w.body.id}x`, `${w.body.id}%00`, `%20${w.body.id}`, `..%2F${w.body.id}`, `${w.body.id.slice(0, -1)}`, 'x'.repeat(5000), `{${w.body.id}}`, `${w.body.id.replace(/-/g, '')}`];
+  const ids = [
+    'not-an-id',
+    `${w.body.id}x`,
+    `${w.body.id}%00`,
+    `%20${w.body.id}`,
+    `..%2F${w.body.id}`,
+    `${w.body.id.slice(0, -1)}`,
+    'x'.repeat(5000),
+    `{${w.body.id}}`,
+    `${w.body.id.replace(/-/g, '')}`,
+  ];
   for (const id of ids) {
-    for (const [method, target] of [['GET', `/v1/withdrawals/${id}`], ['POST', `/v1/withdrawals/${id}/cancel`]] as const) {
+    for (const [method, target] of [
+      ['GET', `/v1/withdrawals/${id}`],
+      ['POST', `/v1/withdrawals/${id}/cancel`],
+    ] as const) {
       const res = await send(f.td.url, key, method, target);
       t.true(res.status === 404 || res.status === 414 || res.status === 431, `${target}: ${res.status} ${res.text}`);
       if (res.status === 404) t.is(res.json?.error?.code, 'not_found', target);
@@ -152,14 +198,19 @@ test('the payment page answers odd ids, languages and headers with no injected h
     const status = await get(`/pay/${id}/status`);
     t.is(status.status, 404, id);
     t.is(status.json?.error?.code, 'not_found', id);
-    const coin = await call(f.td.url, `/pay/${id}/coin`, { from, method: 'POST', body: JSON.stringify({ coin_id: COINS.BTC }), headers: { 'Content-Type': 'application/json' } });
+    const coin = await call(f.td.url, `/pay/${id}/coin`, {
+      from,
+      method: 'POST',
+      body: JSON.stringify({ coin_id: COINS.BTC }),
+      headers: { 'Content-Type': 'application/json' },
+    });
     t.is(coin.status, 404, id);
   }
   // The upper-case id is the same invoice.
   t.is((await get(`/pay/${inv.id.toUpperCase()}/status`)).json.id, inv.id);
 });
 
-test('a script in the account name is shown on the payment page as text, in the title, the heading and the page\'s data', async (t) => {
+test("a script in the account name is shown on the payment page as text, in the title, the heading and the page's data", async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const name = `</script><script>alert(1)</script><img src=x onerror="alert(2)">'&{x}`;
@@ -197,7 +248,13 @@ test('formula text in customer_id, label, comment and description never becomes 
     const a = await api.post('/v1/addresses', { customer_id: text, coin_id: COINS.BTC, label: text });
     t.is(a.status, 201, JSON.stringify(a.body));
     // A comment may hold line breaks: a `;`-splitting spreadsheet starts a row at one even inside quotes.
-    const w = await api.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.001', to_address: PAY_TO, comment: `${text}\r\n${text}\n"${text}`, payout_id: `${i}${text}` });
+    const w = await api.post('/v1/withdrawals', {
+      coin_id: COINS.BTC,
+      amount: '0.001',
+      to_address: PAY_TO,
+      comment: `${text}\r\n${text}\n"${text}`,
+      payout_id: `${i}${text}`,
+    });
     t.is(w.status, 201, JSON.stringify(w.body));
     const inv = await api.post('/v1/invoices', { amount: '5', currency: 'USD', description: text, order_id: text });
     t.is(inv.status, 201, JSON.stringify(inv.body));

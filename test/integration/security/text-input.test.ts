@@ -14,7 +14,12 @@ for (const db of ['SQLite', 'PostgreSQL'] as const) {
     t.teardown(() => f.stop());
     await f.fund('1');
     const api = await f.key(['read', 'withdraw', 'create_invoice', 'create_address']);
-    const before = { ...(await f.counts()), balance: await f.balance(), invoices: (await api.get('/v1/invoices')).body.items.length, addresses: (await api.get('/v1/addresses')).body.items.length };
+    const before = {
+      ...(await f.counts()),
+      balance: await f.balance(),
+      invoices: (await api.get('/v1/invoices')).body.items.length,
+      addresses: (await api.get('/v1/addresses')).body.items.length,
+    };
     const cases: Array<[string, unknown, string]> = [
       ['/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, comment: 'rent\u0000' }, 'comment'],
       ['/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, 'x\u0000': 1 }, 'body'],
@@ -27,7 +32,15 @@ for (const db of ['SQLite', 'PostgreSQL'] as const) {
       t.is(res.body.error.code, 'validation_error', target);
       t.is(res.body.error.details.field, field, target);
     }
-    t.deepEqual({ ...(await f.counts()), balance: await f.balance(), invoices: (await api.get('/v1/invoices')).body.items.length, addresses: (await api.get('/v1/addresses')).body.items.length }, before);
+    t.deepEqual(
+      {
+        ...(await f.counts()),
+        balance: await f.balance(),
+        invoices: (await api.get('/v1/invoices')).body.items.length,
+        addresses: (await api.get('/v1/addresses')).body.items.length,
+      },
+      before,
+    );
   });
 }
 

@@ -9,8 +9,22 @@ import { recordTransaction, seedTransactions } from '../../helpers/money-fixture
 import { BTC, CHAINS, ETH } from './fixtures';
 
 const HEADER = [
-  'id', 'type', 'status', 'coin_id', 'ticker', 'network', 'amount', 'fee', 'net_amount', 'txid', 'confirmations',
-  'invoice_id', 'address_id', 'withdrawal_id', 'created_at', 'confirmed_at',
+  'id',
+  'type',
+  'status',
+  'coin_id',
+  'ticker',
+  'network',
+  'amount',
+  'fee',
+  'net_amount',
+  'txid',
+  'confirmations',
+  'invoice_id',
+  'address_id',
+  'withdrawal_id',
+  'created_at',
+  'confirmed_at',
 ];
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
@@ -24,11 +38,36 @@ async function setup() {
   const other = await merchantWithKey(td.daemon);
   const key = { keyId: m.keyId, secret: m.secret };
   const store = td.daemon.store;
-  const weiPay = await recordTransaction(store, { accountId: m.accountId, coinId: ETH, amount: '1.000000000000000001', fee: '0.000000000000000001', createdAt: at(0) });
+  const weiPay = await recordTransaction(store, {
+    accountId: m.accountId,
+    coinId: ETH,
+    amount: '1.000000000000000001',
+    fee: '0.000000000000000001',
+    createdAt: at(0),
+  });
   const deposit = await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: '0.1', type: 'deposit', status: 'pending', createdAt: at(1) });
   const nasty = [];
-  for (const [i, txid] of NASTY.entries()) nasty.push(await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: '2', txid, createdAt: at(10 + i) }));
-  const adjustment = { id: newId(), account_id: m.accountId, type: 'adjustment' as const, status: 'confirmed' as const, coin_id: BTC, amount: '-0.5', fee: '0', net_amount: '-0.5', txid: null, chain_transfer_id: null, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: at(30), confirmed_at: at(30), updated_at: at(30) };
+  for (const [i, txid] of NASTY.entries())
+    nasty.push(await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: '2', txid, createdAt: at(10 + i) }));
+  const adjustment = {
+    id: newId(),
+    account_id: m.accountId,
+    type: 'adjustment' as const,
+    status: 'confirmed' as const,
+    coin_id: BTC,
+    amount: '-0.5',
+    fee: '0',
+    net_amount: '-0.5',
+    txid: null,
+    chain_transfer_id: null,
+    invoice_id: null,
+    address_id: null,
+    withdrawal_id: null,
+    reverses_id: null,
+    created_at: at(30),
+    confirmed_at: at(30),
+    updated_at: at(30),
+  };
   await store.write((em) => em.insert(TransactionEntity, adjustment));
   await recordTransaction(store, { accountId: other.accountId, coinId: BTC, amount: '7', createdAt: at(2) });
   return { td, m, key, weiPay, deposit, nasty, adjustment };
@@ -47,7 +86,10 @@ test('?format=csv streams the same list as CSV: headers, file name, exact decima
   const rows = parseCsv(text);
   t.deepEqual(rows[0], HEADER);
   const json = await signedGet(td.url, key, '/v1/transactions?limit=100');
-  t.deepEqual(rows.slice(1).map((r) => r[0]), json.body.items.map((x: { id: string }) => x.id));
+  t.deepEqual(
+    rows.slice(1).map((r) => r[0]),
+    json.body.items.map((x: { id: string }) => x.id),
+  );
   t.is(rows.length, 1 + 2 + NASTY.length + 1);
 
   const byId = new Map(rows.slice(1).map((r) => [r[0], Object.fromEntries(HEADER.map((h, i) => [h, r[i]]))]));
@@ -60,12 +102,15 @@ test('?format=csv streams the same list as CSV: headers, file name, exact decima
   t.true(text.includes('"a,b"') && text.includes('"say ""hi"""') && text.includes('"line1\nline2"'));
 });
 
-test('?format=csv applies the list\'s filters', async (t) => {
+test("?format=csv applies the list's filters", async (t) => {
   const { td, key, deposit } = await setup();
   t.teardown(() => td.stop());
   const res = await signedGet(td.url, key, `/v1/transactions?format=csv&type=deposit&from=${encodeURIComponent(at(1))}&to=${encodeURIComponent(at(2))}`);
   const rows = parseCsv(res.bytes.toString('utf8'));
-  t.deepEqual(rows.slice(1).map((r) => r[0]), [deposit.id]);
+  t.deepEqual(
+    rows.slice(1).map((r) => r[0]),
+    [deposit.id],
+  );
   const none = await signedGet(td.url, key, `/v1/transactions?format=csv&coin_id=${newId()}`);
   t.deepEqual(parseCsv(none.bytes.toString('utf8')), [HEADER]);
 });
@@ -104,7 +149,10 @@ test('?format=xlsx streams a workbook whose every cell is text, amounts exact, f
   t.like(byId.get(weiPay.id), { amount: '1.000000000000000001', fee: '0.000000000000000001', net_amount: '1' });
   t.like(byId.get(adjustment.id), { amount: '-0.5' });
   // Typed strings are never formulas: the text stays exactly what the API says.
-  t.deepEqual(nasty.map((n) => byId.get(n.id)!.txid), NASTY);
+  t.deepEqual(
+    nasty.map((n) => byId.get(n.id)!.txid),
+    NASTY,
+  );
 });
 
 test('an XLSX of more than 100000 rows is answered as CSV; 100000 rows stay XLSX', async (t) => {

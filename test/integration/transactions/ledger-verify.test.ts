@@ -25,16 +25,12 @@ test('ledger verify passes on books that match the journal and fails, naming the
   t.is(report.entries, 3);
   t.deepEqual(report.differences, []);
 
-  await td.daemon.store.write((em) =>
-    em.update(LedgerBalanceEntity, { book: accountBook(accountId), coin_id: BTC }, { credits_posted: '0.49500002' }),
-  );
+  await td.daemon.store.write((em) => em.update(LedgerBalanceEntity, { book: accountBook(accountId), coin_id: BTC }, { credits_posted: '0.49500002' }));
   const bad = await cli(td, ['--json', 'ledger', 'verify']);
   t.not(bad.code, 0);
   const badReport = JSON.parse(bad.stdout);
   t.false(badReport.ok);
-  t.deepEqual(badReport.differences, [
-    { book: accountBook(accountId), coin_id: BTC, field: 'credits_posted', journal: '0.49500001', cached: '0.49500002' },
-  ]);
+  t.deepEqual(badReport.differences, [{ book: accountBook(accountId), coin_id: BTC, field: 'credits_posted', journal: '0.49500001', cached: '0.49500002' }]);
   t.regex(bad.stderr, new RegExp(`credits_posted: journal 0\\.49500001, cached 0\\.49500002`));
 
   const human = await cli(td, ['ledger', 'verify']);

@@ -18,19 +18,37 @@ async function setup() {
   return { td, m, key: { keyId: m.keyId, secret: m.secret }, otherKey: { keyId: other.keyId, secret: other.secret }, other };
 }
 
-test('GET /v1/transactions lists the account\'s transactions newest first with every PRODUCT §9 field', async (t) => {
+test("GET /v1/transactions lists the account's transactions newest first with every PRODUCT §9 field", async (t) => {
   const { td, m, key, other } = await setup();
   t.teardown(() => td.stop());
   const store = td.daemon.store;
   const invoiceId = newId();
   const transferId = await chainTransfer(store, m.accountId, USDT, 7);
-  const paid = await recordTransaction(store, { accountId: m.accountId, coinId: USDT, amount: '100.5', fee: '1.005', invoiceId, chainTransferId: transferId, createdAt: at(1) });
-  const pending = await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: '0.00000001', status: 'pending', type: 'deposit', createdAt: at(2) });
+  const paid = await recordTransaction(store, {
+    accountId: m.accountId,
+    coinId: USDT,
+    amount: '100.5',
+    fee: '1.005',
+    invoiceId,
+    chainTransferId: transferId,
+    createdAt: at(1),
+  });
+  const pending = await recordTransaction(store, {
+    accountId: m.accountId,
+    coinId: BTC,
+    amount: '0.00000001',
+    status: 'pending',
+    type: 'deposit',
+    createdAt: at(2),
+  });
   await recordTransaction(store, { accountId: other.accountId, coinId: BTC, amount: '5', createdAt: at(3) });
 
   const res = await signedGet(td.url, key, '/v1/transactions');
   t.is(res.status, 200);
-  t.deepEqual(res.body.items.map((x: { id: string }) => x.id), [pending.id, paid.id]);
+  t.deepEqual(
+    res.body.items.map((x: { id: string }) => x.id),
+    [pending.id, paid.id],
+  );
   t.is(res.body.next_cursor, null);
   t.deepEqual(res.body.items[1], {
     id: paid.id,
@@ -50,7 +68,17 @@ test('GET /v1/transactions lists the account\'s transactions newest first with e
     created_at: at(1),
     confirmed_at: at(1),
   });
-  t.like(res.body.items[0], { type: 'deposit', status: 'pending', ticker: 'BTC', network: 'bitcoin', amount: '0.00000001', fee: null, net_amount: null, confirmations: null, confirmed_at: null });
+  t.like(res.body.items[0], {
+    type: 'deposit',
+    status: 'pending',
+    ticker: 'BTC',
+    network: 'bitcoin',
+    amount: '0.00000001',
+    fee: null,
+    net_amount: null,
+    confirmations: null,
+    confirmed_at: null,
+  });
 });
 
 test('GET /v1/transactions filters by type, status, coin_id, invoice_id, address_id, from (inclusive) and to (exclusive)', async (t) => {
@@ -61,7 +89,15 @@ test('GET /v1/transactions filters by type, status, coin_id, invoice_id, address
   const addressId = newId();
   const a = await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: '1', invoiceId, createdAt: at(0) });
   const b = await recordTransaction(store, { accountId: m.accountId, coinId: ETH, amount: '2', type: 'deposit', addressId, createdAt: at(10) });
-  const c = await recordTransaction(store, { accountId: m.accountId, coinId: ETH, amount: '3', type: 'deposit', status: 'pending', addressId, createdAt: at(20) });
+  const c = await recordTransaction(store, {
+    accountId: m.accountId,
+    coinId: ETH,
+    amount: '3',
+    type: 'deposit',
+    status: 'pending',
+    addressId,
+    createdAt: at(20),
+  });
   const ids = async (query: string) => {
     const res = await signedGet(td.url, key, `/v1/transactions${query}`);
     t.is(res.status, 200, JSON.stringify(res.body));
@@ -88,7 +124,8 @@ test('GET /v1/transactions pages by keyset: rows inserted meanwhile never shift 
   const store = td.daemon.store;
   const made = [];
   // Five rows share one timestamp: the id breaks the tie.
-  for (let i = 0; i < 9; i++) made.push(await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: `0.${i + 1}`, createdAt: at(i < 5 ? 0 : i) }));
+  for (let i = 0; i < 9; i++)
+    made.push(await recordTransaction(store, { accountId: m.accountId, coinId: BTC, amount: `0.${i + 1}`, createdAt: at(i < 5 ? 0 : i) }));
   const expected = [...made].sort((x, y) => (x.created_at === y.created_at ? (x.id < y.id ? 1 : -1) : x.created_at < y.created_at ? 1 : -1)).map((x) => x.id);
 
   const seen: string[] = [];
@@ -111,7 +148,7 @@ test('GET /v1/transactions pages by keyset: rows inserted meanwhile never shift 
   t.deepEqual(withOtherFilter.body.error.details, { field: 'cursor' });
 });
 
-test('GET /v1/transactions/{id} shows one transaction; another account\'s id or an unknown id is 404 not_found', async (t) => {
+test("GET /v1/transactions/{id} shows one transaction; another account's id or an unknown id is 404 not_found", async (t) => {
   const { td, m, key, otherKey } = await setup();
   t.teardown(() => td.stop());
   const tx = await recordTransaction(td.daemon.store, { accountId: m.accountId, coinId: BTC, amount: '0.25', fee: '0.0025', createdAt: at(0) });
@@ -123,7 +160,11 @@ test('GET /v1/transactions/{id} shows one transaction; another account\'s id or 
   const upper = await signedGet(td.url, key, `/v1/transactions/${tx.id.toUpperCase()}`);
   t.is(upper.status, 200);
 
-  for (const [k, id] of [[otherKey, tx.id], [key, newId()], [key, 'not-a-uuid']] as const) {
+  for (const [k, id] of [
+    [otherKey, tx.id],
+    [key, newId()],
+    [key, 'not-a-uuid'],
+  ] as const) {
     const res = await signedGet(td.url, k, `/v1/transactions/${id}`);
     t.is(res.status, 404);
     t.is(res.body.error.code, 'not_found');
@@ -138,7 +179,15 @@ test('GET /v1/balances shows available, hold and total per coin from the ledger,
   await recordTransaction(store, { accountId: m.accountId, coinId: ETH, amount: '1.000000000000000001', fee: '0.000000000000000001' });
   await recordTransaction(store, { accountId: m.accountId, coinId: USDT, amount: '10', fee: '0.1' });
   // A withdrawal's hold: available goes down, hold up, total stays.
-  await store.write((em) => new Ledger({ now: () => new Date() }).hold(em, { coinId: USDT, debit: accountBook(m.accountId), credit: EXTERNAL_BOOK, amount: Amount.of('2.5'), code: 'withdrawal' }));
+  await store.write((em) =>
+    new Ledger({ now: () => new Date() }).hold(em, {
+      coinId: USDT,
+      debit: accountBook(m.accountId),
+      credit: EXTERNAL_BOOK,
+      amount: Amount.of('2.5'),
+      code: 'withdrawal',
+    }),
+  );
 
   const res = await signedGet(td.url, key, '/v1/balances');
   t.is(res.status, 200);
@@ -166,8 +215,44 @@ test('transactions written by others are read as stored (a negative adjustment, 
   const withdrawalId = newId();
   await td.daemon.store.write((em) =>
     em.insert(TransactionEntity, [
-      { id: newId(), account_id: m.accountId, type: 'adjustment', status: 'confirmed', coin_id: BTC, amount: '-0.5', fee: '-0.005', net_amount: '-0.495', txid: null, chain_transfer_id: null, invoice_id: null, address_id: null, withdrawal_id: null, reverses_id: null, created_at: now, confirmed_at: now, updated_at: now },
-      { id: newId(), account_id: m.accountId, type: 'withdrawal', status: 'pending', coin_id: BTC, amount: '0.1', fee: null, net_amount: null, txid: null, chain_transfer_id: null, invoice_id: null, address_id: null, withdrawal_id: withdrawalId, reverses_id: null, created_at: at(6), confirmed_at: null, updated_at: at(6) },
+      {
+        id: newId(),
+        account_id: m.accountId,
+        type: 'adjustment',
+        status: 'confirmed',
+        coin_id: BTC,
+        amount: '-0.5',
+        fee: '-0.005',
+        net_amount: '-0.495',
+        txid: null,
+        chain_transfer_id: null,
+        invoice_id: null,
+        address_id: null,
+        withdrawal_id: null,
+        reverses_id: null,
+        created_at: now,
+        confirmed_at: now,
+        updated_at: now,
+      },
+      {
+        id: newId(),
+        account_id: m.accountId,
+        type: 'withdrawal',
+        status: 'pending',
+        coin_id: BTC,
+        amount: '0.1',
+        fee: null,
+        net_amount: null,
+        txid: null,
+        chain_transfer_id: null,
+        invoice_id: null,
+        address_id: null,
+        withdrawal_id: withdrawalId,
+        reverses_id: null,
+        created_at: at(6),
+        confirmed_at: null,
+        updated_at: at(6),
+      },
     ]),
   );
   const res = await signedGet(td.url, key, '/v1/transactions');

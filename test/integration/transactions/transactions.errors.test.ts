@@ -143,7 +143,12 @@ test('GET /v1/balances refuses a bad limit or cursor with validation_error namin
   t.teardown(() => td.stop());
   const m = await merchant(td);
   const tx = await signedGet(td.url, m.key, '/v1/transactions?limit=1');
-  for (const [query, field] of [['limit=0', 'limit'], ['limit=x', 'limit'], ['cursor=abc', 'cursor'], [`cursor=${tx.body.next_cursor ?? 'WyJ4Il0'}`, 'cursor']] as const) {
+  for (const [query, field] of [
+    ['limit=0', 'limit'],
+    ['limit=x', 'limit'],
+    ['cursor=abc', 'cursor'],
+    [`cursor=${tx.body.next_cursor ?? 'WyJ4Il0'}`, 'cursor'],
+  ] as const) {
     const res = await signedGet(td.url, m.key, `/v1/balances?${query}`);
     t.is(res.status, 400, query);
     t.is(res.body.error.code, 'validation_error');

@@ -20,7 +20,13 @@ const USDT_ERC20 = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 
 const config = parseConfig({
   chains: [
-    { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } },
+    {
+      id: 'bitcoin',
+      kind: 'btc',
+      network: 'regtest',
+      rpc_url: 'http://127.0.0.1:18443',
+      options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a },
+    },
     { id: 'ethereum', kind: 'evm', chain_id: 31337, rpc_url: 'http://127.0.0.1:8545', tokens: [{ ticker: 'USDT', contract: USDT_ERC20, decimals: 6 }] },
     { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090' },
   ],
@@ -50,7 +56,15 @@ test('each account gets its own branch; each (account, chain) counts 0, 1, 2...;
   const b0 = await allocate(store, svc, B, ETH);
   const a1 = await allocate(store, svc, A, USDT);
   const a2 = await allocate(store, svc, A, ETH);
-  t.like(a0, { account_id: A, chain_id: 'ethereum', coin_id: ETH, derivation_path: "m/44'/60'/0'/0/0", derivation_index: 0, purpose: 'invoice', status: 'active' });
+  t.like(a0, {
+    account_id: A,
+    chain_id: 'ethereum',
+    coin_id: ETH,
+    derivation_path: "m/44'/60'/0'/0/0",
+    derivation_index: 0,
+    purpose: 'invoice',
+    status: 'active',
+  });
   t.is(a0.address, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
   t.like(b0, { derivation_path: "m/44'/60'/1'/0/0", derivation_index: 0 });
   t.like(a1, { coin_id: USDT, derivation_path: "m/44'/60'/0'/0/1", derivation_index: 1 });
@@ -66,10 +80,19 @@ test('each account gets its own branch; each (account, chain) counts 0, 1, 2...;
   const stored = await rows(store);
   t.is(stored.length, 6);
   for (const r of [a0, b0, a1, a2, btc, trx]) {
-    t.deepEqual(stored.find((s) => s.id === r.id), r);
+    t.deepEqual(
+      stored.find((s) => s.id === r.id),
+      r,
+    );
     t.is(watched.lookup(r.chain_id, r.address), r.id);
   }
-  t.deepEqual((await store.read.find(WalletBranchEntity, { order: { branch: 'ASC' } })).map((b) => [b.account_id, b.branch]), [[A, 0], [B, 1]]);
+  t.deepEqual(
+    (await store.read.find(WalletBranchEntity, { order: { branch: 'ASC' } })).map((b) => [b.account_id, b.branch]),
+    [
+      [A, 0],
+      [B, 1],
+    ],
+  );
   t.is(svc.derive('ethereum', 0, 2).address, a2.address);
   t.is(await svc.branchFor(B), 1);
   t.is(await svc.branchFor('77777777-7777-4777-8777-777777777777'), null);
@@ -91,7 +114,10 @@ test('a rolled-back allocation leaves no row; the next index is never a committe
   t.is(await store.read.countBy(AddressEntity, { id: failed!.id }), 0, 'no row for the failed allocation');
   const next = await allocate(store, svc, A, ETH);
   const all = await rows(store);
-  t.deepEqual(all.map((r) => r.derivation_index), [0, 1]);
+  t.deepEqual(
+    all.map((r) => r.derivation_index),
+    [0, 1],
+  );
   t.not(next.derivation_index, first.derivation_index);
   t.is(new Set(all.map((r) => r.address)).size, all.length);
 });
@@ -126,7 +152,10 @@ test('an address issued before is refused even at another path (a derivation fau
   const first = await allocate(store, svc, A, ETH);
   const err = await t.throwsAsync(allocate(store, svc, A, ETH));
   t.regex(err!.message, /derivation fault: index 1 of branch 0 on ethereum gives an address already issued/);
-  t.deepEqual((await rows(store)).map((r) => r.id), [first.id]);
+  t.deepEqual(
+    (await rows(store)).map((r) => r.id),
+    [first.id],
+  );
 });
 
 test('an address whose allocation rolled back is derived and issued again', async (t) => {
@@ -205,8 +234,15 @@ async function concurrent(t: ExecutionContext, store: Store) {
   t.is(new Set(branches.map((b) => b.branch)).size, 3, 'one branch per account, none shared');
   for (const acc of accounts) {
     for (const chain of ['ethereum', 'tron']) {
-      const idx = all.filter((r) => r.account_id === acc && r.chain_id === chain).map((r) => r.derivation_index).sort((x, y) => x - y);
-      t.deepEqual(idx, idx.map((_, i) => i), `${acc} ${chain}: indices 0..n-1, none twice`);
+      const idx = all
+        .filter((r) => r.account_id === acc && r.chain_id === chain)
+        .map((r) => r.derivation_index)
+        .sort((x, y) => x - y);
+      t.deepEqual(
+        idx,
+        idx.map((_, i) => i),
+        `${acc} ${chain}: indices 0..n-1, none twice`,
+      );
     }
   }
   t.deepEqual(made.map((m) => m.id).sort(), all.map((r) => r.id).sort());
@@ -235,7 +271,7 @@ test('PostgreSQL: concurrent allocations get distinct indices and branches; a ro
   t.is(await store.read.countBy(AddressEntity, { chain_id: 'ethereum', derivation_path: next.derivation_path }), 1);
 });
 
-test('PostgreSQL: two daemons issuing at once never issue one address twice, and each learns the other\'s addresses, also one committed after its last look', async (t) => {
+test("PostgreSQL: two daemons issuing at once never issue one address twice, and each learns the other's addresses, also one committed after its last look", async (t) => {
   const url = await tempPostgres(t);
   const stores = [await Store.open({ url }), await Store.open({ url })] as const;
   t.teardown(async () => {

@@ -24,8 +24,12 @@ test('the daemon allocates through daemon.addresses, answers wallet info, and wa
 
   let daemon = await startDaemon(config, { logger: silentLogger });
   const { account } = await daemon.team.createAccount('Shop', 'owner@example.com');
-  const eth = await daemon.store.write((em) => daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('ethereum', NATIVE_ASSET), purpose: 'invoice' }));
-  const btc = await daemon.store.write((em) => daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('bitcoin', NATIVE_ASSET), purpose: 'invoice' }));
+  const eth = await daemon.store.write((em) =>
+    daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('ethereum', NATIVE_ASSET), purpose: 'invoice' }),
+  );
+  const btc = await daemon.store.write((em) =>
+    daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('bitcoin', NATIVE_ASSET), purpose: 'invoice' }),
+  );
   t.is(eth.address, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
   t.is(btc.address, 'tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl');
   t.is(daemon.watched.lookup('ethereum', eth.address), eth.id);
@@ -46,6 +50,8 @@ test('the daemon allocates through daemon.addresses, answers wallet info, and wa
   t.teardown(() => daemon.stop());
   t.is(daemon.watched.size(), 2);
   t.is(daemon.watched.lookup('bitcoin', btc.address), btc.id);
-  const next = await daemon.store.write((em) => daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('ethereum', NATIVE_ASSET), purpose: 'static' }));
+  const next = await daemon.store.write((em) =>
+    daemon.addresses.allocate(em, { accountId: account.id, coinId: coinId('ethereum', NATIVE_ASSET), purpose: 'static' }),
+  );
   t.like(next, { derivation_path: "m/44'/60'/0'/0/1", purpose: 'static' });
 });

@@ -14,7 +14,13 @@ import { tempStore } from '../../helpers/memory-store';
 
 const config = parseConfig({
   chains: [
-    { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a } },
+    {
+      id: 'bitcoin',
+      kind: 'btc',
+      network: 'regtest',
+      rpc_url: 'http://127.0.0.1:18443',
+      options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a },
+    },
     { id: 'ethereum', kind: 'evm', chain_id: 31337, rpc_url: 'http://127.0.0.1:8545' },
     { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090' },
   ],

@@ -79,7 +79,7 @@ test('the daemon refuses to start without a seed, with one line, and closes its 
   t.pass();
 });
 
-test('the test daemon has the tests\' seed; wallet info and backup answer over the admin socket, never in the log', async (t) => {
+test("the test daemon has the tests' seed; wallet info and backup answer over the admin socket, never in the log", async (t) => {
   const dir = tempDir(t);
   const config = testConfig(dir);
   loadMasterKey(dir, { create: true });
@@ -103,7 +103,10 @@ test('the test daemon has the tests\' seed; wallet info and backup answer over t
   t.regex(stdout, / 1\. abandon .* 4\. abandon\n/);
   t.regex(stdout, /12\. about\n/);
   t.true(lines.some((l) => l.includes('wallet backup words shown')));
-  t.false(lines.some((l) => l.includes('abandon')), 'the mnemonic is never logged');
+  t.false(
+    lines.some((l) => l.includes('abandon')),
+    'the mnemonic is never logged',
+  );
 });
 
 test('startTestDaemon comes with the fixed test seed', async (t) => {

@@ -61,7 +61,8 @@ test.before(async () => {
     if (step[1] === 'start') apiUrl = r.json.api_url;
   }
   account = (await env.run(['--json', 'account', 'create', '--name', 'Hooks', '--owner', OWNER])).json.account.id;
-  const k = (await env.run(['--json', 'keys', 'create', '--account', account, '--as', OWNER, '--name', 'backend', '--permissions', 'read,create_invoice'])).json.key;
+  const k = (await env.run(['--json', 'keys', 'create', '--account', account, '--as', OWNER, '--name', 'backend', '--permissions', 'read,create_invoice'])).json
+    .key;
   key = { id: k.key_id, secret: k.secret };
 });
 test.after.always(async () => {
@@ -107,13 +108,18 @@ test.serial('webhooks replay resends a failed delivery, refuses a pending one, a
   // As after the seventh failed attempt.
   await inStore((s) => s.write((em) => em.update(WebhookDeliveryEntity, { id }, { status: 'exhausted', next_attempt_at: null })).then(() => undefined));
   const exhausted = await ok(t, ['webhooks', 'deliveries', '--account', account, '--status', 'exhausted']);
-  t.deepEqual(exhausted.items.map((d: { id: string }) => d.id), [id]);
+  t.deepEqual(
+    exhausted.items.map((d: { id: string }) => d.id),
+    [id],
+  );
   const later = await ok(t, ['webhooks', 'replay', '--account', account, '--all-exhausted', '--since', new Date(Date.now() + 60_000).toISOString()]);
   t.deepEqual(later, { replayed: 0 });
   const all = await ok(t, ['webhooks', 'replay', '--account', account, '--all-exhausted', '--since', new Date(Date.now() - 3_600_000).toISOString()]);
   t.deepEqual(all, { replayed: 1 });
   await sink.waitFor('/cli-replay', 3);
-  await until(async () => (await ok(t, ['webhooks', 'deliveries', '--account', account, '--status', 'succeeded'])).items.some((d: { id: string }) => d.id === id));
+  await until(async () =>
+    (await ok(t, ['webhooks', 'deliveries', '--account', account, '--status', 'succeeded'])).items.some((d: { id: string }) => d.id === id),
+  );
 });
 
 test.serial('webhooks secret shows the invoice-callback secret, the same each time, and --rotate replaces it', async (t) => {

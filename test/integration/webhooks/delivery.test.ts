@@ -34,7 +34,18 @@ test.serial('a delivery carries every SPEC header and a signature an independent
 
   const log = await f.api.get(`/v1/webhooks/deliveries/${d.id}`);
   t.is(log.status, 200);
-  t.like(log.body, { id: d.id, event_id: eventId, event_type: 'deposit.confirmed', endpoint_id: ep.id, url: ep.url, status: 'succeeded', attempts: 1, next_attempt_at: null, last_response_status: 200, last_error: null });
+  t.like(log.body, {
+    id: d.id,
+    event_id: eventId,
+    event_type: 'deposit.confirmed',
+    endpoint_id: ep.id,
+    url: ep.url,
+    status: 'succeeded',
+    attempts: 1,
+    next_attempt_at: null,
+    last_response_status: 200,
+    last_error: null,
+  });
   t.is(log.body.attempt_log.length, 1);
   t.like(log.body.attempt_log[0], { number: 1, url: ep.url, response_status: 200, error: null });
   t.true(typeof log.body.attempt_log[0].duration_ms === 'number');
@@ -49,11 +60,17 @@ test.serial('an endpoint gets only the types it subscribed to; "*" gets them all
   await f.settled(paid, every.id, 'succeeded');
   await f.settled(archived, every.id, 'succeeded');
   t.deepEqual((await f.deliveries({ event_id: archived, endpoint_id: some.id })).length, 0);
-  t.deepEqual(f.sink.at('/some').map((r) => r.headers['x-event-type']), ['invoice.paid']);
+  t.deepEqual(
+    f.sink.at('/some').map((r) => r.headers['x-event-type']),
+    ['invoice.paid'],
+  );
 
   const ping = await f.td.daemon.webhooks.deliveries.ping(f.accountId, some.id, 'hello');
   await f.settled(ping.event_id, some.id, 'succeeded');
-  t.deepEqual((await f.deliveries({ event_id: ping.event_id })).map((d) => d.endpoint_id), [some.id]);
+  t.deepEqual(
+    (await f.deliveries({ event_id: ping.event_id })).map((d) => d.endpoint_id),
+    [some.id],
+  );
   const req = f.sink.at('/some').find((r) => r.headers['x-event-type'] === 'ping')!;
   t.deepEqual(deliveryProblems(req, some.secret), []);
   t.deepEqual(JSON.parse(req.body.toString()).data, { endpoint_id: some.id, message: 'hello' });
@@ -101,16 +118,19 @@ for (const [what, behaviour, status, error] of failures) {
   });
 }
 
-test.serial('a 2xx with a long body succeeds at its status; the connection is closed past 64 KiB of it and the next delivery goes out on a new one', async (t) => {
-  const ep = await f.endpoint('/long', { behaviour: 'long' });
-  const first = await f.emit('deposit.confirmed', { deposit: { amount: '1' } });
-  t.like(await f.settled(first, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
-  const second = await f.emit('deposit.confirmed', { deposit: { amount: '2' } });
-  t.like(await f.settled(second, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
-  const [a, b] = f.sink.at('/long');
-  t.truthy(a && b);
-  t.not(a!.remotePort, b!.remotePort, 'the second delivery came on a new connection');
-});
+test.serial(
+  'a 2xx with a long body succeeds at its status; the connection is closed past 64 KiB of it and the next delivery goes out on a new one',
+  async (t) => {
+    const ep = await f.endpoint('/long', { behaviour: 'long' });
+    const first = await f.emit('deposit.confirmed', { deposit: { amount: '1' } });
+    t.like(await f.settled(first, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
+    const second = await f.emit('deposit.confirmed', { deposit: { amount: '2' } });
+    t.like(await f.settled(second, ep.id, 'succeeded'), { attempts: 1, last_response_status: 200, last_error: null });
+    const [a, b] = f.sink.at('/long');
+    t.truthy(a && b);
+    t.not(a!.remotePort, b!.remotePort, 'the second delivery came on a new connection');
+  },
+);
 
 test.serial('retry resends a failed delivery now; retry of a pending one is 409 conflict and changes nothing', async (t) => {
   const ep = await f.endpoint('/flaky', { behaviour: 503 });
@@ -146,7 +166,10 @@ test.serial('one slow endpoint never delays the others: its attempts in flight a
   for (let i = 0; i < 20; i++) ids.push(await f.emit('deposit.pending', { n: i }));
   await f.sink.waitFor('/quick', 20);
   const slowOnes = await f.deliveries({ endpoint_id: slow.id });
-  t.true(slowOnes.every((d) => d.status === 'pending'), 'the quick endpoint got everything while the slow one had not answered once');
+  t.true(
+    slowOnes.every((d) => d.status === 'pending'),
+    'the quick endpoint got everything while the slow one had not answered once',
+  );
   await f.sink.waitFor('/slow', 8);
   // One more event, through to the quick endpoint: the passes that sent it would have sent a ninth to /slow.
   await f.emit('deposit.pending', { n: 20 });
@@ -172,7 +195,10 @@ test.serial('attempts claimed ahead for an endpoint never go out with its old UR
     return rows.every((d) => d.status !== 'pending') ? rows : null;
   });
   t.deepEqual(settled.map((d) => d.status).sort(), [...Array(12).fill('succeeded'), ...Array(8).fill('failed')].sort());
-  t.true(settled.every((d) => d.attempts === 1), 'a claim given back is not counted');
+  t.true(
+    settled.every((d) => d.attempts === 1),
+    'a claim given back is not counted',
+  );
 });
 
 test.serial('the delivery log filters by status, event_type, endpoint_id and time, in keyset pages', async (t) => {
@@ -196,7 +222,10 @@ test.serial('the delivery log filters by status, event_type, endpoint_id and tim
   const all = [...byEndpoint.body.items, ...next.body.items];
   t.deepEqual(all.map((d: { event_id: string }) => d.event_id).sort(), [...ids].sort());
   const failedOnes = await f.api.get(`/v1/webhooks/deliveries?status=failed&event_type=static_address.restored&from=${encodeURIComponent(t0)}`);
-  t.deepEqual(failedOnes.body.items.map((d: { endpoint_id: string }) => d.endpoint_id), [b.id, b.id, b.id]);
+  t.deepEqual(
+    failedOnes.body.items.map((d: { endpoint_id: string }) => d.endpoint_id),
+    [b.id, b.id, b.id],
+  );
   const none = await f.api.get(`/v1/webhooks/deliveries?event_type=static_address.restored&to=${encodeURIComponent(t0)}`);
   t.deepEqual(none.body.items, []);
 
@@ -227,13 +256,17 @@ test.serial("another account's delivery is not_found for read and retry; a read-
     t.deepEqual(res.body.error.details, {});
   }
   t.deepEqual((await other.get('/v1/webhooks/deliveries')).body.items, []);
-  const reader = await f.td.daemon.keys.create(f.accountId, { email: (await f.td.daemon.team.showAccount(f.accountId)).members[0].email }, {
-    name: 'reader',
-    permissions: ['read'],
-    ip_whitelist: [],
-    rate_limit_per_minute: 600,
-    test: false,
-  });
+  const reader = await f.td.daemon.keys.create(
+    f.accountId,
+    { email: (await f.td.daemon.team.showAccount(f.accountId)).members[0].email },
+    {
+      name: 'reader',
+      permissions: ['read'],
+      ip_whitelist: [],
+      rate_limit_per_minute: 600,
+      test: false,
+    },
+  );
   const readOnly = new ApiClient(f.td.url, reader.key.key_id, reader.key.secret);
   t.is((await readOnly.get(`/v1/webhooks/deliveries/${d.id}`)).status, 200);
   const denied = await readOnly.post(`/v1/webhooks/deliveries/${d.id}/retry`, {});

@@ -17,7 +17,9 @@ async function racedCreates(t: ExecutionContext, overrides: Record<string, unkno
   const count = () => td.daemon.store.read.count(WebhookEndpointEntity, { where: { account_id: m.accountId } });
   // Rounds, as the race is a matter of timing: each starts at 19 and deletes the 20th it made.
   for (let round = 0; round < 5; round++) {
-    const raced = await Promise.all(Array.from({ length: 10 }, (_, i) => api.post('/v1/webhooks/endpoints', { url: `http://127.0.0.1:9/r${round}-${i}`, event_types: ['*'] })));
+    const raced = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => api.post('/v1/webhooks/endpoints', { url: `http://127.0.0.1:9/r${round}-${i}`, event_types: ['*'] })),
+    );
     t.deepEqual(raced.map((r) => r.status).sort(), [201, ...Array<number>(9).fill(409)], `round ${round}`);
     for (const r of raced.filter((x) => x.status === 409)) t.like(r.body, { error: { code: 'conflict', details: { reason: 'endpoint_limit' } } });
     t.is(await count(), 20);

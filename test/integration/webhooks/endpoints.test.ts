@@ -14,13 +14,19 @@ test.before(async () => {
   api = new ApiClient(td.url, m.keyId, m.secret);
   const o = await merchantWithKey(td.daemon);
   other = new ApiClient(td.url, o.keyId, o.secret);
-  const { keyId, secret } = await td.daemon.keys.create(m.accountId, { email: m.owner }, {
-    name: 'reader',
-    permissions: ['read'],
-    ip_whitelist: [],
-    rate_limit_per_minute: 600,
-    test: false,
-  }).then((r) => ({ keyId: r.key.key_id, secret: r.key.secret }));
+  const { keyId, secret } = await td.daemon.keys
+    .create(
+      m.accountId,
+      { email: m.owner },
+      {
+        name: 'reader',
+        permissions: ['read'],
+        ip_whitelist: [],
+        rate_limit_per_minute: 600,
+        test: false,
+      },
+    )
+    .then((r) => ({ keyId: r.key.key_id, secret: r.key.secret }));
   readOnly = new ApiClient(td.url, keyId, secret);
 });
 test.after.always(async () => {
@@ -38,10 +44,22 @@ async function create(body: Record<string, unknown> = {}) {
 
 test.serial('create takes a secret as given (spaces and punctuation) and returns it only then', async (t) => {
   const secret = 'my secret: with spaces, "quotes" & punctuation!';
-  const res = await api.post('/v1/webhooks/endpoints', { url: 'http://127.0.0.1:9/a', event_types: ['invoice.paid', 'deposit.confirmed'], description: 'shop', secret });
+  const res = await api.post('/v1/webhooks/endpoints', {
+    url: 'http://127.0.0.1:9/a',
+    event_types: ['invoice.paid', 'deposit.confirmed'],
+    description: 'shop',
+    secret,
+  });
   t.is(res.status, 201);
   t.deepEqual(Object.keys(res.body).sort(), [...ENDPOINT_FIELDS, 'secret'].sort());
-  t.like(res.body, { url: 'http://127.0.0.1:9/a', event_types: ['deposit.confirmed', 'invoice.paid'], description: 'shop', enabled: true, secret, secret_last4: 'ion!' });
+  t.like(res.body, {
+    url: 'http://127.0.0.1:9/a',
+    event_types: ['deposit.confirmed', 'invoice.paid'],
+    description: 'shop',
+    enabled: true,
+    secret,
+    secret_last4: 'ion!',
+  });
   const got = await api.get(`/v1/webhooks/endpoints/${res.body.id}`);
   t.is(got.status, 200);
   t.deepEqual(Object.keys(got.body).sort(), ENDPOINT_FIELDS);
@@ -72,9 +90,21 @@ test.serial('rotate-secret returns a new secret once; a given one is used as giv
 
 test.serial('PATCH changes url, event_types, description and enabled', async (t) => {
   const e = await create();
-  const res = await api.call('PATCH', `/v1/webhooks/endpoints/${e.id}`, { url: 'http://127.0.0.1:9/b', event_types: ['withdrawal.completed'], description: 'new', enabled: false });
+  const res = await api.call('PATCH', `/v1/webhooks/endpoints/${e.id}`, {
+    url: 'http://127.0.0.1:9/b',
+    event_types: ['withdrawal.completed'],
+    description: 'new',
+    enabled: false,
+  });
   t.is(res.status, 200);
-  t.like(res.body, { id: e.id, url: 'http://127.0.0.1:9/b', event_types: ['withdrawal.completed'], description: 'new', enabled: false, secret_last4: e.secret_last4 });
+  t.like(res.body, {
+    id: e.id,
+    url: 'http://127.0.0.1:9/b',
+    event_types: ['withdrawal.completed'],
+    description: 'new',
+    enabled: false,
+    secret_last4: e.secret_last4,
+  });
   t.deepEqual((await api.get(`/v1/webhooks/endpoints/${e.id}`)).body, res.body);
 });
 

@@ -72,9 +72,15 @@ test.serial('a failing receiver gets 7 attempts on the schedule, none early, the
   t.is(f.sink.at('/down').length, 7);
   const log = await f.api.get(`/v1/webhooks/deliveries/${d.id}`);
   t.like(log.body, { status: 'exhausted', attempts: 7, last_response_status: 500 });
-  t.deepEqual(log.body.attempt_log.map((a: { number: number }) => a.number), [1, 2, 3, 4, 5, 6, 7]);
+  t.deepEqual(
+    log.body.attempt_log.map((a: { number: number }) => a.number),
+    [1, 2, 3, 4, 5, 6, 7],
+  );
   const listed = await f.api.get('/v1/webhooks/deliveries?status=exhausted');
-  t.deepEqual(listed.body.items.map((x: { id: string }) => x.id), [d.id]);
+  t.deepEqual(
+    listed.body.items.map((x: { id: string }) => x.id),
+    [d.id],
+  );
 
   // A retry of an exhausted delivery resends it now, with a fresh schedule.
   f.sink.set('/down', 'ok');
@@ -124,7 +130,9 @@ test.serial('an attempt cut short by a stop is recorded, and one left unfinished
   f.sink.set('/stall', 'ok');
   clock.advance(MIN);
   await f.sink.waitFor('/stall', 2);
-  const done = await until(async () => (await daemon.store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId, endpoint_id: ep.id, status: 'succeeded' } }))[0]);
+  const done = await until(
+    async () => (await daemon.store.read.find(WebhookDeliveryEntity, { where: { event_id: eventId, endpoint_id: ep.id, status: 'succeeded' } }))[0],
+  );
   t.is(done.attempts, 2);
 });
 
@@ -142,7 +150,10 @@ test.serial('at a stop, attempts claimed but not yet sent are given back uncount
   await until(async () => (await daemon.store.read.count(WebhookDeliveryEntity, { where: { endpoint_id: ep.id, status: 'succeeded' } })) === 12);
   const rows = await daemon.store.read.find(WebhookDeliveryEntity, { where: { endpoint_id: ep.id } });
   t.is(rows.filter((r) => r.status === 'failed' && r.attempts === 1 && r.last_error === 'interrupted: the daemon stopped during the attempt').length, 8);
-  t.true(rows.filter((r) => r.status === 'succeeded').every((r) => r.attempts === 1), 'a claim given back was not counted');
+  t.true(
+    rows.filter((r) => r.status === 'succeeded').every((r) => r.attempts === 1),
+    'a claim given back was not counted',
+  );
   const attempts = await daemon.store.read.count(WebhookAttemptEntity, {});
   t.is(attempts, 20);
   t.is(f.sink.at('/busy').length, 20);

@@ -22,7 +22,15 @@ async function receiver() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, seen, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    base,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('the sender thread sends the signed POST the dispatcher gives it, and answers with the outcome', async (t) => {
@@ -46,7 +54,10 @@ test('the sender thread sends the signed POST the dispatcher gives it, and answe
 test('the thread keeps the target guard: without allow_private_targets a loopback target is refused', async (t) => {
   const sender = new ThreadTransport({ allowPrivate: false, perTarget: 8, maxInFlight: 64 });
   try {
-    t.like(await sender.post(signedPost('https://127.0.0.1/hook', event, 's', new Date())), { ok: false, error: 'target refused: the host is a loopback address' });
+    t.like(await sender.post(signedPost('https://127.0.0.1/hook', event, 's', new Date())), {
+      ok: false,
+      error: 'target refused: the host is a loopback address',
+    });
   } finally {
     sender.close();
   }
@@ -61,7 +72,10 @@ test('a stop cuts the attempts in flight short, and a close ends what is still w
     await until(() => r.seen.length === 1 || null, 5000, 'the attempt to arrive');
     stop.abort();
     t.like(await hanging, { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
-    t.like(await sender.post(signedPost(`${r.base}/hook`, event, 's', new Date()), stop.signal), { ok: false, error: 'interrupted: the daemon stopped during the attempt' });
+    t.like(await sender.post(signedPost(`${r.base}/hook`, event, 's', new Date()), stop.signal), {
+      ok: false,
+      error: 'interrupted: the daemon stopped during the attempt',
+    });
 
     const waiting = sender.post(signedPost(`${r.base}/hang`, event, 's', new Date()));
     await until(() => r.seen.length === 2 || null, 5000, 'the second attempt to arrive');
@@ -73,7 +87,7 @@ test('a stop cuts the attempts in flight short, and a close ends what is still w
   }
 });
 
-test('the thread keeps the bounds: past them attempts wait in their target\'s line, a cancel or a stop answers those unsent', async (t) => {
+test("the thread keeps the bounds: past them attempts wait in their target's line, a cancel or a stop answers those unsent", async (t) => {
   const r = await receiver();
   const sender = new ThreadTransport({ allowPrivate: true, perTarget: 2, maxInFlight: 3 });
   try {

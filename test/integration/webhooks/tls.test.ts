@@ -14,7 +14,27 @@ import { HttpTransport } from '../../../src/webhooks/http-transport';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-tls-'));
 const keyFile = path.join(dir, 'key.pem');
 const certFile = path.join(dir, 'cert.pem');
-execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ],
+  { stdio: 'ignore' },
+);
 
 const received: Array<{ path: string; signature: string | undefined }> = [];
 const server = https.createServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (req, res) => {
@@ -63,7 +83,9 @@ test.serial('with its certificate trusted, the signed delivery goes out over TLS
       sender.close();
     });`;
   const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['-e', script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: certFile } }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    execFile(process.execPath, ['-e', script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: certFile } }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    ),
   );
   t.like(JSON.parse(out), { ok: true, responseStatus: 200, error: null });
   const got = received.filter((x) => x.path === '/trusted');

@@ -59,7 +59,20 @@ test('the issue attack: an owner adds an admin through the CLI and approves as t
   const w = await f.withdraw();
   t.is(w.status, 'awaiting_approval');
 
-  const added = await f.cli(['member', 'add', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), '--email', 'new-admin@shop.test', '--role', 'admin']);
+  const added = await f.cli([
+    'member',
+    'add',
+    '--account',
+    f.accountId,
+    '--as',
+    f.owner,
+    '--otp',
+    f.ownerOtp.next(),
+    '--email',
+    'new-admin@shop.test',
+    '--role',
+    'admin',
+  ]);
   t.is(added.code, 0, added.stderr);
   const newAdmin = new OtpSource(added.json.member.totp_secret, f.clock);
   const cliApproval = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', 'new-admin@shop.test', '--otp', newAdmin.next(), w.id]);
@@ -80,9 +93,35 @@ test('a developer an owner promotes to admin approves only 24 hours after the pr
   await f.setAccount({ dual_approval_threshold: '1000' });
   const dev = new OtpSource((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'dev@shop.test', 'developer')).member.totp_secret, f.clock);
   const second = new OtpSource((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'second@shop.test', 'owner')).member.totp_secret, f.clock);
-  const promoted = await f.cli(['member', 'set-role', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), '--email', 'dev@shop.test', '--role', 'admin']);
+  const promoted = await f.cli([
+    'member',
+    'set-role',
+    '--account',
+    f.accountId,
+    '--as',
+    f.owner,
+    '--otp',
+    f.ownerOtp.next(),
+    '--email',
+    'dev@shop.test',
+    '--role',
+    'admin',
+  ]);
   t.is(promoted.code, 0, promoted.stderr);
-  const demoted = await f.cli(['member', 'set-role', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), '--email', 'second@shop.test', '--role', 'admin']);
+  const demoted = await f.cli([
+    'member',
+    'set-role',
+    '--account',
+    f.accountId,
+    '--as',
+    f.owner,
+    '--otp',
+    f.ownerOtp.next(),
+    '--email',
+    'second@shop.test',
+    '--role',
+    'admin',
+  ]);
   t.is(demoted.code, 0, demoted.stderr);
   const a = await f.withdraw({ payout_id: 'a' });
   const b = await f.withdraw({ payout_id: 'b' });
@@ -108,7 +147,10 @@ test('coinkeep member add without --as: the operator adds the member, the securi
   t.is(added.code, 0, added.stderr);
   t.like(added.json.member, { email: 'ops@shop.test', role: 'admin' });
   const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'member.added' });
-  t.deepEqual(log.map((e) => [e.actor, JSON.parse(e.details).email]), [['operator', 'ops@shop.test']]);
+  t.deepEqual(
+    log.map((e) => [e.actor, JSON.parse(e.details).email]),
+    [['operator', 'ops@shop.test']],
+  );
 
   const res = await f.approve(w.id, 'ops@shop.test', new OtpSource(added.json.member.totp_secret, f.clock));
   t.is(res.status, 200, JSON.stringify(res.body));
@@ -134,9 +176,25 @@ test('the holder of the requesting key secret may not approve its withdrawal, aw
 
 test('a pattern review is not approved by the admin whose whitelist change sent it there (approver_made_change); another admin approves it', async (t) => {
   const f = await fixture(t);
-  const changer = new OtpSource((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'changer@shop.test', 'admin')).member.totp_secret, f.clock);
+  const changer = new OtpSource(
+    (await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'changer@shop.test', 'admin')).member.totp_secret,
+    f.clock,
+  );
   const other = new OtpSource((await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'other@shop.test', 'admin')).member.totp_secret, f.clock);
-  const listed = await f.cli(['whitelist', 'add', '--account', f.accountId, '--as', 'changer@shop.test', '--otp', changer.next(), '--coin', COINS.BTC, '--address', PAY_TO]);
+  const listed = await f.cli([
+    'whitelist',
+    'add',
+    '--account',
+    f.accountId,
+    '--as',
+    'changer@shop.test',
+    '--otp',
+    changer.next(),
+    '--coin',
+    COINS.BTC,
+    '--address',
+    PAY_TO,
+  ]);
   t.is(listed.code, 0, listed.stderr);
   const w = await f.withdraw();
   t.like(w, { status: 'review', review_reason: 'pattern' });

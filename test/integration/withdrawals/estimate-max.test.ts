@@ -15,7 +15,8 @@ async function fixture(t: ExecutionContext, funds?: string): Promise<WithdrawalF
   return f;
 }
 
-const estimateMax = (f: WithdrawalFixture, over: Record<string, unknown> = {}) => f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: 'max', to_address: PAY_TO, ...over });
+const estimateMax = (f: WithdrawalFixture, over: Record<string, unknown> = {}) =>
+  f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: 'max', to_address: PAY_TO, ...over });
 
 function assertError(t: ExecutionContext, res: ApiResponse, status: number, code: string, details: Record<string, unknown>) {
   t.is(res.status, status, JSON.stringify(res.body));
@@ -27,7 +28,14 @@ test('amount "max" is the available balance less the fees; a withdrawal of that 
   const f = await fixture(t, '1');
   const est = await estimateMax(f);
   t.is(est.status, 200, JSON.stringify(est.body));
-  t.like(est.body, { coin_id: COINS.BTC, amount: '0.999975', platform_fee: '0', network_fee_reserved: RESERVED_FEE, network_fee_mode: 'reserved', total_debit: '1' });
+  t.like(est.body, {
+    coin_id: COINS.BTC,
+    amount: '0.999975',
+    platform_fee: '0',
+    network_fee_reserved: RESERVED_FEE,
+    network_fee_mode: 'reserved',
+    total_debit: '1',
+  });
   const actual = await estimateMax(f, { network_fee_mode: 'actual' });
   t.like(actual.body, { amount: '0.999975', network_fee_mode: 'actual', total_debit: '1' });
   const w = await f.api.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: est.body.amount, to_address: PAY_TO });
@@ -44,7 +52,11 @@ test('with a platform fee, amount "max" is the largest amount whose amount, plat
   const { amount, platform_fee, network_fee_reserved, total_debit } = est.body;
   t.is(Amount.of(amount).plus(Amount.of(platform_fee)).plus(Amount.of(network_fee_reserved)).toString(), total_debit);
   t.true(Amount.of(total_debit).lte(Amount.of('1')));
-  const more = await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: Amount.of(amount).plus(Amount.of('0.00000001')).toString(), to_address: PAY_TO });
+  const more = await f.api.post('/v1/withdrawals/estimate', {
+    coin_id: COINS.BTC,
+    amount: Amount.of(amount).plus(Amount.of('0.00000001')).toString(),
+    to_address: PAY_TO,
+  });
   t.true(Amount.of(more.body.total_debit).gt(Amount.of('1')), `${more.body.total_debit} fits too`);
 });
 

@@ -45,10 +45,17 @@ test('any member, a developer too, cancels a pending, review or awaiting_approva
   }
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });
   t.true((await verifyLedger(f.td.daemon.store.read)).ok);
-  const log = await f.td.daemon.store.read.find(SecurityLogEntity, { where: { account_id: f.accountId, action: 'withdrawal.cancelled' }, order: { created_at: 'ASC' } });
+  const log = await f.td.daemon.store.read.find(SecurityLogEntity, {
+    where: { account_id: f.accountId, action: 'withdrawal.cancelled' },
+    order: { created_at: 'ASC' },
+  });
   t.deepEqual(
     log.map((e) => [e.actor, JSON.parse(e.details).withdrawal_id, JSON.parse(e.details).from]),
-    [[DEV, pending.id, 'pending'], [DEV, awaiting.id, 'awaiting_approval'], [DEV, review.id, 'review']],
+    [
+      [DEV, pending.id, 'pending'],
+      [DEV, awaiting.id, 'awaiting_approval'],
+      [DEV, review.id, 'review'],
+    ],
   );
 });
 

@@ -35,7 +35,10 @@ test('above the dual-approval threshold a withdrawal awaits a second approval: n
 
   const listed = await f.cli(['withdrawals', 'list', '--account', f.accountId, '--as', f.owner, '--status', 'awaiting_approval']);
   t.is(listed.code, 0, listed.stderr);
-  t.deepEqual(listed.json.items.map((i: { id: string }) => i.id), [w.body.id]);
+  t.deepEqual(
+    listed.json.items.map((i: { id: string }) => i.id),
+    [w.body.id],
+  );
 
   // The owner holds the secret of the key that asked: their approval is not the second one.
   const own = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), w.body.id]);
@@ -64,7 +67,10 @@ test('a rejected withdrawal returns its whole total_debit to available and sends
   t.is(rejected.json.status, 'rejected');
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });
   const events = await eventsOf(f, w.body.id);
-  t.deepEqual(events.map((e) => e.type), ['withdrawal.awaiting_approval', 'withdrawal.rejected']);
+  t.deepEqual(
+    events.map((e) => e.type),
+    ['withdrawal.awaiting_approval', 'withdrawal.rejected'],
+  );
   t.deepEqual(events[1]!.withdrawal, (await f.api.get(`/v1/withdrawals/${w.body.id}`)).body);
   const again = await f.cli(['withdrawals', 'approve', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), w.body.id]);
   t.not(again.code, 0, 'a decided withdrawal is not decided again');
@@ -75,7 +81,10 @@ test('after a security change a withdrawal goes to review (pattern); undecided f
   await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'new@example.com', 'developer');
   const w = await f.api.post('/v1/withdrawals', body());
   t.like(w.body, { status: 'review', review_reason: 'pattern' });
-  t.deepEqual((await eventsOf(f, w.body.id)).map((e) => e.type), ['withdrawal.review']);
+  t.deepEqual(
+    (await eventsOf(f, w.body.id)).map((e) => e.type),
+    ['withdrawal.review'],
+  );
 
   t.is(await f.td.daemon.withdrawals.service.expireReviews(), 0, 'not yet');
   const dayAgo = new Date(Date.now() - 24 * 3600 * 1000 - 1000).toISOString();
@@ -83,9 +92,15 @@ test('after a security change a withdrawal goes to review (pattern); undecided f
   t.is(await f.td.daemon.withdrawals.service.expireReviews(), 1);
   t.is((await f.api.get(`/v1/withdrawals/${w.body.id}`)).body.status, 'rejected');
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });
-  t.deepEqual((await eventsOf(f, w.body.id)).map((e) => e.type), ['withdrawal.review', 'withdrawal.rejected']);
+  t.deepEqual(
+    (await eventsOf(f, w.body.id)).map((e) => e.type),
+    ['withdrawal.review', 'withdrawal.rejected'],
+  );
   const expired = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId, action: 'withdrawal.review_expired' });
-  t.deepEqual(expired.map((e) => [e.actor, JSON.parse(e.details).withdrawal_id]), [['system', w.body.id]]);
+  t.deepEqual(
+    expired.map((e) => [e.actor, JSON.parse(e.details).withdrawal_id]),
+    [['system', w.body.id]],
+  );
 });
 
 test('an enforced whitelist accepts only its active addresses; whitelist add and remove go through the CLI with a two-factor code', async (t) => {
@@ -96,10 +111,28 @@ test('an enforced whitelist accepts only its active addresses; whitelist add and
 
   const noOtp = await f.cli(['whitelist', 'add', '--account', f.accountId, '--as', f.owner, '--coin', COINS.BTC, '--address', PAY_TO]);
   t.not(noOtp.code, 0);
-  const added = await f.cli(['whitelist', 'add', '--account', f.accountId, '--as', f.owner, '--otp', f.ownerOtp.next(), '--coin', COINS.BTC, '--address', PAY_TO, '--label', 'supplier']);
+  const added = await f.cli([
+    'whitelist',
+    'add',
+    '--account',
+    f.accountId,
+    '--as',
+    f.owner,
+    '--otp',
+    f.ownerOtp.next(),
+    '--coin',
+    COINS.BTC,
+    '--address',
+    PAY_TO,
+    '--label',
+    'supplier',
+  ]);
   t.is(added.code, 0, added.stderr);
   const listed = await f.cli(['whitelist', 'list', '--account', f.accountId, '--as', f.owner]);
-  t.deepEqual(listed.json.items.map((e: { address: string }) => e.address), [PAY_TO]);
+  t.deepEqual(
+    listed.json.items.map((e: { address: string }) => e.address),
+    [PAY_TO],
+  );
   // Whitelist changes are security changes: payouts go to review for a day.
   const w = await f.api.post('/v1/withdrawals', body());
   t.is(w.status, 201, JSON.stringify(w.body));
@@ -139,7 +172,10 @@ test('a withdrawal above the signer cap of payouts.max_per_transaction waits in 
   t.like(small.body, { status: 'pending', review_reason: null });
   const large = await f.api.post('/v1/withdrawals', body({ amount: '0.1' })); // 6800 USD
   t.like(large.body, { status: 'review', review_reason: 'signer_limit' });
-  t.deepEqual((await eventsOf(f, large.body.id)).map((e) => e.type), ['withdrawal.review']);
+  t.deepEqual(
+    (await eventsOf(f, large.body.id)).map((e) => e.type),
+    ['withdrawal.review'],
+  );
 });
 
 test('withdrawals beyond the account daily limit within 24 hours wait in review with limit', async (t) => {
@@ -163,7 +199,10 @@ test('the daily limit counts the last 24 hours by creation time; its day sums fo
   await f.fund('1');
   await f.setAccount({ daily_withdrawal_limit: '10000' });
   const daySums = async () =>
-    (await f.td.daemon.store.read.query('SELECT bucket, total FROM withdrawal_day_totals ORDER BY bucket')).map((r: { bucket: string; total: string }) => [r.bucket, r.total]);
+    (await f.td.daemon.store.read.query('SELECT bucket, total FROM withdrawal_day_totals ORDER BY bucket')).map((r: { bucket: string; total: string }) => [
+      r.bucket,
+      r.total,
+    ]);
   const first = await f.api.post('/v1/withdrawals', body()); // 6800 USD
   t.like(first.body, { status: 'pending' });
   t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1']]);
@@ -171,9 +210,19 @@ test('the daily limit counts the last 24 hours by creation time; its day sums fo
   clock.advance(24 * 3600 * 1000 - 60 * 1000); // 09:59 the next day: the first one counts
   const second = await f.api.post('/v1/withdrawals', body());
   t.like(second.body, { status: 'review', review_reason: 'limit' });
-  t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1'], ['2026-03-02T09:5', '0.1']]);
+  t.deepEqual(await daySums(), [
+    ['2026-03-01T10:0', '0.1'],
+    ['2026-03-02T09:5', '0.1'],
+  ]);
   await f.api.post(`/v1/withdrawals/${second.body.id}/cancel`);
-  t.deepEqual(await daySums(), [['2026-03-01T10:0', '0.1'], ['2026-03-02T09:5', '0']], 'a cancelled withdrawal no longer counts');
+  t.deepEqual(
+    await daySums(),
+    [
+      ['2026-03-01T10:0', '0.1'],
+      ['2026-03-02T09:5', '0'],
+    ],
+    'a cancelled withdrawal no longer counts',
+  );
 
   clock.advance(2 * 60 * 1000); // 10:01: the first one is 24 h 1 min old, though its ten minutes are still in the window
   t.like((await f.api.post('/v1/withdrawals', body())).body, { status: 'pending' });
@@ -183,7 +232,10 @@ test('the daily limit counts the last 24 hours by creation time; its day sums fo
   // Day sums older than two days are deleted by the review expiry job.
   clock.advance(2 * 24 * 3600 * 1000 - 5 * 60 * 1000); // 09:57 two days on: the first day's sums go, the second's stay
   await f.td.daemon.withdrawals.service.expireReviews();
-  t.deepEqual((await daySums()).map(([bucket]: [string]) => bucket), ['2026-03-02T09:5', '2026-03-02T10:0']);
+  t.deepEqual(
+    (await daySums()).map(([bucket]: [string]) => bucket),
+    ['2026-03-02T09:5', '2026-03-02T10:0'],
+  );
 });
 
 test('the daily limit is exact at its edge: reaching it is allowed, a thousandth of a dollar more goes to review', async (t) => {

@@ -25,14 +25,35 @@ test('an estimate, then a withdrawal: total_debit leaves available for hold, and
   const f = await fixture(t);
   const est = await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.1' });
   t.is(est.status, 200, JSON.stringify(est.body));
-  t.like(est.body, { coin_id: COINS.BTC, amount: '0.1', platform_fee: '0', network_fee_reserved: RESERVED_FEE, network_fee_mode: 'reserved', total_debit: '0.100025' });
+  t.like(est.body, {
+    coin_id: COINS.BTC,
+    amount: '0.1',
+    platform_fee: '0',
+    network_fee_reserved: RESERVED_FEE,
+    network_fee_mode: 'reserved',
+    total_debit: '0.100025',
+  });
 
   const res = await f.api.post('/v1/withdrawals', body({ payout_id: 'p-1', comment: 'rent' }));
   t.is(res.status, 201, JSON.stringify(res.body));
   t.like(res.body, {
-    status: 'pending', payout_id: 'p-1', coin_id: COINS.BTC, ticker: 'BTC', network: 'bitcoin', amount: '0.1', to_address: PAY_TO,
-    comment: 'rent', review_reason: null, txid: null, confirmations: 0, platform_fee: '0', network_fee_reserved: RESERVED_FEE,
-    network_fee_charged: null, network_fee_mode: 'reserved', total_debit: '0.100025', completed_at: null,
+    status: 'pending',
+    payout_id: 'p-1',
+    coin_id: COINS.BTC,
+    ticker: 'BTC',
+    network: 'bitcoin',
+    amount: '0.1',
+    to_address: PAY_TO,
+    comment: 'rent',
+    review_reason: null,
+    txid: null,
+    confirmations: 0,
+    platform_fee: '0',
+    network_fee_reserved: RESERVED_FEE,
+    network_fee_charged: null,
+    network_fee_mode: 'reserved',
+    total_debit: '0.100025',
+    completed_at: null,
   });
   t.deepEqual(await f.balance(), { available: '0.899975', hold: '0.100025' });
   t.deepEqual((await f.api.get(`/v1/withdrawals/${res.body.id}`)).body, res.body);
@@ -67,11 +88,22 @@ test('every refusal of POST /v1/withdrawals creates nothing and holds nothing', 
   assertError(t, await readOnly.post('/v1/withdrawals', body()), 403, 'auth.permission_denied', { required: 'withdraw' });
   await nothing('no withdraw');
 
-  for (const [amount, why] of [['0.000000001', 'more decimals than the coin'], ['0', 'zero'], ['-1', 'negative'], ['0.00000545', 'under the dust limit'], [0.1, 'a number']] as const) {
+  for (const [amount, why] of [
+    ['0.000000001', 'more decimals than the coin'],
+    ['0', 'zero'],
+    ['-1', 'negative'],
+    ['0.00000545', 'under the dust limit'],
+    [0.1, 'a number'],
+  ] as const) {
     assertError(t, await f.api.post('/v1/withdrawals', body({ amount })), 400, 'validation_error', { field: 'amount' });
     await nothing(why);
   }
-  for (const to of ['not-an-address', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt081', 'bcrt1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq']) {
+  for (const to of [
+    'not-an-address',
+    'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4',
+    'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt081',
+    'bcrt1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq',
+  ]) {
     assertError(t, await f.api.post('/v1/withdrawals', body({ to_address: to })), 422, 'address_refused');
     t.deepEqual(await f.api.post('/v1/withdrawals', body({ to_address: to })).then((r) => r.body.error.details), {}, 'no detail');
     await nothing(to);
@@ -167,7 +199,12 @@ test('an estimate repeated with the same Idempotency-Key replays its first answe
   t.is(again.status, 200);
   t.is(again.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(again.body, first.body, 'the first answer, not a new estimate');
-  assertError(t, await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.2' }, { 'Idempotency-Key': 'est-1' }), 422, 'idempotency.mismatch');
+  assertError(
+    t,
+    await f.api.post('/v1/withdrawals/estimate', { coin_id: COINS.BTC, amount: '0.2' }, { 'Idempotency-Key': 'est-1' }),
+    422,
+    'idempotency.mismatch',
+  );
 });
 
 for (const mode of ['the same Idempotency-Key', 'the same payout_id under different keys'] as const) {
@@ -175,7 +212,9 @@ for (const mode of ['the same Idempotency-Key', 'the same payout_id under differ
     // Room for one withdrawal only: a second hold would be refused.
     const f = await fixture(t, '0.15');
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => f.api.post('/v1/withdrawals', body({ payout_id: 'p-par' }), { 'Idempotency-Key': mode === 'the same Idempotency-Key' ? 'par' : `par-${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        f.api.post('/v1/withdrawals', body({ payout_id: 'p-par' }), { 'Idempotency-Key': mode === 'the same Idempotency-Key' ? 'par' : `par-${i}` }),
+      ),
     );
     for (const a of answers) t.true(a.status === 201 || a.status === 200, JSON.stringify(a.body));
     t.is(new Set(answers.map((a) => a.body.id)).size, 1);
@@ -207,7 +246,10 @@ test('cancel before processing releases the hold and sends withdrawal.cancelled;
   t.deepEqual(await f.balance(), { available: '1', hold: '0' });
   assertError(t, await f.api.post(`/v1/withdrawals/${w.body.id}/cancel`), 409, 'conflict', { status: 'cancelled' });
   const events = await f.td.daemon.store.read.query(`SELECT type, body FROM events WHERE object_id = '${w.body.id}'`);
-  t.deepEqual(events.map((e: { type: string }) => e.type), ['withdrawal.cancelled']);
+  t.deepEqual(
+    events.map((e: { type: string }) => e.type),
+    ['withdrawal.cancelled'],
+  );
   t.deepEqual(JSON.parse(events[0].body).data.withdrawal, c.body);
   t.true((await f.td.daemon.store.snapshot((em) => verifyLedger(em))).ok);
 });

@@ -12,7 +12,9 @@ for (const mode of ['the same Idempotency-Key', 'the same payout_id under differ
     await f.fund('0.15');
     const body = { coin_id: COINS.BTC, amount: '0.1', to_address: PAY_TO, payout_id: 'p-par' };
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => f.api.post('/v1/withdrawals', body, { 'Idempotency-Key': mode === 'the same Idempotency-Key' ? 'par' : `par-${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        f.api.post('/v1/withdrawals', body, { 'Idempotency-Key': mode === 'the same Idempotency-Key' ? 'par' : `par-${i}` }),
+      ),
     );
     for (const a of answers) t.true(a.status === 201 || a.status === 200, JSON.stringify(a.body));
     t.is(new Set(answers.map((a) => a.body.id)).size, 1);
@@ -31,7 +33,11 @@ test('on PostgreSQL, parallel withdrawals cannot pass the daily limit together: 
   const answers = await Promise.all(
     Array.from({ length: 8 }, (_, i) => f.api.post('/v1/withdrawals', { coin_id: COINS.BTC, amount: '0.01', to_address: PAY_TO, comment: `parallel ${i}` })),
   );
-  t.deepEqual(answers.map((a) => a.status), Array(8).fill(201), JSON.stringify(answers.map((a) => a.body)));
+  t.deepEqual(
+    answers.map((a) => a.status),
+    Array(8).fill(201),
+    JSON.stringify(answers.map((a) => a.body)),
+  );
   const statuses = answers.map((a) => `${a.body.status}/${a.body.review_reason}`).sort();
   t.deepEqual(statuses, ['pending/null', 'pending/null', ...Array(6).fill('review/limit')]);
 });

@@ -65,7 +65,11 @@ test('a request failing several checks gets the first in SPEC order, and nothing
   refused(t, await f.api.post('/v1/withdrawals', body({ amount: '1' }), { 'Idempotency-Key': 'k-order' }), 409, 'conflict', 'insufficient');
   refused(t, await f.api.post('/v1/withdrawals', body({ amount: '0.001' }), { 'Idempotency-Key': 'k-order' }), 429, 'rate_limited', 'over the limit');
   t.deepEqual(await f.counts(), { withdrawals, holds }, 'neither was created');
-  t.is(await f.td.daemon.store.read.query("SELECT count(*) AS n FROM withdrawal_keys WHERE key = 'k-order'").then((r: Array<{ n: number }>) => Number(r[0]!.n)), 0, 'the key stays free');
+  t.is(
+    await f.td.daemon.store.read.query("SELECT count(*) AS n FROM withdrawal_keys WHERE key = 'k-order'").then((r: Array<{ n: number }>) => Number(r[0]!.n)),
+    0,
+    'the key stays free',
+  );
 });
 
 test('a destination the chain cannot pay plainly (a witness version with no standard template) is address_refused', async (t) => {
@@ -156,20 +160,35 @@ test('a review is approved through the CLI by an admin and rejected by an owner 
     ['withdrawal.rejected', f.owner, b.body.id],
   ]);
   const listed = await cli(['withdrawals', 'list', '--account', f.accountId, '--as', f.owner, '--status', 'pending']);
-  t.deepEqual(listed.json.items.map((i: { id: string }) => i.id), [a.body.id]);
+  t.deepEqual(
+    listed.json.items.map((i: { id: string }) => i.id),
+    [a.body.id],
+  );
 });
 
 test('every security change of the last 24 hours sends new payouts to review (pattern): withdraw granted, member added, role changed, whitelist changed', async (t) => {
   const changes: Array<[string, (f: WithdrawalFixture) => Promise<unknown>]> = [
-    ['withdraw granted', (f) => f.td.daemon.keys.create(f.accountId, { email: f.owner, otp: f.ownerOtp.next() }, { name: 'another', permissions: ['read', 'withdraw'] })],
+    [
+      'withdraw granted',
+      (f) => f.td.daemon.keys.create(f.accountId, { email: f.owner, otp: f.ownerOtp.next() }, { name: 'another', permissions: ['read', 'withdraw'] }),
+    ],
     ['member added', (f) => f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'm@example.com', 'developer')],
-    ['role changed', async (f) => {
-      await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'r@example.com', 'developer');
-      await f.td.daemon.store.write((em) => em.update(SecurityLogEntity, { account_id: f.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() }));
-      t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.01' }))).body.status, 'pending', 'a day-old change no longer counts');
-      return f.td.daemon.team.setRole(f.accountId, { kind: 'operator' }, 'r@example.com', 'admin');
-    }],
-    ['whitelist changed', (f) => f.td.daemon.withdrawals.whitelist.add(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO })],
+    [
+      'role changed',
+      async (f) => {
+        await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'r@example.com', 'developer');
+        await f.td.daemon.store.write((em) =>
+          em.update(SecurityLogEntity, { account_id: f.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() }),
+        );
+        t.is((await f.api.post('/v1/withdrawals', body({ amount: '0.01' }))).body.status, 'pending', 'a day-old change no longer counts');
+        return f.td.daemon.team.setRole(f.accountId, { kind: 'operator' }, 'r@example.com', 'admin');
+      },
+    ],
+    [
+      'whitelist changed',
+      (f) =>
+        f.td.daemon.withdrawals.whitelist.add(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, { coin_id: COINS.BTC, address: PAY_TO }),
+    ],
   ];
   for (const [what, change] of changes) {
     const f = await fixture(t);
@@ -187,17 +206,32 @@ test('GET /v1/withdrawals filters by coin_id and created_from/created_to, pages 
   const old = '2026-01-01T00:00:00.000Z';
   await f.td.daemon.store.write((em) => em.update(WithdrawalEntity, { id: made[0] }, { created_at: old }));
 
-  t.deepEqual((await f.api.get(`/v1/withdrawals?coin_id=${COINS.BTC}`)).body.items.map((w: { id: string }) => w.id), [made[2], made[1], made[0]]);
+  t.deepEqual(
+    (await f.api.get(`/v1/withdrawals?coin_id=${COINS.BTC}`)).body.items.map((w: { id: string }) => w.id),
+    [made[2], made[1], made[0]],
+  );
   t.deepEqual((await f.api.get(`/v1/withdrawals?coin_id=${COINS.ETH}`)).body.items, []);
-  t.deepEqual((await f.api.get('/v1/withdrawals?created_to=2026-01-02T00:00:00Z')).body.items.map((w: { id: string }) => w.id), [made[0]]);
-  t.deepEqual((await f.api.get('/v1/withdrawals?created_from=2026-01-02T00:00:00Z')).body.items.map((w: { id: string }) => w.id), [made[2], made[1]]);
+  t.deepEqual(
+    (await f.api.get('/v1/withdrawals?created_to=2026-01-02T00:00:00Z')).body.items.map((w: { id: string }) => w.id),
+    [made[0]],
+  );
+  t.deepEqual(
+    (await f.api.get('/v1/withdrawals?created_from=2026-01-02T00:00:00Z')).body.items.map((w: { id: string }) => w.id),
+    [made[2], made[1]],
+  );
   refused(t, await f.api.get('/v1/withdrawals?created_from=yesterday'), 400, 'validation_error', 'a bad time');
 
   const first = await f.api.get('/v1/withdrawals?limit=2');
-  t.deepEqual(first.body.items.map((w: { id: string }) => w.id), [made[2], made[1]]);
+  t.deepEqual(
+    first.body.items.map((w: { id: string }) => w.id),
+    [made[2], made[1]],
+  );
   t.truthy(first.body.next_cursor);
   const second = await f.api.get(`/v1/withdrawals?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`);
-  t.deepEqual(second.body.items.map((w: { id: string }) => w.id), [made[0]]);
+  t.deepEqual(
+    second.body.items.map((w: { id: string }) => w.id),
+    [made[0]],
+  );
   t.is(second.body.next_cursor, null);
 
   const xlsx = await signedGet(f.td.url, { keyId: f.api.keyId, secret: f.api.secret }, '/v1/withdrawals?format=xlsx');
@@ -223,7 +257,9 @@ test('the whitelist is changed only by an owner or admin with a fresh two-factor
   const f = await fixture(t);
   const { whitelist } = f.td.daemon.withdrawals;
   await f.td.daemon.team.addMember(f.accountId, { kind: 'operator' }, 'dev@example.com', 'developer');
-  await t.throwsAsync(whitelist.add(f.accountId, { kind: 'member', email: 'dev@example.com', otp: '000000' }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /role/ });
+  await t.throwsAsync(whitelist.add(f.accountId, { kind: 'member', email: 'dev@example.com', otp: '000000' }, { coin_id: COINS.BTC, address: PAY_TO }), {
+    message: /role/,
+  });
   await t.throwsAsync(whitelist.add(f.accountId, { kind: 'member', email: f.owner }, { coin_id: COINS.BTC, address: PAY_TO }), { message: /two-factor/ });
   t.deepEqual(await whitelist.list(f.accountId, { kind: 'member', email: f.owner }), []);
   const code = f.ownerOtp.next();
@@ -231,7 +267,16 @@ test('the whitelist is changed only by an owner or admin with a fresh two-factor
   await t.throwsAsync(whitelist.remove(f.accountId, { kind: 'member', email: f.owner, otp: code }, added.id), { message: /already used/ });
   await whitelist.remove(f.accountId, { kind: 'member', email: f.owner, otp: f.ownerOtp.next() }, added.id);
   const log = await f.td.daemon.store.read.findBy(SecurityLogEntity, { account_id: f.accountId });
-  t.deepEqual(log.filter((e) => e.action.startsWith('whitelist.')).map((e) => [e.action, e.actor]).sort(), [['whitelist.added', f.owner], ['whitelist.removed', f.owner]]);
+  t.deepEqual(
+    log
+      .filter((e) => e.action.startsWith('whitelist.'))
+      .map((e) => [e.action, e.actor])
+      .sort(),
+    [
+      ['whitelist.added', f.owner],
+      ['whitelist.removed', f.owner],
+    ],
+  );
 });
 
 test('a payout is decided on the key and the account as they are now: after payouts, the operator unverifies the account (kyb_required), then an owner requires the key rotated (permission_denied); nothing more is created or held', async (t) => {

@@ -1,11 +1,5 @@
 import test from 'ava';
-import {
-  IP_BLOCK_FAILURES,
-  IP_BLOCK_MS,
-  IP_BLOCK_WINDOW_MS,
-  IP_MAX_BLOCK_MS,
-  IpBlocker,
-} from '../../../src/auth/ip-blocker';
+import { IP_BLOCK_FAILURES, IP_BLOCK_MS, IP_BLOCK_WINDOW_MS, IP_MAX_BLOCK_MS, IpBlocker } from '../../../src/auth/ip-blocker';
 
 function clock(start = 1_767_225_600_000) {
   const c = { now: start, fn: () => c.now };

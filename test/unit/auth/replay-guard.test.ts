@@ -67,7 +67,7 @@ test('a key at its share is refused alone; other keys and known signatures still
   t.false(see(g, 'd', T0 + REPLAY_RETENTION_MS + 30_000)); // space again after eviction
 });
 
-test('a forgotten claim frees its place in the key\'s share and may be presented again', (t) => {
+test("a forgotten claim frees its place in the key's share and may be presented again", (t) => {
   const g = new MemoryReplayGuard(REPLAY_RETENTION_MS, 30_000, 1);
   t.false(see(g, 'a', T0));
   g.forget('a', 'k', 'signature of a');

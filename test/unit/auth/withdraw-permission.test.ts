@@ -683,13 +683,7 @@ test('rotation 7: every change reports what changed for the security log, and a 
   step(rotate(k, owner, at(2 * HOUR)));
   step(requireRotation(k, admin));
   step(requireRotation(k, admin));
-  t.deepEqual(log, [
-    'withdraw.requested',
-    'withdraw.approved',
-    'key.rotated',
-    'key.rotation_required',
-    'withdraw.lost',
-  ]);
+  t.deepEqual(log, ['withdraw.requested', 'withdraw.approved', 'key.rotated', 'key.rotation_required', 'withdraw.lost']);
 });
 
 // ---------------------------------------------------------------------------------------------

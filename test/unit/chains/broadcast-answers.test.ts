@@ -47,7 +47,7 @@ test('Bitcoin Core: already in its chain or mempool is known; a reject reason ab
     t.is(btcBroadcastAnswer(code, message), 'unsure', `${code} ${message}`);
   }
   t.is(btcBroadcastAnswer(null, 'timed out after 10000 ms'), 'unsure');
-  t.is(btcBroadcastAnswer(null, 'scriptpubkey'), 'unsure', 'an error that is not the node\'s answer proves nothing');
+  t.is(btcBroadcastAnswer(null, 'scriptpubkey'), 'unsure', "an error that is not the node's answer proves nothing");
 });
 
 test('EVM nodes: already known is known; a signature, chain id, gas or fee-cap refusal is refused; nonce too low, underpriced, insufficient funds, a base fee above the cap, rate limits and transport errors prove nothing', (t) => {
@@ -79,15 +79,25 @@ test('EVM nodes: already known is known; a signature, chain id, gas or fee-cap r
   ]) {
     t.is(evmBroadcastAnswer(true, m), 'unsure', m);
   }
-  t.is(evmBroadcastAnswer(false, 'evm node eth_sendRawTransaction: invalid sender'), 'unsure', 'only the node\'s own answer can refuse');
+  t.is(evmBroadcastAnswer(false, 'evm node eth_sendRawTransaction: invalid sender'), 'unsure', "only the node's own answer can refuse");
   t.is(evmBroadcastAnswer(false, 'evm node eth_sendRawTransaction: already known'), 'known');
 });
 
 test('java-tron: DUP_TRANSACTION_ERROR is known; a bad signature, reference block, size or expiration is refused; SERVER_BUSY, NO_CONNECTION, NOT_ENOUGH_EFFECTIVE_CONNECTION, BLOCK_UNSOLIDIFIED and contract checks prove nothing', (t) => {
   t.is(tronBroadcastAnswer({ result: true }), 'known');
   t.is(tronBroadcastAnswer({ code: 'DUP_TRANSACTION_ERROR' }), 'known');
-  for (const code of ['SIGERROR', 'TAPOS_ERROR', 'TOO_BIG_TRANSACTION_ERROR', 'TRANSACTION_EXPIRATION_ERROR']) t.is(tronBroadcastAnswer({ result: false, code }), 'refused', code);
-  for (const code of ['SERVER_BUSY', 'NO_CONNECTION', 'NOT_ENOUGH_EFFECTIVE_CONNECTION', 'BLOCK_UNSOLIDIFIED', 'CONTRACT_VALIDATE_ERROR', 'CONTRACT_EXE_ERROR', 'BANDWITH_ERROR', 'OTHER_ERROR']) {
+  for (const code of ['SIGERROR', 'TAPOS_ERROR', 'TOO_BIG_TRANSACTION_ERROR', 'TRANSACTION_EXPIRATION_ERROR'])
+    t.is(tronBroadcastAnswer({ result: false, code }), 'refused', code);
+  for (const code of [
+    'SERVER_BUSY',
+    'NO_CONNECTION',
+    'NOT_ENOUGH_EFFECTIVE_CONNECTION',
+    'BLOCK_UNSOLIDIFIED',
+    'CONTRACT_VALIDATE_ERROR',
+    'CONTRACT_EXE_ERROR',
+    'BANDWITH_ERROR',
+    'OTHER_ERROR',
+  ]) {
     t.is(tronBroadcastAnswer({ result: false, code }), 'unsure', code);
   }
   t.is(tronBroadcastAnswer({}), 'unsure');
@@ -103,7 +113,7 @@ class Answering extends BitcoinRpc {
   }
 }
 
-test('the Bitcoin adapter answers a txid for a transaction the node holds, throws TransactionRefused for a refusal and the node\'s own error otherwise', async (t) => {
+test("the Bitcoin adapter answers a txid for a transaction the node holds, throws TransactionRefused for a refusal and the node's own error otherwise", async (t) => {
   const chain = parseConfig({ chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:9/', confirmations: 1 }] }).chains[0]!;
   const tx = new Transaction();
   tx.addInput(Buffer.alloc(32, 1), 0);

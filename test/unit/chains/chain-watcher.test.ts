@@ -21,7 +21,7 @@ test('a transfer in a block with fewer than `confirmations` blocks is seen, then
   t.like(watcher.status(), { node_tip: 3, scanned_height: 3, lag: 0, maintenance: false, last_error: null });
 });
 
-test('token transfers are recorded in the coin\'s units, and a transfer already deep enough is confirmed at first sight', async (t) => {
+test("token transfers are recorded in the coin's units, and a transfer already deep enough is confirmed at first sight", async (t) => {
   const { node, sink, watcher, signal, transfers } = await setup(t, { confirmations: 2 });
   node.mine([usdt(BOB, 25_500_000n, '0xt1', 4), usdt(BOB, 1n, '0xt1', 5)]);
   node.mineEmpty(1);
@@ -38,13 +38,18 @@ test('token transfers are recorded in the coin\'s units, and a transfer already 
 
 test('transfers to unwatched addresses, of unconfigured assets, or of zero are not recorded', async (t) => {
   const { node, sink, watcher, signal, transfers } = await setup(t);
-  node.mine([eth(STRANGER, 5n, '0xt1'), usdt(ALICE.toLowerCase(), 5n, '0xt2'), { asset: '0xOtherToken', to: ALICE, amount: 5n, txid: '0xt3', index: 0 }, eth(ALICE, 0n, '0xt4')]);
+  node.mine([
+    eth(STRANGER, 5n, '0xt1'),
+    usdt(ALICE.toLowerCase(), 5n, '0xt2'),
+    { asset: '0xOtherToken', to: ALICE, amount: 5n, txid: '0xt3', index: 0 },
+    eth(ALICE, 0n, '0xt4'),
+  ]);
   await watcher.poll(signal);
   t.deepEqual(await sink.calls(), []);
   t.deepEqual(await transfers(), []);
 });
 
-test('a fresh cursor starts at the node\'s tip unless start_height is set', async (t) => {
+test("a fresh cursor starts at the node's tip unless start_height is set", async (t) => {
   const { node, sink, restart, signal, store } = await setup(t, { options: { start_height: null } });
   node.mine([eth(ALICE, 1n, '0xold')]);
   node.mine([eth(ALICE, 2n, '0xtip')]);
@@ -102,7 +107,10 @@ test('a deeper reorganisation reverts a confirmed transfer the new branch lacks 
   await watcher.poll(signal);
   t.deepEqual(await sink.of('0xgone'), ['new>confirmed', 'confirmed>reverted']);
   t.deepEqual(await sink.of('0xmoved'), ['new>confirmed']);
-  t.like((await transfers()).find((r) => r.txid === '0xmoved'), { status: 'confirmed', block_height: 5, block_hash: '0xb5' });
+  t.like(
+    (await transfers()).find((r) => r.txid === '0xmoved'),
+    { status: 'confirmed', block_height: 5, block_hash: '0xb5' },
+  );
   t.like(watcher.status(), { scanned_height: 8 });
 });
 
@@ -132,7 +140,7 @@ test('a replaced tip block at the same height is a reorganisation too', async (t
   t.deepEqual(await sink.of('0xt'), ['new>seen', 'seen>reverted']);
 });
 
-test('a reorganisation deeper than reorg_max_depth stops the chain\'s scanning, reverts nothing and puts its coins in maintenance', async (t) => {
+test("a reorganisation deeper than reorg_max_depth stops the chain's scanning, reverts nothing and puts its coins in maintenance", async (t) => {
   const { node, sink, watcher, signal, transfers, coinsInMaintenance, logs } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 3 } });
   node.mine([eth(ALICE, 10n, '0xt')]);
   node.mineEmpty(5);
@@ -152,7 +160,7 @@ test('a reorganisation deeper than reorg_max_depth stops the chain\'s scanning, 
   t.is(node.requests, requests, 'a stopped chain is not polled again until restart');
 });
 
-test('a crash inside a batch\'s transaction commits nothing of it; after a restart every transfer is recorded once', async (t) => {
+test("a crash inside a batch's transaction commits nothing of it; after a restart every transfer is recorded once", async (t) => {
   const { node, sink, watcher, restart, signal, store } = await setup(t, { confirmations: 1, options: { batch_size: 2 } });
   node.mine([eth(ALICE, 1n, '0xt1')]);
   node.mine([eth(BOB, 2n, '0xt2')]);
@@ -160,14 +168,20 @@ test('a crash inside a batch\'s transaction commits nothing of it; after a resta
   node.mine([eth(BOB, 4n, '0xt4')]);
   sink.failWhen = (row) => row.txid === '0xt4';
   await watcher.poll(signal);
-  t.deepEqual((await sink.calls()).map((c) => c.txid), ['0xt1', '0xt2']);
+  t.deepEqual(
+    (await sink.calls()).map((c) => c.txid),
+    ['0xt1', '0xt2'],
+  );
   t.like(await store.read.findOneBy(ChainCursorEntity, { chain_id: 'ethereum' }), { height: 2 });
   t.regex(watcher.status().last_error!, /crash inside the transaction/);
   sink.failWhen = null;
   const again = restart();
   await again.poll(signal);
   await again.poll(signal);
-  t.deepEqual((await sink.calls()).map((c) => `${c.txid}:${c.status}`), ['0xt1:confirmed', '0xt2:confirmed', '0xt3:confirmed', '0xt4:confirmed']);
+  t.deepEqual(
+    (await sink.calls()).map((c) => `${c.txid}:${c.status}`),
+    ['0xt1:confirmed', '0xt2:confirmed', '0xt3:confirmed', '0xt4:confirmed'],
+  );
   t.like(again.status(), { scanned_height: 4 });
 });
 
@@ -182,7 +196,7 @@ test('a restart resumes after the last committed block: nothing is recorded twic
   t.deepEqual(await sink.of('0xt2'), ['new>confirmed']);
 });
 
-test('an unreachable node puts the chain\'s coins in maintenance; when it is back the core catches up without a gap', async (t) => {
+test("an unreachable node puts the chain's coins in maintenance; when it is back the core catches up without a gap", async (t) => {
   const { node, sink, watcher, signal, coinsInMaintenance } = await setup(t, { confirmations: 1, chain: { maintenance_after_seconds: 0 } });
   node.mine([eth(ALICE, 1n, '0xt1')]);
   await watcher.poll(signal);
@@ -200,7 +214,10 @@ test('an unreachable node puts the chain\'s coins in maintenance; when it is bac
   node.down = null;
   await watcher.poll(signal);
   t.deepEqual(coinsInMaintenance(), []);
-  t.deepEqual((await sink.calls()).map((c) => c.txid), ['0xt1', '0xt2', '0xt3']);
+  t.deepEqual(
+    (await sink.calls()).map((c) => c.txid),
+    ['0xt1', '0xt2', '0xt3'],
+  );
   t.like(watcher.status(), { maintenance: false, scanned_height: 6, lag: 0, last_error: 'connect ECONNREFUSED 127.0.0.1:8545' });
 });
 
@@ -230,7 +247,7 @@ test('a node behind the scanned height on the same chain reverts nothing', async
   t.like(watcher.status(), { node_tip: 2, scanned_height: 4, lag: -2, maintenance: false });
 });
 
-test('after a reorganisation to a shorter chain, a deeper one is walked back to a fork point checked against what was scanned: the replaced block\'s transfer is reverted', async (t) => {
+test("after a reorganisation to a shorter chain, a deeper one is walked back to a fork point checked against what was scanned: the replaced block's transfer is reverted", async (t) => {
   const { node, sink, watcher, signal, transfers, store } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 5 } });
   node.mineEmpty(3);
   node.mine([eth(ALICE, 10n, '0xt')]);
@@ -241,7 +258,10 @@ test('after a reorganisation to a shorter chain, a deeper one is walked back to 
   node.mine([], 'b');
   await watcher.poll(signal);
   t.like(watcher.status(), { scanned_height: 8, maintenance: false });
-  t.deepEqual((await store.read.find(ChainBlockEntity, { order: { height: 'ASC' } })).map((b) => b.hash), ['0xa3', '0xa4', '0xa5', '0xa6', '0xa7', '0xb8']);
+  t.deepEqual(
+    (await store.read.find(ChainBlockEntity, { order: { height: 'ASC' } })).map((b) => b.hash),
+    ['0xa3', '0xa4', '0xa5', '0xa6', '0xa7', '0xb8'],
+  );
 
   // Block 4, which paid, is replaced: the fork is block 3.
   node.cutBackTo(4);
@@ -252,7 +272,7 @@ test('after a reorganisation to a shorter chain, a deeper one is walked back to 
   t.like(watcher.status(), { scanned_height: 10, maintenance: false, last_error: null });
 });
 
-test('a reorganisation reaching a height whose scanned header is not stored stops scanning instead of taking the node\'s block there as the fork point', async (t) => {
+test("a reorganisation reaching a height whose scanned header is not stored stops scanning instead of taking the node's block there as the fork point", async (t) => {
   const { node, sink, watcher, signal, store, coinsInMaintenance } = await setup(t, { confirmations: 1, options: { reorg_max_depth: 5 } });
   node.mineEmpty(6);
   node.mine([eth(ALICE, 10n, '0xt')]);

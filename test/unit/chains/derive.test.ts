@@ -24,7 +24,7 @@ const uncompressed = (pub: Uint8Array): Uint8Array => ecc.pointCompress(pub, fal
 
 const btc = (network: string, options: Record<string, unknown> = {}) => btcScheme({ network, options });
 
-test('BIP84 vectors: m/84\'/0\'/0\'/0/0 and /0/1 on mainnet', (t) => {
+test("BIP84 vectors: m/84'/0'/0'/0/0 and /0/1 on mainnet", (t) => {
   const s = btc('mainnet');
   t.deepEqual(wallet.derive(s, 0, 0), { address: 'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu', path: "m/84'/0'/0'/0/0" });
   t.is(wallet.derive(s, 0, 1).address, 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g');
@@ -70,7 +70,12 @@ test('BIP44 ETH vectors, EIP-55 checksummed', (t) => {
 test('Tron BIP44 coin 195 agrees with tronweb', (t) => {
   const s = tronScheme();
   t.is(wallet.derive(s, 0, 0).address, 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
-  for (const [account, index] of [[0, 0], [0, 1], [3, 7], [12, 1000]] as const) {
+  for (const [account, index] of [
+    [0, 0],
+    [0, 1],
+    [3, 7],
+    [12, 1000],
+  ] as const) {
     const ours = wallet.derive(s, account, index);
     t.is(ours.path, `m/44'/195'/${account}'/0/${index}`);
     t.is(ours.address, TronWeb.fromMnemonic(ABANDON, ours.path).address);

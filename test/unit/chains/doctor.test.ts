@@ -9,16 +9,31 @@ import { FakeClock } from '../../../src/shared/clock';
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 const now = clock.now().getTime() / 1000;
 
-const reader = (tip: () => Promise<BlockRef>): ChainReader => ({ chainId: 'x', tip, header: async () => ({ height: 0, hash: '', parentHash: '' }), blocks: async () => [] });
-const endpoint = (url: string, tip: () => Promise<BlockRef>, extra: Partial<DoctorEndpoint> = {}): DoctorEndpoint => ({ url, reader: reader(tip), probe: async () => [], ...extra });
+const reader = (tip: () => Promise<BlockRef>): ChainReader => ({
+  chainId: 'x',
+  tip,
+  header: async () => ({ height: 0, hash: '', parentHash: '' }),
+  blocks: async () => [],
+});
+const endpoint = (url: string, tip: () => Promise<BlockRef>, extra: Partial<DoctorEndpoint> = {}): DoctorEndpoint => ({
+  url,
+  reader: reader(tip),
+  probe: async () => [],
+  ...extra,
+});
 
 const tronChain = (extra: Record<string, unknown> = {}) =>
-  parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: 'https://api.trongrid.io', full_node_urls: ['https://tron.example/jsonrpc'], ...extra }] }).chains[0]!;
+  parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: 'https://api.trongrid.io', full_node_urls: ['https://tron.example/jsonrpc'], ...extra }] })
+    .chains[0]!;
 
 test('a Tron Lite FullNode with history queries closed is named, with the setting that opens them; the chain works on its other endpoint', async (t) => {
-  const lite = endpoint('https://api.trongrid.io', async () => {
-    throw new Error('tron node getblockbynum: the answer is not JSON');
-  }, { explain: liteNote });
+  const lite = endpoint(
+    'https://api.trongrid.io',
+    async () => {
+      throw new Error('tron node getblockbynum: the answer is not JSON');
+    },
+    { explain: liteNote },
+  );
   const full = endpoint('https://tron.example/jsonrpc', async () => ({ height: 70_000_000, hash: 'h', time: now - 6 }));
   const report = await checkChain(tronChain(), [lite, full], clock, new AbortController().signal);
   t.true(report.works);
@@ -27,7 +42,7 @@ test('a Tron Lite FullNode with history queries closed is named, with the settin
     'tron (tron): ok',
     '  endpoint 1 (api.trongrid.io): NOT USABLE',
     '    problem: a Lite FullNode with history queries closed (tron node getblockbynum: the answer is not JSON)',
-    '      change: set node.openHistoryQueryWhenLiteFN = true in the node\'s config and restart it, or use a full node',
+    "      change: set node.openHistoryQueryWhenLiteFN = true in the node's config and restart it, or use a full node",
     '  endpoint 2 (tron.example): usable',
   ]);
   t.true(lines.includes('    newest block 6 s old'));

@@ -23,10 +23,20 @@ class TimedChain extends FakeChain {
 }
 
 /** `primary` with the chain's endpoints: itself and `others`, as the production adapter is built. */
-function withEndpoints<N extends FakeChain>(primary: N, others: FakeChain[], clock: Clock, opts: { quorum?: number; staleAfterSeconds?: number | null } = {}): N {
+function withEndpoints<N extends FakeChain>(
+  primary: N,
+  others: FakeChain[],
+  clock: Clock,
+  opts: { quorum?: number; staleAfterSeconds?: number | null } = {},
+): N {
   const pool = new NodePool(
     [primary, ...others].map((n) => ({ transport: n, reader: n, requestsPerDay: null })),
-    { quorum: opts.quorum ?? 1, staleAfterSeconds: opts.staleAfterSeconds ?? null, clock, unavailable: (err) => err instanceof Error && /ECONNREFUSED/.test(err.message) },
+    {
+      quorum: opts.quorum ?? 1,
+      staleAfterSeconds: opts.staleAfterSeconds ?? null,
+      clock,
+      unavailable: (err) => err instanceof Error && /ECONNREFUSED/.test(err.message),
+    },
   );
   return Object.assign(primary, { nodes: pool });
 }

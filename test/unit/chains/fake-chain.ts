@@ -93,11 +93,22 @@ export class RecordingSink implements TransferHandler {
   failWhen: ((row: ChainTransferRow) => boolean) | null = null;
   private readonly outbox = new Outbox();
 
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
 
   async onTransfer(em: EntityManager, row: ChainTransferRow, previous: TransferStatus | null): Promise<void> {
     if (this.failWhen?.(row)) throw new Error('crash inside the transaction');
-    const call: SinkCall = { direction: row.direction, txid: row.txid, index: row.output_index, amount: row.amount, status: row.status, previous, height: row.block_height };
+    const call: SinkCall = {
+      direction: row.direction,
+      txid: row.txid,
+      index: row.output_index,
+      amount: row.amount,
+      status: row.status,
+      previous,
+      height: row.block_height,
+    };
     await this.outbox.emit(em, { accountId: row.account_id, type: EVENT_OF[row.status], data: { ...call }, objectId: row.id, at: this.clock.now() });
   }
 

@@ -54,7 +54,7 @@ test('a limit at its bound stays there', (t) => {
   t.throws(() => new LearnedLimit(0));
 });
 
-test('a size the node named as its plan\'s limit is a ceiling the limit never grows past, even after the failure is forgotten (no refusal every few hundred requests)', (t) => {
+test("a size the node named as its plan's limit is a ceiling the limit never grows past, even after the failure is forgotten (no refusal every few hundred requests)", (t) => {
   const l = new LearnedLimit(100, { growAfter: 2, forgetAfter: 10 });
   t.is(l.tooMuch(100, 5, true), 5);
   for (let i = 0; i < 200; i++) l.succeeded();
@@ -62,5 +62,5 @@ test('a size the node named as its plan\'s limit is a ceiling the limit never gr
   const unnamed = new LearnedLimit(100, { growAfter: 2, forgetAfter: 10 });
   unnamed.tooMuch(100, 5);
   for (let i = 0; i < 200; i++) unnamed.succeeded();
-  t.is(unnamed.value, 100, 'a size suggested for one range\'s results (Infura) is forgotten and the bound tried again');
+  t.is(unnamed.value, 100, "a size suggested for one range's results (Infura) is forgotten and the bound tried again");
 });

@@ -44,7 +44,10 @@ test('a transfer that leaves the mempool without a block is reverted; seen again
   t.deepEqual(await sink.of('0xgone'), ['new>seen', 'seen>reverted']);
   t.deepEqual(await sink.of('0xstays'), ['new>seen']);
   t.deepEqual(await sink.of('0xother'), []);
-  t.like((await transfers()).find((r) => r.txid === '0xgone'), { status: 'reverted', block_height: null });
+  t.like(
+    (await transfers()).find((r) => r.txid === '0xgone'),
+    { status: 'reverted', block_height: null },
+  );
   t.true(logs.some((l) => l.msg === 'transfers left the mempool unconfirmed'));
   node.waiting.push(eth(ALICE, 7n, '0xgone'));
   await watcher.poll(signal);

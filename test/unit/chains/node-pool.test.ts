@@ -36,7 +36,11 @@ class FakeEndpoint {
 function pool(n: number, opts: { quorum?: number; staleAfterSeconds?: number | null; requestsPerDay?: Array<number | null> } = {}) {
   const clock = new FakeClock('2026-06-01T00:00:00.000Z');
   const nodes = Array.from({ length: n }, (_, i) => new FakeEndpoint(`n${i + 1}`));
-  const members: Array<PoolMember<FakeEndpoint>> = nodes.map((node, i) => ({ transport: node, reader: node.reader, requestsPerDay: opts.requestsPerDay?.[i] ?? null }));
+  const members: Array<PoolMember<FakeEndpoint>> = nodes.map((node, i) => ({
+    transport: node,
+    reader: node.reader,
+    requestsPerDay: opts.requestsPerDay?.[i] ?? null,
+  }));
   const p = new NodePool(members, {
     quorum: opts.quorum ?? 1,
     staleAfterSeconds: opts.staleAfterSeconds ?? null,
@@ -94,7 +98,7 @@ test('an answer of the node (not a failure to answer) is no reason to ask anothe
   t.is(nodes[1]!.asked, 0);
 });
 
-test('every endpoint failing: one endpoint\'s own error, or one line naming each endpoint (never its URL)', async (t) => {
+test("every endpoint failing: one endpoint's own error, or one line naming each endpoint (never its URL)", async (t) => {
   const one = pool(1);
   one.nodes[0]!.trouble = refused();
   await t.throwsAsync(one.read.read('a'), { message: 'evm node eth_blockNumber: unreachable (ECONNREFUSED)' });
@@ -130,7 +134,7 @@ test('every endpoint rate limited: the pool answers NodeUnavailable (rate limite
   t.is(nodes[0]!.asked, 1);
 });
 
-test('a tip older than stale_after_seconds makes its endpoint stale: the next one\'s tip is used', async (t) => {
+test("a tip older than stale_after_seconds makes its endpoint stale: the next one's tip is used", async (t) => {
   const { p, nodes, clock } = pool(2, { staleAfterSeconds: 300 });
   const now = clock.now().getTime() / 1000;
   nodes[0]!.tipRef = { height: 100, hash: '0xold', time: now - 14 * 60 };
@@ -149,7 +153,7 @@ test('every endpoint that answers is behind: NodeStale with the age, as status s
   t.is(err.message, 'node behind: newest block 14 min old');
 });
 
-test('staleness is not judged without a limit (chains mined on demand) or without the block\'s time', async (t) => {
+test("staleness is not judged without a limit (chains mined on demand) or without the block's time", async (t) => {
   const off = pool(1);
   off.nodes[0]!.tipRef = { height: 1, hash: '0x1', time: 0 };
   t.like(await off.p.tip(), { height: 1 });
@@ -184,7 +188,7 @@ test('requests_per_day paces polling: after a poll of 3 requests under 100,000 a
   t.is(p.pollDelayMs(1000), 1000);
   // Polling at that pace for a day stays within the budget.
   let requests = 0;
-  for (let elapsed = 0; elapsed < 86_400_000; ) {
+  for (let elapsed = 0; elapsed < 86_400_000;) {
     for (const w of ['a', 'b', 'c']) await read.read(w);
     requests += 3;
     const wait = p.pollDelayMs(1000);
@@ -201,7 +205,7 @@ test('an endpoint without a budget does not slow polling; one unused does not ei
   t.is(p.pollDelayMs(500), 500);
 });
 
-test('a stale endpoint\'s reads go elsewhere after its pause too, until a tip of its own is fresh again', async (t) => {
+test("a stale endpoint's reads go elsewhere after its pause too, until a tip of its own is fresh again", async (t) => {
   const { p, nodes, clock, read } = pool(2, { staleAfterSeconds: 300 });
   const now = () => clock.now().getTime() / 1000;
   nodes[0]!.tipRef = { height: 100, hash: '0xold', time: now() - 900 };

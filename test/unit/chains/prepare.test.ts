@@ -7,7 +7,7 @@ import test from 'ava';
 import { ChainCursorEntity } from '../../../src/db/entities/chain-scan';
 import { ALICE, eth, setup } from './watcher-harness';
 
-test('prepare creates the cursor below the node\'s tip block without scanning; the next poll scans from there', async (t) => {
+test("prepare creates the cursor below the node's tip block without scanning; the next poll scans from there", async (t) => {
   const { node, sink, watcher, signal, store, coinsInMaintenance } = await setup(t, { options: { start_height: null } });
   node.mine([eth(ALICE, 1n, '0xbefore')]);
   await watcher.prepare(signal);

@@ -16,14 +16,15 @@ async function withSpends(t: Parameters<typeof setup>[0], opts: Parameters<typeo
   const spends = new RecordingSink(h.store, h.clock);
   h.router.register('invoice', 'outgoing', spends);
   /** The changes of one transaction's spends, as `previous>status`. */
-  const spent = async (txid: string) => (await spends.calls()).filter((c) => c.direction === 'outgoing' && c.txid === txid).map((c) => `${c.previous ?? 'new'}>${c.status}`);
+  const spent = async (txid: string) =>
+    (await spends.calls()).filter((c) => c.direction === 'outgoing' && c.txid === txid).map((c) => `${c.previous ?? 'new'}>${c.status}`);
   const outgoing = async () => (await h.transfers()).filter((r) => r.direction === 'outgoing');
   return { ...h, spent, outgoing };
 }
 
 const input = (txid: string, spentTxid: string, index = 0): NormalisedSpend => ({ txid, outpoint: { txid: spentTxid, index } });
 
-test('a spend of an output the wallet received goes to the outgoing handler of its address\'s purpose, and is confirmed once deep enough', async (t) => {
+test("a spend of an output the wallet received goes to the outgoing handler of its address's purpose, and is confirmed once deep enough", async (t) => {
   const { node, sink, watcher, signal, spent, outgoing, transfers } = await withSpends(t, { confirmations: 2 });
   node.mine([eth(ALICE, 5_000n, '0xin')]);
   node.mine([], 'a', [input('0xout', '0xin', 0), input('0xout', '0xin', 1), input('0xout', '0xelse', 0)]);
@@ -78,15 +79,12 @@ test('a reorganisation reverts a spend the new branch lacks, keeps one it holds,
   t.deepEqual(await spent('0xlost'), ['new>seen', 'seen>reverted']);
   t.deepEqual(await spent('0xmoved'), ['new>seen', 'seen>confirmed'], 'a spend the new branch holds is never reverted');
   t.deepEqual(await spent('0xdouble'), ['new>seen', 'seen>confirmed']);
-  t.deepEqual(
-    (await outgoing()).map((r) => [r.txid, r.status, r.amount, r.block_hash]).sort(),
-    [
-      ['0xdouble', 'confirmed', '0.00000000000000002', '0xb3'],
-      ['0xkept', 'confirmed', '0.00000000000000001', '0xa2'],
-      ['0xlost', 'reverted', '0.00000000000000002', '0xa3'],
-      ['0xmoved', 'confirmed', '0.00000000000000003', '0xb3'],
-    ],
-  );
+  t.deepEqual((await outgoing()).map((r) => [r.txid, r.status, r.amount, r.block_hash]).sort(), [
+    ['0xdouble', 'confirmed', '0.00000000000000002', '0xb3'],
+    ['0xkept', 'confirmed', '0.00000000000000001', '0xa2'],
+    ['0xlost', 'reverted', '0.00000000000000002', '0xa3'],
+    ['0xmoved', 'confirmed', '0.00000000000000003', '0xb3'],
+  ]);
 });
 
 test('an EVM transaction sent from a watched address is an outgoing spend with its nonce; one from another sender is not recorded', async (t) => {
@@ -136,7 +134,9 @@ test('a transfer to an address whose purpose has no handler is recorded with tha
   node.mine([eth('0x7EA5', 9n, '0xsweep')], 'a', [{ txid: '0xpayout', from: '0x7EA5', nonce: 0 }]);
   await watcher.poll(signal);
   t.like(
-    (await transfers()).map((r) => ({ txid: r.txid, purpose: r.purpose, direction: r.direction, status: r.status })).sort((a, b) => a.txid.localeCompare(b.txid)),
+    (await transfers())
+      .map((r) => ({ txid: r.txid, purpose: r.purpose, direction: r.direction, status: r.status }))
+      .sort((a, b) => a.txid.localeCompare(b.txid)),
     [
       { txid: '0xpayout', purpose: 'treasury', direction: 'outgoing', status: 'confirmed' },
       { txid: '0xsweep', purpose: 'treasury', direction: 'incoming', status: 'confirmed' },
@@ -148,13 +148,15 @@ test('a transfer to an address whose purpose has no handler is recorded with tha
 test('several handlers of one purpose and direction are called in the order registered; the same one twice is refused', async (t) => {
   const calls: string[] = [];
   const first = { onTransfer: async () => void calls.push('first') };
-  const router = new TransferRouter().register('invoice', 'incoming', first).register('invoice', 'incoming', { onTransfer: async () => void calls.push('second') });
+  const router = new TransferRouter()
+    .register('invoice', 'incoming', first)
+    .register('invoice', 'incoming', { onTransfer: async () => void calls.push('second') });
   t.throws(() => router.register('invoice', 'incoming', first), { message: /already registered for invoice\/incoming/ });
   await router.route(undefined as never, { purpose: 'invoice', direction: 'incoming' } as never, null);
   t.deepEqual(calls, ['first', 'second']);
 });
 
-test('a spend whose sender\'s watch key no watched address has is dropped without its `from` being read (an adapter may build it then: EVM hashes it)', (t) => {
+test("a spend whose sender's watch key no watched address has is dropped without its `from` being read (an adapter may build it then: EVM hashes it)", (t) => {
   const watched = new WatchedAddresses();
   const key = (a: string) => new TextEncoder().encode(a);
   watched.add('ethereum', ALICE, 'id-alice');
@@ -171,11 +173,14 @@ test('a spend whose sender\'s watch key no watched address has is dropped withou
     },
   });
   const kept = coins.maySpend('ethereum', [spend('0x1', BOB), spend('0x2', STRANGER), spend('0x3', ALICE)]);
-  t.deepEqual(kept.map((k) => [k.spend.txid, k.addressId]), [['0x3', 'id-alice']]);
+  t.deepEqual(
+    kept.map((k) => [k.spend.txid, k.addressId]),
+    [['0x3', 'id-alice']],
+  );
   t.is(reads, 1);
 });
 
-test('on a chain without watch keys (Tron) a spend is screened on its sender\'s text before any look-up in the watched set', (t) => {
+test("on a chain without watch keys (Tron) a spend is screened on its sender's text before any look-up in the watched set", (t) => {
   const watched = new WatchedAddresses();
   watched.add('tron', ALICE, 'id-alice');
   const looked: string[] = [];
@@ -187,7 +192,10 @@ test('on a chain without watch keys (Tron) a spend is screened on its sender\'s 
     { txid: '0x2', from: STRANGER },
     { txid: '0x3', from: ALICE },
   ]);
-  t.deepEqual(kept.map((k) => [k.spend.txid, k.addressId]), [['0x3', 'id-alice']]);
+  t.deepEqual(
+    kept.map((k) => [k.spend.txid, k.addressId]),
+    [['0x3', 'id-alice']],
+  );
   t.deepEqual(looked, [ALICE], 'the senders no watched address has were not looked up');
   t.deepEqual(coins.maySpend('nowhere', [{ txid: '0x4', from: ALICE }]), [], 'a chain with no watched address keeps none');
 });

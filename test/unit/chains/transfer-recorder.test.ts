@@ -56,8 +56,11 @@ test('a transfer row changed by another writer after it was read is not overwrit
   await store.write((em) => recorder.observeAll(em, [seen('0xa', 1), seen('0xb', 1)], 3));
   told.length = 0;
 
-  await t.throwsAsync(store.write((em) => recorder.observeAll(em, [seen('0xa', 3), seen('0xb', 3)], 3)), { message: /changed while it was recorded/ });
-  t.deepEqual(told, ['0xa:seen>confirmed'], '0xb\'s handler is not told of a change made from a stale read');
+  await t.throwsAsync(
+    store.write((em) => recorder.observeAll(em, [seen('0xa', 3), seen('0xb', 3)], 3)),
+    { message: /changed while it was recorded/ },
+  );
+  t.deepEqual(told, ['0xa:seen>confirmed'], "0xb's handler is not told of a change made from a stale read");
   t.deepEqual(
     (await store.read.find(ChainTransferEntity, { order: { txid: 'ASC' } })).map((r) => [r.txid, r.status]),
     [

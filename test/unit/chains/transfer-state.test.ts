@@ -40,7 +40,7 @@ const transfer = (over: Partial<ChainTransferRow> = {}): ChainTransferRow => ({
 const inBlock = (height: number, confirmations: number, hash = `0xb${height}`) => ({ blockHeight: height, blockHash: hash, confirmations });
 const inMempool = { blockHeight: null, blockHash: null, confirmations: 0 };
 
-test('a transfer in a block with the chain\'s confirmations is confirmed; in a younger block or the mempool it is seen', (t) => {
+test("a transfer in a block with the chain's confirmations is confirmed; in a younger block or the mempool it is seen", (t) => {
   t.is(transferStatus(inBlock(10, 3), 3), 'confirmed');
   t.is(transferStatus(inBlock(10, 2), 3), 'seen');
   t.is(transferStatus(inMempool, 0), 'seen', 'the mempool never confirms, whatever the chain asks');
@@ -56,7 +56,13 @@ test('seen again deeper, a transfer becomes confirmed once, with the time it got
 test('a confirmed transfer echoed by the mempool changes nothing; seen in another block it stays confirmed at the block the chain shows', (t) => {
   const confirmed = transfer({ status: 'confirmed', confirmations: 3, confirmed_at: BEFORE });
   t.is(observedAgain(confirmed, inMempool, 3, NOW), null);
-  t.like(observedAgain(confirmed, inBlock(11, 1, '0xother'), 3, NOW), { status: 'confirmed', block_height: 11, block_hash: '0xother', confirmations: 1, confirmed_at: BEFORE });
+  t.like(observedAgain(confirmed, inBlock(11, 1, '0xother'), 3, NOW), {
+    status: 'confirmed',
+    block_height: 11,
+    block_hash: '0xother',
+    confirmations: 1,
+    confirmed_at: BEFORE,
+  });
 });
 
 test('a reverted transfer included again is live again: seen or confirmed as its depth says, no longer marked reverted', (t) => {
@@ -82,28 +88,80 @@ test('a transfer the chain no longer holds is reverted with no confirmations, on
 
 const address = (over: Partial<AddressRow> = {}): AddressRow =>
   ({ id: 'addr1', account_id: 'acc', chain_id: 'ethereum', coin_id: 'eth', address: '0xa11ce', purpose: 'invoice', ...over }) as AddressRow;
-const payment: IncomingObservation = { chainId: 'ethereum', coinId: 'eth', txid: '0xabc', index: 0, address: '0xa11ce', addressId: 'addr1', amount: '1.5', ...inBlock(10, 1) };
+const payment: IncomingObservation = {
+  chainId: 'ethereum',
+  coinId: 'eth',
+  txid: '0xabc',
+  index: 0,
+  address: '0xa11ce',
+  addressId: 'addr1',
+  amount: '1.5',
+  ...inBlock(10, 1),
+};
 
-test('a payment to a wallet address is the wallet\'s, booked to the address\'s account and purpose with its amount', (t) => {
-  t.deepEqual(originOf(payment, address(), undefined), { purpose: 'invoice', address: '0xa11ce', address_id: 'addr1', account_id: 'acc', amount: '1.5', spent_transfer_id: null, nonce: null });
+test("a payment to a wallet address is the wallet's, booked to the address's account and purpose with its amount", (t) => {
+  t.deepEqual(originOf(payment, address(), undefined), {
+    purpose: 'invoice',
+    address: '0xa11ce',
+    address_id: 'addr1',
+    account_id: 'acc',
+    amount: '1.5',
+    spent_transfer_id: null,
+    nonce: null,
+  });
 });
 
-test('a payment is not the wallet\'s when the address row is missing, of another chain, or not the address paid', (t) => {
+test("a payment is not the wallet's when the address row is missing, of another chain, or not the address paid", (t) => {
   t.is(originOf(payment, undefined, undefined), null);
   t.is(originOf(payment, address({ chain_id: 'base' }), undefined), null);
   t.is(originOf(payment, address({ address: '0xb0b' }), undefined), null);
 });
 
-test('a transaction sent from a wallet address is the wallet\'s spend, with its nonce and no amount of its own', (t) => {
-  const sent: OutgoingObservation = { chainId: 'ethereum', coinId: 'eth', txid: '0xdef', index: 0, direction: 'outgoing', from: '0xa11ce', addressId: 'addr1', nonce: 7, ...inBlock(10, 1) };
+test("a transaction sent from a wallet address is the wallet's spend, with its nonce and no amount of its own", (t) => {
+  const sent: OutgoingObservation = {
+    chainId: 'ethereum',
+    coinId: 'eth',
+    txid: '0xdef',
+    index: 0,
+    direction: 'outgoing',
+    from: '0xa11ce',
+    addressId: 'addr1',
+    nonce: 7,
+    ...inBlock(10, 1),
+  };
   t.like(originOf(sent, address({ purpose: 'treasury' }), undefined), { purpose: 'treasury', amount: '0', nonce: 7, spent_transfer_id: null });
   t.is(originOf({ ...sent, from: '0xb0b' }, address(), undefined), null);
 });
 
-test('a Bitcoin input is the wallet\'s when it spends a live output the wallet received, and carries that output\'s address and amount', (t) => {
-  const input: OutgoingObservation = { chainId: 'bitcoin', coinId: 'btc', txid: 'spend', index: 0, direction: 'outgoing', outpoint: { txid: 'abc', index: 1 }, ...inBlock(10, 1) };
-  const output = transfer({ id: 'out1', chain_id: 'bitcoin', coin_id: 'btc', purpose: 'static', address: 'bcrt1q', address_id: 'a9', amount: '0.3', status: 'confirmed' });
-  t.deepEqual(originOf(input, undefined, output), { purpose: 'static', address: 'bcrt1q', address_id: 'a9', account_id: 'acc', amount: '0.3', spent_transfer_id: 'out1', nonce: null });
+test("a Bitcoin input is the wallet's when it spends a live output the wallet received, and carries that output's address and amount", (t) => {
+  const input: OutgoingObservation = {
+    chainId: 'bitcoin',
+    coinId: 'btc',
+    txid: 'spend',
+    index: 0,
+    direction: 'outgoing',
+    outpoint: { txid: 'abc', index: 1 },
+    ...inBlock(10, 1),
+  };
+  const output = transfer({
+    id: 'out1',
+    chain_id: 'bitcoin',
+    coin_id: 'btc',
+    purpose: 'static',
+    address: 'bcrt1q',
+    address_id: 'a9',
+    amount: '0.3',
+    status: 'confirmed',
+  });
+  t.deepEqual(originOf(input, undefined, output), {
+    purpose: 'static',
+    address: 'bcrt1q',
+    address_id: 'a9',
+    account_id: 'acc',
+    amount: '0.3',
+    spent_transfer_id: 'out1',
+    nonce: null,
+  });
   t.is(originOf(input, undefined, { ...output, status: 'reverted' }), null, 'an output the chain took back spends nothing of the wallet');
   t.is(originOf(input, undefined, undefined), null);
 });

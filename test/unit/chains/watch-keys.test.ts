@@ -22,11 +22,17 @@ test('a key filter passes, in order, the items whose key may be in it and those 
   const added = Array.from({ length: 1000 }, () => randomBytes(22));
   for (const k of added) filter.add(k);
   const items = [{ key: added[5] }, { key: randomBytes(22) }, { key: undefined }, { key: added[7] }, { key: randomBytes(22) }];
-  t.deepEqual(filter.pass(items, (i) => i.key), [items[0], items[2], items[3]]);
+  t.deepEqual(
+    filter.pass(items, (i) => i.key),
+    [items[0], items[2], items[3]],
+  );
   // Scratch space reused by a longer call, then a shorter one.
   const many = [...added, ...added].map((key) => ({ key }));
   t.is(filter.pass(many, (i) => i.key).length, 2000);
-  t.deepEqual(filter.pass([items[1]!, items[3]!], (i) => i.key), [items[3]]);
+  t.deepEqual(
+    filter.pass([items[1]!, items[3]!], (i) => i.key),
+    [items[3]],
+  );
 });
 
 test('a chain is screened by its watch keys only once keyed; addresses watched before and after are both keyed', (t) => {
@@ -51,7 +57,7 @@ test('a chain is screened by its watch keys only once keyed; addresses watched b
   t.true(mayWatch('bitcoin', 'before'));
 });
 
-test('a chain without watch keys is screened by its addresses\' text: watched ones pass, almost no other does', (t) => {
+test("a chain without watch keys is screened by its addresses' text: watched ones pass, almost no other does", (t) => {
   const watched = new WatchedAddresses();
   const address = () => 'T' + randomBytes(24).toString('base64url').slice(0, 33);
   const ours = Array.from({ length: 20_000 }, address);

@@ -82,11 +82,24 @@ export async function setup<N extends FakeChain = FakeChain>(
    * afresh, as it does; `on`: another daemon's handle on the database).
    */
   const restart = (walletCoins = coins, on: Store = store) =>
-    new ChainWatcher({ chain, adapter: node, store: on, recorder: new TransferRecorder(router, walletCoins, clock), watched, coins: walletCoins, catalog, clock, logger });
+    new ChainWatcher({
+      chain,
+      adapter: node,
+      store: on,
+      recorder: new TransferRecorder(router, walletCoins, clock),
+      watched,
+      coins: walletCoins,
+      catalog,
+      clock,
+      logger,
+    });
   const watcher = restart();
   const signal = new AbortController().signal;
-  const coinsInMaintenance = () => catalog.coins().filter((c) => catalog.inMaintenance(c.id)).map((c) => c.ticker);
+  const coinsInMaintenance = () =>
+    catalog
+      .coins()
+      .filter((c) => catalog.inMaintenance(c.id))
+      .map((c) => c.ticker);
   const transfers = () => store.read.find(ChainTransferEntity, { order: { block_height: 'ASC', txid: 'ASC' } });
   return { store, node, sink, router, watcher, restart, signal, clock, catalog, watched, coinsInMaintenance, transfers, logs };
 }
-

@@ -4,7 +4,18 @@ import { parseEmbedOrigins } from '../../../src/checkout/embed.service';
 import { pickLanguage } from '../../../src/checkout/messages';
 import { paymentUri } from '../../../src/checkout/payment-uri';
 
-const coin = (c: Partial<Coin>): Coin => ({ id: 'x', chain_id: 'c', asset: 'native', ticker: 'T', name: 'T', network: 'c', decimals: 8, invoice_enabled: true, family: 'btc', ...c });
+const coin = (c: Partial<Coin>): Coin => ({
+  id: 'x',
+  chain_id: 'c',
+  asset: 'native',
+  ticker: 'T',
+  name: 'T',
+  network: 'c',
+  decimals: 8,
+  invoice_enabled: true,
+  family: 'btc',
+  ...c,
+});
 
 test('the QR of BTC is BIP21 with the amount in BTC', (t) => {
   t.is(paymentUri(coin({ family: 'btc' }), 'bc1qxyz', '0.00147059', undefined), 'bitcoin:bc1qxyz?amount=0.00147059');
@@ -40,7 +51,10 @@ test('?lang= wins when shipped; else the most preferred shipped language of Acce
 });
 
 test('embed origins are exact https origins (http too on a testnet), at most 20, kept once each', (t) => {
-  t.deepEqual(parseEmbedOrigins({ allowed_origins: ['https://a.example', 'https://a.example', 'https://[::1]:8443'] }, false), ['https://a.example', 'https://[::1]:8443']);
+  t.deepEqual(parseEmbedOrigins({ allowed_origins: ['https://a.example', 'https://a.example', 'https://[::1]:8443'] }, false), [
+    'https://a.example',
+    'https://[::1]:8443',
+  ]);
   t.throws(() => parseEmbedOrigins({ allowed_origins: ['http://a.example'] }, false), { message: /https origin/ });
   t.deepEqual(parseEmbedOrigins({ allowed_origins: ['http://127.0.0.1:3000'] }, true), ['http://127.0.0.1:3000']);
   for (const bad of ['https://a.example/', 'https://*.a.example', "https://a.example'", 'https://a.example:443', 'javascript:alert(1)']) {

@@ -1,10 +1,31 @@
 import test from 'ava';
-import { CLIENT_ROUTES, Coinkeep, CoinkeepConnectionError, CoinkeepError, WebhookVerificationError, canonicalString, requestSignature, verifyWebhook } from '../../../src/client/index';
+import {
+  CLIENT_ROUTES,
+  Coinkeep,
+  CoinkeepConnectionError,
+  CoinkeepError,
+  WebhookVerificationError,
+  canonicalString,
+  requestSignature,
+  verifyWebhook,
+} from '../../../src/client/index';
 import { openApiDocument } from '../../../src/http/api-registry';
 import { readSharedVectors } from '../../helpers/vectors';
 
-interface RequestVector { name: string; secret: string; method: string; target: string; timestamp: string; body: string; canonical: string; signature: string }
-interface WebhookVectors { secret: string; cases: Array<{ name: string; timestamp: string; body: string; signature: string; valid: boolean }> }
+interface RequestVector {
+  name: string;
+  secret: string;
+  method: string;
+  target: string;
+  timestamp: string;
+  body: string;
+  canonical: string;
+  signature: string;
+}
+interface WebhookVectors {
+  secret: string;
+  cases: Array<{ name: string; timestamp: string; body: string; signature: string; valid: boolean }>;
+}
 
 test('the client signs the shared request vectors exactly', (t) => {
   const { vectors } = readSharedVectors<{ vectors: RequestVector[] }>('request-signing.json');
@@ -59,8 +80,10 @@ function scripted(answers: Array<Response | Error>) {
   }) as unknown as typeof globalThis.fetch;
   return { fetch, seen };
 }
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
-const apiError = (status: number, code: string, details = {}, headers: Record<string, string> = {}) => json(status, { error: { code, message: code, details } }, headers);
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+const apiError = (status: number, code: string, details = {}, headers: Record<string, string> = {}) =>
+  json(status, { error: { code, message: code, details } }, headers);
 
 function client(answers: Array<Response | Error>, opts: { maxRetries?: number } = {}) {
   const s = scripted(answers);
@@ -78,14 +101,22 @@ function client(answers: Array<Response | Error>, opts: { maxRetries?: number } 
 }
 
 test('a POST carries one Idempotency-Key across a network error, 409 idempotency.in_progress and a 500, each attempt signed anew and never with a repeated timestamp', async (t) => {
-  const { ck, seen, waits } = client([new TypeError('fetch failed'), apiError(409, 'idempotency.in_progress'), apiError(500, 'internal_error'), json(201, { id: 'inv' })]);
+  const { ck, seen, waits } = client([
+    new TypeError('fetch failed'),
+    apiError(409, 'idempotency.in_progress'),
+    apiError(500, 'internal_error'),
+    json(201, { id: 'inv' }),
+  ]);
   const invoice = await ck.invoices.create({ amount: '10', currency: 'USD' });
   t.is((invoice as { id: string }).id, 'inv');
   t.is(seen.length, 4);
   const keys = new Set(seen.map((s) => s.headers['Idempotency-Key']));
   t.is(keys.size, 1);
   t.regex([...keys][0]!, /^[0-9a-f-]{36}$/);
-  t.deepEqual(seen.map((s) => s.headers['X-Timestamp']), ['1767225600', '1767225601', '1767225602', '1767225603']);
+  t.deepEqual(
+    seen.map((s) => s.headers['X-Timestamp']),
+    ['1767225600', '1767225601', '1767225602', '1767225603'],
+  );
   for (const s of seen) {
     const canonical = canonicalString(s.headers['X-Timestamp']!, 'POST', '/v1/invoices', s.body);
     t.is(s.headers['X-Signature'], requestSignature('secret', canonical));
@@ -99,7 +130,10 @@ test('a POST carries one Idempotency-Key across a network error, 409 idempotency
 test('a caller-chosen Idempotency-Key is sent as given; a 429 waits what Retry-After says', async (t) => {
   const { ck, seen, waits } = client([apiError(429, 'rate_limited', { scope: 'key' }, { 'Retry-After': '7' }), json(201, { id: 'w' })]);
   await ck.withdrawals.create({ coin_id: '00000000-0000-4000-8000-000000000000', amount: '1', to_address: 'x' }, { idempotencyKey: 'order-42' });
-  t.deepEqual(seen.map((s) => s.headers['Idempotency-Key']), ['order-42', 'order-42']);
+  t.deepEqual(
+    seen.map((s) => s.headers['Idempotency-Key']),
+    ['order-42', 'order-42'],
+  );
   t.deepEqual(waits, [7000]);
 });
 
@@ -123,11 +157,18 @@ test('retries stop after maxRetries: the last 503 is thrown, a network failure b
 });
 
 test('a list is a page when awaited and every item of every page when iterated, following next_cursor with the same filters', async (t) => {
-  const { ck, seen } = client([json(200, { items: [{ id: 1 }, { id: 2 }], next_cursor: 'c1' }), json(200, { items: [{ id: 3 }], next_cursor: null }), json(200, { items: [{ id: 9 }], next_cursor: 'x' })]);
+  const { ck, seen } = client([
+    json(200, { items: [{ id: 1 }, { id: 2 }], next_cursor: 'c1' }),
+    json(200, { items: [{ id: 3 }], next_cursor: null }),
+    json(200, { items: [{ id: 9 }], next_cursor: 'x' }),
+  ]);
   const ids: number[] = [];
   for await (const inv of ck.invoices.list({ status: 'paid', limit: 2 })) ids.push((inv as unknown as { id: number }).id);
   t.deepEqual(ids, [1, 2, 3]);
-  t.deepEqual(seen.map((s) => s.url), ['http://api.test/v1/invoices?status=paid&limit=2', 'http://api.test/v1/invoices?status=paid&limit=2&cursor=c1']);
+  t.deepEqual(
+    seen.map((s) => s.url),
+    ['http://api.test/v1/invoices?status=paid&limit=2', 'http://api.test/v1/invoices?status=paid&limit=2&cursor=c1'],
+  );
   const page = await ck.invoices.list();
   t.is(page.next_cursor, 'x');
 });

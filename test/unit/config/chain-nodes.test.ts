@@ -4,7 +4,12 @@ import { parseConfig } from '../../../src/config/schema';
 const chain = (entry: Record<string, unknown>) => parseConfig({ chains: [{ id: 'c', ...entry }] }).chains[0]!;
 
 test('rpc_url and rpc_urls make the endpoints in order, each a URL or {url, requests_per_day}; defaults: quorum 1, maintenance after 60 s', (t) => {
-  const c = chain({ kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', rpc_urls: ['https://a.example/v3/KEY', { url: 'https://b.example', requests_per_day: 100000 }] });
+  const c = chain({
+    kind: 'evm',
+    chain_id: 1,
+    rpc_url: 'http://127.0.0.1:8545',
+    rpc_urls: ['https://a.example/v3/KEY', { url: 'https://b.example', requests_per_day: 100000 }],
+  });
   t.deepEqual(c.nodes.endpoints, [
     { url: 'http://127.0.0.1:8545', requests_per_day: null },
     { url: 'https://a.example/v3/KEY', requests_per_day: null },
@@ -33,7 +38,10 @@ for (const [entry, message] of [
   [{ kind: 'evm', chain_id: 1, rpc_urls: ['ftp://a.example'] }, 'chains[0].rpc_urls[0].url: must be an http(s) URL'],
   [{ kind: 'evm', chain_id: 1, rpc_urls: [{ url: 'https://a.example', api_key: 'k' }] }, 'chains[0].rpc_urls[0].api_key: unknown key'],
   [{ kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', quorum: 2 }, 'chains[0].quorum: must be at most the number of endpoints (1)'],
-  [{ kind: 'tron', full_node_urls: [{ url: 'https://api.trongrid.io', requests_per_day: 0 }] }, 'chains[0].full_node_urls[0].requests_per_day: must be an integer from 1 to 1000000000'],
+  [
+    { kind: 'tron', full_node_urls: [{ url: 'https://api.trongrid.io', requests_per_day: 0 }] },
+    'chains[0].full_node_urls[0].requests_per_day: must be an integer from 1 to 1000000000',
+  ],
 ] as const) {
   test(`a bad endpoint setting is refused naming its key: ${message}`, (t) => {
     t.throws(() => chain(entry as Record<string, unknown>), { message });

@@ -18,7 +18,7 @@ function watched(value: unknown, at: string, seen: Set<string>): unknown {
   return new Proxy(value as object, {
     get(target, key, receiver) {
       const v = Reflect.get(target, key, receiver);
-      if (typeof key !== 'string' || Array.isArray(target) && !/^\d+$/.test(key)) return v;
+      if (typeof key !== 'string' || (Array.isArray(target) && !/^\d+$/.test(key))) return v;
       const p = Array.isArray(target) ? `${at}[]` : at ? `${at}.${key}` : key;
       if (!Array.isArray(target)) seen.add(p);
       return watched(v, p, seen);
@@ -31,12 +31,21 @@ const EXERCISE = {
   chains: [
     { id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: {} },
     {
-      id: 'ethereum', kind: 'evm', chain_id: 31337, rpc_url: 'http://127.0.0.1:8545',
-      native: { ticker: 'ETH', decimals: 18 }, tokens: [{ ticker: 'USDT', contract: '0x1', decimals: 6 }],
+      id: 'ethereum',
+      kind: 'evm',
+      chain_id: 31337,
+      rpc_url: 'http://127.0.0.1:8545',
+      native: { ticker: 'ETH', decimals: 18 },
+      tokens: [{ ticker: 'USDT', contract: '0x1', decimals: 6 }],
     },
     { id: 'tron', kind: 'tron', full_node_url: 'http://127.0.0.1:8090', api_key: 'k' },
   ],
-  rates: { sources: [{ kind: 'fixed', rates: { BTC: { USD: '1' } } }, { kind: 'coinbase', url: 'http://127.0.0.1:1' }] },
+  rates: {
+    sources: [
+      { kind: 'fixed', rates: { BTC: { USD: '1' } } },
+      { kind: 'coinbase', url: 'http://127.0.0.1:1' },
+    ],
+  },
 };
 
 test('the example config and the sandbox config are valid', (t) => {
@@ -45,7 +54,10 @@ test('the example config and the sandbox config are valid', (t) => {
   t.is(example.listen.port, 8420);
   const dev = configFromText(read('dev.yaml'));
   t.is(dev.network, 'testnet');
-  t.true(dev.rates.sources.every((s) => s.kind === 'fixed'), 'the sandbox makes no outside calls for rates');
+  t.true(
+    dev.rates.sources.every((s) => s.kind === 'fixed'),
+    'the sandbox makes no outside calls for rates',
+  );
   t.not(dev.data_dir, example.data_dir, 'the sandbox has its own data dir');
   t.not(dev.listen.port, example.listen.port);
 });
@@ -55,7 +67,14 @@ test('the example config documents every key the schema reads', (t) => {
   parseConfig(watched(JSON.parse(JSON.stringify(EXERCISE)), '', seen));
   const example = read('coinkeep.example.yaml');
   // The fixed source's tickers and fiats are data, not keys.
-  const keys = [...seen].filter((p) => !p.startsWith('rates.sources[].rates.')).map((p) => p.split(/\.|\[\]\.?/).filter(Boolean).at(-1)!);
+  const keys = [...seen]
+    .filter((p) => !p.startsWith('rates.sources[].rates.'))
+    .map((p) =>
+      p
+        .split(/\.|\[\]\.?/)
+        .filter(Boolean)
+        .at(-1)!,
+    );
   t.true(keys.length > 30, `saw ${keys.length} keys`);
   const missing = [...new Set(keys)].filter((k) => !new RegExp(`(^|[\\s{,#])${k}:`, 'm').test(example));
   t.deepEqual(missing, [], `keys not documented in config/coinkeep.example.yaml: ${missing.join(', ')}`);

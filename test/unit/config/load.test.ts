@@ -27,7 +27,10 @@ test('static_addresses.archive_after_days: 180 by default, fractions accepted, z
   t.is(configFromText('network: testnet\n').static_addresses.archive_after_days, 180);
   t.is(configFromText('static_addresses: { archive_after_days: 0.5 }\n').static_addresses.archive_after_days, 0.5);
   for (const bad of ['0', '-1', '"x"']) {
-    t.regex(t.throws(() => configFromText(`static_addresses: { archive_after_days: ${bad} }\n`), { instanceOf: ConfigError }).message, /^static_addresses\.archive_after_days: /);
+    t.regex(
+      t.throws(() => configFromText(`static_addresses: { archive_after_days: ${bad} }\n`), { instanceOf: ConfigError }).message,
+      /^static_addresses\.archive_after_days: /,
+    );
   }
   t.is(t.throws(() => configFromText('static_addresses: { scan: 1 }\n'), { instanceOf: ConfigError }).message, 'static_addresses.scan: unknown key');
 });
@@ -36,6 +39,9 @@ test('static_addresses.archived_scan_hours: 24 by default, fractions accepted, z
   t.is(configFromText('network: testnet\n').static_addresses.archived_scan_hours, 24);
   t.is(configFromText('static_addresses: { archived_scan_hours: 0.001 }\n').static_addresses.archived_scan_hours, 0.001);
   for (const bad of ['0', '-1', '501', '"x"']) {
-    t.regex(t.throws(() => configFromText(`static_addresses: { archived_scan_hours: ${bad} }\n`), { instanceOf: ConfigError }).message, /^static_addresses\.archived_scan_hours: /);
+    t.regex(
+      t.throws(() => configFromText(`static_addresses: { archived_scan_hours: ${bad} }\n`), { instanceOf: ConfigError }).message,
+      /^static_addresses\.archived_scan_hours: /,
+    );
   }
 });

@@ -44,7 +44,7 @@ test('updates of the same columns matched on other columns have their own SQL', 
   ]);
 });
 
-test('a shape written on PostgreSQL and on SQLite gets each dialect\'s placeholders', async (t) => {
+test("a shape written on PostgreSQL and on SQLite gets each dialect's placeholders", async (t) => {
   const pg = recording('postgres');
   const lite = recording('better-sqlite3');
   await insertRow(pg.em, 'shapes_c', { id: '1', status: 'new' });

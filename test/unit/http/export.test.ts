@@ -54,7 +54,10 @@ test('CSV chunks: many rows, multi-byte text across chunk edges and a line longe
   const expected = ['id,text\r\n', ...batches.flat().map((r) => `${r.id},${csvField(r.text)}\r\n`)].join('');
   t.is(Buffer.concat(chunks).toString('utf8'), expected);
   t.true(chunks.length > 5, 'a batch goes out in several chunks');
-  t.true(chunks.every((c) => c.length <= 64 * 1024 || c.length >= 70_000), 'only an over-long line makes a chunk of its own size');
+  t.true(
+    chunks.every((c) => c.length <= 64 * 1024 || c.length >= 70_000),
+    'only an over-long line makes a chunk of its own size',
+  );
 });
 
 test('CSV of an empty list is the header line', async (t) => {
@@ -94,10 +97,10 @@ test('the XLSX memory bound is pinned to the exceljs, archiver and readable-stre
     archiver: (fromExceljs('archiver/package.json') as { version: string }).version,
     'readable-stream': (fromArchiver('readable-stream/package.json') as { version: string }).version,
   };
-  t.deepEqual(installed, CHECKED_WITH, 'the export relies on these packages\' internals: check sheetBacklog against the new versions, then update CHECKED_WITH');
+  t.deepEqual(installed, CHECKED_WITH, "the export relies on these packages' internals: check sheetBacklog against the new versions, then update CHECKED_WITH");
 });
 
-test('sheetBacklog finds the XML queued in front of exceljs\'s zip (the XLSX export waits on it)', async (t) => {
+test("sheetBacklog finds the XML queued in front of exceljs's zip (the XLSX export waits on it)", async (t) => {
   const out = new PassThrough();
   out.resume();
   const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: false, useSharedStrings: false });

@@ -24,7 +24,8 @@ test('it names the signature headers as a security scheme, every webhook event, 
   const create = d.paths['/v1/invoices'].post;
   t.deepEqual(create.security, [{ ApiKey: [], Timestamp: [], Signature: [] }]);
   t.true(create.parameters.some((p: { name: string }) => p.name === 'Idempotency-Key'));
-  const codes = (status: string) => d.components.schemas[create.responses[status].content['application/json'].schema.$ref.split('/').pop()].properties.error.properties.code.enum;
+  const codes = (status: string) =>
+    d.components.schemas[create.responses[status].content['application/json'].schema.$ref.split('/').pop()].properties.error.properties.code.enum;
   t.deepEqual(codes('422').sort(), ['idempotency.mismatch', 'no_allowed_coins']);
   t.true(codes('401').includes('auth.invalid_signature'));
   t.deepEqual(d.paths['/v1/currencies'].get.security, [{ ApiKey: [], Timestamp: [], Signature: [] }, {}]);

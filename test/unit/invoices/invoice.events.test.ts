@@ -45,7 +45,11 @@ test('a recomputation that leaves the status where it was sends nothing', (t) =>
 test('a reorganisation that reverts a confirmed transfer sends invoice.reverted, whatever the status becomes', (t) => {
   t.deepEqual(invoiceEvents(row('paid'), row('new'), cause('reverted', 'confirmed')), ['invoice.reverted']);
   t.deepEqual(invoiceEvents(row('paid'), row('paid'), cause('reverted', 'confirmed')), ['invoice.reverted'], 'enough remains: still paid, still told');
-  t.deepEqual(invoiceEvents(row('pending'), row('new'), cause('reverted', 'seen')), ['invoice.reverted'], 'a dropped unconfirmed transfer that moved the status');
+  t.deepEqual(
+    invoiceEvents(row('pending'), row('new'), cause('reverted', 'seen')),
+    ['invoice.reverted'],
+    'a dropped unconfirmed transfer that moved the status',
+  );
   t.deepEqual(invoiceEvents(row('pending'), row('pending'), cause('reverted', 'seen')), [], 'one of several waiting transfers dropped: nothing shown changed');
 });
 
@@ -55,16 +59,34 @@ test('funds confirmed after the TTL on an expired invoice send invoice.late_paym
 });
 
 test('late funds of another coin, or an in-time confirmation, send no invoice.late_payment', (t) => {
-  t.deepEqual(invoiceEvents(row('expired'), row('expired', { late_payment: true }), cause('confirmed', 'seen', { seen_at: '2026-03-01T00:40:00.000Z', coin_id: 'usdt' })), []);
+  t.deepEqual(
+    invoiceEvents(row('expired'), row('expired', { late_payment: true }), cause('confirmed', 'seen', { seen_at: '2026-03-01T00:40:00.000Z', coin_id: 'usdt' })),
+    [],
+  );
   t.deepEqual(invoiceEvents(row('underpaid'), row('underpaid', { late_payment: true }), cause('confirmed', 'seen')), []);
 });
 
-const state = (over: Partial<InvoiceState> = {}): InvoiceState => ({ status: 'new', paid_amount: '0', remaining_amount: '1', overpaid_amount: '0', late_payment: false, expired_at: null, ...over });
+const state = (over: Partial<InvoiceState> = {}): InvoiceState => ({
+  status: 'new',
+  paid_amount: '0',
+  remaining_amount: '1',
+  overpaid_amount: '0',
+  late_payment: false,
+  expired_at: null,
+  ...over,
+});
 
 test('an invoice is written again only when something it shows changed', (t) => {
   t.false(stateChanged(row('new'), state()));
-  t.false(stateChanged(row('new', { late_payment: 0 as unknown as boolean }), state()), 'SQLite\'s 0 is false');
-  for (const over of [{ status: 'pending' as const }, { paid_amount: '0.5' }, { remaining_amount: '0.5' }, { overpaid_amount: '0.1' }, { late_payment: true }, { expired_at: TTL }]) {
+  t.false(stateChanged(row('new', { late_payment: 0 as unknown as boolean }), state()), "SQLite's 0 is false");
+  for (const over of [
+    { status: 'pending' as const },
+    { paid_amount: '0.5' },
+    { remaining_amount: '0.5' },
+    { overpaid_amount: '0.1' },
+    { late_payment: true },
+    { expired_at: TTL },
+  ]) {
     t.true(stateChanged(row('new'), state(over)), JSON.stringify(over));
   }
 });

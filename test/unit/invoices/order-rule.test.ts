@@ -7,7 +7,15 @@ import { Amount } from '../../../src/shared/amount';
 
 type Row = Pick<InvoiceRow, 'id' | 'status' | 'paid_amount' | 'ttl_expires_at' | 'currency' | 'amount'>;
 const NOW = new Date('2026-03-01T00:10:00.000Z');
-const inv = (id: string, over: Partial<Row> = {}): Row => ({ id, status: 'new', paid_amount: '0', ttl_expires_at: '2026-03-01T00:30:00.000Z', currency: 'USD', amount: '10', ...over });
+const inv = (id: string, over: Partial<Row> = {}): Row => ({
+  id,
+  status: 'new',
+  paid_amount: '0',
+  ttl_expires_at: '2026-03-01T00:30:00.000Z',
+  currency: 'USD',
+  amount: '10',
+  ...over,
+});
 const req = { currency: 'USD', amount: Amount.of('10.00') };
 
 const refused = (t: import('ava').ExecutionContext, rows: Row[], reason: string, invoiceId: string) => {

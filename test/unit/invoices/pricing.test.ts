@@ -17,7 +17,7 @@ const rates = (table: Record<string, string>) => (ticker: string, fiat: string) 
   return r;
 };
 
-test('a fiat amount is amount / rate rounded up to the coin\'s decimals, so the merchant never gets less; the rate is locked', (t) => {
+test("a fiat amount is amount / rate rounded up to the coin's decimals, so the merchant never gets less; the rate is locked", (t) => {
   t.deepEqual(priceInvoice(terms(), BTC, '0', rates({ 'BTC/USD': '30000' }), undefined), {
     amountCrypto: '0.00333334',
     payerAmount: '0.00333334',
@@ -32,14 +32,14 @@ test('fiat pricing without a fresh rate is refused: 503 unavailable (SPEC rule 4
   t.is(err.status, 503);
 });
 
-test('the payer pays the platform fee: payer_amount = amount_crypto + the fee rounded up to the coin\'s decimals', (t) => {
+test("the payer pays the platform fee: payer_amount = amount_crypto + the fee rounded up to the coin's decimals", (t) => {
   const p = priceInvoice(terms({ feePaidBy: 'payer' }), BTC, '1', rates({ 'BTC/USD': '30000' }), undefined);
   t.is(p.amountCrypto, '0.00333334');
   t.is(p.payerAmount, '0.00336668', '0.00333334 + 1 % (0.0000333334) rounded up to 0.00003334');
   t.is(priceInvoice(terms(), BTC, '1', rates({ 'BTC/USD': '30000' }), undefined).payerAmount, '0.00333334', 'the merchant pays: the payer sends amount_crypto');
 });
 
-test('a coin-priced invoice is its own amount, shown in the account\'s default fiat rounded half-even to that fiat\'s decimals', (t) => {
+test("a coin-priced invoice is its own amount, shown in the account's default fiat rounded half-even to that fiat's decimals", (t) => {
   const coinPriced = terms({ amount: Amount.of('0.5'), currency: 'BTC', fiat: false });
   t.deepEqual(priceInvoice(coinPriced, BTC, '0', rates({ 'BTC/USD': '30000.005' }), USD), {
     amountCrypto: '0.5',
@@ -57,7 +57,19 @@ test('a coin-priced invoice never fails for want of a rate: it shows no fiat val
   t.like(priceInvoice(coinPriced, BTC, '0', rates({ 'BTC/USD': '1' }), undefined), { amountFiat: null, rate: null }, 'no default fiat: nothing to show');
 });
 
-test('a failure that is not the rate engine\'s answer still surfaces', (t) => {
+test("a failure that is not the rate engine's answer still surfaces", (t) => {
   const coinPriced = terms({ amount: Amount.of('0.5'), currency: 'BTC', fiat: false });
-  t.throws(() => priceInvoice(coinPriced, BTC, '0', () => { throw new TypeError('bug'); }, USD), { instanceOf: TypeError });
+  t.throws(
+    () =>
+      priceInvoice(
+        coinPriced,
+        BTC,
+        '0',
+        () => {
+          throw new TypeError('bug');
+        },
+        USD,
+      ),
+    { instanceOf: TypeError },
+  );
 });

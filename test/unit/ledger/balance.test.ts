@@ -23,7 +23,7 @@ const view = (s: Sums) => ({ available: availableOf(s).toString(), hold: holdOf(
 const posted = (debit: string, credit: string, amount: string): EntryShape => ({ kind: 'posted', debit_book: debit, credit_book: credit, amount: a(amount) });
 const hold = (amount: string): EntryShape => ({ kind: 'pending', debit_book: 'account:acc', credit_book: 'external', amount: a(amount) });
 
-test('a credit raises the merchant\'s available balance; the chains\' external book goes below zero by what came in', (t) => {
+test("a credit raises the merchant's available balance; the chains' external book goes below zero by what came in", (t) => {
   const books = run([[posted('external', 'account:acc', '2')]]);
   t.deepEqual(view(books.get('account:acc')!), { available: '2', hold: '0' });
   t.deepEqual(view(books.get('external')!), { available: '-2', hold: '0' });
@@ -58,5 +58,7 @@ test('the books of a coin always sum to zero, whatever moved', (t) => {
 });
 
 test('a settlement without the amount its hold reserved is refused', (t) => {
-  t.throws(() => deltasOf({ kind: 'void_pending', debit_book: 'a', credit_book: 'b', amount: a('1') }), { message: /needs the amount its pending entry reserved/ });
+  t.throws(() => deltasOf({ kind: 'void_pending', debit_book: 'a', credit_book: 'b', amount: a('1') }), {
+    message: /needs the amount its pending entry reserved/,
+  });
 });

@@ -10,7 +10,15 @@ import { Amount } from '../../../src/shared/amount';
 
 const a = (s: string) => Amount.of(s);
 const stamp = { id: 'e2', at: '2026-03-01T00:00:00.000Z' };
-const move = (over: Partial<Movement> = {}): Movement => ({ coinId: 'btc', debit: 'external', credit: 'account:acc', amount: a('1.5'), code: 'deposit', refId: 'tx1', ...over });
+const move = (over: Partial<Movement> = {}): Movement => ({
+  coinId: 'btc',
+  debit: 'external',
+  credit: 'account:acc',
+  amount: a('1.5'),
+  code: 'deposit',
+  refId: 'tx1',
+  ...over,
+});
 const row = (over: Partial<LedgerEntryRow> = {}): LedgerEntryRow => ({
   seq: 1,
   id: 'e1',
@@ -52,7 +60,15 @@ test('a movement of nothing, of a negative amount, or from a book to itself is r
 
 test('a hold is settled by posting all it reserved, or less (the rest is released), never more and never nothing', (t) => {
   const hold = row();
-  t.like(settlementEntry(hold, 'post_pending', stamp).entry, { kind: 'post_pending', amount: '2', pending_id: 'e1', debit_book: 'account:acc', credit_book: 'external', code: 'withdrawal', ref_id: 'w-tx' });
+  t.like(settlementEntry(hold, 'post_pending', stamp).entry, {
+    kind: 'post_pending',
+    amount: '2',
+    pending_id: 'e1',
+    debit_book: 'account:acc',
+    credit_book: 'external',
+    code: 'withdrawal',
+    ref_id: 'w-tx',
+  });
   const part = settlementEntry(hold, 'post_pending', stamp, a('1.25'));
   t.is(part.entry.amount, '1.25');
   t.is(part.reserved.toString(), '2');
@@ -73,7 +89,7 @@ test('only a pending entry not settled yet can be settled: a hold is settled onc
   t.is(notAnOpenHold('e9', null, false), 'ledger entry e9 is not a pending transfer');
 });
 
-test('a posted entry is taken back by one in the other direction, pointing at it, under the reversal\'s own code', (t) => {
+test("a posted entry is taken back by one in the other direction, pointing at it, under the reversal's own code", (t) => {
   const credit = row({ kind: 'posted', debit_book: 'external', credit_book: 'account:acc', amount: '1.5', code: 'invoice_payment', ref_id: 'tx1' });
   t.like(reversalEntry(credit, false, { code: 'adjustment', refId: 'adj1' }, stamp), {
     kind: 'posted',
@@ -84,13 +100,18 @@ test('a posted entry is taken back by one in the other direction, pointing at it
     ref_id: 'adj1',
     reverses_id: 'e1',
   });
-  t.like(reversalEntry(row({ kind: 'post_pending', pending_id: 'e0' }), false, { code: 'adjustment', refId: null }, stamp), { debit_book: 'external', credit_book: 'account:acc', reverses_id: 'e1' });
+  t.like(reversalEntry(row({ kind: 'post_pending', pending_id: 'e0' }), false, { code: 'adjustment', refId: null }, stamp), {
+    debit_book: 'external',
+    credit_book: 'account:acc',
+    reverses_id: 'e1',
+  });
 });
 
 test('an entry is reversed at most once; a hold, a release or a reversal cannot be reversed', (t) => {
   const r = { code: 'adjustment', refId: null };
   t.throws(() => reversalEntry(row({ kind: 'posted' }), true, r, stamp), { message: 'ledger entry e1 is already reversed' });
-  for (const kind of ['pending', 'void_pending'] as const) t.throws(() => reversalEntry(row({ kind }), false, r, stamp), { message: `ledger entry e1 (${kind}) cannot be reversed` });
+  for (const kind of ['pending', 'void_pending'] as const)
+    t.throws(() => reversalEntry(row({ kind }), false, r, stamp), { message: `ledger entry e1 (${kind}) cannot be reversed` });
   t.throws(() => reversalEntry(row({ kind: 'posted', reverses_id: 'e0' }), false, r, stamp), { message: /cannot be reversed/ });
 });
 
@@ -104,6 +125,25 @@ test('holds that would take any debited book below zero available are told apart
     return s;
   };
   const holds = [move({ debit: 'account:acc', credit: 'external', amount: a('3') }), move({ debit: 'account:bob', credit: 'fees', amount: a('1') })];
-  t.false(overdrawn(holds, new Map([['account:acc/btc', after('3', '3')], ['account:bob/btc', after('1', '1')]]), key), 'exactly the available balance can be held');
-  t.true(overdrawn(holds, new Map([['account:acc/btc', after('3', '3')], ['account:bob/btc', after('1', '1.00000001')]]), key));
+  t.false(
+    overdrawn(
+      holds,
+      new Map([
+        ['account:acc/btc', after('3', '3')],
+        ['account:bob/btc', after('1', '1')],
+      ]),
+      key,
+    ),
+    'exactly the available balance can be held',
+  );
+  t.true(
+    overdrawn(
+      holds,
+      new Map([
+        ['account:acc/btc', after('3', '3')],
+        ['account:bob/btc', after('1', '1.00000001')],
+      ]),
+      key,
+    ),
+  );
 });

@@ -16,7 +16,7 @@ test('without a platform fee the merchant is credited the whole transfer', (t) =
   t.deepEqual(split('1.5', '0', 'payer'), { fee: '0', net: '1.5' });
 });
 
-test('the merchant pays: the fee is the percentage of the transfer rounded up to the coin\'s decimals, the rest is credited', (t) => {
+test("the merchant pays: the fee is the percentage of the transfer rounded up to the coin's decimals, the rest is credited", (t) => {
   t.deepEqual(split('100', '1.5', 'merchant'), { fee: '1.5', net: '98.5' });
   t.deepEqual(split('0.00000001', '1', 'merchant'), { fee: '0.00000001', net: '0' }, 'the smallest unit still pays a fee: rounded up');
   t.deepEqual(split('1', '0.333', 'merchant', 2), { fee: '0.01', net: '0.99' });

@@ -29,8 +29,10 @@ function scripted(answer: (sql: string) => unknown[] | number): { em: EntityMana
 function recordingLedger() {
   const calls: string[] = [];
   const ledger = {
-    post: async (_em: unknown, ms: Array<{ debit: string; credit: string; amount: Amount; code: string }>) => void calls.push(...ms.map((m) => `post ${m.debit} → ${m.credit} ${m.amount.toString()} ${m.code}`)),
-    holdAll: async (_em: unknown, ms: Array<{ debit: string; credit: string; amount: Amount }>, ensure: boolean) => void calls.push(...ms.map((m) => `hold ${m.debit} → ${m.credit} ${m.amount.toString()}${ensure ? ' (funds ensured)' : ''}`)),
+    post: async (_em: unknown, ms: Array<{ debit: string; credit: string; amount: Amount; code: string }>) =>
+      void calls.push(...ms.map((m) => `post ${m.debit} → ${m.credit} ${m.amount.toString()} ${m.code}`)),
+    holdAll: async (_em: unknown, ms: Array<{ debit: string; credit: string; amount: Amount }>, ensure: boolean) =>
+      void calls.push(...ms.map((m) => `hold ${m.debit} → ${m.credit} ${m.amount.toString()}${ensure ? ' (funds ensured)' : ''}`)),
     postPending: async (_em: unknown, id: string, amount?: Amount) => void calls.push(`settle ${id}${amount ? ` ${amount.toString()}` : ''}`),
     voidPending: async (_em: unknown, id: string) => void calls.push(`release ${id}`),
   };
@@ -64,19 +66,37 @@ test('a transfer confirmed again (a rescan, another daemon) is not credited twic
   t.is(sql.filter((s) => s.startsWith('UPDATE transactions')).length, 2, 'the guard is tried again after the pending row is written');
 });
 
-test('a withdrawal\'s money is held once: a second hold of the same withdrawal finds its live row and holds nothing', async (t) => {
+test("a withdrawal's money is held once: a second hold of the same withdrawal finds its live row and holds nothing", async (t) => {
   const legs = [{ book: 'external', amount: Amount.of('1'), code: 'withdrawal' }];
   const first = recordingLedger();
-  const row = await new MoneyMovement({ ledger: first.ledger, catalog, clock }).hold(scripted(() => 1).em, { accountId: 'acc', coinId: 'btc', withdrawalId: 'w1', amount: Amount.of('1'), legs });
+  const row = await new MoneyMovement({ ledger: first.ledger, catalog, clock }).hold(scripted(() => 1).em, {
+    accountId: 'acc',
+    coinId: 'btc',
+    withdrawalId: 'w1',
+    amount: Amount.of('1'),
+    legs,
+  });
   t.like(row, { type: 'withdrawal', status: 'pending', withdrawal_id: 'w1', amount: '1' });
   t.deepEqual(first.calls, ['hold account:acc → external 1 (funds ensured)']);
   const again = recordingLedger();
-  t.is(await new MoneyMovement({ ledger: again.ledger, catalog, clock }).hold(scripted(() => 0).em, { accountId: 'acc', coinId: 'btc', withdrawalId: 'w1', amount: Amount.of('1'), legs }), null);
+  t.is(
+    await new MoneyMovement({ ledger: again.ledger, catalog, clock }).hold(scripted(() => 0).em, {
+      accountId: 'acc',
+      coinId: 'btc',
+      withdrawalId: 'w1',
+      amount: Amount.of('1'),
+      legs,
+    }),
+    null,
+  );
   t.deepEqual(again.calls, []);
 });
 
 test('a settled withdrawal posts each hold once, what was really taken by leg code; a second settle moves nothing', async (t) => {
-  const holds = [{ id: 'h1', code: 'withdrawal' }, { id: 'h2', code: 'network_fee' }];
+  const holds = [
+    { id: 'h1', code: 'withdrawal' },
+    { id: 'h2', code: 'network_fee' },
+  ];
   const { ledger, calls } = recordingLedger();
   const money = new MoneyMovement({ ledger, catalog, clock });
   t.true(await money.settle(scripted((s) => (s.startsWith('SELECT') ? holds : 1)).em, 'w-tx', new Map([['network_fee', Amount.of('0.0001')]])));
@@ -94,10 +114,11 @@ test('a voided withdrawal releases each hold once', async (t) => {
   t.deepEqual(calls, ['release h1']);
 });
 
-test('a payout\'s fee is booked to the network book once; booked again only for a different fee, by the difference', async (t) => {
+test("a payout's fee is booked to the network book once; booked again only for a different fee, by the difference", async (t) => {
   const { ledger, calls } = recordingLedger();
   const money = new MoneyMovement({ ledger, catalog, clock });
-  const fee = (booked: string | null, updated: boolean) => scripted((s) => (s.startsWith('SELECT') ? [{ fee_booked: booked }] : updated ? [{ id: 'p1' }] : [])).em;
+  const fee = (booked: string | null, updated: boolean) =>
+    scripted((s) => (s.startsWith('SELECT') ? [{ fee_booked: booked }] : updated ? [{ id: 'p1' }] : [])).em;
   t.true(await money.bookPayoutFee(fee(null, true), { payoutId: 'p1', coinId: 'btc', fee: Amount.of('0.0002') }));
   t.false(await money.bookPayoutFee(fee('0.0002', true), { payoutId: 'p1', coinId: 'btc', fee: Amount.of('0.0002') }), 'the same fee: nothing to book');
   t.false(await money.bookPayoutFee(fee(null, false), { payoutId: 'p1', coinId: 'btc', fee: Amount.of('0.0002') }), 'another daemon booked it first');

@@ -11,7 +11,15 @@ test('a payout fee splits into shares that add up to it, larger ones first', (t)
   t.deepEqual(splitFee(9n, 3), [3n, 3n, 3n]);
   t.deepEqual(splitFee(1n, 3), [1n, 0n, 0n]);
   t.deepEqual(splitFee(44630n, 1), [44630n]);
-  for (const [fee, n] of [[12345n, 7], [100n, 100], [99n, 100]] as const) t.is(splitFee(fee, n).reduce((a, b) => a + b, 0n), fee);
+  for (const [fee, n] of [
+    [12345n, 7],
+    [100n, 100],
+    [99n, 100],
+  ] as const)
+    t.is(
+      splitFee(fee, n).reduce((a, b) => a + b, 0n),
+      fee,
+    );
 });
 
 const ETH = { coinId: 'eth', decimals: 18 };
@@ -40,12 +48,12 @@ test('a confirmed payout completes its broadcast withdrawals; failed ones only w
   for (const status of ['cancelled', 'rejected', 'completed', 'pending', 'review'] as const) t.is(completionMove(status, true), null, status);
 });
 
-test('a completed withdrawal shows at least the chain\'s confirmations', (t) => {
+test("a completed withdrawal shows at least the chain's confirmations", (t) => {
   t.is(confirmationsOnCompletion(0, 6), 6);
   t.is(confirmationsOnCompletion(9, 6), 9);
 });
 
-test('what left the wallet without reaching the payee is charged only to a payout\'s one withdrawal', (t) => {
+test("what left the wallet without reaching the payee is charged only to a payout's one withdrawal", (t) => {
   t.is(leftCharged(1, 250_000n, 6).toString(), '0.25');
   t.is(leftCharged(3, 250_000n, 6).toString(), '0');
 });

@@ -15,7 +15,7 @@ test('a candidate in a scanned block is mined at its depth, whatever else is kno
   t.deepEqual(payoutFate(ev, new Set(['a']), false), { step: 'cancel_mined' });
 });
 
-test('another transaction using what it spends, confirmed in the core\'s blocks, proves it dead', (t) => {
+test("another transaction using what it spends, confirmed in the core's blocks, proves it dead", (t) => {
   t.deepEqual(payoutFate({ ...none, rival: 'r' }, noCancel, false), { step: 'taken' });
 });
 

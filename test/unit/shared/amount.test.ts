@@ -116,8 +116,17 @@ test('null, undefined, objects, arrays and booleans are refused', (t) => {
 
 test('details.field is the given field on each kind of refusal', (t) => {
   const cases: Array<[unknown, string]> = [
-    ['1e5', 'amount'], ['0.0000000000000000001', 'fee'], ['1.234', 'amount_fiat'], ['-3', 'limit'],
-    ['0', 'min_amount'], ['01', 'price'], [' 1', 'a'], [5, 'b'], ['', 'c'], ['1'.repeat(101), 'd'], [null, 'e'],
+    ['1e5', 'amount'],
+    ['0.0000000000000000001', 'fee'],
+    ['1.234', 'amount_fiat'],
+    ['-3', 'limit'],
+    ['0', 'min_amount'],
+    ['01', 'price'],
+    [' 1', 'a'],
+    [5, 'b'],
+    ['', 'c'],
+    ['1'.repeat(101), 'd'],
+    [null, 'e'],
   ];
   for (const [input, field] of cases) refuses(t, input, { field, decimals: 2 });
 });
@@ -196,10 +205,19 @@ test('amounts are immutable and refuse to act as numbers', (t) => {
 
 test('base units round trip for 0, 6, 8 and 18 decimals', (t) => {
   const cases: Array<[number, string, bigint]> = [
-    [0, '0', 0n], [0, '12345', 12345n],
-    [6, '0', 0n], [6, '1.5', 1_500_000n], [6, '0.000001', 1n], [6, '123456.654321', 123456654321n],
-    [8, '0', 0n], [8, '0.00000001', 1n], [8, '21000000', 2_100_000_000_000_000n], [8, '1.23456789', 123456789n],
-    [18, '0', 0n], [18, '1', 10n ** 18n], [18, '0.000000000000000001', 1n],
+    [0, '0', 0n],
+    [0, '12345', 12345n],
+    [6, '0', 0n],
+    [6, '1.5', 1_500_000n],
+    [6, '0.000001', 1n],
+    [6, '123456.654321', 123456654321n],
+    [8, '0', 0n],
+    [8, '0.00000001', 1n],
+    [8, '21000000', 2_100_000_000_000_000n],
+    [8, '1.23456789', 123456789n],
+    [18, '0', 0n],
+    [18, '1', 10n ** 18n],
+    [18, '0.000000000000000001', 1n],
     [18, '123456789012345678901234567890.123456789012345678', 123456789012345678901234567890123456789012345678n],
     [18, '-2.5', -2_500_000_000_000_000_000n],
   ];
@@ -230,18 +248,12 @@ test('plus, minus and times are exact', (t) => {
   t.is(big.minus(big).toString(), '0');
   t.is(Amount.of('0.1').plus(Amount.of('0.2')).toString(), '0.3');
   t.is(Amount.of('1').minus(Amount.of('1.000000000000000001')).toString(), '-0.000000000000000001');
-  t.is(big.times(big).toString(),
-    '15241578753238836750495351562566681945008382873153482703427.831123554031397676527968299765279684');
+  t.is(big.times(big).toString(), '15241578753238836750495351562566681945008382873153482703427.831123554031397676527968299765279684');
   t.is(Amount.of('1.1').times(Amount.of('1.1')).toString(), '1.21');
   t.is(Amount.of('2').times('-0.5').toString(), '-1');
 });
 
-const table = (
-  t: ExecutionContext,
-  fn: (mode: RoundingMode) => Amount,
-  expected: Record<RoundingMode, string>,
-  label: string,
-): void => {
+const table = (t: ExecutionContext, fn: (mode: RoundingMode) => Amount, expected: Record<RoundingMode, string>, label: string): void => {
   for (const mode of ['up', 'down', 'half_even'] as const) t.is(fn(mode).toString(), expected[mode], `${label} ${mode}`);
 };
 
@@ -260,8 +272,7 @@ test('div rounds with the given mode to the given decimals', (t) => {
   table(t, (m) => Amount.of('-5').div('2', 0, m), { up: '-2', down: '-3', half_even: '-2' }, '-5/2');
   table(t, (m) => Amount.of('5').div('-2', 0, m), { up: '-2', down: '-3', half_even: '-2' }, '5/-2');
   // fiat to coin: 100 USD at 65000.12 USD/BTC, 8 decimals (exact quotient 0.0015384586982...)
-  table(t, (m) => Amount.of('100').div(Amount.of('65000.12'), 8, m),
-    { up: '0.00153846', down: '0.00153845', half_even: '0.00153846' }, '100/65000.12');
+  table(t, (m) => Amount.of('100').div(Amount.of('65000.12'), 8, m), { up: '0.00153846', down: '0.00153845', half_even: '0.00153846' }, '100/65000.12');
   // no intermediate rounding: a remainder far beyond 60 significant digits still rounds up
   const n = Amount.of(`1${'0'.repeat(70)}1`);
   table(t, (m) => n.div('1', 0, m), { up: n.toString(), down: n.toString(), half_even: n.toString() }, 'big exact');
@@ -285,8 +296,7 @@ test('round uses ceiling, floor and half-even', (t) => {
 
 test('percent is this * p / 100, rounded', (t) => {
   table(t, (m) => Amount.of('100').percent('1.5', 2, m), { up: '1.5', down: '1.5', half_even: '1.5' }, '1.5% of 100');
-  table(t, (m) => Amount.of('0.12345678').percent('1', 8, m),
-    { up: '0.00123457', down: '0.00123456', half_even: '0.00123457' }, '1% of 0.12345678');
+  table(t, (m) => Amount.of('0.12345678').percent('1', 8, m), { up: '0.00123457', down: '0.00123456', half_even: '0.00123457' }, '1% of 0.12345678');
   table(t, (m) => Amount.of('10.05').percent('10', 2, m), { up: '1.01', down: '1', half_even: '1' }, '10% of 10.05');
   table(t, (m) => Amount.of('10.15').percent('10', 2, m), { up: '1.02', down: '1.01', half_even: '1.02' }, '10% of 10.15');
   table(t, (m) => Amount.of('33.33').percent(Amount.of('0.5'), 2, m), { up: '0.17', down: '0.16', half_even: '0.17' }, '0.5% of 33.33');

@@ -11,9 +11,18 @@ test('the log tail keeps the newest lines oldest first, filters by level, and re
   logger.warn('two', { otp: '123456' });
   logger.error('three');
   logger.info('four');
-  t.deepEqual(tail.tail('info', 10).map((l) => l.msg), ['two', 'three', 'four']);
-  t.deepEqual(tail.tail('warn', 10).map((l) => l.msg), ['two', 'three']);
-  t.deepEqual(tail.tail('info', 1).map((l) => l.msg), ['four']);
+  t.deepEqual(
+    tail.tail('info', 10).map((l) => l.msg),
+    ['two', 'three', 'four'],
+  );
+  t.deepEqual(
+    tail.tail('warn', 10).map((l) => l.msg),
+    ['two', 'three'],
+  );
+  t.deepEqual(
+    tail.tail('info', 1).map((l) => l.msg),
+    ['four'],
+  );
   t.deepEqual(tail.tail('warn', 10)[0]!.fields, { component: 'test', otp: '[redacted]' });
   t.is(printed.length, 2, 'the wrapped logger still prints at its own level');
 });

@@ -1,5 +1,12 @@
 import test from 'ava';
-import { nonPublicReason, RESOLUTIONS_PER_ACCOUNT, TargetGuard, TargetRefusedError, type ResolvedAddress, type Resolver } from '../../../src/shared/target-guard';
+import {
+  nonPublicReason,
+  RESOLUTIONS_PER_ACCOUNT,
+  TargetGuard,
+  TargetRefusedError,
+  type ResolvedAddress,
+  type Resolver,
+} from '../../../src/shared/target-guard';
 
 const REFUSED: Array<[string, RegExp]> = [
   ['0.0.0.0', /unspecified/],
@@ -54,7 +61,19 @@ const REFUSED: Array<[string, RegExp]> = [
   ['example.com', /not an IP/],
 ];
 
-const PUBLIC = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '169.255.0.1', '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'];
+const PUBLIC = [
+  '93.184.216.34',
+  '8.8.8.8',
+  '1.1.1.1',
+  '172.32.0.1',
+  '100.128.0.1',
+  '169.255.0.1',
+  '2606:4700:4700::1111',
+  '2a00:1450:4001::200e',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
+];
 
 for (const [ip, why] of REFUSED) {
   test(`${ip} is not a public target address`, (t) => {
@@ -69,11 +88,13 @@ test('public IPv4 and IPv6 addresses, and mapped forms of public IPv4, are publi
 const ACCOUNT = 'account-1';
 
 /** A resolver from a table; names not in it do not resolve. */
-const table = (entries: Record<string, string[]>): Resolver => async (name) => {
-  const list = entries[name];
-  if (!list) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
-  return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-};
+const table =
+  (entries: Record<string, string[]>): Resolver =>
+  async (name) => {
+    const list = entries[name];
+    if (!list) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
 
 const guard = new TargetGuard({
   allowPrivate: false,

@@ -1,6 +1,15 @@
 /** How GET /v1/addresses?search= is matched: a prefix below a trigram, a substring from one on. */
 import test from 'ava';
-import { DENSE_MATCHES, FEW_ROWS, likeAnywhere, phrase, planFromProbe, planFromTail, searchStart, TAIL } from '../../../src/static-addresses/static-address.search';
+import {
+  DENSE_MATCHES,
+  FEW_ROWS,
+  likeAnywhere,
+  phrase,
+  planFromProbe,
+  planFromTail,
+  searchStart,
+  TAIL,
+} from '../../../src/static-addresses/static-address.search';
 
 test('no search text filters nothing', (t) => {
   t.deepEqual(searchStart(undefined, 'sqlite'), { kind: 'none' });
@@ -18,7 +27,7 @@ test('from three characters on, PostgreSQL matches the substring with LIKE, its 
   t.is(likeAnywhere('50%_off\\'), '%50\\%\\_off\\\\%');
 });
 
-test('from three characters on, SQLite first asks the trigram index for the text\'s last characters', (t) => {
+test("from three characters on, SQLite first asks the trigram index for the text's last characters", (t) => {
   const address = 'bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080';
   t.deepEqual(searchStart(address, 'sqlite'), { kind: 'tail', text: address, phrase: `"${address.slice(-TAIL)}"` });
   t.deepEqual(searchStart('abc', 'sqlite'), { kind: 'tail', text: 'abc', phrase: '"abc"' });

@@ -1,5 +1,14 @@
 import test from 'ava';
-import { archiveAtOf, archivedFields, depositNoted, idleCutoffs, nextStaticAddressMove, restoredFields, STATIC_ADDRESS_STATUSES, type StaticAddressTrigger } from '../../../src/static-addresses/static-address.state';
+import {
+  archiveAtOf,
+  archivedFields,
+  depositNoted,
+  idleCutoffs,
+  nextStaticAddressMove,
+  restoredFields,
+  STATIC_ADDRESS_STATUSES,
+  type StaticAddressTrigger,
+} from '../../../src/static-addresses/static-address.state';
 
 const TRIGGERS: StaticAddressTrigger[] = ['archive_manual', 'archive_inactive', 'restore_manual', 'restore_deposit'];
 
@@ -32,7 +41,7 @@ test('every move lands in a known status and leaves the one it came from', (t) =
 const NOW = '2026-03-01T00:00:00.000Z';
 const DAY = 86_400_000;
 
-test('an archived address leaves the customer\'s active set: archived_at set, any restore-beside mark cleared', (t) => {
+test("an archived address leaves the customer's active set: archived_at set, any restore-beside mark cleared", (t) => {
   t.deepEqual(archivedFields(NOW), { archived_at: NOW, deposit_revived: 0, updated_at: NOW });
 });
 
@@ -42,7 +51,12 @@ test('a restored address starts its idle period again, unwarned; restored by a d
 });
 
 test('a deposit moves last_deposit_at forward and restarts the idle period; an older or the same transfer seen again changes nothing', (t) => {
-  t.deepEqual(depositNoted(null, '2026-02-01T00:00:00.000Z', NOW), { last_deposit_at: '2026-02-01T00:00:00.000Z', idle_since: NOW, warned_at: null, updated_at: NOW });
+  t.deepEqual(depositNoted(null, '2026-02-01T00:00:00.000Z', NOW), {
+    last_deposit_at: '2026-02-01T00:00:00.000Z',
+    idle_since: NOW,
+    warned_at: null,
+    updated_at: NOW,
+  });
   t.like(depositNoted('2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', NOW), { last_deposit_at: '2026-02-01T00:00:00.000Z' });
   t.is(depositNoted('2026-02-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', NOW), null);
   t.is(depositNoted('2026-02-01T00:00:00.000Z', '2026-01-15T00:00:00.000Z', NOW), null);
@@ -53,7 +67,11 @@ test('idle for 180 days an address is archived, warned 7 days before (SPEC "Stat
   const { archiveBefore, warnBefore } = idleCutoffs(now, 180 * DAY, 7 * DAY);
   t.is(archiveBefore.getTime(), now.getTime() - 180 * DAY);
   t.is(warnBefore.getTime(), now.getTime() - 173 * DAY);
-  t.is(archiveAtOf(warnBefore.toISOString(), 180 * DAY).toISOString(), new Date(now.getTime() + 7 * DAY).toISOString(), 'the warning announces the archive 7 days ahead');
+  t.is(
+    archiveAtOf(warnBefore.toISOString(), 180 * DAY).toISOString(),
+    new Date(now.getTime() + 7 * DAY).toISOString(),
+    'the warning announces the archive 7 days ahead',
+  );
 });
 
 test('a warning period longer than the idle period warns every idle address at once', (t) => {

@@ -66,7 +66,7 @@ test('a P2WPKH spend signed by the signer verifies with bitcoinjs-lib: each inpu
   });
 });
 
-test('a payout spending receive and change coins of one account is signed input by input with each path\'s key, replaceable, and its vsize reported', (t) => {
+test("a payout spending receive and change coins of one account is signed input by input with each path's key, replaceable, and its vsize reported", (t) => {
   const { signer, wallet, lines } = signerWithLog();
   const scheme = btcScheme(CHAIN);
   const owners = [wallet.derive(scheme, 4, 2), wallet.derive(scheme, 4, 0, 1), wallet.derive(scheme, 4, 9), wallet.derive(scheme, 4, 3, 1)];
@@ -110,8 +110,21 @@ test('signing logs what was signed and no key or seed material; the signer holds
   const { signer, wallet, lines } = signerWithLog();
   const btcOwner = wallet.derive(btcScheme(CHAIN), 0, 1);
   const evmOwner = wallet.derive(evmScheme(), 0, 2);
-  const btc = signer.signBitcoin({ chain: CHAIN, coins: [{ txid: 'ab'.repeat(32), vout: 0, value: 10_000n, path: btcOwner.path }], outputs: [{ address: btcOwner.address, value: 9_000n }] });
-  const evm = signer.signEvm({ chainId: 1, path: evmOwner.path, nonce: 0, to: MERCHANT, value: 1n, gasLimit: 21_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n });
+  const btc = signer.signBitcoin({
+    chain: CHAIN,
+    coins: [{ txid: 'ab'.repeat(32), vout: 0, value: 10_000n, path: btcOwner.path }],
+    outputs: [{ address: btcOwner.address, value: 9_000n }],
+  });
+  const evm = signer.signEvm({
+    chainId: 1,
+    path: evmOwner.path,
+    nonce: 0,
+    to: MERCHANT,
+    value: 1n,
+    gasLimit: 21_000n,
+    maxFeePerGas: 2n,
+    maxPriorityFeePerGas: 1n,
+  });
   const log = lines.join('\n');
   t.true(log.includes(btc.txid) && log.includes(evm.txid), 'each signature is logged by its txid');
   const held = inspect(signer, { depth: 10, showHidden: true, getters: true });

@@ -39,7 +39,17 @@ class FakeAttempts {
     this.recorded.push(...outcomes());
     const claimed = rows
       .filter((d) => this.due.delete(d.id))
-      .map((d) => ({ delivery: d, scheduleAttempt: 1, claimedAt: now.getTime(), attempt: { id: `attempt-${this.claims.length}` }, sealedSecret: null, body: '{}' }) as unknown as Claimed);
+      .map(
+        (d) =>
+          ({
+            delivery: d,
+            scheduleAttempt: 1,
+            claimedAt: now.getTime(),
+            attempt: { id: `attempt-${this.claims.length}` },
+            sealedSecret: null,
+            body: '{}',
+          }) as unknown as Claimed,
+      );
     this.claims.push(...claimed);
     return claimed;
   };
@@ -91,7 +101,10 @@ function setup(
   const dispatcher = new WebhookDispatcher(
     {
       attempts: attempts as unknown as AttemptStore,
-      signer: new DeliverySigner({ secrets: {} as WebhookSecrets, callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets }),
+      signer: new DeliverySigner({
+        secrets: {} as WebhookSecrets,
+        callbackSecrets: { secretFor: async () => 'callback-secret' } as unknown as CallbackSecrets,
+      }),
       transport,
       clock,
       logger: silentLogger,

@@ -19,7 +19,11 @@ test('event types are the 21, kept sorted and distinct; "*" stands alone', (t) =
   t.deepEqual(parseEventTypes(['*']), ['*']);
   t.deepEqual(parseEventTypes([...EVENT_TYPES]), [...EVENT_TYPES].sort());
   for (const bad of [[], ['*', 'ping'], ['invoice.paid', 'invoice.paid'], ['Invoice.Paid'], [3], 'invoice.paid', null]) {
-    t.is(fieldOf(() => parseEventTypes(bad)), 'validation_error:event_types', JSON.stringify(bad));
+    t.is(
+      fieldOf(() => parseEventTypes(bad)),
+      'validation_error:event_types',
+      JSON.stringify(bad),
+    );
   }
 });
 

@@ -67,7 +67,10 @@ test('verifyWebhook reads Fetch Headers, Node header objects and raw bytes', (t)
   const now = Number(valid.timestamp);
   const fetchHeaders = new Headers(validHeaders);
   t.is(verifyWebhook(Buffer.from(valid.body), fetchHeaders, vectors.secret, { now }).type, 'invoice.paid');
-  t.is(verifyWebhook(new TextEncoder().encode(valid.body), { 'x-timestamp': [valid.timestamp], 'x-signature': valid.signature }, vectors.secret, { now }).type, 'invoice.paid');
+  t.is(
+    verifyWebhook(new TextEncoder().encode(valid.body), { 'x-timestamp': [valid.timestamp], 'x-signature': valid.signature }, vectors.secret, { now }).type,
+    'invoice.paid',
+  );
 });
 
 test('verifyWebhook rejects missing headers, repeated headers and a non-decimal timestamp', (t) => {

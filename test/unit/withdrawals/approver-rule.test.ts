@@ -18,7 +18,11 @@ test('an owner or admin who holds no secret of the key, made no change and holds
 });
 
 test('the member who created the requesting key, holds its secret or held its previous one may not approve (approver_created_key)', (t) => {
-  for (const holders of [['m-admin', 'm-owner', null], ['m-owner', 'm-admin', null], ['m-owner', 'm-owner', 'm-admin']]) {
+  for (const holders of [
+    ['m-admin', 'm-owner', null],
+    ['m-owner', 'm-admin', null],
+    ['m-owner', 'm-owner', 'm-admin'],
+  ]) {
     t.is(approverRefusal(approval({ keyHolders: holders })), 'approver_created_key', holders.join(','));
   }
 });

@@ -53,11 +53,21 @@ test('failed, rejected and cancelled withdrawals never move again', (t) => {
 test('no other move exists: a pending withdrawal is never approved, completed or failed directly', (t) => {
   const allowed = new Set(WITHDRAWAL_STATUSES.flatMap((s) => TRIGGERS.filter((tr) => nextMove(s, tr)).map((tr) => `${s}:${tr}`)));
   t.deepEqual([...allowed].sort(), [
-    'awaiting_approval:approve', 'awaiting_approval:cancel', 'awaiting_approval:reject',
-    'broadcast:confirm', 'broadcast:fail', 'completed:reorg',
-    'pending:cancel', 'pending:claim', 'pending:compliance',
-    'processing:broadcast', 'processing:fail',
-    'review:approve', 'review:cancel', 'review:expire', 'review:reject',
+    'awaiting_approval:approve',
+    'awaiting_approval:cancel',
+    'awaiting_approval:reject',
+    'broadcast:confirm',
+    'broadcast:fail',
+    'completed:reorg',
+    'pending:cancel',
+    'pending:claim',
+    'pending:compliance',
+    'processing:broadcast',
+    'processing:fail',
+    'review:approve',
+    'review:cancel',
+    'review:expire',
+    'review:reject',
   ]);
 });
 

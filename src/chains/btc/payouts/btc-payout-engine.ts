@@ -127,13 +127,31 @@ export class BtcPayoutEngine {
     if (req.orders.length === 0) throw new Error('a payout pays at least one withdrawal');
     const scripts = req.orders.map((o) => this.checkedScript(o));
     const target = req.orders.reduce((s, o) => s + o.amount, 0n);
-    const selection = this.selection(await spendableCoins(em, this.deps.chain.id, req.accountId), target, scripts.map((script) => script.length), req.satPerVbyte);
+    const selection = this.selection(
+      await spendableCoins(em, this.deps.chain.id, req.accountId),
+      target,
+      scripts.map((script) => script.length),
+      req.satPerVbyte,
+    );
     const chosen = req.maxFee === undefined ? withRate(selectCoins(selection), req.satPerVbyte) : selectWithin(selection, req.maxFee);
     if (!chosen) {
       const short = this.shortOf(selection, req.maxFee);
-      throw new BtcPayoutRefused('insufficient_coins', `the account's coins on ${this.deps.chain.id} cannot pay ${target} sat and the fee: ${short} sat short`, null, short);
+      throw new BtcPayoutRefused(
+        'insufficient_coins',
+        `the account's coins on ${this.deps.chain.id} cannot pay ${target} sat and the fee: ${short} sat short`,
+        null,
+        short,
+      );
     }
-    return { accountId: req.accountId, orders: req.orders, coins: chosen.coins, change: chosen.change, fee: chosen.fee, vsize: chosen.vsize, satPerVbyte: chosen.satPerVbyte };
+    return {
+      accountId: req.accountId,
+      orders: req.orders,
+      coins: chosen.coins,
+      change: chosen.change,
+      fee: chosen.fee,
+      vsize: chosen.vsize,
+      satPerVbyte: chosen.satPerVbyte,
+    };
   }
 
   /** Signs a plan, and reserves its coins in the caller's transaction (a change address is issued there too): commit it with the stored result. */
@@ -226,7 +244,8 @@ export class BtcPayoutEngine {
     const outputsVsize = payout.outputs.reduce((s, o) => s + outputVsize(outputScript(o.address, this.network)!.length), 0);
     const vsize = payout.vsize - outputsVsize + outputVsize(P2WPKH_SCRIPT_LENGTH);
     const fee = replacementFloor(vsize, satPerVbyte, payout.fee, conflictingFees);
-    if (inputsTotal - fee < P2WPKH_DUST) throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
+    if (inputsTotal - fee < P2WPKH_DUST)
+      throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
     const back = await this.deps.addresses.allocate(em, { accountId: payout.accountId, coinId: this.nativeCoin, purpose: 'change' });
     const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null }];
     return this.sign({ payoutId: payout.payoutId, accountId: payout.accountId, inputs: payout.inputs, outputs, fee, vsize, satPerVbyte });
@@ -242,7 +261,10 @@ export class BtcPayoutEngine {
     // at most half a vbyte an input and 5 of overhead under the estimate: checked on that least size.
     const leastVsize = p.vsize - p.inputs.length - 5;
     if (p.fee > BigInt(NODE_MAX_SAT_PER_VBYTE) * BigInt(leastVsize))
-      throw new BtcPayoutRefused('above_node_max_fee_rate', `a fee of ${p.fee} sat over about ${leastVsize} vB is above Bitcoin Core's maxfeerate (0.10 BTC/kvB)`);
+      throw new BtcPayoutRefused(
+        'above_node_max_fee_rate',
+        `a fee of ${p.fee} sat over about ${leastVsize} vB is above Bitcoin Core's maxfeerate (0.10 BTC/kvB)`,
+      );
     const signed = this.deps.signer.signBitcoin({
       chain: this.deps.chain,
       coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),
@@ -257,7 +279,8 @@ export class BtcPayoutEngine {
   private checkedScript(order: BtcWithdrawalOrder): Uint8Array {
     const script = outputScript(order.address, this.network);
     if (!script) throw new BtcPayoutRefused('address_refused', `${order.address} is not an address of ${this.deps.chain.id}`, order.withdrawalId);
-    if (order.amount < dustLimit(script)) throw new BtcPayoutRefused('below_dust', `${order.amount} sat is below the dust limit of ${order.address}`, order.withdrawalId);
+    if (order.amount < dustLimit(script))
+      throw new BtcPayoutRefused('below_dust', `${order.amount} sat is below the dust limit of ${order.address}`, order.withdrawalId);
     return script;
   }
 }

@@ -94,7 +94,12 @@ export class BtcRail implements PayoutRail {
       plans++;
       const maxFee = orders.every((o) => o.networkFee !== undefined) ? orders.reduce((s, o) => s + o.networkFee!, 0n) : undefined;
       try {
-        return await this.engine.plan(em, { accountId: req.accountId, orders: orders.map((o) => ({ withdrawalId: o.withdrawalId, address: o.address, amount: o.amount })), satPerVbyte, maxFee });
+        return await this.engine.plan(em, {
+          accountId: req.accountId,
+          orders: orders.map((o) => ({ withdrawalId: o.withdrawalId, address: o.address, amount: o.amount })),
+          satPerVbyte,
+          maxFee,
+        });
       } catch (err) {
         if (err instanceof BtcPayoutRefused) return err;
         throw err;
@@ -118,7 +123,8 @@ export class BtcRail implements PayoutRail {
       }
       // The oldest cannot be paid even alone: it waits for coins on their way back, or cannot be funded; the others still may be paid.
       coming ??= await coinsComing(em, this.chainId, req.accountId, coinId(this.chainId, NATIVE_ASSET));
-      if (!coming) refused.push({ withdrawalId: orders[0]!.withdrawalId, reason: notFunded(found.short, this.chain.native.decimals, this.chain.native.ticker) });
+      if (!coming)
+        refused.push({ withdrawalId: orders[0]!.withdrawalId, reason: notFunded(found.short, this.chain.native.decimals, this.chain.native.ticker) });
       orders = orders.slice(1);
     }
     return { payout: null, refused };
@@ -223,7 +229,8 @@ async function longestPayable(
 }
 
 /** `prepare`'s answer: a rate alone (for a build), or with what the mempool holds (for a replacement or cancel). */
-const quoteOf = (prepared: unknown): ReplacementQuote => (typeof prepared === 'number' ? { satPerVbyte: prepared, conflictingFees: null } : (prepared as ReplacementQuote));
+const quoteOf = (prepared: unknown): ReplacementQuote =>
+  typeof prepared === 'number' ? { satPerVbyte: prepared, conflictingFees: null } : (prepared as ReplacementQuote);
 
 function candidateOf(p: BtcPayout): PayoutCandidate {
   const data: BtcCandidateData = {

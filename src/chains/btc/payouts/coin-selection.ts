@@ -92,7 +92,7 @@ function branchAndBound<C extends { value: bigint }>(req: SelectionRequest<C>): 
   // Depth-first over "take coin i or not", largest first; the recursion goes one level per coin
   // taken (the skips are the loop), so thousands of coins do not exhaust the stack.
   const search = (start: number, sum: bigint): boolean => {
-    for (let i = start; i < pool.length; ) {
+    for (let i = start; i < pool.length;) {
       if (++tries > BNB_TRIES) return false;
       if (sum + rest[i]! < target) return true;
       const reached = sum + pool[i]!.effective;
@@ -134,7 +134,8 @@ function largestFirst<C extends { value: bigint }>(req: SelectionRequest<C>): Se
     const withChange = bare + req.changeVsize;
     const change = total - req.target - feeFor(withChange, req.satPerVbyte);
     const costOfChange = feeFor(req.changeVsize + P2WPKH_INPUT_VSIZE, req.satPerVbyte);
-    if (change >= req.changeDust && change > costOfChange) return { coins, change, fee: total - req.target - change, vsize: withChange, method: 'largest_first' };
+    if (change >= req.changeDust && change > costOfChange)
+      return { coins, change, fee: total - req.target - change, vsize: withChange, method: 'largest_first' };
     if (total - req.target >= feeFor(bare, req.satPerVbyte)) return { coins, change: 0n, fee: total - req.target, vsize: bare, method: 'largest_first' };
   }
   return null;

@@ -30,7 +30,13 @@ export async function spendableCoins(em: EntityManager, chainId: string, account
       `AND NOT EXISTS (SELECT 1 FROM btc_coin_reservations r WHERE r.transfer_id = t.id) ORDER BY t.id`,
     [accountId, chainId],
   );
-  return rows.map((r) => ({ transferId: r.id, txid: r.txid, vout: Number(r.output_index), value: Amount.of(r.amount).toBaseUnits(8), path: r.derivation_path }));
+  return rows.map((r) => ({
+    transferId: r.id,
+    txid: r.txid,
+    vout: Number(r.output_index),
+    value: Amount.of(r.amount).toBaseUnits(8),
+    path: r.derivation_path,
+  }));
 }
 
 /** Thrown when a coin chosen for a payout was reserved by another payout in the meantime. */
@@ -45,7 +51,11 @@ export class CoinTaken extends Error {
  * Reserves `coins` for the payout `payoutId` in the caller's transaction; throws CoinTaken (the
  * caller's transaction must roll back) if any is reserved already.
  */
-export async function reserveCoins(em: EntityManager, at: { payoutId: string; accountId: string; chainId: string; now: string }, coins: readonly SpendableCoin[]): Promise<void> {
+export async function reserveCoins(
+  em: EntityManager,
+  at: { payoutId: string; accountId: string; chainId: string; now: string },
+  coins: readonly SpendableCoin[],
+): Promise<void> {
   const params: unknown[] = [];
   const values = coins.map((c) => {
     const base = params.length;

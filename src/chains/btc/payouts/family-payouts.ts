@@ -8,7 +8,9 @@ export const btcPayouts: FamilyPayouts = {
     return {
       rail,
       networkCost: (req) =>
-        req.quote.kind === 'btc' ? rail.networkCost(deps.store.read, { ...req, satPerVbyte: req.quote.satPerVbyte }) : Promise.reject(new Error('not a Bitcoin fee quote')),
+        req.quote.kind === 'btc'
+          ? rail.networkCost(deps.store.read, { ...req, satPerVbyte: req.quote.satPerVbyte })
+          : Promise.reject(new Error('not a Bitcoin fee quote')),
     };
   },
 };

@@ -33,7 +33,15 @@ export class EvmChainPayouts {
   private readonly finishers: Array<(signal?: AbortSignal) => Promise<unknown>> = [];
 
   constructor(
-    private readonly deps: { chain: ChainConfig; node: EvmNode; store: Store; queue: EvmSendQueue; sweeper: EvmSweeper; gasStation: { address: string; path: string }; clock: Clock },
+    private readonly deps: {
+      chain: ChainConfig;
+      node: EvmNode;
+      store: Store;
+      queue: EvmSendQueue;
+      sweeper: EvmSweeper;
+      gasStation: { address: string; path: string };
+      clock: Clock;
+    },
   ) {}
 
   get chainId(): string {
@@ -82,7 +90,10 @@ export class EvmChainPayouts {
       address: this.deps.gasStation.address,
       balance: s ? eth(s.balance) : null,
       needed: eth(s?.needed ?? 0n),
-      warning: s && s.balance < s.needed ? `the gas station holds ${eth(s.balance)} ${ticker}, the next sweeps and payouts need ${eth(s.needed)} ${ticker}: fund ${this.deps.gasStation.address}` : null,
+      warning:
+        s && s.balance < s.needed
+          ? `the gas station holds ${eth(s.balance)} ${ticker}, the next sweeps and payouts need ${eth(s.needed)} ${ticker}: fund ${this.deps.gasStation.address}`
+          : null,
       checked_at: s ? iso(s.at) : null,
     };
   }

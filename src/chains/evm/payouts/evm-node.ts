@@ -35,18 +35,37 @@ export interface EvmFees {
  * hundreds of alike transfers), and one that does not run to its end there is estimated on its
  * own. Per call its gas or the node's refusal, as estimateGasAll; in batched requests.
  */
-export async function estimateAlike(node: Pick<EvmNode, 'estimateGasAll' | 'succeedWithGas'>, items: ReadonlyArray<{ call: EvmCall; alike: string }>, signal?: AbortSignal): Promise<Array<{ gas: bigint } | { error: string }>> {
+export async function estimateAlike(
+  node: Pick<EvmNode, 'estimateGasAll' | 'succeedWithGas'>,
+  items: ReadonlyArray<{ call: EvmCall; alike: string }>,
+  signal?: AbortSignal,
+): Promise<Array<{ gas: bigint } | { error: string }>> {
   const first = new Map<string, number>();
   items.forEach((x, i) => first.has(x.alike) || first.set(x.alike, i));
   const out: Array<{ gas: bigint } | { error: string } | undefined> = items.map(() => undefined);
   const firsts = [...first.values()];
-  (await node.estimateGasAll(firsts.map((i) => items[i]!.call), signal)).forEach((e, k) => (out[firsts[k]!] = e));
+  (
+    await node.estimateGasAll(
+      firsts.map((i) => items[i]!.call),
+      signal,
+    )
+  ).forEach((e, k) => (out[firsts[k]!] = e));
   const tried = items.flatMap((x, i) => {
     const theirs = out[first.get(x.alike)!]!;
     return out[i] === undefined && 'gas' in theirs ? [{ i, call: { ...x.call, gas: theirs.gas } }] : [];
   });
-  (await node.succeedWithGas(tried.map((t) => t.call), signal)).forEach((refusal, k) => refusal === null && (out[tried[k]!.i] = { gas: tried[k]!.call.gas }));
+  (
+    await node.succeedWithGas(
+      tried.map((t) => t.call),
+      signal,
+    )
+  ).forEach((refusal, k) => refusal === null && (out[tried[k]!.i] = { gas: tried[k]!.call.gas }));
   const rest = items.flatMap((_, i) => (out[i] === undefined ? [i] : []));
-  (await node.estimateGasAll(rest.map((i) => items[i]!.call), signal)).forEach((e, k) => (out[rest[k]!] = e));
+  (
+    await node.estimateGasAll(
+      rest.map((i) => items[i]!.call),
+      signal,
+    )
+  ).forEach((e, k) => (out[rest[k]!] = e));
   return out as Array<{ gas: bigint } | { error: string }>;
 }

@@ -118,7 +118,13 @@ export class EvmRail implements PayoutRail {
         pending: nonces[i]!.pending,
       });
     });
-    return { quote, fees: rows.length > 0 ? newFees(this.deps.ceiling, 'payouts', quote) : null, treasuries, stationPending: nonces[nonces.length - 1]!.pending, stationBalance: stationBalance! };
+    return {
+      quote,
+      fees: rows.length > 0 ? newFees(this.deps.ceiling, 'payouts', quote) : null,
+      treasuries,
+      stationPending: nonces[nonces.length - 1]!.pending,
+      stationBalance: stationBalance!,
+    };
   }
 
   async build(em: EntityManager, req: { accountId: string; orders: readonly PayoutOrder[]; prepared: unknown }): Promise<RailBuild> {
@@ -144,7 +150,17 @@ export class EvmRail implements PayoutRail {
     }
     const row = await this.deps.queue.reserve(
       em,
-      { kind: 'payout', from: { address: treasury.address, path: treasury.path }, to: order.address, coinId: order.coinId, amount: order.amount, gasLimit, fees, accountId: req.accountId, withdrawalId: order.withdrawalId },
+      {
+        kind: 'payout',
+        from: { address: treasury.address, path: treasury.path },
+        to: order.address,
+        coinId: order.coinId,
+        amount: order.amount,
+        gasLimit,
+        fees,
+        accountId: req.accountId,
+        withdrawalId: order.withdrawalId,
+      },
       treasury.pending,
     );
     return { payout: { candidate: candidateOf(row), legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: row.id }, refused: [] };
@@ -159,15 +175,33 @@ export class EvmRail implements PayoutRail {
    * anything on its way may still change the treasury's coins, and once nothing is, it cannot be
    * funded (refused with what is missing).
    */
-  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, fees: EvmFees, need: { short: bigint; gasCost: bigint }): Promise<RailBuild> {
+  private async short(
+    em: EntityManager,
+    accountId: string,
+    order: PayoutOrder,
+    t: TreasuryState,
+    p: Prepared,
+    fees: EvmFees,
+    need: { short: bigint; gasCost: bigint },
+  ): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     // A deposit is swept only when it moves more than its gas (EvmSweeper.plan).
     const worth = 2n * NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
-    const next = await treasuryShortfall(em, { chainId: this.chainId, accountId, treasury: t.address, coin, order, short: need.short, fee: need.gasCost, worth });
+    const next = await treasuryShortfall(em, {
+      chainId: this.chainId,
+      accountId,
+      treasury: t.address,
+      coin,
+      order,
+      short: need.short,
+      fee: need.gasCost,
+      worth,
+    });
     if (next.step === 'sweep') await this.deps.sweeper.wanted(em, accountId, order.coinId);
     else if (next.step === 'topup') await this.topUp(em, accountId, t, need.short, fees, p);
-    else if (!(await this.coming(em, t))) return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(next.missing, coin.decimals, coin.ticker) }] };
+    else if (!(await this.coming(em, t)))
+      return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(next.missing, coin.decimals, coin.ticker) }] };
     return wait;
   }
 
@@ -207,7 +241,11 @@ export class EvmRail implements PayoutRail {
     const p = prepared as Prepared;
     const row = await sendById(em, payout.reservation);
     if (!row || row.status !== 'reserved') return null;
-    const fees = replacementFees(this.deps.ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, p.quote);
+    const fees = replacementFees(
+      this.deps.ceiling,
+      { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) },
+      p.quote,
+    );
     if (!fees) return null;
     const extra = BigInt(row.gas_limit) * (fees.maxFeePerGas - BigInt(row.max_fee_per_gas));
     const treasury = p.treasuries.get(payout.accountId);
@@ -227,7 +265,11 @@ export class EvmRail implements PayoutRail {
   async cancel(em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     const row = await sendById(em, payout.reservation);
     if (!row || row.status !== 'reserved') return null;
-    const fees = cancelFees(this.deps.ceiling, { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) }, (prepared as Prepared).quote);
+    const fees = cancelFees(
+      this.deps.ceiling,
+      { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas) },
+      (prepared as Prepared).quote,
+    );
     if (!fees) return null;
     return { ...candidateOf(await this.deps.queue.cancel(em, row, fees)), kind: 'cancel' };
   }
@@ -308,7 +350,7 @@ export class EvmRail implements PayoutRail {
     );
     if (waiting.length > 0) return;
     if (p.stationBalance < wei + NATIVE_TRANSFER_GAS * fees.maxFeePerGas) {
-      this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
+      this.deps.logger.warn("the gas station cannot pay a treasury's top-up", { chain: this.chainId, treasury: t.address, wei: wei.toString() });
       return;
     }
     await this.deps.queue.sign(
@@ -360,8 +402,16 @@ export class EvmRail implements PayoutRail {
     const em = this.deps.store.read;
     const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId && c.asset !== NATIVE_ASSET);
     if (tokens.length === 0) return 0n;
-    const list = inList(em, tokens.map((c) => c.id), 1);
-    const [row] = await rawQuery<{ n: number | string }>(em, `SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing') AND coin_id ${list.sql}`, list.params);
+    const list = inList(
+      em,
+      tokens.map((c) => c.id),
+      1,
+    );
+    const [row] = await rawQuery<{ n: number | string }>(
+      em,
+      `SELECT COUNT(*) AS n FROM withdrawals WHERE status IN ('pending', 'processing') AND coin_id ${list.sql}`,
+      list.params,
+    );
     const n = BigInt(Number(row?.n ?? 0));
     if (n === 0n) return 0n;
     const quote = await evmQuote(this.deps.node);

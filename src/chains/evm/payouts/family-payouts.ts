@@ -12,14 +12,50 @@ export const evmPayouts: FamilyPayouts = {
     const { chain, node, ceiling } = deps;
     if (!(node instanceof EvmAdapter)) return null;
     const logger = deps.logger.child({ component: 'evm-payouts', chain: chain.id });
-    const queue = new EvmSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, replaceAfterBlocks: chain.payouts.replace_after_blocks, ceiling, clock: deps.clock, logger });
+    const queue = new EvmSendQueue({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      signer: deps.signer,
+      sealer: deps.sealer,
+      replaceAfterBlocks: chain.payouts.replace_after_blocks,
+      ceiling,
+      clock: deps.clock,
+      logger,
+    });
     const gasStation = deps.addresses.gasStation(chain.id);
     const treasuryOf = (em: EntityManager, accountId: string) => deps.addresses.treasury(em, accountId, chain.id);
-    const sweeper = new EvmSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, ceiling, clock: deps.clock, logger });
+    const sweeper = new EvmSweeper({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      queue,
+      money: deps.money,
+      treasuryOf,
+      gasStation,
+      ceiling,
+      clock: deps.clock,
+      logger,
+    });
     // The sweeper books what the chain takes for the wallet's own sends: its sweeps and top-ups, and the fillers of given-back nonces.
     queue.own('sweep', sweeper).own('topup', sweeper).own('filler', sweeper);
     const sends = new EvmChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
-    const rail = new EvmRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, gasStation, treasuryOf, ceiling, money: deps.money, clock: deps.clock, logger });
+    const rail = new EvmRail({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      queue,
+      sweeper,
+      gasStation,
+      treasuryOf,
+      ceiling,
+      money: deps.money,
+      clock: deps.clock,
+      logger,
+    });
     sends.addGasNeed(() => rail.gasNeed());
     sends.addFinisher((signal) => rail.bookFinished(signal));
     return {

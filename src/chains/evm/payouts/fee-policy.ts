@@ -14,7 +14,12 @@ export interface EvmQuote extends EvmFees {
 export async function evmQuote(node: Pick<EvmNode, 'feeQuote'>, signal?: AbortSignal): Promise<EvmQuote> {
   const quote = await node.feeQuote(signal);
   if (quote.kind !== 'evm') throw new Error('not an EVM fee quote');
-  return { baseFeePerGas: quote.baseFeePerGas, maxFeePerGas: quote.maxFeePerGas, maxPriorityFeePerGas: quote.maxPriorityFeePerGas, ...(quote.legacy ? { legacy: true } : {}) };
+  return {
+    baseFeePerGas: quote.baseFeePerGas,
+    maxFeePerGas: quote.maxFeePerGas,
+    maxPriorityFeePerGas: quote.maxPriorityFeePerGas,
+    ...(quote.legacy ? { legacy: true } : {}),
+  };
 }
 
 /** What a transaction must offer per gas to be mined in the next block with the market's tip. */

@@ -139,7 +139,14 @@ export class EvmSendQueue {
   }
 
   private spend(req: SendRequest, nonce: number): EvmSpend {
-    return { ...this.spendOf(req.coinId, req.to, req.amount), chainId: this.deps.chain.chain_id!, path: req.from.path, nonce, gasLimit: req.gasLimit, ...req.fees };
+    return {
+      ...this.spendOf(req.coinId, req.to, req.amount),
+      chainId: this.deps.chain.chain_id!,
+      path: req.from.path,
+      nonce,
+      gasLimit: req.gasLimit,
+      ...req.fees,
+    };
   }
 
   /**
@@ -157,7 +164,14 @@ export class EvmSendQueue {
    */
   async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees, opts: { amount?: bigint; sentHeight?: number } = {}): Promise<EvmSendRow> {
     const amount = opts.amount ?? BigInt(row.amount);
-    const signed = this.deps.signer.signEvm({ ...this.spendOf(row.coin_id, row.to_address, amount), chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: BigInt(row.gas_limit), ...fees });
+    const signed = this.deps.signer.signEvm({
+      ...this.spendOf(row.coin_id, row.to_address, amount),
+      chainId: this.deps.chain.chain_id!,
+      path: row.from_path,
+      nonce: row.nonce,
+      gasLimit: BigInt(row.gas_limit),
+      ...fees,
+    });
     const patch: Partial<EvmSendRow> = {
       txid: signed.txid,
       raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
@@ -178,7 +192,15 @@ export class EvmSendQueue {
    * one pays nobody. The row keeps what it was sent for; its txid is the cancel's.
    */
   async cancel(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
-    const signed = this.deps.signer.signEvm({ to: row.from_address, value: 0n, chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit: NATIVE_TRANSFER_GAS, ...fees });
+    const signed = this.deps.signer.signEvm({
+      to: row.from_address,
+      value: 0n,
+      chainId: this.deps.chain.chain_id!,
+      path: row.from_path,
+      nonce: row.nonce,
+      gasLimit: NATIVE_TRANSFER_GAS,
+      ...fees,
+    });
     const patch: Partial<EvmSendRow> = {
       txid: signed.txid,
       raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
@@ -264,9 +286,10 @@ export class EvmSendQueue {
       if (!after || after.status === 'dropped' || (after.block_height !== null && after.succeeded === 0)) dropped.push(row);
       else if ((after.block_height !== null && after.succeeded === 1) || seen.has(after.id)) ready.push(row);
     }
-    if (dropped.length > 0) await store.write(async (em) => {
-      for (const row of dropped) await this.drop(em, row, 'the gas top-up before it failed', true);
-    });
+    if (dropped.length > 0)
+      await store.write(async (em) => {
+        for (const row of dropped) await this.drop(em, row, 'the gas top-up before it failed', true);
+      });
     if (ready.length === 0) return 0;
     // Top-ups first: the sends that wait for them go out as soon as they are mined. (Each sender's nonces stay in order.)
     ready.sort((a, b) => Number(b.kind === 'topup') - Number(a.kind === 'topup'));
@@ -299,7 +322,9 @@ export class EvmSendQueue {
         continue;
       }
       const taken = evmNonceTaken(result.error);
-      const reason = taken ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction` : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
+      const reason = taken
+        ? `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`
+        : `the node refused the transaction: ${result.error.replace(/^evm node [^:]*: /, '')}`;
       this.deps.logger.warn('evm send refused', { chain: this.chainId, kind: row.kind, txid: row.txid, reason });
       await store.write((em) => this.drop(em, row, reason, !taken));
     }
@@ -333,7 +358,10 @@ export class EvmSendQueue {
       lanes
         .filter((lane) => lane.length > 0)
         .map(async (lane) => {
-          const answers = await this.deps.node.broadcastAll(lane.map((i) => rows[i]!.raw), signal);
+          const answers = await this.deps.node.broadcastAll(
+            lane.map((i) => rows[i]!.raw),
+            signal,
+          );
           lane.forEach((i, k) => (results[i] = answers[k]!));
         }),
     );
@@ -366,8 +394,16 @@ export class EvmSendQueue {
       // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
       const short = r.succeeded ? undelivered(this.deps.catalog, row, r.transfers, addressDigits) : null;
       const final = tip.height - r.height + 1 >= Math.max(1, chain.confirmations);
-      if (short && final) this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short.reason });
-      const patch = { txid: found.txid, block_height: r.height, block_hash: r.blockHash, succeeded: r.succeeded && !short ? 1 : 0, fee_paid: r.fee.toString(), updated_at: now };
+      if (short && final)
+        this.deps.logger.warn('evm send mined without delivering', { chain: this.chainId, kind: row.kind, txid: found.txid, reason: short.reason });
+      const patch = {
+        txid: found.txid,
+        block_height: r.height,
+        block_hash: r.blockHash,
+        succeeded: r.succeeded && !short ? 1 : 0,
+        fee_paid: r.fee.toString(),
+        updated_at: now,
+      };
       mined.push({ row, patch, final });
     }
     // Every mined send of the pass in one transaction, each final one handed to its owner there.
@@ -406,10 +442,16 @@ export class EvmSendQueue {
   /** The node's knowledge of broadcast sends without a receipt: rebroadcast the lost, drop the displaced, replace the stuck. */
   private async follow(unmined: EvmSendRow[], tip: number, signal?: AbortSignal): Promise<void> {
     const { store, node } = this.deps;
-    const states = await node.sendStates(unmined.map((r) => ({ txid: r.txid, from: r.from_address, nonce: r.nonce })), signal);
+    const states = await node.sendStates(
+      unmined.map((r) => ({ txid: r.txid, from: r.from_address, nonce: r.nonce })),
+      signal,
+    );
     const lost = unmined.filter((_, i) => states[i] === 'unknown');
     if (lost.length > 0) {
-      const results = await node.broadcastAll(lost.map((r) => r.raw), signal);
+      const results = await node.broadcastAll(
+        lost.map((r) => r.raw),
+        signal,
+      );
       for (const [i, r] of results.entries()) {
         if (!('error' in r)) continue;
         const row = lost[i]!;
@@ -434,7 +476,8 @@ export class EvmSendQueue {
           () => null,
           (err: unknown) => (err instanceof NodeUnavailable ? null : String(err)),
         );
-        if (again !== null && !UNREACHED.test(again)) await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
+        if (again !== null && !UNREACHED.test(again))
+          await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }
     // Waiting, or put out of the mempool (a node drops what pays less than the base fee): replaced once its fees are too low.
@@ -459,7 +502,12 @@ export class EvmSendQueue {
       return fees ? [{ row, fees }] : [];
     });
     if (stuck.length === 0) return;
-    const balances = await node.balances(stuck.map((s) => s.row.from_address), 'native', 'latest', signal);
+    const balances = await node.balances(
+      stuck.map((s) => s.row.from_address),
+      'native',
+      'latest',
+      signal,
+    );
     const short: Array<{ row: EvmSendRow; wei: bigint }> = [];
     const replaced = await store.write(async (em) => {
       short.length = 0;
@@ -488,7 +536,10 @@ export class EvmSendQueue {
     const topUpFees = short.length > 0 ? newFees(ceiling, 'sweeps', quote) : null;
     if (topUpFees) for (const { row, wei } of short) await this.owner(row).onShort?.(row, wei, topUpFees, signal);
     if (replaced.length === 0) return;
-    const results = await node.broadcastAll(replaced.map((r) => r.raw), signal);
+    const results = await node.broadcastAll(
+      replaced.map((r) => r.raw),
+      signal,
+    );
     replaced.forEach((row, i) => {
       const r = results[i]!;
       if ('error' in r) this.deps.logger.warn('evm replacement refused', { chain: this.chainId, kind: row.kind, txid: row.txid, error: r.error });
@@ -504,10 +555,21 @@ export class EvmSendQueue {
    */
   async onTransfer(em: EntityManager, transfer: ChainTransferRow): Promise<void> {
     if (transfer.chain_id !== this.chainId || transfer.direction !== 'outgoing' || transfer.status !== 'reverted') return;
-    const [found] = await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`, [this.chainId, transfer.txid]);
+    const [found] = await rawQuery<EvmSendRow>(
+      em,
+      `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND status = 'mined'`,
+      [this.chainId, transfer.txid],
+    );
     if (!found) return;
     const row = normalise(found);
-    const patch = { status: 'broadcast' as const, block_height: null, block_hash: null, succeeded: null, sent_height: row.block_height, updated_at: iso(this.deps.clock.now()) };
+    const patch = {
+      status: 'broadcast' as const,
+      block_height: null,
+      block_hash: null,
+      succeeded: null,
+      sent_height: row.block_height,
+      updated_at: iso(this.deps.clock.now()),
+    };
     if (!(await updateSend(em, row, patch))) return;
     await this.owner(row).onUnmined?.(em, { ...row, ...patch, succeeded: row.succeeded });
     this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
@@ -532,7 +594,10 @@ export class EvmSendQueue {
    * fees bumped, at most the ceiling (replaced like any send if it waits). Signed and stored here, sent by the next pass.
    * Whether one was.
    */
-  async fillGap(em: EntityManager, row: Pick<EvmSendRow, 'id' | 'raw' | 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>): Promise<boolean> {
+  async fillGap(
+    em: EntityManager,
+    row: Pick<EvmSendRow, 'id' | 'raw' | 'from_address' | 'from_path' | 'nonce' | 'max_fee_per_gas' | 'max_priority_fee_per_gas' | 'account_id'>,
+  ): Promise<boolean> {
     const p = (i: number) => placeholder(em, i);
     const [later] = await rawQuery<{ live: number | string; here: number | string }>(
       em,
@@ -545,10 +610,23 @@ export class EvmSendQueue {
     const raw = row.raw.startsWith('0x') ? row.raw : this.deps.sealer.open(row.raw, cells.evmSend(row.id));
     const old = { maxFeePerGas: BigInt(row.max_fee_per_gas), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas), legacy: !raw.startsWith('0x02') };
     const fees = fillerFees(old, this.deps.ceiling.max);
-    const req: SendRequest = { kind: 'filler', from: { address: row.from_address, path: row.from_path }, to: row.from_address, coinId: coinId(this.chainId, NATIVE_ASSET), amount: 0n, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id };
+    const req: SendRequest = {
+      kind: 'filler',
+      from: { address: row.from_address, path: row.from_path },
+      to: row.from_address,
+      coinId: coinId(this.chainId, NATIVE_ASSET),
+      amount: 0n,
+      gasLimit: NATIVE_TRANSFER_GAS,
+      fees,
+      accountId: row.account_id,
+    };
     const filler = this.rowOf(req, row.nonce, this.deps.signer.signEvm(this.spend(req, row.nonce)), 'signed');
     await insertSend(em, { ...filler, raw: this.deps.sealer.seal(filler.raw, cells.evmSend(filler.id)) });
-    this.deps.logger.warn('a nonce given back with later sends waiting: a filler takes it', { chain: this.chainId, address: row.from_address, nonce: row.nonce });
+    this.deps.logger.warn('a nonce given back with later sends waiting: a filler takes it', {
+      chain: this.chainId,
+      address: row.from_address,
+      nonce: row.nonce,
+    });
     return true;
   }
 

@@ -97,7 +97,10 @@ export async function insertSend(em: EntityManager, row: EvmSendRow): Promise<vo
 export async function sendsWithStatus(em: EntityManager, chainId: string, statuses: readonly EvmSendStatus[]): Promise<EvmSendRow[]> {
   const list = inList(em, statuses, 2);
   return (
-    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND status ${list.sql} ORDER BY from_address, nonce`, [chainId, ...list.params])
+    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND status ${list.sql} ORDER BY from_address, nonce`, [
+      chainId,
+      ...list.params,
+    ])
   ).map(normalise);
 }
 
@@ -119,7 +122,9 @@ export async function sendsById(em: EntityManager, ids: readonly string[]): Prom
 /** The live (not dropped) sends of a withdrawal, its payout and the top-up before it. */
 export async function sendsOfWithdrawal(em: EntityManager, withdrawalId: string): Promise<EvmSendRow[]> {
   return (
-    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE withdrawal_id = ${placeholder(em, 1)} AND status <> 'dropped' ORDER BY created_at`, [withdrawalId])
+    await rawQuery<EvmSendRow>(em, `SELECT * FROM account_sends WHERE withdrawal_id = ${placeholder(em, 1)} AND status <> 'dropped' ORDER BY created_at`, [
+      withdrawalId,
+    ])
   ).map(normalise);
 }
 

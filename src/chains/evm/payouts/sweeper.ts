@@ -97,7 +97,14 @@ export class EvmSweeper implements EvmSendOwner {
       evmQuote(node, signal),
       node.balances(senders, 'native', 'latest', signal),
       node.pendingNonces(senders, signal),
-      ...assets.map((asset) => node.balances(tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address), asset, 'latest', signal)),
+      ...assets.map((asset) =>
+        node.balances(
+          tokenGroups.filter((x) => x.asset === asset).map((x) => x.g.address),
+          asset,
+          'latest',
+          signal,
+        ),
+      ),
     ]);
     const fees = newFees(this.deps.ceiling, 'sweeps', quote);
     if (!fees) {
@@ -127,7 +134,8 @@ export class EvmSweeper implements EvmSendOwner {
     const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
     for (const [i, g] of groups.entries()) {
       // Worth it only when it moves more than it costs.
-      if (g.coinId === this.native && balances[i]! - cost > cost) natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
+      if (g.coinId === this.native && balances[i]! - cost > cost)
+        natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
     }
     // In steps of up to SEND_STEP sends, each signed while the node takes the one before, stored in
     // a transaction of its own and handed to the node: the native sweeps, the top-ups, the token
@@ -136,7 +144,16 @@ export class EvmSweeper implements EvmSendOwner {
     // (dueSweepGroups), then swept with the gas it holds.
     const relay = new SendRelay(queue, store, signal);
     try {
-      for (const step of steps(natives)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, null)), nodePending));
+      for (const step of steps(natives))
+        await this.store(
+          relay,
+          step,
+          await queue.signBatch(
+            store.read,
+            step.map((p) => this.sweepOf(p, fees, null)),
+            nodePending,
+          ),
+        );
       const estimates = await estimating;
       const gas = new Map<number, bigint>();
       estimable.forEach(({ g, i }, j) => {
@@ -166,13 +183,32 @@ export class EvmSweeper implements EvmSendOwner {
       for (const step of steps(tokens.filter((p) => p.topUp > 0n))) {
         const topUps = await queue.signBatch(
           store.read,
-          step.map((p) => ({ kind: 'topup' as const, from: this.deps.gasStation, to: p.address, coinId: this.native, amount: p.topUp, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: p.accountId })),
+          step.map((p) => ({
+            kind: 'topup' as const,
+            from: this.deps.gasStation,
+            to: p.address,
+            coinId: this.native,
+            amount: p.topUp,
+            gasLimit: NATIVE_TRANSFER_GAS,
+            fees,
+            accountId: p.accountId,
+          })),
           nodePending,
         );
         await relay.add(topUps);
         step.forEach((p, i) => after.set(p.address, topUps[i]!.id));
       }
-      for (const step of steps(tokens)) await this.store(relay, step, await queue.signBatch(store.read, step.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)), nodePending), false);
+      for (const step of steps(tokens))
+        await this.store(
+          relay,
+          step,
+          await queue.signBatch(
+            store.read,
+            step.map((p) => this.sweepOf(p, fees, after.get(p.address) ?? null)),
+            nodePending,
+          ),
+          false,
+        );
       await relay.settle();
       // Every pass of a chain with deposits not worth sweeping yet would say so: only what was signed is news.
       const signed = { chain: this.deps.chain.id, sweeps: natives.length + tokens.length, top_ups: after.size };
@@ -186,19 +222,42 @@ export class EvmSweeper implements EvmSendOwner {
   }
 
   private sweepOf(p: PlannedSweep, fees: EvmFees, afterId: string | null): SendRequest {
-    return { kind: 'sweep', from: { address: p.address, path: p.path }, to: p.treasury, coinId: p.coinId, amount: p.amount, gasLimit: p.gasLimit, fees, accountId: p.accountId, afterId };
+    return {
+      kind: 'sweep',
+      from: { address: p.address, path: p.path },
+      to: p.treasury,
+      coinId: p.coinId,
+      amount: p.amount,
+      gasLimit: p.gasLimit,
+      fees,
+      accountId: p.accountId,
+      afterId,
+    };
   }
 
   /** Stores signed sweeps with the deposits each moves named (`send`: handed to the node at once). */
   private store(relay: SendRelay, planned: readonly PlannedSweep[], rows: readonly EvmSendRow[], send = true): Promise<void> {
-    return relay.add(rows, (em) => this.markSwept(em, planned.map((p, i) => ({ sendId: rows[i]!.id, transferIds: p.transferIds }))), send);
+    return relay.add(
+      rows,
+      (em) =>
+        this.markSwept(
+          em,
+          planned.map((p, i) => ({ sendId: rows[i]!.id, transferIds: p.transferIds })),
+        ),
+      send,
+    );
   }
 
   async onFinal(em: EntityManager, row: EvmSendRow): Promise<void> {
     const fee = Amount.fromBaseUnits(BigInt(row.fee_paid ?? '0'), NATIVE_DECIMALS);
     if (row.kind === 'topup') {
       // The gas station's own gas is its float's, outside the books; what reached the address enters them.
-      await this.deps.money.bookOwnSend(em, { sendId: row.id, coinId: this.native, fee: Amount.zero(), arrived: row.succeeded === 1 ? Amount.fromBaseUnits(BigInt(row.amount), NATIVE_DECIMALS) : Amount.zero() });
+      await this.deps.money.bookOwnSend(em, {
+        sendId: row.id,
+        coinId: this.native,
+        fee: Amount.zero(),
+        arrived: row.succeeded === 1 ? Amount.fromBaseUnits(BigInt(row.amount), NATIVE_DECIMALS) : Amount.zero(),
+      });
       return;
     }
     await this.deps.money.bookOwnSend(em, { sendId: row.id, coinId: this.native, fee });
@@ -236,10 +295,24 @@ export class EvmSweeper implements EvmSendOwner {
         [this.deps.chain.id, row.from_address],
       );
       if (waiting.length > 0) return false;
-      await this.deps.queue.sign(em, { kind: 'topup', from: station, to: row.from_address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId: row.account_id }, pending!);
+      await this.deps.queue.sign(
+        em,
+        {
+          kind: 'topup',
+          from: station,
+          to: row.from_address,
+          coinId: this.native,
+          amount: wei,
+          gasLimit: NATIVE_TRANSFER_GAS,
+          fees,
+          accountId: row.account_id,
+        },
+        pending!,
+      );
       return true;
     });
-    if (signed) this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
+    if (signed)
+      this.deps.logger.info('gas top-up for the replacement of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address, wei: wei.toString() });
   }
 
   /**
@@ -248,7 +321,10 @@ export class EvmSweeper implements EvmSendOwner {
    */
   async isTopUp(em: EntityManager, transfer: Pick<ChainTransferRow, 'chain_id' | 'txid' | 'coin_id' | 'direction'>): Promise<boolean> {
     if (transfer.chain_id !== this.deps.chain.id || transfer.coin_id !== this.native || transfer.direction !== 'incoming') return false;
-    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
+    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [
+      transfer.chain_id,
+      transfer.txid,
+    ]);
     return rows.length > 0;
   }
 

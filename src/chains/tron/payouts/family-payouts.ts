@@ -12,13 +12,46 @@ export const tronPayouts: FamilyPayouts = {
     const { chain, node, ceiling } = deps;
     if (!(node instanceof TronAdapter)) return null;
     const logger = deps.logger.child({ component: 'tron-payouts', chain: chain.id });
-    const queue = new TronSendQueue({ chain, node, store: deps.store, catalog: deps.catalog, signer: deps.signer, sealer: deps.sealer, clock: deps.clock, logger });
+    const queue = new TronSendQueue({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      signer: deps.signer,
+      sealer: deps.sealer,
+      clock: deps.clock,
+      logger,
+    });
     const gasStation = deps.addresses.gasStation(chain.id);
     const treasuryOf = (em: EntityManager, accountId: string) => deps.addresses.treasury(em, accountId, chain.id);
-    const sweeper = new TronSweeper({ chain, node, store: deps.store, catalog: deps.catalog, queue, money: deps.money, treasuryOf, gasStation, ceiling, clock: deps.clock, logger });
+    const sweeper = new TronSweeper({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      queue,
+      money: deps.money,
+      treasuryOf,
+      gasStation,
+      ceiling,
+      clock: deps.clock,
+      logger,
+    });
     for (const kind of ['sweep', 'topup', 'stake', 'delegate', 'undelegate'] as const) queue.own(kind, sweeper);
     const sends = new TronChainPayouts({ chain, node, store: deps.store, queue, sweeper, gasStation, clock: deps.clock });
-    const rail = new TronRail({ chain, node, store: deps.store, catalog: deps.catalog, queue, sweeper, signer: deps.signer, treasuryOf, gasStation, ceiling, logger });
+    const rail = new TronRail({
+      chain,
+      node,
+      store: deps.store,
+      catalog: deps.catalog,
+      queue,
+      sweeper,
+      signer: deps.signer,
+      treasuryOf,
+      gasStation,
+      ceiling,
+      logger,
+    });
     return {
       sends,
       job: `tron-sends-${chain.id}`,

@@ -7,7 +7,6 @@ import type { TronNodeApi } from './tron-node-api';
 import type { TronSendQueue } from './tron-sends';
 import type { TronSweeper } from './tron-sweeper';
 
-
 /** How often the gas station's account is read for the status when nothing else asks. */
 const STATION_REFRESH_MS = 60_000;
 /**
@@ -18,7 +17,17 @@ const STATION_REFRESH_MS = 60_000;
 export class TronChainPayouts {
   private station: { balance: bigint; staked: bigint; at: Date } | null = null;
 
-  constructor(private readonly deps: { chain: ChainConfig; node: TronNodeApi; store: Store; queue: TronSendQueue; sweeper: TronSweeper; gasStation: { address: string; path: string }; clock: Clock }) {}
+  constructor(
+    private readonly deps: {
+      chain: ChainConfig;
+      node: TronNodeApi;
+      store: Store;
+      queue: TronSendQueue;
+      sweeper: TronSweeper;
+      gasStation: { address: string; path: string };
+      clock: Clock;
+    },
+  ) {}
 
   get chainId(): string {
     return this.deps.chain.id;
@@ -56,6 +65,13 @@ export class TronChainPayouts {
           : s && s.balance < 2_000_000n
             ? `the gas station holds ${trx(s.balance)} TRX: it cannot activate new addresses; fund ${this.deps.gasStation.address}`
             : null;
-    return { chain_id: this.chainId, address: this.deps.gasStation.address, balance: s ? trx(s.balance) : null, needed: trx(want), warning, checked_at: s ? iso(s.at) : null };
+    return {
+      chain_id: this.chainId,
+      address: this.deps.gasStation.address,
+      balance: s ? trx(s.balance) : null,
+      needed: trx(want),
+      warning,
+      checked_at: s ? iso(s.at) : null,
+    };
   }
 }

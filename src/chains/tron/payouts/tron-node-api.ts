@@ -7,7 +7,9 @@ export interface TronNodeApi {
   head(signal?: AbortSignal): Promise<{ height: number; blockId: string; timestamp: number }>;
   blockTime(height: number, signal?: AbortSignal): Promise<number>;
   feeQuote(signal?: AbortSignal): Promise<FeeQuote>;
-  prices(signal?: AbortSignal): Promise<Record<'getEnergyFee' | 'getTransactionFee' | 'getCreateAccountFee' | 'getCreateNewAccountFeeInSystemContract', bigint>>;
+  prices(
+    signal?: AbortSignal,
+  ): Promise<Record<'getEnergyFee' | 'getTransactionFee' | 'getCreateAccountFee' | 'getCreateNewAccountFeeInSystemContract', bigint>>;
   account(address: string, signal?: AbortSignal): Promise<{ exists: boolean; balance: bigint; stakedEnergy: bigint; delegatedEnergy: bigint }>;
   resources(address: string, signal?: AbortSignal): Promise<{ energy: number; bandwidth: number; freeBandwidth: number; energyPerTrx: number }>;
   holdings(query: HoldingsQuery, signal?: AbortSignal): Promise<Map<string, bigint>>;

@@ -116,7 +116,10 @@ export class TronRail implements PayoutRail {
         activated.set(w.id, (await node.account(w.to_address, signal)).exists);
       } else {
         const amount = Amount.of(w.amount).toBaseUnits(coin.decimals);
-        energy.set(w.id, t.account.exists && (t.held.get(coin.asset) ?? 0n) >= amount ? await node.transferEnergy(t.address, w.to_address, coin.asset, amount, signal) : null);
+        energy.set(
+          w.id,
+          t.account.exists && (t.held.get(coin.asset) ?? 0n) >= amount ? await node.transferEnergy(t.address, w.to_address, coin.asset, amount, signal) : null,
+        );
       }
     }
     const station = await node.account(this.deps.gasStation.address, signal);
@@ -144,12 +147,25 @@ export class TronRail implements PayoutRail {
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
       if (!this.deps.ceiling.admits('payouts', fee)) return wait;
-      if (free(NATIVE_ASSET) < order.amount + fee) return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
-      contract = { type: 'TransferContract', value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) } };
+      if (free(NATIVE_ASSET) < order.amount + fee)
+        return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
+      contract = {
+        type: 'TransferContract',
+        value: { owner_address: tronHexAddress(t.address), to_address: tronHexAddress(order.address), amount: Number(order.amount) },
+      };
     } else {
-      if (free(coin.asset) < order.amount) return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, unfinished: owed.size > 0 });
+      if (free(coin.asset) < order.amount)
+        return this.short(em, req.accountId, order, t, p, { short: order.amount - free(coin.asset), fee: 0n, unfinished: owed.size > 0 });
       const energy = p.energy.get(order.withdrawalId) ?? null;
-      const plan = await this.deps.sweeper.energyPlan('payouts', t.address, { exists: t.account.exists, balance: free(NATIVE_ASSET) }, t.resources, t.account.exists ? energy : null, TOKEN_TRANSFER_BYTES, p.prices);
+      const plan = await this.deps.sweeper.energyPlan(
+        'payouts',
+        t.address,
+        { exists: t.account.exists, balance: free(NATIVE_ASSET) },
+        t.resources,
+        t.account.exists ? energy : null,
+        TOKEN_TRANSFER_BYTES,
+        p.prices,
+      );
       if (plan.step === 'wait') return wait;
       if (plan.step !== 'send') {
         await this.deps.sweeper.give(em, t.address, plan, p.head, req.accountId);
@@ -158,7 +174,10 @@ export class TronRail implements PayoutRail {
       }
       fee = plan.burn;
       feeLimit = plan.feeLimit;
-      contract = { type: 'TriggerSmartContract', value: { owner_address: tronHexAddress(t.address), contract_address: tronHexAddress(coin.asset), data: trc20TransferData(order.address, order.amount) } };
+      contract = {
+        type: 'TriggerSmartContract',
+        value: { owner_address: tronHexAddress(t.address), contract_address: tronHexAddress(coin.asset), data: trc20TransferData(order.address, order.amount) },
+      };
     }
     const candidate = this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee);
     return { payout: { candidate, legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: `tron:${order.withdrawalId}` }, refused: [] };
@@ -173,18 +192,38 @@ export class TronRail implements PayoutRail {
    * payout waits for that top-up. Else it waits while a payout of the account is on its way, and
    * once none is, it cannot be funded (refused with what is missing).
    */
-  private async short(em: EntityManager, accountId: string, order: PayoutOrder, t: TreasuryState, p: Prepared, need: { short: bigint; fee: bigint; unfinished: boolean }): Promise<RailBuild> {
+  private async short(
+    em: EntityManager,
+    accountId: string,
+    order: PayoutOrder,
+    t: TreasuryState,
+    p: Prepared,
+    need: { short: bigint; fee: bigint; unfinished: boolean },
+  ): Promise<RailBuild> {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     const bandwidth = BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
     // A deposit is swept only when it moves more than its bandwidth may cost (TronSweeper.plan).
-    const next = await treasuryShortfall(em, { chainId: this.chainId, accountId, treasury: t.address, coin, order, short: need.short, fee: need.fee, worth: 2n * bandwidth });
+    const next = await treasuryShortfall(em, {
+      chainId: this.chainId,
+      accountId,
+      treasury: t.address,
+      coin,
+      order,
+      short: need.short,
+      fee: need.fee,
+      worth: 2n * bandwidth,
+    });
     if (next.step === 'sweep') await this.deps.sweeper.wanted(em, accountId, order.coinId);
     else if (next.step === 'topup' && p.stationBalance < need.short + bandwidth) {
-      this.deps.logger.warn('the gas station cannot pay a treasury\'s top-up', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+      this.deps.logger.warn("the gas station cannot pay a treasury's top-up", { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
     } else if (next.step === 'topup') {
       await this.deps.sweeper.give(em, t.address, { step: 'topup', sun: need.short }, p.head, accountId);
-      this.deps.logger.info('treasury topped up by the gas station: the operator\'s costs came out of the account\'s coins', { chain: this.chainId, treasury: t.address, sun: need.short.toString() });
+      this.deps.logger.info("treasury topped up by the gas station: the operator's costs came out of the account's coins", {
+        chain: this.chainId,
+        treasury: t.address,
+        sun: need.short.toString(),
+      });
     } else if (!need.unfinished) {
       return { payout: null, refused: [{ withdrawalId: order.withdrawalId, reason: notFunded(next.missing, coin.decimals, coin.ticker) }] };
     }
@@ -236,7 +275,11 @@ export class TronRail implements PayoutRail {
     const info = await this.deps.node.transactionInfo(txid, signal);
     if (!info) throw new Error(`payout transaction ${txid} has no info on the node`);
     if (!info.succeeded) return { reason: REVERTED_ON_CHAIN, left: 0n };
-    const [w] = await rawQuery<{ coin_id: string; to_address: string; amount: string }>(this.deps.store.read, `SELECT coin_id, to_address, amount FROM withdrawals WHERE id = ${placeholder(this.deps.store.read, 1)}`, [payout.legs[0]!.withdrawalId]);
+    const [w] = await rawQuery<{ coin_id: string; to_address: string; amount: string }>(
+      this.deps.store.read,
+      `SELECT coin_id, to_address, amount FROM withdrawals WHERE id = ${placeholder(this.deps.store.read, 1)}`,
+      [payout.legs[0]!.withdrawalId],
+    );
     if (!w) throw new Error(`payout ${payout.id} has no withdrawal`);
     const coin = this.deps.catalog.coin(w.coin_id)!;
     const { from } = payout.candidates.find((c) => c.txid === txid)!.data as unknown as TronCandidateData;
@@ -261,7 +304,9 @@ export class TronRail implements PayoutRail {
     const prices = await node.prices(signal);
     if (coin.asset === NATIVE_ASSET) {
       const creates = req.to === null || !(await node.account(req.to, signal)).exists;
-      return BigInt(TRX_TRANSFER_BYTES) * prices.getTransactionFee + (creates ? prices.getCreateNewAccountFeeInSystemContract + prices.getCreateAccountFee : 0n);
+      return (
+        BigInt(TRX_TRANSFER_BYTES) * prices.getTransactionFee + (creates ? prices.getCreateNewAccountFeeInSystemContract + prices.getCreateAccountFee : 0n)
+      );
     }
     const [treasury] = await rawQuery<{ address: string }>(
       store.read,
@@ -283,7 +328,11 @@ export class TronRail implements PayoutRail {
   /** What the account's payouts on their way (claimed, not final) will still take from its treasury, by asset; TRX payouts' burns included at most. */
   private async unfinished(em: EntityManager, accountId: string): Promise<Map<string, bigint>> {
     const coins = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId);
-    const list = inList(em, coins.map((c) => c.id), 2);
+    const list = inList(
+      em,
+      coins.map((c) => c.id),
+      2,
+    );
     const rows = await rawQuery<{ coin_id: string; amount: string }>(
       em,
       `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${placeholder(em, 1)} AND status IN ('processing', 'broadcast') AND coin_id ${list.sql}`,
@@ -297,4 +346,3 @@ export class TronRail implements PayoutRail {
     return out;
   }
 }
-

@@ -65,7 +65,13 @@ export class TronSendQueue {
 
   /** Signs `req` on `ref` and stores it (`signed`) in the caller's transaction; the next pass broadcasts it. */
   async sign(em: EntityManager, req: TronSendRequest, ref: TronRefBlock): Promise<EvmSendRow> {
-    const signed = signTronContract(this.contractOf(req), ref, this.deps.chain.tron!.expiration_ms, (txid) => this.deps.signer.signTron(req.from.path, txid), req.feeLimit);
+    const signed = signTronContract(
+      this.contractOf(req),
+      ref,
+      this.deps.chain.tron!.expiration_ms,
+      (txid) => this.deps.signer.signTron(req.from.path, txid),
+      req.feeLimit,
+    );
     const now = this.deps.clock.now();
     const row: EvmSendRow = {
       id: newTimeOrderedId(now.getTime()),
@@ -152,8 +158,14 @@ export class TronSendQueue {
         const final = head.height - info.height + 1 >= Math.max(1, chain.confirmations);
         // A token send that did not deliver (a token that returns false, or takes a fee) failed, as a reverted one did.
         const short = info.succeeded ? undelivered(this.deps.catalog, row, info.transfers, tronDigits) : null;
-        if (short && final) this.deps.logger.warn('tron send mined without delivering', { chain: chain.id, kind: row.kind, txid: row.txid, reason: short.reason });
-        const patch: Partial<EvmSendRow> = { block_height: info.height, succeeded: info.succeeded && !short ? 1 : 0, fee_paid: info.fee.toString(), updated_at: now };
+        if (short && final)
+          this.deps.logger.warn('tron send mined without delivering', { chain: chain.id, kind: row.kind, txid: row.txid, reason: short.reason });
+        const patch: Partial<EvmSendRow> = {
+          block_height: info.height,
+          succeeded: info.succeeded && !short ? 1 : 0,
+          fee_paid: info.fee.toString(),
+          updated_at: now,
+        };
         await store.write(async (em) => {
           if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) return;
           if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
@@ -166,7 +178,9 @@ export class TronSendQueue {
         await store.write((em) => this.drop(em, row, 'the transaction expired before it was mined'));
         continue;
       }
-      await node.send(row.raw, signal).catch((err: unknown) => this.deps.logger.warn('tron rebroadcast refused', { chain: chain.id, txid: row.txid, error: String(err) }));
+      await node
+        .send(row.raw, signal)
+        .catch((err: unknown) => this.deps.logger.warn('tron rebroadcast refused', { chain: chain.id, txid: row.txid, error: String(err) }));
     }
   }
 
@@ -185,14 +199,24 @@ export class TronSendQueue {
       case 'stake':
         return { type: 'FreezeBalanceV2Contract', value: { owner_address, frozen_balance: Number(req.amount), resource: 'ENERGY' } };
       case 'delegate':
-        return { type: 'DelegateResourceContract', value: { owner_address, receiver_address: tronHexAddress(req.to), balance: Number(req.amount), resource: 'ENERGY' } };
+        return {
+          type: 'DelegateResourceContract',
+          value: { owner_address, receiver_address: tronHexAddress(req.to), balance: Number(req.amount), resource: 'ENERGY' },
+        };
       case 'undelegate':
-        return { type: 'UnDelegateResourceContract', value: { owner_address, receiver_address: tronHexAddress(req.to), balance: Number(req.amount), resource: 'ENERGY' } };
+        return {
+          type: 'UnDelegateResourceContract',
+          value: { owner_address, receiver_address: tronHexAddress(req.to), balance: Number(req.amount), resource: 'ENERGY' },
+        };
       default: {
         const coin = this.deps.catalog.coin(req.coinId);
         if (!coin || coin.chain_id !== this.deps.chain.id) throw new Error(`coin ${req.coinId} is not of ${this.deps.chain.id}`);
-        if (coin.asset === NATIVE_ASSET) return { type: 'TransferContract', value: { owner_address, to_address: tronHexAddress(req.to), amount: Number(req.amount) } };
-        return { type: 'TriggerSmartContract', value: { owner_address, contract_address: tronHexAddress(coin.asset), data: trc20TransferData(req.to, req.amount) } };
+        if (coin.asset === NATIVE_ASSET)
+          return { type: 'TransferContract', value: { owner_address, to_address: tronHexAddress(req.to), amount: Number(req.amount) } };
+        return {
+          type: 'TriggerSmartContract',
+          value: { owner_address, contract_address: tronHexAddress(coin.asset), data: trc20TransferData(req.to, req.amount) },
+        };
       }
     }
   }
@@ -202,7 +226,8 @@ export class TronSendQueue {
   }
 
   private async drop(em: EntityManager, row: EvmSendRow, reason: string): Promise<void> {
-    if (await updateSend(em, row, { status: 'dropped', updated_at: iso(this.deps.clock.now()) })) await this.owner(row).onDropped(em, { ...row, status: 'dropped' }, reason);
+    if (await updateSend(em, row, { status: 'dropped', updated_at: iso(this.deps.clock.now()) }))
+      await this.owner(row).onDropped(em, { ...row, status: 'dropped' }, reason);
   }
 
   private owner(row: EvmSendRow): EvmSendOwner {
@@ -217,7 +242,13 @@ export class TronSendQueue {
  * confirmations (one no reorganisation is expected to take back) is at or past that time, so no
  * block after it, on any branch that keeps it, may include the transaction.
  */
-export async function expiredForGood(node: Pick<TronNodeApi, 'blockTime'>, confirmations: number, tip: number, expiration: number, signal?: AbortSignal): Promise<boolean> {
+export async function expiredForGood(
+  node: Pick<TronNodeApi, 'blockTime'>,
+  confirmations: number,
+  tip: number,
+  expiration: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const deep = tip - Math.max(1, confirmations) + 1;
   if (deep < 0) return false;
   return (await node.blockTime(deep, signal)) >= expiration;

@@ -95,7 +95,19 @@ export class TronSweeper implements EvmSendOwner {
         // Worth it only when it moves more than it costs, and never above the ceiling.
         if (amount <= 0n || amount <= cost || !this.deps.ceiling.admits('sweeps', cost)) continue;
         await this.deps.store.write(async (em) => {
-          const row = await this.deps.queue.sign(em, { kind: 'sweep', from: { address: g.address, path: g.path }, to: treasury.address, coinId: g.coinId, amount, maxBurn: cost, accountId: g.accountId }, head);
+          const row = await this.deps.queue.sign(
+            em,
+            {
+              kind: 'sweep',
+              from: { address: g.address, path: g.path },
+              to: treasury.address,
+              coinId: g.coinId,
+              amount,
+              maxBurn: cost,
+              accountId: g.accountId,
+            },
+            head,
+          );
           await markSwept(em, this.deps.clock, [{ sendId: row.id, transferIds: g.transferIds }]);
         });
         signed++;
@@ -115,7 +127,16 @@ export class TronSweeper implements EvmSendOwner {
         if (plan.step !== 'send') return this.give(em, g.address, plan, head, g.accountId);
         const row = await this.deps.queue.sign(
           em,
-          { kind: 'sweep', from: { address: g.address, path: g.path }, to: treasury.address, coinId: g.coinId, amount, maxBurn: plan.burn, feeLimit: plan.feeLimit, accountId: g.accountId },
+          {
+            kind: 'sweep',
+            from: { address: g.address, path: g.path },
+            to: treasury.address,
+            coinId: g.coinId,
+            amount,
+            maxBurn: plan.burn,
+            feeLimit: plan.feeLimit,
+            accountId: g.accountId,
+          },
           head,
         );
         await markSwept(em, this.deps.clock, [{ sendId: row.id, transferIds: g.transferIds }]);
@@ -160,7 +181,8 @@ export class TronSweeper implements EvmSendOwner {
       const sun = (trx < 1n ? 1n : trx) * SUN_PER_TRX;
       if (res.energyPerTrx > 0 && station.stakedEnergy - station.delegatedEnergy >= sun) return { step: 'delegate', sun };
       const energyBurn = BigInt(short) * prices.getEnergyFee;
-      if (energyBurn > (this.deps.chain.tron?.max_burn_sun ?? 0n)) return { step: 'wait', why: 'the gas station has no staked energy to delegate and burning it is above sweep.max_burn' };
+      if (energyBurn > (this.deps.chain.tron?.max_burn_sun ?? 0n))
+        return { step: 'wait', why: 'the gas station has no staked energy to delegate and burning it is above sweep.max_burn' };
       burn += energyBurn;
     }
     if (account.balance < burn) return { step: 'topup', sun: burn - account.balance };
@@ -168,7 +190,13 @@ export class TronSweeper implements EvmSendOwner {
   }
 
   /** The gas station's activation, delegation or top-up of `to` (stored; the queue sends it). */
-  async give(em: EntityManager, to: string, plan: Exclude<EnergyPlan, { step: 'wait' } | { step: 'send' }>, head: { blockId: string; timestamp: number }, accountId: string | null): Promise<void> {
+  async give(
+    em: EntityManager,
+    to: string,
+    plan: Exclude<EnergyPlan, { step: 'wait' } | { step: 'send' }>,
+    head: { blockId: string; timestamp: number },
+    accountId: string | null,
+  ): Promise<void> {
     const from = this.deps.gasStation;
     if (plan.step === 'delegate') {
       await this.deps.queue.sign(em, { kind: 'delegate', from, to, coinId: this.native, amount: plan.sun, maxBurn: 0n, accountId }, head);
@@ -190,7 +218,9 @@ export class TronSweeper implements EvmSendOwner {
     const sun = want < can ? want : can;
     if (sun < SUN_PER_TRX) return 0;
     const head = await this.deps.node.head(signal);
-    await this.deps.store.write((em) => this.deps.queue.sign(em, { kind: 'stake', from: station, to: station.address, coinId: this.native, amount: sun, maxBurn: 0n }, head));
+    await this.deps.store.write((em) =>
+      this.deps.queue.sign(em, { kind: 'stake', from: station, to: station.address, coinId: this.native, amount: sun, maxBurn: 0n }, head),
+    );
     return 1;
   }
 
@@ -216,7 +246,20 @@ export class TronSweeper implements EvmSendOwner {
       head ??= await this.deps.node.head(signal);
       const at = head;
       await this.deps.store.write((w) =>
-        this.deps.queue.sign(w, { kind: 'undelegate', from: this.deps.gasStation, to: d.to_address, coinId: this.native, amount: BigInt(d.amount), maxBurn: 0n, accountId: d.account_id, afterId: d.id }, at),
+        this.deps.queue.sign(
+          w,
+          {
+            kind: 'undelegate',
+            from: this.deps.gasStation,
+            to: d.to_address,
+            coinId: this.native,
+            amount: BigInt(d.amount),
+            maxBurn: 0n,
+            accountId: d.account_id,
+            afterId: d.id,
+          },
+          at,
+        ),
       );
       n++;
     }
@@ -226,10 +269,17 @@ export class TronSweeper implements EvmSendOwner {
   /** Whether the address a delegation went to still has a token transfer to make with it. */
   private async stillNeeded(em: EntityManager, d: EvmSendRow): Promise<boolean> {
     const p = (i: number) => placeholder(em, i);
-    const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.deps.chain.id && c.asset !== NATIVE_ASSET).map((c) => c.id);
+    const tokens = this.deps.catalog
+      .coins()
+      .filter((c) => c.chain_id === this.deps.chain.id && c.asset !== NATIVE_ASSET)
+      .map((c) => c.id);
     if (tokens.length === 0) return false;
     const list = tokens.map((_, i) => p(i + 3)).join(', ');
-    const [addr] = await rawQuery<{ purpose: string; account_id: string }>(em, `SELECT purpose, account_id FROM addresses WHERE chain_id = ${p(1)} AND address = ${p(2)}`, [this.deps.chain.id, d.to_address]);
+    const [addr] = await rawQuery<{ purpose: string; account_id: string }>(
+      em,
+      `SELECT purpose, account_id FROM addresses WHERE chain_id = ${p(1)} AND address = ${p(2)}`,
+      [this.deps.chain.id, d.to_address],
+    );
     if (!addr) return false;
     if (addr.purpose === 'treasury') {
       const open = await rawQuery(
@@ -266,7 +316,10 @@ export class TronSweeper implements EvmSendOwner {
   /** A gas station's TRX reaching a wallet address (an activation or top-up): the wallet's own money, not a payment. */
   async isTopUp(em: EntityManager, transfer: Pick<ChainTransferRow, 'chain_id' | 'txid' | 'coin_id' | 'direction'>): Promise<boolean> {
     if (transfer.chain_id !== this.deps.chain.id || transfer.coin_id !== this.native || transfer.direction !== 'incoming') return false;
-    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [transfer.chain_id, transfer.txid]);
+    const rows = await rawQuery(em, `SELECT 1 FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND txid = ${placeholder(em, 2)} AND kind = 'topup'`, [
+      transfer.chain_id,
+      transfer.txid,
+    ]);
     return rows.length > 0;
   }
 

@@ -20,7 +20,10 @@ test('blocks, headers, mempool, broadcast and fee rate, read from bcoin', async 
   t.is(tip.height, await node.height());
   t.is(tip.hash, await node.rpc.call<string>('getbestblockhash'));
   const blocks = await adapter.blocks(tip.height - 2, tip.height);
-  t.deepEqual(blocks.map((b) => b.height), [tip.height - 2, tip.height - 1, tip.height]);
+  t.deepEqual(
+    blocks.map((b) => b.height),
+    [tip.height - 2, tip.height - 1, tip.height],
+  );
   t.is(blocks[2]!.hash, tip.hash);
   t.is(blocks[1]!.parentHash, blocks[0]!.hash);
   t.deepEqual(await adapter.header(tip.height), { height: tip.height, hash: tip.hash, parentHash: blocks[1]!.hash });
@@ -29,10 +32,13 @@ test('blocks, headers, mempool, broadcast and fee rate, read from bcoin', async 
   t.true(blocks[2]!.transfers.some((x) => x.to === node.payer.address && x.index === 0));
 
   const [coin] = await node.payer.coins(node.rpc, sats('1'));
-  const tx = node.payer.sign([coin!], [
-    { address: node.payer.address, value: sats('0.25') },
-    { address: node.payer.address, value: sats('0.5') },
-  ]);
+  const tx = node.payer.sign(
+    [coin!],
+    [
+      { address: node.payer.address, value: sats('0.25') },
+      { address: node.payer.address, value: sats('0.5') },
+    ],
+  );
   t.is(await adapter.broadcast(tx.toHex()), tx.getId());
   // bcoin answers sendrawtransaction before its mempool has taken the transaction.
   let waiting: NormalisedTransfer[] = [];
@@ -42,7 +48,10 @@ test('blocks, headers, mempool, broadcast and fee rate, read from bcoin', async 
     waiting.map((x) => [x.index, x.to]),
     [0, 1, 2].map((i) => [i, node.payer.address]),
   );
-  t.deepEqual(waiting.slice(0, 2).map((x) => x.amount), [sats('0.25'), sats('0.5')]);
+  t.deepEqual(
+    waiting.slice(0, 2).map((x) => x.amount),
+    [sats('0.25'), sats('0.5')],
+  );
 
   const [mined] = await node.mine(1);
   t.deepEqual(await adapter.mempool(), []);

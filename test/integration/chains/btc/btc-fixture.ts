@@ -17,7 +17,12 @@ export const BTC = coinId('bitcoin', 'native');
 
 /** The chain entry the daemon watches bcoin with, in the config file's shape; through `gate` when given. */
 /** The chain's config entry; with `gate` (a TcpGate, or a proxy of the node's RPC) the daemon reaches the node through it. */
-export function btcChain(node: BcoinNode, watch: Record<string, unknown> = {}, gate?: Pick<TcpGate, 'port'>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function btcChain(
+  node: BcoinNode,
+  watch: Record<string, unknown> = {},
+  gate?: Pick<TcpGate, 'port'>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const url = new URL(node.rpcUrl);
   if (gate) url.port = String(gate.port);
   return bcoinChainEntry(url.toString(), { confirmations: CONFIRMATIONS, options: { ...FAST_WATCH, ...watch }, ...extra });
@@ -49,12 +54,25 @@ export async function until(ok: () => boolean | Promise<boolean>, what: string |
 }
 
 export async function startBtcFixture(
-  opts: { clock?: Clock; watch?: Record<string, unknown>; gate?: boolean; chain?: Record<string, unknown>; /** With `gate`: the node itself as a second endpoint (`rpc_urls`). */ backupEndpoint?: boolean; overrides?: Record<string, unknown> } = {},
+  opts: {
+    clock?: Clock;
+    watch?: Record<string, unknown>;
+    gate?: boolean;
+    chain?: Record<string, unknown>;
+    /** With `gate`: the node itself as a second endpoint (`rpc_urls`). */ backupEndpoint?: boolean;
+    overrides?: Record<string, unknown>;
+  } = {},
 ): Promise<BtcFixture> {
   const node = await startBcoin();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();
-  const td = await startTestDaemon({ chains: [btcChain(node, opts.watch, gate ?? undefined, { ...(opts.backupEndpoint ? { rpc_urls: [node.rpcUrl] } : {}), ...opts.chain })], ...opts.overrides }, { clock: opts.clock });
+  const td = await startTestDaemon(
+    {
+      chains: [btcChain(node, opts.watch, gate ?? undefined, { ...(opts.backupEndpoint ? { rpc_urls: [node.rpcUrl] } : {}), ...opts.chain })],
+      ...opts.overrides,
+    },
+    { clock: opts.clock },
+  );
   const side = await merchantSide(td, opts.clock);
   return {
     ...side,
@@ -65,7 +83,11 @@ export async function startBtcFixture(
     pay: (to, ...amounts) => node.pay(amounts.map((a) => ({ address: to, value: sats(a) }))),
     async waitInvoice(id, ok, what, timeoutMs) {
       let last: any;
-      await until(async () => ok((last = await side.invoice(id))), () => `${what}: ${JSON.stringify(last)}`, timeoutMs);
+      await until(
+        async () => ok((last = await side.invoice(id))),
+        () => `${what}: ${JSON.stringify(last)}`,
+        timeoutMs,
+      );
       return last;
     },
     async waitScanned() {

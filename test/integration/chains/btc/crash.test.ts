@@ -29,7 +29,9 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
   let api = new SignedClient(setup.apiUrl, m.keyId, m.secret);
   const invoices: Array<{ id: string; address: string; amount: string }> = [];
   for (const amount of PAYMENTS) {
-    const res = await api.post('/v1/invoices', JSON.stringify({ amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') }), { headers: { 'Content-Type': 'application/json' } });
+    const res = await api.post('/v1/invoices', JSON.stringify({ amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') }), {
+      headers: { 'Content-Type': 'application/json' },
+    });
     t.is(res.status, 201);
     invoices.push({ id: res.json.id, address: res.json.address, amount });
   }
@@ -68,7 +70,10 @@ test('kill -9 of the daemon mid-scan, then restart: every payment credited once,
   const all = await api.get('/v1/transactions?limit=100');
   t.is(all.json.items.length, PAYMENTS.length, 'one transaction per payment, no adjustment');
   const balances = await api.get('/v1/balances');
-  t.is(balances.json.items.find((b: { coin_id: string }) => b.coin_id === coinId('bitcoin', 'native')).available, PAYMENTS.reduce((a, p) => a.plus(Amount.of(p)), Amount.zero()).toString());
+  t.is(
+    balances.json.items.find((b: { coin_id: string }) => b.coin_id === coinId('bitcoin', 'native')).available,
+    PAYMENTS.reduce((a, p) => a.plus(Amount.of(p)), Amount.zero()).toString(),
+  );
   const verify = await env.run(['--json', 'ledger', 'verify']);
   t.is(verify.code, 0, verify.stderr);
   t.true(verify.json.ok);

@@ -43,10 +43,7 @@ test('an unreachable bcoin puts BTC in maintenance (503 for new invoices); back,
   await f.gate!.open();
   t.like(await f.waitInvoice(a.id, (i) => i.status === 'paid', 'A paid'), { paid_amount: '0.3' });
   t.like(await f.waitInvoice(b.id, (i) => i.status === 'paid', 'B paid'), { paid_amount: '0.07' });
-  t.deepEqual(
-    [(await f.transactions(`invoice_id=${a.id}`))[0].txid, (await f.transactions(`invoice_id=${b.id}`))[0].txid],
-    [txA, txB],
-  );
+  t.deepEqual([(await f.transactions(`invoice_id=${a.id}`))[0].txid, (await f.transactions(`invoice_id=${b.id}`))[0].txid], [txA, txB]);
   await until(async () => !(await inMaintenance()), 'maintenance lifted');
   t.like(f.td.daemon.chains.status()[0], { maintenance: false, lag: 0 });
   t.is((await f.api.post('/v1/invoices', { amount: '1', currency: 'BTC', coin_id: BTC })).status, 201);

@@ -34,8 +34,14 @@ test.serial('a BTC invoice paid exactly is pending from the mempool, paid at 2 c
   const txs = await f.transactions(`invoice_id=${inv.id}`);
   t.is(txs.length, 1);
   t.like(txs[0], { type: 'invoice_payment', status: 'confirmed', amount: '0.5', fee: '0.005', net_amount: '0.495', txid });
-  t.deepEqual((await f.events('invoice.pending')).map((e) => e.object_id), [inv.id]);
-  t.deepEqual((await f.events('invoice.paid')).map((e) => e.data.invoice.id), [inv.id]);
+  t.deepEqual(
+    (await f.events('invoice.pending')).map((e) => e.object_id),
+    [inv.id],
+  );
+  t.deepEqual(
+    (await f.events('invoice.paid')).map((e) => e.data.invoice.id),
+    [inv.id],
+  );
   t.true(await f.ledgerClean());
 });
 

@@ -12,7 +12,7 @@ import { btcChain, until } from './btc-fixture';
 
 test.after.always(killAllBcoins);
 
-test('blocks the scanner needs below a pruned node\'s prune height: maintenance naming the block, the prune height and the fix; unpruned, the scan catches up', async (t) => {
+test("blocks the scanner needs below a pruned node's prune height: maintenance naming the block, the prune height and the fix; unpruned, the scan catches up", async (t) => {
   const node = await startBcoin();
   const proxy = await startBtcRpcProxy(node.rpcUrl);
   t.teardown(() => proxy.close());

@@ -41,9 +41,15 @@ test('credentials go as basic auth; a batch answers each call, errors staying wi
   let authorization: string | undefined;
   const node = await standIn(t, (req, body, res) => {
     authorization = req.headers.authorization;
-    answer(res, 200, (body as Array<{ id: number; method: string }>).map((c) =>
-      c.method === 'getblockcount' ? { id: c.id, result: 7, error: null } : { id: c.id, result: null, error: { code: -5, message: 'No such mempool transaction' } },
-    ));
+    answer(
+      res,
+      200,
+      (body as Array<{ id: number; method: string }>).map((c) =>
+        c.method === 'getblockcount'
+          ? { id: c.id, result: 7, error: null }
+          : { id: c.id, result: null, error: { code: -5, message: 'No such mempool transaction' } },
+      ),
+    );
   });
   const rpc = new BitcoinRpc(node.url(), 1000);
   t.is(await rpc.call<number>('getblockcount'), 7);

@@ -31,7 +31,6 @@ const confirmedPayments = async (api: SignedClient): Promise<Tx[]> => {
   return (res.json.items as Tx[]).filter((x) => x.type === 'invoice_payment' && x.status === 'confirmed');
 };
 
-
 test('kill -9 of the daemon in the middle of a scan, then a restart: every payment credited exactly once, ledger clean', async (t) => {
   const { node, usdt } = await startAnvil();
   // One block per batch, so the scan of the payments below takes many commits to interrupt.
@@ -44,8 +43,19 @@ test('kill -9 of the daemon in the middle of a scan, then a restart: every payme
   const m = await merchantWithKey(setup);
   const prepApi = new SignedClient(setup.apiUrl, m.keyId, m.secret);
   const invoices: Array<{ id: string; address: string; ticker: 'ETH' | 'USDT'; amount: string }> = [];
-  for (const [ticker, amount] of [['ETH', '0.11'], ['USDT', '3.5'], ['ETH', '0.22'], ['USDT', '4.25'], ['ETH', '0.33'], ['USDT', '6']] as const) {
-    const res = await prepApi.post('/v1/invoices', { amount, currency: ticker, coin_id: coinId('ethereum', ticker === 'ETH' ? 'native' : usdt) }, { headers: { 'Content-Type': 'application/json' } });
+  for (const [ticker, amount] of [
+    ['ETH', '0.11'],
+    ['USDT', '3.5'],
+    ['ETH', '0.22'],
+    ['USDT', '4.25'],
+    ['ETH', '0.33'],
+    ['USDT', '6'],
+  ] as const) {
+    const res = await prepApi.post(
+      '/v1/invoices',
+      { amount, currency: ticker, coin_id: coinId('ethereum', ticker === 'ETH' ? 'native' : usdt) },
+      { headers: { 'Content-Type': 'application/json' } },
+    );
     t.is(res.status, 201, res.text);
     invoices.push({ id: res.json.id, address: res.json.address, ticker, amount });
   }

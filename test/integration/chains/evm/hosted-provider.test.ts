@@ -44,11 +44,12 @@ test('300 blocks missed in an outage behind a 5-block log limit, 20-call batches
     await f.node.mine(44);
     await f.pay(inv.address, inv.ticker, inv.amount);
   }
-  await f.node.mine(300 - (await f.node.blockNumber() - start) + CONFIRMATIONS);
+  await f.node.mine(300 - ((await f.node.blockNumber()) - start) + CONFIRMATIONS);
   t.true((await f.node.blockNumber()) - start >= 300);
 
   await p.accept();
-  for (const inv of invoices) t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', `${inv.ticker} ${inv.amount} paid`, 60_000), { paid_amount: inv.amount });
+  for (const inv of invoices)
+    t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', `${inv.ticker} ${inv.amount} paid`, 60_000), { paid_amount: inv.amount });
   await until('maintenance lifted', () => !maintenance(f));
   await until('caught up', () => f.td.daemon.chains.status()[0]!.lag === 0);
   t.true(await f.ledgerClean());

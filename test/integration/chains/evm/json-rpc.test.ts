@@ -53,8 +53,14 @@ test('a batch goes in POSTs of at most 100 calls and its results come back in ca
   const n = await node(t, echo);
   const rpc = new EvmRpc(`${n.url}/rpc/key?x=1`, 5000);
   const results = await rpc.batch<number>(Array.from({ length: 250 }, (_, i) => ({ method: 'eth_getBalance', params: [i] })));
-  t.deepEqual(results, Array.from({ length: 250 }, (_, i) => i));
-  t.deepEqual(n.seen.map((s) => s.calls).sort((a, b) => a - b), [50, 100, 100]);
+  t.deepEqual(
+    results,
+    Array.from({ length: 250 }, (_, i) => i),
+  );
+  t.deepEqual(
+    n.seen.map((s) => s.calls).sort((a, b) => a - b),
+    [50, 100, 100],
+  );
   t.true(n.seen.every((s) => s.path === '/rpc/key?x=1' && s.authorization === undefined));
   t.is(await rpc.call<string>('eth_chainId', ['0x1']), '0x1');
   t.is(n.seen.length, 4);
@@ -98,11 +104,16 @@ test('a node error, an HTTP error, a redirect and an answer that is not JSON eac
   t.is(n.seen.length, answers.length);
 });
 
-test('a node that does not answer in time is abandoned at the timeout; the caller\'s abort ends a request at once with its reason', async (t) => {
+test("a node that does not answer in time is abandoned at the timeout; the caller's abort ends a request at once with its reason", async (t) => {
   const n = await node(t, () => undefined);
   const rpc = new EvmRpc(n.url, 300);
   const started = Date.now();
-  const late = await t.throwsAsync(rpc.batch([{ method: 'eth_getLogs', params: [] }, { method: 'eth_getLogs', params: [] }]));
+  const late = await t.throwsAsync(
+    rpc.batch([
+      { method: 'eth_getLogs', params: [] },
+      { method: 'eth_getLogs', params: [] },
+    ]),
+  );
   t.is(late!.message, 'evm node batch of 2 (eth_getLogs...): timed out');
   t.true(Date.now() - started >= 290 && Date.now() - started < 3000, `${Date.now() - started} ms`);
 
@@ -116,7 +127,7 @@ test('a node that does not answer in time is abandoned at the timeout; the calle
   t.is((await t.throwsAsync(slow.call('eth_blockNumber', [], stop.signal)))!.message, 'daemon stopping');
 });
 
-test('a node nobody listens for is unreachable, with the reason\'s code', async (t) => {
+test("a node nobody listens for is unreachable, with the reason's code", async (t) => {
   const closed = new EvmRpc('http://127.0.0.1:9/key-abc', 5000);
   const err = await t.throwsAsync(closed.call('eth_chainId', []));
   t.is(err!.message, 'evm node eth_chainId: unreachable (ECONNREFUSED)');

@@ -65,7 +65,11 @@ test('a node on another network than the chain_id configured: the chain is not s
   const status = td.daemon.chains.status()[0]!;
   t.like(status, { chain_id: 'ethereum', maintenance: true, scanned_height: null, last_error: 'evm node is on chain id 31337, the config says 1' });
   const m = await merchantWithKey(td.daemon);
-  const res = await new SignedClient(td.url, m.keyId, m.secret).post('/v1/invoices', { amount: '1', currency: 'ETH', coin_id: coinId('ethereum', 'native') }, { headers: { 'Content-Type': 'application/json' } });
+  const res = await new SignedClient(td.url, m.keyId, m.secret).post(
+    '/v1/invoices',
+    { amount: '1', currency: 'ETH', coin_id: coinId('ethereum', 'native') },
+    { headers: { 'Content-Type': 'application/json' } },
+  );
   t.is(res.status, 503);
   t.is(res.json.error.code, 'unavailable');
 });

@@ -28,7 +28,10 @@ test('an ETH invoice paid exactly is pending in its block, paid at 3 confirmatio
   const txs = await f.transactions(inv.id);
   t.is(txs.length, 1);
   t.like(txs[0], { type: 'invoice_payment', status: 'confirmed', amount: '0.5', fee: '0.005', net_amount: '0.495', txid });
-  t.deepEqual((await f.events('invoice.paid')).map((e) => e.data.invoice.id), [inv.id]);
+  t.deepEqual(
+    (await f.events('invoice.paid')).map((e) => e.data.invoice.id),
+    [inv.id],
+  );
   t.true(await f.ledgerClean());
 });
 

@@ -76,7 +76,7 @@ test('a payment mined again in a block of the new branch stays credited once, no
   t.true(await f.ledgerClean());
 });
 
-test('after a reorganisation to a shorter branch, a deeper one that drops the payment\'s block still reverts the payment', async (t) => {
+test("after a reorganisation to a shorter branch, a deeper one that drops the payment's block still reverts the payment", async (t) => {
   // Headers are kept 3 blocks under the scanned height.
   const f = await startEvmFixture({ watch: { reorg_max_depth: 3 } });
   t.teardown(() => f.stop());

@@ -24,7 +24,11 @@ const sender = HDNodeWallet.fromPhrase(ANVIL_MNEMONIC, undefined, "m/44'/60'/0'/
 const to = HDNodeWallet.fromPhrase(ANVIL_MNEMONIC, undefined, "m/44'/60'/0'/0/8").address;
 
 async function anvilRpc(node: AnvilNode, method: string, params: unknown[]): Promise<unknown> {
-  const res = await fetch(node.rpcUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const res = await fetch(node.rpcUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return ((await res.json()) as { result: unknown }).result;
 }
 
@@ -95,7 +99,13 @@ test('an ERC-20 transfer from a wallet address, signed by the signer at the quot
   if (status.state !== 'mined') return t.fail(`mined (anvil mines each transaction), not ${status.state}`);
   t.true(status.succeeded);
   const block = (await adapter.blocks(status.height, status.height))[0]!;
-  t.deepEqual(block.transfers.map((x) => [x.asset, x.to, x.amount, x.txid]), [[usdt, to, 4_000_000n, sent.txid]]);
-  t.deepEqual(block.spends!.map((x) => ({ txid: x.txid, from: x.from, nonce: x.nonce })), [{ txid: sent.txid, from: owner.address, nonce: pending }]);
+  t.deepEqual(
+    block.transfers.map((x) => [x.asset, x.to, x.amount, x.txid]),
+    [[usdt, to, 4_000_000n, sent.txid]],
+  );
+  t.deepEqual(
+    block.spends!.map((x) => ({ txid: x.txid, from: x.from, nonce: x.nonce })),
+    [{ txid: sent.txid, from: owner.address, nonce: pending }],
+  );
   t.deepEqual(await adapter.nonce(owner.address), { latest: pending + 1, pending: pending + 1 });
 });

@@ -15,7 +15,17 @@ const RECIPIENT = TronWeb.address.fromPrivateKey('11'.repeat(32)) as string;
 async function setup(extra: Record<string, unknown> = {}) {
   const node = await TronNode.start();
   const chain = parseConfig({
-    chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 19, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId }, ...extra }],
+    chains: [
+      {
+        id: 'tron',
+        kind: 'tron',
+        full_node_url: node.url,
+        confirmations: 19,
+        tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }],
+        options: { genesis_block_id: node.genesisId },
+        ...extra,
+      },
+    ],
   }).chains[0]!;
   return { node, adapter: new TronAdapter(chain) };
 }
@@ -34,7 +44,7 @@ test('the stand-in mines transactions in tronweb encodings: txID is sha256 of ra
   t.is(TronWeb.address.fromHex(String(tx.raw_data.contract[0]!.parameter.value.to_address)), RECIPIENT);
 });
 
-test('tip, headers and blocks: TRX transfers and the configured token\'s Transfer logs, in base58', async (t) => {
+test("tip, headers and blocks: TRX transfers and the configured token's Transfer logs, in base58", async (t) => {
   const { node, adapter } = await setup();
   t.teardown(() => node.stop());
   const trx = node.pay(RECIPIENT, 'native', 2_000_000n);
@@ -44,7 +54,10 @@ test('tip, headers and blocks: TRX transfers and the configured token\'s Transfe
   t.like(tip, { height: 2, hash: node.blocks[2]!.blockID });
   t.deepEqual(await adapter.header(1), { height: 1, hash: node.blocks[1]!.blockID, parentHash: node.blocks[0]!.blockID });
   const blocks = await adapter.blocks(0, 2);
-  t.deepEqual(blocks.map((b) => b.height), [0, 1, 2]);
+  t.deepEqual(
+    blocks.map((b) => b.height),
+    [0, 1, 2],
+  );
   t.deepEqual(blocks[1]!.transfers, [
     { asset: 'native', to: RECIPIENT, amount: 2_000_000n, txid: trx, index: 0 },
     { asset: node.usdt, to: RECIPIENT, amount: 7_250_000n, txid: usdt, index: 0 },
@@ -75,16 +88,23 @@ test('after a reorganisation the adapter reads the new branch', async (t) => {
   const now = await adapter.header(1);
   t.not(now.hash, old.hash);
   t.is(now.parentHash, node.blocks[0]!.blockID);
-  t.deepEqual((await adapter.blocks(1, 3)).flatMap((b) => b.transfers), []);
+  t.deepEqual(
+    (await adapter.blocks(1, 3)).flatMap((b) => b.transfers),
+    [],
+  );
 });
 
-test('a hosted node\'s API key travels in the TRON-PRO-API-KEY header; without it the node refuses', async (t) => {
+test("a hosted node's API key travels in the TRON-PRO-API-KEY header; without it the node refuses", async (t) => {
   const { node, adapter } = await setup({ api_key: 'k-123' });
   t.teardown(() => node.stop());
   node.requireApiKey('k-123');
   t.is((await adapter.tip()).height, 0);
   t.true(node.requests.every((r) => r.apiKey === 'k-123'));
-  const { adapter: keyless } = { adapter: new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: node.genesisId } }] }).chains[0]!) };
+  const { adapter: keyless } = {
+    adapter: new TronAdapter(
+      parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: node.genesisId } }] }).chains[0]!,
+    ),
+  };
   const err = await t.throwsAsync(keyless.tip());
   t.is(err?.message, 'tron node getnowblock: HTTP 401');
 });
@@ -97,7 +117,7 @@ test('an unreachable node fails with the endpoint and the reason, not its URL', 
   t.false(err!.message.includes(String(node.port)));
 });
 
-test('an amount no real transfer can have is the node\'s fault: a negative TRX amount, a token value of 2^128 or more', async (t) => {
+test("an amount no real transfer can have is the node's fault: a negative TRX amount, a token value of 2^128 or more", async (t) => {
   const { node, adapter } = await setup();
   t.teardown(() => node.stop());
   node.pay(RECIPIENT, 'native', 1_000_000n);
@@ -122,17 +142,33 @@ test('a Transfer log of a contract not configured, or of a call that failed, cre
   t.deepEqual((await adapter.blocks(1, 1))[0]!.transfers, []);
 });
 
-test('a node whose genesis block is not the configured network\'s is the node\'s fault, at every tip: mainnet by default, nile or shasta by name, or the genesis_block_id given', async (t) => {
+test("a node whose genesis block is not the configured network's is the node's fault, at every tip: mainnet by default, nile or shasta by name, or the genesis_block_id given", async (t) => {
   const node = await TronNode.start();
   t.teardown(() => node.stop());
-  const adapterOn = (extra: Record<string, unknown>) => new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, ...extra }] }).chains[0]!);
+  const adapterOn = (extra: Record<string, unknown>) =>
+    new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, ...extra }] }).chains[0]!);
   await t.throwsAsync(adapterOn({}).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says mainnet` });
-  await t.throwsAsync(adapterOn({ network: 'nile' }).tip(), { name: 'NodeFault', message: `tron node's genesis block is ${node.genesisId}, the config says nile` });
+  await t.throwsAsync(adapterOn({ network: 'nile' }).tip(), {
+    name: 'NodeFault',
+    message: `tron node's genesis block is ${node.genesisId}, the config says nile`,
+  });
   const other = '00'.repeat(8) + 'ab'.repeat(24);
-  await t.throwsAsync(adapterOn({ options: { genesis_block_id: other } }).tip(), { message: `tron node's genesis block is ${node.genesisId}, the config says genesis block ${other}` });
+  await t.throwsAsync(adapterOn({ options: { genesis_block_id: other } }).tip(), {
+    message: `tron node's genesis block is ${node.genesisId}, the config says genesis block ${other}`,
+  });
   const right = adapterOn({ options: { genesis_block_id: node.genesisId } });
   t.is((await right.tip()).hash, node.blocks.at(-1)!.blockID);
-  t.deepEqual(node.requests.slice(-2).map((r) => r.path).sort(), ['/wallet/getblockbynum', '/wallet/getnowblock']);
-  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, network: 'testnet' }] }), { message: 'chains[0].network: must be one of mainnet, nile, shasta' });
-  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: 'xyz' } }] }), { message: /chains\[0\]\.options\.genesis_block_id: must be 64 lower-case hex digits/ });
+  t.deepEqual(
+    node.requests
+      .slice(-2)
+      .map((r) => r.path)
+      .sort(),
+    ['/wallet/getblockbynum', '/wallet/getnowblock'],
+  );
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, network: 'testnet' }] }), {
+    message: 'chains[0].network: must be one of mainnet, nile, shasta',
+  });
+  t.throws(() => parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, options: { genesis_block_id: 'xyz' } }] }), {
+    message: /chains\[0\]\.options\.genesis_block_id: must be 64 lower-case hex digits/,
+  });
 });

@@ -27,7 +27,10 @@ test('a TRX invoice on a base58 T-address paid exactly is pending in its block, 
   const txs = await f.transactions(inv.id);
   t.is(txs.length, 1);
   t.like(txs[0], { type: 'invoice_payment', status: 'confirmed', network: 'tron', amount: '150', fee: '1.5', net_amount: '148.5', txid });
-  t.deepEqual((await f.events('invoice.paid')).map((e) => e.data.invoice.id), [inv.id]);
+  t.deepEqual(
+    (await f.events('invoice.paid')).map((e) => e.data.invoice.id),
+    [inv.id],
+  );
   t.true(await f.ledgerClean());
 });
 
@@ -120,7 +123,10 @@ test('underpaid in TRX, then topped up: underpaid with what remains, then paid, 
   t.like(await f.waitInvoice(inv.id, (i) => i.status === 'paid', 'paid'), { paid_amount: '50', remaining_amount: '0', overpaid_amount: '0' });
   t.is(await f.available('TRX'), '50');
   t.is((await f.transactions(inv.id)).length, 2);
-  t.deepEqual((await f.events('invoice.underpaid')).map((e) => e.data.invoice.id), [inv.id]);
+  t.deepEqual(
+    (await f.events('invoice.underpaid')).map((e) => e.data.invoice.id),
+    [inv.id],
+  );
   t.true(await f.ledgerClean());
 });
 

@@ -33,14 +33,32 @@ async function coinkeepStatus(td: TestDaemon, chainId: string): Promise<{ mainte
 }
 
 function adapterOf(node: TronNode): TronAdapter {
-  return new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId } }] }).chains[0]!);
+  return new TronAdapter(
+    parseConfig({
+      chains: [
+        {
+          id: 'tron',
+          kind: 'tron',
+          full_node_url: node.url,
+          tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }],
+          options: { genesis_block_id: node.genesisId },
+        },
+      ],
+    }).chains[0]!,
+  );
 }
 
 test('a Lite FullNode with history queries closed: TRX in maintenance, and coinkeep status names the node and the setting that fixes it', async (t) => {
   const node = await TronNode.start();
   t.teardown(() => node.stop());
   node.lite(true);
-  const chain = { id: 'tron', kind: 'tron', full_node_url: node.url, confirmations: 1, options: { poll_interval_ms: 50, stall_seconds: 0, genesis_block_id: node.genesisId } };
+  const chain = {
+    id: 'tron',
+    kind: 'tron',
+    full_node_url: node.url,
+    confirmations: 1,
+    options: { poll_interval_ms: 50, stall_seconds: 0, genesis_block_id: node.genesisId },
+  };
   const td = await startTestDaemon({ chains: [chain] });
   t.teardown(() => td.stop());
   t.like(await coinkeepStatus(td, 'tron'), { maintenance: true, last_error: LITE_NODE_REASON });
@@ -51,7 +69,7 @@ test('a Lite FullNode with history queries closed: TRX in maintenance, and coink
   t.false((await coinkeepStatus(td, 'tron')).maintenance);
 });
 
-test('USDT paid through a forwarder contract (an internal call moves the token) is credited once, from the token\'s own Transfer log', async (t) => {
+test("USDT paid through a forwarder contract (an internal call moves the token) is credited once, from the token's own Transfer log", async (t) => {
   const f = await startTronFixture();
   t.teardown(() => f.stop());
   const inv = await f.createInvoice('USDT', '12.5');
@@ -107,7 +125,15 @@ test('broadcast codes about the node (SERVER_BUSY, NO_CONNECTION, NOT_ENOUGH_EFF
   const adapter = adapterOf(node);
   const head = node.head();
   const raw = {
-    contract: [{ parameter: { value: { amount: 1_000_000, owner_address: '41' + hex20(node.payer), to_address: '41' + hex20(RECIPIENT) }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+    contract: [
+      {
+        parameter: {
+          value: { amount: 1_000_000, owner_address: '41' + hex20(node.payer), to_address: '41' + hex20(RECIPIENT) },
+          type_url: 'type.googleapis.com/protocol.TransferContract',
+        },
+        type: 'TransferContract',
+      },
+    ],
     ref_block_bytes: head.ref_block_bytes,
     ref_block_hash: head.ref_block_hash,
     expiration: head.timestamp + 60_000,

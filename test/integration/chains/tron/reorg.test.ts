@@ -25,9 +25,18 @@ test('a reorganisation that drops a confirmed USDT payment reverts it: adjustmen
   t.like(reverted, { status: 'new', paid_amount: '0', remaining_amount: '50' });
   t.is(await f.available('USDT'), '0');
   const txs = await f.transactions(inv.id);
-  t.like(txs.find((x: { type: string }) => x.type === 'invoice_payment'), { status: 'reverted', txid });
-  t.like(txs.find((x: { type: string }) => x.type === 'adjustment'), { status: 'confirmed', amount: '-50', fee: '-1', net_amount: '-49', txid });
-  t.deepEqual((await f.events('invoice.reverted')).map((e) => e.data.invoice.id), [inv.id]);
+  t.like(
+    txs.find((x: { type: string }) => x.type === 'invoice_payment'),
+    { status: 'reverted', txid },
+  );
+  t.like(
+    txs.find((x: { type: string }) => x.type === 'adjustment'),
+    { status: 'confirmed', amount: '-50', fee: '-1', net_amount: '-49', txid },
+  );
+  t.deepEqual(
+    (await f.events('invoice.reverted')).map((e) => e.data.invoice.id),
+    [inv.id],
+  );
   t.true(await f.ledgerClean());
 
   // Paid again on the new branch: credited again, once.
@@ -68,7 +77,13 @@ test('a reorganisation that drops a confirmed TRX payment reverts it: adjustment
   t.like(await f.waitInvoice(inv.id, (i) => i.status !== 'paid', 'reverted'), { status: 'new', paid_amount: '0' });
   t.is(await f.available('TRX'), '0');
   const txs = await f.transactions(inv.id);
-  t.like(txs.find((x: { type: string }) => x.type === 'invoice_payment'), { status: 'reverted', txid });
-  t.like(txs.find((x: { type: string }) => x.type === 'adjustment'), { amount: '-40' });
+  t.like(
+    txs.find((x: { type: string }) => x.type === 'invoice_payment'),
+    { status: 'reverted', txid },
+  );
+  t.like(
+    txs.find((x: { type: string }) => x.type === 'adjustment'),
+    { amount: '-40' },
+  );
   t.true(await f.ledgerClean());
 });

@@ -16,7 +16,19 @@ const RECIPIENT = TronWeb.address.fromPrivateKey('22'.repeat(32)) as string;
 async function setup() {
   const node = await TronNode.start();
   node.mine(2);
-  const adapter = new TronAdapter(parseConfig({ chains: [{ id: 'tron', kind: 'tron', full_node_url: node.url, tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }], options: { genesis_block_id: node.genesisId } }] }).chains[0]!);
+  const adapter = new TronAdapter(
+    parseConfig({
+      chains: [
+        {
+          id: 'tron',
+          kind: 'tron',
+          full_node_url: node.url,
+          tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: 6 }],
+          options: { genesis_block_id: node.genesisId },
+        },
+      ],
+    }).chains[0]!,
+  );
   return { node, adapter };
 }
 
@@ -24,7 +36,15 @@ async function setup() {
 function trxTransfer(node: TronNode, amount: number, opts: { key?: string; expiration?: number; refHash?: string } = {}) {
   const head = node.head();
   const raw = {
-    contract: [{ parameter: { value: { amount, owner_address: TronWeb.address.toHex(node.payer), to_address: TronWeb.address.toHex(RECIPIENT) }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+    contract: [
+      {
+        parameter: {
+          value: { amount, owner_address: TronWeb.address.toHex(node.payer), to_address: TronWeb.address.toHex(RECIPIENT) },
+          type_url: 'type.googleapis.com/protocol.TransferContract',
+        },
+        type: 'TransferContract',
+      },
+    ],
     ref_block_bytes: head.ref_block_bytes,
     ref_block_hash: opts.refHash ?? head.ref_block_hash,
     expiration: opts.expiration ?? head.timestamp + 60_000,
@@ -41,9 +61,16 @@ test('a signed TRX transfer broadcast as hex waits in the pending pool, then is 
   t.is(await adapter.broadcast(tx.hex), tx.txID);
   t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), { state: 'mempool' });
   node.mine();
-  t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), { state: 'mined', height: node.height, blockHash: node.blocks.at(-1)!.blockID, succeeded: true });
+  t.deepEqual(await adapter.sentStatus({ txid: tx.txID, raw: tx.hex }), {
+    state: 'mined',
+    height: node.height,
+    blockHash: node.blocks.at(-1)!.blockID,
+    succeeded: true,
+  });
   t.is(node.trxBalance(RECIPIENT), 3_000_000n);
-  t.deepEqual((await adapter.blocks(node.height, node.height))[0]!.transfers, [{ asset: 'native', to: RECIPIENT, amount: 3_000_000n, txid: tx.txID, index: 0 }]);
+  t.deepEqual((await adapter.blocks(node.height, node.height))[0]!.transfers, [
+    { asset: 'native', to: RECIPIENT, amount: 3_000_000n, txid: tx.txID, index: 0 },
+  ]);
 });
 
 test('a TRC-20 call that reverted is mined with succeeded false', async (t) => {
@@ -70,19 +97,24 @@ test('the node refuses a transaction signed by another key, an expired one and o
   t.is(node.trxBalance(RECIPIENT), 0n);
 });
 
-test('the fee quote is the chain\'s prices of energy and bandwidth in sun', async (t) => {
+test("the fee quote is the chain's prices of energy and bandwidth in sun", async (t) => {
   const { node, adapter } = await setup();
   t.teardown(() => node.stop());
   t.deepEqual(await adapter.feeQuote(), { kind: 'tron', sunPerEnergy: 420n, sunPerBandwidth: 1000n });
 });
 
-test('estimateTransfer: a USDT transfer\'s energy from the node\'s dry run (about twice to a new holder), burnt as TRX unless staked energy covers it, with a fee_limit 20% above its whole energy', async (t) => {
+test("estimateTransfer: a USDT transfer's energy from the node's dry run (about twice to a new holder), burnt as TRX unless staked energy covers it, with a fee_limit 20% above its whole energy", async (t) => {
   const { node, adapter } = await setup();
   t.teardown(() => node.stop());
   const holder = TronWeb.address.fromPrivateKey('33'.repeat(32)) as string;
   const plan = { from: node.payer, to: holder, asset: node.usdt, amount: 5n };
   const first = await adapter.estimateTransfer(plan);
-  t.like(first, { kind: 'tron', energy: ENERGY_TO_NEW_HOLDER, activationSun: 0n, feeLimit: (BigInt(ENERGY_TO_NEW_HOLDER * SUN_PER_ENERGY) * 120n + 99n) / 100n });
+  t.like(first, {
+    kind: 'tron',
+    energy: ENERGY_TO_NEW_HOLDER,
+    activationSun: 0n,
+    feeLimit: (BigInt(ENERGY_TO_NEW_HOLDER * SUN_PER_ENERGY) * 120n + 99n) / 100n,
+  });
   t.is(first.burnSun, BigInt(ENERGY_TO_NEW_HOLDER * SUN_PER_ENERGY), 'bandwidth from the free allowance, energy burnt');
   t.true(node.requests.some((r) => r.path === '/wallet/triggerconstantcontract'));
 
@@ -104,7 +136,9 @@ test('estimateTransfer: a USDT transfer\'s energy from the node\'s dry run (abou
   t.like(await adapter.estimateTransfer(plan), { energy: ENERGY_TO_HOLDER, bandwidth: 350, burnSun: 350n * 1000n });
 
   // A transfer the sender cannot make is refused, not estimated.
-  await t.throwsAsync(adapter.estimateTransfer({ ...plan, from: holder, amount: 10n ** 12n }), { message: /^tron node triggerconstantcontract: the transfer would fail REVERT opcode executed$/ });
+  await t.throwsAsync(adapter.estimateTransfer({ ...plan, from: holder, amount: 10n ** 12n }), {
+    message: /^tron node triggerconstantcontract: the transfer would fail REVERT opcode executed$/,
+  });
 });
 
 test('estimateTransfer: a TRX payment to a never-used address pays its activation (1 TRX, plus 0.1 TRX of bandwidth without staked bandwidth); to an account, only bandwidth', async (t) => {

@@ -41,7 +41,10 @@ async function start() {
 }
 
 /** Signs with tronweb (after its txCheck of what the node built) and broadcasts; returns the node's answer. */
-async function signAndSend(tw: TronWeb, tx: unknown): Promise<{ result?: boolean; code?: string; txid?: string; message?: string; transaction: { txID: string } }> {
+async function signAndSend(
+  tw: TronWeb,
+  tx: unknown,
+): Promise<{ result?: boolean; code?: string; txid?: string; message?: string; transaction: { txID: string } }> {
   const signed = await tw.trx.sign(tx as never);
   return (await tw.trx.sendRawTransaction(signed as never)) as never;
 }
@@ -88,7 +91,7 @@ test('tronweb reads blocks and builds TRX transfers against the stand-in; a TRX 
   t.true(second.receipt.net_usage > 200 && second.receipt.net_usage < 300);
 });
 
-test('the builder endpoints answer transactions that match tronweb\'s own encoding (txCheck), for every Stake 2.0 contract', async (t) => {
+test("the builder endpoints answer transactions that match tronweb's own encoding (txCheck), for every Stake 2.0 contract", async (t) => {
   const node = await start();
   t.teardown(() => node.stop());
   const other = account();
@@ -105,14 +108,34 @@ test('the builder endpoints answer transactions that match tronweb\'s own encodi
     t.is(tx.raw_data.ref_block_hash, node.blocks.at(-1)!.blockID.slice(16, 32));
   }
   // A delegation beyond the stake, and an undelegation of nothing, do not validate.
-  t.regex((await post(node, 'delegateresource', { owner_address: owner, receiver_address: receiver, balance: 5 * TRX, resource: 'ENERGY' })).Error, /delegateBalance must be less than or equal to available FreezeV2 balance/);
-  t.regex((await post(node, 'undelegateresource', { owner_address: owner, receiver_address: receiver, balance: TRX, resource: 'ENERGY' })).Error, /insufficient delegatedFrozenBalance\(ENERGY\)/);
+  t.regex(
+    (await post(node, 'delegateresource', { owner_address: owner, receiver_address: receiver, balance: 5 * TRX, resource: 'ENERGY' })).Error,
+    /delegateBalance must be less than or equal to available FreezeV2 balance/,
+  );
+  t.regex(
+    (await post(node, 'undelegateresource', { owner_address: owner, receiver_address: receiver, balance: TRX, resource: 'ENERGY' })).Error,
+    /insufficient delegatedFrozenBalance\(ENERGY\)/,
+  );
   const tw = client(node, node.payerKey);
   t.like(await signAndSend(tw, built[1]), { result: true });
   node.mine();
-  const delegate = await post(node, 'delegateresource', { owner_address: owner, receiver_address: receiver, balance: 5 * TRX, resource: 'ENERGY', lock: true, lock_period: 20 });
+  const delegate = await post(node, 'delegateresource', {
+    owner_address: owner,
+    receiver_address: receiver,
+    balance: 5 * TRX,
+    resource: 'ENERGY',
+    lock: true,
+    lock_period: 20,
+  });
   t.true(utils.transaction.txCheck(delegate));
-  t.deepEqual(delegate.raw_data.contract[0].parameter.value, { owner_address: owner.toLowerCase(), receiver_address: receiver.toLowerCase(), balance: 5 * TRX, resource: 'ENERGY', lock: true, lock_period: 20 });
+  t.deepEqual(delegate.raw_data.contract[0].parameter.value, {
+    owner_address: owner.toLowerCase(),
+    receiver_address: receiver.toLowerCase(),
+    balance: 5 * TRX,
+    resource: 'ENERGY',
+    lock: true,
+    lock_period: 20,
+  });
   t.true(utils.transaction.txCheck(await post(node, 'unfreezebalancev2', { owner_address: owner, unfreeze_balance: TRX, resource: 'ENERGY' })));
   // tronweb's own local builds go through the node's broadcast checks.
   const local = await tw.transactionBuilder.delegateResource(5 * TRX, other.address, 'ENERGY', node.payer, true, 20);
@@ -123,7 +146,7 @@ test('the builder endpoints answer transactions that match tronweb\'s own encodi
   });
 });
 
-test('a TRC-20 transfer: triggerconstantcontract gives its energy (about twice to a new holder), tronweb\'s triggerSmartContract passes its check, and the energy short is burnt as TRX', async (t) => {
+test("a TRC-20 transfer: triggerconstantcontract gives its energy (about twice to a new holder), tronweb's triggerSmartContract passes its check, and the energy short is burnt as TRX", async (t) => {
   const node = await start();
   t.teardown(() => node.stop());
   const tw = client(node, node.payerKey);
@@ -133,10 +156,17 @@ test('a TRC-20 transfer: triggerconstantcontract gives its energy (about twice t
     { type: 'uint256', value: amount },
   ];
   const estimate = async (to: string) =>
-    ((await tw.transactionBuilder.triggerConstantContract(node.usdt, 'transfer(address,uint256)', {}, params(to, 5), node.payer)) as { energy_used: number }).energy_used;
+    ((await tw.transactionBuilder.triggerConstantContract(node.usdt, 'transfer(address,uint256)', {}, params(to, 5), node.payer)) as { energy_used: number })
+      .energy_used;
   t.is(await estimate(holder.address), ENERGY_TO_NEW_HOLDER);
 
-  const call = (await tw.transactionBuilder.triggerSmartContract(node.usdt, 'transfer(address,uint256)', { feeLimit: 50 * TRX }, params(holder.address, 5), node.payer)) as unknown as { transaction: TronTx };
+  const call = (await tw.transactionBuilder.triggerSmartContract(
+    node.usdt,
+    'transfer(address,uint256)',
+    { feeLimit: 50 * TRX },
+    params(holder.address, 5),
+    node.payer,
+  )) as unknown as { transaction: TronTx };
   t.is(call.transaction.raw_data.fee_limit, 50 * TRX);
   const before = node.trxBalance(node.payer);
   const sent = await signAndSend(tw, call.transaction);
@@ -149,7 +179,13 @@ test('a TRC-20 transfer: triggerconstantcontract gives its energy (about twice t
   t.is(before - node.trxBalance(node.payer), BigInt(ENERGY_TO_NEW_HOLDER * SUN_PER_ENERGY), 'the energy burnt, bandwidth from the free allowance');
   t.is(await estimate(holder.address), ENERGY_TO_HOLDER, 'a holder now: about half');
   // balanceOf answers through the constant call.
-  const bal = (await tw.transactionBuilder.triggerConstantContract(node.usdt, 'balanceOf(address)', {}, [{ type: 'address', value: holder.address }], node.payer)) as { constant_result: string[] };
+  const bal = (await tw.transactionBuilder.triggerConstantContract(
+    node.usdt,
+    'balanceOf(address)',
+    {},
+    [{ type: 'address', value: holder.address }],
+    node.payer,
+  )) as { constant_result: string[] };
   t.is(BigInt('0x' + bal.constant_result[0]), 5n);
 });
 
@@ -159,7 +195,16 @@ test('a fee_limit below the energy it needs: mined OUT_OF_ENERGY, the fee_limit 
   const tw = client(node, node.payerKey);
   const to = account().address;
   const feeLimit = 1000 * SUN_PER_ENERGY;
-  const call = (await tw.transactionBuilder.triggerSmartContract(node.usdt, 'transfer(address,uint256)', { feeLimit }, [{ type: 'address', value: to }, { type: 'uint256', value: 9 }], node.payer)) as unknown as { transaction: TronTx };
+  const call = (await tw.transactionBuilder.triggerSmartContract(
+    node.usdt,
+    'transfer(address,uint256)',
+    { feeLimit },
+    [
+      { type: 'address', value: to },
+      { type: 'uint256', value: 9 },
+    ],
+    node.payer,
+  )) as unknown as { transaction: TronTx };
   const before = node.trxBalance(node.payer);
   const sent = await signAndSend(tw, call.transaction);
   node.mine();
@@ -193,13 +238,25 @@ test('staked energy delegated to a deposit address pays its TRC-20 sweep: no TRX
   about(node.resources(station.address).EnergyLimit, 50_000);
   about(node.resources(deposit.address).EnergyLimit, 50_000);
   // getaccount as java-tron answers it: the delegated TRX leaves frozenV2 for delegated_frozenV2_balance_for_energy.
-  const staked = (await post(node, 'getaccount', { address: TronWeb.address.toHex(station.address) })) as { frozenV2: Array<{ type?: string; amount?: number }>; account_resource: { delegated_frozenV2_balance_for_energy?: number } };
+  const staked = (await post(node, 'getaccount', { address: TronWeb.address.toHex(station.address) })) as {
+    frozenV2: Array<{ type?: string; amount?: number }>;
+    account_resource: { delegated_frozenV2_balance_for_energy?: number };
+  };
   t.is(staked.frozenV2.find((f) => f.type === 'ENERGY')!.amount, 5_000 * TRX);
   t.is(staked.account_resource.delegated_frozenV2_balance_for_energy, 5_000 * TRX);
 
   const dep = client(node, deposit.key);
   const sweep = async (amount: number) => {
-    const call = (await dep.transactionBuilder.triggerSmartContract(node.usdt, 'transfer(address,uint256)', { feeLimit: 30 * TRX }, [{ type: 'address', value: treasury.address }, { type: 'uint256', value: amount }], deposit.address)) as unknown as { transaction: TronTx };
+    const call = (await dep.transactionBuilder.triggerSmartContract(
+      node.usdt,
+      'transfer(address,uint256)',
+      { feeLimit: 30 * TRX },
+      [
+        { type: 'address', value: treasury.address },
+        { type: 'uint256', value: amount },
+      ],
+      deposit.address,
+    )) as unknown as { transaction: TronTx };
     const sent = await signAndSend(dep, call.transaction);
     t.true(sent.result, JSON.stringify(sent));
     node.mine();
@@ -240,8 +297,14 @@ test('energy used recovers over 24 hours of block time; unfrozen TRX can be with
 
   await signAndSend(tw, await tw.transactionBuilder.unfreezeBalanceV2(4_000 * TRX, 'ENERGY', node.payer));
   node.mine();
-  const acc = (await post(node, 'getaccount', { address: TronWeb.address.toHex(node.payer) })) as { frozenV2: Array<{ type?: string; amount?: number }>; unfrozenV2: Array<{ type: string; unfreeze_amount: number }> };
-  t.deepEqual(acc.frozenV2.find((f) => f.type === 'ENERGY'), { type: 'ENERGY', amount: 6_000 * TRX });
+  const acc = (await post(node, 'getaccount', { address: TronWeb.address.toHex(node.payer) })) as {
+    frozenV2: Array<{ type?: string; amount?: number }>;
+    unfrozenV2: Array<{ type: string; unfreeze_amount: number }>;
+  };
+  t.deepEqual(
+    acc.frozenV2.find((f) => f.type === 'ENERGY'),
+    { type: 'ENERGY', amount: 6_000 * TRX },
+  );
   t.like(acc.unfrozenV2, [{ type: 'ENERGY', unfreeze_amount: 4_000 * TRX }]);
   const early = await signAndSend(tw, await tw.transactionBuilder.withdrawExpireUnfreeze(node.payer as never));
   t.like(early, { result: false, code: 'CONTRACT_VALIDATE_ERROR' });
@@ -262,7 +325,19 @@ test('the node refuses a transaction of an address without an account, one signe
   const transfer = (owner: string, key: string, extra: Record<string, unknown> = {}) =>
     signTronTransaction(
       {
-        contract: [{ parameter: { value: { amount: TRX, owner_address: TronWeb.address.toHex(owner).toLowerCase(), to_address: TronWeb.address.toHex(account().address).toLowerCase() }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+        contract: [
+          {
+            parameter: {
+              value: {
+                amount: TRX,
+                owner_address: TronWeb.address.toHex(owner).toLowerCase(),
+                to_address: TronWeb.address.toHex(account().address).toLowerCase(),
+              },
+              type_url: 'type.googleapis.com/protocol.TransferContract',
+            },
+            type: 'TransferContract',
+          },
+        ],
         ref_block_bytes: head.ref_block_bytes,
         ref_block_hash: head.ref_block_hash,
         expiration: head.timestamp + 60_000,
@@ -298,7 +373,15 @@ test('a pool held back keeps a transaction pending across blocks; a block past i
   const head = node.head();
   const tx = signTronTransaction(
     {
-      contract: [{ parameter: { value: { amount: TRX, owner_address: TronWeb.address.toHex(node.payer).toLowerCase(), to_address: TronWeb.address.toHex(to).toLowerCase() }, type_url: 'type.googleapis.com/protocol.TransferContract' }, type: 'TransferContract' }],
+      contract: [
+        {
+          parameter: {
+            value: { amount: TRX, owner_address: TronWeb.address.toHex(node.payer).toLowerCase(), to_address: TronWeb.address.toHex(to).toLowerCase() },
+            type_url: 'type.googleapis.com/protocol.TransferContract',
+          },
+          type: 'TransferContract',
+        },
+      ],
       ref_block_bytes: head.ref_block_bytes,
       ref_block_hash: head.ref_block_hash,
       expiration: head.timestamp + 9_000,

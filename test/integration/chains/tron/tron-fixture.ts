@@ -34,7 +34,9 @@ function baseUnits(amount: string): bigint {
   return BigInt(whole!) * 10n ** BigInt(DECIMALS) + BigInt(frac.padEnd(DECIMALS, '0'));
 }
 
-export async function startTronFixture(opts: { clock?: Clock; gate?: boolean; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {}): Promise<TronFixture> {
+export async function startTronFixture(
+  opts: { clock?: Clock; gate?: boolean; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
+): Promise<TronFixture> {
   const node = await TronNode.start();
   const gate = opts.gate ? new TcpGate(node.port) : null;
   await gate?.open();

@@ -11,7 +11,7 @@ const BCOIN = btcNetwork({ network: 'regtest', options: { bech32: 'rb', pub_key_
 const hash20 = new Uint8Array(20).fill(7);
 const hash32 = new Uint8Array(32).fill(9);
 
-test('standard output scripts read as the address bitcoinjs-lib gives them, with the chain\'s parameters', (t) => {
+test("standard output scripts read as the address bitcoinjs-lib gives them, with the chain's parameters", (t) => {
   for (const network of [networks.bitcoin, networks.regtest, BCOIN]) {
     const scripts = [
       payments.p2wpkh({ hash: hash20, network }),
@@ -26,7 +26,7 @@ test('standard output scripts read as the address bitcoinjs-lib gives them, with
   t.true(outputAddress(payments.p2wpkh({ hash: hash20, network: BCOIN }).output!, BCOIN)!.startsWith('rb1q'));
 });
 
-test('an address\'s watch key is the output script paying it, for every standard type; text of another network has none', (t) => {
+test("an address's watch key is the output script paying it, for every standard type; text of another network has none", (t) => {
   for (const network of [networks.bitcoin, networks.regtest, BCOIN]) {
     const taproot = Uint8Array.from([0x51, 32, ...hash32]);
     const scripts = [
@@ -87,7 +87,7 @@ const feeAdapter = (answer: unknown, options: Record<string, unknown> = {}) => {
   return { adapter: new BtcAdapter(chain, rpc), asked };
 };
 
-test('the fee rate is the node\'s estimate in sat/vB (Core\'s feerate or bcoin\'s fee), rounded up', async (t) => {
+test("the fee rate is the node's estimate in sat/vB (Core's feerate or bcoin's fee), rounded up", async (t) => {
   const core = feeAdapter({ feerate: 0.00012345, blocks: 6 }, { fee_target_blocks: 3 });
   t.deepEqual(await core.adapter.feeQuote(), { kind: 'btc', satPerVbyte: 13, source: 'node' });
   t.deepEqual(core.asked, [[3]]);
@@ -96,7 +96,11 @@ test('the fee rate is the node\'s estimate in sat/vB (Core\'s feerate or bcoin\'
 
 test('without an estimate from the node the configured fallback rate is used', async (t) => {
   t.deepEqual(await feeAdapter({ fee: -1, blocks: 2 }, { fee_fallback_sat_vb: 4 }).adapter.feeQuote(), { kind: 'btc', satPerVbyte: 4, source: 'fallback' });
-  t.deepEqual(await feeAdapter({ errors: ['Insufficient data or no feerate found'], blocks: 0 }).adapter.feeQuote(), { kind: 'btc', satPerVbyte: 10, source: 'fallback' });
+  t.deepEqual(await feeAdapter({ errors: ['Insufficient data or no feerate found'], blocks: 0 }).adapter.feeQuote(), {
+    kind: 'btc',
+    satPerVbyte: 10,
+    source: 'fallback',
+  });
 });
 
 test('fee options are checked at load', (t) => {

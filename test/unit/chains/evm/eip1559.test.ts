@@ -24,15 +24,44 @@ function bytes(seed: number, n: number): Buffer {
 const cases: Eip1559Fields[] = [
   { chainId: 1, nonce: 0, maxPriorityFeePerGas: 0n, maxFeePerGas: 0n, gasLimit: 21_000n, to: TO, value: 0n },
   { chainId: 31337, nonce: 127, maxPriorityFeePerGas: 1n, maxFeePerGas: 14n, gasLimit: 51_577n, to: TO.toLowerCase(), value: 0x7fn, data: '0x' },
-  { chainId: 137, nonce: 128, maxPriorityFeePerGas: 30_000_000_000n, maxFeePerGas: 2n ** 64n, gasLimit: 65_000n, to: TO, value: 10n ** 18n, data: erc20TransferData(TO, 12_500_000n) },
-  { chainId: 2 ** 40, nonce: 2 ** 31, maxPriorityFeePerGas: 255n, maxFeePerGas: 256n, gasLimit: 30_000_000n, to: TO, value: 2n ** 255n, data: `0x${bytes(1, 55).toString('hex')}` },
+  {
+    chainId: 137,
+    nonce: 128,
+    maxPriorityFeePerGas: 30_000_000_000n,
+    maxFeePerGas: 2n ** 64n,
+    gasLimit: 65_000n,
+    to: TO,
+    value: 10n ** 18n,
+    data: erc20TransferData(TO, 12_500_000n),
+  },
+  {
+    chainId: 2 ** 40,
+    nonce: 2 ** 31,
+    maxPriorityFeePerGas: 255n,
+    maxFeePerGas: 256n,
+    gasLimit: 30_000_000n,
+    to: TO,
+    value: 2n ** 255n,
+    data: `0x${bytes(1, 55).toString('hex')}`,
+  },
   { chainId: 5, nonce: 1, maxPriorityFeePerGas: 1n, maxFeePerGas: 1n, gasLimit: 1n, to: TO, value: 1n, data: `0x${bytes(2, 56).toString('hex')}` },
   { chainId: 5, nonce: 1, maxPriorityFeePerGas: 1n, maxFeePerGas: 1n, gasLimit: 1n, to: TO, value: 1n, data: `0x${bytes(3, 300).toString('hex')}` },
   { chainId: 5, nonce: 1, maxPriorityFeePerGas: 1n, maxFeePerGas: 1n, gasLimit: 1n, to: TO, value: 1n, data: '0x00' },
   { chainId: 5, nonce: 1, maxPriorityFeePerGas: 1n, maxFeePerGas: 1n, gasLimit: 1n, to: TO, value: 1n, data: '0x80' },
 ];
 
-const ethersTx = (f: Eip1559Fields) => Transaction.from({ type: 2, chainId: f.chainId, nonce: f.nonce, maxPriorityFeePerGas: f.maxPriorityFeePerGas, maxFeePerGas: f.maxFeePerGas, gasLimit: f.gasLimit, to: f.to, value: f.value, data: f.data ?? '0x' });
+const ethersTx = (f: Eip1559Fields) =>
+  Transaction.from({
+    type: 2,
+    chainId: f.chainId,
+    nonce: f.nonce,
+    maxPriorityFeePerGas: f.maxPriorityFeePerGas,
+    maxFeePerGas: f.maxFeePerGas,
+    gasLimit: f.gasLimit,
+    to: f.to,
+    value: f.value,
+    data: f.data ?? '0x',
+  });
 
 test('the hash a sender signs is the one ethers computes for the same fields', (t) => {
   for (const f of cases) t.is(Buffer.from(eip1559SigningHash(f)).toString('hex'), ethersTx(f).unsignedHash.slice(2));

@@ -31,7 +31,10 @@ interface Block {
 /** Answers eth_getBlockByNumber from `blocks` and eth_getLogs from `logs()` (called at each read). */
 class MemoryNode {
   reads = 0;
-  constructor(public blocks: Block[], public logs: () => unknown[]) {}
+  constructor(
+    public blocks: Block[],
+    public logs: () => unknown[],
+  ) {}
 
   chainId = '0x1';
 
@@ -74,31 +77,26 @@ const log = (over: Record<string, unknown>) => ({
 });
 
 test('native value to an address and token Transfer logs become transfers, addresses EIP-55', async (t) => {
-  const node = new MemoryNode(
-    [
-      block(4),
-      block(5, [
-        tx('t0', ALICE, hex(10n ** 18n)),
-        tx('t1', TOKEN.toLowerCase(), '0x0'),
-        tx('t2', null, hex(5)),
-      ]),
-    ],
-    () => [log({})],
-  );
+  const node = new MemoryNode([block(4), block(5, [tx('t0', ALICE, hex(10n ** 18n)), tx('t1', TOKEN.toLowerCase(), '0x0'), tx('t2', null, hex(5))])], () => [
+    log({}),
+  ]);
   const adapter = new EvmAdapter(chain, node);
   t.deepEqual(await adapter.tip(), { height: 5, hash: word('a5') });
   t.deepEqual(await adapter.header(4), { height: 4, hash: word('a4'), parentHash: word('a3') });
   const [b] = await adapter.blocks(5, 5);
-  t.deepEqual({ ...b, spends: undefined }, {
-    spends: undefined,
-    height: 5,
-    hash: word('a5'),
-    parentHash: word('a4'),
-    transfers: [
-      { asset: 'native', to: getAddress(ALICE), amount: 10n ** 18n, txid: word('t0'), index: 0 },
-      { asset: TOKEN, to: getAddress(ALICE), amount: 2_500_000n, txid: word('t1'), index: 3 },
-    ],
-  });
+  t.deepEqual(
+    { ...b, spends: undefined },
+    {
+      spends: undefined,
+      height: 5,
+      hash: word('a5'),
+      parentHash: word('a4'),
+      transfers: [
+        { asset: 'native', to: getAddress(ALICE), amount: 10n ** 18n, txid: word('t0'), index: 0 },
+        { asset: TOKEN, to: getAddress(ALICE), amount: 2_500_000n, txid: word('t1'), index: 3 },
+      ],
+    },
+  );
 });
 
 test('lookalike logs are not token transfers: other contracts, ERC-721 (4 topics), odd data, a non-address topic', async (t) => {

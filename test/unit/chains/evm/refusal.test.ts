@@ -12,14 +12,30 @@ test('geth, Besu and Nethermind answers for a transaction the node holds already
 });
 
 test('answers that the nonce is used (geth, erigon, Besu, Nethermind) are recognised and are not a refusal', (t) => {
-  for (const m of ['nonce too low', 'Nonce too low', 'replacement transaction underpriced', 'Replacement transaction underpriced', 'could not replace existing tx', 'OldNonce', 'ReplacementNotAllowed', 'NONCE_TOO_LOW']) {
+  for (const m of [
+    'nonce too low',
+    'Nonce too low',
+    'replacement transaction underpriced',
+    'Replacement transaction underpriced',
+    'could not replace existing tx',
+    'OldNonce',
+    'ReplacementNotAllowed',
+    'NONCE_TOO_LOW',
+  ]) {
     t.true(evmNonceTaken(m), m);
     t.is(evmBroadcastAnswer(true, m), 'unsure', m);
   }
-  for (const m of ['insufficient funds for gas * price + value', 'intrinsic gas too low', 'transaction indexing is in progress', 'rate limited']) t.false(evmNonceTaken(m), m);
+  for (const m of ['insufficient funds for gas * price + value', 'intrinsic gas too low', 'transaction indexing is in progress', 'rate limited'])
+    t.false(evmNonceTaken(m), m);
 });
 
 test('rate limits, quotas and a node still indexing prove nothing of the transaction', (t) => {
-  for (const m of ['daily request count exceeded, request rate limited', 'project ID request rate exceeded', 'Your app has exceeded its compute units per second capacity', 'transaction indexing is in progress', 'header not found'])
+  for (const m of [
+    'daily request count exceeded, request rate limited',
+    'project ID request rate exceeded',
+    'Your app has exceeded its compute units per second capacity',
+    'transaction indexing is in progress',
+    'header not found',
+  ])
     t.is(evmBroadcastAnswer(true, m), 'unsure', m);
 });

@@ -17,7 +17,8 @@ test('an integer above 2^53 is read exactly, as a bigint; safe integers stay num
 });
 
 test('digits inside strings, fractions and exponents are left as JSON.parse reads them', (t) => {
-  const text = '{"blockID":"00000000039387001234567890123456","data":"12345678901234567890","f":12345678901234567.5,"e":12345678901234567e2,"g":1.12345678901234567,"s":"a\\"12345678901234567890"}';
+  const text =
+    '{"blockID":"00000000039387001234567890123456","data":"12345678901234567890","f":12345678901234567.5,"e":12345678901234567e2,"g":1.12345678901234567,"s":"a\\"12345678901234567890"}';
   t.deepEqual(parseExactJson(text), JSON.parse(text));
 });
 

@@ -19,13 +19,27 @@ import { WalletSigner } from '../../../../../src/wallet/signer';
 import { TEST_MNEMONIC } from '../../../../helpers/test-mnemonic';
 
 const chain = parseConfig({
-  chains: [{ id: 'bitcoin', kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a }, payouts: { max_fee: 50 } }],
+  chains: [
+    {
+      id: 'bitcoin',
+      kind: 'btc',
+      network: 'regtest',
+      rpc_url: 'http://127.0.0.1:18443',
+      options: { bech32: 'rb', pub_key_hash: 0x3c, script_hash: 0x26, wif: 0x5a },
+      payouts: { max_fee: 50 },
+    },
+  ],
 }).chains[0]!;
 const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
 const wallet = new HdWallet(signer);
 const scheme = btcScheme(chain);
 const clock = new FakeClock();
-const unused = { tip: () => Promise.reject(new Error('no node')), feeQuote: () => Promise.reject(new Error('no node')), broadcast: () => Promise.reject(new Error('no node')), sentStatus: () => Promise.reject(new Error('no node')) };
+const unused = {
+  tip: () => Promise.reject(new Error('no node')),
+  feeQuote: () => Promise.reject(new Error('no node')),
+  broadcast: () => Promise.reject(new Error('no node')),
+  sentStatus: () => Promise.reject(new Error('no node')),
+};
 const noAllocation = { allocate: () => Promise.reject(new Error('a replacement issues no address')) };
 /** The rail's build and replace read or write nothing when they decide to wait. */
 const noDatabase = undefined as unknown as EntityManager;
@@ -50,12 +64,24 @@ function stored(rate: number): StoredPayout {
       { vout: 1, address: wallet.derive(scheme, 1, 1, 1).address, value: String(100_000n - fee), withdrawalId: null },
     ],
   };
-  return { id: 'p1', chainId: 'bitcoin', accountId: 'a', reservation: 'p1', legs: [{ withdrawalId: 'w1', output: 0 }], broadcastHeight: 100, candidates: [{ txid: 'old', raw: '', fee, data }] };
+  return {
+    id: 'p1',
+    chainId: 'bitcoin',
+    accountId: 'a',
+    reservation: 'p1',
+    legs: [{ withdrawalId: 'w1', output: 0 }],
+    broadcastHeight: 100,
+    candidates: [{ txid: 'old', raw: '', fee, data }],
+  };
 }
 
 test('while the node asks more than payouts.max_fee a Bitcoin payout waits, and coinkeep status names the rate and the ceiling', async (t) => {
   const { rail: r, ceiling } = rail();
-  const built = await r.build(noDatabase, { accountId: 'a', orders: [{ withdrawalId: 'w1', coinId: 'c', address: baddress.toBech32(randomBytes(20), 0, 'rb'), amount: 100_000n }], prepared: 80 });
+  const built = await r.build(noDatabase, {
+    accountId: 'a',
+    orders: [{ withdrawalId: 'w1', coinId: 'c', address: baddress.toBech32(randomBytes(20), 0, 'rb'), amount: 100_000n }],
+    prepared: 80,
+  });
   t.deepEqual(built, { payout: null, refused: [] });
   t.like(ceiling.status(), { chain_id: 'bitcoin', quote: '80 sat/vB', ceiling: '50 sat/vB', waiting: ['payouts'] });
 });
@@ -76,9 +102,13 @@ test('a stuck Bitcoin payout is replaced only once the node asks more than it pa
   t.is(await r.replace(noDatabase, stored(50), 80), null, 'already at the ceiling: it waits');
 });
 
-test('a replacement is priced on what the node\'s mempool holds of the payout with its descendants (prepare asks for each candidate)', async (t) => {
+test("a replacement is priced on what the node's mempool holds of the payout with its descendants (prepare asks for each candidate)", async (t) => {
   const asked: string[] = [];
-  const node = { ...unused, feeQuote: async () => ({ kind: 'btc' as const, satPerVbyte: 20, source: 'node' as const }), mempoolFees: async (txid: string) => (asked.push(txid), txid === 'old' ? 1_410n + 4_000n : null) };
+  const node = {
+    ...unused,
+    feeQuote: async () => ({ kind: 'btc' as const, satPerVbyte: 20, source: 'node' as const }),
+    mempoolFees: async (txid: string) => (asked.push(txid), txid === 'old' ? 1_410n + 4_000n : null),
+  };
   const ceiling = feeCeilings([chain], clock).get('bitcoin')!;
   const r = new BtcRail({ chain, signer, addresses: noAllocation, clock }, node, ceiling);
   const payout = stored(10);

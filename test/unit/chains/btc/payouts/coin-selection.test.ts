@@ -12,7 +12,14 @@ const coins = (...values: number[]) => values.map((v, i) => ({ id: `c${i}`, valu
 // One P2WPKH payment: overhead 11 + output 31.
 const BASE = 42;
 const CHANGE = 31;
-const req = (values: number[], target: number, rate = 1) => ({ coins: coins(...values), target: BigInt(target), baseVsize: BASE, satPerVbyte: rate, changeVsize: CHANGE, changeDust: P2WPKH_DUST });
+const req = (values: number[], target: number, rate = 1) => ({
+  coins: coins(...values),
+  target: BigInt(target),
+  baseVsize: BASE,
+  satPerVbyte: rate,
+  changeVsize: CHANGE,
+  changeDust: P2WPKH_DUST,
+});
 
 test('coins that match the payment and its fee exactly are chosen, with no change output', (t) => {
   // Two inputs at 1 sat/vB: 42 + 2 × 68 = 178 sat of fee; 30,000 + 20,178 pays 50,000 exactly.
@@ -35,12 +42,18 @@ test('a near match leaves its small excess to the fee rather than making a chang
 test('without an exact match the largest coins pay, and the change above dust returns to the account', (t) => {
   const s = selectCoins(req([5_000, 100_000, 60_000], 120_000, 2))!;
   t.is(s.method, 'largest_first');
-  t.deepEqual(s.coins.map((c) => c.id), ['c1', 'c2']);
+  t.deepEqual(
+    s.coins.map((c) => c.id),
+    ['c1', 'c2'],
+  );
   const vsize = BASE + 2 * 68 + CHANGE;
   t.is(s.vsize, vsize);
   t.is(s.fee, feeFor(vsize, 2));
   t.is(s.change, 160_000n - 120_000n - feeFor(vsize, 2));
-  t.is(s.coins.reduce((a, c) => a + c.value, 0n), 120_000n + s.fee + s.change);
+  t.is(
+    s.coins.reduce((a, c) => a + c.value, 0n),
+    120_000n + s.fee + s.change,
+  );
 });
 
 test('a change that would be dust goes to the fee', (t) => {
@@ -59,35 +72,41 @@ test('coins that cannot pay the amount and the fee are refused', (t) => {
 
 test('coins worth less than their own input fee are never chosen', (t) => {
   const s = selectCoins(req([60, 60, 60, 100_000], 50_000))!;
-  t.deepEqual(s.coins.map((c) => c.id), ['c3']);
+  t.deepEqual(
+    s.coins.map((c) => c.id),
+    ['c3'],
+  );
 });
 
 test('branch-and-bound over thousands of coins finishes and still pays', (t) => {
   const values = Array.from({ length: 10_000 }, (_, i) => 10_000 + ((i * 7919) % 90_000));
   const s = selectCoins(req(values, 5_000_000, 3))!;
   t.truthy(s);
-  t.is(s.coins.reduce((a, c) => a + c.value, 0n), 5_000_000n + s.fee + s.change);
+  t.is(
+    s.coins.reduce((a, c) => a + c.value, 0n),
+    5_000_000n + s.fee + s.change,
+  );
   t.true(s.fee >= feeFor(s.vsize, 3));
 });
 
-test('a payout within what its withdrawals reserved goes out at the node\'s rate', (t) => {
+test("a payout within what its withdrawals reserved goes out at the node's rate", (t) => {
   // One coin and change at 10 sat/vB: (42 + 68 + 31) × 10 = 1,410 sat.
   const s = selectWithin(req([100_000], 50_000, 10), 1_410n)!;
   t.is(s.satPerVbyte, 10);
   t.is(s.fee, 1_410n);
 });
 
-test('a payout the node\'s rate would make cost more than its withdrawals reserved goes out at the highest rate the reserve pays', (t) => {
+test("a payout the node's rate would make cost more than its withdrawals reserved goes out at the highest rate the reserve pays", (t) => {
   // Every coin, no change: 42 + 3 × 68 = 246 vbytes; the reserve was priced at 2 sat/vB, the node asks 10.
   const reserved = 492n;
   const s = selectWithin(req([30_000, 30_000, 40_492], 100_000, 10), reserved)!;
   t.is(s.satPerVbyte, 2);
   t.is(s.fee, reserved);
   t.is(s.change, 0n);
-  t.is(selectCoins(req([30_000, 30_000, 40_492], 100_000, 10)), null, 'at the node\'s rate the coins cannot pay');
+  t.is(selectCoins(req([30_000, 30_000, 40_492], 100_000, 10)), null, "at the node's rate the coins cannot pay");
 });
 
-test('when no rate keeps a payout within its reserve, it goes out at the node\'s rate, or at 1 sat/vB when the coins cannot pay that', (t) => {
+test("when no rate keeps a payout within its reserve, it goes out at the node's rate, or at 1 sat/vB when the coins cannot pay that", (t) => {
   const s = selectWithin(req([100_000], 50_000, 10), 10n)!;
   t.is(s.satPerVbyte, 10);
   const low = selectWithin(req([50_200], 50_000, 10), 10n)!;

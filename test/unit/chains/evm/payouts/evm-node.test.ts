@@ -32,7 +32,7 @@ test('alike transfers are estimated once and each other one run once at that gas
   t.deepEqual(node.asked, ['estimate a,d', 'run b@51000,c@51000', 'estimate ']);
 });
 
-test('one that does not run to its end at its kind\'s gas is estimated on its own', async (t) => {
+test("one that does not run to its end at its kind's gas is estimated on its own", async (t) => {
   const node = scriptedNode({ a: 34_000n, b: 51_000n });
   const gas = await estimateAlike(node, [item('a', 'T'), item('b', 'T')]);
   t.deepEqual(gas, [{ gas: 34_000n }, { gas: 51_000n }]);

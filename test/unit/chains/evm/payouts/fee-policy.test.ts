@@ -17,7 +17,13 @@ test('a new transaction pays the quote with its fee cap at most the ceiling; a q
   t.is(ceiling.status(), null);
   t.is(newFees(ceiling, 'payouts', quote(99n * GWEI)), null, '99 + 2 gwei is above the ceiling');
   t.is(newFees(ceiling, 'sweeps', quote(120n * GWEI)), null);
-  t.deepEqual(ceiling.status(), { chain_id: 'ethereum', quote: '122 gwei', ceiling: '100 gwei', waiting: ['payouts', 'sweeps'], since: '2026-12-01T00:00:00.000Z' });
+  t.deepEqual(ceiling.status(), {
+    chain_id: 'ethereum',
+    quote: '122 gwei',
+    ceiling: '100 gwei',
+    waiting: ['payouts', 'sweeps'],
+    since: '2026-12-01T00:00:00.000Z',
+  });
   t.truthy(newFees(ceiling, 'payouts', quote(50n * GWEI)));
   t.is(ceiling.status(), null, 'a quote under the ceiling again clears it');
 });
@@ -37,13 +43,23 @@ test('a market that rises gets one replacement at the quote, both caps at least 
   const sent = newFees(ceiling, 'payouts', quote(20n * GWEI))!;
   const risen = quote(45n * GWEI);
   t.true(asked(risen) > sent.maxFeePerGas);
-  t.deepEqual(replacementFees(ceiling, sent, risen), { maxFeePerGas: 92n * GWEI, maxPriorityFeePerGas: sent.maxPriorityFeePerGas + sent.maxPriorityFeePerGas / 10n + 1n });
+  t.deepEqual(replacementFees(ceiling, sent, risen), {
+    maxFeePerGas: 92n * GWEI,
+    maxPriorityFeePerGas: sent.maxPriorityFeePerGas + sent.maxPriorityFeePerGas / 10n + 1n,
+  });
   // A quote just past the offer: the replacement rule decides the caps, not the quote.
   const barely = replacementFees(ceiling, sent, { baseFeePerGas: 41n * GWEI, maxPriorityFeePerGas: 2n * GWEI, maxFeePerGas: 43n * GWEI })!;
   t.is(barely.maxFeePerGas, sent.maxFeePerGas + sent.maxFeePerGas / 10n + 1n);
-  t.true(barely.maxFeePerGas * 100n >= sent.maxFeePerGas * 110n && barely.maxPriorityFeePerGas * 100n >= sent.maxPriorityFeePerGas * 110n, "geth's 10% on both");
+  t.true(
+    barely.maxFeePerGas * 100n >= sent.maxFeePerGas * 110n && barely.maxPriorityFeePerGas * 100n >= sent.maxPriorityFeePerGas * 110n,
+    "geth's 10% on both",
+  );
   // A zero tip still goes up (a node wants more than the replaced one on both caps).
-  t.is(replacementFees(ceiling, { maxFeePerGas: 10n, maxPriorityFeePerGas: 0n }, { baseFeePerGas: 20n, maxPriorityFeePerGas: 0n, maxFeePerGas: 40n })!.maxPriorityFeePerGas, 1n);
+  t.is(
+    replacementFees(ceiling, { maxFeePerGas: 10n, maxPriorityFeePerGas: 0n }, { baseFeePerGas: 20n, maxPriorityFeePerGas: 0n, maxFeePerGas: 40n })!
+      .maxPriorityFeePerGas,
+    1n,
+  );
 });
 
 test('60 rounds of a market rising an eighth a round never take a payout above the ceiling: at the ceiling it waits, named in coinkeep status', (t) => {
