@@ -257,7 +257,8 @@ export function poolOf<T>(
   clock: Clock,
   transport: (e: NodeEndpoint) => T,
   reader: (t: T) => ChainReader,
-  unavailable: (err: unknown) => boolean,
+  /** What else, besides NodeUnavailable, the family's transport throws when the node did not answer. */
+  unavailable?: (err: unknown) => boolean,
 ): NodePool<T> {
   const members = chain.nodes.endpoints.map((e): PoolMember<T> => {
     const t = transport(e);

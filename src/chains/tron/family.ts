@@ -16,7 +16,6 @@ export const tronFamily: ChainFamily = {
       clock,
       (e) => new TronFullNode(e.url, chain.watch.rpc_timeout_ms, e.api_key ?? chain.api_key),
       (node) => new TronAdapter(chain, node, undefined, newest),
-      unavailable,
     );
     return new TronAdapter(chain, pooledTransport(pool, ['post']), pool, newest);
   },
@@ -31,7 +30,3 @@ export const tronFamily: ChainFamily = {
   holdings: { by: 'addresses', pastHeight: false },
   addresses: { treasuries: true, change: false },
 };
-
-/** A request the node did not answer (unreachable, timed out, an HTTP error, no JSON), not one it answered with an error. */
-const unavailable = (err: unknown): boolean =>
-  err instanceof Error && /^tron node \w+: (timed out|unreachable|HTTP \d+|the answer is not JSON)/.test(err.message);

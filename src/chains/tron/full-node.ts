@@ -59,14 +59,14 @@ export class TronFullNode {
     }
     if (QUOTA_STATUSES.has(status)) throw new NodeUnavailable(`${what}: HTTP ${status}, over its request quota or busy`, retryAfterMs(retryAfter), true);
     if (UNAVAILABLE_STATUSES.has(status)) throw new NodeUnavailable(`${what}: HTTP ${status}`, retryAfterMs(retryAfter));
-    if (status !== 200) throw new Error(`${what}: HTTP ${status}`);
+    if (status !== 200) throw new NodeUnavailable(`${what}: HTTP ${status}`);
     let parsed: unknown;
     try {
       parsed = parseExactJson(text);
     } catch {
       if (LITE_CLOSED.test(text)) throw new NodeFault(LITE_NODE_REASON);
       if (NODE_BUSY.test(text)) throw new NodeUnavailable(`${what}: ${text.replace(/\s+/g, ' ').trim().slice(0, 120)}`, retryAfterMs(retryAfter), true);
-      throw new Error(`${what}: the answer is not JSON`);
+      throw new NodeUnavailable(`${what}: the answer is not JSON`);
     }
     const error = (parsed as { Error?: unknown } | null)?.Error;
     if (error !== undefined) {
