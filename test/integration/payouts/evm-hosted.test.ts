@@ -61,10 +61,12 @@ test('30 % of requests answered 429 for 30 s, geth indexing meanwhile: every pay
   // A fee estimate may meet the rate limit: the API answers 503 "retry later", and the merchant does.
   let w: any = null;
   const to = elsewhere();
-  while (!w)
+  while (!w) {
+    if (Date.now() > until) throw new Error('no withdrawal was accepted during the rate limits (each a 503)');
     w = await f
       .withdraw({ coin_id: f.coin.USDT, amount: '12', to_address: to })
       .catch((err: Error) => (/withdraw: 503/.test(err.message) ? null : Promise.reject(err)));
+  }
   let maintenance = false;
   while (Date.now() < until) {
     maintenance ||= f.td.daemon.chains.status().some((c) => c.maintenance);
