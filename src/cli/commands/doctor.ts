@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { doctorLines, runDoctor, type ChainReport } from '../../daemon/doctor';
+import type { ChainReport } from '../../daemon/doctor';
 import { UserError } from '../../shared/errors';
 import { cliConfig, output } from '../context';
 
@@ -12,6 +12,8 @@ export function registerDoctorCommand(program: Command): void {
     .command('doctor')
     .description('check every configured node: network, sync and staleness, indexes and pruning, lite nodes, archive state, batch and log limits, latency')
     .action(async (_o: unknown, cmd: Command) => {
+      // Loaded when run: the chain families' libraries are not for every CLI call.
+      const { doctorLines, runDoctor } = require('../../daemon/doctor') as typeof import('../../daemon/doctor');
       const reports = await runDoctor(cliConfig(cmd), AbortSignal.timeout(120_000));
       output(cmd, { chains: reports }, (r: { chains: ChainReport[] }) => doctorLines(r.chains).join('\n'));
       const broken = reports.filter((c) => !c.works);
