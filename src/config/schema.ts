@@ -119,7 +119,17 @@ export interface TronPayoutOptions {
 export interface EvmPayoutOptions {
   /** Per coin ticker of the chain: a deposit address is swept once it holds at least this much credited (decimal string; default 0). */
   sweep_min: Record<string, string>;
+  /**
+   * `chains[].fee_model` (default eip1559): how the chain prices gas (docs/chains-evm.md "Fee
+   * models"): EIP-1559 (type 2); `legacy`: eth_gasPrice and type 0 (EIP-155) transactions;
+   * `op-stack`: EIP-1559 plus the L1 data fee its receipts carry (`l1Fee`); `arbitrum`: EIP-1559
+   * with the L1 cost inside the gas, so a native transfer's gas is estimated, not 21,000.
+   */
+  fee_model?: EvmFeeModel;
 }
+
+export const EVM_FEE_MODELS = ['eip1559', 'legacy', 'op-stack', 'arbitrum'] as const;
+export type EvmFeeModel = (typeof EVM_FEE_MODELS)[number];
 
 /** How a btc chain's fee rate is estimated (the node's `estimatesmartfee`). */
 export interface BtcFeeOptions {
@@ -439,7 +449,7 @@ function readTronOptions(chain: Reader, tickers: string[]): TronPayoutOptions {
 function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
   const sweep = chain.child('sweep');
   sweep.unknownKeys(['min']);
-  return { sweep_min: sweepMin(sweep, tickers) };
+  return { sweep_min: sweepMin(sweep, tickers), fee_model: chain.oneOf('fee_model', EVM_FEE_MODELS, 'eip1559') };
 }
 
 /** `sweep.min`: per coin ticker of the chain, the credited amount a deposit address is swept at. */
@@ -570,6 +580,7 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
   if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
+  if (kind !== 'evm' && r.raw('fee_model') !== undefined) throw new ConfigError(r.key('fee_model'), 'is for evm chains only');
   return {
     ...chain,
     payouts: readChainPayouts(r, kind, {
