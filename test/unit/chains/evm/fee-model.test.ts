@@ -17,6 +17,7 @@ import {
   withdrawalReserve,
 } from '../../../../src/chains/evm/fee-model';
 import { evmFamily } from '../../../../src/chains/evm/family';
+import { evmProbe } from '../../../../src/chains/evm/doctor-probe';
 import type { RpcCall } from '../../../../src/chains/evm/json-rpc';
 import { ConfigError, parseConfig } from '../../../../src/config/schema';
 
@@ -144,4 +145,18 @@ test('a receipt with an l1Fee books it beside gas used × effective gas price', 
   const [op, plain] = await new EvmAdapter(chainOf(), node).receipts(['0x01', '0x02']);
   t.is(op!.fee, 63_000n * GWEI + 123_456_789n);
   t.is(plain!.fee, 63_000n * GWEI);
+});
+
+test('the doctor names the fee model: a node an eip1559 chain cannot quote is blocking with the setting to change; a quote is shown', async (t) => {
+  const probeNode = { call: async <T>() => false as T, batch: async <T>(calls: RpcCall[]) => calls.map(() => '0x1' as T) };
+  const run = (chain: ReturnType<typeof chainOf>, node: FeeNode) =>
+    evmProbe(chain, probeNode, () => new EvmAdapter(chain, node).feeQuote())({ height: 10, hash: 'h' }, new AbortController().signal);
+  const noBase = new FeeNode();
+  noBase.baseFee = 0n;
+  const bad = (await run(chainOf(), noBase)).find((n) => n.found.startsWith('fee model'))!;
+  t.true(bad.blocking);
+  t.regex(bad.found, /^fee model eip1559: .*no EIP-1559 base fee/);
+  t.regex(bad.change!, /fee_model.*legacy/);
+  const good = (await run(chainOf({ fee_model: 'op-stack' }), new FeeNode({ eth_call: word(5n) }))).find((n) => n.found.startsWith('fee model'))!;
+  t.deepEqual(good, { found: `fee model op-stack: fee cap ${22n * GWEI} wei per gas, L1 data fee reserved 10 wei` });
 });
