@@ -46,6 +46,8 @@ test.serial(
     const done = await payAndWithdraw(t, f, to);
     t.is(done.status, 'completed', String(done.failure_reason));
     t.is(await f.onChain(to, 'ETH'), eth('0.25'));
+    // The withdrawal's reserved network fee (charged by default) has room for the payout's L1 data fee reserve.
+    t.true(eth(done.network_fee_charged) > 2n * l1Fee, `network_fee_charged ${done.network_fee_charged}`);
     const rows = await sends(f);
     const sweep = rows.find((r) => r.kind === 'sweep')!;
     const payout = rows.find((r) => r.kind === 'payout')!;

@@ -20,7 +20,7 @@ import { evmNonceTaken } from '../refusal';
 import type { EvmFees, EvmNode } from './evm-node';
 import { evmQuote, fillerFees, lastCosts, newFees, replacementFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from '../gas';
-import { nativeGas } from '../fee-model';
+import { maxCost, nativeGas } from '../fee-model';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
@@ -524,7 +524,8 @@ export class EvmSendQueue {
           // Not worth it any more: it waits at its fee.
           if (amount <= extra) continue;
         } else if (row.kind === 'sweep') {
-          const spare = balances[i]! - gas * old.maxFeePerGas;
+          // What the address holds beyond the replaced send's most (its L1 data fee reserve too, on OP-stack chains).
+          const spare = balances[i]! - maxCost(quote, gas, old.maxFeePerGas);
           if (spare < extra) {
             short.push({ row, wei: extra - spare });
             continue;
