@@ -229,3 +229,36 @@ test("the example config's two preset networks parse as the comments say", (t) =
     ],
   );
 });
+
+test("docs/chains-evm.md's table of built-in networks is the presets' table", (t) => {
+  const doc = readFileSync(path.join(__dirname, '..', '..', '..', '..', 'docs', 'chains-evm.md'), 'utf8');
+  const rows = doc
+    .split('\n')
+    .filter((l) => /^\| `[a-z-]+` \| \d+ \|/.test(l))
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
+  const token = (cell: string) => (cell === 'none' ? null : /^`(0x[0-9a-fA-F]{40})` \(\**(\d+)\**/.exec(cell)!.slice(1, 3).join('/'));
+  t.deepEqual(
+    rows.map(([name, id, native, confirmations, fee, usdt, usdc]) => [
+      name!.replace(/`/g, ''),
+      Number(id),
+      native,
+      Number(confirmations),
+      fee,
+      token(usdt!),
+      token(usdc!),
+    ]),
+    EVM_PRESET_NAMES.map((name) => {
+      const p = EVM_PRESETS[name]!;
+      const of = (ticker: string) => {
+        const x = p.tokens.find((k) => k.ticker === ticker);
+        return x ? `${x.contract}/${x.decimals}` : null;
+      };
+      return [name, p.chain_id, p.native.ticker, p.confirmations, p.fee_model, of('USDT'), of('USDC')];
+    }),
+  );
+});
