@@ -24,19 +24,44 @@ const KEY_SDK = '(^|/)node_modules/(bip32|bip39|tiny-secp256k1)/';
 /** A module's HTTP edge: it lives with its module but belongs to the http layer. */
 const HTTP_EDGE = '\\.(routes|middleware)\\.ts$';
 
-const layer = (name, from, allowed, comment) => ({
+/**
+ * A chain family's built-in networks (src/chains/<family>/presets.ts): data only, importing nothing
+ * of src/, so the config parser (which fills a chain from its `preset`) and `coinkeep init --preset`
+ * may read them below the chains layer.
+ */
+const PRESETS = '^src/chains/[^/]+/presets\\.ts$';
+
+const layer = (name, from, allowed, comment, alsoAllowed) => ({
   name,
   comment,
   severity: 'error',
   from: { path: from, pathNot: `${HTTP_EDGE}|${FAMILY_PAYOUTS}` },
-  to: { path: '^src/', pathNot: `^src/(?!chains/([^/]+/payouts/|payout-families\\.ts$))(${allowed})/` },
+  to: { path: '^src/', pathNot: `^src/(?!chains/([^/]+/payouts/|payout-families\\.ts$))(${allowed})/${alsoAllowed ? `|${alsoAllowed}` : ''}` },
 });
 
 module.exports = {
   forbidden: [
     layer('shared-is-the-floor', '^src/shared/', 'shared', 'shared/ imports nothing else of src/'),
-    layer('config-and-db-import-only-shared', '^src/(config|db)/', 'shared|config|db', 'config/ and db/ import only shared/ and each other'),
-    layer('foundations-import-no-domain', `^src/(${FOUNDATION})/`, FOUNDATION, 'chains (but a family\'s payouts/), ledger, rates, catalog and events import only the layers below them'),
+    layer(
+      'config-and-db-import-only-shared',
+      '^src/(config|db)/',
+      'shared|config|db',
+      "config/ and db/ import only shared/ and each other (config/ also the families' presets: data only)",
+      PRESETS,
+    ),
+    {
+      name: 'presets-are-data',
+      comment: "a family's presets import nothing of src/: the config parser reads them below the chains layer",
+      severity: 'error',
+      from: { path: PRESETS },
+      to: { path: '^src/' },
+    },
+    layer(
+      'foundations-import-no-domain',
+      `^src/(${FOUNDATION})/`,
+      FOUNDATION,
+      "chains (but a family's payouts/), ledger, rates, catalog and events import only the layers below them",
+    ),
     {
       name: 'domains-import-no-outer-layer',
       comment: "a domain's services import no http/, jobs, admin, daemon, CLI or dev tooling: wiring lives in daemon/, query parsing and page types in shared/",
@@ -77,7 +102,7 @@ module.exports = {
         'it may start the daemon and, for init and migrate, open the database (db/) before any daemon runs',
       severity: 'error',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: '^src/(cli|shared|config|db|daemon|dev|dashboard)/|^src/admin/contract\\.ts$' },
+      to: { path: '^src/', pathNot: `^src/(cli|shared|config|db|daemon|dev|dashboard)/|^src/admin/contract\\.ts$|${PRESETS}` },
     },
     {
       name: 'dashboard-reads-the-admin-api',

@@ -30,7 +30,17 @@ export interface Fiat {
   invoice_enabled: boolean;
 }
 
-const DEFAULT_NAMES: Record<string, string> = { BTC: 'Bitcoin', ETH: 'Ether', TRX: 'Tron', USDT: 'Tether USD' };
+/** A coin's name when the config gives none (a preset gives its own: src/chains/evm/presets.ts). */
+const DEFAULT_NAMES: Record<string, string> = {
+  BTC: 'Bitcoin',
+  ETH: 'Ether',
+  TRX: 'Tron',
+  USDT: 'Tether USD',
+  USDC: 'USD Coin',
+  BNB: 'BNB',
+  POL: 'Polygon',
+  AVAX: 'Avalanche',
+};
 
 export const coinId = (chainId: string, asset: string): string => uuidv5(`${chainId}:${asset}`, COIN_NAMESPACE);
 

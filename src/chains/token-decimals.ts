@@ -7,7 +7,8 @@ import type { ChainSender } from './types';
  * Each configured token's `decimals` against what its contract answers to `decimals()`, at start
  * (PRODUCT §14): a wrong figure would credit and pay every amount of the token a power of ten off.
  * A mismatch, or a contract that answers no decimals, stops the daemon with one line naming the
- * key, the chain, the token and both values. A node that cannot be asked now is warned about and
+ * key the figure came from (the token's `decimals`, or the chain's `preset`), the chain, the token
+ * and both values. A node that cannot be asked now is warned about and
  * the token checked at the next start: the chain's coins wait in maintenance until it answers anyway.
  */
 export async function checkTokenDecimals(
@@ -34,7 +35,7 @@ export async function checkTokenDecimals(
       if (answer === token.decimals) return;
       const said = answer === null ? 'answers no decimals()' : `says ${answer}`;
       throw new UserError(
-        `chains[${i}].tokens[${j}].decimals: ${chain.id} ${token.ticker} is configured with ${token.decimals} decimals, its contract ${token.contract} ${said}`,
+        `${token.decimals_key ?? `chains[${i}].tokens[${j}].decimals`}: ${chain.id} ${token.ticker} is configured with ${token.decimals} decimals, its contract ${token.contract} ${said}`,
       );
     });
   });

@@ -1,4 +1,5 @@
-import type { Catalog, Coin } from '../catalog/coins';
+import { NATIVE_ASSET, type Catalog, type Coin } from '../catalog/coins';
+import { networkLabel, type NetworkLabel } from '../catalog/networks';
 import type { ChainConfig } from '../config/schema';
 import type { InvoiceRow } from '../db/entities/money';
 import { placeholder, rawQuery } from '../db/raw';
@@ -14,7 +15,12 @@ export interface PayerCoin {
   coin_id: string;
   ticker: string;
   name: string;
+  /** The chain's config id, as the API calls it. */
   network: string;
+  /** The network's name for people ("Tron", "Base"): what the page says to send on. */
+  network_name: string;
+  /** A token's standard where payers know one ("TRC-20", "ERC-20", "BEP-20"); null for a native coin or a network without one. */
+  token_standard: string | null;
 }
 
 /**
@@ -48,8 +54,6 @@ const CACHE_MS = 1000;
 /** Bound of the cache: past it, it is emptied (every entry is at most a second old anyway). */
 const CACHE_MAX = 10_000;
 
-const payerCoin = (c: Coin): PayerCoin => ({ coin_id: c.id, ticker: c.ticker, name: c.name, network: c.network });
-
 /** A view with what the page itself needs besides: the origins that may frame it. */
 export interface PayerPage {
   view: PayerView;
@@ -60,11 +64,26 @@ export interface PayerPage {
 export class CheckoutService {
   private readonly cache = new Map<string, { at: number; page: PayerPage | null }>();
   private readonly chains: Map<string, ChainConfig>;
+  private readonly labels: Map<string, NetworkLabel>;
 
   constructor(
     private readonly deps: { store: Store; catalog: Catalog; rates: RateEngine; invoices: InvoiceService; chains: readonly ChainConfig[]; clock: Clock },
   ) {
     this.chains = new Map(deps.chains.map((c) => [c.id, c]));
+    this.labels = new Map(deps.chains.map((c) => [c.id, networkLabel(c)]));
+  }
+
+  /** A coin as the payer sees it: the network named for people beside the config's id. */
+  private payerCoin(c: Coin): PayerCoin {
+    const label = this.labels.get(c.chain_id) ?? { name: c.network, token_standard: null };
+    return {
+      coin_id: c.id,
+      ticker: c.ticker,
+      name: c.name,
+      network: c.network,
+      network_name: label.name,
+      token_standard: c.asset === NATIVE_ASSET ? null : label.token_standard,
+    };
   }
 
   /** The payer's view of an invoice (at most a second old); 404 for an id that is no invoice. */
@@ -120,7 +139,7 @@ export class CheckoutService {
       merchant,
       amount: row.amount,
       currency: row.currency,
-      coin: coin ? payerCoin(coin) : null,
+      coin: coin ? this.payerCoin(coin) : null,
       address: row.address,
       payer_amount: row.payer_amount,
       paid_amount: row.paid_amount,
@@ -129,7 +148,8 @@ export class CheckoutService {
       confirmations: row.status === 'pending' && coin ? await this.confirmations(row, coin) : null,
       ttl_expires_at: row.ttl_expires_at,
       return_url: row.return_url,
-      choices: coin || row.status !== 'new' ? [] : this.deps.invoices.coinChoices(row).map((c) => ({ ...payerCoin(c), approx_amount: this.approx(row, c) })),
+      choices:
+        coin || row.status !== 'new' ? [] : this.deps.invoices.coinChoices(row).map((c) => ({ ...this.payerCoin(c), approx_amount: this.approx(row, c) })),
       payment_uri:
         coin && row.address && row.payer_amount
           ? paymentUri(coin, row.address, row.remaining_amount !== '0' ? row.remaining_amount : row.payer_amount, this.chains.get(coin.chain_id)?.chain_id)

@@ -23,6 +23,7 @@ button,.button{display:inline-block;font:inherit;border-radius:.5rem;padding:.6r
 .copy{background:transparent;color:var(--fg);border-color:var(--line);flex:none}
 button:focus-visible,.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .label{color:var(--muted);margin:.75rem 0 .25rem}
+.note{color:var(--muted);font-size:.9rem;margin:.75rem 0 0}.network{font-weight:600;margin:0 0 .75rem}
 .row{display:flex;gap:.5rem;align-items:center}
 code{flex:1;min-width:0;overflow-wrap:anywhere;font:600 .95rem/1.4 ui-monospace,Menlo,Consolas,monospace}
 .qr{margin:0 auto .5rem;max-width:14rem;background:#fff;border-radius:.5rem;padding:.25rem}.qr svg{display:block;width:100%;height:auto}

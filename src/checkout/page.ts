@@ -1,4 +1,5 @@
-import type { PayerView } from './checkout.service';
+import { approxForPeople } from './approx';
+import type { PayerCoin, PayerView } from './checkout.service';
 import { fill, type MessageKey, type Messages } from './messages';
 import { PAGE_SCRIPT, PAGE_STYLE, SCRIPT_HASH, STYLE_HASH } from './page-assets';
 
@@ -16,6 +17,13 @@ const SCRIPT_MESSAGES: MessageKey[] = [
 ];
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The network a coin is sent on, for people: "Tron (TRC-20)", "Base", "Bitcoin". */
+export const networkText = (c: Pick<PayerCoin, 'network_name' | 'token_standard'>): string =>
+  c.token_standard === null ? c.network_name : `${c.network_name} (${c.token_standard})`;
+
+/** A payment URI a wallet app opens from a link (BIP21, EIP-681); a bare address (Tron's) is none. */
+const openable = (uri: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(uri);
 
 /** JSON inside a `<script type="application/json">`: no `<` can end the element early. */
 const jsonBlock = (id: string, value: unknown): string =>
@@ -47,17 +55,20 @@ export interface PageInput {
 /** The payment page of one invoice. */
 export function renderPage({ view, lang, m, qr, parents }: PageInput): string {
   const e = escapeHtml;
-  const coinLabel = (c: { ticker: string; network: string }) => fill(m.on_network, { ticker: c.ticker, network: c.network });
+  const coinLabel = (c: PayerCoin) => fill(m.on_network, { ticker: c.ticker, network: networkText(c) });
   const parts: string[] = [];
   parts.push(`<h1>${e(fill(m.pay_to, { merchant: view.merchant }))}</h1>`);
   parts.push(`<section aria-labelledby="amount-h"><h2 id="amount-h">${e(m.amount)}</h2><p class="total">${e(view.amount)} ${e(view.currency)}</p></section>`);
   if (view.coin === null && view.status === 'new') {
     const items = view.choices.map((c) => {
-      const approx = c.approx_amount === null ? '' : `<span>${e(fill(m.about, { amount: `${c.approx_amount} ${c.ticker}` }))}</span>`;
+      const approx = c.approx_amount === null ? '' : `<span>${e(fill(m.about, { amount: `${approxForPeople(c.approx_amount)} ${c.ticker}` }))}</span>`;
       return `<li><button type="submit" name="coin_id" value="${e(c.coin_id)}" class="choice" data-coin="${e(c.coin_id)}">${e(fill(m.choose, { coin: coinLabel(c) }))}${approx}</button></li>`;
     });
     // A form as well as the script: without JavaScript the choice posts the form and comes back here.
-    const list = items.length > 0 ? `<form method="post" action="${e(view.id)}/coin"><ul>${items.join('')}</ul></form>` : `<p>${e(m.no_coins)}</p>`;
+    const list =
+      items.length > 0
+        ? `<form method="post" action="${e(view.id)}/coin"><ul>${items.join('')}</ul></form><p class="note">${e(m.exact_after_choice)}</p>`
+        : `<p>${e(m.no_coins)}</p>`;
     parts.push(
       `<section aria-labelledby="choose-h"><h2 id="choose-h">${e(m.choose_coin)}</h2>${list}<p id="choice-error" role="alert" hidden>${e(m.choice_failed)}</p></section>`,
     );
@@ -66,7 +77,11 @@ export function renderPage({ view, lang, m, qr, parents }: PageInput): string {
     const due = view.status === 'underpaid' ? view.remaining_amount : view.payer_amount;
     parts.push(
       `<section id="pay-box" aria-labelledby="coin-h"><h2 id="coin-h">${e(coinLabel(view.coin))}</h2>` +
+        `<p class="network" id="network-only">${e(fill(m.network_only, { coin: coinLabel(view.coin) }))}</p>` +
         (qr ? `<div class="qr" role="img" aria-label="${e(m.qr_label)}">${qr}</div>` : '') +
+        (view.payment_uri && openable(view.payment_uri)
+          ? `<p><a id="open-wallet" class="button" href="${e(view.payment_uri)}">${e(m.open_wallet)}</a></p>`
+          : '') +
         `<p class="label" id="amount-l">${e(m.send_exactly)}</p><div class="row"><code id="pay-amount" data-value="${e(due)}" aria-labelledby="amount-l">${e(due)} ${e(view.coin.ticker)}</code>` +
         `<button type="button" class="copy" data-copy="pay-amount">${e(m.copy_amount)}</button></div>` +
         `<p class="label" id="address-l">${e(m.to_address)}</p><div class="row"><code id="pay-address" data-value="${e(view.address)}" aria-labelledby="address-l">${e(view.address)}</code>` +

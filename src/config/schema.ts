@@ -1,4 +1,7 @@
 import { isIP } from 'node:net';
+import { EVM_FEE_MODELS, EVM_PRESET_NAMES, evmPreset, type EvmFeeModel, type EvmPreset } from '../chains/evm/presets';
+
+export type { EvmFeeModel };
 
 /**
  * The configuration file's shape and its validation. Every problem is reported as one line naming
@@ -12,6 +15,8 @@ export interface TokenConfig {
   decimals: number;
   name?: string;
   invoice_enabled: boolean;
+  /** The config key its `decimals` come from (`chains[0].tokens[1].decimals`, or `chains[0].preset`): what a mismatch with the contract names. */
+  decimals_key?: string;
 }
 
 /** How the chain core watches a chain; from the chain's `options`, checked at load. */
@@ -57,6 +62,8 @@ export interface ChainNodes {
 export interface ChainConfig {
   id: string;
   kind: 'btc' | 'evm' | 'tron';
+  /** evm only: the built-in network the chain was filled from (src/chains/evm/presets.ts); fields given override it. */
+  preset?: string;
   network?: string;
   chain_id?: number;
   rpc_url?: string;
@@ -119,17 +126,9 @@ export interface TronPayoutOptions {
 export interface EvmPayoutOptions {
   /** Per coin ticker of the chain: a deposit address is swept once it holds at least this much credited (decimal string; default 0). */
   sweep_min: Record<string, string>;
-  /**
-   * `chains[].fee_model` (default eip1559): how the chain prices gas (docs/chains-evm.md "Fee
-   * models"): EIP-1559 (type 2); `legacy`: eth_gasPrice and type 0 (EIP-155) transactions;
-   * `op-stack`: EIP-1559 plus the L1 data fee its receipts carry (`l1Fee`); `arbitrum`: EIP-1559
-   * with the L1 cost inside the gas, so a native transfer's gas is estimated, not 21,000.
-   */
-  fee_model?: EvmFeeModel;
+  /** `fee_model`: how the chain prices and books gas (default eip1559, or the preset's). */
+  fee_model: EvmFeeModel;
 }
-
-export const EVM_FEE_MODELS = ['eip1559', 'legacy', 'op-stack', 'arbitrum'] as const;
-export type EvmFeeModel = (typeof EVM_FEE_MODELS)[number];
 
 /** How a btc chain's fee rate is estimated (the node's `estimatesmartfee`). */
 export interface BtcFeeOptions {
@@ -324,15 +323,64 @@ const TICKER_RE = /^[A-Z0-9]{2,10}$/;
 const CHAIN_ID_RE = /^[a-z][a-z0-9_-]{0,31}$/;
 const DECIMAL_RE = /^(0|[1-9]\d*)(\.\d+)?$/;
 
-function readAsset(r: Reader, defaults: { ticker?: string; decimals?: number }) {
+function readAsset(r: Reader, defaults: { ticker?: string; decimals?: number; name?: string }) {
   const ticker = r.str('ticker', defaults.ticker);
   if (!TICKER_RE.test(ticker)) throw new ConfigError(r.key('ticker'), 'must be 2 to 10 upper-case letters or digits');
   return {
     ticker,
     decimals: r.int('decimals', defaults.decimals, 0, 18),
-    name: r.optStr('name'),
+    name: r.optStr('name') ?? defaults.name,
     invoice_enabled: r.bool('invoice_enabled', true),
   };
+}
+
+/**
+ * A chain's `tokens`. With a preset, the list merges into the preset's tokens by ticker: an entry
+ * with a preset token's ticker overrides only the fields it gives (a `contract` of its own needs
+ * its own `decimals`), `omit: true` leaves that token out, and an entry with another ticker is
+ * added after the preset's. Each token remembers the key its decimals come from.
+ */
+function readTokens(r: Reader, preset: EvmPreset | undefined): TokenConfig[] {
+  const out: TokenConfig[] = (preset?.tokens ?? []).map((t) => ({
+    ticker: t.ticker,
+    contract: t.contract,
+    decimals: t.decimals,
+    name: t.name,
+    invoice_enabled: true,
+    decimals_key: r.key('preset'),
+  }));
+  const merged = new Set<string>();
+  const omitted = new Set<string>();
+  const added: TokenConfig[] = [];
+  for (const t of r.list('tokens')) {
+    const base = preset ? out.find((p) => p.ticker === t.raw('ticker')) : undefined;
+    if (t.raw('omit') != null) {
+      const omit = t.bool('omit', false);
+      if (!base)
+        throw new ConfigError(
+          t.key('omit'),
+          `is for a token of the preset only (${preset ? `its tokens: ${out.map((p) => p.ticker).join(', ') || 'none'}` : 'no preset given'})`,
+        );
+      if (omit) {
+        if (Object.keys((t as unknown as { obj: Obj }).obj).some((k) => k !== 'ticker' && k !== 'omit'))
+          throw new ConfigError(t.key('omit'), 'leaves the token out: give no other field with it');
+        omitted.add(base.ticker);
+        continue;
+      }
+    }
+    if (base) {
+      if (merged.has(base.ticker)) throw new ConfigError(t.key('ticker'), `${base.ticker} of the preset is given twice`);
+      merged.add(base.ticker);
+      const ownContract = t.raw('contract') != null;
+      const asset = readAsset(t, { ticker: base.ticker, decimals: ownContract ? undefined : base.decimals, name: base.name });
+      Object.assign(base, {
+        ...asset,
+        contract: t.str('contract', base.contract),
+        decimals_key: t.raw('decimals') != null ? t.key('decimals') : base.decimals_key,
+      });
+    } else added.push({ ...readAsset(t, {}), contract: t.str('contract'), decimals_key: t.key('decimals') });
+  }
+  return [...out.filter((t) => !omitted.has(t.ticker)), ...added];
 }
 
 const NATIVE_DEFAULTS: Record<ChainConfig['kind'], { ticker: string; decimals: number }> = {
@@ -446,10 +494,10 @@ function readTronOptions(chain: Reader, tickers: string[]): TronPayoutOptions {
   };
 }
 
-function readEvmOptions(chain: Reader, tickers: string[]): EvmPayoutOptions {
+function readEvmOptions(chain: Reader, tickers: string[], preset: EvmPreset | undefined): EvmPayoutOptions {
   const sweep = chain.child('sweep');
   sweep.unknownKeys(['min']);
-  return { sweep_min: sweepMin(sweep, tickers), fee_model: chain.oneOf('fee_model', EVM_FEE_MODELS, 'eip1559') };
+  return { sweep_min: sweepMin(sweep, tickers), fee_model: chain.oneOf('fee_model', EVM_FEE_MODELS, preset?.fee_model ?? 'eip1559') };
 }
 
 /** `sweep.min`: per coin ticker of the chain, the credited amount a deposit address is swept at. */
@@ -536,22 +584,35 @@ function readNodes(r: Reader, kind: ChainConfig['kind'], local: boolean): ChainN
   };
 }
 
+/** `preset`: an evm chain's built-in network (src/chains/evm/presets.ts); an unknown name lists the known ones. */
+function readPreset(r: Reader, kind: ChainConfig['kind']): EvmPreset | undefined {
+  const name = r.optStr('preset');
+  if (name === undefined) return undefined;
+  if (kind !== 'evm') throw new ConfigError(r.key('preset'), 'is for evm chains only');
+  const preset = evmPreset(name);
+  if (!preset) throw new ConfigError(r.key('preset'), `unknown preset ${JSON.stringify(name)}: must be one of ${EVM_PRESET_NAMES.join(', ')}`);
+  return preset;
+}
+
 function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
-  const id = r.str('id');
+  // A preset makes the chain an evm one and names it, unless `kind` and `id` say otherwise.
+  const kind = r.oneOf('kind', ['btc', 'evm', 'tron'] as const, r.raw('preset') != null ? 'evm' : undefined);
+  const preset = readPreset(r, kind);
+  const id = r.str('id', preset ? (r.raw('preset') as string) : undefined);
   if (!CHAIN_ID_RE.test(id)) throw new ConfigError(r.key('id'), 'must be lower-case letters, digits, - or _');
-  const kind = r.oneOf('kind', ['btc', 'evm', 'tron'] as const);
   const chain: Omit<ChainConfig, 'payouts'> = {
     id,
     kind,
+    ...(preset ? { preset: r.raw('preset') as string } : {}),
     network: r.optStr('network'),
-    chain_id: r.raw('chain_id') === undefined ? undefined : r.int('chain_id', undefined, 1, Number.MAX_SAFE_INTEGER),
+    chain_id: r.raw('chain_id') === undefined ? preset?.chain_id : r.int('chain_id', undefined, 1, Number.MAX_SAFE_INTEGER),
     rpc_url: undefined,
     full_node_url: undefined,
     api_key: r.optStr('api_key'),
     nodes: undefined as unknown as ChainNodes,
-    confirmations: r.int('confirmations', 1, 0, 1000),
-    native: readAsset(r.child('native'), NATIVE_DEFAULTS[kind]),
-    tokens: r.list('tokens').map((t) => ({ ...readAsset(t, {}), contract: t.str('contract') })),
+    confirmations: r.int('confirmations', preset?.confirmations ?? 1, 0, 1000),
+    native: readAsset(r.child('native'), preset?.native ?? NATIVE_DEFAULTS[kind]),
+    tokens: readTokens(r, preset),
     options: (r.raw('options') as Record<string, unknown> | undefined) ?? {},
     watch: readWatchOptions(r.child('options'), kind),
   };
@@ -577,10 +638,10 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     });
   if (kind !== 'tron' && chain.api_key !== undefined) throw new ConfigError(r.key('api_key'), 'is for tron chains only');
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
-  if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
+  if (kind !== 'evm' && r.raw('fee_model') !== undefined) throw new ConfigError(r.key('fee_model'), 'is for evm chains only');
+  if (kind === 'evm') chain.evm = readEvmOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)], preset);
   else if (kind === 'tron') chain.tron = readTronOptions(r, [chain.native.ticker, ...chain.tokens.map((t) => t.ticker)]);
   else if (r.raw('sweep') !== undefined) throw new ConfigError(r.key('sweep'), 'is for evm and tron chains only');
-  if (kind !== 'evm' && r.raw('fee_model') !== undefined) throw new ConfigError(r.key('fee_model'), 'is for evm chains only');
   return {
     ...chain,
     payouts: readChainPayouts(r, kind, {

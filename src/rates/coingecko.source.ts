@@ -13,6 +13,9 @@ export const COINGECKO_IDS: Readonly<Record<string, string>> = {
   LTC: 'litecoin',
   DOGE: 'dogecoin',
   BNB: 'binancecoin',
+  // The natives of the built-in EVM networks (src/chains/evm/presets.ts) beside ETH and BNB.
+  POL: 'polygon-ecosystem-token',
+  AVAX: 'avalanche-2',
 };
 
 /**

@@ -21,6 +21,12 @@ export interface LookaheadResult {
 export const LOOKAHEAD_DEPTH = 512;
 /** A bound on what waits unused (indexes taken by another daemon on a shared database). */
 const MAX_READY = 100_000;
+/**
+ * Addresses a (chain, branch) issues inline before this daemon derives ahead for it: a branch
+ * that issues an address now and then never starts the thread (it costs a second or so of CPU to
+ * load the families' libraries there, more than years of inline derivations of a quiet branch).
+ */
+export const BUSY_AFTER = 8;
 
 /**
  * Addresses derived ahead on a worker thread. An address is a pure function of (chain, branch,
@@ -28,8 +34,8 @@ const MAX_READY = 100_000;
  * the event loop's time under a stream of invoice creations (docs/benchmarks.md). The index itself is still taken
  * in the write transaction (so an index is never reused); this only answers "which address is
  * index n" sooner, from the public branch key: after each allocation the next LOOKAHEAD_DEPTH indexes are
- * derived on the worker, and an index not ready yet is derived inline as before. Started on first
- * use; `close` ends the thread.
+ * derived on the worker, and an index not ready yet is derived inline as before. Started once a
+ * branch is busy (BUSY_AFTER); `close` ends the thread.
  */
 export class AddressLookahead {
   private worker: Worker | null = null;
@@ -38,8 +44,13 @@ export class AddressLookahead {
   /** Per (chain, branch): the highest index asked for, and the highest index issued. */
   private readonly asked = new Map<string, number>();
   private readonly issued = new Map<string, number>();
+  /** Per (chain, branch): how many addresses this daemon issued. */
+  private readonly count = new Map<string, number>();
 
-  constructor(private readonly chains: readonly ChainConfig[]) {}
+  constructor(
+    private readonly chains: readonly ChainConfig[],
+    private readonly busyAfter = BUSY_AFTER,
+  ) {}
 
   /** The address of an index if it was derived ahead (each is handed out once). */
   take(chainId: string, branch: number, index: number): string | undefined {
@@ -53,7 +64,9 @@ export class AddressLookahead {
   issuedUpTo(chainId: string, branch: number, index: number, branchKey: () => PublicBranchKey): void {
     const b = `${chainId}/${branch}`;
     this.issued.set(b, Math.max(index, this.issued.get(b) ?? -1));
-    if (this.failed) return;
+    const n = (this.count.get(b) ?? 0) + 1;
+    this.count.set(b, n);
+    if (this.failed || n < this.busyAfter) return;
     const asked = this.asked.get(b) ?? index;
     if (asked >= index + LOOKAHEAD_DEPTH / 2) return;
     const from = Math.max(asked, index) + 1;
@@ -62,6 +75,11 @@ export class AddressLookahead {
     if (this.ready.size > MAX_READY) this.ready.clear();
     const req: LookaheadRequest = { chainId, branch, ...branchKey(), from, count: to - from + 1 };
     this.start().postMessage(req);
+  }
+
+  /** Whether the thread runs (a quiet daemon never starts it). */
+  get running(): boolean {
+    return this.worker !== null;
   }
 
   async close(): Promise<void> {

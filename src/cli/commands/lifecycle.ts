@@ -12,6 +12,7 @@ import { adminCall, DAEMON_DOWN } from '../admin-client';
 import { readMnemonic } from './wallet';
 import { chainStatusLines, feeCeilingLines, gasStationLines, payoutAlertLines } from './chain-status';
 import { cliConfig, configPath, output, wholeNumber } from '../context';
+import { checkPresetNetwork, DEFAULT_PRESET_RPC_URL, initConfigText, initNetwork, presetChainBlock } from './init-config';
 
 export { logFilePath };
 const CLI_ENTRY = path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -63,20 +64,26 @@ export function registerLifecycleCommands(program: Command): void {
   program
     .command('init')
     .description('write the config, create the data dir, master key and database')
-    .option('--network <network>', 'testnet or mainnet', 'testnet')
+    .option('--network <network>', "testnet or mainnet (default testnet, or the preset's)")
+    .option('--preset <name>', 'a built-in EVM network (base, bsc, sepolia...): a new config gets its chain entry; a kept one is shown it')
+    .option('--rpc-url <url>', `with --preset: the network's node (default ${DEFAULT_PRESET_RPC_URL})`)
     .option('--restore', 'store the wallet seed from backup words (stdin or prompt) instead of a new one')
     .option('--first-branch <n>', 'new accounts start at this wallet branch (a restore without the old database)')
     .action(async (o: Opts, cmd: Command) => {
-      if (o.network !== 'testnet' && o.network !== 'mainnet') throw new UserError('--network must be testnet or mainnet');
+      const wanted = initNetwork(o.network as string | undefined, o.preset as string | undefined, o.rpcUrl as string | undefined);
       const file = configPath(cmd);
       let wroteConfig = false;
       if (!existsSync(file)) {
-        mkdirSync(path.dirname(file), { recursive: true });
         const example = readFileSync(path.join(PROJECT_ROOT, 'config', 'coinkeep.example.yaml'), 'utf8');
-        writeFileSync(file, example.replace(/^network: \w+/m, `network: ${o.network}`), { mode: 0o600 });
+        const text = initConfigText(example, wanted.network, wanted.preset);
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, text, { mode: 0o600 });
         wroteConfig = true;
       }
       const config = cliConfig(cmd);
+      // A kept config is not edited: the preset's entry is shown, for the operator to add under `chains:`.
+      if (wanted.preset) checkPresetNetwork(wanted.preset.name, wanted.preset.preset, config.network);
+      const chainBlock = wanted.preset ? presetChainBlock(wanted.preset) : null;
       ensureDataDir(config.data_dir);
       mkdirSync(path.join(config.data_dir, 'logs'), { recursive: true, mode: 0o700 });
       loadMasterKey(config.data_dir, { create: true });
@@ -98,6 +105,7 @@ export function registerLifecycleCommands(program: Command): void {
           wallet_seed: seed.status,
           wallet_fingerprint: seed.fingerprint,
           wallet_next_branch: seed.next_branch,
+          ...(wanted.preset ? { preset: wanted.preset.name, chain_written: wroteConfig, chain_block: chainBlock } : {}),
         },
         (r) =>
           [
@@ -106,6 +114,11 @@ export function registerLifecycleCommands(program: Command): void {
             `network: ${r.network}`,
             `migrations applied: ${r.migrations_applied.length}`,
             `wallet seed: ${r.wallet_seed} (fingerprint ${r.wallet_fingerprint}; back it up: coinkeep wallet backup)`,
+            ...(r.chain_block === undefined
+              ? []
+              : r.chain_written
+                ? [`chain: ${r.preset} (in the config; set its rpc_url to your node)`]
+                : [`chain: ${r.preset} is not in the kept config; add this entry under chains: in ${r.config}:`, r.chain_block!.trimEnd()]),
           ].join('\n'),
       );
     });

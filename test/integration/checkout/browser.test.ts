@@ -90,7 +90,7 @@ inChromium('a payer on a phone picks a coin, copies the address, pays, watches p
   await page.screenshot({ path: path.join(browser.shotsDir, 'choice.png'), fullPage: true });
 
   // Keyboard only: Tab to the ETH choice, Enter.
-  const eth = page.getByRole('button', { name: /Pay with ETH on ethereum/ });
+  const eth = page.getByRole('button', { name: /Pay with ETH on Ethereum/ });
   for (
     let i = 0;
     i < 10 && !(await eth.evaluate((el) => el === (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement));

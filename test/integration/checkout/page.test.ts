@@ -1,7 +1,8 @@
 import test from 'ava';
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { COINS, startInvoiceFixture, type InvoiceFixture } from '../../helpers/invoice-fixture';
+import { qrSvg } from '../../../src/checkout/payment-uri';
+import { COINS, USDT_ETH_CONTRACT, startInvoiceFixture, type InvoiceFixture } from '../../helpers/invoice-fixture';
 import { Payer } from '../../helpers/payer';
 
 let f: InvoiceFixture;
@@ -58,11 +59,36 @@ test('the page of a coinless invoice is self-contained HTML under 60 KB with a s
   t.true(res.text.includes('Payment to Test shop'));
   t.true(res.text.includes('25 USD'));
   t.true(res.text.includes(`data-coin="${COINS.USDT_ETH}"`));
-  t.true(res.text.includes('USDT on ethereum'));
   t.true(res.text.includes(`data-coin="${COINS.BTC}"`));
   // DAI is not offered for invoices.
   t.false(res.text.includes(COINS.DAI));
   for (const secret of ['order-secret-771', 'meta-secret-552', 'hook-secret-913']) t.false(res.text.includes(secret), secret);
+});
+
+test('every coin of the choice names the network to send on beside its ticker, and its approximate amount is written for people', async (t) => {
+  const inv = await invoice({ amount: '25', currency: 'USD' });
+  const html = (await payer.page(inv.id)).text;
+  const button = (coin: string) => html.match(new RegExp(`data-coin="${coin}">([^<]*)(?:<span>([^<]*)</span>)?</button>`))?.slice(1);
+  t.deepEqual(button(COINS.BTC), ['Pay with BTC on Bitcoin regtest', 'about 0.0003676 BTC']);
+  t.deepEqual(button(COINS.ETH), ['Pay with ETH on Ethereum', 'about 0.007353 ETH']);
+  t.deepEqual(button(COINS.USDT_ETH), ['Pay with USDT on Ethereum (ERC-20)', undefined]);
+  t.deepEqual(button(COINS.TRX), ['Pay with TRX on Tron', undefined]);
+  t.deepEqual(button(COINS.USDT_TRON), ['Pay with USDT on Tron (TRC-20)', undefined]);
+  t.true(html.includes('The exact amount to send is shown once you choose.'));
+  // The status keeps the amounts as computed; only the page rounds them for people.
+  const choices = (await payer.status(inv.id)).body.choices;
+  t.is(choices.find((c: any) => c.coin_id === COINS.ETH).approx_amount, '0.007352941176470589');
+  t.like(
+    choices.find((c: any) => c.coin_id === COINS.USDT_TRON),
+    { network: 'tron', network_name: 'Tron', token_standard: 'TRC-20' },
+  );
+  t.like(
+    choices.find((c: any) => c.coin_id === COINS.ETH),
+    { network: 'ethereum', network_name: 'Ethereum', token_standard: null },
+  );
+  t.like((await payer.page(`${inv.id}?lang=de`)).text.match(new RegExp(`data-coin="${COINS.USDT_TRON}">([^<]*)<`)), {
+    1: 'Mit USDT auf Tron (TRC-20) bezahlen',
+  });
 });
 
 test('the public status shows what paying needs and never metadata, webhook_url, order_id or account details beyond its name', async (t) => {
@@ -83,7 +109,15 @@ test('the public status shows what paying needs and never metadata, webhook_url,
     return_url: 'https://shop.example/thanks',
   });
   const usdt = res.body.choices.find((c: any) => c.coin_id === COINS.USDT_ETH);
-  t.deepEqual(usdt, { coin_id: COINS.USDT_ETH, ticker: 'USDT', name: 'Tether USD', network: 'ethereum', approx_amount: null });
+  t.deepEqual(usdt, {
+    coin_id: COINS.USDT_ETH,
+    ticker: 'USDT',
+    name: 'Tether USD',
+    network: 'ethereum',
+    network_name: 'Ethereum',
+    token_standard: 'ERC-20',
+    approx_amount: null,
+  });
   t.is(res.body.choices.find((c: any) => c.coin_id === COINS.BTC).approx_amount, '0.00036765');
   const text = JSON.stringify(res.body);
   for (const secret of ['order-secret-771', 'meta-secret-552', 'hook-secret-913', f.accountId]) t.false(text.includes(secret), secret);
@@ -98,7 +132,7 @@ test.serial('choosing a coin fixes it as creation with coin_id does: address, lo
   t.is(chosen.status, 200);
   t.like(chosen.body, {
     status: 'new',
-    coin: { coin_id: COINS.BTC, ticker: 'BTC', name: 'Bitcoin', network: 'bitcoin' },
+    coin: { coin_id: COINS.BTC, ticker: 'BTC', name: 'Bitcoin', network: 'bitcoin', network_name: 'Bitcoin regtest', token_standard: null },
     payer_amount: fixed.payer_amount,
     choices: [],
   });
@@ -119,16 +153,31 @@ test.serial('choosing a coin fixes it as creation with coin_id does: address, lo
   t.false(page.text.includes('data-coin='));
 });
 
-test('an ERC-20 choice shows "USDT on ethereum" with an EIP-681 transfer in the QR and the amount in base units', async (t) => {
+test('an ERC-20 choice shows "USDT on Ethereum (ERC-20)" with an EIP-681 transfer carrying the chain id in the QR and the wallet link', async (t) => {
   const open = await invoice({ amount: '12.5', currency: 'USDT' });
   const chosen = await payer.choose(open.id, { coin_id: COINS.USDT_ETH });
   t.is(chosen.status, 200);
   t.is(chosen.body.payer_amount, '12.5');
-  t.regex(
-    chosen.body.payment_uri,
-    new RegExp(`^ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3(@\\d+)?/transfer\\?address=${chosen.body.address}&uint256=12500000$`),
-  );
-  t.true((await payer.page(open.id)).text.includes('USDT on ethereum'));
+  const uri = `ethereum:${USDT_ETH_CONTRACT}@31337/transfer?address=${chosen.body.address}&uint256=12500000`;
+  t.is(chosen.body.payment_uri, uri);
+  const html = (await payer.page(open.id)).text;
+  t.true(html.includes('<h2 id="coin-h">USDT on Ethereum (ERC-20)</h2>'));
+  t.true(html.includes('Send only USDT on Ethereum (ERC-20). Another coin, or this coin on another network, is not credited to this payment.'));
+  t.true(html.includes(`<a id="open-wallet" class="button" href="${uri.replace(/&/g, '&amp;')}">`));
+  t.true(html.includes(await qrSvg(uri)), 'the QR code is drawn from the URI with the chain id');
+  t.true(html.includes('12.5 USDT</code>'));
+});
+
+test('a Tron token choice says "USDT on Tron (TRC-20)"; its QR is the bare address and there is no wallet link', async (t) => {
+  const open = await invoice({ amount: '7', currency: 'USDT' });
+  const chosen = await payer.choose(open.id, { coin_id: COINS.USDT_TRON });
+  t.is(chosen.status, 200);
+  t.like(chosen.body.coin, { ticker: 'USDT', network: 'tron', network_name: 'Tron', token_standard: 'TRC-20' });
+  t.is(chosen.body.payment_uri, chosen.body.address);
+  const html = (await payer.page(open.id)).text;
+  t.true(html.includes('<h2 id="coin-h">USDT on Tron (TRC-20)</h2>'));
+  t.true(html.includes(await qrSvg(chosen.body.address)));
+  t.false(html.includes('open-wallet'));
 });
 
 test.serial('two choices at the same time, even of different coins, get the same one coin and one address', async (t) => {

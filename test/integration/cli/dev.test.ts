@@ -129,7 +129,7 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   const demoId = /\/pay\/([0-9a-f-]{36})$/.exec(info.checkout_url)![1];
   const demoPage = await fetch(`${info.base_url}/pay/${demoId}`);
   t.is(demoPage.status, 200);
-  t.true((await demoPage.text()).includes('Pay with USDT on ethereum'));
+  t.true((await demoPage.text()).includes('Pay with USDT on Ethereum (ERC-20)'));
   t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
   t.deepEqual(
     info.chains[0].coins.map((c: { ticker: string }) => c.ticker),

@@ -79,3 +79,27 @@ test('an import against the direction, a chain SDK in domain code and typeorm in
     t.true(r.out.includes(line), `${line}\n${r.out}`);
   }
 });
+
+test("a family's presets are data the config parser and the CLI may read, and they import nothing of src/", async (t) => {
+  const ok = await checkTree({
+    'src/chains/evm/presets.ts': 'export const PRESETS = {};\n',
+    'src/config/schema.ts': "import { PRESETS } from '../chains/evm/presets';\nexport const s = PRESETS;\n",
+    'src/cli/init.ts': "import { PRESETS } from '../chains/evm/presets';\nimport { s } from '../config/schema';\nexport const i = [PRESETS, s];\n",
+  });
+  t.is(ok.code, 0, ok.out);
+  const bad = await checkTree({
+    'src/shared/amount.ts': exportNothing,
+    'src/chains/evm/gas.ts': exportNothing.replace('x', 'gas'),
+    'src/chains/evm/presets.ts': "import { x } from '../../shared/amount';\nexport const PRESETS = x;\n",
+    'src/config/schema.ts': "import { PRESETS } from '../chains/evm/presets';\nimport { gas } from '../chains/evm/gas';\nexport const s = [PRESETS, gas];\n",
+    'src/cli/init.ts': "import { gas } from '../chains/evm/gas';\nexport const i = gas;\n",
+  });
+  t.is(bad.code, 3, bad.out);
+  for (const line of [
+    'presets-are-data: src/chains/evm/presets.ts → src/shared/amount.ts',
+    'config-and-db-import-only-shared: src/config/schema.ts → src/chains/evm/gas.ts',
+    'cli-reads-the-admin-contract: src/cli/init.ts → src/chains/evm/gas.ts',
+  ]) {
+    t.true(bad.out.includes(line), `${line}\n${bad.out}`);
+  }
+});

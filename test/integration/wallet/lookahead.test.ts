@@ -4,7 +4,7 @@ import { schemeFor } from '../../../src/chains/derivation';
 import { WatchedAddresses } from '../../../src/chains/watched-addresses';
 import { parseConfig } from '../../../src/config/schema';
 import { FakeClock } from '../../../src/shared/clock';
-import { AddressLookahead, LOOKAHEAD_DEPTH } from '../../../src/wallet/address-lookahead';
+import { AddressLookahead, BUSY_AFTER, LOOKAHEAD_DEPTH } from '../../../src/wallet/address-lookahead';
 import { AddressService } from '../../../src/wallet/address.service';
 import { HdWallet } from '../../../src/wallet/hd';
 import { WalletSigner } from '../../../src/wallet/signer';
@@ -27,7 +27,7 @@ const config = parseConfig({
 });
 const wallet = new HdWallet(new WalletSigner(() => TEST_MNEMONIC, silentLogger));
 
-async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Promise<T> {
+async function until<T>(what: string, get: () => T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = get();
@@ -38,7 +38,7 @@ async function until<T>(what: string, get: () => T | undefined, ms = 10_000): Pr
 }
 
 test('addresses derived ahead from the public branch equal the inline derivation, on every family', async (t) => {
-  const la = new AddressLookahead(config.chains);
+  const la = new AddressLookahead(config.chains, 1);
   t.teardown(() => la.close());
   for (const chain of config.chains) {
     const scheme = schemeFor(chain);
@@ -51,7 +51,7 @@ test('addresses derived ahead from the public branch equal the inline derivation
 });
 
 test('an address is handed out once, and an index issued before its result arrived never', async (t) => {
-  const la = new AddressLookahead(config.chains);
+  const la = new AddressLookahead(config.chains, 1);
   t.teardown(() => la.close());
   const scheme = schemeFor(config.chains[1]!);
   const key = () => wallet.branchPublicKey(scheme, 0);
@@ -64,7 +64,7 @@ test('an address is handed out once, and an index issued before its result arriv
 
 test('the address service issues the same addresses with the lookahead as without it', async (t) => {
   const store = await tempStore(t);
-  const la = new AddressLookahead(config.chains);
+  const la = new AddressLookahead(config.chains, 1);
   t.teardown(() => la.close());
   const catalog = new Catalog(config.chains, config.fiat);
   const svc = new AddressService({ store, wallet, chains: config.chains, catalog, watched: new WatchedAddresses(), clock: new FakeClock(), lookahead: la });
@@ -75,4 +75,17 @@ test('the address service issues the same addresses with the lookahead as withou
     t.is(row.address, svc.derive(row.chain_id, 0, row.derivation_index).address, row.derivation_path);
     if (i % 10 === 0) await new Promise((r) => setTimeout(r, 20));
   }
+});
+
+test('a branch derives ahead only once it is busy: a daemon issuing an address now and then never starts the thread', async (t) => {
+  const la = new AddressLookahead(config.chains);
+  t.teardown(() => la.close());
+  const scheme = schemeFor(config.chains[1]!);
+  const key = () => wallet.branchPublicKey(scheme, 5);
+  for (let i = 0; i < BUSY_AFTER - 1; i++) la.issuedUpTo('ethereum', 5, i, key);
+  la.issuedUpTo('ethereum', 6, 0, key);
+  t.false(la.running, 'quiet branches, no thread');
+  la.issuedUpTo('ethereum', 5, BUSY_AFTER - 1, key);
+  t.true(la.running);
+  t.is(await until('the next index', () => la.take('ethereum', 5, BUSY_AFTER)), wallet.derive(scheme, 5, BUSY_AFTER).address);
 });

@@ -119,3 +119,55 @@ test('the same asset twice on one chain is refused', (t) => {
   c.chains[1]!.tokens.push({ ...c.chains[1]!.tokens[0]!, ticker: 'USDX' });
   t.throws(() => catalogOf(c), { message: /chains\[1\]\.tokens\[1\]\.contract: duplicate asset/ });
 });
+
+test("a preset network's coins: USDC and USDT are tokens like any, named, on the chain's network, ids from the issuer's contract", (t) => {
+  const c = parseConfig({
+    chains: [
+      { preset: 'base', rpc_url: 'http://127.0.0.1:8545' },
+      { preset: 'bsc', rpc_url: 'http://127.0.0.1:8546' },
+    ],
+  });
+  const coins = catalogOf(c)
+    .coins()
+    .map((x) => ({ id: x.id, network: x.network, ticker: x.ticker, name: x.name, decimals: x.decimals, asset: x.asset, family: x.family }));
+  // Expected ids computed independently (Python uuid.uuid5 of "<chain id>:<asset>").
+  t.deepEqual(coins, [
+    { id: '6ff28f7e-283c-5771-aa16-982f22b9b627', network: 'base', ticker: 'ETH', name: 'Ether', decimals: 18, asset: 'native', family: 'evm' },
+    {
+      id: '486f1b51-0c32-575c-9491-6e143d36985c',
+      network: 'base',
+      ticker: 'USDC',
+      name: 'USD Coin',
+      decimals: 6,
+      asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      family: 'evm',
+    },
+    { id: coins[2]!.id, network: 'bsc', ticker: 'BNB', name: 'BNB', decimals: 18, asset: 'native', family: 'evm' },
+    {
+      id: '4e65ad76-6ecf-558b-af16-d31cafc5401d',
+      network: 'bsc',
+      ticker: 'USDT',
+      name: 'Tether USD',
+      decimals: 18,
+      asset: '0x55d398326f99059fF775485246999027B3197955',
+      family: 'evm',
+    },
+    {
+      id: '14612356-bcb1-524c-980f-63527abf25ea',
+      network: 'bsc',
+      ticker: 'USDC',
+      name: 'USD Coin',
+      decimals: 18,
+      asset: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d',
+      family: 'evm',
+    },
+  ]);
+  t.deepEqual(catalogOf(c).tickers(), ['ETH', 'USDC', 'BNB', 'USDT']);
+});
+
+test('a USDC configured without a name is called USD Coin', (t) => {
+  const c = parseConfig({
+    chains: [{ id: 'ethereum', kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', tokens: [{ ticker: 'USDC', contract: '0x1', decimals: 6 }] }],
+  });
+  t.is(catalogOf(c).coinsByTicker('USDC')[0]!.name, 'USD Coin');
+});
