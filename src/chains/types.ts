@@ -153,8 +153,12 @@ export type BroadcastAnswer = 'known' | 'refused' | 'unsure';
 /** The current price of getting a transaction mined, per family. */
 export type FeeQuote =
   | { kind: 'btc'; satPerVbyte: number; source: 'node' | 'fallback' }
-  /** `legacy`: a chain without EIP-1559 (no base fee, or 0): transactions pay `maxFeePerGas` as their gas price (type 0, EIP-155). */
-  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint; legacy?: boolean }
+  /** evm `legacy`: a chain of fee_model legacy: transactions pay `maxFeePerGas` as their gas price (type 0, EIP-155). */
+  /**
+   * evm: `transferGas` a native transfer's gas when not 21,000 (Arbitrum), `l1Fee` the L1 data fee
+   * reserved per transaction (OP-stack): src/chains/evm/fee-model.ts.
+   */
+  | { kind: 'evm'; baseFeePerGas: bigint; maxPriorityFeePerGas: bigint; maxFeePerGas: bigint; legacy?: boolean; transferGas?: bigint; l1Fee?: bigint }
   | { kind: 'tron'; sunPerEnergy: bigint; sunPerBandwidth: bigint };
 
 /** A payment a payout means to send, for its cost estimate (ChainSender.estimateTransfer). */

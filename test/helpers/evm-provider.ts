@@ -16,12 +16,21 @@
  * - `noEip1559`: a chain without EIP-1559 as geth shows it: base fees of 0, type 2 refused;
  * - `stateWindow`: a node without archive state: state reads older than the newest N blocks answer
  *   "missing trie node".
+ * - `l1Fee` (wei): an OP-stack chain: the receipts of transactions sent through it carry this
+ *   `l1Fee`, and the chain takes it from their senders (anvil_setBalance, the first time the receipt
+ *   is read: anvil charges no L1 fee itself); the GasPriceOracle's getL1Fee answers it.
+ * - `transferGas`: an Arbitrum chain: eth_estimateGas of a call without data (a native transfer)
+ *   answers this gas.
  * Everything else goes to the node unchanged. It counts requests and calls, so tests and benches see
  * what the daemon asked.
  */
 import http from 'node:http';
 import type net from 'node:net';
+import { Transaction } from 'ethers';
 import { SeededRandom } from './seeded-random';
+
+/** The OP-stack GasPriceOracle predeploy (lower case). */
+const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000f';
 
 export interface ProviderRules {
   batchCap: number | null;
@@ -34,6 +43,8 @@ export interface ProviderRules {
   hidden: Set<string>;
   noEip1559: boolean;
   stateWindow: number | null;
+  l1Fee: bigint | null;
+  transferGas: bigint | null;
 }
 
 interface Call {
@@ -64,6 +75,8 @@ export const NO_RULES: ProviderRules = {
   hidden: new Set(),
   noEip1559: false,
   stateWindow: null,
+  l1Fee: null,
+  transferGas: null,
 };
 
 /** A hosted endpoint's limits as the issue names them: 5-block logs, 20-call batches, 1 MB answers. */
@@ -74,6 +87,10 @@ export class EvmProvider {
   /** Requests and calls seen (a refused connection is neither). */
   readonly counts = { requests: 0, calls: 0, rateLimited: 0, tooLarge: 0, logsRefused: 0, batchesRefused: 0 };
   readonly methods = new Map<string, number>();
+  /** Transactions sent through the provider: their sender by txid (lower case). */
+  readonly sent = new Map<string, string>();
+  /** The L1 data fee taken of each transaction (the `l1Fee` rule), by txid. */
+  readonly l1Charged = new Map<string, bigint>();
   private readonly server: http.Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly random: SeededRandom;
@@ -203,6 +220,9 @@ export class EvmProvider {
     if (forward.length > 0) {
       const got = await this.upstreamBatch(forward.map((i) => calls[i]!));
       forward.forEach((i, k) => (out[i] = this.rewrite(calls[i]!, { ...got[k]!, id: calls[i]!.id ?? null })));
+      for (const i of forward)
+        if (calls[i]!.method === 'eth_sendRawTransaction' && typeof out[i]!.result === 'string') this.noteSent(String(calls[i]!.params?.[0]));
+      if (this.rules.l1Fee !== null) await this.chargeL1Fees(forward.map((i) => [calls[i]!, out[i]!] as const));
     }
     return out as Answer[];
   }
@@ -232,7 +252,31 @@ export class EvmProvider {
     if (BY_HASH.has(c.method) && rules.hidden.has(String(p[0]).toLowerCase())) return { result: null };
     if (c.method === 'eth_sendRawTransaction' && rules.noEip1559 && String(p[0]).startsWith('0x02'))
       return { error: { code: -32000, message: 'transaction type not supported' } };
+    if (c.method === 'eth_call' && rules.l1Fee !== null && String((p[0] as { to?: string })?.to).toLowerCase() === GAS_PRICE_ORACLE)
+      return { result: '0x' + rules.l1Fee.toString(16).padStart(64, '0') };
+    if (c.method === 'eth_estimateGas' && rules.transferGas !== null && !(p[0] as { data?: string })?.data) return { result: hex(Number(rules.transferGas)) };
     return null;
+  }
+
+  private noteSent(raw: string): void {
+    const tx = Transaction.from(raw);
+    if (tx.hash && tx.from) this.sent.set(tx.hash.toLowerCase(), tx.from);
+  }
+
+  /** Receipts of transactions sent through here carry the L1 data fee; their senders pay it once (as an OP-stack chain takes it). */
+  private async chargeL1Fees(answered: ReadonlyArray<readonly [Call, Answer]>): Promise<void> {
+    const fee = this.rules.l1Fee!;
+    for (const [c, a] of answered) {
+      if (c.method !== 'eth_getTransactionReceipt' || !a.result || typeof a.result !== 'object') continue;
+      const txid = String(c.params?.[0]).toLowerCase();
+      const from = this.sent.get(txid);
+      if (!from) continue;
+      a.result = { ...(a.result as object), l1Fee: '0x' + fee.toString(16) };
+      if (this.l1Charged.has(txid)) continue;
+      this.l1Charged.set(txid, fee);
+      const balance = BigInt(String(await this.upstreamCall('eth_getBalance', [from, 'latest'])));
+      await this.upstreamCall('anvil_setBalance', [from, '0x' + (balance > fee ? balance - fee : 0n).toString(16)]);
+    }
   }
 
   /** The node's answer as this provider shows it. */

@@ -2,6 +2,8 @@ import type { ChainConfig } from '../../config/schema';
 import type { DoctorNote, FamilyProbe } from '../doctor';
 import { TRANSFER_TOPIC } from '../token-transfer';
 import type { EvmRpc } from './json-rpc';
+import type { FeeQuote } from '../types';
+import { feeModelOf } from './fee-model';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /** How far back a balance is asked to tell an archive node: past the 128 blocks a full node keeps. */
@@ -14,7 +16,7 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
  * over `logs_range` blocks, or else the largest it takes (the daemon learns smaller ones from
  * refusals too; a lower bound starts it there).
  */
-export function evmProbe(chain: ChainConfig, rpc: Pick<EvmRpc, 'call' | 'batch'>): FamilyProbe {
+export function evmProbe(chain: ChainConfig, rpc: Pick<EvmRpc, 'call' | 'batch'>, feeQuote?: () => Promise<FeeQuote>): FamilyProbe {
   return async (tip, signal) => {
     const notes: DoctorNote[] = [];
     const syncing = await rpc.call<false | { currentBlock?: string; highestBlock?: string }>('eth_syncing', [], signal);
@@ -25,6 +27,7 @@ export function evmProbe(chain: ChainConfig, rpc: Pick<EvmRpc, 'call' | 'batch'>
         change: 'wait until the node has synced',
       });
     else notes.push({ found: 'synced' });
+    if (feeQuote) notes.push(await feeModelNote(chain, feeQuote));
 
     const past = Math.max(0, tip.height - ARCHIVE_DEPTH);
     const archive = await refused(() => rpc.call('eth_getBalance', [ZERO_ADDRESS, hex(past)], signal));
@@ -66,6 +69,28 @@ export function evmProbe(chain: ChainConfig, rpc: Pick<EvmRpc, 'call' | 'batch'>
     );
     return notes;
   };
+}
+
+/** Whether the node can be quoted by the chain's fee model (a chain without EIP-1559 needs `fee_model: legacy`). */
+async function feeModelNote(chain: ChainConfig, feeQuote: () => Promise<FeeQuote>): Promise<DoctorNote> {
+  const model = feeModelOf(chain);
+  try {
+    const q = await feeQuote();
+    if (q.kind !== 'evm') return { found: `fee model ${model}` };
+    const extra = [
+      q.transferGas !== undefined ? `native transfer gas ${q.transferGas}` : '',
+      q.l1Fee !== undefined ? `L1 data fee reserved ${q.l1Fee} wei` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return { found: `fee model ${model}: fee cap ${q.maxFeePerGas} wei per gas${extra ? `, ${extra}` : ''}` };
+  } catch (err) {
+    return {
+      found: `fee model ${model}: ${err instanceof Error ? err.message : String(err)}`,
+      blocking: true,
+      change: model === 'legacy' ? 'check the node answers eth_gasPrice' : "set chains[].fee_model to the chain's model (legacy for a chain without EIP-1559)",
+    };
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { getAddress, keccak256, Transaction } from 'ethers';
-import type { ChainConfig } from '../../config/schema';
+import type { ChainConfig, EvmFeeModel } from '../../config/schema';
 import {
   NodeFault,
   NodeUnavailable,
@@ -23,10 +23,15 @@ import { isHexAddress } from './address-text';
 import { erc20BalanceOfData } from './erc20';
 import { EvmRpc, RpcError, type EvmTransport, type RpcCall } from './json-rpc';
 import { evmBroadcastAnswer } from './refusal';
+import { feeModelOf, GAS_PRICE_ORACLE, getL1FeeData, L1_FEE_MARGIN, l1FeeProbe, padArbitrumGas, receiptFee, type ModelCosts } from './fee-model';
 
 /** Blocks of fee history behind a quote, and the percentile of their tips that sets ours. */
 const FEE_HISTORY_BLOCKS = 10;
 const TIP_PERCENTILE = 50;
+
+/** The plain transfer Arbitrum's native transfer gas is estimated on (no value: the sender need hold nothing). */
+const ARBITRUM_PROBE_FROM = '0x000000000000000000000000000000000000dead';
+const ARBITRUM_PROBE_TO = '0x00000000000000000000000000000000c01e4bee';
 
 interface RpcHeader {
   number: string;
@@ -49,6 +54,8 @@ interface RpcReceipt {
   status: string;
   gasUsed: string;
   effectiveGasPrice?: string;
+  /** OP-stack: the L1 data fee the sender paid beside its gas (wei). */
+  l1Fee?: string;
   logs?: Array<{ address: string; topics: string[]; data: string }>;
 }
 
@@ -57,7 +64,7 @@ export interface EvmReceipt {
   height: number;
   blockHash: string;
   succeeded: boolean;
-  /** gasUsed × effectiveGasPrice. */
+  /** gasUsed × effectiveGasPrice, plus the L1 data fee of an OP-stack receipt (fee-model.ts receiptFee). */
   fee: bigint;
   /** Its `Transfer` logs, of any contract. */
   transfers: TransferLog[];
@@ -108,6 +115,7 @@ export class EvmAdapter implements ChainAdapter {
   private readonly expectedChainId: number;
   /** Lower-case contract → the contract as configured (the catalogue's asset). */
   private readonly tokens = new Map<string, string>();
+  private readonly feeModel: EvmFeeModel;
 
   /** `rpc`: the node's JSON-RPC (the chain's endpoints, pooled, one EvmRpc each; tests give a node in memory); `nodes`: those endpoints, for the chain core. */
   constructor(
@@ -119,6 +127,7 @@ export class EvmAdapter implements ChainAdapter {
     this.expectedChainId = chain.chain_id!;
     this.rpc = rpc ?? new EvmRpc(chain.rpc_url!, chain.watch.rpc_timeout_ms, { maxBatch: chain.nodes?.max_batch, logsRange: chain.nodes?.logs_range });
     for (const t of chain.tokens) this.tokens.set(t.contract.toLowerCase(), t.contract);
+    this.feeModel = feeModelOf(chain);
   }
 
   /**
@@ -231,26 +240,55 @@ export class EvmAdapter implements ChainAdapter {
   }
 
   /**
-   * EIP-1559 from the node's fee history: the next block's base fee, the median tip of the last
+   * The next block's fees by the chain's fee model (fee-model.ts). EIP-1559 (and OP-stack,
+   * Arbitrum) from the node's fee history: the next block's base fee, the median tip of the last
    * blocks, and a fee cap of twice the base fee plus the tip (room for six full blocks of growth).
-   * A chain without EIP-1559 (no base fee; geth answers 0 for it) is quoted its gas price
-   * (eth_gasPrice) as both caps, `legacy`: its transactions are signed as type 0 (EIP-155).
+   * A node answering no base fee (or 0: geth does so on a chain without EIP-1559) cannot be quoted
+   * so: an error names the setting (`fee_model: legacy`), rather than transactions of a type the
+   * chain refuses. `legacy`: the node's gas price (eth_gasPrice) as both caps, transactions signed
+   * as type 0 (EIP-155). OP-stack adds the L1 data fee reserved per transaction (the
+   * GasPriceOracle's price of the largest transaction the wallet sends, L1_FEE_MARGIN times);
+   * Arbitrum a native transfer's gas (eth_estimateGas, padded: the L1 cost is inside the gas).
    */
   async feeQuote(signal?: AbortSignal): Promise<FeeQuote> {
-    const history = await this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>(
-      'eth_feeHistory',
-      [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]],
-      signal,
-    );
-    const next = history.baseFeePerGas?.at(-1);
-    const baseFeePerGas = next === undefined || next === null ? 0n : amountOf(next, 'eth_feeHistory base fee');
-    if (baseFeePerGas === 0n) {
+    if (this.feeModel === 'legacy') {
       const gasPrice = amountOf(await this.rpc.call<string>('eth_gasPrice', [], signal), 'eth_gasPrice');
       return { kind: 'evm', baseFeePerGas: 0n, maxPriorityFeePerGas: gasPrice, maxFeePerGas: gasPrice, legacy: true };
     }
+    const [history, extra] = await Promise.all([
+      this.rpc.call<{ baseFeePerGas?: string[]; reward?: string[][] }>('eth_feeHistory', [hex(FEE_HISTORY_BLOCKS), 'latest', [TIP_PERCENTILE]], signal),
+      this.modelCosts(signal),
+    ]);
+    const next = history.baseFeePerGas?.at(-1);
+    const baseFeePerGas = next === undefined || next === null ? 0n : amountOf(next, 'eth_feeHistory base fee');
+    if (baseFeePerGas === 0n)
+      throw new Error(
+        `chain ${this.chainId}: the node answers no EIP-1559 base fee (fee_model ${this.feeModel}); a chain without EIP-1559 takes chains[].fee_model: legacy`,
+      );
     const tips = (history.reward ?? []).map((r) => amountOf(r[0] ?? '0x0', 'eth_feeHistory reward')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const maxPriorityFeePerGas = tips.length > 0 ? tips[Math.floor(tips.length / 2)]! : 0n;
-    return { kind: 'evm', baseFeePerGas, maxPriorityFeePerGas, maxFeePerGas: 2n * baseFeePerGas + maxPriorityFeePerGas };
+    return { kind: 'evm', baseFeePerGas, maxPriorityFeePerGas, maxFeePerGas: 2n * baseFeePerGas + maxPriorityFeePerGas, ...extra };
+  }
+
+  /** What the chain's model adds to a quote (fee-model.ts ModelCosts). */
+  private async modelCosts(signal?: AbortSignal): Promise<ModelCosts> {
+    if (this.feeModel === 'op-stack') {
+      const answer = await this.rpc.call<string>(
+        'eth_call',
+        [{ to: GAS_PRICE_ORACLE, data: getL1FeeData(l1FeeProbe(this.expectedChainId)) }, 'latest'],
+        signal,
+      );
+      if (typeof answer !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(answer))
+        throw new Error(
+          `chain ${this.chainId}: the GasPriceOracle (${GAS_PRICE_ORACLE}) answers no L1 fee (${String(answer).slice(0, 80)}): is it an OP-stack chain (fee_model op-stack)?`,
+        );
+      return { l1Fee: L1_FEE_MARGIN * amountOf(answer, 'GasPriceOracle getL1Fee') };
+    }
+    if (this.feeModel === 'arbitrum') {
+      const estimate = await this.estimateGas({ from: ARBITRUM_PROBE_FROM, to: ARBITRUM_PROBE_TO, value: 0n }, signal);
+      return { transferGas: padArbitrumGas(estimate) };
+    }
+    return {};
   }
 
   /** Sends a signed transaction (hex); one the node already holds (geth's `already known`, anvil's `already imported`) counts as sent. */
@@ -407,7 +445,7 @@ export class EvmAdapter implements ChainAdapter {
         height: Number(r.blockNumber),
         blockHash: r.blockHash,
         succeeded: r.status === '0x1',
-        fee: amountOf(r.gasUsed, 'receipt gasUsed') * price,
+        fee: receiptFee(amountOf(r.gasUsed, 'receipt gasUsed'), price, r.l1Fee === undefined || r.l1Fee === null ? null : amountOf(r.l1Fee, 'receipt l1Fee')),
         transfers,
       };
     });

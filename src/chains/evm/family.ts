@@ -2,7 +2,7 @@ import { NATIVE_ASSET } from '../../catalog/coins';
 import { Amount } from '../../shared/amount';
 import type { ChainConfig } from '../../config/schema';
 import type { ChainFamily } from '../family';
-import { reservedGas } from './gas';
+import { withdrawalReserve } from './fee-model';
 import { evmScheme } from './derive';
 import { EvmAdapter } from './evm-adapter';
 import { EvmRpc, RpcError } from './json-rpc';
@@ -24,7 +24,8 @@ export const evmFamily: ChainFamily = {
   },
   doctorEndpoint: (chain, e) => {
     const rpc = new EvmRpc(e.url, chain.watch.rpc_timeout_ms, limits(chain));
-    return { url: e.url, reader: new EvmAdapter(chain, rpc), probe: evmProbe(chain, rpc) };
+    const reader = new EvmAdapter(chain, rpc);
+    return { url: e.url, reader, probe: evmProbe(chain, rpc, () => reader.feeQuote()) };
   },
   addressScheme: () => evmScheme(),
   // EIP-681: the native coin's value in wei; a token as an ERC-20 `transfer` call in base units.
@@ -34,8 +35,8 @@ export const evmFamily: ChainFamily = {
     if (coin.asset === NATIVE_ASSET) return `ethereum:${address}${on}?value=${units}`;
     return `ethereum:${coin.asset}${on}/transfer?address=${address}&uint256=${units}`;
   },
-  // PRODUCT §8a: the payout's gas (a token's adds the treasury's top-up) at the current fee cap.
-  networkFeeReserve: (quote, token) => (quote.kind === 'evm' ? reservedGas(token) * quote.maxFeePerGas : null),
+  // PRODUCT §8a: the payout's gas (a token's adds the treasury's top-up) at the current fee cap, by the chain's fee model.
+  networkFeeReserve: (quote, token) => (quote.kind === 'evm' ? withdrawalReserve(quote, token) : null),
   holdings: { by: 'addresses', pastHeight: true },
   addresses: { treasuries: true, change: false },
 };

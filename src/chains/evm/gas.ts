@@ -7,6 +7,3 @@ export const NATIVE_TRANSFER_GAS = 21_000n;
  * that do more.
  */
 export const TOKEN_TRANSFER_GAS = 100_000n;
-
-/** What a withdrawal reserves for its network fee, in gas: a token payout adds the gas station's top-up of the treasury. */
-export const reservedGas = (token: boolean): bigint => (token ? TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS : NATIVE_TRANSFER_GAS);

@@ -1,7 +1,7 @@
 /**
  * Payouts, sweeps and top-ups through nodes that are not anvil (issue 30 §1), by the provider
- * emulator: a chain without EIP-1559 (geth answers base fees of 0 and refuses type 2) pays out
- * with legacy EIP-155 transactions; 30 % of requests answered HTTP 429 for 30 s (with geth's
+ * emulator: a chain without EIP-1559 (geth answers base fees of 0 and refuses type 2), configured
+ * `fee_model: legacy`, pays out with legacy EIP-155 transactions; 30 % of requests answered HTTP 429 for 30 s (with geth's
  * indexer at work meanwhile) miss no payment and record no refusal: the payout completes.
  */
 import test from 'ava';
@@ -12,7 +12,7 @@ import { elsewhere, eth, startEvmPayoutFixture } from './evm-payout-fixture';
 test.after.always(killAllAnvils);
 
 test('a chain without EIP-1559: the deposit is swept and the ETH and USDT withdrawals are paid with legacy (type 0) transactions; the books match the chain', async (t) => {
-  const f = await startEvmPayoutFixture({ provider: { noEip1559: true } });
+  const f = await startEvmPayoutFixture({ provider: { noEip1559: true }, chain: { fee_model: 'legacy' } });
   t.teardown(() => f.stop());
   await f.paidInvoice('ETH', '1');
   await f.paidInvoice('USDT', '50');

@@ -18,7 +18,7 @@ import type { PayoutCandidate, PayoutOrder, PayoutRail, RailBuild, SpendKey, Sto
 import { treasuryShortfall } from '../../../payouts/treasury-shortfall';
 import type { EvmFees, EvmNode } from './evm-node';
 import { cancelFees, evmQuote, newFees, replacementFees, type EvmQuote } from './fee-policy';
-import { NATIVE_TRANSFER_GAS, TOKEN_TRANSFER_GAS } from '../gas';
+import { maxCost, nativeGas, tokenGas } from '../fee-model';
 import type { EvmSendQueue } from './send-queue';
 import { sendById, updateSend, type EvmSendRow } from './send-store';
 import type { EvmSweeper } from './sweeper';
@@ -137,9 +137,10 @@ export class EvmRail implements PayoutRail {
     // A payout never spends what a sweep on its way has not delivered yet.
     if (await this.deps.sweeper.inFlightTo(em, treasury.address, [order.coinId, this.native])) return { payout: null, refused: [] };
     const token = coin.asset !== NATIVE_ASSET;
-    const gasLimit = token ? TOKEN_TRANSFER_GAS : NATIVE_TRANSFER_GAS;
-    const gasCost = gasLimit * fees.maxFeePerGas;
-    const owed = await this.unmined(em, treasury);
+    // By the chain's fee model: an estimated native transfer gas on Arbitrum, the L1 data fee reserved on OP-stack chains.
+    const gasLimit = token ? tokenGas(prepared.quote) : nativeGas(prepared.quote);
+    const gasCost = maxCost(prepared.quote, gasLimit, fees.maxFeePerGas);
+    const owed = await this.unmined(em, treasury, prepared.quote);
     const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
     const freeCoin = (treasury.held.get(coin.asset) ?? 0n) - (owed.get(coin.asset) ?? 0n);
     const needed = token ? order.amount : order.amount + gasCost;
@@ -187,7 +188,7 @@ export class EvmRail implements PayoutRail {
     const wait: RailBuild = { payout: null, refused: [] };
     const coin = this.deps.catalog.coin(order.coinId)!;
     // A deposit is swept only when it moves more than its gas (EvmSweeper.plan).
-    const worth = 2n * NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+    const worth = 2n * maxCost(p.quote, nativeGas(p.quote), fees.maxFeePerGas);
     const next = await treasuryShortfall(em, {
       chainId: this.chainId,
       accountId,
@@ -250,7 +251,7 @@ export class EvmRail implements PayoutRail {
     const extra = BigInt(row.gas_limit) * (fees.maxFeePerGas - BigInt(row.max_fee_per_gas));
     const treasury = p.treasuries.get(payout.accountId);
     if (treasury) {
-      const owed = await this.unmined(em, treasury);
+      const owed = await this.unmined(em, treasury, p.quote);
       const freeNative = (treasury.held.get(NATIVE_ASSET) ?? 0n) - (owed.get(NATIVE_ASSET) ?? 0n);
       if (freeNative < extra) {
         const topUpFees = row.coin_id !== this.native ? newFees(this.deps.ceiling, 'payouts', p.quote) : null;
@@ -271,7 +272,7 @@ export class EvmRail implements PayoutRail {
       (prepared as Prepared).quote,
     );
     if (!fees) return null;
-    return { ...candidateOf(await this.deps.queue.cancel(em, row, fees)), kind: 'cancel' };
+    return { ...candidateOf(await this.deps.queue.cancel(em, row, fees, nativeGas((prepared as Prepared).quote))), kind: 'cancel' };
   }
 
   /** A failed payout mined after all: its nonce row counts again, so its fee is booked as any mined payout's. */
@@ -321,9 +322,10 @@ export class EvmRail implements PayoutRail {
 
   /**
    * What the treasury's payouts not yet mined (their nonces at or above its mined count) will
-   * take, by asset: what they pay and, in the native coin, the most their gas can cost.
+   * take, by asset: what they pay and, in the native coin, the most their gas can cost (and the
+   * L1 data fee reserved for each at `q`, on OP-stack chains).
    */
-  private async unmined(em: EntityManager, t: TreasuryState): Promise<Map<string, bigint>> {
+  private async unmined(em: EntityManager, t: TreasuryState, q: EvmQuote): Promise<Map<string, bigint>> {
     const rows = await rawQuery<Pick<EvmSendRow, 'coin_id' | 'amount' | 'gas_limit' | 'max_fee_per_gas'>>(
       em,
       `SELECT coin_id, amount, gas_limit, max_fee_per_gas FROM account_sends WHERE chain_id = ${placeholder(em, 1)} AND from_address = ${placeholder(em, 2)} AND kind = 'payout' AND status = 'reserved' AND nonce >= ${placeholder(em, 3)}`,
@@ -333,7 +335,7 @@ export class EvmRail implements PayoutRail {
     const add = (asset: string, v: bigint) => out.set(asset, (out.get(asset) ?? 0n) + v);
     for (const r of rows) {
       add(this.deps.catalog.coin(r.coin_id)!.asset, BigInt(r.amount));
-      add(NATIVE_ASSET, BigInt(r.gas_limit) * BigInt(r.max_fee_per_gas));
+      add(NATIVE_ASSET, maxCost(q, BigInt(r.gas_limit), BigInt(r.max_fee_per_gas)));
     }
     return out;
   }
@@ -349,13 +351,14 @@ export class EvmRail implements PayoutRail {
       [this.chainId, t.address],
     );
     if (waiting.length > 0) return;
-    if (p.stationBalance < wei + NATIVE_TRANSFER_GAS * fees.maxFeePerGas) {
+    const gasLimit = nativeGas(p.quote);
+    if (p.stationBalance < wei + maxCost(p.quote, gasLimit, fees.maxFeePerGas)) {
       this.deps.logger.warn("the gas station cannot pay a treasury's top-up", { chain: this.chainId, treasury: t.address, wei: wei.toString() });
       return;
     }
     await this.deps.queue.sign(
       em,
-      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit: NATIVE_TRANSFER_GAS, fees, accountId },
+      { kind: 'topup', from: this.deps.gasStation, to: t.address, coinId: this.native, amount: wei, gasLimit, fees, accountId },
       p.stationPending,
     );
     this.deps.logger.info('treasury gas top-up asked of the gas station', { chain: this.chainId, treasury: t.address, wei: wei.toString() });
@@ -397,7 +400,7 @@ export class EvmRail implements PayoutRail {
     return booked;
   }
 
-  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps (at most the ceiling), top-ups' own gas included. */
+  /** What the next token payouts need of the gas station (wei), for `coinkeep status`: their gas at the current caps (at most the ceiling), top-ups' own gas included, by the chain's fee model. */
   async gasNeed(): Promise<bigint> {
     const em = this.deps.store.read;
     const tokens = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId && c.asset !== NATIVE_ASSET);
@@ -416,7 +419,7 @@ export class EvmRail implements PayoutRail {
     if (n === 0n) return 0n;
     const quote = await evmQuote(this.deps.node);
     const cap = quote.maxFeePerGas < this.deps.ceiling.max ? quote.maxFeePerGas : this.deps.ceiling.max;
-    return n * (TOKEN_TRANSFER_GAS + NATIVE_TRANSFER_GAS) * cap;
+    return n * (maxCost(quote, tokenGas(quote), cap) + maxCost(quote, nativeGas(quote), cap));
   }
 }
 

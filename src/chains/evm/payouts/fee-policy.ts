@@ -1,5 +1,6 @@
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import type { EvmFees, EvmNode } from './evm-node';
+import type { ModelCosts } from '../fee-model';
 
 /**
  * The node's fees for the next block: its base fee, the market's tip, and a fee cap with room for
@@ -7,20 +8,30 @@ import type { EvmFees, EvmNode } from './evm-node';
  * the gas price: every rule below then works on the gas price (geth's legacy replacement rule is
  * the same 10% bump).
  */
-export interface EvmQuote extends EvmFees {
+export interface EvmQuote extends EvmFees, ModelCosts {
   baseFeePerGas: bigint;
 }
+
+/** The last quote of each node: what a send signed without one (a filler) knows of its chain's model. */
+const lastQuotes = new WeakMap<object, EvmQuote>();
 
 export async function evmQuote(node: Pick<EvmNode, 'feeQuote'>, signal?: AbortSignal): Promise<EvmQuote> {
   const quote = await node.feeQuote(signal);
   if (quote.kind !== 'evm') throw new Error('not an EVM fee quote');
-  return {
+  const q: EvmQuote = {
     baseFeePerGas: quote.baseFeePerGas,
     maxFeePerGas: quote.maxFeePerGas,
     maxPriorityFeePerGas: quote.maxPriorityFeePerGas,
     ...(quote.legacy ? { legacy: true } : {}),
+    ...(quote.transferGas !== undefined ? { transferGas: quote.transferGas } : {}),
+    ...(quote.l1Fee !== undefined ? { l1Fee: quote.l1Fee } : {}),
   };
+  lastQuotes.set(node, q);
+  return q;
 }
+
+/** The model's costs of the node's last quote (none before the first). */
+export const lastCosts = (node: object): ModelCosts => lastQuotes.get(node) ?? {};
 
 /** What a transaction must offer per gas to be mined in the next block with the market's tip. */
 export const asked = (q: EvmQuote): bigint => q.baseFeePerGas + q.maxPriorityFeePerGas;

@@ -18,8 +18,9 @@ import { undelivered } from '../../../payouts/token-delivery';
 import { addressDigits } from '../address-text';
 import { evmNonceTaken } from '../refusal';
 import type { EvmFees, EvmNode } from './evm-node';
-import { evmQuote, fillerFees, newFees, replacementFees } from './fee-policy';
+import { evmQuote, fillerFees, lastCosts, newFees, replacementFees } from './fee-policy';
 import { NATIVE_TRANSFER_GAS } from '../gas';
+import { maxCost, nativeGas } from '../fee-model';
 import { insertSend, nextNonce, normalise, sendsById, sendsWithStatus, updateSend, type EvmSendKind, type EvmSendRow } from './send-store';
 
 /** What the owner of a kind of send (the sweeper, the payout rail) does when its sends move. */
@@ -191,14 +192,14 @@ export class EvmSendQueue {
    * its sender to itself, at `fees`: whichever of its candidates is mined uses the nonce, and this
    * one pays nobody. The row keeps what it was sent for; its txid is the cancel's.
    */
-  async cancel(em: EntityManager, row: EvmSendRow, fees: EvmFees): Promise<EvmSendRow> {
+  async cancel(em: EntityManager, row: EvmSendRow, fees: EvmFees, gasLimit = NATIVE_TRANSFER_GAS): Promise<EvmSendRow> {
     const signed = this.deps.signer.signEvm({
       to: row.from_address,
       value: 0n,
       chainId: this.deps.chain.chain_id!,
       path: row.from_path,
       nonce: row.nonce,
-      gasLimit: NATIVE_TRANSFER_GAS,
+      gasLimit,
       ...fees,
     });
     const patch: Partial<EvmSendRow> = {
@@ -523,7 +524,8 @@ export class EvmSendQueue {
           // Not worth it any more: it waits at its fee.
           if (amount <= extra) continue;
         } else if (row.kind === 'sweep') {
-          const spare = balances[i]! - gas * old.maxFeePerGas;
+          // What the address holds beyond the replaced send's most (its L1 data fee reserve too, on OP-stack chains).
+          const spare = balances[i]! - maxCost(quote, gas, old.maxFeePerGas);
           if (spare < extra) {
             short.push({ row, wei: extra - spare });
             continue;
@@ -616,7 +618,8 @@ export class EvmSendQueue {
       to: row.from_address,
       coinId: coinId(this.chainId, NATIVE_ASSET),
       amount: 0n,
-      gasLimit: NATIVE_TRANSFER_GAS,
+      // A native transfer's gas by the chain's fee model (Arbitrum's estimate, from the last quote).
+      gasLimit: nativeGas(lastCosts(this.deps.node)),
       fees,
       accountId: row.account_id,
     };

@@ -12,8 +12,8 @@ import { Amount } from '../../../shared/amount';
 import { markSwept, releaseSwept, requestSweep, takeDueSweepGroups, type SweepGroup } from '../../../payouts/sweep-groups';
 import type { FeeCeiling } from '../../../payouts/fee-ceiling';
 import { estimateAlike, type EvmFees, type EvmNode } from './evm-node';
-import { evmQuote, newFees } from './fee-policy';
-import { NATIVE_TRANSFER_GAS } from '../gas';
+import { evmQuote, lastCosts, newFees } from './fee-policy';
+import { feeModelOf, maxCost, nativeGas, padArbitrumGas } from '../fee-model';
 import { SendRelay, type EvmSendOwner, type EvmSendQueue, type SendRequest } from './send-queue';
 import type { EvmSendRow } from './send-store';
 
@@ -131,11 +131,13 @@ export class EvmSweeper implements EvmSendOwner {
     estimating.catch(() => undefined);
 
     const natives: PlannedSweep[] = [];
-    const cost = NATIVE_TRANSFER_GAS * fees.maxFeePerGas;
+    // By the chain's fee model: the most a native transfer may take, its L1 data fee reserved on OP-stack chains (what is not taken stays at the address).
+    const transferGas = nativeGas(quote);
+    const cost = maxCost(quote, transferGas, fees.maxFeePerGas);
     for (const [i, g] of groups.entries()) {
       // Worth it only when it moves more than it costs.
       if (g.coinId === this.native && balances[i]! - cost > cost)
-        natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: NATIVE_TRANSFER_GAS, topUp: 0n });
+        natives.push({ ...g, treasury: treasuries.get(g.accountId)!, amount: balances[i]! - cost, gasLimit: transferGas, topUp: 0n });
     }
     // In steps of up to SEND_STEP sends, each signed while the node takes the one before, stored in
     // a transaction of its own and handed to the node: the native sweeps, the top-ups, the token
@@ -156,9 +158,11 @@ export class EvmSweeper implements EvmSendOwner {
         );
       const estimates = await estimating;
       const gas = new Map<number, bigint>();
+      const arbitrum = feeModelOf(this.deps.chain) === 'arbitrum';
       estimable.forEach(({ g, i }, j) => {
         const e = estimates[j]!;
-        if ('gas' in e) gas.set(i, e.gas);
+        // Arbitrum: the L1 cost inside the estimate may rise before the sweep is mined.
+        if ('gas' in e) gas.set(i, arbitrum ? padArbitrumGas(e.gas) : e.gas);
         else this.deps.logger.warn('token sweep not possible now', { chain: this.deps.chain.id, address: g.address, error: e.error });
       });
       // What the gas station can still give this pass (each top-up's own gas included).
@@ -168,7 +172,7 @@ export class EvmSweeper implements EvmSendOwner {
       for (const { g, i } of tokenGroups) {
         const gasLimit = gas.get(i);
         if (gasLimit === undefined) continue;
-        const need = gasLimit * fees.maxFeePerGas;
+        const need = maxCost(quote, gasLimit, fees.maxFeePerGas);
         const topUp = need > balances[i]! ? need - balances[i]! : 0n;
         if (topUp > 0n) {
           const spent = topUp + cost;
@@ -189,7 +193,7 @@ export class EvmSweeper implements EvmSendOwner {
             to: p.address,
             coinId: this.native,
             amount: p.topUp,
-            gasLimit: NATIVE_TRANSFER_GAS,
+            gasLimit: transferGas,
             fees,
             accountId: p.accountId,
           })),
@@ -284,7 +288,8 @@ export class EvmSweeper implements EvmSendOwner {
     const station = this.deps.gasStation;
     const [pending] = await this.deps.node.pendingNonces([station.address], signal);
     const [stationBalance] = await this.deps.node.balances([station.address], 'native', 'latest', signal);
-    if (stationBalance! < wei + NATIVE_TRANSFER_GAS * fees.maxFeePerGas) {
+    const costs = lastCosts(this.deps.node);
+    if (stationBalance! < wei + maxCost(costs, nativeGas(costs), fees.maxFeePerGas)) {
       this.deps.logger.warn('the gas station cannot pay the gas of a stuck sweep', { chain: this.deps.chain.id, address: row.from_address });
       return;
     }
@@ -303,7 +308,7 @@ export class EvmSweeper implements EvmSendOwner {
           to: row.from_address,
           coinId: this.native,
           amount: wei,
-          gasLimit: NATIVE_TRANSFER_GAS,
+          gasLimit: nativeGas(costs),
           fees,
           accountId: row.account_id,
         },

@@ -39,8 +39,11 @@ test('node refusals that mean the nonce is used are told apart from others', (t)
 });
 
 test('sweep minimums are per ticker of the chain, and only evm chains have them', (t) => {
-  t.deepEqual(parseConfig({ chains: [entry({ sweep: { min: { ETH: '0.01', USDT: 5 } } })] }).chains[0]!.evm, { sweep_min: { ETH: '0.01', USDT: '5' } });
-  t.deepEqual(parseConfig({ chains: [entry()] }).chains[0]!.evm, { sweep_min: {} });
+  t.deepEqual(parseConfig({ chains: [entry({ sweep: { min: { ETH: '0.01', USDT: 5 } } })] }).chains[0]!.evm, {
+    sweep_min: { ETH: '0.01', USDT: '5' },
+    fee_model: 'eip1559',
+  });
+  t.deepEqual(parseConfig({ chains: [entry()] }).chains[0]!.evm, { sweep_min: {}, fee_model: 'eip1559' });
   t.throws(() => parseConfig({ chains: [entry({ sweep: { min: { BTC: '1' } } })] }), { instanceOf: ConfigError, message: /chains\[0\]\.sweep\.min\.BTC/ });
   t.throws(() => parseConfig({ chains: [entry({ sweep: { min: { ETH: '-1' } } })] }), { instanceOf: ConfigError });
   t.throws(() => parseConfig({ chains: [entry({ sweep: { every: 1 } })] }), { instanceOf: ConfigError, message: /sweep\.every: unknown key/ });
