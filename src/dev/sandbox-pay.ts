@@ -20,8 +20,9 @@ export interface SandboxPaymentResult {
   ticker: string;
   /** Where it was paid. */
   network: string;
-  /** The invoice's own network: another than `network` makes the payment a stray (PRODUCT §17). */
+  /** The invoice's own network and coin: another than `network` or `coin_id` makes the payment a stray (PRODUCT §17). */
   invoice_network: string;
+  invoice_coin_id: string;
   amount: string;
   to: string;
   txid: string;
@@ -74,6 +75,7 @@ export async function payInvoice(
     ticker: coin.ticker,
     network: coin.network,
     invoice_network: invoiceCoin.network,
+    invoice_coin_id: invoiceCoin.id,
     amount: amount.toString(),
     to: invoice.address,
     txid,

@@ -146,8 +146,8 @@ export function registerDevCommands(program: Command): void {
       const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
       const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
       const paid = await sandboxModules().payInvoice(config, before, { amount: o.amount, coinId: o.coin, network: o.network });
-      // Paid on another network than the invoice's: a stray payment (PRODUCT §17), never credited to the invoice on its own.
-      const stray = paid.network !== paid.invoice_network;
+      // Paid on another network, or in another coin, than the invoice's: a stray payment (PRODUCT §17), never credited to the invoice on its own.
+      const stray = paid.coin_id !== paid.invoice_coin_id;
       // The daemon credits at its next poll: wait for it so the answer shows the invoice as it now is.
       let after = before;
       const deadline = Date.now() + (stray ? 0 : CREDIT_WAIT_MS);
@@ -159,7 +159,7 @@ export function registerDevCommands(program: Command): void {
         [
           `paid ${r.amount} ${r.ticker} to ${r.to} (${r.network}) in ${r.txid}`,
           r.stray
-            ? `not the invoice's network (${r.invoice_network}): a stray payment, not credited to invoice ${r.invoice_id}; the merchant credits or refunds it (GET /v1/strays)`
+            ? `not the invoice's ${r.network !== r.invoice_network ? `network (${r.invoice_network})` : 'coin'}: a stray payment, not credited to invoice ${r.invoice_id}; the merchant credits or refunds it (GET /v1/strays)`
             : r.credited
               ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}`
               : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,

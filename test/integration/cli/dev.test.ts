@@ -172,6 +172,14 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.is(BigInt('0x' + transfer.topics[2]!.slice(26)), BigInt(usdtAddress));
   t.is(BigInt(transfer.data), 4_000_000n);
   t.is(await erc20(rpcUrl, eth.USDT.contract, 'balanceOf(address)', usdtAddress), 0n);
+  // Another coin of the invoice's own network (--coin) is a stray too: paid, not waited for.
+  const ethUsdc = await env.run(['dev', 'pay', usdtInvoice.id, '--coin', eth.USDC.coin, '--amount', '2'], { timeoutMs: 40000 });
+  t.is(ethUsdc.code, 0, ethUsdc.stderr);
+  t.regex(
+    ethUsdc.stdout,
+    /^paid 2 USDC to 0x[0-9a-fA-F]{40} \(ethereum\) in 0x[0-9a-f]{64}\nnot the invoice's coin: a stray payment, not credited to invoice /,
+  );
+  t.is(await erc20(rpcUrl, eth.USDC.contract, 'balanceOf(address)', usdtAddress), 2_000_000n);
   const usdt = await env.run(['--json', 'dev', 'pay', usdtInvoice.id], { timeoutMs: 40000 });
   t.is(usdt.code, 0, usdt.stderr);
   // What base received did not count: the invoice's 12.5 are all still due on ethereum.
