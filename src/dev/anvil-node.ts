@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './ports';
@@ -26,6 +26,29 @@ function listensOn(pid: number, port: number): boolean {
     // The process ended, or one of its descriptors closed meanwhile: the next look tells.
     return false;
   }
+}
+
+let pdeathsig: string[] | undefined;
+
+/**
+ * The launcher that ties anvil's life to this process's: util-linux's setpriv, which sets the
+ * parent-death signal and execs anvil (the same pid). When the process that started anvil ends in
+ * any way, kill -9 included, the kernel sends anvil SIGTERM: it writes its state file and exits.
+ * Without setpriv (or one too old to know --pdeathsig) anvil runs as is, stopped at this process's
+ * exit only when that exit runs its handlers.
+ */
+function launcher(): string[] {
+  if (pdeathsig === undefined) {
+    const probe = spawnSync('setpriv', ['--help'], { encoding: 'utf8', timeout: 5000 });
+    pdeathsig = probe.status === 0 && probe.stdout.includes('--pdeathsig') ? ['setpriv', '--pdeathsig', 'SIGTERM', '--'] : [];
+  }
+  return pdeathsig;
+}
+
+/** anvil's command line behind the launcher: [file, args]. */
+function command(args: string[]): [string, string[]] {
+  const [first, ...rest] = [...launcher(), anvilBinary(), ...args];
+  return [first!, rest];
 }
 
 export const anvilBinary = (): string => path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
@@ -90,7 +113,7 @@ export class AnvilNode {
       const port = options.port || (await freePort());
       return AnvilNode.startQuiet(port, [...args(port), '--quiet'], options);
     }
-    const child = spawn(anvilBinary(), args(options.port ?? 0), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...command(args(options.port ?? 0)), { stdio: ['ignore', 'pipe', 'pipe'] });
     const port = await new Promise<number>((resolve, reject) => {
       let output = '';
       const timer = setTimeout(() => fail(new Error(`anvil did not start within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
@@ -124,7 +147,7 @@ export class AnvilNode {
    * before anvil binds it, and then another server would answer on it.
    */
   private static async startQuiet(port: number, args: string[], options: AnvilOptions): Promise<AnvilNode> {
-    const child = spawn(anvilBinary(), args, { stdio: 'ignore' });
+    const child = spawn(...command(args), { stdio: 'ignore' });
     let spawnError: Error | null = null;
     child.once('error', (err) => (spawnError = err));
     const node = new AnvilNode(child, port, options);

@@ -3,12 +3,35 @@ import { HDNodeWallet, JsonRpcProvider, Network, parseUnits } from 'ethers';
 import type { ChainConfig } from '../config/schema';
 import { ANVIL_CHAIN_ID, ANVIL_MNEMONIC, AnvilNode } from './anvil-node';
 import type { SandboxChain, SandboxPayment } from './sandbox-chain';
-import { ensureTestUsdt, TEST_USDT_DECIMALS, testUsdt } from './test-usdt';
+import { ensureTestToken, ensureTestUsdt, TEST_TOKEN_DECIMALS, TEST_USDT_DECIMALS, testUsdt, type TestToken } from './test-usdt';
 
 /** Anvil's first funded account deploys the test USDT; the second pays (`coinkeep dev pay`). */
 const DEPLOYER = 0;
 const PAYER = 1;
 const PAYER_USDT = parseUnits('1000000', TEST_USDT_DECIMALS);
+
+/**
+ * The EVM chains of `coinkeep dev`, one anvil each, so that a merchant can pay on the wrong one: an
+ * EVM address is the same on both. `ethereum` is anvil's own chain id; `base` a local id next to it
+ * (not Base Sepolia's 84532: a sandbox transaction can never be replayed on a public chain, and a
+ * real wallet reading the payment page's EIP-681 link does not send on one). Each has its own
+ * deployer, so its USDT and USDC sit at other addresses than the other chain's, as on real chains.
+ */
+export interface SandboxEvmChain {
+  id: string;
+  chainId: number;
+  deployer: number;
+  /** Under the sandbox's state dir. */
+  stateFile: string;
+}
+
+export const SANDBOX_EVM_CHAINS: readonly SandboxEvmChain[] = [
+  { id: 'ethereum', chainId: ANVIL_CHAIN_ID, deployer: DEPLOYER, stateFile: 'anvil-state.json' },
+  { id: 'base', chainId: 31338, deployer: 2, stateFile: 'anvil-base-state.json' },
+];
+
+const SANDBOX_TOKENS: readonly TestToken[] = ['USDT', 'USDC'];
+const TOKEN_NAMES: Record<TestToken, string> = { USDT: 'Tether USD', USDC: 'USD Coin' };
 
 export const anvilProvider = (rpcUrl: string, chainId = ANVIL_CHAIN_ID): JsonRpcProvider =>
   new JsonRpcProvider(rpcUrl, Network.from(chainId), { staticNetwork: true });
@@ -36,6 +59,37 @@ export async function prepareAnvil(node: AnvilNode): Promise<string> {
     return await ensureTestUsdt(accounts[DEPLOYER]!, accounts[PAYER]!.address, PAYER_USDT);
   } finally {
     provider.destroy();
+  }
+}
+
+/** Deploys the sandbox's test tokens on a chain of `coinkeep dev` (once per chain), the payer funded with each; their addresses. */
+export async function prepareSandboxAnvil(node: AnvilNode, deployer: number): Promise<Record<TestToken, string>> {
+  const provider = anvilProvider(node.rpcUrl, node.options.chainId);
+  try {
+    const accounts = await provider.listAccounts();
+    const out = {} as Record<TestToken, string>;
+    for (const token of SANDBOX_TOKENS)
+      out[token] = await ensureTestToken(token, accounts[deployer]!, accounts[PAYER]!.address, parseUnits('1000000', TEST_TOKEN_DECIMALS[token]));
+    return out;
+  } finally {
+    provider.destroy();
+  }
+}
+
+/** Starts the anvil of one sandbox EVM chain (its chain kept under `stateDir`) with its tokens; its chain entry. */
+async function startSandboxAnvil(spec: SandboxEvmChain, stateDir: string): Promise<{ node: AnvilNode; entry: Record<string, unknown> }> {
+  const node = await AnvilNode.start({ chainId: spec.chainId, stateFile: path.join(stateDir, spec.stateFile) });
+  try {
+    const tokens = await prepareSandboxAnvil(node, spec.deployer);
+    const entry = anvilChainEntry(node.rpcUrl, tokens.USDT, {
+      id: spec.id,
+      chain_id: spec.chainId,
+      tokens: SANDBOX_TOKENS.map((t) => ({ ticker: t, name: TOKEN_NAMES[t], contract: tokens[t], decimals: TEST_TOKEN_DECIMALS[t] })),
+    });
+    return { node, entry };
+  } catch (err) {
+    await node.kill();
+    throw err;
   }
 }
 
@@ -81,14 +135,18 @@ export async function fundGasStation(chain: ChainConfig, gasStation: string): Pr
 export const anvilSandbox: SandboxChain = {
   kind: 'evm',
   async start({ stateDir }) {
-    const node = await AnvilNode.start({ stateFile: path.join(stateDir, 'anvil-state.json') });
-    try {
-      const usdt = await prepareAnvil(node);
-      return { chains: [anvilChainEntry(node.rpcUrl, usdt)], stop: () => node.stop() };
-    } catch (err) {
-      await node.kill();
-      throw err;
+    // Both anvils at once: the sandbox's start waits for the slowest node, not their sum.
+    const started = await Promise.allSettled(SANDBOX_EVM_CHAINS.map((spec) => startSandboxAnvil(spec, stateDir)));
+    const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.node] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(nodes.map((n) => n.stop()));
+      throw failed.reason;
     }
+    return {
+      chains: started.map((r) => (r as PromiseFulfilledResult<{ entry: Record<string, unknown> }>).value.entry),
+      stop: async () => void (await Promise.all(nodes.map((n) => n.stop()))),
+    };
   },
   fundGasStation,
   pay: (chain: ChainConfig, payment: SandboxPayment) => payOnAnvil(chain.rpc_url!, chain.chain_id!, chain.confirmations, payment),

@@ -15,7 +15,8 @@ export const sandboxOf = (kind: string): SandboxChain | undefined => SANDBOX_CHA
 
 /**
  * Where the banner's demo withdrawals go, to the sandbox's own funded wallet: from the first
- * Bitcoin chain (its coin), and from every EVM chain (each coin, paid from the treasury).
+ * Bitcoin chain (its coin), and from the first EVM chain (each coin, paid from the treasury; the
+ * other EVM chain's withdrawals are made the same way with its coin ids, and the banner stays short).
  */
 export function demoWithdrawalTargets<C extends { kind: string }>(
   chains: readonly C[],
@@ -25,6 +26,11 @@ export function demoWithdrawalTargets<C extends { kind: string }>(
   const evmTo = sandboxOf('evm')?.payoutAddress?.();
   return {
     utxo: btc && btcTo ? { chain: btc, to: btcTo } : null,
-    account: evmTo ? chains.filter((c) => c.kind === 'evm').map((chain) => ({ chain, to: evmTo })) : [],
+    account: evmTo
+      ? chains
+          .filter((c) => c.kind === 'evm')
+          .slice(0, 1)
+          .map((chain) => ({ chain, to: evmTo }))
+      : [],
   };
 }

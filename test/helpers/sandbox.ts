@@ -2,12 +2,32 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { CliEnv, PROJECT_ROOT } from './cli';
+import { CliEnv, PROJECT_ROOT, type CliOptions, type Running } from './cli';
+
+/**
+ * A CliEnv whose cleanup first stops what it started the way Ctrl-C does (SIGTERM, waited for), so
+ * `coinkeep dev` stops its nodes itself before the folder holding their chains is removed; a dev
+ * that does not end in time is killed (its nodes end with it: the sandbox ties them to it).
+ */
+class SandboxEnv extends CliEnv {
+  private readonly started: Running[] = [];
+
+  override spawn(bin: string, args: string[], opts: CliOptions = {}): Running {
+    const r = super.spawn(bin, args, opts);
+    this.started.push(r);
+    return r;
+  }
+
+  override async cleanup(): Promise<void> {
+    await Promise.all(this.started.map((r) => r.stop('SIGTERM', 15000)));
+    await super.cleanup();
+  }
+}
 
 /** A CLI environment with config/dev.yaml's settings, moved to a temp data dir and a free port: what `coinkeep dev` runs with in the tests. */
 export function sandboxEnv(): CliEnv {
   const devYaml = YAML.parse(readFileSync(path.join(PROJECT_ROOT, 'config', 'dev.yaml'), 'utf8')) as Record<string, unknown>;
-  const env = new CliEnv();
+  const env = new SandboxEnv();
   env.writeConfig({
     ...devYaml,
     data_dir: env.dataDir,

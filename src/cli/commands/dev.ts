@@ -139,25 +139,30 @@ export function registerDevCommands(program: Command): void {
     .command('pay <invoice_id>')
     .description("pay an invoice from the sandbox's funded wallet and mine until it is confirmed")
     .option('--amount <amount>', 'pay this much instead of what is due (less or more)')
-    .option('--coin <coin_id>', "pay with this coin of the invoice's network instead of the invoice's coin")
-    .action(async (invoiceId: string, o: { amount?: string; coin?: string }, cmd: Command) => {
+    .option('--coin <coin_id>', "pay with this coin of the invoice's network (or of --network) instead of the invoice's coin")
+    .option('--network <name>', "pay on this network (a sandbox chain of the invoice's family, e.g. base for an ethereum invoice) instead of the invoice's own")
+    .action(async (invoiceId: string, o: { amount?: string; coin?: string; network?: string }, cmd: Command) => {
       const config = sandboxConfig(cmd);
       const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
       const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
-      const paid = await sandboxModules().payInvoice(config, before, { amount: o.amount, coinId: o.coin });
+      const paid = await sandboxModules().payInvoice(config, before, { amount: o.amount, coinId: o.coin, network: o.network });
+      // Paid on another network, or in another coin, than the invoice's: a stray payment (PRODUCT §17), never credited to the invoice on its own.
+      const stray = paid.coin_id !== paid.invoice_coin_id;
       // The daemon credits at its next poll: wait for it so the answer shows the invoice as it now is.
       let after = before;
-      const deadline = Date.now() + CREDIT_WAIT_MS;
+      const deadline = Date.now() + (stray ? 0 : CREDIT_WAIT_MS);
       while (after.paid_amount === before.paid_amount && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
         after = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
       }
-      output(cmd, { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, credited: after.paid_amount !== before.paid_amount }, (r) =>
+      output(cmd, { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, credited: after.paid_amount !== before.paid_amount, stray }, (r) =>
         [
           `paid ${r.amount} ${r.ticker} to ${r.to} (${r.network}) in ${r.txid}`,
-          r.credited
-            ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}`
-            : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
+          r.stray
+            ? `not the invoice's ${r.network !== r.invoice_network ? `network (${r.invoice_network})` : 'coin'}: a stray payment, not credited to invoice ${r.invoice_id}; the merchant credits or refunds it (GET /v1/strays)`
+            : r.credited
+              ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}`
+              : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
         ].join('\n'),
       );
     });
@@ -284,7 +289,17 @@ function devBanner(info: Record<string, any>): string {
   for (const g of (info.gas_stations ?? []) as Array<{ chain_id: string; address: string }>)
     lines.push(`  gas station of ${g.chain_id}: ${g.address} (funded by the sandbox)`);
   lines.push('', `Payment page of a demo invoice (USD 25, the payer picks the coin): ${info.checkout_url}`);
-  lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID]');
+  lines.push('', 'Pay an invoice from the sandbox wallet: coinkeep dev pay INVOICE_ID [--amount X] [--coin COIN_ID] [--network NAME]');
+  // A family with two sandbox chains (ethereum and base): an invoice's address there is the same on both.
+  const byKind = new Map<string, string[]>();
+  for (const c of info.chains as SandboxChainInfo[]) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c.id]);
+  for (const ids of byKind.values()) {
+    if (ids.length < 2) continue;
+    lines.push(
+      `Pay on the wrong network (an invoice's address on ${ids.join(' or ')} is the same on the other): coinkeep dev pay INVOICE_ID --network ${ids[1]}`,
+      '  the payment is a stray: recorded, not credited to the invoice, for the merchant to credit or refund.',
+    );
+  }
   lines.push('', `  public catalogue: curl -s ${info.base_url}/v1/currencies`);
   return lines.join('\n');
 }

@@ -1,8 +1,9 @@
 /**
- * `coinkeep dev`: the sandbox starts its anvil node (with the test USDT) and the daemon in the
- * foreground, prints its base URL, the demo account, a ck_test_ key with its secret, the chain and
- * a signed curl example that creates an invoice when run; `coinkeep dev pay` pays it; Ctrl-C stops
- * it all.
+ * `coinkeep dev`: the sandbox starts its two EVM chains (ethereum and base, an anvil each with its
+ * test USDT and USDC) and the daemon in the foreground, prints its base URL, the demo account, a
+ * ck_test_ key with its secret, the chains and a signed curl example that creates an invoice when
+ * run; `coinkeep dev pay` pays it, on the invoice's chain or (--network) on the other; Ctrl-C stops
+ * it all, and so does kill -9 of the dev process for its anvils.
  * It runs with config/dev.yaml's settings, moved to a temp data dir and a free port.
  */
 import test from 'ava';
@@ -13,6 +14,27 @@ import { bash, sandboxEnv } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
 const env = sandboxEnv();
+
+/** One JSON-RPC call to a sandbox chain's node. */
+async function rpc<T = string>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
+
+/** An ERC-20 read (no arguments, or one address) on a sandbox chain, as a number. */
+async function erc20(url: string, contract: string, fn: 'decimals()' | 'balanceOf(address)', address?: string): Promise<bigint> {
+  const selector = { 'decimals()': '0x313ce567', 'balanceOf(address)': '0x70a08231' }[fn];
+  const data = selector + (address ? address.slice(2).toLowerCase().padStart(64, '0') : '');
+  return BigInt(await rpc(url, 'eth_call', [{ to: contract, data }, 'latest']));
+}
+
+const balance = async (url: string, address: string): Promise<bigint> => BigInt(await rpc(url, 'eth_getBalance', [address, 'latest']));
 
 test.after.always(() => env.cleanup());
 
@@ -43,6 +65,65 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   const rpcUrl = out.match(/chain ethereum \(evm\) at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
   t.regex(out, /USDT\s+coin_id [0-9a-f-]{36}\s+contract 0x[0-9a-fA-F]{40}/);
 
+  // The second EVM chain, base: another anvil with another chain id, its own USDT and USDC.
+  const baseRpc = out.match(/chain base \(evm\) at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+  t.not(baseRpc, rpcUrl);
+  t.is(Number(await rpc(rpcUrl, 'eth_chainId')), 31337);
+  t.is(Number(await rpc(baseRpc, 'eth_chainId')), 31338);
+  const contracts = (chain: string) => {
+    const block = out.slice(out.indexOf(`chain ${chain} (evm)`)).split('\n\n')[0]!;
+    const of = (ticker: string) => new RegExp(`${ticker}\\s+coin_id ([0-9a-f-]{36})\\s+contract (0x[0-9a-fA-F]{40})`).exec(block)!;
+    return { USDT: { coin: of('USDT')[1]!, contract: of('USDT')[2]! }, USDC: { coin: of('USDC')[1]!, contract: of('USDC')[2]! } };
+  };
+  const eth = contracts('ethereum');
+  const base = contracts('base');
+  for (const [url, tokens] of [
+    [rpcUrl, eth],
+    [baseRpc, base],
+  ] as const) {
+    for (const token of [tokens.USDT, tokens.USDC]) {
+      t.not(await rpc(url, 'eth_getCode', [token.contract, 'latest']), '0x');
+      t.is(await erc20(url, token.contract, 'decimals()'), 6n);
+    }
+  }
+  t.notDeepEqual([base.USDT.contract, base.USDC.contract], [eth.USDT.contract, eth.USDC.contract]);
+  t.regex(out, /Pay on the wrong network \(an invoice's address on ethereum or base is the same on the other\): coinkeep dev pay INVOICE_ID --network base/);
+
+  // dev pay --network base: the ETH lands on base at the invoice's address, nothing on ethereum.
+  const wrongNet = await env.run(['--json', 'dev', 'pay', invoice.id, '--network', 'base', '--amount', '0.002'], { timeoutMs: 40000 });
+  t.is(wrongNet.code, 0, wrongNet.stderr);
+  t.like(wrongNet.json, {
+    invoice_id: invoice.id,
+    ticker: 'ETH',
+    network: 'base',
+    invoice_network: 'ethereum',
+    amount: '0.002',
+    to: invoice.address,
+    stray: true,
+  });
+  const onBase = await rpc<{ to: string; value: string; blockNumber: string } | null>(baseRpc, 'eth_getTransactionByHash', [wrongNet.json.txid]);
+  t.is(onBase!.to.toLowerCase(), invoice.address.toLowerCase());
+  t.is(BigInt(onBase!.value), 2_000_000_000_000_000n);
+  t.is(await rpc<unknown>(rpcUrl, 'eth_getTransactionByHash', [wrongNet.json.txid]), null);
+  t.is(await balance(baseRpc, invoice.address), 2_000_000_000_000_000n);
+  t.is(await balance(rpcUrl, invoice.address), 0n);
+  const strayLine = await env.run(['dev', 'pay', invoice.id, '--network', 'base', '--amount', '0.001'], { timeoutMs: 40000 });
+  t.is(strayLine.code, 0, strayLine.stderr);
+  t.regex(strayLine.stdout, /\(base\) in 0x[0-9a-f]{64}\nnot the invoice's network \(ethereum\): a stray payment, not credited to invoice /);
+  t.is(await balance(baseRpc, invoice.address), 3_000_000_000_000_000n);
+
+  // An unknown network, or one where an EVM address cannot be paid, is an error naming the networks.
+  const unknown = await env.run(['dev', 'pay', invoice.id, '--network', 'nowhere']);
+  t.is(unknown.code, 1);
+  t.regex(unknown.stderr, /--network nowhere: not a network of the sandbox; its networks are ethereum, base, bitcoin, tron/);
+  const otherFamily = await env.run(['dev', 'pay', invoice.id, '--network', 'tron']);
+  t.is(otherFamily.code, 1);
+  t.regex(otherFamily.stderr, /--network tron: the invoice's address is on ethereum \(evm\); it can be paid on ethereum, base/);
+  const coinElsewhere = await env.run(['dev', 'pay', invoice.id, '--network', 'base', '--coin', eth.USDC.coin]);
+  t.is(coinElsewhere.code, 1);
+  t.regex(coinElsewhere.stderr, new RegExp(`--coin ${eth.USDC.coin}: not on base`));
+  t.is(await balance(baseRpc, invoice.address), 3_000_000_000_000_000n, 'nothing paid by the refused commands');
+
   // dev pay: less than due (underpaid), then what is still due (paid), each mined to its confirmations.
   const under = await env.run(['--json', 'dev', 'pay', invoice.id, '--amount', '0.001'], { timeoutMs: 40000 });
   t.is(under.code, 0, under.stderr);
@@ -72,11 +153,37 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
     body,
     headers: { ...signRequest({ keyId: key, secret, method: 'POST', target: '/v1/invoices', body }), 'Content-Type': 'application/json' },
   });
-  const usdtInvoice = (await made.json()) as { id: string };
   t.is(made.status, 201);
+  const usdtInvoice = (await made.json()) as { id: string; address: string };
+  const usdtAddress = usdtInvoice.address;
+  // On base: the USDT of base (the same ticker), then its USDC (--coin), each to the invoice's address there.
+  const baseUsdt = await env.run(['--json', 'dev', 'pay', usdtInvoice.id, '--network', 'base', '--amount', '3'], { timeoutMs: 40000 });
+  t.is(baseUsdt.code, 0, baseUsdt.stderr);
+  t.like(baseUsdt.json, { ticker: 'USDT', coin_id: base.USDT.coin, network: 'base', invoice_network: 'ethereum', amount: '3', stray: true });
+  t.is(await erc20(baseRpc, base.USDT.contract, 'balanceOf(address)', usdtAddress), 3_000_000n);
+  const baseUsdc = await env.run(['--json', 'dev', 'pay', usdtInvoice.id, '--network', 'base', '--coin', base.USDC.coin, '--amount', '4'], {
+    timeoutMs: 40000,
+  });
+  t.is(baseUsdc.code, 0, baseUsdc.stderr);
+  t.like(baseUsdc.json, { ticker: 'USDC', coin_id: base.USDC.coin, network: 'base', amount: '4' });
+  const receipt = await rpc<{ logs: Array<{ address: string; topics: string[]; data: string }> }>(baseRpc, 'eth_getTransactionReceipt', [baseUsdc.json.txid]);
+  const transfer = receipt.logs.find((l) => l.topics[0] === '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef')!;
+  t.is(transfer.address.toLowerCase(), base.USDC.contract.toLowerCase());
+  t.is(BigInt('0x' + transfer.topics[2]!.slice(26)), BigInt(usdtAddress));
+  t.is(BigInt(transfer.data), 4_000_000n);
+  t.is(await erc20(rpcUrl, eth.USDT.contract, 'balanceOf(address)', usdtAddress), 0n);
+  // Another coin of the invoice's own network (--coin) is a stray too: paid, not waited for.
+  const ethUsdc = await env.run(['dev', 'pay', usdtInvoice.id, '--coin', eth.USDC.coin, '--amount', '2'], { timeoutMs: 40000 });
+  t.is(ethUsdc.code, 0, ethUsdc.stderr);
+  t.regex(
+    ethUsdc.stdout,
+    /^paid 2 USDC to 0x[0-9a-fA-F]{40} \(ethereum\) in 0x[0-9a-f]{64}\nnot the invoice's coin: a stray payment, not credited to invoice /,
+  );
+  t.is(await erc20(rpcUrl, eth.USDC.contract, 'balanceOf(address)', usdtAddress), 2_000_000n);
   const usdt = await env.run(['--json', 'dev', 'pay', usdtInvoice.id], { timeoutMs: 40000 });
   t.is(usdt.code, 0, usdt.stderr);
-  t.like(usdt.json, { ticker: 'USDT', amount: '12.5', invoice_status: 'paid', paid_amount: '12.5' });
+  // What base received did not count: the invoice's 12.5 are all still due on ethereum.
+  t.like(usdt.json, { ticker: 'USDT', network: 'ethereum', amount: '12.5', invoice_status: 'paid', paid_amount: '12.5', stray: false });
 
   const sandboxYaml = readFileSync(path.join(env.dataDir, 'sandbox.yaml'), 'utf8');
   const second = await env.run(['dev']);
@@ -115,6 +222,7 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.false(existsSync(path.join(env.dataDir, 'coinkeepd.pid')));
   await t.throwsAsync(fetch(`${baseUrl}/healthz`));
   await t.throwsAsync(fetch(rpcUrl, { method: 'POST' }), undefined, 'the sandbox node is stopped too');
+  await t.throwsAsync(fetch(baseRpc, { method: 'POST' }), undefined, "and the second chain's");
   t.is(statSync(path.join(env.dataDir, 'demo.json')).mode & 0o777, 0o600);
 });
 
@@ -133,7 +241,12 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
   t.deepEqual(
     info.chains[0].coins.map((c: { ticker: string }) => c.ticker),
-    ['ETH', 'USDT'],
+    ['ETH', 'USDT', 'USDC'],
+  );
+  t.like(info.chains[1], { id: 'base', kind: 'evm' });
+  t.deepEqual(
+    info.chains[1].coins.map((c: { ticker: string }) => c.ticker),
+    ['ETH', 'USDT', 'USDC'],
   );
   // The chain went on from where it stopped (kept under the data dir): the payment is still there.
   let status = await env.run(['--json', 'status']);
@@ -195,4 +308,31 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
   }
   const stopped = await dev.stop('SIGTERM');
   t.is(stopped.code, 0);
+});
+
+test.serial('kill -9 of coinkeep dev leaves none of its anvils running', async (t) => {
+  const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 20000))[0]);
+  const urls = (info.chains as Array<{ kind: string; rpc_url: string }>).filter((c) => c.kind === 'evm').map((c) => c.rpc_url);
+  t.is(urls.length, 2);
+  for (const url of urls) t.is(Number(await rpc(url, 'eth_chainId')) > 0, true);
+  const killed = await dev.stop('SIGKILL');
+  t.is(killed.signal, 'SIGKILL');
+  const answering = async () =>
+    (
+      await Promise.all(
+        urls.map((u) =>
+          rpc(u, 'eth_blockNumber').then(
+            () => u,
+            () => null,
+          ),
+        ),
+      )
+    ).filter(Boolean);
+  let left = await answering();
+  for (const until = Date.now() + 15000; left.length > 0 && Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = await answering();
+  }
+  t.deepEqual(left, [], 'every anvil of the sandbox ends with the dev process');
 });
