@@ -7,14 +7,24 @@
  */
 import test from 'ava';
 import { coinId } from '../../../src/catalog/coins';
+import { unsweptCredited } from '../../../src/payouts/sweep-groups';
 import { anvilChainEntry } from '../../../src/dev/anvil';
 import { deployTestToken, killAllAnvils, payFromAnvil, startAnvil, type TestAnvil } from '../../helpers/anvil';
 import { SignedClient } from '../../helpers/api-client';
-import { OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../helpers/merchant-side';
 import { CONFIRMATIONS, FAST_WATCH, RATES } from '../chains/evm/evm-fixture';
 
 test.after.always(killAllAnvils);
+
+/** `coinkeep ledger reconcile --json`: its exit code, stderr and report. */
+async function reconcile(td: TestDaemon) {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+  return { ...r, json: JSON.parse(r.stdout) };
+}
+const line = (report: { coins: Array<{ ticker: string; chain_id: string }> }, chainId: string, ticker: string) =>
+  report.coins.find((x) => x.ticker === ticker && x.chain_id === chainId);
 
 /** No sweep moves the payments on (nor mines blocks of its own). */
 const NO_SWEEPS = { min: { ETH: '1000000', USDT: '1000000000', USDC: '1000000000' } };
@@ -61,7 +71,14 @@ async function startTwoChains(overrides: Record<string, unknown> = {}): Promise<
         sweep: NO_POL_SWEEPS,
       }),
     ],
-    rates: { sources: [{ kind: 'fixed', rates: { ...(RATES.sources[0]!.rates as Record<string, unknown>), USDC: { USD: '1', EUR: '0.93' }, POL: { USD: '0.5', EUR: '0.45' } } }] },
+    rates: {
+      sources: [
+        {
+          kind: 'fixed',
+          rates: { ...(RATES.sources[0]!.rates as Record<string, unknown>), USDC: { USD: '1', EUR: '0.93' }, POL: { USD: '0.5', EUR: '0.45' } },
+        },
+      ],
+    },
     ...overrides,
   });
   const m = await merchantSide(td);
@@ -72,7 +89,12 @@ async function startTwoChains(overrides: Record<string, unknown> = {}): Promise<
     usdc,
     pol,
     m,
-    coin: { ethUsdt: coinId('ethereum', eth.usdt), ethUsdc: coinId('ethereum', usdc), polUsdt: coinId('polygon', pol.usdt), ethEth: coinId('ethereum', 'native') },
+    coin: {
+      ethUsdt: coinId('ethereum', eth.usdt),
+      ethUsdc: coinId('ethereum', usdc),
+      polUsdt: coinId('polygon', pol.usdt),
+      ethEth: coinId('ethereum', 'native'),
+    },
   };
 }
 
@@ -140,6 +162,13 @@ test('an invoice paid on the other EVM chain is a stray: not credited, the invoi
   t.is(await c.m.available(c.coin.ethUsdt), '0');
   t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
   t.is((await c.m.transactions(`invoice_id=${inv.id}`)).length, 0);
+  // Reconcile counts the open stray's coins at the wallet address as not credited yet: clean.
+  const open = await reconcile(c.td);
+  t.is(open.code, 0, open.stderr);
+  t.like(line(open.json, 'polygon', 'USDT'), { uncredited_in: '4', status: 'ok' });
+  // Nothing to sweep before it is credited.
+  const polUsdt = { id: c.coin.polUsdt, decimals: 6 };
+  t.deepEqual(await unsweptCredited(c.td.daemon.store.read, 'polygon', c.m.accountId, polUsdt), []);
   const detected = await c.m.events('stray.detected');
   t.is(detected.length, 1);
   t.like(detected[0]!.data.stray, { id: stray.id, status: 'open', network: 'polygon' });
@@ -168,6 +197,11 @@ test('an invoice paid on the other EVM chain is a stray: not credited, the invoi
   t.like(deposits[0], { type: 'deposit', status: 'confirmed', amount: '4', fee: '0.04', net_amount: '3.96', coin_id: c.coin.polUsdt });
   t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
   t.is((await c.m.events('stray.credited')).length, 1);
+  // Credited: in the books, and swept like any deposit.
+  const after = await reconcile(c.td);
+  t.is(after.code, 0, after.stderr);
+  t.like(line(after.json, 'polygon', 'USDT'), { uncredited_in: '0', status: 'ok' });
+  t.deepEqual(await unsweptCredited(c.td.daemon.store.read, 'polygon', c.m.accountId, polUsdt), [4_000_000n]);
 
   // A second credit: 409, nothing changed.
   const again = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
@@ -191,6 +225,9 @@ test('another configured token than the invoice coin on the same chain is a stra
   const c = await startTwoChains();
   t.teardown(stop(c));
   const inv = await c.m.createInvoice({ amount: '10', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  // The EVM chains number an account's deposit addresses with one counter: an address is one chain's only.
+  const onPolygon = await c.m.createInvoice({ amount: '10', currency: 'USDT', coin_id: c.coin.polUsdt });
+  t.not(onPolygon.address, inv.address);
   const txid = await payFromAnvil(c.eth.node, c.usdc, inv.address, '10', 6);
   await c.eth.node.mine(CONFIRMATIONS - 1);
   await scanned(c, 'ethereum');
