@@ -217,6 +217,7 @@ test('an invoice paid on the other EVM chain is a stray: not credited, the invoi
   await c.eth.node.mine(CONFIRMATIONS - 1);
   await scanned(c, 'ethereum');
   await until('the invoice paid', async () => (await c.m.invoice(inv.id)).status === 'paid');
+  t.like(await c.m.invoice(inv.id), { paid_amount: '4', overpaid_amount: '0' });
   t.is(await c.m.available(c.coin.ethUsdt), '3.96');
   t.is((await strays(c)).length, 1);
 });
