@@ -105,7 +105,8 @@ export class StrayService {
   async credit(accountId: string, id: string): Promise<StrayView> {
     return this.deps.store.write(async (em) => {
       const row = await this.find(em, accountId, id, true);
-      if (!nextStrayStatus(row.status, 'credit')) throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
+      if (!nextStrayStatus(row.status, 'credit'))
+        throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
       const [transfer] = await rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE id = ${placeholder(em, 1)}`, [row.transfer_id]);
       if (!transfer || transfer.status !== 'confirmed')
         throw conflict('the stray payment is not confirmed on its chain yet', { reason: 'stray_not_confirmed', confirmations: transfer?.confirmations ?? 0 });
@@ -125,7 +126,8 @@ export class StrayService {
   /** POST /v1/strays/{id}/refund: refunds (PRODUCT §16) do not exist yet, so 409 with the reason; nothing changes. */
   async refund(accountId: string, id: string): Promise<StrayView> {
     const row = await this.find(this.deps.store.read, accountId, id);
-    if (!nextStrayStatus(row.status, 'refund')) throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
+    if (!nextStrayStatus(row.status, 'refund'))
+      throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
     throw conflict('refunds are not available yet: credit the stray payment, then pay the sender back by a withdrawal', { reason: 'refunds_unavailable' });
   }
 

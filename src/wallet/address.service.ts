@@ -87,7 +87,8 @@ export class AddressService implements AddressAllocator {
     const watchedId = this.deps.watched.lookup(chain.chain.id, address);
     if (
       watchedId !== undefined &&
-      (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)} AND chain_id = ${placeholder(em, 2)}`, [watchedId, chain.chain.id])).length > 0
+      (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)} AND chain_id = ${placeholder(em, 2)}`, [watchedId, chain.chain.id]))
+        .length > 0
     ) {
       throw new Error(`derivation fault: index ${index} of branch ${branch} on ${chain.chain.id} gives an address already issued`);
     }
@@ -217,9 +218,11 @@ export class AddressService implements AddressAllocator {
     const group = this.groups.get(chainId)!;
     const name = `index:${group}:${accountId}`;
     const p = (i: number) => placeholder(em, i);
-    const stepped = await returning<{ next_value: number | string }>(em, `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p(1)} RETURNING next_value`, [
-      name,
-    ]);
+    const stepped = await returning<{ next_value: number | string }>(
+      em,
+      `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p(1)} RETURNING next_value`,
+      [name],
+    );
     if (stepped.length > 0) return Number(stepped[0]!.next_value) - 1;
     const members = [...this.groups].filter(([, g]) => g === group).map(([id]) => `index:${id}:${accountId}`);
     const list = inList(em, members, 1);
