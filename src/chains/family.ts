@@ -42,7 +42,9 @@ export interface ChainFamily {
   /**
    * The wallet's own addresses beside deposit addresses: per-account treasuries and a gas station
    * (account families: payouts leave from one address), change addresses (UTXO: a payout's change
-   * comes back to the wallet).
+   * comes back to the wallet). `sharedAcrossChains`: an address is the same key on every chain of
+   * the family (EVM), so every such chain watches every address of the family (PRODUCT §17), and
+   * the deposit addresses of all its chains are numbered by one counter per account.
    */
-  readonly addresses: { treasuries: boolean; change: boolean };
+  readonly addresses: { treasuries: boolean; change: boolean; sharedAcrossChains?: boolean };
 }

@@ -91,6 +91,8 @@ export class TransferRecorder {
     private readonly router: TransferRouter,
     private readonly coins: WalletCoins,
     private readonly clock: Clock,
+    /** Whether two chains share their addresses (WatchedAddresses.shares): a payment on one to the other's address is a stray. */
+    private readonly shares: (a: string, b: string) => boolean = (a, b) => a === b,
   ) {}
 
   /**
@@ -140,7 +142,7 @@ export class TransferRecorder {
     // An output recorded earlier in this batch is in `known`, fresher than what was read up front.
     const output = key === undefined ? undefined : (known.get(key) ?? spent.get(key));
     // The address row must be the address observed (an id the watched set holds for it always is).
-    return originOf(obs, obs.addressId === undefined ? undefined : addresses.get(obs.addressId), output);
+    return originOf(obs, obs.addressId === undefined ? undefined : addresses.get(obs.addressId), output, this.shares);
   }
 
   private async insert(em: EntityManager, obs: TransferObservation, required: number, origin: TransferOrigin | null): Promise<ChainTransferRow | null> {

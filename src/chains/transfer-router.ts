@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
-import type { AddressPurpose, ChainTransferRow, TransferDirection, TransferStatus } from '../db/entities/chain';
+import type { ChainTransferRow, TransferDirection, TransferPurpose, TransferStatus } from '../db/entities/chain';
 import type { TransferHandler } from './types';
 
-const routeOf = (purpose: AddressPurpose, direction: TransferDirection): string => `${purpose}/${direction}`;
+const routeOf = (purpose: TransferPurpose, direction: TransferDirection): string => `${purpose}/${direction}`;
 
 /**
  * Hands each status change of a transfer to the handlers of its address's purpose and its
@@ -15,7 +15,7 @@ export class TransferRouter {
   private readonly handlers = new Map<string, TransferHandler[]>();
   private readonly screens: Array<(em: EntityManager, transfer: ChainTransferRow) => Promise<boolean>> = [];
 
-  register(purpose: AddressPurpose, direction: TransferDirection, handler: TransferHandler): this {
+  register(purpose: TransferPurpose, direction: TransferDirection, handler: TransferHandler): this {
     const route = routeOf(purpose, direction);
     const list = this.handlers.get(route) ?? [];
     if (list.includes(handler)) throw new Error(`this transfer handler is already registered for ${route}`);

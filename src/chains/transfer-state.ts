@@ -56,6 +56,18 @@ export function reverted(row: ChainTransferRow, now: string): ChainTransferRow |
   return { ...row, status: 'reverted', confirmations: 0, reverted_at: now, updated_at: now };
 }
 
+/**
+ * Whether an incoming transfer to an invoice or static address is a stray (PRODUCT §17): on another
+ * chain that shares the address (an EVM address is the same key on every EVM chain), or of another
+ * coin than the one the address was issued for. Treasuries and change take any coin on their own
+ * chain (top-ups, change) and nothing from another.
+ */
+export function strayOf(obs: TransferObservation, address: AddressRow, shares: (a: string, b: string) => boolean): boolean {
+  if (obs.direction === 'outgoing' || (address.purpose !== 'invoice' && address.purpose !== 'static')) return false;
+  if (address.chain_id !== obs.chainId) return shares(address.chain_id, obs.chainId);
+  return address.coin_id !== obs.coinId;
+}
+
 /** What a new transfer row takes from the wallet's side: its address row, or the output it spends. */
 export type TransferOrigin = Pick<ChainTransferRow, 'purpose' | 'address' | 'address_id' | 'account_id' | 'amount' | 'spent_transfer_id' | 'nonce'>;
 
@@ -66,16 +78,23 @@ export type TransferOrigin = Pick<ChainTransferRow, 'purpose' | 'address' | 'add
  * that is exactly the address observed on the observed chain: paid to (incoming) or sent from
  * (outgoing, whose amount is counted by the payout, not here).
  */
-export function originOf(obs: TransferObservation, address: AddressRow | undefined, output: ChainTransferRow | undefined): TransferOrigin | null {
+export function originOf(
+  obs: TransferObservation,
+  address: AddressRow | undefined,
+  output: ChainTransferRow | undefined,
+  shares: (a: string, b: string) => boolean = (a, b) => a === b,
+): TransferOrigin | null {
   if (obs.direction === 'outgoing' && obs.outpoint) {
     if (!output || output.status === 'reverted') return null;
     const { purpose, address: text, address_id, account_id, amount } = output;
     return { purpose, address: text, address_id, account_id, amount, spent_transfer_id: output.id, nonce: null };
   }
   const observed = obs.direction === 'outgoing' ? obs.from : obs.address;
-  if (!address || address.chain_id !== obs.chainId || address.address !== observed) return null;
+  if (!address || address.address !== observed) return null;
+  const stray = strayOf(obs, address, shares);
+  if (address.chain_id !== obs.chainId && !stray) return null;
   return {
-    purpose: address.purpose,
+    purpose: stray ? 'stray' : address.purpose,
     address: address.address,
     address_id: address.id,
     account_id: address.account_id,

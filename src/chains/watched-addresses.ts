@@ -4,7 +4,7 @@ import { hashKey, hashText, KeyFilter } from './key-filter';
 export type WatchKeyOf = (address: string) => Uint8Array | null;
 
 /**
- * The addresses the core watches, per chain, in memory: loaded at start and kept current as
+ * The addresses the core watches, per chain (or per group of chains sharing them), in memory: loaded at start and kept current as
  * addresses are derived, so a transfer to an unknown address costs one map lookup and no I/O.
  * Values are address row ids; the row itself is read only on a hit. Each chain also has a KeyFilter
  * that screens its blocks' transfers before any lookup: of the watch keys, for a family that gives
@@ -14,40 +14,78 @@ export type WatchKeyOf = (address: string) => Uint8Array | null;
  * probes in a row overlap their misses (docs/benchmarks.md, chains).
  */
 export class WatchedAddresses {
-  private readonly byChain = new Map<string, Map<string, string>>();
+  /** The address map of each group of chains (a chain not in `groups` is a group of its own). */
+  private readonly byGroup = new Map<string, Map<string, string>>();
+  /**
+   * Per chain, its address rows whose address text another chain of its group holds already (the
+   * first row of a text is the group's): the per-chain treasuries of EVM chains (one key, one row
+   * a chain), and addresses issued before EVM chains shared their index counter. Few.
+   */
+  private readonly own = new Map<string, Map<string, string>>();
   private readonly keyed = new Map<string, { keyOf: WatchKeyOf; filter: KeyFilter }>();
-  /** The hashes of the addresses of each chain not keyed (yet): dropped once the chain is. */
+  /** The hashes of the addresses of each group not keyed (yet): dropped once the group is. */
   private readonly texts = new Map<string, KeyFilter>();
   /** Static addresses this daemon made active again lately: address row id → when (ms). */
   private readonly restoredAt = new Map<string, number>();
 
+  /**
+   * `groups`: chain id → the group whose chains share one set (every EVM chain watches every EVM
+   * address: PRODUCT §17); a chain not named watches its own.
+   */
+  constructor(private readonly groups: ReadonlyMap<string, string> = new Map()) {}
+
+  /** The set `chainId` reads: its group's. */
+  private groupOf(chainId: string): string {
+    return this.groups.get(chainId) ?? `chain:${chainId}`;
+  }
+
+  /** Whether the two chains watch one set (an address of one is watched on the other). */
+  shares(a: string, b: string): boolean {
+    return a === b || this.groupOf(a) === this.groupOf(b);
+  }
+
   add(chainId: string, address: string, addressId: string): void {
-    let m = this.byChain.get(chainId);
-    if (!m) this.byChain.set(chainId, (m = new Map()));
+    const group = this.groupOf(chainId);
+    let m = this.byGroup.get(group);
+    if (!m) this.byGroup.set(group, (m = new Map()));
+    const text = flat(address);
+    const held = m.get(text);
+    if (held !== undefined && held !== addressId) {
+      // Another row of the same text in the group (another chain's, or this chain's rolled-back
+      // allocation): this chain reads its own from here on.
+      let own = this.own.get(chainId);
+      if (!own) this.own.set(chainId, (own = new Map()));
+      own.set(text, flat(addressId));
+      return;
+    }
     // The id too: a new UUIDv7 is built by concatenation (about 420 bytes an entry otherwise).
-    m.set(flat(address), flat(addressId));
-    const keys = this.keyed.get(chainId);
+    if (held === undefined) m.set(text, flat(addressId));
+    const keys = this.keyed.get(group);
     if (keys) return addKey(keys, address);
-    let texts = this.texts.get(chainId);
-    if (!texts) this.texts.set(chainId, (texts = new KeyFilter()));
+    let texts = this.texts.get(group);
+    if (!texts) this.texts.set(group, (texts = new KeyFilter()));
     texts.addHash(hashText(address));
   }
 
   /**
    * From now on this chain's addresses are also screened by `keyOf` (its adapter's watch key);
    * the addresses already watched are keyed at once. A chain's watch key is its family's and never
-   * changes: a second call (a watcher built again for the chain) keeps the first.
+   * changes (one family a group): a second call (a watcher built again, another chain of the
+   * group) keeps the first.
    */
   keyBy(chainId: string, keyOf: WatchKeyOf): void {
-    if (this.keyed.has(chainId)) return;
+    const group = this.groupOf(chainId);
+    if (this.keyed.has(group)) return;
     const keys = { keyOf, filter: new KeyFilter() };
-    for (const address of this.byChain.get(chainId)?.keys() ?? []) addKey(keys, address);
-    this.keyed.set(chainId, keys);
-    this.texts.delete(chainId);
+    for (const address of this.byGroup.get(group)?.keys() ?? []) addKey(keys, address);
+    this.keyed.set(group, keys);
+    this.texts.delete(group);
   }
 
   remove(chainId: string, address: string): void {
-    this.byChain.get(chainId)?.delete(address);
+    const own = this.own.get(chainId);
+    if (own?.delete(address)) return;
+    this.byGroup.get(this.groupOf(chainId))?.delete(address);
   }
 
   /**
@@ -72,9 +110,13 @@ export class WatchedAddresses {
     return true;
   }
 
-  /** The address row id watched for this chain and address (canonical form), if any. */
+  /**
+   * The address row id watched for this chain and address (canonical form), if any: the chain's
+   * own row, else (in a group) the row of another chain of the group with that address, which a
+   * transfer on this chain pays as a stray (PRODUCT §17).
+   */
   lookup(chainId: string, address: string): string | undefined {
-    return this.byChain.get(chainId)?.get(address);
+    return this.own.get(chainId)?.get(address) ?? this.byGroup.get(this.groupOf(chainId))?.get(address);
   }
 
   /**
@@ -83,15 +125,16 @@ export class WatchedAddresses {
    * a watched address may have. Only "maybe": confirm each with `lookup`.
    */
   mayWatch<T extends { watchKey?: Uint8Array; to: string }>(chainId: string, transfers: readonly T[]): readonly T[] {
-    const keys = this.keyed.get(chainId);
+    const group = this.groupOf(chainId);
+    const keys = this.keyed.get(group);
     if (keys) return keys.filter.passHashed(transfers, watchKeyHash);
-    const texts = this.texts.get(chainId);
+    const texts = this.texts.get(group);
     return texts === undefined ? [] : texts.passHashed(transfers, toHash);
   }
 
   /** Whether a watched address of this chain may have this watch key: always, on a chain without keys. */
   mayHaveKey(chainId: string, key: Uint8Array): boolean {
-    return this.keyed.get(chainId)?.filter.mayHave(key) ?? true;
+    return this.keyed.get(this.groupOf(chainId))?.filter.mayHave(key) ?? true;
   }
 
   /**
@@ -100,15 +143,18 @@ export class WatchedAddresses {
    * keyed chain, always (the key screens). Only "maybe": confirm with `lookup`.
    */
   mayHaveText(chainId: string, address: string): boolean {
-    if (this.keyed.has(chainId)) return true;
-    const texts = this.texts.get(chainId);
+    const group = this.groupOf(chainId);
+    if (this.keyed.has(group)) return true;
+    const texts = this.texts.get(group);
     return texts !== undefined && texts.mayHaveHash(hashText(address));
   }
 
+  /** The addresses watched on a chain (its group's, with its own), or on all. */
   size(chainId?: string): number {
-    if (chainId !== undefined) return this.byChain.get(chainId)?.size ?? 0;
+    if (chainId !== undefined) return (this.byGroup.get(this.groupOf(chainId))?.size ?? 0) + (this.own.get(chainId)?.size ?? 0);
     let n = 0;
-    for (const m of this.byChain.values()) n += m.size;
+    for (const m of this.byGroup.values()) n += m.size;
+    for (const m of this.own.values()) n += m.size;
     return n;
   }
 }

@@ -40,7 +40,7 @@ export interface ChainsDeps {
 export async function createChains(deps: ChainsDeps) {
   const coins = new WalletCoins(deps.watched);
   await coins.load(deps.store);
-  const recorder = new TransferRecorder(deps.router, coins, deps.clock);
+  const recorder = new TransferRecorder(deps.router, coins, deps.clock, (a, b) => deps.watched.shares(a, b));
   const core = new ChainCore({
     chains: deps.config.chains,
     adapterFor: deps.adapterFor ?? adapterFor,

@@ -30,6 +30,8 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from './auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
+import { createStrays } from './strays.wiring';
+import { addressGroups } from '../chains/address-groups';
 import type { ArchivedScan } from '../chains/archived-scan';
 import type { ChainCore, AdapterFactory } from '../chains/chain-core';
 import type { TransferRecorder } from '../chains/transfer-recorder';
@@ -167,7 +169,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' }));
   const wallet = new HdWallet(signer);
   const catalog = new Catalog(config.chains, config.fiat);
-  const watched = new WatchedAddresses();
+  const watched = new WatchedAddresses(addressGroups(config.chains));
   const lookahead = new AddressLookahead(config.chains);
   open.add('address lookahead', () => lookahead.close());
   const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock, lookahead });
@@ -202,6 +204,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     'static addresses',
     createStaticAddresses({ config, store, catalog, allocator, outbox, money, watched, clock, logger, guards }),
   );
+  install('strays', createStrays({ store, catalog, money, outbox, clock, guards }));
   // Only a shared database has addresses issued by another daemon to learn before each batch.
   const learnAddresses = store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined;
   const chains = install(

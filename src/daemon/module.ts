@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { TransferHandler } from '../chains/types';
-import type { AddressPurpose, ChainTransferRow, TransferDirection } from '../db/entities/chain';
+import type { AddressPurpose, ChainTransferRow, TransferDirection, TransferPurpose } from '../db/entities/chain';
 import type { AppRouter } from '../http/context';
 import type { Job } from '../jobs/scheduler';
 import type { Logger } from '../shared/logger';
@@ -16,7 +16,7 @@ export interface ScheduledJob {
 
 /** A handler of the transfers of some address purposes in one direction (TransferRouter.register). */
 export interface TransferRoute {
-  purposes: readonly AddressPurpose[];
+  purposes: readonly TransferPurpose[];
   direction: TransferDirection;
   handler: TransferHandler;
 }

@@ -5,6 +5,7 @@ import { EmbedOriginsEntity } from './entities/embed';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { StaticAddressEntity } from './entities/static-address';
+import { StrayEntity } from './entities/stray';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
 import { WhitelistEntryEntity, WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
 import { WalletBranchEntity, WalletCounterEntity } from './entities/wallet';
@@ -35,6 +36,7 @@ export const ENTITIES = [
   WebhookAttemptEntity,
   CallbackSecretEntity,
   StaticAddressEntity,
+  StrayEntity,
   EmbedOriginsEntity,
   WithdrawalEntity,
   WithdrawalKeyEntity,

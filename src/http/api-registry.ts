@@ -1,5 +1,6 @@
 import { accountApi } from '../auth/account.api';
 import { staticAddressApi } from '../static-addresses/static-address.api';
+import { strayApi } from '../strays/stray.api';
 import { catalogApi } from '../catalog/catalog.api';
 import { embedApi } from '../checkout/embed.api';
 import { invoiceApi } from '../invoices/invoice.api';
@@ -19,6 +20,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...Object.values(catalogApi),
   ...Object.values(invoiceApi),
   ...Object.values(staticAddressApi),
+  ...Object.values(strayApi),
   ...Object.values(withdrawalApi),
   ...Object.values(transactionApi),
   ...Object.values(webhookApi),

@@ -85,6 +85,14 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       `SELECT coin_id, chain_id, amount, block_height FROM chain_transfers
        WHERE direction = 'incoming' AND status = 'seen' AND block_height IS NOT NULL AND purpose IN ${CREDITED_PURPOSES}`,
     );
+    // Stray payments not credited (PRODUCT §17): their coins are at a wallet address, outside the books until the merchant credits them.
+    uncredited.push(
+      ...(await rawQuery<{ coin_id: string; chain_id: string; amount: string; block_height: number }>(
+        em,
+        `SELECT t.coin_id, t.chain_id, t.amount, t.block_height FROM strays s JOIN chain_transfers t ON t.id = s.transfer_id
+         WHERE s.status = 'open' AND t.status <> 'reverted' AND t.block_height IS NOT NULL`,
+      )),
+    );
     const inFlight = sumBy(
       await rawQuery<{ coin_id: string; total_debit: string }>(em, "SELECT coin_id, total_debit FROM withdrawals WHERE status IN ('processing', 'broadcast')"),
       (r) => Amount.of(r.total_debit),
@@ -184,10 +192,16 @@ async function storedOutputs(em: EntityManager, chainId: string): Promise<Array<
   return rows.map((r) => ({ txid: r.txid, index: Number(r.output_index) }));
 }
 
-/** Every address the wallet issued on the chain, whatever it is for and archived ones too: coins may still be there. */
+/**
+ * Every address the wallet issued on the chain, whatever it is for and archived ones too: coins may
+ * still be there; and the addresses of other chains that strays reached on this one (PRODUCT §17).
+ */
 async function walletAddresses(em: EntityManager, chainId: string): Promise<string[]> {
-  const rows = await rawQuery<{ address: string }>(em, `SELECT DISTINCT address FROM addresses WHERE chain_id = ${placeholder(em, 1)} ORDER BY address`, [
-    chainId,
-  ]);
+  const p = (i: number) => placeholder(em, i);
+  const rows = await rawQuery<{ address: string }>(
+    em,
+    `SELECT address FROM addresses WHERE chain_id = ${p(1)} UNION SELECT to_address AS address FROM strays WHERE chain_id = ${p(2)} ORDER BY address`,
+    [chainId, chainId],
+  );
   return rows.map((r) => r.address);
 }

@@ -19,7 +19,7 @@ export interface SweepGroup {
 
 /**
  * The credited incoming transfers to deposit addresses of an account chain that no sweep has
- * taken yet, by address and coin, for addresses with none of the wallet's own sends from or to
+ * taken yet (credited strays too: their coins sit at a wallet address on this chain, PRODUCT §17), by address and coin, for addresses with none of the wallet's own sends from or to
  * them on the way; one coin an address a pass, at or over its minimum (`minOf`, base units).
  */
 async function dueSweepGroups(
@@ -41,7 +41,7 @@ async function dueSweepGroups(
     em,
     `SELECT t.id, t.account_id, t.address_id, t.address, t.coin_id, t.amount, a.derivation_path FROM chain_transfers t ` +
       `JOIN addresses a ON a.id = t.address_id ` +
-      `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
+      `WHERE t.chain_id = ${p(1)} AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static', 'stray') ` +
       `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
       `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ` +
       `AND NOT EXISTS (SELECT 1 FROM account_sends e WHERE e.chain_id = t.chain_id AND (e.from_address = t.address OR e.to_address = t.address) AND e.status IN ('signed', 'broadcast')) ` +
@@ -87,7 +87,7 @@ export async function unsweptCredited(em: EntityManager, chainId: string, accoun
   const rows = await rawQuery<{ address: string; amount: string }>(
     em,
     `SELECT t.address, t.amount FROM chain_transfers t WHERE t.chain_id = ${p(1)} AND t.account_id = ${p(2)} AND t.coin_id = ${p(3)} ` +
-      `AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static') ` +
+      `AND t.direction = 'incoming' AND t.status = 'confirmed' AND t.purpose IN ('invoice', 'static', 'stray') ` +
       `AND EXISTS (SELECT 1 FROM transactions x WHERE x.chain_transfer_id = t.id AND x.status = 'confirmed' AND x.reverses_id IS NULL) ` +
       `AND NOT EXISTS (SELECT 1 FROM evm_swept_transfers s WHERE s.transfer_id = t.id) ORDER BY t.address`,
     [chainId, accountId, coin.id],

@@ -1,4 +1,4 @@
-/** The 21 event types of PRODUCT §10: the only names an outbox row or a webhook subscription may carry. */
+/** The event types of PRODUCT §10 (and §17's strays): the only names an outbox row or a webhook subscription may carry. */
 export const EVENT_TYPES = [
   'invoice.pending',
   'invoice.paid',
@@ -20,6 +20,9 @@ export const EVENT_TYPES = [
   'static_address.archive_warning',
   'static_address.archived',
   'static_address.restored',
+  'stray.detected',
+  'stray.credited',
+  'stray.reverted',
   'ping',
 ] as const;
 

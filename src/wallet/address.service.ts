@@ -1,12 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
 import { addressPath, type AddressScheme, type KeyChain } from '../chains/derivation';
+import { addressGroups } from '../chains/address-groups';
 import { familyOf, type ChainFamily } from '../chains/families';
 import type { WatchedAddresses } from '../chains/watched-addresses';
 import type { ChainConfig } from '../config/schema';
 import { AddressEntity, type AddressRow } from '../db/entities/chain';
 import { WalletBranchEntity, WalletCounterEntity } from '../db/entities/wallet';
-import { insertRow, insertRowIfAbsent, placeholder, rawQuery, returning } from '../db/raw';
+import { inList, insertRow, insertRowIfAbsent, placeholder, rawQuery, returning } from '../db/raw';
 import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -50,7 +51,11 @@ export class AddressService implements AddressAllocator {
   /** When loadWatched last began (ms), for the restored static addresses it reads again. */
   private loadedAt: number | null = null;
 
+  /** Chain id → its group of chains sharing addresses (addressGroups). */
+  private readonly groups: Map<string, string>;
+
   constructor(private readonly deps: AddressServiceDeps) {
+    this.groups = addressGroups(deps.chains);
     for (const chain of deps.chains) {
       const family = familyOf(chain.kind);
       this.chains.set(chain.id, { chain, scheme: family.addressScheme(chain), family });
@@ -66,7 +71,10 @@ export class AddressService implements AddressAllocator {
     // Change comes from the internal chain (BIP44 change level 1), numbered on its own counter; the
     // lookahead derives the receive chain only (change is issued once a payout, not per invoice).
     const keyChain: KeyChain = req.purpose === 'change' ? 1 : 0;
-    const index = await this.next(em, `${keyChain === 1 ? 'change' : 'index'}:${chain.chain.id}:${req.accountId}`);
+    const index =
+      keyChain === 0 && this.groups.has(chain.chain.id)
+        ? await this.nextShared(em, chain.chain.id, req.accountId)
+        : await this.next(em, `${keyChain === 1 ? 'change' : 'index'}:${chain.chain.id}:${req.accountId}`);
     const { wallet } = this.deps;
     const lookahead = keyChain === 0 ? this.deps.lookahead : undefined;
     const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index, keyChain).address;
@@ -74,8 +82,14 @@ export class AddressService implements AddressAllocator {
     // The store keeps (chain, path) unique; an address is a function of them, so one issued twice
     // means a derivation fault. The watched set holds every address: an entry there is checked
     // against the store (it may be a rolled-back allocation's, whose index is derived again now).
+    // In a group of chains sharing addresses the entry may be another chain's row (issued before the
+    // group shared its counter): only one of this chain is a fault.
     const watchedId = this.deps.watched.lookup(chain.chain.id, address);
-    if (watchedId !== undefined && (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)}`, [watchedId])).length > 0) {
+    if (
+      watchedId !== undefined &&
+      (await rawQuery(em, `SELECT 1 FROM addresses WHERE id = ${placeholder(em, 1)} AND chain_id = ${placeholder(em, 2)}`, [watchedId, chain.chain.id]))
+        .length > 0
+    ) {
       throw new Error(`derivation fault: index ${index} of branch ${branch} on ${chain.chain.id} gives an address already issued`);
     }
     const path = addressPath(chain.scheme, branch, index, keyChain);
@@ -190,6 +204,35 @@ export class AddressService implements AddressAllocator {
       `INSERT INTO wallet_counters (name, next_value) VALUES (${p}, 1) ` +
         `ON CONFLICT (name) DO UPDATE SET next_value = wallet_counters.next_value + 1 RETURNING next_value`,
       [name],
+    );
+    return Number(rows[0]!.next_value) - 1;
+  }
+
+  /**
+   * The next deposit index of an account on a chain of a group sharing addresses (EVM): one counter
+   * for the group, so an address is issued for one chain only and a payment on another chain of the
+   * group is a stray of that address, never another invoice's payment. Its first step starts after
+   * the highest index the group's chains' own counters (before the group shared one) handed out.
+   */
+  private async nextShared(em: EntityManager, chainId: string, accountId: string): Promise<number> {
+    const group = this.groups.get(chainId)!;
+    const name = `index:${group}:${accountId}`;
+    const p = (i: number) => placeholder(em, i);
+    const stepped = await returning<{ next_value: number | string }>(
+      em,
+      `UPDATE wallet_counters SET next_value = next_value + 1 WHERE name = ${p(1)} RETURNING next_value`,
+      [name],
+    );
+    if (stepped.length > 0) return Number(stepped[0]!.next_value) - 1;
+    const members = [...this.groups].filter(([, g]) => g === group).map(([id]) => `index:${id}:${accountId}`);
+    const list = inList(em, members, 1);
+    const [old] = await rawQuery<{ top: number | string | null }>(em, `SELECT MAX(next_value) AS top FROM wallet_counters WHERE name ${list.sql}`, list.params);
+    const start = Number(old?.top ?? 0);
+    const rows = await rawQuery<{ next_value: number | string }>(
+      em,
+      `INSERT INTO wallet_counters (name, next_value) VALUES (${p(1)}, ${p(2)}) ` +
+        `ON CONFLICT (name) DO UPDATE SET next_value = wallet_counters.next_value + 1 RETURNING next_value`,
+      [name, start + 1],
     );
     return Number(rows[0]!.next_value) - 1;
   }

@@ -1,3 +1,4 @@
+import { StraySchema } from '../strays/stray.view';
 import { z } from 'zod';
 import { DepositSchema, StaticAddressSchema } from '../static-addresses/static-address.view';
 import { InvoiceSchema } from '../invoices/invoice.view';
@@ -114,6 +115,7 @@ const invoiceData = z.object({
 const depositData = z.looseObject({ address: StaticAddressSchema, deposit: DepositSchema });
 const withdrawalData = z.object({ withdrawal: WithdrawalSchema });
 const addressData = z.looseObject({ address: StaticAddressSchema, reason: z.string().optional(), archive_at: timestamp().optional() });
+const strayData = z.object({ stray: StraySchema });
 const pingData = z.object({ endpoint_id: uuid(), message: z.string() });
 
 const dataOf = (type: EventType): z.ZodType =>
@@ -125,7 +127,9 @@ const dataOf = (type: EventType): z.ZodType =>
         ? depositData
         : type.startsWith('withdrawal.')
           ? withdrawalData
-          : addressData;
+          : type.startsWith('stray.')
+            ? strayData
+            : addressData;
 
 /** The webhook body of each event type: `{event_id, type, created_at, data}`. */
 export const EVENT_SCHEMAS: ReadonlyArray<{ type: EventType; schema: z.ZodType }> = EVENT_TYPES.map((type) => ({

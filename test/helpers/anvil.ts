@@ -8,7 +8,8 @@ import path from 'node:path';
 import { parseUnits } from 'ethers';
 import { PROJECT_ROOT } from '../../src/config/load';
 import { ANVIL_CHAIN_ID, AnvilNode, type AnvilOptions } from '../../src/dev/anvil-node';
-import { payOnAnvil, prepareAnvil } from '../../src/dev/anvil';
+import { anvilProvider, payOnAnvil, prepareAnvil } from '../../src/dev/anvil';
+import { ensureTestUsdt, TEST_USDT_DECIMALS } from '../../src/dev/test-usdt';
 
 const running = new Set<AnvilNode>();
 
@@ -55,4 +56,18 @@ export async function makeQuirky(node: AnvilNode, usdt: string, quirk: Quirk): P
   };
   await node.rpc('anvil_setCode', [usdt, deployedBytecode]);
   await node.rpc('anvil_setStorageAt', [usdt, `0x${'5'.padStart(64, '0')}`, `0x${quirk.toString(16).padStart(64, '0')}`]);
+}
+
+/**
+ * Deploys another copy of the test token (a second configured token, e.g. "USDC") from anvil's
+ * account `deployer` (its first transaction: a fresh contract address) and funds the payer with it.
+ */
+export async function deployTestToken(node: AnvilNode, deployer = 5): Promise<string> {
+  const provider = anvilProvider(node.rpcUrl, node.options.chainId ?? ANVIL_CHAIN_ID);
+  try {
+    const accounts = await provider.listAccounts();
+    return await ensureTestUsdt(accounts[deployer]!, accounts[1]!.address, parseUnits('1000000', TEST_USDT_DECIMALS));
+  } finally {
+    provider.destroy();
+  }
 }

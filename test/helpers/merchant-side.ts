@@ -18,6 +18,8 @@ export interface MerchantApi {
 
 export interface MerchantSide {
   accountId: string;
+  /** The account's owner (email and TOTP secret), for keys the test adds. */
+  owner: { email: string; totp: string };
   /** The merchant's key, for requests the client does not make (exports: raw bytes). */
   key: { keyId: string; secret: string };
   api: MerchantApi;
@@ -55,6 +57,7 @@ export async function merchantSide(td: TestDaemon, clock?: Clock): Promise<Merch
   };
   return {
     accountId: m.accountId,
+    owner: { email: m.owner, totp: m.ownerTotp },
     key: { keyId: m.keyId, secret: m.secret },
     api,
     async createInvoice(body) {

@@ -38,7 +38,7 @@ export const evmFamily: ChainFamily = {
   // PRODUCT §8a: the payout's gas (a token's adds the treasury's top-up) at the current fee cap, by the chain's fee model.
   networkFeeReserve: (quote, token) => (quote.kind === 'evm' ? withdrawalReserve(quote, token) : null),
   holdings: { by: 'addresses', pastHeight: true },
-  addresses: { treasuries: true, change: false },
+  addresses: { treasuries: true, change: false, sharedAcrossChains: true },
 };
 
 /** A call the node did not answer (unreachable, timed out, an HTTP error, no JSON), not one it answered with an error. */

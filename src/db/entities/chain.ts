@@ -29,6 +29,13 @@ export interface AddressRow {
   updated_at: string;
 }
 
+/**
+ * A transfer's purpose: its address row's, or `stray` (PRODUCT §17) when a configured coin reached
+ * an invoice or static address where it was not asked for (another chain of the address's group, or
+ * another coin than the address's): recorded, handed to the strays' handler, never credited on its own.
+ */
+export type TransferPurpose = AddressPurpose | 'stray';
+
 export type TransferStatus = 'seen' | 'confirmed' | 'reverted';
 
 /** Money reaching a wallet address, or the wallet's coins spent. */
@@ -47,8 +54,8 @@ export interface ChainTransferRow {
   txid: string;
   output_index: number;
   direction: TransferDirection;
-  /** The address row's purpose (AddressPurpose), copied when the transfer is first seen. */
-  purpose: AddressPurpose;
+  /** The address row's purpose (AddressPurpose), copied when the transfer is first seen; `stray` (TransferPurpose). */
+  purpose: TransferPurpose;
   /** The wallet address paid (incoming), or spent from (outgoing). */
   address: string;
   address_id: string;

@@ -25,6 +25,7 @@ import { MemberRoleGrant1767225600032 } from './0032-member-role-grant';
 import { SweepRequests1767225600033 } from './0033-sweep-requests';
 import { ExactDayTotals1767225600034 } from './0034-exact-day-totals';
 import { AccountSends1767225600035 } from './0035-account-sends';
+import { Strays1767225600036 } from './0036-strays';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   SweepRequests1767225600033,
   ExactDayTotals1767225600034,
   AccountSends1767225600035,
+  Strays1767225600036,
 ];

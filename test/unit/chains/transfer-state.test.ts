@@ -117,6 +117,19 @@ test("a payment is not the wallet's when the address row is missing, of another 
   t.is(originOf(payment, address({ address: '0xb0b' }), undefined), null);
 });
 
+test('a configured coin where it was not asked for is a stray (PRODUCT §17): another chain sharing the address, or another coin than the address', (t) => {
+  const evm = (a: string, b: string) => a === b || (a !== 'tron' && b !== 'tron');
+  // Another chain of the address's group: a stray of the invoice's address; of another group: not the wallet's.
+  t.like(originOf(payment, address({ chain_id: 'base' }), undefined, evm), { purpose: 'stray', address_id: 'addr1', account_id: 'acc', amount: '1.5' });
+  t.is(originOf({ ...payment, chainId: 'tron' }, address(), undefined, evm), null);
+  // Another coin on the address's own chain: a stray, for an invoice's or a static address.
+  t.like(originOf({ ...payment, coinId: 'usdc' }, address(), undefined), { purpose: 'stray' });
+  t.like(originOf({ ...payment, coinId: 'usdc' }, address({ purpose: 'static' }), undefined), { purpose: 'stray' });
+  // A treasury takes any coin of its own chain (top-ups) and nothing of another chain.
+  t.like(originOf({ ...payment, coinId: 'usdc' }, address({ purpose: 'treasury' }), undefined, evm), { purpose: 'treasury' });
+  t.is(originOf(payment, address({ purpose: 'treasury', chain_id: 'base' }), undefined, evm), null);
+});
+
 test("a transaction sent from a wallet address is the wallet's spend, with its nonce and no amount of its own", (t) => {
   const sent: OutgoingObservation = {
     chainId: 'ethereum',

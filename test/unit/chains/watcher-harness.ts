@@ -51,7 +51,9 @@ export async function setup<N extends FakeChain = FakeChain>(
   const catalog = new Catalog(config.chains, config.fiat);
   const clock = new FakeClock();
   const sink = new RecordingSink(store, clock);
-  const router = new TransferRouter().register('invoice', 'incoming', sink);
+  // The addresses are ETH invoices': a token paid to them is a stray (PRODUCT §17), recorded the
+  // same; the sink hears both, these tests being about the core's recording, not the purpose.
+  const router = new TransferRouter().register('invoice', 'incoming', sink).register('stray', 'incoming', sink);
   const watched = new WatchedAddresses();
   const coins = new WalletCoins(watched);
   const node = opts.node ?? (new FakeChain() as N);

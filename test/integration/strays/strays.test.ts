@@ -1,0 +1,355 @@
+/**
+ * Money sent where it was not asked for (PRODUCT §17), on two real local EVM chains (anvil twice):
+ * an invoice paid on the other chain, or in another configured token, is a stray: recorded, never
+ * credited on its own, `stray.detected` sent; the merchant credits it once as a deposit. A
+ * reorganisation reverts a stray (a credited one taken back); an archived static address's stray
+ * is found by the slow scan; another account sees none of it.
+ */
+import test from 'ava';
+import { coinId } from '../../../src/catalog/coins';
+import { unsweptCredited } from '../../../src/payouts/sweep-groups';
+import { anvilChainEntry } from '../../../src/dev/anvil';
+import { deployTestToken, killAllAnvils, payFromAnvil, startAnvil, type TestAnvil } from '../../helpers/anvil';
+import { SignedClient } from '../../helpers/api-client';
+import { COINKEEP_BIN, runBin } from '../../helpers/cli';
+import { cliConfigFile, OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
+import { merchantSide, type MerchantSide } from '../../helpers/merchant-side';
+import { CONFIRMATIONS, FAST_WATCH, RATES } from '../chains/evm/evm-fixture';
+
+test.after.always(killAllAnvils);
+
+/** `coinkeep ledger reconcile --json`: its exit code, stderr and report. */
+async function reconcile(td: TestDaemon) {
+  const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), '--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+  return { ...r, json: JSON.parse(r.stdout) };
+}
+const line = (report: { coins: Array<{ ticker: string; chain_id: string }> }, chainId: string, ticker: string) =>
+  report.coins.find((x) => x.ticker === ticker && x.chain_id === chainId);
+
+/** No sweep moves the payments on (nor mines blocks of its own). */
+const NO_SWEEPS = { min: { ETH: '1000000', USDT: '1000000000', USDC: '1000000000' } };
+const NO_POL_SWEEPS = { min: { POL: '1000000', USDT: '1000000000' } };
+
+interface TwoChains {
+  td: TestDaemon;
+  eth: TestAnvil;
+  usdc: string;
+  pol: TestAnvil;
+  m: MerchantSide;
+  coin: { ethUsdt: string; ethUsdc: string; polUsdt: string; ethEth: string };
+}
+
+async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function startTwoChains(overrides: Record<string, unknown> = {}): Promise<TwoChains> {
+  const eth = await startAnvil();
+  const usdc = await deployTestToken(eth.node);
+  const pol = await startAnvil({ chainId: 137 });
+  const td = await startTestDaemon({
+    chains: [
+      anvilChainEntry(eth.node.rpcUrl, eth.usdt, {
+        confirmations: CONFIRMATIONS,
+        options: FAST_WATCH,
+        tokens: [
+          { ticker: 'USDT', contract: eth.usdt, decimals: 6 },
+          { ticker: 'USDC', contract: usdc, decimals: 6 },
+        ],
+        sweep: NO_SWEEPS,
+      }),
+      anvilChainEntry(pol.node.rpcUrl, pol.usdt, {
+        id: 'polygon',
+        chain_id: 137,
+        native: { ticker: 'POL', decimals: 18 },
+        confirmations: CONFIRMATIONS,
+        options: FAST_WATCH,
+        sweep: NO_POL_SWEEPS,
+      }),
+    ],
+    rates: {
+      sources: [
+        {
+          kind: 'fixed',
+          rates: { ...(RATES.sources[0]!.rates as Record<string, unknown>), USDC: { USD: '1', EUR: '0.93' }, POL: { USD: '0.5', EUR: '0.45' } },
+        },
+      ],
+    },
+    ...overrides,
+  });
+  const m = await merchantSide(td);
+  await until('both chains watched', () => td.daemon.chains.status().every((c) => c.scanned_height !== null));
+  return {
+    td,
+    eth,
+    usdc,
+    pol,
+    m,
+    coin: {
+      ethUsdt: coinId('ethereum', eth.usdt),
+      ethUsdc: coinId('ethereum', usdc),
+      polUsdt: coinId('polygon', pol.usdt),
+      ethEth: coinId('ethereum', 'native'),
+    },
+  };
+}
+
+const stop = (c: TwoChains) => async () => {
+  await c.td.stop();
+};
+
+/** Waits until the chain's scanner reached its node's tip. */
+async function scanned(c: TwoChains, chainId: 'ethereum' | 'polygon'): Promise<void> {
+  const node = chainId === 'ethereum' ? c.eth.node : c.pol.node;
+  const tip = await node.blockNumber();
+  await until(`${chainId} scanned`, () => (c.td.daemon.chains.status().find((s) => s.chain_id === chainId)!.scanned_height ?? -1) >= tip);
+}
+
+async function strays(c: TwoChains, query = ''): Promise<any[]> {
+  const res = await c.m.api.get(`/v1/strays${query}`);
+  if (res.status !== 200) throw new Error(`GET /v1/strays${query}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.items;
+}
+
+async function strayWhen(c: TwoChains, id: string, ok: (s: any) => boolean, what: string): Promise<any> {
+  let last: any;
+  await until(what, async () => ok((last = (await c.m.api.get(`/v1/strays/${id}`)).body)));
+  return last;
+}
+
+test('an invoice paid on the other EVM chain is a stray: not credited, the invoice unchanged, stray.detected once; credited once on request, a second credit is 409 and changes nothing', async (t) => {
+  const c = await startTwoChains();
+  t.teardown(stop(c));
+  await c.m.setAccount({ platform_fee_percent: '1' });
+  const inv = await c.m.createInvoice({ amount: '4', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  t.is(inv.network, 'ethereum');
+
+  // The same address, the right token, the wrong network.
+  const txid = await payFromAnvil(c.pol.node, c.pol.usdt, inv.address, '4', 6);
+  await scanned(c, 'polygon');
+  await until('the stray listed', async () => (await strays(c)).length === 1);
+  const [stray] = await strays(c);
+  t.like(stray, {
+    coin_id: c.coin.polUsdt,
+    ticker: 'USDT',
+    network: 'polygon',
+    amount: '4',
+    txid,
+    to_address: inv.address,
+    invoice_id: inv.id,
+    address_id: null,
+    status: 'open',
+  });
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+
+  // Not confirmed yet: 409, nothing changes.
+  const early = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
+  t.is(early.status, 409);
+  t.is(early.body.error.code, 'conflict');
+  t.is(early.body.error.details.reason, 'stray_not_confirmed');
+  t.is((await c.m.api.get(`/v1/strays/${stray.id}`)).body.status, 'open');
+
+  await c.pol.node.mine(CONFIRMATIONS);
+  await scanned(c, 'polygon');
+  // Confirmed like any transfer, still not credited on its own.
+  const [transfer] = await c.td.daemon.store.read.query("SELECT status, purpose FROM chain_transfers WHERE txid = ? AND chain_id = 'polygon'", [txid]);
+  t.like(transfer, { status: 'confirmed', purpose: 'stray' });
+  t.is(await c.m.available(c.coin.polUsdt), '0');
+  t.is(await c.m.available(c.coin.ethUsdt), '0');
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+  t.is((await c.m.transactions(`invoice_id=${inv.id}`)).length, 0);
+  // Reconcile counts the open stray's coins at the wallet address as not credited yet: clean.
+  const open = await reconcile(c.td);
+  t.is(open.code, 0, open.stderr);
+  t.like(line(open.json, 'polygon', 'USDT'), { uncredited_in: '4', status: 'ok' });
+  // Nothing to sweep before it is credited.
+  const polUsdt = { id: c.coin.polUsdt, decimals: 6 };
+  t.deepEqual(await unsweptCredited(c.td.daemon.store.read, 'polygon', c.m.accountId, polUsdt), []);
+  const detected = await c.m.events('stray.detected');
+  t.is(detected.length, 1);
+  t.like(detected[0]!.data.stray, { id: stray.id, status: 'open', network: 'polygon' });
+
+  // Refunding needs withdraw; refunds do not exist yet: 409 with the reason, nothing changes.
+  const denied = await c.m.api.post(`/v1/strays/${stray.id}/refund`, {});
+  t.is(denied.status, 403);
+  const { key } = await c.td.daemon.keys.create(
+    c.m.accountId,
+    { email: c.m.owner.email, otp: new OtpSource(c.m.owner.totp, { now: () => new Date() }).next() },
+    { name: 'refunds', permissions: ['read', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 600, test: false },
+  );
+  const withdrawKey = new SignedClient(c.td.url, key.key_id, key.secret);
+  const refundRes = await withdrawKey.post(`/v1/strays/${stray.id}/refund`, {}, { headers: { 'Content-Type': 'application/json' } });
+  const refund = { status: refundRes.status, body: refundRes.json };
+  t.is(refund.status, 409);
+  t.like(refund.body.error, { code: 'conflict', details: { reason: 'refunds_unavailable' } });
+  t.is((await c.m.api.get(`/v1/strays/${stray.id}`)).body.status, 'open');
+
+  const credited = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
+  t.is(credited.status, 200, JSON.stringify(credited.body));
+  t.like(credited.body, { id: stray.id, status: 'credited' });
+  t.is(await c.m.available(c.coin.polUsdt), '3.96');
+  const deposits = (await c.m.transactions('type=deposit')).filter((x: any) => x.txid === txid);
+  t.is(deposits.length, 1);
+  t.like(deposits[0], { type: 'deposit', status: 'confirmed', amount: '4', fee: '0.04', net_amount: '3.96', coin_id: c.coin.polUsdt });
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+  t.is((await c.m.events('stray.credited')).length, 1);
+  // Credited: in the books, and swept like any deposit.
+  const after = await reconcile(c.td);
+  t.is(after.code, 0, after.stderr);
+  t.like(line(after.json, 'polygon', 'USDT'), { uncredited_in: '0', status: 'ok' });
+  t.deepEqual(await unsweptCredited(c.td.daemon.store.read, 'polygon', c.m.accountId, polUsdt), [4_000_000n]);
+
+  // A second credit: 409, nothing changed.
+  const again = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
+  t.is(again.status, 409);
+  t.like(again.body.error, { code: 'conflict', details: { reason: 'stray_not_open', status: 'credited' } });
+  t.is(await c.m.available(c.coin.polUsdt), '3.96');
+  t.is((await c.m.transactions('type=deposit')).filter((x: any) => x.txid === txid).length, 1);
+  t.is((await c.m.events('stray.credited')).length, 1);
+  t.true(await c.m.ledgerClean());
+
+  // The invoice is still paid on its own chain as usual.
+  await payFromAnvil(c.eth.node, c.eth.usdt, inv.address, '4', 6);
+  await c.eth.node.mine(CONFIRMATIONS - 1);
+  await scanned(c, 'ethereum');
+  await until('the invoice paid', async () => (await c.m.invoice(inv.id)).status === 'paid');
+  t.like(await c.m.invoice(inv.id), { paid_amount: '4', overpaid_amount: '0' });
+  t.is(await c.m.available(c.coin.ethUsdt), '3.96');
+  t.is((await strays(c)).length, 1);
+});
+
+test('another configured token than the invoice coin on the same chain is a stray, not a payment of the other coin', async (t) => {
+  const c = await startTwoChains();
+  t.teardown(stop(c));
+  const inv = await c.m.createInvoice({ amount: '10', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  // The EVM chains number an account's deposit addresses with one counter: an address is one chain's only.
+  const onPolygon = await c.m.createInvoice({ amount: '10', currency: 'USDT', coin_id: c.coin.polUsdt });
+  t.not(onPolygon.address, inv.address);
+  const txid = await payFromAnvil(c.eth.node, c.usdc, inv.address, '10', 6);
+  await c.eth.node.mine(CONFIRMATIONS - 1);
+  await scanned(c, 'ethereum');
+  await until('the stray listed', async () => (await strays(c)).length === 1);
+  const [stray] = await strays(c);
+  t.like(stray, { coin_id: c.coin.ethUsdc, ticker: 'USDC', network: 'ethereum', amount: '10', txid, invoice_id: inv.id, status: 'open' });
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+  t.is((await c.m.transactions(`invoice_id=${inv.id}`)).length, 0);
+  t.is(await c.m.available(c.coin.ethUsdc), '0');
+  t.is(await c.m.available(c.coin.ethUsdt), '0');
+  t.is((await c.m.events('invoice.pending')).length, 0);
+
+  // Native coin to a token invoice's address is a stray too.
+  await payFromAnvil(c.eth.node, 'native', inv.address, '0.25', 18);
+  await c.eth.node.mine(CONFIRMATIONS - 1);
+  await scanned(c, 'ethereum');
+  await until('the second stray listed', async () => (await strays(c)).length === 2);
+  t.like((await strays(c, '?network=ethereum'))[0], { coin_id: c.coin.ethEth, ticker: 'ETH', amount: '0.25', status: 'open' });
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+  t.is(await c.m.available(c.coin.ethEth), '0');
+  t.true(await c.m.ledgerClean());
+});
+
+test('a reorganisation that drops a credited stray reverts it: the credit taken back by an adjustment, stray.reverted, ledger clean', async (t) => {
+  const c = await startTwoChains();
+  t.teardown(stop(c));
+  const inv = await c.m.createInvoice({ amount: '2', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  const snapshot = await c.pol.node.rpc<string>('evm_snapshot');
+  const txid = await payFromAnvil(c.pol.node, c.pol.usdt, inv.address, '2', 6);
+  await c.pol.node.mine(CONFIRMATIONS - 1);
+  await scanned(c, 'polygon');
+  await until('the stray listed', async () => (await strays(c)).length === 1);
+  const [stray] = await strays(c);
+  await strayWhen(c, stray.id, () => true, 'read');
+  await until('the stray confirmed', async () => (await c.m.api.post(`/v1/strays/${stray.id}/credit`, {})).status === 200);
+  t.is(await c.m.available(c.coin.polUsdt), '2');
+  const oldTip = await c.pol.node.blockNumber();
+
+  t.true(await c.pol.node.rpc<boolean>('evm_revert', [snapshot]));
+  await c.pol.node.mine(CONFIRMATIONS + 2);
+  t.true((await c.pol.node.blockNumber()) > oldTip);
+  const reverted = await strayWhen(c, stray.id, (s) => s.status !== 'credited', 'the stray reverted');
+  t.like(reverted, { status: 'reverted', txid });
+  t.is(await c.m.available(c.coin.polUsdt), '0');
+  const adjustments = (await c.m.transactions('type=adjustment')).filter((x: any) => x.txid === txid);
+  t.is(adjustments.length, 1);
+  t.like(adjustments[0], { amount: '-2', status: 'confirmed' });
+  const events = await c.m.events('stray.reverted');
+  t.is(events.length, 1);
+  t.like(events[0]!.data.stray, { id: stray.id, status: 'reverted' });
+  // A reverted stray cannot be credited.
+  const late = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
+  t.is(late.status, 409);
+  t.like(late.body.error, { code: 'conflict', details: { reason: 'stray_not_open', status: 'reverted' } });
+  t.is(await c.m.available(c.coin.polUsdt), '0');
+  t.true(await c.m.ledgerClean());
+  t.like(await c.m.invoice(inv.id), { status: 'new', paid_amount: '0' });
+});
+
+test("a stray on an archived static address is found by the slow scan; another account sees no stray of this one (404), and the list's filters", async (t) => {
+  const c = await startTwoChains({ static_addresses: { archived_scan_hours: 100 } });
+  t.teardown(stop(c));
+  const created = await c.m.api.post('/v1/addresses', { customer_id: 'cust-1', coin_id: c.coin.ethUsdt });
+  t.is(created.status, 201);
+  const a = created.body;
+  t.is((await c.m.api.post(`/v1/addresses/${a.id}/archive`, {})).status, 200);
+  t.is(c.td.daemon.watched.lookup('ethereum', a.address), undefined);
+
+  const txid = await payFromAnvil(c.eth.node, c.usdc, a.address, '7', 6);
+  await c.eth.node.mine(CONFIRMATIONS - 1);
+  await scanned(c, 'ethereum');
+  t.is((await strays(c)).length, 0);
+  const scan = c.td.daemon.archivedScans.find((s) => s.chainId === 'ethereum')!;
+  const round = await scan.run();
+  t.like(round, { found: 1 });
+  await until('the stray listed', async () => (await strays(c)).length === 1);
+  const [stray] = await strays(c);
+  t.like(stray, { coin_id: c.coin.ethUsdc, amount: '7', txid, to_address: a.address, address_id: a.id, invoice_id: null, status: 'open' });
+  // Never credited as a deposit of the address's coin.
+  t.is(await c.m.available(c.coin.ethUsdt), '0');
+  t.is(await c.m.available(c.coin.ethUsdc), '0');
+  t.is((await c.m.events('deposit.pending')).length, 0);
+  t.is((await c.m.events('stray.detected')).length, 1);
+
+  // Filters: status, network, invoice_id.
+  const inv = await c.m.createInvoice({ amount: '1', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  await payFromAnvil(c.pol.node, c.pol.usdt, inv.address, '1', 6);
+  await scanned(c, 'polygon');
+  await until('both strays listed', async () => (await strays(c)).length === 2);
+  t.deepEqual(
+    (await strays(c, '?network=polygon')).map((s) => s.invoice_id),
+    [inv.id],
+  );
+  t.deepEqual(
+    (await strays(c, '?network=ethereum')).map((s) => s.id),
+    [stray.id],
+  );
+  t.deepEqual(
+    (await strays(c, `?invoice_id=${inv.id}`)).map((s) => s.network),
+    ['polygon'],
+  );
+  t.is((await strays(c, '?status=credited')).length, 0);
+  t.is((await strays(c, '?status=open')).length, 2);
+  const page = await c.m.api.get('/v1/strays?limit=1');
+  t.is(page.body.items.length, 1);
+  t.truthy(page.body.next_cursor);
+  const next = await c.m.api.get(`/v1/strays?limit=1&cursor=${page.body.next_cursor}`);
+  t.is(next.body.items.length, 1);
+  t.not(next.body.items[0].id, page.body.items[0].id);
+  const bad = await c.m.api.get('/v1/strays?status=lost');
+  t.is(bad.status, 400);
+  t.is(bad.body.error.code, 'validation_error');
+
+  // Another account: none of it.
+  const other = await merchantSide(c.td);
+  t.deepEqual((await other.api.get('/v1/strays')).body.items, []);
+  const missing = await other.api.get(`/v1/strays/${stray.id}`);
+  t.is(missing.status, 404);
+  t.is(missing.body.error.code, 'not_found');
+  const notTheirs = await other.api.post(`/v1/strays/${stray.id}/credit`, {});
+  t.is(notTheirs.status, 404);
+  t.is((await c.m.api.get(`/v1/strays/${stray.id}`)).body.status, 'open');
+  t.is((await c.m.events('stray.credited')).length, 0);
+});
