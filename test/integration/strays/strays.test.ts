@@ -9,6 +9,11 @@ import test from 'ava';
 import { coinId } from '../../../src/catalog/coins';
 import { unsweptCredited } from '../../../src/payouts/sweep-groups';
 import { anvilChainEntry } from '../../../src/dev/anvil';
+import { EvmAdapter } from '../../../src/chains/evm/evm-adapter';
+import { AccountEntity, SecurityLogEntity } from '../../../src/db/entities/team';
+import { LedgerEntryEntity } from '../../../src/db/entities/money';
+import { NETWORK_BOOK } from '../../../src/ledger/ledger';
+import { Amount } from '../../../src/shared/amount';
 import { deployTestToken, killAllAnvils, payFromAnvil, startAnvil, type TestAnvil } from '../../helpers/anvil';
 import { SignedClient } from '../../helpers/api-client';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
@@ -47,7 +52,7 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, timeout
   }
 }
 
-async function startTwoChains(overrides: Record<string, unknown> = {}): Promise<TwoChains> {
+async function startTwoChains(overrides: Record<string, unknown> = {}, polSweep: Record<string, unknown> = NO_POL_SWEEPS): Promise<TwoChains> {
   const eth = await startAnvil();
   const usdc = await deployTestToken(eth.node);
   const pol = await startAnvil({ chainId: 137 });
@@ -68,7 +73,7 @@ async function startTwoChains(overrides: Record<string, unknown> = {}): Promise<
         native: { ticker: 'POL', decimals: 18 },
         confirmations: CONFIRMATIONS,
         options: FAST_WATCH,
-        sweep: NO_POL_SWEEPS,
+        sweep: polSweep,
       }),
     ],
     rates: {
@@ -352,4 +357,144 @@ test("a stray on an archived static address is found by the slow scan; another a
   t.is(notTheirs.status, 404);
   t.is((await c.m.api.get(`/v1/strays/${stray.id}`)).body.status, 'open');
   t.is((await c.m.events('stray.credited')).length, 0);
+});
+
+test("credited strays on the other EVM chain (its native coin and a token) are swept into the account's treasury on that chain: top-up and gas there, books clean, and a withdrawal of them is paid there", async (t) => {
+  const c = await startTwoChains({ payouts: { batch_window_seconds: 0, replace_after_blocks: 3 } }, { min: { POL: '0', USDT: '0' } });
+  t.teardown(stop(c));
+  const store = c.td.daemon.store;
+  const polChain = c.td.daemon.config.chains.find((x) => x.id === 'polygon')!;
+  const polygon = new EvmAdapter({ ...polChain, rpc_url: c.pol.node.rpcUrl });
+  const ethChain = c.td.daemon.config.chains.find((x) => x.id === 'ethereum')!;
+  const ethereum = new EvmAdapter({ ...ethChain, rpc_url: c.eth.node.rpcUrl });
+  const onPolygon = async (address: string, asset: string) => (await polygon.balances([address], asset))[0]!;
+  const station = c.td.daemon.addresses.gasStation('polygon').address;
+  await payFromAnvil(c.pol.node, 'native', station, '10', 18);
+  const coinPol = coinId('polygon', 'native');
+
+  // An invoice for USDT on ethereum, paid on polygon in POL and in USDT: two strays there.
+  const inv = await c.m.createInvoice({ amount: '5', currency: 'USDT', coin_id: c.coin.ethUsdt });
+  t.is(inv.network, 'ethereum');
+  await payFromAnvil(c.pol.node, 'native', inv.address, '0.5', 18);
+  await payFromAnvil(c.pol.node, c.pol.usdt, inv.address, '5', 6);
+  await c.pol.node.mine(CONFIRMATIONS);
+  await scanned(c, 'polygon');
+  await until('both strays listed', async () => (await strays(c, '?network=polygon')).length === 2);
+  // Nothing is swept before the strays are credited (the sweeps' minimum is 0 on polygon).
+  t.is(Number((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends`))[0].n), 0);
+  const open = await strays(c, '?network=polygon');
+  const credit = (ticker: string) =>
+    until(`stray ${ticker} credited`, async () => (await c.m.api.post(`/v1/strays/${open.find((s) => s.ticker === ticker)!.id}/credit`, {})).status === 200);
+
+  // The sweeps: on polygon, from the invoice's address, into the account's treasury there. The POL
+  // first (the gas it leaves behind is then too little for the token's sweep: a top-up on polygon).
+  let on = true;
+  const miner = (async () => {
+    while (on) {
+      await c.pol.node.mine(1).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  })();
+  const stopMiner = async () => {
+    on = false;
+    await miner;
+  };
+  t.teardown(stopMiner);
+  const finalSweeps = async () =>
+    (await store.read.query(`SELECT * FROM account_sends WHERE kind = 'sweep' AND status = 'mined' AND booked_at IS NOT NULL`)) as any[];
+  await credit('POL');
+  t.is(await c.m.available(coinPol), '0.5');
+  await until('the POL stray swept and booked', async () => (await finalSweeps()).length === 1, 60_000);
+  await credit('USDT');
+  t.is(await c.m.available(c.coin.polUsdt), '5');
+  await until('both strays swept and booked', async () => (await finalSweeps()).length === 2, 60_000);
+  await until(
+    'every send final and booked',
+    async () =>
+      Number((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast') OR booked_at IS NULL`))[0].n) === 0,
+    30_000,
+  );
+  const sends = (await store.read.query(`SELECT * FROM account_sends ORDER BY kind, coin_id`)) as any[];
+  t.true(
+    sends.every((s) => s.chain_id === 'polygon' && s.status === 'mined' && Number(s.succeeded) === 1),
+    JSON.stringify(sends.map((s) => [s.chain_id, s.kind, s.status])),
+  );
+  const sweeps = sends.filter((s) => s.kind === 'sweep');
+  t.deepEqual(sweeps.map((s) => s.coin_id).sort(), [coinPol, c.coin.polUsdt].sort());
+  t.true(sweeps.every((s) => s.from_address === inv.address));
+  const treasury = sweeps[0]!.to_address as string;
+  t.is(sweeps[1]!.to_address, treasury);
+  const topUps = sends.filter((s) => s.kind === 'topup');
+  t.is(topUps.length, 1, 'the token sweep topped up on polygon');
+  t.like(topUps[0], { from_address: station, to_address: inv.address });
+  // The coins left the address on the chain they arrived on, and are at the treasury there.
+  t.is(await onPolygon(inv.address, c.pol.usdt), 0n);
+  t.is(await onPolygon(treasury, c.pol.usdt), 5_000_000n);
+  const polAtTreasury = await onPolygon(treasury, 'native');
+  t.true(polAtTreasury > 490_000_000_000_000_000n && polAtTreasury < 500_000_000_000_000_000n, `the POL less the gas: ${polAtTreasury}`);
+  t.true((await onPolygon(inv.address, 'native')) < 100_000_000_000_000n, 'at most the unused gas reserve stays behind');
+  // Nothing moved on ethereum.
+  t.is((await ethereum.balances([treasury], 'native'))[0], 0n);
+  // The gas booked to the network book, the balances as credited, the books clean.
+  t.true((await store.read.findBy(LedgerEntryEntity, { credit_book: NETWORK_BOOK, code: 'gas_topup' })).some((e) => e.coin_id === coinPol));
+  const costs = await store.read.findBy(LedgerEntryEntity, { debit_book: NETWORK_BOOK, code: 'network_cost' });
+  t.true(costs.filter((e) => e.coin_id === coinPol).length >= 2, 'the sweeps gas booked in POL');
+  t.false(
+    costs.some((e) => e.coin_id === c.coin.ethEth),
+    'no gas booked on ethereum',
+  );
+  t.is(await c.m.available(coinPol), '0.5');
+  t.is(await c.m.available(c.coin.polUsdt), '5');
+  t.true(await c.m.ledgerClean());
+  const rec = await reconcile(c.td);
+  t.is(rec.code, 0, rec.stderr);
+  t.like(line(rec.json, 'polygon', 'USDT'), { status: 'ok' });
+  t.like(line(rec.json, 'polygon', 'POL'), { status: 'ok' });
+
+  // A withdrawal of the credited USDT (less room for its network fee) is paid on polygon from that treasury.
+  // A verified account whose security changes (the key's creation too) are a day old: no review.
+  const { key } = await c.td.daemon.keys.create(
+    c.m.accountId,
+    { email: c.m.owner.email, otp: new OtpSource(c.m.owner.totp, { now: () => new Date() }).next() },
+    { name: 'withdrawals', permissions: ['read', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 600, test: false },
+  );
+  await store.write(async (em) => {
+    await em.update(SecurityLogEntity, { account_id: c.m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });
+    await em.update(AccountEntity, { id: c.m.accountId }, { verified: true });
+  });
+  c.td.daemon.team.changedOutside();
+  const withdrawKey = new SignedClient(c.td.url, key.key_id, key.secret);
+  const to = '0x' + 'ab'.repeat(20);
+  const created = await withdrawKey.post(
+    '/v1/withdrawals',
+    { coin_id: c.coin.polUsdt, amount: '4', to_address: to },
+    { headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'stray-withdrawal-1' } },
+  );
+  t.is(created.status, 201, JSON.stringify(created.json));
+  // Polled in the database: the signed client allows only so many requests a second.
+  await until(
+    'the withdrawal completed',
+    async () => (await store.read.query(`SELECT status FROM withdrawals WHERE id = ?`, [created.json.id]))[0]?.status === 'completed',
+    60_000,
+  );
+  const w = (await withdrawKey.get(`/v1/withdrawals/${created.json.id}`)).json;
+  t.like(w, { status: 'completed' });
+  t.is(w.coin_id, c.coin.polUsdt);
+  t.is(await onPolygon(to, c.pol.usdt), 4_000_000n);
+  t.is(await onPolygon(treasury, c.pol.usdt), 1_000_000n);
+  t.is((await ethereum.balances([to], c.eth.usdt))[0], 0n);
+  await until(
+    'the payout booked',
+    async () =>
+      Number((await store.read.query(`SELECT COUNT(*) AS n FROM account_sends WHERE status IN ('signed', 'broadcast') OR booked_at IS NULL`))[0].n) === 0,
+    30_000,
+  );
+  await stopMiner();
+  const charged = Amount.of('1')
+    .minus(Amount.of(w.platform_fee ?? '0'))
+    .minus(Amount.of(w.network_fee_charged ?? '0'));
+  t.is(await c.m.available(c.coin.polUsdt), charged.toString(), 'the withdrawal and its fees charged');
+  t.true(await c.m.ledgerClean());
+  const last = await reconcile(c.td);
+  t.is(last.code, 0, last.stderr);
 });
