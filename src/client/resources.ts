@@ -99,6 +99,24 @@ export class Withdrawals {
   }
 }
 
+/** Stray payments: coins sent on another network or in another coin than asked (PRODUCT §17). */
+export class Strays {
+  constructor(private readonly t: Transport) {}
+  get(id: string): Promise<T.Stray> {
+    return this.t.call('strays.get', { path: { id } });
+  }
+  list(filters?: T.StrayFilters): PagePromise<T.Stray> {
+    return paged(this.t, 'strays.list', q(filters));
+  }
+  /** Credits an open, confirmed stray to the balance as a deposit, once (409 `conflict` after). */
+  credit(id: string, opts?: PostOptions): Promise<T.Stray> {
+    return this.t.call('strays.credit', post(opts, { path: { id } }));
+  }
+  refund(id: string, opts?: PostOptions): Promise<T.Stray> {
+    return this.t.call('strays.refund', post(opts, { path: { id } }));
+  }
+}
+
 export class Transactions {
   constructor(private readonly t: Transport) {}
   get(id: string): Promise<T.Transaction> {

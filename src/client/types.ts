@@ -10,6 +10,7 @@ import type { CurrencySchema, FiatCurrencySchema, RateSchema } from '../catalog/
 import type { CreateInvoiceBody } from '../invoices/invoice.api';
 import type { InvoiceView } from '../invoices/invoice.view';
 import type { EventType } from '../shared/events';
+import type { StrayView } from '../strays/stray.view';
 import type { BalanceView } from '../transactions/balance.service';
 import type { TransactionView } from '../transactions/transaction.service';
 import type { AttemptView, DeliveryView } from '../webhooks/delivery.view';
@@ -27,6 +28,7 @@ export type Withdrawal = z.infer<typeof WithdrawalSchema>;
 export type CreateWithdrawalParams = z.input<typeof CreateWithdrawalBody>;
 export type EstimateParams = Pick<z.input<typeof EstimateBody>, 'coin_id' | 'amount' | 'to_address' | 'network_fee_mode'>;
 export type WithdrawalEstimate = z.infer<typeof EstimateSchema>;
+export type Stray = StrayView;
 export type Transaction = TransactionView;
 export type Balance = BalanceView;
 export type WebhookEndpoint = EndpointView;
@@ -69,6 +71,12 @@ export interface WithdrawalFilters extends PageParams {
   payout_id?: string;
   created_from?: string;
   created_to?: string;
+}
+export interface StrayFilters extends PageParams {
+  status?: Stray['status'];
+  /** The network (chain id) the coins arrived on. */
+  network?: string;
+  invoice_id?: string;
 }
 export interface TransactionFilters extends PageParams {
   type?: Transaction['type'];

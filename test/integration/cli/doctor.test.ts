@@ -26,6 +26,7 @@ test.serial('doctor on the sandbox: every chain ok, exit code 0; on a broken con
   t.log(ok.stdout);
   t.is(ok.code, 0, ok.stderr);
   t.regex(ok.stdout, /^ethereum \(evm\): ok$/m);
+  t.regex(ok.stdout, /^base \(evm\): ok$/m);
   t.regex(ok.stdout, /^bitcoin \(btc\): ok$/m);
   t.regex(ok.stdout, /^tron \(tron\): ok$/m);
   t.regex(ok.stdout, /chain id 31337, tip \d+, answered in \d+ ms/);
@@ -40,6 +41,7 @@ test.serial('doctor on the sandbox: every chain ok, exit code 0; on a broken con
     (JSON.parse(json.stdout) as { chains: Array<{ chain_id: string; works: boolean }> }).chains.map((c) => [c.chain_id, c.works]),
     [
       ['ethereum', true],
+      ['base', true],
       ['bitcoin', true],
       ['tron', true],
     ],

@@ -226,7 +226,7 @@ test('an underpaid invoice is final after the TTL: a later top-up is a late paym
   t.is((await f.events('invoice.late_payment')).length, 1);
 });
 
-test('another coin sent to an invoice address is credited but does not pay the invoice', async (t) => {
+test('another coin sent to an invoice address is a stray payment: not credited and not paying the invoice until the merchant credits it (PRODUCT §17)', async (t) => {
   const f = await startInvoiceFixture();
   t.teardown(() => f.stop());
   const res = await f.api.post('/v1/invoices', { amount: '10', currency: 'USDT', coin_id: COINS.USDT_ETH });
@@ -234,7 +234,14 @@ test('another coin sent to an invoice address is credited but does not pay the i
   const inv = res.body;
   await f.chain('ethereum').pay(inv.address, COINS.ETH, '0.1');
   t.is((await f.api.get(`/v1/invoices/${inv.id}`)).body.status, 'new');
+  t.is((await balanceOf(f, accountBook(f.accountId), COINS.ETH)).available, '0');
+  const strays = (await f.api.get(`/v1/strays?invoice_id=${inv.id}`)).body.items;
+  t.is(strays.length, 1);
+  t.like(strays[0], { coin_id: COINS.ETH, amount: '0.1', to_address: inv.address, invoice_id: inv.id, status: 'open' });
+  const credited = await f.api.post(`/v1/strays/${strays[0].id}/credit`, {});
+  t.is(credited.status, 200, JSON.stringify(credited.body));
   t.is((await balanceOf(f, accountBook(f.accountId), COINS.ETH)).available, '0.1');
+  t.is((await f.api.get(`/v1/invoices/${inv.id}`)).body.status, 'new', 'a credited stray still pays no invoice');
   await f.chain('ethereum').pay(inv.address, COINS.USDT_ETH, '10');
   t.is((await f.api.get(`/v1/invoices/${inv.id}`)).body.status, 'paid');
 });
