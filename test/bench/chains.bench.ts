@@ -24,6 +24,7 @@ import { prepareSeed } from '../../src/daemon/setup';
 import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { merchantWithKey, testConfig, TEST_MNEMONIC } from '../helpers/daemon';
 import { signRequest } from '../helpers/signer';
+import { IdleChain } from '../helpers/idle-chain';
 import { TronNode } from '../helpers/tron-node';
 import { fmt, report } from './lib';
 
@@ -41,6 +42,11 @@ const HITS_PER_BLOCK = 10;
 const FETCH_ROUNDS = 3;
 /** The parts run (BENCH_CHAINS=tron,memory: some of them); all by default. */
 const PARTS = new Set((process.env.BENCH_CHAINS ?? 'evm,tron,memory').split(','));
+/**
+ * EVM chains configured in the EVM run (issue 32: every EVM chain watches every EVM address): the
+ * measured one and, beside it, idle ones with their own chain ids, sharing its watched set.
+ */
+const EVM_CHAINS = Number(process.env.BENCH_EVM_CHAINS ?? 3);
 /** A directory: the core's part of each chain run is CPU-profiled there (a .cpuprofile per chain, for Chrome DevTools). */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 
@@ -105,9 +111,11 @@ async function evmChainCore(): Promise<void> {
     (h) => adapter.blocks(h, h),
     (h) => rawFetch(node.rpcUrl, h, usdt),
   );
+  const others = Array.from({ length: EVM_CHAINS - 1 }, (_, i) => ({ ...chainEntry, id: `evm-idle-${i + 1}`, chain_id: 1_000_001 + i }));
   await coreRatio({
-    title: `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block`,
+    title: `EVM chain core per block: ${TRANSFERS_PER_BLOCK} ERC-20 transfers a block, ${EVM_CHAINS} EVM chain(s) configured`,
     chainEntry,
+    others,
     fetched,
     fetchMs,
     rawMs,
@@ -198,10 +206,12 @@ interface CoreRun {
   randomAddress: () => string;
   /** The real adapter's watch keys, where its family has them (the core screens on them). */
   watchKey?: (address: string) => Uint8Array | null;
+  /** Other chains configured beside it, on idle nodes. */
+  others?: Record<string, unknown>[];
 }
 
 /** The real daemon's chain core over the fetched blocks (a replay node), with WATCHED addresses: its time per block against the fetch time. */
-async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, rates, randomAddress, watchKey }: CoreRun): Promise<void> {
+async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, rates, randomAddress, watchKey, others = [] }: CoreRun): Promise<void> {
   const transfers = fetched[0]!.transfers.length;
   if (transfers !== TRANSFERS_PER_BLOCK) throw new Error(`a block holds ${transfers} transfers, not ${TRANSFERS_PER_BLOCK}`);
   const chain = parseConfig({ chains: [chainEntry] }).chains[0]!;
@@ -209,12 +219,12 @@ async function coreRatio({ title, chainEntry, fetched, fetchMs, rawMs, token, ra
   // The real daemon with a replay node serving the fetched blocks, one more at each poll.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bench-'));
   const replay = new ReplayAdapter(chain.id, fetched, watchKey);
-  const config = testConfig(dataDir, { chains: [chainEntry], rates: { sources: [{ kind: 'fixed', rates }] } });
+  const config = testConfig(dataDir, { chains: [chainEntry, ...others], rates: { sources: [{ kind: 'fixed', rates }] } });
   loadMasterKey(dataDir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
-  const daemon = await startDaemon(config, { logger: silentLogger, adapterFor: () => replay });
+  const daemon = await startDaemon(config, { logger: silentLogger, adapterFor: (c) => (c.id === chain.id ? replay : new IdleChain(c.id)) });
   try {
-    const watcher = daemon.chains.watchers[0]!;
+    const watcher = daemon.chains.watchers.find((w) => w.status().chain_id === chain.id)!;
     const signal = new AbortController().signal;
     // The daemon's first poll (at start) creates the cursor below the first block; invoices are
     // taken once the chain is watched.
