@@ -1,4 +1,3 @@
-import { utils } from 'tronweb';
 import { tronToHex } from './derive';
 
 /** The contracts the wallet signs on Tron: payments, TRC-20 calls, and Stake 2.0 energy. */
@@ -54,6 +53,8 @@ export function signTronContract(
     timestamp: ref.timestamp,
     ...(feeLimit === undefined ? {} : { fee_limit: Number(feeLimit) }),
   };
+  // Loaded on the first Tron signature: tronweb takes a few tenths of a second of CPU to load, for every daemon start otherwise.
+  const { utils } = require('tronweb') as typeof import('tronweb');
   const pb = utils.transaction.txJsonToPb({ raw_data: raw, visible: false } as never) as unknown as {
     addSignature(b: Uint8Array): void;
     serializeBinary(): Uint8Array;
