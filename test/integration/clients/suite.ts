@@ -53,6 +53,8 @@ export async function run(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A command that exits without reading its input closes the pipe first: its exit code and output tell, not an EPIPE.
+    child.stdin.on('error', () => {});
     child.stdin.end(opts.stdin ?? '');
   });
 }
