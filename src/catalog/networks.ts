@@ -1,4 +1,5 @@
 import type { ChainConfig } from '../config/schema';
+import { EVM_PRESETS } from '../chains/evm/presets';
 
 /**
  * What a payer is told to send on (PRODUCT §11, §17): a configured chain's name for people
@@ -20,39 +21,23 @@ export interface NetworkLabel {
  */
 export type NamedChain = Pick<ChainConfig, 'id' | 'kind' | 'network' | 'chain_id'> & { preset?: string; name?: string };
 
-interface EvmNetwork {
-  chain_id: number;
-  name: string;
-  token_standard: string | null;
-}
-
 /**
- * The EVM networks named here, by preset name: the built-in presets' networks and their public
- * testnets, with the names their own projects use. A chain is matched by its preset, else its
- * EIP-155 chain id, else a config id that is a preset name (a local node playing that network).
+ * The token standard payers know a built-in EVM network's tokens by, where wallets and exchanges
+ * name one; the other presets' names already say it. Names and chain ids are the presets' own.
  */
-const EVM_NETWORKS: Readonly<Record<string, EvmNetwork>> = {
-  ethereum: { chain_id: 1, name: 'Ethereum', token_standard: 'ERC-20' },
-  base: { chain_id: 8453, name: 'Base', token_standard: null },
-  arbitrum: { chain_id: 42161, name: 'Arbitrum One', token_standard: null },
-  optimism: { chain_id: 10, name: 'OP Mainnet', token_standard: null },
-  polygon: { chain_id: 137, name: 'Polygon PoS', token_standard: null },
-  bsc: { chain_id: 56, name: 'BNB Smart Chain', token_standard: 'BEP-20' },
-  avalanche: { chain_id: 43114, name: 'Avalanche C-Chain', token_standard: null },
-  sepolia: { chain_id: 11155111, name: 'Ethereum Sepolia', token_standard: 'ERC-20' },
-  'base-sepolia': { chain_id: 84532, name: 'Base Sepolia', token_standard: null },
-  'arbitrum-sepolia': { chain_id: 421614, name: 'Arbitrum Sepolia', token_standard: null },
-  'optimism-sepolia': { chain_id: 11155420, name: 'OP Sepolia', token_standard: null },
-  'polygon-amoy': { chain_id: 80002, name: 'Polygon Amoy', token_standard: null },
-  'bsc-testnet': { chain_id: 97, name: 'BNB Smart Chain Testnet', token_standard: 'BEP-20' },
-  'avalanche-fuji': { chain_id: 43113, name: 'Avalanche Fuji', token_standard: null },
-};
+const TOKEN_STANDARDS: Readonly<Record<string, string>> = { ethereum: 'ERC-20', sepolia: 'ERC-20', bsc: 'BEP-20', 'bsc-testnet': 'BEP-20' };
 
 const own = <T>(table: Readonly<Record<string, T>>, key: string | undefined): T | undefined =>
   key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
 
-const evmNetwork = (chain: NamedChain): EvmNetwork | undefined =>
-  own(EVM_NETWORKS, chain.preset) ?? Object.values(EVM_NETWORKS).find((n) => n.chain_id === chain.chain_id) ?? own(EVM_NETWORKS, chain.id);
+/**
+ * The preset a chain is: by its preset, else its EIP-155 chain id, else a config id that is a
+ * preset name (a local node playing that network).
+ */
+const evmPresetName = (chain: NamedChain): string | undefined =>
+  (own(EVM_PRESETS, chain.preset) && chain.preset) ??
+  Object.keys(EVM_PRESETS).find((name) => EVM_PRESETS[name]!.chain_id === chain.chain_id) ??
+  (own(EVM_PRESETS, chain.id) && chain.id);
 
 /** Bitcoin by `network`: a test network says so, so no payer sends real coins to it. */
 const BITCOIN_NAMES: Readonly<Record<string, string>> = {
@@ -69,8 +54,8 @@ const TRON_NAMES: Readonly<Record<string, string>> = { mainnet: 'Tron', nile: 'T
 const BY_FAMILY: Readonly<Record<ChainConfig['kind'], (chain: NamedChain) => Partial<NetworkLabel>>> = {
   btc: (chain) => ({ name: own(BITCOIN_NAMES, chain.network) ?? 'Bitcoin', token_standard: null }),
   evm: (chain) => {
-    const known = evmNetwork(chain);
-    return known ? { name: known.name, token_standard: known.token_standard } : {};
+    const preset = evmPresetName(chain);
+    return preset === undefined ? {} : { name: EVM_PRESETS[preset]!.display_name, token_standard: own(TOKEN_STANDARDS, preset) ?? null };
   },
   tron: (chain) => ({ name: own(TRON_NAMES, chain.network) ?? 'Tron', token_standard: 'TRC-20' }),
 };
