@@ -163,6 +163,8 @@ export interface Config {
   webhooks: WebhooksConfig;
   static_addresses: StaticAddressesConfig;
   payouts: PayoutsConfig;
+  /** Refunds (PRODUCT §16): how long a payer link waits unused for the payer's address, in hours. */
+  refunds: { link_ttl_hours: number };
   /** `GET /metrics` (Prometheus) on its own listener; null (the default): off. */
   metrics: { listen: { host: string; port: number } | null };
 }
@@ -698,6 +700,7 @@ export function parseConfig(input: unknown): Config {
     'webhooks',
     'static_addresses',
     'payouts',
+    'refunds',
     'metrics',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
@@ -748,8 +751,15 @@ export function parseConfig(input: unknown): Config {
     webhooks: readWebhooks(r.child('webhooks')),
     static_addresses: readStaticAddresses(r.child('static_addresses')),
     payouts,
+    refunds: readRefunds(r.child('refunds')),
     metrics: readMetrics(r.child('metrics')),
   };
+}
+
+/** `refunds.link_ttl_hours`: 1 hour to 90 days, default a week (PRODUCT §16). */
+function readRefunds(r: Reader): Config['refunds'] {
+  r.unknownKeys(['link_ttl_hours']);
+  return { link_ttl_hours: r.num('link_ttl_hours', 168, 1, 2160) };
 }
 
 /** `metrics.listen`: `host:port`, or a port alone (on 127.0.0.1); absent or null: no metrics listener. */

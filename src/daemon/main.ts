@@ -30,6 +30,7 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from './auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
+import { createRefunds } from './refunds.wiring';
 import { createStrays } from './strays.wiring';
 import { addressGroups } from '../chains/address-groups';
 import type { ArchivedScan } from '../chains/archived-scan';
@@ -109,6 +110,7 @@ export interface Daemon {
   invoices: Awaited<ReturnType<typeof createInvoices>>;
   staticAddresses: ReturnType<typeof createStaticAddresses>;
   withdrawals: ReturnType<typeof createWithdrawals>;
+  refunds: ReturnType<typeof createRefunds>;
   webhooks: Awaited<ReturnType<typeof createWebhooks>>;
   chains: ChainCore;
   /** Each watched chain's slow scan of archived static addresses (tests and benchmarks run a round directly). */
@@ -242,6 +244,10 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
       ceilings,
     }),
   );
+  const refunds = install(
+    'refunds',
+    createRefunds({ config, store, catalog, withdrawals: withdrawals.service, outbox, sealer, keys: auth.keys, clock, logger, guards }),
+  );
   install('api', {
     module: {
       routes: [transactionsApi({ store, catalog, clock, logger, guards }), ...(opts.extraRouters?.(guards) ?? [])],
@@ -368,6 +374,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     invoices,
     staticAddresses,
     withdrawals,
+    refunds,
     webhooks,
     chains: chains.core,
     archivedScans: chains.archivedScans,

@@ -5,6 +5,7 @@ import { EmbedOriginsEntity } from './entities/embed';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
 import { StaticAddressEntity } from './entities/static-address';
+import { RefundEntity } from './entities/refund';
 import { StrayEntity } from './entities/stray';
 import { AccountEntity, MemberEntity, MetaEntity, SecurityLogEntity } from './entities/team';
 import { WhitelistEntryEntity, WithdrawalEntity, WithdrawalKeyEntity } from './entities/withdrawals';
@@ -37,6 +38,7 @@ export const ENTITIES = [
   CallbackSecretEntity,
   StaticAddressEntity,
   StrayEntity,
+  RefundEntity,
   EmbedOriginsEntity,
   WithdrawalEntity,
   WithdrawalKeyEntity,

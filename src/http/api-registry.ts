@@ -1,5 +1,6 @@
 import { accountApi } from '../auth/account.api';
 import { staticAddressApi } from '../static-addresses/static-address.api';
+import { refundApi } from '../refunds/refund.api';
 import { strayApi } from '../strays/stray.api';
 import { catalogApi } from '../catalog/catalog.api';
 import { embedApi } from '../checkout/embed.api';
@@ -22,6 +23,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...Object.values(staticAddressApi),
   ...Object.values(strayApi),
   ...Object.values(withdrawalApi),
+  ...Object.values(refundApi),
   ...Object.values(transactionApi),
   ...Object.values(webhookApi),
   ...Object.values(accountApi),

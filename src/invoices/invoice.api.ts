@@ -74,4 +74,17 @@ export const invoiceApi = {
     responses: { 200: InvoiceSchema },
     errors: ['conflict'],
   },
+  accept: {
+    method: 'post',
+    path: '/v1/invoices/{id}/accept',
+    operationId: 'acceptInvoice',
+    summary: 'Accept an underpaid invoice as paid (resolution accepted_underpayment); nothing is credited again',
+    tag: 'invoices',
+    auth: 'signed',
+    permissions: ['create_invoice'],
+    idempotent: true,
+    responses: { 200: InvoiceSchema },
+    // conflict: details.reason invoice_not_underpaid.
+    errors: ['conflict'],
+  },
 } as const satisfies Record<string, ApiRoute>;

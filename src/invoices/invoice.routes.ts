@@ -19,7 +19,7 @@ export interface InvoiceRouteDeps extends RequestParserDeps {
   logger: Logger;
 }
 
-/** POST/GET /v1/invoices, GET /v1/invoices/{id}, POST /v1/invoices/{id}/cancel. */
+/** POST/GET /v1/invoices, GET /v1/invoices/{id}, POST /v1/invoices/{id}/cancel and /accept. */
 export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
   const r = newRouter();
   const { invoices } = deps;
@@ -49,6 +49,10 @@ export function invoiceRoutes(deps: InvoiceRouteDeps): AppRouter {
     ctx.body = await invoices.cancel(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
+  mount(r, invoiceApi.accept, deps.guards, async (ctx) => {
+    ctx.body = await invoices.accept(authOf(ctx).accountId, idOf(ctx.params.id));
+  });
+
   return r;
 }
 
@@ -70,6 +74,8 @@ const FIELDS = [
   'paid_amount',
   'remaining_amount',
   'overpaid_amount',
+  'refunded_amount',
+  'resolution',
   'amount_fiat',
   'fiat_currency',
   'rate_locked',

@@ -83,6 +83,8 @@ export class InvoiceService {
         paid_amount: '0',
         remaining_amount: '0',
         overpaid_amount: '0',
+        refunded_amount: '0',
+        resolution: null,
         amount_fiat: null,
         fiat_currency: null,
         rate_locked: null,
@@ -188,6 +190,25 @@ export class InvoiceService {
       const res = await em.update(InvoiceEntity, { id: row.id, status: 'new' }, patch);
       if (res.affected !== 1) throw conflict('the invoice changed meanwhile; read it again');
       return this.deps.presenter.present({ ...row, ...patch });
+    });
+  }
+
+  /**
+   * POST /v1/invoices/{id}/accept (PRODUCT §16): an underpaid invoice accepted as paid, for good
+   * (`resolution`), `invoice.paid` sent. Nothing is credited: its payments were when they confirmed.
+   */
+  async accept(accountId: string, id: string): Promise<InvoiceView> {
+    return this.deps.store.write(async (em) => {
+      const row = await this.find(em, accountId, id, true);
+      const now = this.deps.clock.now();
+      const current = computeInvoiceState(termsOf(row), await this.transfersOf(em, row), now).status;
+      if (row.status !== 'underpaid' || current !== 'underpaid' || row.resolution !== null) {
+        throw conflict(`only an underpaid invoice can be accepted; this one is ${current}`, { reason: 'invoice_not_underpaid', status: current });
+      }
+      if ((await updateRows(em, 'invoices', { resolution: 'accepted_underpayment' }, { id: row.id, status: 'underpaid' })) !== 1) {
+        throw conflict('the invoice changed meanwhile; read it again');
+      }
+      return this.deps.presenter.present(await this.recompute(em, { ...row, resolution: 'accepted_underpayment' }, null));
     });
   }
 

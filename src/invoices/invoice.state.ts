@@ -14,7 +14,8 @@ import { Amount, HUNDRED } from '../shared/amount';
  *   underpaid invoice.
  * - Paid: the in-time confirmed sum reaches `payer_amount` less the tolerance.
  * - Pending: not paid, and an in-time transfer is still waiting for confirmations.
- * - Underpaid: something in time confirmed, not enough, nothing else in time waiting.
+ * - Underpaid: something in time confirmed, not enough, nothing else in time waiting; paid instead
+ *   once the merchant accepted the underpayment (PRODUCT §16).
  * - Otherwise new before the TTL and expired after it; cancelled once cancelled.
  */
 
@@ -24,6 +25,8 @@ export interface InvoiceTerms {
   tolerance_percent: string;
   ttl_expires_at: string;
   cancelled_at: string | null;
+  /** The merchant accepted the invoice although underpaid (PRODUCT §16): underpaid counts as paid. */
+  accepted?: boolean;
 }
 
 export interface TransferFact {
@@ -45,11 +48,14 @@ export interface InvoiceState {
 const time = (s: string): number => Date.parse(s);
 
 /** An invoice row's fixed terms, as the state table reads them. */
-export const termsOf = (r: Pick<InvoiceRow, 'payer_amount' | 'tolerance_percent' | 'ttl_expires_at' | 'cancelled_at'>): InvoiceTerms => ({
+export const termsOf = (
+  r: Pick<InvoiceRow, 'payer_amount' | 'tolerance_percent' | 'ttl_expires_at' | 'cancelled_at'> & Partial<Pick<InvoiceRow, 'resolution'>>,
+): InvoiceTerms => ({
   payer_amount: r.payer_amount,
   tolerance_percent: r.tolerance_percent,
   ttl_expires_at: r.ttl_expires_at,
   cancelled_at: r.cancelled_at,
+  accepted: r.resolution === 'accepted_underpayment',
 });
 
 /** Whether a transfer first seen at `seenAt` counts toward the status (not a late payment). */
@@ -87,7 +93,8 @@ export function computeInvoiceState(terms: InvoiceTerms, transfers: readonly Tra
   if (terms.cancelled_at !== null) status = 'cancelled';
   else if (required !== null && confirmedInTime.isPositive() && meetsAmount(confirmedInTime, required, terms.tolerance_percent)) status = 'paid';
   else if (waitingInTime) status = 'pending';
-  else if (confirmedInTime.isPositive()) status = 'underpaid';
+  // An underpayment the merchant accepted is paid; were every payment reverted it would not be.
+  else if (confirmedInTime.isPositive()) status = terms.accepted ? 'paid' : 'underpaid';
   else status = expiredByTime ? 'expired' : 'new';
 
   const zero = Amount.zero();

@@ -32,7 +32,10 @@ export interface Receipt {
 export interface Hold {
   accountId: string;
   coinId: string;
-  withdrawalId: string;
+  /** The withdrawal held for; null while a refund waits for its address (`refundId` then says whose hold it is). */
+  withdrawalId: string | null;
+  /** The refund the money is held for (PRODUCT §16), if any. */
+  refundId?: string | null;
   /** The row's amount. */
   amount: Amount;
   /** Where the held money goes once settled: each a pending ledger transfer from the account's book. */
@@ -170,6 +173,7 @@ export class MoneyMovement {
       address_id: null,
       withdrawal_id: h.withdrawalId,
       reverses_id: null,
+      refund_id: h.refundId ?? null,
       created_at: now,
       confirmed_at: null,
       updated_at: now,

@@ -1,4 +1,4 @@
-/** The event types of PRODUCT §10 (and §17's strays): the only names an outbox row or a webhook subscription may carry. */
+/** The event types of PRODUCT §10 (§16's refunds and §17's strays): the only names an outbox row or a webhook subscription may carry. */
 export const EVENT_TYPES = [
   'invoice.pending',
   'invoice.paid',
@@ -23,6 +23,12 @@ export const EVENT_TYPES = [
   'stray.detected',
   'stray.credited',
   'stray.reverted',
+  'refund.created',
+  'refund.address_provided',
+  'refund.completed',
+  'refund.failed',
+  'refund.cancelled',
+  'refund.expired',
   'ping',
 ] as const;
 

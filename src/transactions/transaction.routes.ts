@@ -61,6 +61,8 @@ export const TRANSACTION_COLUMNS: readonly ExportColumn<TransactionView>[] = fie
   'invoice_id',
   'address_id',
   'withdrawal_id',
+  'refund_id',
+  'refunded_amount',
   'created_at',
   'confirmed_at',
 ]);

@@ -37,6 +37,8 @@ export const TransactionSchema = z
     invoice_id: uuid().nullable(),
     address_id: uuid().nullable(),
     withdrawal_id: uuid().nullable(),
+    refund_id: uuid().nullable(),
+    refunded_amount: decimal(),
     created_at: timestamp(),
     confirmed_at: timestamp().nullable(),
   })
@@ -57,6 +59,8 @@ const COLUMNS = [
   'invoice_id',
   'address_id',
   'withdrawal_id',
+  'refund_id',
+  'refunded_amount',
   'created_at',
   'confirmed_at',
 ] as const;
@@ -143,6 +147,8 @@ export class TransactionService {
       invoice_id: r.t_invoice_id,
       address_id: r.t_address_id,
       withdrawal_id: r.t_withdrawal_id,
+      refund_id: r.t_refund_id ?? null,
+      refunded_amount: r.t_refunded_amount ?? '0',
       created_at: r.t_created_at,
       confirmed_at: r.t_confirmed_at,
     };

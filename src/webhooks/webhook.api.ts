@@ -1,4 +1,5 @@
 import { StraySchema } from '../strays/stray.view';
+import { RefundSchema } from '../refunds/refund.view';
 import { z } from 'zod';
 import { DepositSchema, StaticAddressSchema } from '../static-addresses/static-address.view';
 import { InvoiceSchema } from '../invoices/invoice.view';
@@ -116,6 +117,7 @@ const depositData = z.looseObject({ address: StaticAddressSchema, deposit: Depos
 const withdrawalData = z.object({ withdrawal: WithdrawalSchema });
 const addressData = z.looseObject({ address: StaticAddressSchema, reason: z.string().optional(), archive_at: timestamp().optional() });
 const strayData = z.object({ stray: StraySchema });
+const refundData = z.object({ refund: RefundSchema });
 const pingData = z.object({ endpoint_id: uuid(), message: z.string() });
 
 const dataOf = (type: EventType): z.ZodType =>
@@ -129,7 +131,9 @@ const dataOf = (type: EventType): z.ZodType =>
           ? withdrawalData
           : type.startsWith('stray.')
             ? strayData
-            : addressData;
+            : type.startsWith('refund.')
+              ? refundData
+              : addressData;
 
 /** The webhook body of each event type: `{event_id, type, created_at, data}`. */
 export const EVENT_SCHEMAS: ReadonlyArray<{ type: EventType; schema: z.ZodType }> = EVENT_TYPES.map((type) => ({

@@ -15,7 +15,7 @@ import { EXTERNAL_BOOK, FEE_BOOK, NETWORK_BOOK } from '../ledger/ledger';
 import type { MoneyMovement } from '../money/money-movement';
 import type { RateEngine } from '../rates/engine';
 import { iso, type Clock } from '../shared/clock';
-import { ApiError, conflict, notFound, unavailable } from '../shared/errors';
+import { ApiError, conflict, notFound, unavailable, validationError } from '../shared/errors';
 import { newTimeOrderedId } from '../shared/ids';
 import { Amount } from '../shared/amount';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
@@ -26,7 +26,7 @@ import { reviewDecision, type ReviewDecision } from './review-policy';
 import { presentWithdrawal, type EstimateView, type WithdrawalView } from './withdrawal.view';
 import type { WhitelistService } from './whitelist.service';
 import { creationEvent, nextMove, type WithdrawalTrigger } from './withdrawal.state';
-import { addressRefused, parseEstimate, parsePayoutAmount, parseShape, type PayoutCoin } from './withdrawal.request';
+import { addressRefused, parseEstimate, parsePayoutAmount, parseShape, payoutCoinOf, type PayoutCoin } from './withdrawal.request';
 import { listWithdrawalsQuery, type WithdrawalFilters } from './withdrawal.query';
 import { largestPayable, MAX_AMOUNT, type WithdrawalFees } from './withdraw-all';
 
@@ -120,9 +120,17 @@ export class WithdrawalService {
   /** Creations arriving together share one SQLite commit, each in its own savepoint (as invoice creations). */
   private readonly creations: GroupCommit;
 
+  /** Told of every move of a refund's withdrawal, in the move's transaction (the refunds service follows it). */
+  private refundMoved: ((em: EntityManager, withdrawal: WithdrawalRow) => Promise<void>) | null = null;
+
   constructor(private readonly deps: WithdrawalServiceDeps) {
     this.feeQuotes = new FeeQuotes(() => deps.clock.now().getTime());
     this.creations = new GroupCommit(deps.store);
+  }
+
+  /** The refunds service follows the withdrawals that pay refunds (PRODUCT §16): one listener. */
+  followRefunds(listener: (em: EntityManager, withdrawal: WithdrawalRow) => Promise<void>): void {
+    this.refundMoved = listener;
   }
 
   async estimate(accountId: string, body: Record<string, unknown>): Promise<EstimateView> {
@@ -245,12 +253,7 @@ export class WithdrawalService {
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
         await this.countInDay(em, row, 1);
         if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
-        const legs = [
-          { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
-          { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },
-          { book: NETWORK_BOOK, amount: fees.networkFee, code: 'network_fee' },
-        ].filter((l) => l.amount.isPositive());
-        await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs });
+        await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs: holdLegs(amount, fees) });
         // Counted only by the copy that won the guards and could be held (parallel copies of one
         // request are one payout; insufficient_funds answers first, as in the issue's order): a 429
         // rolls the withdrawal, its key and its hold back.
@@ -270,6 +273,164 @@ export class WithdrawalService {
         return { withdrawal: view, created: true, replayed: false };
       }),
     );
+  }
+
+  /**
+   * A refund's price (PRODUCT §16), outside any transaction (the fee quote may ask the node): what
+   * is sent and the fees of a withdrawal taking `refund` from what was received. With
+   * `feePaidBy: 'payer'` the reserved network fee comes out of it (what is sent is the rest, at
+   * least the chain's least payment); else it is on top, as for a withdrawal. `to` null: the worst
+   * case, for a hold while the payer's address is awaited.
+   */
+  async priceRefund(req: {
+    accountId: string;
+    coinId: string;
+    refund: Amount;
+    to: string | null;
+    feePaidBy: 'merchant' | 'payer';
+    requireVerified: boolean;
+  }): Promise<{ payout: PayoutCoin; send: Amount; fees: WithdrawalFees }> {
+    const account = await this.account(req.accountId);
+    if (req.requireVerified && !account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
+    const payout = this.refundCoin(req.coinId);
+    if (req.to !== null) this.checkRefundAddress(payout, req.to);
+    const minimum = Amount.fromBaseUnits(payout.sender.minimumPayment, payout.coin.decimals);
+    const onTop = await this.fees(account, payout, req.refund, req.to);
+    if (req.feePaidBy === 'merchant') {
+      if (req.refund.cmp(minimum) < 0)
+        throw validationError('amount', `amount must be at least ${minimum.toString()} ${payout.coin.ticker}`, { minimum: minimum.toString() });
+      return { payout, send: req.refund, fees: onTop };
+    }
+    const send = req.refund.minus(onTop.networkFee);
+    if (send.cmp(minimum) < 0) {
+      throw validationError('amount', `amount does not cover the network fee (${onTop.networkFee.toString()} ${payout.coin.ticker}) and the least payment`, {
+        network_fee: onTop.networkFee.toString(),
+        minimum: minimum.toString(),
+      });
+    }
+    const platformFee = this.platformFee(account, payout, send);
+    return { payout, send, fees: { platformFee, networkFee: onTop.networkFee, total: send.plus(platformFee).plus(onTop.networkFee) } };
+  }
+
+  /** 403 `kyb_required` unless the account is verified (a refund's first check, as a withdrawal's). */
+  async assertVerified(accountId: string): Promise<void> {
+    if (!(await this.account(accountId)).verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
+  }
+
+  /** The payout side of a refund's coin; 422 when its chain pays nothing out. */
+  refundCoin(coinId: string): PayoutCoin {
+    return payoutCoinOf(coinId, this.deps.catalog, this.deps.senderOf);
+  }
+
+  /** A refund's destination, as a withdrawal's (PRODUCT §16): payable on the coin's chain and not the wallet's own; 422 `address_refused`. */
+  checkRefundAddress(payout: PayoutCoin, to: string): void {
+    if (!payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
+  }
+
+  /** The hold of a refund waiting for its address (the whole worst-case debit), in the caller's transaction: the pending row's id. */
+  async holdForRefund(em: EntityManager, h: { accountId: string; coinId: string; refundId: string; send: Amount; fees: WithdrawalFees }): Promise<string> {
+    const row = await this.deps.money.hold(em, {
+      accountId: h.accountId,
+      coinId: h.coinId,
+      withdrawalId: null,
+      refundId: h.refundId,
+      amount: h.send,
+      legs: holdLegs(h.send, h.fees),
+    });
+    if (!row) throw new Error(`refund ${h.refundId}: its hold could not be written`);
+    return row.id;
+  }
+
+  /** Releases a refund's hold taken while it waited for its address. */
+  async releaseRefundHold(em: EntityManager, holdId: string): Promise<void> {
+    await this.deps.money.void(em, holdId);
+  }
+
+  /**
+   * The withdrawal that pays a refund (PRODUCT §16), in the refund's transaction: its status by the
+   * review policy, its hold of the whole total debit, its event, as `create` does; no whitelist, no
+   * payout_id or Idempotency-Key of its own (the refund has them). `limits`: the creating key's
+   * sensitive-operation subjects (none when the payer gave the address).
+   */
+  async createForRefund(
+    em: EntityManager,
+    r: {
+      accountId: string;
+      apiKeyId: string;
+      refundId: string;
+      payout: PayoutCoin;
+      send: Amount;
+      fees: WithdrawalFees;
+      toAddress: string;
+      comment: string | null;
+      limits: { key: string; ip: string } | null;
+    },
+  ): Promise<WithdrawalRow> {
+    const account = await this.account(r.accountId);
+    const { coin } = r.payout;
+    await lockRow(em, 'accounts', r.accountId);
+    const initial = await this.initialStatus(em, account, r.payout, r.send);
+    const now = this.deps.clock.now();
+    const row: WithdrawalRow = {
+      id: newTimeOrderedId(now.getTime()),
+      account_id: r.accountId,
+      status: initial.status,
+      payout_id: null,
+      coin_id: coin.id,
+      amount: r.send.toString(),
+      to_address: r.toAddress,
+      comment: r.comment,
+      review_reason: initial.reviewReason,
+      txid: null,
+      confirmations: 0,
+      failure_reason: null,
+      platform_fee: r.fees.platformFee.toString(),
+      network_fee_reserved: r.fees.networkFee.toString(),
+      network_fee_charged: null,
+      network_fee_mode: 'reserved',
+      total_debit: r.fees.total.toString(),
+      api_key_id: r.apiKeyId,
+      decided_by: null,
+      decided_at: null,
+      signed_tx: null,
+      candidate_txids: '[]',
+      claimed_by: null,
+      claimed_at: null,
+      refund_id: r.refundId,
+      created_at: iso(now),
+      updated_at: iso(now),
+      completed_at: null,
+    };
+    if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Error(`withdrawal ${row.id} exists`);
+    await this.countInDay(em, row, 1);
+    await this.deps.money.hold(em, {
+      accountId: r.accountId,
+      coinId: coin.id,
+      withdrawalId: row.id,
+      refundId: r.refundId,
+      amount: r.send,
+      legs: holdLegs(r.send, r.fees),
+    });
+    if (r.limits) {
+      const limited = this.deps.limit({ key: r.limits.key, merchant: r.accountId, ip: r.limits.ip });
+      if (!limited.allowed) {
+        throw new ApiError(
+          429,
+          'rate_limited',
+          'too many withdrawals; wait before trying again',
+          { scope: limited.scope, retry_after: limited.retryAfterSeconds },
+          { 'Retry-After': String(limited.retryAfterSeconds) },
+        );
+      }
+    }
+    const event = creationEvent(row.status);
+    if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: this.present(row) }, objectId: row.id, at: now });
+    return row;
+  }
+
+  /** A refund's withdrawal cancelled with it (before processing, as the merchant's cancel), in the caller's transaction. */
+  async cancelForRefund(em: EntityManager, accountId: string, withdrawalId: string): Promise<WithdrawalRow> {
+    return this.move(em, await this.withdrawalOf(em, accountId, withdrawalId), 'cancel', {});
   }
 
   async get(accountId: string, id: string): Promise<WithdrawalView> {
@@ -400,7 +561,8 @@ export class WithdrawalService {
     for (const w of pending) {
       const reason = !account.verified
         ? 'unverified'
-        : account.withdrawal_whitelist_enforced && !(await this.deps.whitelist.has(em, accountId, w.coin_id, w.to_address))
+        : // PRODUCT §16: the whitelist does not apply to a refund's address.
+          account.withdrawal_whitelist_enforced && !w.refund_id && !(await this.deps.whitelist.has(em, accountId, w.coin_id, w.to_address))
           ? 'not_whitelisted'
           : null;
       if (reason === null) {
@@ -499,6 +661,7 @@ export class WithdrawalService {
     }
     if (m.event)
       await this.deps.outbox.emit(em, { accountId: row.account_id, type: m.event, data: { withdrawal: this.present(next) }, objectId: row.id, at: now });
+    if (next.refund_id && this.refundMoved) await this.refundMoved(em, next);
     return next;
   }
 
@@ -703,6 +866,15 @@ export class WithdrawalService {
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
+}
+
+/** Where a withdrawal's held money goes once settled: the amount out, the platform's fee, the network's. */
+function holdLegs(amount: Amount, fees: WithdrawalFees): Array<{ book: string; amount: Amount; code: string }> {
+  return [
+    { book: EXTERNAL_BOOK, amount, code: 'withdrawal' },
+    { book: FEE_BOOK, amount: fees.platformFee, code: 'platform_fee' },
+    { book: NETWORK_BOOK, amount: fees.networkFee, code: 'network_fee' },
+  ].filter((l) => l.amount.isPositive());
 }
 
 /** Rule 7's comparison: values, not bytes (`0.10` equals `0.1`). */

@@ -190,7 +190,7 @@ export async function payoutMerchant(daemon: Daemon, clock: { now(): Date } = { 
   const { key } = await daemon.keys.create(
     m.accountId,
     { email: m.owner, otp: otp.next() },
-    { name: 'payouts', permissions: ['read', 'create_invoice', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false },
+    { name: 'payouts', permissions: ['read', 'create_invoice', 'create_address', 'withdraw'], ip_whitelist: [], rate_limit_per_minute: 6000, test: false },
   );
   await daemon.store.write(async (em) => {
     await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: new Date(Date.now() - 25 * 3600 * 1000).toISOString() });

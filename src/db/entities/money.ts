@@ -46,6 +46,7 @@ export interface LedgerBalanceRow {
 
 export type InvoiceStatus = 'new' | 'pending' | 'paid' | 'underpaid' | 'expired' | 'cancelled';
 export type FeePaidBy = 'merchant' | 'payer';
+export type InvoiceResolution = 'accepted_underpayment';
 
 export interface InvoiceRow {
   id: string;
@@ -61,6 +62,10 @@ export interface InvoiceRow {
   paid_amount: string;
   remaining_amount: string;
   overpaid_amount: string;
+  /** The exact sum of the invoice's live refunds (PRODUCT §16). */
+  refunded_amount: string;
+  /** `accepted_underpayment` once the merchant accepted an underpaid invoice as paid (PRODUCT §16). */
+  resolution: InvoiceResolution | null;
   amount_fiat: string | null;
   fiat_currency: string | null;
   rate_locked: string | null;
@@ -108,6 +113,10 @@ export interface TransactionRow {
   withdrawal_id: string | null;
   /** The transaction an adjustment takes back. */
   reverses_id: string | null;
+  /** An incoming payment's: the exact sum of its live refunds (PRODUCT §16); '0' by default. */
+  refunded_amount?: string;
+  /** A withdrawal row's: the refund it pays (or holds for, while the refund waits for its address). */
+  refund_id?: string | null;
   created_at: string;
   confirmed_at: string | null;
   updated_at: string;
@@ -167,6 +176,8 @@ export const InvoiceEntity = new EntitySchema<InvoiceRow>({
     paid_amount: amount,
     remaining_amount: amount,
     overpaid_amount: amount,
+    refunded_amount: { ...amount, default: '0' },
+    resolution: { type: 'varchar', length: 32, nullable: true },
     amount_fiat: { ...amount, nullable: true },
     fiat_currency: { type: 'varchar', length: 8, nullable: true },
     rate_locked: { ...amount, nullable: true },
@@ -208,6 +219,8 @@ export const TransactionEntity = new EntitySchema<TransactionRow>({
     address_id: { ...ref, nullable: true },
     withdrawal_id: { ...ref, nullable: true },
     reverses_id: { ...ref, nullable: true },
+    refunded_amount: { ...amount, default: '0' },
+    refund_id: { ...ref, nullable: true },
     created_at: ts,
     confirmed_at: { ...ts, nullable: true },
     updated_at: ts,

@@ -34,6 +34,8 @@ export interface WithdrawalRow {
   candidate_txids: string;
   claimed_by: string | null;
   claimed_at: string | null;
+  /** The refund this withdrawal pays (PRODUCT §16); null for a plain withdrawal. */
+  refund_id?: string | null;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -79,6 +81,7 @@ export const WithdrawalEntity = new EntitySchema<WithdrawalRow>({
     candidate_txids: { type: 'text' },
     claimed_by: { type: 'varchar', length: 64, nullable: true },
     claimed_at: { ...ts, nullable: true },
+    refund_id: { ...ref, nullable: true },
     created_at: ts,
     updated_at: ts,
     completed_at: { ...ts, nullable: true },

@@ -26,6 +26,7 @@ import { SweepRequests1767225600033 } from './0033-sweep-requests';
 import { ExactDayTotals1767225600034 } from './0034-exact-day-totals';
 import { AccountSends1767225600035 } from './0035-account-sends';
 import { Strays1767225600036 } from './0036-strays';
+import { Refunds1767225600037 } from './0037-refunds';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   ExactDayTotals1767225600034,
   AccountSends1767225600035,
   Strays1767225600036,
+  Refunds1767225600037,
 ];
