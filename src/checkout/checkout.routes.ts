@@ -212,7 +212,12 @@ function refundRoutes(r: AppRouter, deps: CheckoutRouteDeps, limit: (scope: stri
         const { source, id, token } = link(ctx);
         smallBody(ctx);
         const address = refundAddress(ctx.state.body);
-        ctx.body = action === 'check' ? await source.check(id, token, address) : payerRefundView(await source.provide(id, token, address));
+        if (action === 'check') {
+          const { to_address, network, network_name } = await source.check(id, token, address);
+          ctx.body = { to_address, network, network_name };
+        } else {
+          ctx.body = payerRefundView(await source.provide(id, token, address));
+        }
         return;
       }
       // The page's forms without JavaScript: a check answers the page asking to confirm the

@@ -65,7 +65,7 @@ $('address-form').addEventListener('submit',function(e){
   });
 });
 $('confirm-form').addEventListener('submit',function(e){
-  e.preventDefault();var form=e.currentTarget;say('confirm-error','');
+  e.preventDefault();if(!c)return;var form=e.currentTarget;say('confirm-error','');
   busy(form,true);post('/address',c.to_address).then(function(r){busy(form,false);
     if(r.ok){v=r.body;render();$('status-h').focus();return}
     var k=why(r);
