@@ -226,15 +226,15 @@ function refundRoutes(r: AppRouter, deps: CheckoutRouteDeps, limit: (scope: stri
       const lang = language(ctx);
       await orNotFoundPage(ctx, lang, async () => {
         const { source, id, token } = link(ctx);
+        smallBody(ctx);
         const fields = new URLSearchParams(ctx.state.rawBody.toString('utf8'));
         const entered = (fields.get('to_address') ?? '').slice(0, MAX_ADDRESS_CHARS);
         const here = `../${token}`;
         try {
-          smallBody(ctx);
           const address = refundAddress(Object.fromEntries(fields));
           if (action === 'check') {
-            const checked = await source.check(id, token, address);
-            html(ctx, lang, { view: await viewOf(source, id, token), here, checked, entered: address });
+            const { to_address, network, network_name } = await source.check(id, token, address);
+            html(ctx, lang, { view: await viewOf(source, id, token), here, checked: { to_address, network, network_name }, entered: address });
             return;
           }
           await source.provide(id, token, address);

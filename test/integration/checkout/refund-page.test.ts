@@ -192,7 +192,7 @@ test('check shows the address back with its network; address sets it once; refus
 });
 
 test('without JavaScript the forms work: a check answers the page asking to confirm, a confirmation goes back to the page; a refused address shows the message', async (t) => {
-  const { form, page } = await serve(t);
+  const { source, form, page } = await serve(t);
   const bad = await form(`${ID}/refund/${TOKEN}/check`, 'to_address=0xabc');
   t.is(bad.status, 422);
   const badHtml = await bad.text();
@@ -218,6 +218,10 @@ test('without JavaScript the forms work: a check answers the page asking to conf
   t.true(after.includes('<p id="status-text">Address received. The refund is being prepared.</p>'));
   t.true(after.includes(`<code id="to">${GOOD_ADDRESS}</code>`));
   t.true(after.includes('<section id="address-box" aria-labelledby="address-h" hidden>'));
+
+  const calls = source.calls.length;
+  t.is((await form(`${ID}/refund/${TOKEN}/check`, `to_address=${'T'.repeat(2000)}`)).status, 413);
+  t.is(source.calls.length, calls, 'a large form is refused before the source is asked');
 
   const late = await form(`${ID}/refund/${TOKEN}/address`, `to_address=${GOOD_ADDRESS}`);
   t.is(late.status, 409);
