@@ -5,20 +5,30 @@ import { newRouter, type AppContext, type AppMiddleware, type AppRouter } from '
 import { pathId } from '../http/path-id';
 import { ApiError, notFound, validationError } from '../shared/errors';
 import { isUuid } from '../shared/ids';
+import type { RefundPageSource } from '../refunds/refund-page.source';
 import type { CheckoutService, PayerPage } from './checkout.service';
 import { messagesOf, pickLanguage } from './messages';
 import { pageCsp, renderNotFound, renderPage } from './page';
 import { qrSvg } from './payment-uri';
+import { MAX_ADDRESS_CHARS, payerRefundView, REFUND_CSP, renderRefundPage, type RefundError, type RefundPageInput } from './refund-page';
 
 /** Requests a client address may make to the public pages per minute: a payer polls every 4 s; a page load is a few. */
 export const PUBLIC_READS_PER_MINUTE = 300;
 /** Coin choices a client address may post per minute: each may issue an address, so far fewer. */
 export const COIN_CHOICES_PER_MINUTE = 20;
+/** Address checks and confirmations a client address may post to refund pages per minute (a payer needs a few). */
+export const REFUND_POSTS_PER_MINUTE = 20;
+/** The largest body a refund page's post may have: one address. */
+export const REFUND_BODY_MAX_BYTES = 1024;
+/** A refund link's token: opaque base64url, 22 to 64 characters; anything else is 404 without a lookup. */
+const REFUND_TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
 
 export interface CheckoutRouteDeps {
   checkout: CheckoutService;
   /** Per-client-address buckets, shared by every public route (keys are prefixed by route). */
   buckets: TokenBuckets;
+  /** The refunds' payer pages (GET /pay/{id}/refund/{token} and below); without it those routes are 404. */
+  refundPages?: RefundPageSource;
 }
 
 /** Headers of every public answer: no sniffing, no referrer, never cached by a proxy. */
@@ -125,7 +135,151 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     ctx.body = await deps.checkout.chooseCoin(id, body.coin_id.toLowerCase());
   });
 
+  refundRoutes(r, deps, limit);
   return r;
+}
+
+/**
+ * The payer's refund page (PRODUCT §16): GET /pay/{id}/refund/{token} (HTML), GET .../status
+ * (JSON), POST .../check and POST .../address ({to_address}, JSON, or urlencoded from the page's
+ * forms without JavaScript). Reads share the payment page's per-client allowance, so guessing
+ * tokens costs what guessing invoice ids does; posts have their own, smaller one. A token of the
+ * wrong shape is 404 without asking the source.
+ */
+function refundRoutes(r: AppRouter, deps: CheckoutRouteDeps, limit: (scope: string, perMinute: number) => AppMiddleware): void {
+  const link = (ctx: AppContext): { source: RefundPageSource; id: string; token: string } => {
+    const source = deps.refundPages;
+    const token = ctx.params.token ?? '';
+    if (source === undefined || !REFUND_TOKEN.test(token)) throw notFound('refund');
+    return { source, id: pathId(ctx.params.id, 'refund'), token };
+  };
+  const viewOf = async (source: RefundPageSource, id: string, token: string) => {
+    const view = await source.view(id, token);
+    if (view === null) throw notFound('refund');
+    return payerRefundView(view);
+  };
+  const html = (ctx: AppContext, lang: string, input: Omit<RefundPageInput, 'lang' | 'm'>, status = 200): void => {
+    ctx.status = status;
+    ctx.set('Content-Security-Policy', REFUND_CSP);
+    ctx.type = 'text/html; charset=utf-8';
+    const body = Buffer.from(renderRefundPage({ ...input, lang, m: messagesOf(lang) }));
+    if (acceptsGzip(ctx.get('Accept-Encoding'))) {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = gzipSync(body);
+    } else {
+      ctx.body = body;
+    }
+  };
+  const language = (ctx: AppContext): string => {
+    const lang = pickLanguage(ctx.query.lang, ctx.get('Accept-Language'));
+    ctx.set('Content-Language', lang);
+    ctx.set('Vary', 'Accept-Language, Accept-Encoding');
+    return lang;
+  };
+  /** A 404 of an HTML route is the payment page's 404 page. */
+  const orNotFoundPage = async (ctx: AppContext, lang: string, run: () => Promise<void>): Promise<void> => {
+    try {
+      await run();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 404) throw err;
+      notFoundPage(ctx, lang);
+    }
+  };
+  const reads = limit('pay', PUBLIC_READS_PER_MINUTE);
+  const posts = limit('pay-refund', REFUND_POSTS_PER_MINUTE);
+  const jsonOnly: AppMiddleware = async (ctx, next) => {
+    ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    await next();
+  };
+
+  r.get('/:id/refund/:token', publicHeaders, reads, async (ctx) => {
+    const lang = language(ctx);
+    await orNotFoundPage(ctx, lang, async () => {
+      const { source, id, token } = link(ctx);
+      html(ctx, lang, { view: await viewOf(source, id, token), here: token });
+    });
+  });
+
+  r.get('/:id/refund/:token/status', publicHeaders, reads, jsonOnly, async (ctx) => {
+    const { source, id, token } = link(ctx);
+    ctx.body = await viewOf(source, id, token);
+  });
+
+  for (const action of ['check', 'address'] as const) {
+    r.post(`/:id/refund/:token/${action}`, publicHeaders, posts, async (ctx) => {
+      if (!isFormPost(ctx)) {
+        ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+        const { source, id, token } = link(ctx);
+        smallBody(ctx);
+        const address = refundAddress(ctx.state.body);
+        if (action === 'check') {
+          const { to_address, network, network_name } = await source.check(id, token, address);
+          ctx.body = { to_address, network, network_name };
+        } else {
+          ctx.body = payerRefundView(await source.provide(id, token, address));
+        }
+        return;
+      }
+      // The page's forms without JavaScript: a check answers the page asking to confirm the
+      // address shown back; a confirmation goes back to the page (303); a refusal shows the page
+      // with its message where it belongs.
+      const lang = language(ctx);
+      await orNotFoundPage(ctx, lang, async () => {
+        const { source, id, token } = link(ctx);
+        smallBody(ctx);
+        const fields = new URLSearchParams(ctx.state.rawBody.toString('utf8'));
+        const entered = (fields.get('to_address') ?? '').slice(0, MAX_ADDRESS_CHARS);
+        const here = `../${token}`;
+        try {
+          const address = refundAddress(Object.fromEntries(fields));
+          if (action === 'check') {
+            const { to_address, network, network_name } = await source.check(id, token, address);
+            html(ctx, lang, { view: await viewOf(source, id, token), here, checked: { to_address, network, network_name }, entered: address });
+            return;
+          }
+          await source.provide(id, token, address);
+          ctx.status = 303;
+          ctx.set('Location', here);
+        } catch (err) {
+          if (!(err instanceof ApiError) || err.status >= 500 || err.status === 404) throw err;
+          const kind = refundErrorOf(err, entered);
+          const view = await viewOf(source, id, token);
+          const checked =
+            action === 'address' && (kind === 'limited' || kind === 'other')
+              ? { to_address: entered, network: view.network, network_name: view.network_name }
+              : null;
+          html(ctx, lang, { view, here, checked, entered, error: { kind, at: checked ? 'confirm' : 'address' } }, err.status);
+        }
+      });
+    });
+  }
+}
+
+/** A refund page's post carries one address: a larger body is refused before it is parsed. */
+function smallBody(ctx: AppContext): void {
+  if (ctx.state.rawBody.length > REFUND_BODY_MAX_BYTES) {
+    throw new ApiError(413, 'payload_too_large', `request body is larger than ${REFUND_BODY_MAX_BYTES} bytes`, { limit_bytes: REFUND_BODY_MAX_BYTES });
+  }
+}
+
+/** The one field of a refund page's post, trimmed: a string of at most MAX_ADDRESS_CHARS, no control characters. */
+function refundAddress(body: Record<string, unknown>): string {
+  for (const k of Object.keys(body)) if (k !== 'to_address') throw validationError(k, `${k} is not a field of a refund address`);
+  const raw = body.to_address;
+  if (typeof raw !== 'string') throw validationError('to_address', 'to_address must be a string');
+  const address = raw.trim();
+  if (address === '' || address.length > MAX_ADDRESS_CHARS || /[\u0000-\u001f\u007f]/.test(address)) {
+    throw validationError('to_address', `to_address must be an address of 1 to ${MAX_ADDRESS_CHARS} characters`);
+  }
+  return address;
+}
+
+/** What the page tells the payer about a refused post. */
+function refundErrorOf(err: ApiError, entered: string): RefundError {
+  if (err.status === 429) return 'limited';
+  if (err.status === 409) return 'conflict';
+  if (err.code === 'address_refused' || err.code === 'validation_error') return entered.trim() === '' ? 'empty' : 'address';
+  return 'other';
 }
 
 /** A form post of the page (urlencoded), not the script's JSON. */

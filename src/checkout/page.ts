@@ -16,7 +16,7 @@ const SCRIPT_MESSAGES: MessageKey[] = [
   'copied',
 ];
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The network a coin is sent on, for people: "Tron (TRC-20)", "Base", "Bitcoin". */
 export const networkText = (c: Pick<PayerCoin, 'network_name' | 'token_standard'>): string =>
@@ -26,20 +26,22 @@ export const networkText = (c: Pick<PayerCoin, 'network_name' | 'token_standard'
 const openable = (uri: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(uri);
 
 /** JSON inside a `<script type="application/json">`: no `<` can end the element early. */
-const jsonBlock = (id: string, value: unknown): string =>
+export const jsonBlock = (id: string, value: unknown): string =>
   `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`;
 
 /**
  * The Content-Security-Policy of the page: nothing from another origin, only our own inline style
- * and script (by hash), requests to our own origin, framing only by `frameAncestors`.
+ * and script (by hash: the payment page's unless `hashes` names another page's), requests to our
+ * own origin, framing only by `frameAncestors`.
  */
-export function pageCsp(frameAncestors: readonly string[]): string {
+export function pageCsp(frameAncestors: readonly string[], hashes: { script: string; style: string } = { script: SCRIPT_HASH, style: STYLE_HASH }): string {
   const ancestors = frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ');
-  return `default-src 'none'; script-src ${SCRIPT_HASH}; style-src ${STYLE_HASH}; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`;
+  return `default-src 'none'; script-src ${hashes.script}; style-src ${hashes.style}; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`;
 }
 
-function shell(lang: string, title: string, body: string): string {
-  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body>${body}</body></html>`;
+/** A page around `body`, with the payment page's style unless given another (whose hash its policy names). */
+export function shell(lang: string, title: string, body: string, style: string = PAGE_STYLE): string {
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title><style>${style}</style></head><body>${body}</body></html>`;
 }
 
 export interface PageInput {

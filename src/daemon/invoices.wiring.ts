@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
 import type { Store } from '../db/store';
 import type { Outbox } from '../events/outbox';
+import type { RefundPageSource } from '../refunds/refund-page.source';
 import type { RouteGuards } from '../http/context';
 import { expireInvoicesJob } from '../jobs/expire-invoices.job';
 import type { MoneyMovement } from '../money/money-movement';
@@ -37,6 +38,11 @@ export interface InvoicesDeps {
   guard: TargetGuard;
   /** The auth and Idempotency-Key guards the routes are mounted with. */
   guards: RouteGuards;
+  /**
+   * The refunds' payer pages (PRODUCT §16), served under /pay/{id}/refund/{token}: the refund
+   * service supplies it; without it those routes answer 404.
+   */
+  refundPages?: RefundPageSource;
 }
 
 /** Invoices wired: the service, its API routes and the payment page, the payment handler, the expiry job; invoices due expire at start. */
@@ -66,7 +72,7 @@ export async function createInvoices(deps: InvoicesDeps) {
   const module: DaemonModule = {
     routes: [
       routes,
-      checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()) }),
+      checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()), refundPages: deps.refundPages }),
       embedRoutes({ embed, testnet: deps.config.network === 'testnet', guards: deps.guards }),
     ],
     jobs: [{ job: expireInvoicesJob(service) }],
