@@ -75,6 +75,8 @@ type Client struct {
 	Addresses         *Resource
 	Transactions      *Resource
 	Withdrawals       *Resource
+	Refunds           *Resource // Action(ctx, id, "cancel", nil)
+	Strays            *Resource // Action(ctx, id, "credit" or "refund", nil)
 	WebhookEndpoints  *Resource
 	WebhookDeliveries *Resource
 }
@@ -91,6 +93,8 @@ func New(baseURL, keyID, secret string) *Client {
 	c.Addresses = &Resource{c, "/v1/addresses"}
 	c.Transactions = &Resource{c, "/v1/transactions"}
 	c.Withdrawals = &Resource{c, "/v1/withdrawals"}
+	c.Refunds = &Resource{c, "/v1/refunds"}
+	c.Strays = &Resource{c, "/v1/strays"}
 	c.WebhookEndpoints = &Resource{c, "/v1/webhooks/endpoints"}
 	c.WebhookDeliveries = &Resource{c, "/v1/webhooks/deliveries"}
 	return c

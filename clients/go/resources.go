@@ -61,8 +61,8 @@ func (it *Iter[T]) Current() T { return it.cur }
 // Err is the error that ended the walk, if any.
 func (it *Iter[T]) Err() error { return it.err }
 
-// Resource is a collection of the API (addresses, transactions, withdrawals, webhook endpoints
-// and deliveries), its objects decoded as Object.
+// Resource is a collection of the API (addresses, transactions, withdrawals, refunds, stray
+// payments, webhook endpoints and deliveries), its objects decoded as Object.
 type Resource struct {
 	c    *Client
 	path string
@@ -93,7 +93,8 @@ func (r *Resource) List(ctx context.Context, query url.Values) *Iter[Object] {
 	return Paginate[Object](ctx, r.c, r.path, query)
 }
 
-// Action POSTs to id/action: "cancel", "archive", "restore", "retry", "rotate-secret".
+// Action POSTs to id/action: "cancel", "archive", "restore", "retry", "rotate-secret", and for
+// stray payments "credit" and "refund".
 func (r *Resource) Action(ctx context.Context, id, action string, params any, opts ...RequestOption) (Object, error) {
 	if params == nil {
 		params = struct{}{}
@@ -145,6 +146,8 @@ type Invoice struct {
 	PaidAmount      string            `json:"paid_amount"`
 	RemainingAmount string            `json:"remaining_amount"`
 	OverpaidAmount  string            `json:"overpaid_amount"`
+	RefundedAmount  string            `json:"refunded_amount"`
+	Resolution      *string           `json:"resolution"` // "accepted_underpayment" once Accept took an underpaid invoice
 	AmountFiat      *string           `json:"amount_fiat"`
 	FiatCurrency    *string           `json:"fiat_currency"`
 	RateLocked      *string           `json:"rate_locked"`
@@ -194,6 +197,13 @@ func (s *Invoices) Get(ctx context.Context, id string) (*Invoice, error) {
 func (s *Invoices) Cancel(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	var out Invoice
 	return &out, s.r.c.Do(ctx, http.MethodPost, s.r.url(id, "cancel"), nil, struct{}{}, &out, opts...)
+}
+
+// Accept takes an underpaid invoice as paid: status "paid", Resolution "accepted_underpayment".
+// Any other status is a 409 conflict with Details["reason"] "invoice_not_underpaid".
+func (s *Invoices) Accept(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
+	var out Invoice
+	return &out, s.r.c.Do(ctx, http.MethodPost, s.r.url(id, "accept"), nil, struct{}{}, &out, opts...)
 }
 
 // List walks the invoices; filters such as status, created_from and limit go in query.

@@ -166,6 +166,11 @@ class _Invoices(_Resource):
     def cancel(self, id, idempotency_key=None):
         return self._action(id, "cancel", idempotency_key)
 
+    def accept(self, id, idempotency_key=None):
+        """Accepts an underpaid invoice as paid (status paid, resolution accepted_underpayment);
+        any other status raises ConflictError with details["reason"] == "invoice_not_underpaid"."""
+        return self._action(id, "accept", idempotency_key)
+
 
 class _Addresses(_Resource):
     def archive(self, id, idempotency_key=None):
@@ -181,6 +186,26 @@ class _Withdrawals(_Resource):
 
     def cancel(self, id, idempotency_key=None):
         return self._action(id, "cancel", idempotency_key)
+
+
+class _Refunds(_Resource):
+    """Refunds (create: invoice_id or transaction_id, amount as a decimal, "all" or "excess",
+    optional to_address, refund_id, network_fee_paid_by, comment). Without to_address the refund
+    waits in awaiting_address with a refund_url for the payer."""
+
+    def cancel(self, id, idempotency_key=None):
+        return self._action(id, "cancel", idempotency_key)
+
+
+class _Strays(_Resource):
+    """Stray payments: coins sent on another network or in another coin than asked (list, get)."""
+
+    def credit(self, id, idempotency_key=None):
+        """Credits an open, confirmed stray to the balance as a deposit, once (ConflictError after)."""
+        return self._action(id, "credit", idempotency_key)
+
+    def refund(self, id, idempotency_key=None):
+        return self._action(id, "refund", idempotency_key)
 
 
 class _Endpoints(_Resource):
@@ -215,6 +240,8 @@ class Client:
         self.addresses = _Addresses(self, "/v1/addresses")
         self.transactions = _Resource(self, "/v1/transactions")
         self.withdrawals = _Withdrawals(self, "/v1/withdrawals")
+        self.refunds = _Refunds(self, "/v1/refunds")
+        self.strays = _Strays(self, "/v1/strays")
         self.webhook_endpoints = _Endpoints(self, "/v1/webhooks/endpoints")
         self.webhook_deliveries = _Deliveries(self, "/v1/webhooks/deliveries")
 

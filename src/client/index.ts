@@ -6,7 +6,7 @@
  * `code` and `details`, and verifies webhooks.
  */
 import { Transport, type ClientOptions } from './http';
-import { Addresses, Balances, Currencies, Invoices, Rates, Strays, Transactions, WebhookDeliveries, WebhookEndpoints, Withdrawals } from './resources';
+import { Addresses, Balances, Currencies, Invoices, Rates, Refunds, Strays, Transactions, WebhookDeliveries, WebhookEndpoints, Withdrawals } from './resources';
 import { verifyWebhook, type VerifyOptions, type WebhookHeaders } from './webhooks';
 import type { WebhookEvent } from './types';
 
@@ -14,6 +14,7 @@ export class Coinkeep {
   readonly invoices: Invoices;
   readonly addresses: Addresses;
   readonly withdrawals: Withdrawals;
+  readonly refunds: Refunds;
   readonly strays: Strays;
   readonly transactions: Transactions;
   readonly balances: Balances;
@@ -30,6 +31,7 @@ export class Coinkeep {
     this.invoices = new Invoices(t);
     this.addresses = new Addresses(t);
     this.withdrawals = new Withdrawals(t);
+    this.refunds = new Refunds(t);
     this.strays = new Strays(t);
     this.transactions = new Transactions(t);
     this.balances = new Balances(t);

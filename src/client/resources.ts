@@ -54,6 +54,13 @@ export class Invoices {
   cancel(id: string, opts?: PostOptions): Promise<T.Invoice> {
     return this.t.call('invoices.cancel', post(opts, { path: { id } }));
   }
+  /**
+   * Accepts an `underpaid` invoice as paid (PRODUCT §16): status `paid`, `resolution:
+   * "accepted_underpayment"`. Any other status is 409 `conflict`, `details.reason: invoice_not_underpaid`.
+   */
+  accept(id: string, opts?: PostOptions): Promise<T.Invoice> {
+    return this.t.call('invoices.accept', post(opts, { path: { id } }));
+  }
 }
 
 export class Addresses {
@@ -96,6 +103,33 @@ export class Withdrawals {
   }
   cancel(id: string, opts?: PostOptions): Promise<T.Withdrawal> {
     return this.t.call('withdrawals.cancel', post(opts, { path: { id } }));
+  }
+}
+
+/** Refunds of what an invoice or a deposit received (PRODUCT §16): a withdrawal underneath. */
+export class Refunds {
+  constructor(private readonly t: Transport) {}
+  /**
+   * Without `to_address` the refund waits in `awaiting_address` with a `refund_url` for the payer.
+   * The same idempotencyKey (or refund_id) always returns the same refund. More than was received
+   * less earlier refunds is 409 `conflict`, `details.reason: refund_exceeds_received`.
+   */
+  create(params: T.CreateRefundParams, opts?: PostOptions): Promise<T.Refund> {
+    return this.t.call('refunds.create', post(opts, { body: params }));
+  }
+  get(id: string): Promise<T.Refund> {
+    return this.t.call('refunds.get', { path: { id } });
+  }
+  list(filters?: T.RefundFilters): PagePromise<T.Refund> {
+    return paged(this.t, 'refunds.list', q(filters));
+  }
+  /** The refund with this refund_id, or null. */
+  async findByRefundId(refundId: string): Promise<T.Refund | null> {
+    return (await this.list({ refund_id: refundId, limit: 1 })).items[0] ?? null;
+  }
+  /** 409 `conflict` once it can no longer be cancelled (processing, sent, final). */
+  cancel(id: string, opts?: PostOptions): Promise<T.Refund> {
+    return this.t.call('refunds.cancel', post(opts, { path: { id } }));
   }
 }
 

@@ -29,6 +29,51 @@ export type CreateWithdrawalParams = z.input<typeof CreateWithdrawalBody>;
 export type EstimateParams = Pick<z.input<typeof EstimateBody>, 'coin_id' | 'amount' | 'to_address' | 'network_fee_mode'>;
 export type WithdrawalEstimate = z.infer<typeof EstimateSchema>;
 export type Stray = StrayView;
+
+/** A refund's status: `awaiting_address` (waiting for the payer), then its withdrawal's, or `expired`. */
+export type RefundStatus =
+  'awaiting_address' | 'pending' | 'review' | 'awaiting_approval' | 'processing' | 'broadcast' | 'completed' | 'failed' | 'rejected' | 'cancelled' | 'expired';
+
+/**
+ * A refund (PRODUCT §16). Written out from the API contract; amounts are decimal strings in the
+ * coin. TODO(refunds): take it from the server's refund schema (z.infer) once src/refunds lands.
+ */
+export interface Refund {
+  id: string;
+  status: RefundStatus;
+  /** The merchant's own id, idempotent like a withdrawal's payout_id. */
+  refund_id: string | null;
+  invoice_id: string | null;
+  transaction_id: string | null;
+  coin_id: string;
+  ticker: string;
+  network: string;
+  amount: string;
+  to_address: string | null;
+  /** The payer's page to enter an address, while `awaiting_address` (null otherwise). */
+  refund_url: string | null;
+  network_fee_paid_by: 'merchant' | 'payer';
+  withdrawal_id: string | null;
+  txid: string | null;
+  failure_reason: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The body of POST /v1/refunds: `invoice_id` or `transaction_id` (or both, when it pays that invoice). */
+export interface CreateRefundParams {
+  invoice_id?: string;
+  transaction_id?: string;
+  /** A decimal, `"all"` (received less earlier refunds) or `"excess"` (the invoice's overpaid_amount). */
+  amount: string;
+  /** Omitted: the payer enters it on the refund page (`refund_url`). */
+  to_address?: string;
+  refund_id?: string;
+  /** `merchant` (the default: the fee on top) or `payer` (the fee comes out of the amount sent). */
+  network_fee_paid_by?: 'merchant' | 'payer';
+  comment?: string;
+}
 export type Transaction = TransactionView;
 export type Balance = BalanceView;
 export type WebhookEndpoint = EndpointView;
@@ -72,6 +117,11 @@ export interface WithdrawalFilters extends PageParams {
   created_from?: string;
   created_to?: string;
 }
+export interface RefundFilters extends PageParams {
+  status?: RefundStatus;
+  invoice_id?: string;
+  refund_id?: string;
+}
 export interface StrayFilters extends PageParams {
   status?: Stray['status'];
   /** The network (chain id) the coins arrived on. */
@@ -100,5 +150,6 @@ export type WebhookEvent =
   | { event_id: string; type: `invoice.${string}`; created_at: string; data: { invoice: Invoice; details?: { amount: string; chain_transaction_id: string } } }
   | { event_id: string; type: `deposit.${string}`; created_at: string; data: { address: StaticAddress; deposit: DepositView } & Record<string, unknown> }
   | { event_id: string; type: `withdrawal.${string}`; created_at: string; data: { withdrawal: Withdrawal } }
+  | { event_id: string; type: `refund.${string}`; created_at: string; data: { refund: Refund } }
   | { event_id: string; type: `static_address.${string}`; created_at: string; data: { address: StaticAddress; reason?: string; archive_at?: string } }
   | { event_id: string; type: 'ping'; created_at: string; data: { endpoint_id: string; message: string } };

@@ -158,7 +158,10 @@ class Resource
         return $this->client->paginate($this->path, $filters);
     }
 
-    /** POST to id/action: 'cancel', 'archive', 'restore', 'retry', 'rotate-secret'. */
+    /**
+     * POST to id/action: 'cancel', 'archive', 'restore', 'retry', 'rotate-secret'; 'accept' for an
+     * underpaid invoice; 'credit' and 'refund' for a stray payment.
+     */
     public function action(string $id, string $action, array $params = [], ?string $idempotencyKey = null): array
     {
         return $this->client->request('POST', $this->url($id, $action), body: $params, idempotencyKey: $idempotencyKey);
@@ -181,6 +184,8 @@ class Client
     public readonly Resource $addresses;
     public readonly Resource $transactions;
     public readonly Resource $withdrawals;
+    public readonly Resource $refunds;
+    public readonly Resource $strays;
     public readonly Resource $webhookEndpoints;
     public readonly Resource $webhookDeliveries;
     /** @var array<string,int> signatures used, with their timestamps */
@@ -204,6 +209,8 @@ class Client
         $this->addresses = new Resource($this, '/v1/addresses');
         $this->transactions = new Resource($this, '/v1/transactions');
         $this->withdrawals = new Resource($this, '/v1/withdrawals');
+        $this->refunds = new Resource($this, '/v1/refunds');
+        $this->strays = new Resource($this, '/v1/strays');
         $this->webhookEndpoints = new Resource($this, '/v1/webhooks/endpoints');
         $this->webhookDeliveries = new Resource($this, '/v1/webhooks/deliveries');
     }

@@ -1,7 +1,8 @@
 <?php
 // Test driver run by the repository's ava tests (test/integration/clients); prints one JSON object.
 // Commands: vectors REQUEST_JSON WEBHOOK_JSON, e2e, verify BODY_FILE (headers as JSON on stdin),
-// retries. Settings come from COINKEEP_URL, COINKEEP_KEY, COINKEEP_SECRET, SINK_URL, WEBHOOK_SECRET.
+// retries, strays, refunds. Settings come from COINKEEP_URL, COINKEEP_KEY, COINKEEP_SECRET, SINK_URL,
+// WEBHOOK_SECRET, and for refunds COIN_ID, PAID_INVOICE_ID and UNDERPAID_INVOICE_ID.
 declare(strict_types=1);
 
 require __DIR__ . '/../src/Coinkeep.php';
@@ -88,11 +89,58 @@ function retries(): array
     ];
 }
 
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+function ids(\Generator $items): array
+{
+    return array_values(array_map(fn ($item) => $item['id'], iterator_to_array($items)));
+}
+
+function strays(): array
+{
+    $ck = client();
+    return [
+        'listed' => ids($ck->strays->list(['limit' => 10])),
+        'missing' => attempt(fn () => $ck->strays->get(UNKNOWN)),
+        'credit_missing' => attempt(fn () => $ck->strays->action(UNKNOWN, 'credit')),
+        'refund_missing' => attempt(fn () => $ck->strays->action(UNKNOWN, 'refund')),
+    ];
+}
+
+function refunds(): array
+{
+    $ck = client();
+    [$paid, $underpaid] = [getenv('PAID_INVOICE_ID'), getenv('UNDERPAID_INVOICE_ID')];
+    $unpaid = $ck->invoices->create(['amount' => '0.001', 'currency' => 'BTC', 'coin_id' => getenv('COIN_ID'), 'order_id' => 'php-unpaid']);
+    $out = [
+        'unpaid' => $unpaid,
+        'exceeds' => attempt(fn () => $ck->refunds->create(['invoice_id' => $unpaid['id'], 'amount' => '0.0001'])),
+        'unpaid_refunds' => ids($ck->refunds->list(['invoice_id' => $unpaid['id']])),
+        'missing' => attempt(fn () => $ck->refunds->get(UNKNOWN)),
+        'cancel_missing' => attempt(fn () => $ck->refunds->action(UNKNOWN, 'cancel')),
+        'accepted' => $ck->invoices->action($underpaid, 'accept'),
+        'accept_again' => attempt(fn () => $ck->invoices->action($underpaid, 'accept')),
+        'accept_new' => attempt(fn () => $ck->invoices->action($unpaid['id'], 'accept')),
+    ];
+    $params = ['invoice_id' => $paid, 'amount' => '0.0002', 'refund_id' => 'php-r1', 'comment' => 'php client'];
+    $out['created'] = $ck->refunds->create($params);
+    $id = $out['created']['id'];
+    $out['again'] = $ck->refunds->create($params);
+    $out['read'] = $ck->refunds->get($id);
+    $out['listed'] = ids($ck->refunds->list(['invoice_id' => $paid, 'limit' => 1]));
+    $out['by_refund_id'] = ids($ck->refunds->list(['refund_id' => 'php-r1']));
+    $out['cancelled'] = $ck->refunds->action($id, 'cancel');
+    $out['cancel_again'] = attempt(fn () => $ck->refunds->action($id, 'cancel'));
+    return $out;
+}
+
 $args = array_slice($argv, 2);
 $out = match ($argv[1]) {
     'vectors' => vectors(...$args),
     'e2e' => e2e(),
     'verify' => verify(...$args),
     'retries' => retries(),
+    'strays' => strays(),
+    'refunds' => refunds(),
 };
 echo json_encode($out, JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR), "\n";

@@ -4,7 +4,10 @@
   driver.py e2e                                  webhook endpoint, invoices, pages, a typed error
   driver.py verify BODY_FILE                     verify a delivery (headers as JSON on stdin)
   driver.py retries                              the retry scenario of the ava test's fake server
-Settings come from COINKEEP_URL, COINKEEP_KEY, COINKEEP_SECRET, SINK_URL, WEBHOOK_SECRET.
+  driver.py strays                               stray payments: an empty list, unknown ids
+  driver.py refunds                              refunds and invoices.accept on the seeded invoices
+Settings come from COINKEEP_URL, COINKEEP_KEY, COINKEEP_SECRET, SINK_URL, WEBHOOK_SECRET, and for
+refunds COIN_ID, PAID_INVOICE_ID and UNDERPAID_INVOICE_ID.
 """
 import json
 import os
@@ -79,7 +82,45 @@ def retries():
     return {"first": first, "replayed": replayed, "given": given}
 
 
+UNKNOWN = "00000000-0000-4000-8000-000000000000"
+
+
+def strays():
+    ck = client()
+    return {
+        "listed": [s["id"] for s in ck.strays.list(limit=10)],
+        "missing": attempt(lambda: ck.strays.get(UNKNOWN)),
+        "credit_missing": attempt(lambda: ck.strays.credit(UNKNOWN)),
+        "refund_missing": attempt(lambda: ck.strays.refund(UNKNOWN)),
+    }
+
+
+def refunds():
+    ck = client()
+    paid, underpaid = os.environ["PAID_INVOICE_ID"], os.environ["UNDERPAID_INVOICE_ID"]
+    unpaid = ck.invoices.create(amount="0.001", currency="BTC", coin_id=os.environ["COIN_ID"], order_id="python-unpaid")
+    out = {
+        "unpaid": unpaid,
+        "exceeds": attempt(lambda: ck.refunds.create(invoice_id=unpaid["id"], amount="0.0001")),
+        "unpaid_refunds": [r["id"] for r in ck.refunds.list(invoice_id=unpaid["id"])],
+        "missing": attempt(lambda: ck.refunds.get(UNKNOWN)),
+        "cancel_missing": attempt(lambda: ck.refunds.cancel(UNKNOWN)),
+        "accepted": ck.invoices.accept(underpaid),
+        "accept_again": attempt(lambda: ck.invoices.accept(underpaid)),
+        "accept_new": attempt(lambda: ck.invoices.accept(unpaid["id"])),
+    }
+    params = dict(invoice_id=paid, amount="0.0002", refund_id="python-r1", comment="python client")
+    out["created"] = ck.refunds.create(**params)
+    out["again"] = ck.refunds.create(**params)
+    out["read"] = ck.refunds.get(out["created"]["id"])
+    out["listed"] = [r["id"] for r in ck.refunds.list(invoice_id=paid, limit=1)]
+    out["by_refund_id"] = [r["id"] for r in ck.refunds.list(refund_id="python-r1")]
+    out["cancelled"] = ck.refunds.cancel(out["created"]["id"])
+    out["cancel_again"] = attempt(lambda: ck.refunds.cancel(out["created"]["id"]))
+    return out
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    result = {"vectors": vectors, "e2e": e2e, "verify": verify, "retries": retries}[cmd](*args)
+    result = {"vectors": vectors, "e2e": e2e, "verify": verify, "retries": retries, "strays": strays, "refunds": refunds}[cmd](*args)
     print(json.dumps(result))

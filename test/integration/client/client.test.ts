@@ -1,7 +1,8 @@
 /**
  * The TypeScript client (coinkeep/client) against a real test daemon, as a merchant back end uses
  * it: an invoice paid on anvil with its webhook verified, a withdrawal whose answer is lost and
- * retried, and pages over 250 invoices. Every answer it receives is also checked against the
+ * retried, pages over 250 invoices, and refunds and invoices.accept on seeded paid and underpaid
+ * invoices. Every answer it receives is also checked against the
  * OpenAPI document.
  */
 import test from 'ava';
@@ -12,6 +13,7 @@ import { merchantWithKey } from '../../helpers/daemon';
 import { checkAgainstOpenApi } from '../../helpers/openapi-check';
 import { WebhookSink } from '../../helpers/webhook-sink';
 import { COINS, startInvoiceFixture } from '../../helpers/invoice-fixture';
+import { seedRefundable } from '../../helpers/refund-seed';
 import { PAY_TO, startWithdrawalFixture } from '../../helpers/withdrawal-fixture';
 import { CONFIRMATIONS, startEvmFixture } from '../chains/evm/evm-fixture';
 
@@ -115,4 +117,41 @@ test('iterating invoices.list walks 250 invoices over three pages of 100, newest
   t.is(first.items.length, 100);
   t.truthy(first.next_cursor);
   t.is(first.items[0]!.order_id, 'o-249');
+});
+
+test("refunds: a refund of a paid invoice waits for the payer's address, is read, listed and cancelled; invoices.accept takes an underpaid invoice; the conflicts are typed", async (t) => {
+  const s = await seedRefundable();
+  t.teardown(() => s.fx.stop());
+  const ck = new Coinkeep({ baseUrl: s.fx.td.url, keyId: s.keyId, secret: s.secret, fetch: checkedFetch() });
+  const unknown = '00000000-0000-4000-8000-000000000000';
+  const conflict = async (p: Promise<unknown>, reason?: string) => {
+    const e = await t.throwsAsync(p, { instanceOf: CoinkeepError });
+    t.like(e, { status: 409, code: 'conflict' });
+    if (reason) t.is((e as CoinkeepError).details?.reason, reason);
+  };
+
+  const unpaid = await ck.invoices.create({ amount: '0.001', currency: 'BTC', coin_id: s.coinId, order_id: 'ts-unpaid' });
+  await conflict(ck.refunds.create({ invoice_id: unpaid.id, amount: '0.0001' }), 'refund_exceeds_received');
+  const empty = await ck.refunds.list({ invoice_id: unpaid.id });
+  t.deepEqual(empty, { items: [], next_cursor: null });
+  t.like(await t.throwsAsync(ck.refunds.get(unknown), { instanceOf: CoinkeepError }), { status: 404, code: 'not_found' });
+  t.like(await t.throwsAsync(ck.refunds.cancel(unknown), { instanceOf: CoinkeepError }), { status: 404, code: 'not_found' });
+
+  t.like(await ck.invoices.accept(s.underpaidInvoiceId), { id: s.underpaidInvoiceId, status: 'paid', resolution: 'accepted_underpayment' });
+  await conflict(ck.invoices.accept(s.underpaidInvoiceId), 'invoice_not_underpaid');
+  await conflict(ck.invoices.accept(unpaid.id), 'invoice_not_underpaid');
+
+  const params = { invoice_id: s.paidInvoiceId, amount: '0.0002', refund_id: 'ts-r1', comment: 'ts client' };
+  const refund = await ck.refunds.create(params);
+  t.like(refund, { status: 'awaiting_address', refund_id: 'ts-r1', invoice_id: s.paidInvoiceId, coin_id: s.coinId, amount: '0.0002', to_address: null });
+  t.regex(refund.refund_url ?? '', new RegExp(`/pay/${s.paidInvoiceId}/refund/[^/]+$`));
+  t.is((await ck.refunds.create(params)).id, refund.id, 'the same refund_id returns the same refund');
+  t.like(await ck.refunds.get(refund.id), { id: refund.id, status: 'awaiting_address' });
+  const listed: string[] = [];
+  for await (const r of ck.refunds.list({ invoice_id: s.paidInvoiceId, limit: 1 })) listed.push(r.id);
+  t.deepEqual(listed, [refund.id]);
+  t.is((await ck.refunds.findByRefundId('ts-r1'))?.id, refund.id);
+  t.is(await ck.refunds.findByRefundId('no-such-refund'), null);
+  t.like(await ck.refunds.cancel(refund.id), { id: refund.id, status: 'cancelled' });
+  await conflict(ck.refunds.cancel(refund.id));
 });

@@ -3,8 +3,9 @@
  * program of the language that prints one JSON object; see clients/python/tests/driver.py):
  * the shared signing and webhook vectors; a run against a test daemon (a webhook endpoint,
  * invoices created, read back and paged through, typed errors, a delivered webhook verified);
- * and retries against a scripted server (one Idempotency-Key across attempts, a fresh signature
- * on each, Retry-After honoured, a replayed 5xx not retried).
+ * retries against a scripted server (one Idempotency-Key across attempts, a fresh signature
+ * on each, Retry-After honoured, a replayed 5xx not retried); and stray payments, refunds and
+ * invoices.accept (PRODUCT §16, §17) against a daemon with seeded paid and underpaid invoices.
  *
  * A missing runtime fails the tests under CI=true (./install.sh installs Go and PHP as root);
  * elsewhere they are skipped, which ava reports by name.
@@ -19,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { InvoiceEntity } from '../../../src/db/entities/money';
 import { merchantWithKey } from '../../helpers/daemon';
+import { seedRefundable, type RefundSeed } from '../../helpers/refund-seed';
 import { TEST_CHAINS } from '../../helpers/invoice-fixture';
 import { canonical, hmacHex } from '../../helpers/signer';
 import { projectRoot, readSharedVectors, vectorsPath } from '../../helpers/vectors';
@@ -111,6 +113,9 @@ export function clientSuite(test: TestFn, lang: Language): void {
   let env: Record<string, string> = {};
   let tmp = '';
   let f: WebhookFixture | undefined;
+  let seeded: Promise<RefundSeed> | undefined;
+  /** One daemon for the strays and refunds checks: a verified merchant with paid and underpaid invoices. */
+  const seed = () => (seeded ??= seedRefundable());
 
   test.before(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), `coinkeep-client-${lang.name}-`));
@@ -119,6 +124,7 @@ export function clientSuite(test: TestFn, lang: Language): void {
   });
   test.after.always(async () => {
     await f?.stop();
+    await (await seeded?.catch(() => undefined))?.fx.stop();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -223,5 +229,57 @@ export function clientSuite(test: TestFn, lang: Language): void {
     } finally {
       await server.close();
     }
+  });
+  const unknown = { error: { status: 404, code: 'not_found' } };
+
+  check(`${lang.name}: stray payments: list, get, credit and refund`, async (t) => {
+    const s = await seed();
+    const out = await driver(['strays'], { COINKEEP_URL: s.fx.td.url, COINKEEP_KEY: s.keyId, COINKEEP_SECRET: s.secret });
+    t.deepEqual(out.listed, [], 'no stray payments: an empty page');
+    t.like(out.missing, unknown);
+    t.like(out.credit_missing, unknown);
+    t.like(out.refund_missing, unknown);
+  });
+
+  // Needs the refund routes of PRODUCT §16 (POST /v1/refunds, /v1/invoices/{id}/accept ...).
+  check(`${lang.name}: refunds created, read, listed and cancelled; invoices.accept on an underpaid invoice; typed conflicts`, async (t) => {
+    const s = await seed();
+    const out = await driver(['refunds'], {
+      COINKEEP_URL: s.fx.td.url,
+      COINKEEP_KEY: s.keyId,
+      COINKEEP_SECRET: s.secret,
+      COIN_ID: s.coinId,
+      PAID_INVOICE_ID: s.paidInvoiceId,
+      UNDERPAID_INVOICE_ID: s.underpaidInvoiceId,
+    });
+    const conflict = (reason?: string) => ({ error: { status: 409, code: 'conflict', ...(reason ? { details: { reason } } : {}) } });
+
+    t.like(out.unpaid, { status: 'new', order_id: `${lang.name}-unpaid` });
+    t.like(out.exceeds, conflict('refund_exceeds_received'), 'nothing received: nothing to refund');
+    t.deepEqual(out.unpaid_refunds, [], 'an empty page');
+    t.like(out.missing, unknown);
+    t.like(out.cancel_missing, unknown);
+
+    t.like(out.accepted, { id: s.underpaidInvoiceId, status: 'paid', resolution: 'accepted_underpayment' });
+    t.like(out.accept_again, conflict('invoice_not_underpaid'));
+    t.like(out.accept_new, conflict('invoice_not_underpaid'));
+
+    const id = out.created.id as string;
+    t.like(out.created, {
+      status: 'awaiting_address',
+      refund_id: `${lang.name}-r1`,
+      invoice_id: s.paidInvoiceId,
+      coin_id: s.coinId,
+      amount: '0.0002',
+      to_address: null,
+      network_fee_paid_by: 'merchant',
+    });
+    t.regex(out.created.refund_url, new RegExp(`/pay/${s.paidInvoiceId}/refund/[^/]+$`));
+    t.is(out.again.id, id, 'the same refund_id returns the same refund');
+    t.like(out.read, { id, status: 'awaiting_address', refund_id: `${lang.name}-r1` });
+    t.true((out.listed as string[]).includes(id), 'listed by invoice_id over pages of one');
+    t.deepEqual(out.by_refund_id, [id]);
+    t.like(out.cancelled, { id, status: 'cancelled' });
+    t.like(out.cancel_again, conflict());
   });
 }

@@ -1,7 +1,8 @@
 // Command testdriver is run by the repository's ava tests (test/integration/clients); it prints
 // one JSON object. Subcommands: vectors REQUEST_JSON WEBHOOK_JSON, e2e, verify BODY_FILE (headers
-// as JSON on stdin), retries. Settings come from COINKEEP_URL, COINKEEP_KEY, COINKEEP_SECRET,
-// SINK_URL and WEBHOOK_SECRET.
+// as JSON on stdin), retries, strays, refunds. Settings come from COINKEEP_URL, COINKEEP_KEY,
+// COINKEEP_SECRET, SINK_URL and WEBHOOK_SECRET, and for refunds COIN_ID, PAID_INVOICE_ID and
+// UNDERPAID_INVOICE_ID.
 package main
 
 import (
@@ -134,6 +135,60 @@ func retries(ctx context.Context) result {
 	return result{"first": first, "replayed": replayed, "given": given}
 }
 
+const unknownID = "00000000-0000-4000-8000-000000000000"
+
+// ids walks a list to its end and returns the items' ids.
+func ids(it *coinkeep.Iter[coinkeep.Object]) []any {
+	out := []any{}
+	for it.Next() {
+		out = append(out, it.Current()["id"])
+	}
+	must(it.Err())
+	return out
+}
+
+func strays(ctx context.Context) result {
+	ck := client()
+	return result{
+		"listed":         ids(ck.Strays.List(ctx, url.Values{"limit": {"10"}})),
+		"missing":        attempt(ck.Strays.Get(ctx, unknownID)),
+		"credit_missing": attempt(ck.Strays.Action(ctx, unknownID, "credit", nil)),
+		"refund_missing": attempt(ck.Strays.Action(ctx, unknownID, "refund", nil)),
+	}
+}
+
+func refunds(ctx context.Context) result {
+	ck := client()
+	paid, underpaid := os.Getenv("PAID_INVOICE_ID"), os.Getenv("UNDERPAID_INVOICE_ID")
+	unpaid, err := ck.Invoices.Create(ctx, coinkeep.InvoiceParams{Amount: "0.001", Currency: "BTC", CoinID: os.Getenv("COIN_ID"), OrderID: "go-unpaid"})
+	must(err)
+	out := result{"unpaid": unpaid}
+	out["exceeds"] = attempt(ck.Refunds.Create(ctx, map[string]any{"invoice_id": unpaid.ID, "amount": "0.0001"}))
+	out["unpaid_refunds"] = ids(ck.Refunds.List(ctx, url.Values{"invoice_id": {unpaid.ID}}))
+	out["missing"] = attempt(ck.Refunds.Get(ctx, unknownID))
+	out["cancel_missing"] = attempt(ck.Refunds.Action(ctx, unknownID, "cancel", nil))
+	accepted, err := ck.Invoices.Accept(ctx, underpaid)
+	must(err)
+	out["accepted"] = accepted
+	out["accept_again"] = attempt(ck.Invoices.Accept(ctx, underpaid))
+	out["accept_new"] = attempt(ck.Invoices.Accept(ctx, unpaid.ID))
+	params := map[string]any{"invoice_id": paid, "amount": "0.0002", "refund_id": "go-r1", "comment": "go client"}
+	created, err := ck.Refunds.Create(ctx, params)
+	must(err)
+	out["created"] = created
+	id, _ := created["id"].(string)
+	out["again"], err = ck.Refunds.Create(ctx, params)
+	must(err)
+	out["read"], err = ck.Refunds.Get(ctx, id)
+	must(err)
+	out["listed"] = ids(ck.Refunds.List(ctx, url.Values{"invoice_id": {paid}, "limit": {"1"}}))
+	out["by_refund_id"] = ids(ck.Refunds.List(ctx, url.Values{"refund_id": {"go-r1"}}))
+	out["cancelled"], err = ck.Refunds.Action(ctx, id, "cancel", nil)
+	must(err)
+	out["cancel_again"] = attempt(ck.Refunds.Action(ctx, id, "cancel", nil))
+	return out
+}
+
 func main() {
 	ctx := context.Background()
 	var out result
@@ -146,6 +201,10 @@ func main() {
 		out = verify(args[1])
 	case "retries":
 		out = retries(ctx)
+	case "strays":
+		out = strays(ctx)
+	case "refunds":
+		out = refunds(ctx)
 	default:
 		must(fmt.Errorf("unknown command %q", args[0]))
 	}
