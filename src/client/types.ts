@@ -11,6 +11,8 @@ import type { CreateInvoiceBody } from '../invoices/invoice.api';
 import type { InvoiceView } from '../invoices/invoice.view';
 import type { EventType } from '../shared/events';
 import type { StrayView } from '../strays/stray.view';
+import type { RefundView } from '../refunds/refund.view';
+import type { CreateRefundBody } from '../refunds/refund.request';
 import type { BalanceView } from '../transactions/balance.service';
 import type { TransactionView } from '../transactions/transaction.service';
 import type { AttemptView, DeliveryView } from '../webhooks/delivery.view';
@@ -30,50 +32,12 @@ export type EstimateParams = Pick<z.input<typeof EstimateBody>, 'coin_id' | 'amo
 export type WithdrawalEstimate = z.infer<typeof EstimateSchema>;
 export type Stray = StrayView;
 
-/** A refund's status: `awaiting_address` (waiting for the payer), then its withdrawal's, or `expired`. */
-export type RefundStatus =
-  'awaiting_address' | 'pending' | 'review' | 'awaiting_approval' | 'processing' | 'broadcast' | 'completed' | 'failed' | 'rejected' | 'cancelled' | 'expired';
+/** A refund (PRODUCT §16); its status: `awaiting_address` (waiting for the payer), then its withdrawal's, or `expired`. */
+export type Refund = RefundView;
+export type RefundStatus = Refund['status'];
 
-/**
- * A refund (PRODUCT §16). Written out from the API contract; amounts are decimal strings in the
- * coin. TODO(refunds): take it from the server's refund schema (z.infer) once src/refunds lands.
- */
-export interface Refund {
-  id: string;
-  status: RefundStatus;
-  /** The merchant's own id, idempotent like a withdrawal's payout_id. */
-  refund_id: string | null;
-  invoice_id: string | null;
-  transaction_id: string | null;
-  coin_id: string;
-  ticker: string;
-  network: string;
-  amount: string;
-  to_address: string | null;
-  /** The payer's page to enter an address, while `awaiting_address` (null otherwise). */
-  refund_url: string | null;
-  network_fee_paid_by: 'merchant' | 'payer';
-  withdrawal_id: string | null;
-  txid: string | null;
-  failure_reason: string | null;
-  expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** The body of POST /v1/refunds: `invoice_id` or `transaction_id` (or both, when it pays that invoice). */
-export interface CreateRefundParams {
-  invoice_id?: string;
-  transaction_id?: string;
-  /** A decimal, `"all"` (received less earlier refunds) or `"excess"` (the invoice's overpaid_amount). */
-  amount: string;
-  /** Omitted: the payer enters it on the refund page (`refund_url`). */
-  to_address?: string;
-  refund_id?: string;
-  /** `merchant` (the default: the fee on top) or `payer` (the fee comes out of the amount sent). */
-  network_fee_paid_by?: 'merchant' | 'payer';
-  comment?: string;
-}
+/** The body of POST /v1/refunds: `invoice_id` or `transaction_id` (or both, when it is a payment of that invoice). */
+export type CreateRefundParams = z.input<typeof CreateRefundBody>;
 export type Transaction = TransactionView;
 export type Balance = BalanceView;
 export type WebhookEndpoint = EndpointView;

@@ -30,6 +30,7 @@ import { createLogger, type Logger } from '../shared/logger';
 import { createAuth } from './auth.wiring';
 import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
+import type { RefundPageSource } from '../refunds/refund-page.source';
 import { createRefunds } from './refunds.wiring';
 import { createStrays } from './strays.wiring';
 import { addressGroups } from '../chains/address-groups';
@@ -200,7 +201,17 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     await createAuth({ config, store, sealer, clock, logger, team, replayKeyShare: opts.replayKeyShare, sensitiveLimits: opts.sensitiveLimits }),
   );
   const { guards } = auth;
-  const invoices = install('invoices', await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards }));
+  // The payment page's routes are built before the refunds service exists: they reach its payer side through this.
+  let refundSource: RefundPageSource | null = null;
+  const refundPages: RefundPageSource = {
+    view: (id, token) => (refundSource ? refundSource.view(id, token) : Promise.resolve(null)),
+    check: (id, token, address) => refundSource!.check(id, token, address),
+    provide: (id, token, address) => refundSource!.provide(id, token, address),
+  };
+  const invoices = install(
+    'invoices',
+    await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards, refundPages }),
+  );
   const webhooks = install('webhooks', await createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards, signal, ...opts.webhooks }));
   const staticAddresses = install(
     'static addresses',
@@ -248,6 +259,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     'refunds',
     createRefunds({ config, store, catalog, withdrawals: withdrawals.service, outbox, sealer, keys: auth.keys, clock, logger, guards }),
   );
+  refundSource = refunds.service.pages;
   install('api', {
     module: {
       routes: [transactionsApi({ store, catalog, clock, logger, guards }), ...(opts.extraRouters?.(guards) ?? [])],

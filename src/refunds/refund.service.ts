@@ -19,6 +19,7 @@ import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { checkShape } from '../shared/schema';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { CreateRefundBody, parseRefundAmount, parseRefundRequest, type RefundFilters, type RefundRequest } from './refund.request';
+import type { RefundPageSource, RefundPageView } from './refund-page.source';
 import { countsAsRefunded, refundEvent } from './refund.state';
 import { presentRefund, type RefundView } from './refund.view';
 
@@ -42,20 +43,6 @@ export interface RefundCaller {
   accountId: string;
   apiKeyId: string;
   limits: { key: string; ip: string };
-}
-
-/** What the payer's refund page shows (PRODUCT §16): never the merchant's internal ids. */
-export interface RefundPageView {
-  status: RefundStatus;
-  amount: string;
-  ticker: string;
-  network: string;
-  network_name: string;
-  network_fee_paid_by: 'merchant' | 'payer';
-  to_address: string | null;
-  txid: string | null;
-  expires_at: string | null;
-  merchant_name?: string | null;
 }
 
 /** What a refund is taken from: the invoice, the incoming transaction, or both (a payment of that invoice). */
@@ -84,6 +71,13 @@ const EXPIRY_BATCH = 200;
  * the transaction that changes a refund's status.
  */
 export class RefundService {
+  /** The payer page's side of the service (the checkout routes call it). */
+  readonly pages: RefundPageSource = {
+    view: (pathId, token) => this.pageView(pathId, token),
+    check: (pathId, token, address) => this.checkAddress(pathId, token, address),
+    provide: (pathId, token, address) => this.provideAddress(pathId, token, address),
+  };
+
   constructor(private readonly deps: RefundServiceDeps) {
     deps.withdrawals.followRefunds((em, w) => this.onWithdrawalMove(em, w));
   }
