@@ -257,7 +257,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   );
   const refunds = install(
     'refunds',
-    createRefunds({ config, store, catalog, withdrawals: withdrawals.service, outbox, sealer, keys: auth.keys, clock, logger, guards }),
+    createRefunds({ config, store, catalog, withdrawals: withdrawals.service, team, outbox, sealer, keys: auth.keys, clock, logger, guards }),
   );
   refundSource = refunds.service.pages;
   install('api', {
