@@ -344,6 +344,10 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
           startedAt,
           gasStations,
           payoutAlerts: alerts,
+          refunds: async (accountId) => ({
+            decisions: await refunds.service.decisions(accountId),
+            open: (await refunds.service.open(accountId)).map((r) => ({ ...r, account_id: accountId })),
+          }),
         }),
       ),
     ],
