@@ -10,6 +10,7 @@ import { refundRoutes } from '../refunds/refund.routes';
 import { RefundService } from '../refunds/refund.service';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
+import type { StrayService } from '../strays/stray.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import type { DaemonModule } from './module';
 
@@ -18,6 +19,7 @@ export interface RefundsDeps {
   store: Store;
   catalog: Catalog;
   withdrawals: WithdrawalService;
+  strays: StrayService;
   outbox: Outbox;
   sealer: Sealer;
   keys: KeyService;
@@ -32,6 +34,7 @@ export function createRefunds(deps: RefundsDeps) {
     store: deps.store,
     catalog: deps.catalog,
     withdrawals: deps.withdrawals,
+    strays: deps.strays,
     outbox: deps.outbox,
     sealer: deps.sealer,
     clock: deps.clock,

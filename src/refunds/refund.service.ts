@@ -17,8 +17,9 @@ import type { EventType } from '../shared/events';
 import { newTimeOrderedId } from '../shared/ids';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { checkShape } from '../shared/schema';
+import type { StrayService } from '../strays/stray.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
-import { CreateRefundBody, parseRefundAmount, parseRefundRequest, type RefundFilters, type RefundRequest } from './refund.request';
+import { CreateRefundBody, parseRefundAmount, parseRefundRequest, StrayRefundBody, type RefundFilters, type RefundRequest } from './refund.request';
 import type { RefundPageSource, RefundPageView } from './refund-page.source';
 import { countsAsRefunded, refundEvent } from './refund.state';
 import { presentRefund, type RefundView } from './refund.view';
@@ -27,6 +28,8 @@ export interface RefundServiceDeps {
   store: Store;
   catalog: Catalog;
   withdrawals: WithdrawalService;
+  /** Stray payments: one refunded is credited as a deposit first (PRODUCT §17). */
+  strays: Pick<StrayService, 'refundable' | 'creditForRefund'>;
   outbox: Outbox;
   sealer: Sealer;
   clock: Clock;
@@ -92,11 +95,43 @@ export class RefundService {
     const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
     if (repeat) return { refund: this.present(repeat), created: false };
     const source = await this.sourceOf(this.deps.store.read, caller.accountId, req);
+    return this.write(caller, req, source, (em) => this.sourceOf(em, caller.accountId, req, true));
+  }
+
+  /**
+   * POST /v1/strays/{id}/refund (PRODUCT §17): the whole stray payment sent back, as a refund of the
+   * deposit it is credited as (without a platform fee) in the refund's creating transaction.
+   */
+  async refundStray(caller: RefundCaller, strayId: string, body: Record<string, unknown>): Promise<{ refund: RefundView; created: boolean }> {
+    const req = parseRefundRequest({ ...checkShape(StrayRefundBody, body, 'a stray refund request'), amount: 'all' }, true);
+    await this.deps.withdrawals.assertVerified(caller.accountId);
+    const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
+    if (repeat) return { refund: this.present(repeat), created: false };
+    const stray = await this.deps.strays.refundable(caller.accountId, strayId);
+    // Before the write: the stray as the deposit it will be, to price the refund.
+    const before: Source = { coinId: stray.coin_id, invoice: null, tx: { amount: stray.amount, status: 'confirmed', refunded_amount: '0' } as TransactionRow };
+    return this.write(caller, req, before, async (em) => {
+      const { deposit } = await this.deps.strays.creditForRefund(em, caller.accountId, strayId);
+      return { coinId: deposit.coin_id, invoice: null, tx: deposit };
+    });
+  }
+
+  /**
+   * A refund's creation: priced before the write (the fee quote may ask the node), then in one
+   * transaction the source read again (`sourceIn`, its rows locked), the amount checked again, the
+   * refund written with what it takes from the source, and either its withdrawal (an address was
+   * given) or its own hold and payer link.
+   */
+  private async write(
+    caller: RefundCaller,
+    req: RefundRequest,
+    source: Source,
+    sourceIn: (em: EntityManager) => Promise<Source>,
+  ): Promise<{ refund: RefundView; created: boolean }> {
     const payout = this.deps.withdrawals.refundCoin(source.coinId);
     const wanted = this.resolveAmount(req.amount, source, payout.coin.decimals);
     let to = req.toAddress;
     if (to !== null) to = payout.sender.canonicalAddress?.(to) ?? to;
-    // The fee quote may ask the node: priced before the write, checked again inside it.
     const price = await this.deps.withdrawals.priceRefund({
       accountId: caller.accountId,
       coinId: source.coinId,
@@ -110,7 +145,7 @@ export class RefundService {
         return await this.deps.store.write(async (em) => {
           const found = await this.findRepeat(em, caller.accountId, req);
           if (found) return { refund: this.present(found), created: false };
-          const fresh = await this.sourceOf(em, caller.accountId, req, true);
+          const fresh = await sourceIn(em);
           // Parallel refunds of one payment take turns here: the second finds the first's amount.
           const amount = this.resolveAmount(req.amount, fresh, payout.coin.decimals);
           if (!amount.eq(wanted)) throw conflict('the refundable amount changed meanwhile; try again', { reason: 'refund_exceeds_received' });
