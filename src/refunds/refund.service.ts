@@ -281,7 +281,7 @@ export class RefundService {
 
   async pageView(pathId: string, token: string): Promise<RefundPageView | null> {
     const row = await this.byToken(this.deps.store.read, pathId, token);
-    return row ? this.pageOf(row) : null;
+    return row ? this.pageOf(row, await this.merchantName(row.account_id)) : null;
   }
 
   /** The address a payer entered, checked as for a withdrawal and shown back with its network before it is final. */
@@ -320,7 +320,7 @@ export class RefundService {
       if (fresh.hold_id !== null) await this.deps.withdrawals.releaseRefundHold(em, fresh.hold_id);
       const started = await this.startWithdrawal(em, { ...fresh, to_address: to, hold_id: null }, { ...price, to }, null);
       await this.emit(em, 'refund.address_provided', started);
-      return this.pageOf(started);
+      return this.pageOf(started, await this.merchantName(started.account_id));
     });
   }
 
@@ -510,7 +510,14 @@ export class RefundService {
     return payout.sender.canonicalAddress?.(to) ?? to;
   }
 
-  private pageOf(r: RefundRow): RefundPageView {
+  /** The account's name, the one thing of the merchant the payer page shows. */
+  private async merchantName(accountId: string): Promise<string | null> {
+    const em = this.deps.store.read;
+    const [a] = await rawQuery<{ name: string }>(em, `SELECT name FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
+    return a?.name ?? null;
+  }
+
+  private pageOf(r: RefundRow, merchantName: string | null = null): RefundPageView {
     const coin = this.deps.catalog.coin(r.coin_id);
     const chain = this.deps.chains.find((c) => c.id === coin?.chain_id);
     return {
@@ -523,6 +530,7 @@ export class RefundService {
       to_address: r.to_address,
       txid: r.txid,
       expires_at: r.status === 'awaiting_address' ? r.expires_at : null,
+      merchant_name: merchantName,
     };
   }
 
