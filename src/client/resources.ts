@@ -146,8 +146,9 @@ export class Strays {
   credit(id: string, opts?: PostOptions): Promise<T.Stray> {
     return this.t.call('strays.credit', post(opts, { path: { id } }));
   }
-  refund(id: string, opts?: PostOptions): Promise<T.Stray> {
-    return this.t.call('strays.refund', post(opts, { path: { id } }));
+  /** Refunds an open, confirmed stray whole (PRODUCT §16): without `to_address` the sender gives one through `refund_url`. */
+  refund(id: string, params: T.StrayRefundParams = {}, opts?: PostOptions): Promise<T.Refund> {
+    return this.t.call('strays.refund', post(opts, { path: { id }, body: params }));
   }
 }
 

@@ -12,7 +12,7 @@ import type { InvoiceView } from '../invoices/invoice.view';
 import type { EventType } from '../shared/events';
 import type { StrayView } from '../strays/stray.view';
 import type { RefundView } from '../refunds/refund.view';
-import type { CreateRefundBody } from '../refunds/refund.request';
+import type { CreateRefundBody, StrayRefundBody } from '../refunds/refund.request';
 import type { BalanceView } from '../transactions/balance.service';
 import type { TransactionView } from '../transactions/transaction.service';
 import type { AttemptView, DeliveryView } from '../webhooks/delivery.view';
@@ -38,6 +38,8 @@ export type RefundStatus = Refund['status'];
 
 /** The body of POST /v1/refunds: `invoice_id` or `transaction_id` (or both, when it is a payment of that invoice). */
 export type CreateRefundParams = z.input<typeof CreateRefundBody>;
+/** The body of POST /v1/strays/{id}/refund: the whole stray, so no amount. */
+export type StrayRefundParams = z.input<typeof StrayRefundBody>;
 export type Transaction = TransactionView;
 export type Balance = BalanceView;
 export type WebhookEndpoint = EndpointView;

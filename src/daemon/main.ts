@@ -217,7 +217,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     'static addresses',
     createStaticAddresses({ config, store, catalog, allocator, outbox, money, watched, clock, logger, guards }),
   );
-  install('strays', createStrays({ store, catalog, money, outbox, clock, guards }));
+  const strays = install('strays', createStrays({ store, catalog, money, outbox, clock, guards }));
   // Only a shared database has addresses issued by another daemon to learn before each batch.
   const learnAddresses = store.dialect === 'postgres' ? () => addresses.loadWatched() : undefined;
   const chains = install(
@@ -257,7 +257,20 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   );
   const refunds = install(
     'refunds',
-    createRefunds({ config, store, catalog, withdrawals: withdrawals.service, team, outbox, sealer, keys: auth.keys, clock, logger, guards }),
+    createRefunds({
+      config,
+      store,
+      catalog,
+      withdrawals: withdrawals.service,
+      strays: strays.service,
+      team,
+      outbox,
+      sealer,
+      keys: auth.keys,
+      clock,
+      logger,
+      guards,
+    }),
   );
   refundSource = refunds.service.pages;
   install('api', {

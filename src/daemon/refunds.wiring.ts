@@ -11,6 +11,7 @@ import { refundRoutes } from '../refunds/refund.routes';
 import { RefundService } from '../refunds/refund.service';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
+import type { StrayService } from '../strays/stray.service';
 import type { TeamService } from '../team/team.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import type { DaemonModule } from './module';
@@ -21,6 +22,7 @@ export interface RefundsDeps {
   catalog: Catalog;
   withdrawals: WithdrawalService;
   team: TeamService;
+  strays: StrayService;
   outbox: Outbox;
   sealer: Sealer;
   keys: KeyService;
@@ -36,6 +38,7 @@ export function createRefunds(deps: RefundsDeps) {
     catalog: deps.catalog,
     withdrawals: deps.withdrawals,
     team: deps.team,
+    strays: deps.strays,
     outbox: deps.outbox,
     sealer: deps.sealer,
     clock: deps.clock,

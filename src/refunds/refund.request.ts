@@ -24,6 +24,9 @@ export const CreateRefundBody = z.strictObject({
 });
 export type CreateRefundBodyShape = z.infer<typeof CreateRefundBody>;
 
+/** The body of POST /v1/strays/{id}/refund: a refund of the whole stray payment, so no amount and no source. */
+export const StrayRefundBody = CreateRefundBody.omit({ invoice_id: true, transaction_id: true, amount: true });
+
 /** What a refund request asks, its fields typed. */
 export interface RefundRequest {
   invoiceId: string | null;
@@ -36,10 +39,10 @@ export interface RefundRequest {
   comment: string | null;
 }
 
-export function parseRefundRequest(b: CreateRefundBodyShape): RefundRequest {
+export function parseRefundRequest(b: CreateRefundBodyShape, ofStray = false): RefundRequest {
   const invoiceId = b.invoice_id?.toLowerCase() ?? null;
   const transactionId = b.transaction_id?.toLowerCase() ?? null;
-  if (invoiceId === null && transactionId === null) throw validationError('invoice_id', 'invoice_id or transaction_id is required');
+  if (!ofStray && invoiceId === null && transactionId === null) throw validationError('invoice_id', 'invoice_id or transaction_id is required');
   return {
     invoiceId,
     transactionId,

@@ -5,7 +5,7 @@ import type { KeyService } from '../auth/key.service';
 import { refusalToApiError } from '../auth/withdraw-permission';
 import type { RefundRow } from '../db/entities/refund';
 import { fieldColumns, listHandler, type ExportableList } from '../http/export';
-import { mount, newRouter, type AppRouter, type RouteGuards } from '../http/context';
+import { mount, newRouter, type AppContext, type AppRouter, type RouteGuards } from '../http/context';
 import { pathId } from '../http/path-id';
 import type { Clock } from '../shared/clock';
 import { validationError } from '../shared/errors';
@@ -13,7 +13,8 @@ import type { Logger } from '../shared/logger';
 import { queryEnum, queryString, queryUuid } from '../shared/query';
 import { refundApi } from './refund.api';
 import type { RefundFilters } from './refund.request';
-import type { RefundService } from './refund.service';
+import type { RefundCaller, RefundService } from './refund.service';
+import { strayApi } from '../strays/stray.api';
 import { REFUND_STATUSES } from './refund.state';
 import type { RefundView } from './refund.view';
 
@@ -31,20 +32,28 @@ export function parseRefundFilters(q: ParsedUrlQuery): RefundFilters {
   return { status: queryEnum(q, 'status', REFUND_STATUSES), invoice_id: queryUuid(q, 'invoice_id'), refund_id: refundId };
 }
 
-/** POST /v1/refunds, GET /v1/refunds (and its exports), GET /v1/refunds/{id}, POST /v1/refunds/{id}/cancel. */
+/** POST /v1/refunds, GET /v1/refunds (and its exports), GET /v1/refunds/{id}, POST /v1/refunds/{id}/cancel, POST /v1/strays/{id}/refund. */
 export function refundRoutes(deps: RefundRouteDeps): AppRouter {
   const r = newRouter();
   const { refunds } = deps;
   const idOf = (raw: string | undefined) => pathId(raw, 'refund');
 
-  mount(r, refundApi.create, deps.guards, async (ctx) => {
+  // The key's withdraw status decides, as for a withdrawal; the refund is created on its behalf.
+  const callerOf = async (ctx: AppContext): Promise<RefundCaller> => {
     const auth = authOf(ctx);
     const decision = await deps.keys.payoutDecision(auth, auth.usedSecret);
     if (!decision.allowed) throw refusalToApiError(decision);
-    const { refund, created } = await refunds.create(
-      { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) } },
-      ctx.state.body,
-    );
+    return { accountId: auth.accountId, apiKeyId: auth.apiKeyId, limits: { key: auth.apiKeyId, ip: normalizeIp(ctx.ip) } };
+  };
+
+  mount(r, refundApi.create, deps.guards, async (ctx) => {
+    const { refund, created } = await refunds.create(await callerOf(ctx), ctx.state.body);
+    ctx.status = created ? 201 : 200;
+    ctx.body = refund;
+  });
+
+  mount(r, strayApi.refund, deps.guards, async (ctx) => {
+    const { refund, created } = await refunds.refundStray(await callerOf(ctx), pathId(ctx.params.id, 'stray payment'), ctx.state.body);
     ctx.status = created ? 201 : 200;
     ctx.body = refund;
   });

@@ -17,9 +17,10 @@ import type { EventType } from '../shared/events';
 import { newTimeOrderedId } from '../shared/ids';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { checkShape } from '../shared/schema';
+import type { StrayService } from '../strays/stray.service';
 import { ROLES, type Actor, type TeamService } from '../team/team.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
-import { CreateRefundBody, parseRefundAmount, parseRefundRequest, type RefundFilters, type RefundRequest } from './refund.request';
+import { CreateRefundBody, parseRefundAmount, parseRefundRequest, StrayRefundBody, type RefundFilters, type RefundRequest } from './refund.request';
 import type { RefundPageSource, RefundPageView } from './refund-page.source';
 import { countsAsRefunded, refundEvent } from './refund.state';
 import { presentRefund, type RefundDecision, type RefundDecisionKind, type RefundView } from './refund.view';
@@ -30,6 +31,8 @@ export interface RefundServiceDeps {
   withdrawals: WithdrawalService;
   /** The members' side (the CLI and the dashboard): who may read and cancel, and the security log. */
   team: TeamService;
+  /** Stray payments: one refunded is credited as a deposit first (PRODUCT §17). */
+  strays: Pick<StrayService, 'refundable' | 'creditForRefund'>;
   outbox: Outbox;
   sealer: Sealer;
   clock: Clock;
@@ -100,11 +103,43 @@ export class RefundService {
     const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
     if (repeat) return { refund: this.present(repeat), created: false };
     const source = await this.sourceOf(this.deps.store.read, caller.accountId, req);
+    return this.write(caller, req, source, (em) => this.sourceOf(em, caller.accountId, req, true));
+  }
+
+  /**
+   * POST /v1/strays/{id}/refund (PRODUCT §17): the whole stray payment sent back, as a refund of the
+   * deposit it is credited as (without a platform fee) in the refund's creating transaction.
+   */
+  async refundStray(caller: RefundCaller, strayId: string, body: Record<string, unknown>): Promise<{ refund: RefundView; created: boolean }> {
+    const req = parseRefundRequest({ ...checkShape(StrayRefundBody, body, 'a stray refund request'), amount: 'all' }, true);
+    await this.deps.withdrawals.assertVerified(caller.accountId);
+    const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
+    if (repeat) return { refund: this.present(repeat), created: false };
+    const stray = await this.deps.strays.refundable(caller.accountId, strayId);
+    // Before the write: the stray as the deposit it will be, to price the refund.
+    const before: Source = { coinId: stray.coin_id, invoice: null, tx: { amount: stray.amount, status: 'confirmed', refunded_amount: '0' } as TransactionRow };
+    return this.write(caller, req, before, async (em) => {
+      const { deposit } = await this.deps.strays.creditForRefund(em, caller.accountId, strayId);
+      return { coinId: deposit.coin_id, invoice: null, tx: deposit };
+    });
+  }
+
+  /**
+   * A refund's creation: priced before the write (the fee quote may ask the node), then in one
+   * transaction the source read again (`sourceIn`, its rows locked), the amount checked again, the
+   * refund written with what it takes from the source, and either its withdrawal (an address was
+   * given) or its own hold and payer link.
+   */
+  private async write(
+    caller: RefundCaller,
+    req: RefundRequest,
+    source: Source,
+    sourceIn: (em: EntityManager) => Promise<Source>,
+  ): Promise<{ refund: RefundView; created: boolean }> {
     const payout = this.deps.withdrawals.refundCoin(source.coinId);
     const wanted = this.resolveAmount(req.amount, source, payout.coin.decimals);
     let to = req.toAddress;
     if (to !== null) to = payout.sender.canonicalAddress?.(to) ?? to;
-    // The fee quote may ask the node: priced before the write, checked again inside it.
     const price = await this.deps.withdrawals.priceRefund({
       accountId: caller.accountId,
       coinId: source.coinId,
@@ -118,7 +153,7 @@ export class RefundService {
         return await this.deps.store.write(async (em) => {
           const found = await this.findRepeat(em, caller.accountId, req);
           if (found) return { refund: this.present(found), created: false };
-          const fresh = await this.sourceOf(em, caller.accountId, req, true);
+          const fresh = await sourceIn(em);
           // Parallel refunds of one payment take turns here: the second finds the first's amount.
           const amount = this.resolveAmount(req.amount, fresh, payout.coin.decimals);
           if (!amount.eq(wanted)) throw conflict('the refundable amount changed meanwhile; try again', { reason: 'refund_exceeds_received' });
@@ -339,7 +374,7 @@ export class RefundService {
 
   async pageView(pathId: string, token: string): Promise<RefundPageView | null> {
     const row = await this.byToken(this.deps.store.read, pathId, token);
-    return row ? this.pageOf(row) : null;
+    return row ? this.pageOf(row, await this.merchantName(row.account_id)) : null;
   }
 
   /** The address a payer entered, checked as for a withdrawal and shown back with its network before it is final. */
@@ -378,7 +413,7 @@ export class RefundService {
       if (fresh.hold_id !== null) await this.deps.withdrawals.releaseRefundHold(em, fresh.hold_id);
       const started = await this.startWithdrawal(em, { ...fresh, to_address: to, hold_id: null }, { ...price, to }, null);
       await this.emit(em, 'refund.address_provided', started);
-      return this.pageOf(started);
+      return this.pageOf(started, await this.merchantName(started.account_id));
     });
   }
 
@@ -568,7 +603,14 @@ export class RefundService {
     return payout.sender.canonicalAddress?.(to) ?? to;
   }
 
-  private pageOf(r: RefundRow): RefundPageView {
+  /** The account's name, the one thing of the merchant the payer page shows. */
+  private async merchantName(accountId: string): Promise<string | null> {
+    const em = this.deps.store.read;
+    const [a] = await rawQuery<{ name: string }>(em, `SELECT name FROM accounts WHERE id = ${placeholder(em, 1)}`, [accountId]);
+    return a?.name ?? null;
+  }
+
+  private pageOf(r: RefundRow, merchantName: string | null = null): RefundPageView {
     const coin = this.deps.catalog.coin(r.coin_id);
     const chain = this.deps.chains.find((c) => c.id === coin?.chain_id);
     return {
@@ -581,6 +623,7 @@ export class RefundService {
       to_address: r.to_address,
       txid: r.txid,
       expires_at: r.status === 'awaiting_address' ? r.expires_at : null,
+      merchant_name: merchantName,
     };
   }
 

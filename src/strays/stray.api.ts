@@ -3,6 +3,8 @@ import type { ApiRoute } from '../shared/api-route';
 import { pageOf, pageQuery, uuid } from '../shared/schema';
 import { STRAY_STATUSES } from './stray.state';
 import { StraySchema } from './stray.view';
+import { StrayRefundBody } from '../refunds/refund.request';
+import { RefundSchema } from '../refunds/refund.view';
 
 const one = { tag: 'strays', auth: 'signed' } as const;
 
@@ -48,10 +50,14 @@ export const strayApi = {
     method: 'post',
     path: '/v1/strays/{id}/refund',
     operationId: 'refundStray',
-    summary: 'Refund a stray payment to its sender (409 until refunds exist)',
+    summary:
+      'Refund an open stray payment whole (PRODUCT §16): a refund of the deposit it is credited as; without to_address the sender gives one through refund_url',
     permissions: ['withdraw'],
+    permissionByHandler: true,
+    body: StrayRefundBody,
     idempotent: true,
-    responses: { 200: StraySchema },
-    errors: ['conflict'],
+    responses: { 201: RefundSchema, 200: RefundSchema },
+    // conflict: stray_not_open, stray_not_confirmed, refund_id_mismatch, insufficient_funds.
+    errors: ['withdraw_pending_approval', 'kyb_required', 'forbidden', 'conflict', 'address_refused'],
   },
 } as const satisfies Record<string, ApiRoute>;

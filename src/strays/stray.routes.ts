@@ -23,7 +23,7 @@ export function parseStrayFilters(q: ParsedUrlQuery): StrayFilters {
   return { status: queryEnum(q, 'status', STRAY_STATUSES), network, invoice_id: queryUuid(q, 'invoice_id') };
 }
 
-/** GET /v1/strays, GET /v1/strays/{id}, POST /v1/strays/{id}/credit and /refund. */
+/** GET /v1/strays, GET /v1/strays/{id}, POST /v1/strays/{id}/credit (its /refund is a refund's: refund.routes.ts). */
 export function strayRoutes(deps: StrayRouteDeps): AppRouter {
   const r = newRouter();
   const { strays } = deps;
@@ -40,10 +40,6 @@ export function strayRoutes(deps: StrayRouteDeps): AppRouter {
 
   mount(r, strayApi.credit, deps.guards, async (ctx) => {
     ctx.body = await strays.credit(authOf(ctx).accountId, idOf(ctx.params.id));
-  });
-
-  mount(r, strayApi.refund, deps.guards, async (ctx) => {
-    ctx.body = await strays.refund(authOf(ctx).accountId, idOf(ctx.params.id));
   });
 
   return r;

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Catalog } from '../catalog/coins';
 import type { AddressRow, ChainTransferRow } from '../db/entities/chain';
+import type { TransactionRow } from '../db/entities/money';
 import { StrayEntity, type StrayRow, type StrayStatus } from '../db/entities/stray';
 import { applyKeyset } from '../db/keyset';
 import { insertRowIfAbsent, placeholder, rawQuery, updateRows } from '../db/raw';
@@ -53,7 +54,7 @@ export class StrayService {
       if (!next) return;
       const moved = await this.move(em, found, next);
       if (!moved) return;
-      if (found.status === 'credited') await this.deps.money.takeBack(em, { transfer, type: 'deposit' });
+      if (found.status === 'credited' || found.status === 'refunded') await this.deps.money.takeBack(em, { transfer, type: 'deposit' });
       await this.emit(em, 'stray.reverted', moved);
       return;
     }
@@ -123,12 +124,39 @@ export class StrayService {
     });
   }
 
-  /** POST /v1/strays/{id}/refund: refunds (PRODUCT §16) do not exist yet, so 409 with the reason; nothing changes. */
-  async refund(accountId: string, id: string): Promise<StrayView> {
+  /**
+   * POST /v1/strays/{id}/refund, in the refund's creating transaction (the refunds service calls
+   * it): the guarded move open → refunded, then the money owner credits the transfer as a deposit
+   * without a platform fee (it goes back; it was never the merchant's), which the refund then takes
+   * from. Its deposit row. 409 `conflict` as for a credit.
+   */
+  async creditForRefund(em: EntityManager, accountId: string, id: string): Promise<{ stray: StrayRow; deposit: TransactionRow }> {
+    const row = await this.find(em, accountId, id, true);
+    if (!nextStrayStatus(row.status, 'refund'))
+      throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
+    const [transfer] = await rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE id = ${placeholder(em, 1)}`, [row.transfer_id]);
+    if (!transfer || transfer.status !== 'confirmed')
+      throw conflict('the stray payment is not confirmed on its chain yet', { reason: 'stray_not_confirmed', confirmations: transfer?.confirmations ?? 0 });
+    const moved = await this.move(em, row, 'refunded');
+    if (!moved) throw conflict('the stray payment changed meanwhile', { reason: 'stray_not_open' });
+    const receipt: Receipt = { transfer, accountId, type: 'deposit', invoiceId: null, addressId: row.address_id };
+    if (!(await this.deps.money.credit(em, receipt, { percent: '0', paidBy: 'merchant' })))
+      throw new Error(`stray ${row.id}: its transfer was credited already`);
+    const [deposit] = await rawQuery<TransactionRow>(
+      em,
+      `SELECT * FROM transactions WHERE chain_transfer_id = ${placeholder(em, 1)} AND type = 'deposit' AND status <> 'reverted' AND reverses_id IS NULL`,
+      [transfer.id],
+    );
+    if (!deposit) throw new Error(`stray ${row.id}: its deposit was not written`);
+    return { stray: moved, deposit };
+  }
+
+  /** An open, confirmed stray as a refund starts from (read outside the write; the write checks again). */
+  async refundable(accountId: string, id: string): Promise<StrayRow> {
     const row = await this.find(this.deps.store.read, accountId, id);
     if (!nextStrayStatus(row.status, 'refund'))
       throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
-    throw conflict('refunds are not available yet: credit the stray payment, then pay the sender back by a withdrawal', { reason: 'refunds_unavailable' });
+    return row;
   }
 
   private async find(em: EntityManager, accountId: string, id: string, lock = false): Promise<StrayRow> {

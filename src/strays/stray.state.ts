@@ -7,9 +7,9 @@ export const STRAY_STATUSES = ['open', 'credited', 'refunded', 'reverted'] as co
 export type StrayMove = 'credit' | 'refund' | 'chain_reverted' | 'chain_again';
 
 /**
- * A stray's status table: the merchant credits (or, once refunds exist, refunds) an open one; the
- * chain reverting its transfer reverts an open or credited one (a credited one is taken back); the
- * chain showing it again opens a reverted one again. Null: the move is not allowed from `from`.
+ * A stray's status table: the merchant credits or refunds an open one; the chain reverting its
+ * transfer reverts an open, credited or refunded one (the credit of a credited or refunded one is
+ * taken back); the chain showing it again opens a reverted one again. Null: the move is not allowed from `from`.
  */
 export function nextStrayStatus(from: StrayStatus, move: StrayMove): StrayStatus | null {
   switch (move) {
@@ -18,7 +18,7 @@ export function nextStrayStatus(from: StrayStatus, move: StrayMove): StrayStatus
     case 'refund':
       return from === 'open' ? 'refunded' : null;
     case 'chain_reverted':
-      return from === 'open' || from === 'credited' ? 'reverted' : null;
+      return from === 'open' || from === 'credited' || from === 'refunded' ? 'reverted' : null;
     case 'chain_again':
       return from === 'reverted' ? 'open' : null;
   }

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { ChainTransferEntity } from '../../src/db/entities/chain';
 import { InvoiceEntity } from '../../src/db/entities/money';
+import { confirmedTransferRow } from './chain-transfer-row';
 import { Amount } from '../../src/shared/amount';
 import { COINS } from './invoice-fixture';
 import { recordTransaction } from './money-fixtures';
@@ -35,6 +38,24 @@ export async function seedRefundable(): Promise<RefundSeed> {
       const due = Amount.of(res.body.payer_amount as string);
       const paid = paidShare === 'all' ? due : due.times(Amount.of('0.5'));
       await recordTransaction(store, { accountId: fx.accountId, coinId: COINS.BTC, type: 'invoice_payment', amount: paid.toString(), invoiceId: id });
+      // The chain transfer the state table counts (an accepted underpayment is recomputed from it).
+      const row = await store.read.findOneByOrFail(InvoiceEntity, { id });
+      const chainId = fx.td.daemon.catalog.coin(COINS.BTC)!.chain_id;
+      await store.write((em) =>
+        em.insert(
+          ChainTransferEntity,
+          confirmedTransferRow({
+            chain_id: chainId,
+            coin_id: COINS.BTC,
+            txid: randomBytes(32).toString('hex'),
+            address: row.address!,
+            address_id: row.address_id!,
+            account_id: fx.accountId,
+            purpose: 'invoice',
+            amount: paid.toString(),
+          }),
+        ),
+      );
       await store.write((em) =>
         em.update(
           InvoiceEntity,

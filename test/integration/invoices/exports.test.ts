@@ -18,6 +18,8 @@ const HEADER = [
   'paid_amount',
   'remaining_amount',
   'overpaid_amount',
+  'refunded_amount',
+  'resolution',
   'amount_fiat',
   'fiat_currency',
   'rate_locked',

@@ -243,6 +243,17 @@ test.serial(
     t.is(twice.status, 409);
     t.is(twice.body.error.code, 'conflict');
     t.is((await f.api.get('/v1/refunds/00000000-0000-4000-8000-000000000000')).status, 404);
+    // Another merchant neither reads nor cancels it, nor refunds this merchant's payment.
+    const other = await f.anotherMerchant();
+    const open = await f.api.post('/v1/refunds', { invoice_id: inv.id, amount: '0.01' });
+    t.is((await other.api.get(`/v1/refunds/${open.body.id}`)).status, 404);
+    const foreignCancel = await other.api.post(`/v1/refunds/${open.body.id}/cancel`, {});
+    t.is(foreignCancel.status, 404);
+    t.is(foreignCancel.body.error.code, 'not_found');
+    t.is((await getRefund(open.body.id)).status, 'awaiting_address');
+    const payment = (await f.api.get(`/v1/transactions?invoice_id=${inv.id}`)).body.items.find((x: any) => x.type === 'invoice_payment');
+    t.is((await other.api.post('/v1/refunds', { transaction_id: payment.id, amount: '0.01', to_address: elsewhere() })).status, 404);
+    t.is((await f.api.post(`/v1/refunds/${open.body.id}/cancel`, {})).status, 200);
   },
 );
 

@@ -178,7 +178,7 @@ test('an invoice paid on the other EVM chain is a stray: not credited, the invoi
   t.is(detected.length, 1);
   t.like(detected[0]!.data.stray, { id: stray.id, status: 'open', network: 'polygon' });
 
-  // Refunding needs withdraw; refunds do not exist yet: 409 with the reason, nothing changes.
+  // Refunding needs withdraw; a refund the account cannot make yet (not verified) changes nothing.
   const denied = await c.m.api.post(`/v1/strays/${stray.id}/refund`, {});
   t.is(denied.status, 403);
   const { key } = await c.td.daemon.keys.create(
@@ -189,9 +189,10 @@ test('an invoice paid on the other EVM chain is a stray: not credited, the invoi
   const withdrawKey = new SignedClient(c.td.url, key.key_id, key.secret);
   const refundRes = await withdrawKey.post(`/v1/strays/${stray.id}/refund`, {}, { headers: { 'Content-Type': 'application/json' } });
   const refund = { status: refundRes.status, body: refundRes.json };
-  t.is(refund.status, 409);
-  t.like(refund.body.error, { code: 'conflict', details: { reason: 'refunds_unavailable' } });
+  t.is(refund.status, 403);
+  t.like(refund.body.error, { code: 'kyb_required' });
   t.is((await c.m.api.get(`/v1/strays/${stray.id}`)).body.status, 'open');
+  t.is(await c.m.available(c.coin.polUsdt), '0');
 
   const credited = await c.m.api.post(`/v1/strays/${stray.id}/credit`, {});
   t.is(credited.status, 200, JSON.stringify(credited.body));

@@ -23,6 +23,8 @@ const HEADER = [
   'invoice_id',
   'address_id',
   'withdrawal_id',
+  'refund_id',
+  'refunded_amount',
   'created_at',
   'confirmed_at',
 ];

@@ -65,6 +65,8 @@ test("GET /v1/transactions lists the account's transactions newest first with ev
     invoice_id: invoiceId,
     address_id: null,
     withdrawal_id: null,
+    refund_id: null,
+    refunded_amount: '0',
     created_at: at(1),
     confirmed_at: at(1),
   });
@@ -155,7 +157,7 @@ test("GET /v1/transactions/{id} shows one transaction; another account's id or a
   const own = await signedGet(td.url, key, `/v1/transactions/${tx.id}`);
   t.is(own.status, 200);
   t.like(own.body, { id: tx.id, amount: '0.25', fee: '0.0025', net_amount: '0.2475', ticker: 'BTC', network: 'bitcoin' });
-  t.is(Object.keys(own.body).length, 16);
+  t.is(Object.keys(own.body).length, 18);
 
   const upper = await signedGet(td.url, key, `/v1/transactions/${tx.id.toUpperCase()}`);
   t.is(upper.status, 200);

@@ -143,3 +143,11 @@ test('paid, expired and cancelled are terminal; underpaid only after the TTL', (
   t.false(isFinal('new', TTL, AFTER_TTL));
   t.false(isFinal('pending', TTL, AFTER_TTL));
 });
+
+test('underpaid, accepted by the merchant (PRODUCT §16): paid, nothing remaining; were every payment reverted it would not be', (t) => {
+  const accepted = terms({ accepted: true });
+  t.like(computeInvoiceState(accepted, [confirmed('1')], AFTER_TTL), { status: 'paid', paid_amount: '1', remaining_amount: '0', late_payment: false });
+  t.like(computeInvoiceState(terms(), [confirmed('1')], AFTER_TTL), { status: 'underpaid', remaining_amount: '0.5' });
+  t.is(computeInvoiceState(accepted, [reverted('1')], AFTER_TTL).status, 'expired');
+  t.is(computeInvoiceState(accepted, [confirmed('1'), seen('0.2')], BEFORE_TTL).status, 'pending', 'a top-up on its way decides first');
+});
