@@ -7,11 +7,13 @@
 import test from 'ava';
 import type { DashboardSnapshot } from '../../../src/admin/contract';
 import { adminCall } from '../../../src/cli/admin-client';
+import { Amount } from '../../../src/shared/amount';
 import { InvoiceEntity, type InvoiceRow } from '../../../src/db/entities/money';
 import { SecurityLogEntity } from '../../../src/db/entities/team';
 import { RealOtp } from '../../helpers/cli-otp';
 import { ApiClient, COINS } from '../../helpers/invoice-fixture';
 import { KEY, renderDashboard } from '../../helpers/ink';
+import { tempPostgres } from '../../helpers/pg-database';
 import { seedRefundable, type RefundSeed } from '../../helpers/refund-seed';
 
 const ADMIN = 'admin@refunds-dash.test';
@@ -25,16 +27,21 @@ const patch = (id: string, p: Partial<InvoiceRow>) => s.fx.td.daemon.store.write
 const snapshot = () => adminCall<DashboardSnapshot>(s.fx.td.dataDir, 'GET', `/admin/dashboard?screen=refunds&account=${s.fx.accountId}`);
 const past = () => new Date(Date.now() - 60_000).toISOString();
 
+/** The paid invoice received 0.0004 more than it asked; a third one was paid after it expired (its id). */
+async function arrange(seed: RefundSeed, client: ApiClient): Promise<string> {
+  const write = (id: string, p: Partial<InvoiceRow>) => seed.fx.td.daemon.store.write((em) => em.update(InvoiceEntity, { id }, p));
+  const paid = await seed.fx.td.daemon.store.read.findOneByOrFail(InvoiceEntity, { id: seed.paidInvoiceId });
+  await write(seed.paidInvoiceId, { overpaid_amount: '0.0004', paid_amount: Amount.of(paid.paid_amount).plus(Amount.of('0.0004')).toString() });
+  const late = await client.post('/v1/invoices', { amount: '0.002', currency: 'BTC', coin_id: COINS.BTC });
+  await write(late.body.id, { status: 'expired', late_payment: true, paid_amount: '0.0003', ttl_expires_at: past() });
+  return late.body.id as string;
+}
+
 test.before(async () => {
   s = await seedRefundable();
   api = new ApiClient(s.fx.td.url, s.keyId, s.secret);
   adminOtp = new RealOtp((await s.fx.td.daemon.team.addMember(s.fx.accountId, { kind: 'operator' }, ADMIN, 'admin')).member.totp_secret);
-  // The paid invoice received 0.0004 more than it asked; a third one was paid after it expired.
-  const paid = await s.fx.td.daemon.store.read.findOneByOrFail(InvoiceEntity, { id: s.paidInvoiceId });
-  await patch(s.paidInvoiceId, { overpaid_amount: '0.0004', paid_amount: (Number(paid.paid_amount) + 0.0004).toFixed(8).replace(/0+$/, '') });
-  const late = await api.post('/v1/invoices', { amount: '0.002', currency: 'BTC', coin_id: COINS.BTC });
-  lateId = late.body.id;
-  await patch(lateId, { status: 'expired', late_payment: true, paid_amount: '0.0003', ttl_expires_at: past() });
+  lateId = await arrange(s, api);
 });
 test.after.always(async () => {
   await s?.fx.stop();
@@ -139,4 +146,27 @@ test.serial('without --as the dashboard says who may cancel, and changes nothing
   await r.press('c');
   await r.waitFor(/start the dashboard with --as EMAIL/);
   t.is((await api.get(`/v1/refunds/${made.body.id}`)).body.status, 'awaiting_address');
+});
+
+test('on PostgreSQL the decisions are the same (the boolean and the string compares of its dialect)', async (t) => {
+  const pg = await seedRefundable({ overrides: { database: { url: await tempPostgres(t) } } });
+  t.teardown(() => pg.fx.stop());
+  const client = new ApiClient(pg.fx.td.url, pg.keyId, pg.secret);
+  const late = await arrange(pg, client);
+  await pg.fx.td.daemon.store.write((em) => em.update(InvoiceEntity, { id: pg.underpaidInvoiceId }, { ttl_expires_at: past() }));
+  const made = await client.post('/v1/refunds', { invoice_id: pg.paidInvoiceId, amount: '0.0001' });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  const snap = await adminCall<DashboardSnapshot>(pg.fx.td.dataDir, 'GET', `/admin/dashboard?screen=refunds&account=${pg.fx.accountId}`);
+  t.deepEqual(
+    snap.refunds!.decisions.map((d) => [d.kind, d.invoice_id, d.refundable]),
+    [
+      ['late', late, '0.0003'],
+      ['underpaid', pg.underpaidInvoiceId, (await pg.fx.td.daemon.store.read.findOneByOrFail(InvoiceEntity, { id: pg.underpaidInvoiceId })).paid_amount],
+      ['overpaid', pg.paidInvoiceId, '0.0003'],
+    ],
+  );
+  t.deepEqual(
+    snap.refunds!.open.map((r) => r.id),
+    [made.body.id],
+  );
 });
