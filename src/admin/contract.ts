@@ -11,8 +11,21 @@ import type { GasStationStatus } from '../chains/evm/payouts/evm-chain-payouts';
 import type { FeeCeilingStatus } from '../payouts/fee-ceiling';
 import type { PayoutAlert } from '../payouts/payout-alerts';
 import type { PayoutCancelView } from '../payouts/payout-cancel';
+import type { RefundDecision, RefundView } from '../refunds/refund.view';
 
-export type { CallbackSecretView, ChainStatus, DeliveryView, FeeCeilingStatus, GasStationStatus, PayoutAlert, ReconcileLine, ReconcileReport, VerifyReport };
+export type {
+  CallbackSecretView,
+  ChainStatus,
+  DeliveryView,
+  FeeCeilingStatus,
+  GasStationStatus,
+  PayoutAlert,
+  ReconcileLine,
+  ReconcileReport,
+  RefundDecision,
+  RefundView,
+  VerifyReport,
+};
 
 /** GET /admin/status. */
 export interface StatusResponse {
@@ -73,7 +86,7 @@ export interface WalletBackupResponse {
 }
 
 /** The screens of `coinkeep dashboard`; GET /admin/dashboard?screen= answers the one shown. */
-export const DASHBOARD_SCREENS = ['overview', 'payments', 'approvals', 'webhooks', 'keys', 'log'] as const;
+export const DASHBOARD_SCREENS = ['overview', 'payments', 'approvals', 'webhooks', 'keys', 'log', 'refunds'] as const;
 export type DashboardScreen = (typeof DASHBOARD_SCREENS)[number];
 
 export interface DashboardAccount {
@@ -154,6 +167,13 @@ export interface DashboardWithdrawal {
   created_at: string;
 }
 
+/** The Refunds screen (PRODUCT §16): invoices waiting for a decision, and refunds in flight or waiting for the payer's address. */
+export interface DashboardRefunds {
+  decisions: RefundDecision[];
+  /** Each one with its account: the operator's view shows every account's. */
+  open: Array<RefundView & { account_id: string }>;
+}
+
 export interface DashboardDelivery extends DeliveryView {
   account_id: string;
 }
@@ -198,4 +218,5 @@ export interface DashboardSnapshot {
   webhooks?: { deliveries: DashboardDelivery[]; endpoints: DashboardEndpoint[] };
   keys?: { items: DashboardKey[] };
   log?: { lines: DashboardLogLine[] };
+  refunds?: DashboardRefunds;
 }

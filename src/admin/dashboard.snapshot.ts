@@ -20,6 +20,7 @@ import type {
   DashboardKey,
   DashboardOverview,
   DashboardPayment,
+  DashboardRefunds,
   DashboardScreen,
   DashboardSnapshot,
   DashboardWithdrawal,
@@ -41,6 +42,8 @@ export interface DashboardDeps {
   gasStations?: () => GasStationStatus[];
   /** The payouts to look at (stuck, being cancelled, reopened lately), of every account. */
   payoutAlerts?: () => Promise<PayoutAlert[]>;
+  /** One account's invoices that need a refund decision and its open refunds (the refund service's, at most 50 each). */
+  refunds?: (accountId: string) => Promise<{ decisions: DashboardRefunds['decisions']; open: DashboardRefunds['open'] }>;
 }
 
 /** How many rows a list screen shows: a 24-line terminal holds about this many. */
@@ -94,6 +97,9 @@ export class DashboardSnapshots {
         break;
       case 'log':
         snapshot.log = { lines: deps.logTail.tail(opts.level, 200) };
+        break;
+      case 'refunds':
+        snapshot.refunds = await this.refunds(ids);
         break;
     }
     return snapshot;
@@ -234,6 +240,19 @@ export class DashboardSnapshots {
       endpoints.push(...rows.map((e) => ({ ...e, enabled: Boolean(e.enabled) })));
     }
     return { deliveries: deliveries.map((d) => ({ ...d, attempts: Number(d.attempts) })), endpoints };
+  }
+
+  /** Every account's in view, merged newest first, at most 50 of each list. */
+  private async refunds(ids: string[]): Promise<DashboardRefunds> {
+    const out: DashboardRefunds = { decisions: [], open: [] };
+    if (!this.deps.refunds) return out;
+    for (const id of ids) {
+      const r = await this.deps.refunds(id);
+      out.decisions.push(...r.decisions);
+      out.open.push(...r.open);
+    }
+    const newestFirst = (a: { created_at: string }, b: { created_at: string }) => b.created_at.localeCompare(a.created_at);
+    return { decisions: out.decisions.sort(newestFirst).slice(0, 50), open: out.open.sort(newestFirst).slice(0, 50) };
   }
 
   private async keys(ids: string[]): Promise<DashboardKey[]> {

@@ -16,6 +16,7 @@ import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
 import { registerWithdrawalCommands } from './commands/withdrawals';
 import { registerPayoutCommands } from './commands/payouts';
+import { registerRefundCommands } from './commands/refunds';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerWebhookCommands(program);
   registerWithdrawalCommands(program);
   registerPayoutCommands(program);
+  registerRefundCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
   registerDevCommands(program);

@@ -257,7 +257,20 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   );
   const refunds = install(
     'refunds',
-    createRefunds({ config, store, catalog, withdrawals: withdrawals.service, strays: strays.service, outbox, sealer, keys: auth.keys, clock, logger, guards }),
+    createRefunds({
+      config,
+      store,
+      catalog,
+      withdrawals: withdrawals.service,
+      strays: strays.service,
+      team,
+      outbox,
+      sealer,
+      keys: auth.keys,
+      clock,
+      logger,
+      guards,
+    }),
   );
   refundSource = refunds.service.pages;
   install('api', {
@@ -344,6 +357,10 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
           startedAt,
           gasStations,
           payoutAlerts: alerts,
+          refunds: async (accountId) => ({
+            decisions: await refunds.service.decisions(accountId),
+            open: (await refunds.service.open(accountId)).map((r) => ({ ...r, account_id: accountId })),
+          }),
         }),
       ),
     ],

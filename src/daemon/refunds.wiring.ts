@@ -1,3 +1,4 @@
+import { refundsAdminRoutes } from '../admin/refunds.routes';
 import type { KeyService } from '../auth/key.service';
 import type { Catalog } from '../catalog/coins';
 import type { Config } from '../config/schema';
@@ -11,6 +12,7 @@ import { RefundService } from '../refunds/refund.service';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { StrayService } from '../strays/stray.service';
+import type { TeamService } from '../team/team.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import type { DaemonModule } from './module';
 
@@ -19,6 +21,7 @@ export interface RefundsDeps {
   store: Store;
   catalog: Catalog;
   withdrawals: WithdrawalService;
+  team: TeamService;
   strays: StrayService;
   outbox: Outbox;
   sealer: Sealer;
@@ -28,12 +31,13 @@ export interface RefundsDeps {
   guards: RouteGuards;
 }
 
-/** Refunds wired (PRODUCT §16): the service following the withdrawal service, its API routes and the link expiry job. */
+/** Refunds wired (PRODUCT §16): the service following the withdrawal service, its API and admin routes and the link expiry job. */
 export function createRefunds(deps: RefundsDeps) {
   const service = new RefundService({
     store: deps.store,
     catalog: deps.catalog,
     withdrawals: deps.withdrawals,
+    team: deps.team,
     strays: deps.strays,
     outbox: deps.outbox,
     sealer: deps.sealer,
@@ -44,6 +48,7 @@ export function createRefunds(deps: RefundsDeps) {
   });
   const module: DaemonModule = {
     routes: [refundRoutes({ refunds: service, keys: deps.keys, guards: deps.guards, clock: deps.clock, logger: deps.logger })],
+    adminRoutes: [refundsAdminRoutes(service)],
     jobs: [{ job: expireRefundLinksJob(service), runAtStart: true }],
   };
   return { module, service };

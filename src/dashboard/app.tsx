@@ -12,6 +12,8 @@ import {
   LogScreen,
   OverviewScreen,
   PaymentsScreen,
+  refundRows,
+  RefundsScreen,
   short,
   uptime,
   WebhooksScreen,
@@ -36,6 +38,7 @@ const TITLES: Record<DashboardScreen, string> = {
   webhooks: 'Webhooks',
   keys: 'Keys',
   log: 'Log',
+  refunds: 'Refunds',
 };
 const LEVELS: LogLevelFilter[] = ['debug', 'info', 'warn', 'error'];
 const DOING = { approve: 'approving', reject: 'rejecting', cancel: 'cancelling' } as const;
@@ -138,7 +141,9 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
         ? webhookRows(snap)
         : screen === 'keys'
           ? snap.keys!.items.map((k) => ({ account_id: k.account_id, id: k.key_id }))
-          : [];
+          : screen === 'refunds'
+            ? refundRows(snap)
+            : [];
   const cursor = Math.max(0, Math.min(selected, list.length - 1));
 
   const run = (label: string, work: () => Promise<string>) => {
@@ -221,6 +226,22 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     );
   };
 
+  const cancelRefund = () => {
+    const row = refundRows(snap!)[cursor];
+    if (!row) return;
+    if (row.kind !== 'refund') return setMessage({ text: 'c cancels a refund: move the cursor onto one', tone: 'error' });
+    if (!needMember()) return;
+    const what = `refund ${short(row.id)}`;
+    confirm(`Cancel ${what} (its amount may be refunded again)?`, () =>
+      withOtp(`Two-factor code of ${as} to cancel ${what}:`, (otp) =>
+        run(`cancelling ${what}`, async () => {
+          const r = await api.post(`${accountPath(row.account_id)}/refunds/${encodeURIComponent(row.id)}/cancel`, { as, otp });
+          return `refund ${r.id}: ${r.status}`;
+        }),
+      ),
+    );
+  };
+
   const show = (s: DashboardScreen) => {
     setHelp(false);
     if (s === screen) return;
@@ -265,6 +286,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
     if (screen === 'webhooks' && (input === 'r' || input === 'R' || input === 'p'))
       return webhookAction(input === 'r' ? 'replay' : input === 'R' ? 'replay-endpoint' : 'ping');
     if (screen === 'keys' && (input === 'r' || input === 'd')) return keyAction(input === 'r' ? 'rotate' : 'disable');
+    if (screen === 'refunds' && input === 'c') return cancelRefund();
     if (screen === 'log' && input === 'l') return setLevel((l) => LEVELS[(LEVELS.indexOf(l) + 1) % LEVELS.length]!);
   });
 
@@ -292,7 +314,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
             {` ${i + 1} ${TITLES[s]} `}
           </Text>
         ))}
-        <Text dimColor>{`  ? help  q quit${screen === 'log' ? `  l level: ${level}+` : ''}`}</Text>
+        {/* The level filter before the help: seven screens leave the end of the line to a wide terminal. */}
+        <Text dimColor>{`${screen === 'log' ? `  l level: ${level}+` : ''}  ? help  q quit`}</Text>
       </Text>
       <Box flexDirection="column" height={bodyHeight} overflow="hidden">
         {help ? (
@@ -309,6 +332,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
           <WebhooksScreen {...props} />
         ) : screen === 'keys' ? (
           <KeysScreen {...props} />
+        ) : screen === 'refunds' ? (
+          <RefundsScreen {...props} />
         ) : (
           <LogScreen {...props} level={level} />
         )}

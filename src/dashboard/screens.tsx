@@ -284,6 +284,55 @@ export function KeysScreen({ snap, selected, height, accountName }: ScreenProps)
   );
 }
 
+/** The Refunds screen's rows: invoices waiting for a decision, then refunds in flight or waiting for the payer's address. */
+export function refundRows(snap: DashboardSnapshot) {
+  const r = snap.refunds;
+  if (!r) return [];
+  return [
+    ...r.decisions.map((d) => ({ kind: 'decision' as const, account_id: d.account_id, id: d.invoice_id, decision: d })),
+    ...r.open.map((f) => ({ kind: 'refund' as const, account_id: f.account_id, id: f.id, refund: f })),
+  ];
+}
+
+const DECISION_TEXT = { overpaid: 'overpaid', underpaid: 'underpaid, final', late: 'paid late' } as const;
+
+export function RefundsScreen({ snap, selected, height, accountName }: ScreenProps) {
+  const look = useLook();
+  const { Box, Text } = look.ink;
+  if (!snap.refunds) return <Text>loading…</Text>;
+  const rows = refundRows(snap);
+  const lines = windowed(rows, selected, height - 2);
+  return (
+    <Box flexDirection="column">
+      <Section title="Invoices that need a decision: refund, keep, or accept an underpayment">
+        {snap.refunds.decisions.length === 0 ? <Row text="none: no invoice is overpaid, underpaid for good or paid late" /> : null}
+        {lines.map(({ item, index }) =>
+          item.kind === 'decision' ? (
+            <Row
+              key={`d:${item.id}`}
+              selected={index === selected}
+              color="yellow"
+              text={`invoice ${item.id}  ${col(DECISION_TEXT[item.decision.kind], 16)} refundable ${col(`${item.decision.refundable} ${item.decision.ticker ?? ''}`, 16)} paid ${col(item.decision.paid_amount, 14)} ${col(accountName(item.account_id), 14)} ${since(item.decision.created_at, snap.at)}`}
+            />
+          ) : null,
+        )}
+      </Section>
+      <Section title="Refunds in flight or waiting for the payer's address (c cancel)">
+        {snap.refunds.open.length === 0 ? <Row text="none" /> : null}
+        {lines.map(({ item, index }) =>
+          item.kind === 'refund' ? (
+            <Row
+              key={`r:${item.id}`}
+              selected={index === selected}
+              text={`refund ${item.id}  ${col(item.refund.status, 17)} ${item.refund.amount} ${item.refund.ticker ?? ''} -> ${item.refund.to_address ?? 'payer link'}  ${item.refund.invoice_id ? `invoice ${short(item.refund.invoice_id)}` : `tx ${short(item.refund.transaction_id ?? '')}`}  ${accountName(item.account_id)}`}
+            />
+          ) : null,
+        )}
+      </Section>
+    </Box>
+  );
+}
+
 export function LogScreen({ snap, height, width }: ScreenProps & { level: string }) {
   const look = useLook();
   const { Box, Text } = look.ink;
@@ -304,13 +353,14 @@ export function LogScreen({ snap, height, width }: ScreenProps & { level: string
 }
 
 export const HELP_LINES = [
-  '1-6 or ←/→   switch screen: Overview, Payments, Approvals, Webhooks, Keys, Log',
+  '1-7 or ←/→   switch screen: Overview, Payments, Approvals, Webhooks, Keys, Log, Refunds',
   'a            cycle the account in view (all accounts, then each one)',
   '↑/↓ or k/j   move the cursor on a list',
   'Approvals    y approve · n reject · c cancel a withdrawal (asks the two-factor code; needs --as EMAIL)',
   'Webhooks     r replay the delivery · R replay every exhausted one of its endpoint · p ping the endpoint',
   'Keys         r rotate · d disable (asks to confirm; needs --as EMAIL)',
   'Log          l change the level filter',
+  'Refunds      c cancel the refund (asks to confirm and the two-factor code; needs --as EMAIL)',
   '?            this help · Esc closes it',
   'q or Ctrl-C  quit',
 ];

@@ -18,16 +18,19 @@ import { newTimeOrderedId } from '../shared/ids';
 import { toPage, type Page, type PageRequest } from '../shared/pagination';
 import { checkShape } from '../shared/schema';
 import type { StrayService } from '../strays/stray.service';
+import { ROLES, type Actor, type TeamService } from '../team/team.service';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
 import { CreateRefundBody, parseRefundAmount, parseRefundRequest, StrayRefundBody, type RefundFilters, type RefundRequest } from './refund.request';
 import type { RefundPageSource, RefundPageView } from './refund-page.source';
 import { countsAsRefunded, refundEvent } from './refund.state';
-import { presentRefund, type RefundView } from './refund.view';
+import { presentRefund, type RefundDecision, type RefundDecisionKind, type RefundView } from './refund.view';
 
 export interface RefundServiceDeps {
   store: Store;
   catalog: Catalog;
   withdrawals: WithdrawalService;
+  /** The members' side (the CLI and the dashboard): who may read and cancel, and the security log. */
+  team: TeamService;
   /** Stray payments: one refunded is credited as a deposit first (PRODUCT §17). */
   strays: Pick<StrayService, 'refundable' | 'creditForRefund'>;
   outbox: Outbox;
@@ -63,6 +66,11 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{22,64}$/;
 /** A concurrent request won a unique index first: the write runs again and finds what it wrote. */
 class Raced extends Error {}
 const EXPIRY_BATCH = 200;
+/** What a member's list and the dashboard's lists show at most. */
+const MEMBER_LIST = 200;
+const DECISIONS = 50;
+/** The statuses of a refund in flight or waiting for its address (the dashboard's). */
+const OPEN: readonly RefundStatus[] = ['awaiting_address', 'pending', 'review', 'awaiting_approval', 'processing', 'broadcast'];
 
 /**
  * Refunds (PRODUCT §16): money sent back against an invoice or an incoming transaction, never more
@@ -226,12 +234,96 @@ export class RefundService {
   }
 
   /** The merchant's refunds in flight and waiting for an address (the dashboard's), newest first. */
-  async open(accountId: string, limit = 50): Promise<RefundView[]> {
-    const rows = await this.query(accountId, {})
-      .andWhere('r.status IN (:...open)', { open: ['awaiting_address', 'pending', 'review', 'awaiting_approval', 'processing', 'broadcast'] })
-      .limit(limit)
+  async open(accountId: string, limit = DECISIONS): Promise<RefundView[]> {
+    const rows = await this.query(accountId, {}).andWhere('r.status IN (:...open)', { open: OPEN }).limit(limit).getMany();
+    return rows.map((r) => this.present(r));
+  }
+
+  /**
+   * The account's invoices that need the merchant's decision (PRODUCT §16, the dashboard): overpaid
+   * with some of the excess not refunded, underpaid past the TTL and not accepted, and paid late;
+   * each once (in that order of kinds) with what a refund could still take, newest first, at most
+   * 50. Each kind is one query on the account's invoices, newest first, LIMIT 50; amounts are
+   * compared exactly here (they are decimal strings), so an invoice whose refunds took all a kind
+   * allows drops out of it.
+   */
+  async decisions(accountId: string, limit = DECISIONS): Promise<RefundDecision[]> {
+    const em = this.deps.store.read;
+    const p = (i: number) => placeholder(em, i);
+    const cols = 'id, account_id, status, coin_id, paid_amount, overpaid_amount, refunded_amount, late_payment, resolution, ttl_expires_at, created_at';
+    const newest = `ORDER BY created_at DESC, id DESC LIMIT ${Math.max(1, Math.min(limit, DECISIONS))}`;
+    // A zero amount is stored as '0' (Amount's normal form): the string compares cut what cannot be due.
+    const kinds: Array<{ kind: RefundDecisionKind; where: string; params: unknown[] }> = [
+      { kind: 'overpaid', where: `overpaid_amount <> '0' AND overpaid_amount <> refunded_amount`, params: [] },
+      {
+        kind: 'underpaid',
+        where: `status = 'underpaid' AND resolution IS NULL AND ttl_expires_at < ${p(2)} AND paid_amount <> refunded_amount`,
+        params: [iso(this.deps.clock.now())],
+      },
+      { kind: 'late', where: `late_payment AND paid_amount <> refunded_amount`, params: [] },
+    ];
+    const seen = new Map<string, RefundDecision>();
+    for (const k of kinds) {
+      const rows = await rawQuery<InvoiceRow>(em, `SELECT ${cols} FROM invoices WHERE account_id = ${p(1)} AND ${k.where} ${newest}`, [accountId, ...k.params]);
+      for (const r of rows) {
+        if (seen.has(r.id) || r.coin_id === null) continue;
+        const left = Amount.of(r.paid_amount).minus(Amount.of(r.refunded_amount ?? '0'));
+        const excess = Amount.of(r.overpaid_amount).minus(Amount.of(r.refunded_amount ?? '0'));
+        const refundable = k.kind === 'overpaid' && excess.cmp(left) < 0 ? excess : left;
+        if (!refundable.isPositive()) continue;
+        seen.set(r.id, {
+          kind: k.kind,
+          invoice_id: r.id,
+          account_id: r.account_id,
+          status: r.status,
+          coin_id: r.coin_id,
+          ticker: this.deps.catalog.coin(r.coin_id)?.ticker ?? null,
+          paid_amount: r.paid_amount,
+          overpaid_amount: r.overpaid_amount,
+          refunded_amount: r.refunded_amount ?? '0',
+          refundable: refundable.toString(),
+          created_at: r.created_at,
+        });
+      }
+    }
+    return [...seen.values()]
+      .sort((a, b) => (a.created_at === b.created_at ? b.invoice_id.localeCompare(a.invoice_id) : b.created_at.localeCompare(a.created_at)))
+      .slice(0, limit);
+  }
+
+  /** An account's refunds for a member (`coinkeep refunds list`), newest first, at most 200; `status` filters. */
+  async listForMember(accountId: string, actor: Actor, status?: RefundStatus): Promise<RefundView[]> {
+    await this.deps.team.authorize(this.deps.store.read, accountId, actor, { roles: ROLES, otp: false });
+    const rows = await this.query(accountId, status ? { status } : {})
+      .limit(MEMBER_LIST)
       .getMany();
     return rows.map((r) => this.present(r));
+  }
+
+  async getForMember(accountId: string, actor: Actor, id: string): Promise<RefundView> {
+    await this.deps.team.authorize(this.deps.store.read, accountId, actor, { roles: ROLES, otp: false });
+    return this.get(accountId, id);
+  }
+
+  /**
+   * A member's cancel (`coinkeep refunds cancel`, the dashboard): any role, with their two-factor
+   * code, as the API's cancel (before processing), written to the security log.
+   */
+  async cancelForMember(accountId: string, id: string, actor: Actor): Promise<RefundView> {
+    return this.deps.store.write(async (em) => {
+      const who = await this.deps.team.authorize(em, accountId, actor, { roles: ROLES, otp: true });
+      const row = await this.find(em, accountId, id);
+      const view = await this.cancelIn(em, row);
+      await this.deps.team.log(em, accountId, who, 'refund.cancelled', {
+        refund_id: row.id,
+        from: row.status,
+        amount: row.amount,
+        coin_id: row.coin_id,
+        invoice_id: row.invoice_id,
+        transaction_id: row.transaction_id,
+      });
+      return view;
+    });
   }
 
   present = (r: RefundRow): RefundView => presentRefund(this.deps.catalog, r, this.refundUrl(r));
@@ -241,15 +333,16 @@ export class RefundService {
    * one with a withdrawal is cancelled with it, only before processing (409 after).
    */
   async cancel(accountId: string, id: string): Promise<RefundView> {
-    return this.deps.store.write(async (em) => {
-      const row = await this.find(em, accountId, id);
-      if (row.withdrawal_id !== null) {
-        await this.deps.withdrawals.cancelForRefund(em, accountId, row.withdrawal_id);
-        return this.present(await this.find(em, accountId, id));
-      }
-      if (row.status !== 'awaiting_address') throw conflict(`a refund in ${row.status} cannot be cancelled`, { status: row.status });
-      return this.present(await this.end(em, row, 'cancelled'));
-    });
+    return this.deps.store.write(async (em) => this.cancelIn(em, await this.find(em, accountId, id)));
+  }
+
+  private async cancelIn(em: EntityManager, row: RefundRow): Promise<RefundView> {
+    if (row.withdrawal_id !== null) {
+      await this.deps.withdrawals.cancelForRefund(em, row.account_id, row.withdrawal_id);
+      return this.present(await this.find(em, row.account_id, row.id));
+    }
+    if (row.status !== 'awaiting_address') throw conflict(`a refund in ${row.status} cannot be cancelled`, { status: row.status });
+    return this.present(await this.end(em, row, 'cancelled'));
   }
 
   /** Refunds whose payer link went unused past `expires_at`: expired, holds released. How many. */

@@ -56,3 +56,22 @@ export function presentRefund(catalog: Catalog, r: RefundRow, refundUrl: string 
     updated_at: r.updated_at,
   };
 }
+
+/** Why an invoice waits for the merchant's decision (PRODUCT §16): paid too much, too little for good, or after its time. */
+export type RefundDecisionKind = 'overpaid' | 'underpaid' | 'late';
+
+/** An invoice that needs a decision (the dashboard's Refunds screen), with what a refund of it could still take. */
+export interface RefundDecision {
+  kind: RefundDecisionKind;
+  invoice_id: string;
+  account_id: string;
+  status: string;
+  coin_id: string;
+  ticker: string | null;
+  paid_amount: string;
+  overpaid_amount: string;
+  refunded_amount: string;
+  /** Overpaid: the excess not refunded yet; otherwise everything received less the refunds. */
+  refundable: string;
+  created_at: string;
+}

@@ -25,8 +25,8 @@ export interface RefundSeed {
  * two invoices whose payments are written as crediting writes them (the row and its ledger
  * credit); their status and amounts are set on the row, as the state table would compute them.
  */
-export async function seedRefundable(): Promise<RefundSeed> {
-  const fx = await startWithdrawalFixture();
+export async function seedRefundable(opts: Parameters<typeof startWithdrawalFixture>[0] = {}): Promise<RefundSeed> {
+  const fx = await startWithdrawalFixture(opts);
   try {
     const api = await fx.key(['read', 'create_invoice', 'withdraw']);
     await fx.fund('0.01');

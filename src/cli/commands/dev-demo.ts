@@ -110,3 +110,44 @@ export async function demoInvoice(daemon: Daemon, accountId: string): Promise<{ 
   });
   return invoice;
 }
+
+/** What the banner's overpaid demo invoice asks for, and what the banner's `dev pay` line pays into it: half as much again. */
+export const DEMO_REFUND_INVOICE = '0.001';
+const DEMO_OVERPAY = '1.5';
+
+/**
+ * The refund example (PRODUCT §16), made at every start: a demo invoice in `coinId` (the sandbox's
+ * Bitcoin), the `dev pay` line that overpays it by half, and the signed curl that refunds the
+ * excess once paid (no address: the answer's refund_url is the payer's link). Pasting the curl
+ * twice returns the same refund (its refund_id).
+ */
+export async function demoRefundExample(daemon: Daemon, accountId: string, keyId: string, secret: string, coinId: string) {
+  const coin = daemon.catalog.coin(coinId);
+  if (!coin) throw new Error(`the sandbox has no coin ${coinId}`);
+  const { invoice } = await daemon.invoices.service.create(accountId, {
+    amount: Amount.of(DEMO_REFUND_INVOICE),
+    currency: coin.ticker,
+    fiat: false,
+    coin,
+    allowedCoinIds: null,
+    orderId: null,
+    idempotencyByOrderId: false,
+    description: 'Sandbox demo to overpay and refund',
+    returnUrl: null,
+    webhookUrl: null,
+    metadata: null,
+    feePaidBy: 'merchant',
+  });
+  const due = Amount.of(invoice.payer_amount ?? DEMO_REFUND_INVOICE);
+  const pay = due.times(Amount.of(DEMO_OVERPAY)).round(coin.decimals, 'down');
+  const body = JSON.stringify({ invoice_id: invoice.id, amount: 'excess', refund_id: `sandbox-refund-${invoice.id.slice(-8)}` });
+  return {
+    invoice_id: invoice.id,
+    ticker: coin.ticker,
+    payer_amount: due.toString(),
+    pay_amount: pay.toString(),
+    excess: pay.minus(due).toString(),
+    pay_command: `coinkeep dev pay ${invoice.id} --amount ${pay.toString()}`,
+    refund_curl_example: signedCurl(daemon.apiUrl, keyId, secret, 'POST', '/v1/refunds', body),
+  };
+}

@@ -11,6 +11,7 @@ import {
   addDemoApprover,
   demoCurl,
   demoInvoice,
+  demoRefundExample,
   demoWithdrawalCurls,
   DEMO_APPROVER,
   DEMO_WITHDRAWAL_AMOUNT,
@@ -99,6 +100,14 @@ export function registerDevCommands(program: Command): void {
               );
               info.estimate_curl_example = curls.estimate;
               info.withdrawal_curl_example = curls.withdrawal;
+              // An invoice to overpay, and the refund of its excess (PRODUCT §16).
+              info.refund_example = await demoRefundExample(
+                daemon,
+                String(demo.account_id),
+                String(demo.key_id),
+                String(demo.key_secret),
+                targets.utxo.chain.coins[0]!.coin_id,
+              );
             }
             // The same for each coin of the EVM chains (ETH and the test USDT on anvil), paid from the treasury.
             info.evm_withdrawal_examples = targets.account
@@ -144,7 +153,8 @@ export function registerDevCommands(program: Command): void {
     .action(async (invoiceId: string, o: { amount?: string; coin?: string; network?: string }, cmd: Command) => {
       const config = sandboxConfig(cmd);
       const invoicePath = `/admin/invoices/${encodeURIComponent(invoiceId)}`;
-      const before = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
+      type Seen = InvoiceToPay & { paid_amount: string; overpaid_amount: string };
+      const before = await adminCall<Seen>(config.data_dir, 'GET', invoicePath);
       const paid = await sandboxModules().payInvoice(config, before, { amount: o.amount, coinId: o.coin, network: o.network });
       // Paid on another network, or in another coin, than the invoice's: a stray payment (PRODUCT §17), never credited to the invoice on its own.
       const stray = paid.coin_id !== paid.invoice_coin_id;
@@ -153,15 +163,19 @@ export function registerDevCommands(program: Command): void {
       const deadline = Date.now() + (stray ? 0 : CREDIT_WAIT_MS);
       while (after.paid_amount === before.paid_amount && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
-        after = await adminCall<InvoiceToPay & { paid_amount: string }>(config.data_dir, 'GET', invoicePath);
+        after = await adminCall<Seen>(config.data_dir, 'GET', invoicePath);
       }
-      output(cmd, { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, credited: after.paid_amount !== before.paid_amount, stray }, (r) =>
+      const credited = after.paid_amount !== before.paid_amount;
+      const result = { ...paid, invoice_status: after.status, paid_amount: after.paid_amount, overpaid_amount: after.overpaid_amount, credited, stray };
+      output(cmd, result, (r) =>
         [
           `paid ${r.amount} ${r.ticker} to ${r.to} (${r.network}) in ${r.txid}`,
           r.stray
             ? `not the invoice's ${r.network !== r.invoice_network ? `network (${r.invoice_network})` : 'coin'}: a stray payment, not credited to invoice ${r.invoice_id}; the merchant credits or refunds it (GET /v1/strays)`
             : r.credited
-              ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}`
+              ? `invoice ${r.invoice_id}: ${r.invoice_status}, paid ${r.paid_amount}${
+                  r.overpaid_amount !== '0' ? `, overpaid ${r.overpaid_amount} (refund it: POST /v1/refunds with amount "excess")` : ''
+                }`
               : `invoice ${r.invoice_id}: not credited yet (is coinkeep dev running?)`,
         ].join('\n'),
       );
@@ -239,7 +253,8 @@ function withoutCredentials(raw: string): string {
   return url.toString();
 }
 
-function devBanner(info: Record<string, any>): string {
+/** The text `coinkeep dev` prints at start (without --json). */
+export function devBanner(info: Record<string, any>): string {
   const lines = [
     'Coinkeep sandbox is running (test network, fixed rates). Ctrl-C stops it.',
     '',
@@ -273,6 +288,19 @@ function devBanner(info: Record<string, any>): string {
       `and make it (to the sandbox wallet ${x.to_address}; change payout_id for another):`,
       '',
       x.withdrawal_curl_example!,
+    );
+  }
+  if (info.refund_example) {
+    const x = info.refund_example as Record<string, string>;
+    lines.push(
+      '',
+      `Refund an overpayment: demo invoice ${x.invoice_id} asks ${x.payer_amount} ${x.ticker}; overpay it by ${x.excess} ${x.ticker} with`,
+      '',
+      `  ${x.pay_command}`,
+      '',
+      'then refund the excess (the answer has refund_url: the payer opens it and enters their address; paste twice, the same refund):',
+      '',
+      x.refund_curl_example!,
     );
   }
   if (info.withdrawal_curl_example || (info.evm_withdrawal_examples ?? []).length > 0) {

@@ -53,7 +53,7 @@ test.serial(
     t.teardown(() => r.unmount());
     const frame = await r.waitFor(/payouts: awaiting_approval 1/);
     t.regex(frame, /Coinkeep {2}testnet · sqlite · up \d+m · pid \d+/);
-    t.regex(frame, / 1 Overview {2}2 Payments {2}3 Approvals {2}4 Webhooks {2}5 Keys {2}6 Log /);
+    t.regex(frame, / 1 Overview {2}2 Payments {2}3 Approvals {2}4 Webhooks {2}5 Keys {2}6 Log {2}7 Refunds /);
     for (const chain of ['bitcoin', 'ethereum', 'tron']) t.regex(frame, new RegExp(`${chain} +tip `));
     t.regex(frame, /fee balances: no chain pays gas from a gas station/);
     t.regex(frame, /webhooks: pending \d+ {2}failing 0 {2}exhausted 0/);
