@@ -164,6 +164,17 @@ test.serial('refund_id: the same values return the same refund (200), others are
   t.is(changed.status, 409);
   t.like(changed.body.error.details, { reason: 'refund_id_mismatch', refund: first.body.id });
 
+  // An Idempotency-Key replays the first answer and creates nothing twice; another body under it is refused.
+  const keyed = { invoice_id: inv.id, amount: '0.001', to_address: elsewhere() };
+  const k1 = await f.api.call('POST', '/v1/refunds', keyed, { 'Idempotency-Key': 'refund-key-1' });
+  t.is(k1.status, 201);
+  const k2 = await f.api.call('POST', '/v1/refunds', keyed, { 'Idempotency-Key': 'refund-key-1' });
+  t.is(k2.headers.get('idempotent-replayed'), 'true');
+  t.is(k2.body.id, k1.body.id);
+  const k3 = await f.api.call('POST', '/v1/refunds', { ...keyed, amount: '0.002' }, { 'Idempotency-Key': 'refund-key-1' });
+  t.is(k3.status, 422);
+  t.is(k3.body.error.code, 'idempotency.mismatch');
+
   const parallel = { invoice_id: inv.id, amount: '0.02', to_address: elsewhere(), refund_id: 'parallel-1' };
   const answers = await Promise.all(Array.from({ length: 20 }, () => f.api.post('/v1/refunds', parallel)));
   t.true(
@@ -172,14 +183,14 @@ test.serial('refund_id: the same values return the same refund (200), others are
   );
   t.is(answers.filter((a) => a.status === 201).length, 1);
   t.is(new Set(answers.map((a) => a.body.id)).size, 1);
-  t.is((await f.api.get(`/v1/refunds?invoice_id=${inv.id}`)).body.items.length, 2);
-  t.is((await f.api.get(`/v1/invoices/${inv.id}`)).body.refunded_amount, '0.03');
+  t.is((await f.api.get(`/v1/refunds?invoice_id=${inv.id}`)).body.items.length, 3);
+  t.is((await f.api.get(`/v1/invoices/${inv.id}`)).body.refunded_amount, '0.031');
   const listed = await f.api.get('/v1/refunds?refund_id=parallel-1');
   t.deepEqual(
     listed.body.items.map((r: any) => r.id),
     [answers[0]!.body.id],
   );
-  for (const id of [first.body.id, answers[0]!.body.id]) await f.mineUntil(async () => (await getRefund(id)).status === 'completed', 'completed');
+  for (const id of [first.body.id, k1.body.id, answers[0]!.body.id]) await f.mineUntil(async () => (await getRefund(id)).status === 'completed', 'completed');
 });
 
 test.serial(
