@@ -172,7 +172,8 @@ export function respondWithError(ctx: AppContext, err: unknown, log: Logger): vo
     log.error('unexpected error', {
       request_id: ctx.state.requestId,
       method: ctx.method,
-      path: ctx.path,
+      // A refund link's token is a bearer secret: never in a log line.
+      path: ctx.path.replace(/\/refund\/[^/]+/, '/refund/[token]'),
       error: err instanceof Error ? (err.stack ?? err.message) : String(err),
     });
     apiErr = new ApiError(500, 'internal_error', 'internal error; the request may or may not have been applied', {
