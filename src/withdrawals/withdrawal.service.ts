@@ -257,16 +257,7 @@ export class WithdrawalService {
         // Counted only by the copy that won the guards and could be held (parallel copies of one
         // request are one payout; insufficient_funds answers first, as in the issue's order): a 429
         // rolls the withdrawal, its key and its hold back.
-        const limited = this.deps.limit({ key: caller.limits.key, merchant: caller.accountId, ip: caller.limits.ip });
-        if (!limited.allowed) {
-          throw new ApiError(
-            429,
-            'rate_limited',
-            'too many withdrawals; wait before trying again',
-            { scope: limited.scope, retry_after: limited.retryAfterSeconds },
-            { 'Retry-After': String(limited.retryAfterSeconds) },
-          );
-        }
+        this.countCreation(caller.accountId, caller.limits);
         const view = this.present(row);
         const event = creationEvent(row.status);
         if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
@@ -411,18 +402,7 @@ export class WithdrawalService {
       amount: r.send,
       legs: holdLegs(r.send, r.fees),
     });
-    if (r.limits) {
-      const limited = this.deps.limit({ key: r.limits.key, merchant: r.accountId, ip: r.limits.ip });
-      if (!limited.allowed) {
-        throw new ApiError(
-          429,
-          'rate_limited',
-          'too many withdrawals; wait before trying again',
-          { scope: limited.scope, retry_after: limited.retryAfterSeconds },
-          { 'Retry-After': String(limited.retryAfterSeconds) },
-        );
-      }
-    }
+    if (r.limits) this.countCreation(r.accountId, r.limits);
     const event = creationEvent(row.status);
     if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: this.present(row) }, objectId: row.id, at: now });
     return row;
@@ -431,6 +411,20 @@ export class WithdrawalService {
   /** A refund's withdrawal cancelled with it (before processing, as the merchant's cancel), in the caller's transaction. */
   async cancelForRefund(em: EntityManager, accountId: string, withdrawalId: string): Promise<WithdrawalRow> {
     return this.move(em, await this.withdrawalOf(em, accountId, withdrawalId), 'cancel', {});
+  }
+
+  /** Counts a creation against the sensitive-operation limits of its key, merchant and IP; 429 `rate_limited` where one is spent. */
+  private countCreation(accountId: string, limits: { key: string; ip: string }): void {
+    const limited = this.deps.limit({ key: limits.key, merchant: accountId, ip: limits.ip });
+    if (!limited.allowed) {
+      throw new ApiError(
+        429,
+        'rate_limited',
+        'too many withdrawals; wait before trying again',
+        { scope: limited.scope, retry_after: limited.retryAfterSeconds },
+        { 'Retry-After': String(limited.retryAfterSeconds) },
+      );
+    }
   }
 
   async get(accountId: string, id: string): Promise<WithdrawalView> {
