@@ -34,6 +34,12 @@ const sandboxModules = () => ({
   ...(require('../../dev/chains') as typeof import('../../dev/chains')),
 });
 
+/** What `dev mine` and the sandbox's config need: the chains' sandbox halves, not the wallet setup or the payer. */
+const sandboxChains = () => ({
+  ...(require('../../dev/sandbox') as typeof import('../../dev/sandbox')),
+  ...(require('../../dev/chains') as typeof import('../../dev/chains')),
+});
+
 export const DEV_CONFIG = path.join(PROJECT_ROOT, 'config', 'dev.yaml');
 
 /**
@@ -190,7 +196,7 @@ export function registerDevCommands(program: Command): void {
       const config = sandboxConfig(cmd);
       const mined: Array<{ chain_id: string; blocks: number; height: number }> = [];
       for (const chain of config.chains) {
-        const family = sandboxModules().sandboxOf(chain.kind);
+        const family = sandboxChains().sandboxOf(chain.kind);
         if (family) mined.push({ chain_id: chain.id, blocks: n, height: (await family.mine(chain, n)).height });
       }
       output(cmd, { chains: mined }, (r) =>
@@ -218,7 +224,7 @@ export function registerDevCommands(program: Command): void {
 /** The config the running sandbox wrote (its chains included). */
 function sandboxConfig(cmd: Command) {
   if (!globals(cmd).config) cmd.setOptionValue('config', DEV_CONFIG);
-  const file = sandboxModules().sandboxConfigPath(cliConfig(cmd).data_dir);
+  const file = sandboxChains().sandboxConfigPath(cliConfig(cmd).data_dir);
   if (!existsSync(file)) throw new UserError('the sandbox has not run yet: start it with coinkeep dev');
   return loadConfig(file);
 }
