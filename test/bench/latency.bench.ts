@@ -99,6 +99,9 @@ async function anvilDriver(): Promise<Driver> {
   const { node, usdt } = await startAnvil();
   const accounts = await node.rpc<string[]>('eth_accounts');
   const payer = accounts[7]!;
+  // Payments wait in the pool for the block the driver mines: with a block per transaction, a
+  // round's later payments would confirm its earlier ones before t0.
+  await node.rpc('evm_setAutomine', [false]);
   return {
     name: 'anvil',
     ticker: 'ETH',
@@ -110,7 +113,6 @@ async function anvilDriver(): Promise<Driver> {
         sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
         ...(v.push ? { ws_url: node.rpcUrl.replace(/^http/, 'ws') } : {}),
       }),
-    // Anvil mines a block per transaction.
     pay: async (to, amount) => {
       await node.rpc('eth_sendTransaction', [{ from: payer, to, value: '0x' + Amount.of(amount).toBaseUnits(18).toString(16) }]);
     },
