@@ -5,13 +5,15 @@
  * performance.timeOrigin + performance.now()). Reads commands on stdin, one JSON line each:
  * `{"watch":invoiceId,"base":"http://host/pay/ID","ip":"10.0.0.1","sse":bool}` opens a page that
  * polls its status every POLL_MS as the page's script does (and with `sse`, also listens to its
- * event stream, as the page's EventSource). Stops when stdin closes.
+ * event stream, as the page's EventSource; it then polls every 30 s, as the page does once events
+ * arrive). `stay` keeps a page open whatever it shows (an idle page). Stops when stdin closes.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** The page script's status poll (src/checkout/page-assets.ts). */
-const POLL_MS = Number(process.env.BENCH_PAGE_POLL_MS ?? 4000);
+/** The page script's status poll (src/checkout/page-assets.ts): every 4 s, every 30 s once events arrive. */
+const POLL_MS = 4000;
+const POLL_HEARD_MS = 30_000;
 
 const now = (): number => performance.timeOrigin + performance.now();
 const out = (o: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(o) + '\n');
@@ -47,10 +49,11 @@ function get(url: string, ip: string): Promise<string> {
   });
 }
 
-function watch(cmd: { watch: string; base: string; ip: string; sse?: boolean }): void {
+function watch(cmd: { watch: string; base: string; ip: string; sse?: boolean; stay?: boolean }): void {
   let done = false;
+  let heard = false;
   const paid = (via: string): void => {
-    if (done) return;
+    if (done || cmd.stay) return;
     done = true;
     out({ kind: 'page', id: cmd.watch, at: now(), via });
   };
@@ -70,10 +73,13 @@ function watch(cmd: { watch: string; base: string; ip: string; sse?: boolean }):
   };
   const schedule = (): void => {
     if (done) return;
-    const t = setTimeout(() => {
-      timers.delete(t);
-      poll();
-    }, POLL_MS);
+    const t = setTimeout(
+      () => {
+        timers.delete(t);
+        poll();
+      },
+      heard ? POLL_HEARD_MS : POLL_MS,
+    );
     timers.add(t);
   };
   schedule();
@@ -92,6 +98,7 @@ function watch(cmd: { watch: string; base: string; ip: string; sse?: boolean }):
             .filter((l) => l.startsWith('data:'))
             .map((l) => l.slice(5).trim())
             .join('\n');
+          if (data) heard = true;
           try {
             if (data && (JSON.parse(data) as { status?: string }).status === 'paid') paid('sse');
           } catch {
@@ -114,7 +121,7 @@ process.stdin.on('data', (c: string) => {
   for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
     const line = pending.slice(0, i);
     pending = pending.slice(i + 1);
-    if (line.trim()) watch(JSON.parse(line) as { watch: string; base: string; ip: string; sse?: boolean });
+    if (line.trim()) watch(JSON.parse(line) as { watch: string; base: string; ip: string; sse?: boolean; stay?: boolean });
   }
 });
 process.stdin.on('end', () => {

@@ -11,7 +11,7 @@ import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { killAllBcoins, startBcoin } from '../helpers/bcoin';
 import { waitWatched } from '../helpers/chain-scan';
 import { FIXED_RATES, merchantWithKey, startTestDaemon, type TestDaemon } from '../helpers/daemon';
-import { ApiClient } from '../helpers/invoice-fixture';
+import { ApiClient, startInvoiceFixture } from '../helpers/invoice-fixture';
 import { fmt, percentile } from './lib';
 
 /**
@@ -34,6 +34,9 @@ const CHAINS = (process.env.BENCH_LATENCY_CHAINS ?? 'anvil,bcoin,tron').split(',
 const POLL_MS = Number(process.env.BENCH_LATENCY_POLL_MS ?? 1000);
 const CONFIRMATIONS = 2;
 const DONE_WITHIN_MS = 60_000;
+/** Issue 35 §3: open payment pages on an idle daemon (0: that part is skipped), and the seconds its CPU is measured. */
+const IDLE_PAGES = Number(process.env.BENCH_LATENCY_IDLE_PAGES ?? 1000);
+const IDLE_SECONDS = Number(process.env.BENCH_LATENCY_IDLE_SECONDS ?? 20);
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,7 +60,7 @@ interface Variant {
 
 interface Client {
   port: number;
-  watch(id: string, base: string, ip: string): void;
+  watch(id: string, base: string, ip: string, stay?: boolean): void;
   arrivals: Map<string, { webhook?: number; page?: number; via?: string }>;
   stop(): void;
 }
@@ -78,7 +81,7 @@ function startClient(): Promise<Client> {
           resolve({
             port: msg.port,
             arrivals,
-            watch: (id, base, ip) => child.stdin!.write(JSON.stringify({ watch: id, base, ip, sse: true }) + '\n'),
+            watch: (id, base, ip, stay) => child.stdin!.write(JSON.stringify({ watch: id, base, ip, sse: true, stay }) + '\n'),
             stop: () => child.stdin!.end(),
           });
         else if (msg.id) {
@@ -232,6 +235,49 @@ function pushSupported(entry: Record<string, unknown>): boolean {
   }
 }
 
+/**
+ * The daemon's CPU while idle (no chain moving: idle nodes), over IDLE_SECONDS, without open pages
+ * and then with IDLE_PAGES payment pages open on as many invoices (each with its event stream where
+ * served, and its status poll), as a share of one core. Goal: the pages add ≤ 5 %.
+ */
+async function idlePages(client: Client): Promise<void> {
+  const f = await startInvoiceFixture({ overrides: { trust_proxy: 1 }, rateLimit: 100_000 });
+  try {
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < IDLE_PAGES) {
+          next++;
+          const res = await f.api.post('/v1/invoices', { amount: '5', currency: 'USD' });
+          if (res.status !== 201) throw new Error(`invoice: ${res.status} ${JSON.stringify(res.body)}`);
+          ids.push((res.body as { id: string }).id);
+        }
+      }),
+    );
+    const cpuShare = async (): Promise<number> => {
+      const cpu = process.cpuUsage();
+      const t0 = performance.now();
+      await sleep(IDLE_SECONDS * 1000);
+      const d = process.cpuUsage(cpu);
+      return (d.user + d.system) / 1000 / (performance.now() - t0);
+    };
+    await sleep(1000);
+    const idle = await cpuShare();
+    ids.forEach((id, i) => client.watch(id, `${f.td.url}/pay/${id}`, `10.36.${(i >> 8) & 255}.${i & 255}`, true));
+    // Let them connect (and each first poll come) before measuring.
+    await sleep(5000);
+    const open = await cpuShare();
+    console.log(`\n== idle daemon with ${IDLE_PAGES} payment pages open (event stream and status poll each), ${IDLE_SECONDS} s each`);
+    console.log(`  ${'daemon CPU, no page open (baseline)'.padEnd(44)} ${fmt(idle * 100, 2)} % of a core`);
+    console.log(`  ${`daemon CPU, ${IDLE_PAGES} pages open`.padEnd(44)} ${fmt(open * 100, 2)} % of a core`);
+    const added = (open - idle) * 100;
+    console.log(`  ${'added by the pages'.padEnd(44)} ${fmt(added, 2)} % of a core  (goal ≤ 5: ${added <= 5 ? 'met' : 'NOT met'})`);
+  } finally {
+    await f.stop();
+  }
+}
+
 export async function run(): Promise<void> {
   const client = await startClient();
   try {
@@ -247,6 +293,7 @@ export async function run(): Promise<void> {
         await driver.stop();
       }
     }
+    if (IDLE_PAGES > 0) await idlePages(client);
   } finally {
     client.stop();
   }
