@@ -3,7 +3,8 @@ import type { EntityManager } from 'typeorm';
 /**
  * Work to run once a write transaction has committed (a wake-up of whoever reads what it wrote: the
  * webhook dispatcher, the payment pages' event streams). The store opens a list when a transaction
- * begins (`Store.write`) and runs it after COMMIT; a rolled-back transaction drops it. Each `key`
+ * begins (`Store.write`) and runs it after COMMIT; a rolled-back transaction drops it (work asked
+ * by a group commit's job rolled back to its savepoint still runs: a wake with nothing new). Each `key`
  * runs once per transaction however often it is asked (a block's hundred events wake the
  * dispatcher once). Outside a transaction the store began, the work runs on the next turn of the
  * event loop, as before this existed.
