@@ -83,8 +83,8 @@ test('a pushed head the node does not serve wakes a poll that changes nothing; a
   const f = await startEvmFixture({ watch: LONG_POLL, chain: { ws_url: liar.url } });
   t.teardown(() => f.stop());
   await liar.subscribed();
+  // (The start's poll may have read the tip before the node's last setup block: the woken poll catches up to it.)
   const tip = await f.node.blockNumber();
-  t.is(status(f).scanned_height, tip);
   const polledBefore = status(f).last_poll_at;
   // A head far above the node's, with a hash the node never had.
   await new Promise((r) => setTimeout(r, 5));
@@ -92,7 +92,8 @@ test('a pushed head the node does not serve wakes a poll that changes nothing; a
   const deadline = Date.now() + 5000;
   while (status(f).last_poll_at === polledBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   t.not(status(f).last_poll_at, polledBefore, 'the push woke a poll');
-  t.is(status(f).scanned_height, tip, 'nothing beyond what the node serves');
+  t.true(await scannedWithin(f, tip, 5000));
+  t.is(status(f).scanned_height, tip, "the node's tip, nothing beyond what it serves");
   t.false(status(f).maintenance);
   t.is(status(f).last_error, null);
   // A block the node does have, announced (with the liar's own hash): the poll reads the node's.
