@@ -1,6 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import type { Clock } from '../shared/clock';
-import { ChainWatcher, type ChainStatus, type ChainWatcherDeps } from './chain-watcher';
+import { ChainWatcher, type ChainStatus, type ChainWatcherDeps, type HeadSource } from './chain-watcher';
+import { HeadPush } from './evm/head-push';
 import type { ChainReader, ChainSender, HoldingsReader } from './types';
 
 /** Builds the adapter of a configured chain (`clock`: its endpoints' pauses and staleness); null for a family this version does not watch yet. */
@@ -16,6 +17,7 @@ export class ChainCore {
   readonly watchers: ChainWatcher[] = [];
   private readonly adapters = new Map<string, ChainReader>();
   private readonly unwatched: ChainConfig[] = [];
+  private readonly heads: HeadSource[] = [];
 
   constructor(deps: ChainCoreDeps) {
     for (const chain of deps.chains) {
@@ -28,7 +30,10 @@ export class ChainCore {
         continue;
       }
       this.adapters.set(chain.id, adapter);
-      this.watchers.push(new ChainWatcher({ ...deps, chain, adapter }));
+      // EVM `ws_url`: new heads pushed wake the scanner (polling stays the fallback).
+      const heads = chain.kind === 'evm' && chain.ws_url ? new HeadPush(chain.ws_url, deps.logger.child({ chain: chain.id })) : undefined;
+      if (heads) this.heads.push(heads);
+      this.watchers.push(new ChainWatcher({ ...deps, chain, adapter, heads }));
     }
   }
 
@@ -79,6 +84,7 @@ export class ChainCore {
   }
 
   async close(): Promise<void> {
+    for (const h of this.heads) h.stop();
     await Promise.all([...this.adapters.values()].map((a) => a.close?.()));
   }
 }

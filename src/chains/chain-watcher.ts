@@ -59,6 +59,14 @@ export interface ChainWatcherDeps {
    * pay is watched by then.
    */
   learnAddresses?: () => Promise<unknown>;
+  /** The node's pushed new heads (EVM `ws_url`), when configured: each wakes the scanner (see onNewHead). */
+  heads?: HeadSource;
+}
+
+/** New heads a node pushes: hints that wake the scanner, never recorded. */
+export interface HeadSource {
+  start(onHead: (head: { height: number; hash: string }) => void): void;
+  stop(): void;
 }
 
 /**
@@ -155,6 +163,15 @@ export class ChainWatcher {
       this.lastPollAt = this.deps.clock.now();
       this.applyMaintenance();
     }
+  }
+
+  /**
+   * Calls `wake` (a poll now) whenever the node pushes a new head, when it pushes any. The push is
+   * only a hint: the poll it starts reads the tip and the blocks over JSON-RPC as every poll does,
+   * so a head the node then does not serve changes nothing, and a push lost leaves the regular poll.
+   */
+  onNewHead(wake: () => void): void {
+    this.deps.heads?.start(() => wake());
   }
 
   /** The pause before the next poll: poll_interval_ms, longer when an endpoint's requests_per_day asks it. */

@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { normalizeIp } from '../auth/ip-match';
 import type { TokenBuckets } from '../auth/token-bucket';
@@ -10,6 +11,7 @@ import type { CheckoutService, PayerPage } from './checkout.service';
 import { messagesOf, pickLanguage } from './messages';
 import { pageCsp, renderNotFound, renderPage } from './page';
 import { qrSvg } from './payment-uri';
+import type { StatusStreams } from './status-stream';
 import { MAX_ADDRESS_CHARS, payerRefundView, REFUND_CSP, renderRefundPage, type RefundError, type RefundPageInput } from './refund-page';
 
 /** Requests a client address may make to the public pages per minute: a payer polls every 4 s; a page load is a few. */
@@ -29,6 +31,8 @@ export interface CheckoutRouteDeps {
   buckets: TokenBuckets;
   /** The refunds' payer pages (GET /pay/{id}/refund/{token} and below); without it those routes are 404. */
   refundPages?: RefundPageSource;
+  /** The status event streams (GET /pay/{id}/events); without it that route is 404. */
+  streams?: StatusStreams;
 }
 
 /** Headers of every public answer: no sniffing, no referrer, never cached by a proxy. */
@@ -40,7 +44,8 @@ const publicHeaders: AppMiddleware = async (ctx, next) => {
 };
 
 /**
- * The hosted payment page (PRODUCT §11): GET /pay/{id}, GET /pay/{id}/status, POST /pay/{id}/coin.
+ * The hosted payment page (PRODUCT §11): GET /pay/{id}, GET /pay/{id}/status, GET /pay/{id}/events
+ * (the status as Server-Sent Events), POST /pay/{id}/coin.
  * Unsigned, so each client address is held to a request rate, and reads are served from the
  * checkout service's one-second cache.
  */
@@ -109,6 +114,27 @@ export function checkoutRoutes(deps: CheckoutRouteDeps): AppRouter {
     const page = await deps.checkout.page(idOf(ctx.params.id));
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = viewBytes(page);
+  });
+
+  // The status as Server-Sent Events (issue 35): the view now and after each committed change, closed when final.
+  r.get('/:id/events', publicHeaders, limit('pay', PUBLIC_READS_PER_MINUTE), async (ctx) => {
+    const streams = deps.streams;
+    if (!streams) throw notFound('route');
+    const id = idOf(ctx.params.id);
+    const view = (await deps.checkout.page(id)).view;
+    const ip = normalizeIp(ctx.ip);
+    if (!streams.admits(ip))
+      throw new ApiError(429, 'rate_limited', 'too many open status streams from this address', { scope: 'ip', retry_after: 60 }, { 'Retry-After': '60' });
+    ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    // Proxies that honour it pass events on as they come.
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    const out = new PassThrough();
+    ctx.status = 200;
+    ctx.type = 'text/event-stream; charset=utf-8';
+    ctx.body = out;
+    streams.start(id, ip, out, view);
   });
 
   r.post('/:id/coin', publicHeaders, limit('pay-coin', COIN_CHOICES_PER_MINUTE), async (ctx) => {

@@ -71,6 +71,22 @@ export class CheckoutService {
   ) {
     this.chains = new Map(deps.chains.map((c) => [c.id, c]));
     this.labels = new Map(deps.chains.map((c) => [c.id, networkLabel(c)]));
+    // A committed change of an invoice drops its cached view: the next poll reads the change.
+    deps.invoices.changes.watchAll((id) => {
+      this.epoch++;
+      this.cache.delete(id);
+    });
+  }
+
+  /** Counts the changes told (InvoiceChanges): a read begun before one is not cached after it. */
+  private epoch = 0;
+
+  /** The payer's view read now from the database (not from the cache), and cached; null for an id that is no invoice. */
+  async fresh(id: string): Promise<PayerView | null> {
+    const epoch = this.epoch;
+    const page = await this.read(id);
+    if (epoch === this.epoch) this.remember(id, this.deps.clock.now().getTime(), page);
+    return page?.view ?? null;
   }
 
   /** A coin as the payer sees it: the network named for people beside the config's id. */
@@ -96,8 +112,9 @@ export class CheckoutService {
     const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(id);
     if (hit && now - hit.at < CACHE_MS) return hit.page ?? Promise.reject(notFound('invoice'));
+    const epoch = this.epoch;
     const page = await this.read(id);
-    this.remember(id, now, page);
+    if (epoch === this.epoch) this.remember(id, now, page);
     if (!page) throw notFound('invoice');
     return page;
   }

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 /**
  * The payment page's own style and script, inlined in every page and allowed by their hashes in
  * the Content-Security-Policy (no other origin, no framework). The script renders the status from
- * the view embedded in the page, polls GET /pay/{id}/status, runs the countdown, copies, and posts
+ * the view embedded in the page, listens to GET /pay/{id}/events (Server-Sent Events: the view after
+ * each change) and polls GET /pay/{id}/status as the fallback (every 4 s, every 30 s while events
+ * arrive: a proxy that buffers the stream leaves the poll at 4 s), runs the countdown, copies, and posts
  * the coin choice.
  */
 export const PAGE_STYLE = `
@@ -58,14 +60,23 @@ function tick(){
   el.textContent=(h?h+':'+(m<10?'0':''):'')+m+':'+(sec<10?'0':'')+sec;
   if(ms===0&&v.status==='new'){v.status='expired';render()}
 }
+var heard=0;
+function show(n){
+  if(n.payment_uri!==v.payment_uri||(n.coin===null)!==(v.coin===null)){location.reload();return}
+  var changed=n.status!==v.status;v=n;render();if(changed)announce();
+}
+function wait(){return heard?30000:4000}
 function poll(){
   fetch(base+'/status',{headers:{accept:'application/json'},cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(n){
-    if(n){
-      if(n.payment_uri!==v.payment_uri||(n.coin===null)!==(v.coin===null)){location.reload();return}
-      var changed=n.status!==v.status;v=n;render();if(changed)announce();
-    }
-    if(live())setTimeout(poll,4000);
-  },function(){setTimeout(poll,4000)});
+    if(n)show(n);
+    if(live())setTimeout(poll,wait());
+  },function(){setTimeout(poll,wait())});
+}
+function listen(){
+  if(!window.EventSource||!live())return;
+  var es=new EventSource(base+'/events');
+  es.onmessage=function(e){var n;try{n=JSON.parse(e.data)}catch(_){return}heard=1;show(n);if(!live())es.close()};
+  es.onerror=function(){heard=0;if(!live())es.close()};
 }
 function announce(){
   if(window.parent===window)return;
@@ -84,7 +95,7 @@ document.addEventListener('click',function(e){
     },function(){$('choice-error').hidden=false;b.disabled=false});
   }
 });
-render();tick();setInterval(tick,1000);if(live())setTimeout(poll,4000);
+render();tick();setInterval(tick,1000);listen();if(live())setTimeout(poll,4000);
 })();`;
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;

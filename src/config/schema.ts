@@ -67,6 +67,11 @@ export interface ChainConfig {
   network?: string;
   chain_id?: number;
   rpc_url?: string;
+  /**
+   * evm only: the node's WebSocket endpoint (ws: or wss:). New heads pushed there (`newHeads`) wake
+   * the scanner at once; polling `rpc_url` stays the fallback and the truth (issue 35).
+   */
+  ws_url?: string;
   full_node_url?: string;
   /** tron only: a hosted node's API key, sent as the `TRON-PRO-API-KEY` header. */
   api_key?: string;
@@ -318,6 +323,19 @@ const httpUrl = (r: Reader, k: string, required: boolean): string | undefined =>
     throw new ConfigError(r.key(k), 'must be an http(s) URL');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(r.key(k), 'must be an http(s) URL');
+  return v;
+};
+
+const wsUrl = (r: Reader, k: string): string | undefined => {
+  const v = r.optStr(k);
+  if (v === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(r.key(k), 'must be a ws(s) URL');
+  }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') throw new ConfigError(r.key(k), 'must be a ws(s) URL');
   return v;
 };
 
@@ -609,6 +627,7 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     network: r.optStr('network'),
     chain_id: r.raw('chain_id') === undefined ? preset?.chain_id : r.int('chain_id', undefined, 1, Number.MAX_SAFE_INTEGER),
     rpc_url: undefined,
+    ...(r.raw('ws_url') != null ? { ws_url: wsUrl(r, 'ws_url') } : {}),
     full_node_url: undefined,
     api_key: r.optStr('api_key'),
     nodes: undefined as unknown as ChainNodes,
@@ -638,6 +657,7 @@ function readChain(r: Reader, payouts: PayoutsConfig): ChainConfig {
     chain.tokens.forEach((t, i) => {
       if (!TRON_ADDRESS_RE.test(t.contract)) throw new ConfigError(`${r.key('tokens')}[${i}].contract`, 'must be a base58 Tron address (T...)');
     });
+  if (kind !== 'evm' && chain.ws_url !== undefined) throw new ConfigError(r.key('ws_url'), 'is for evm chains only');
   if (kind !== 'tron' && chain.api_key !== undefined) throw new ConfigError(r.key('api_key'), 'is for tron chains only');
   if (kind === 'evm' && chain.chain_id === undefined) throw new ConfigError(r.key('chain_id'), 'is required for evm chains');
   if (kind !== 'evm' && r.raw('fee_model') !== undefined) throw new ConfigError(r.key('fee_model'), 'is for evm chains only');

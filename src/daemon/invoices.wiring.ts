@@ -19,6 +19,7 @@ import { InvoicePaymentHandler } from '../invoices/payment.handler';
 import { TokenBuckets } from '../auth/token-bucket';
 import { checkoutRoutes } from '../checkout/checkout.routes';
 import { CheckoutService } from '../checkout/checkout.service';
+import { StatusStreams } from '../checkout/status-stream';
 import { embedRoutes } from '../checkout/embed.routes';
 import { EmbedService } from '../checkout/embed.service';
 import type { DaemonModule } from './module';
@@ -43,6 +44,8 @@ export interface InvoicesDeps {
    * service supplies it; without it those routes answer 404.
    */
   refundPages?: RefundPageSource;
+  /** The daemon's shutdown signal: open status streams end on it (the API server's close waits for open requests). */
+  signal?: AbortSignal;
 }
 
 /** Invoices wired: the service, its API routes and the payment page, the payment handler, the expiry job; invoices due expire at start. */
@@ -68,15 +71,18 @@ export async function createInvoices(deps: InvoicesDeps) {
     chains: deps.config.chains,
     clock: deps.clock,
   });
+  const streams = new StatusStreams({ changes: service.changes, read: (id) => checkout.fresh(id), now: () => Date.now() });
+  deps.signal?.addEventListener('abort', () => streams.close(), { once: true });
   await service.expireDue();
   const module: DaemonModule = {
     routes: [
       routes,
-      checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()), refundPages: deps.refundPages }),
+      checkoutRoutes({ checkout, buckets: new TokenBuckets(() => deps.clock.now().getTime()), refundPages: deps.refundPages, streams }),
       embedRoutes({ embed, testnet: deps.config.network === 'testnet', guards: deps.guards }),
     ],
     jobs: [{ job: expireInvoicesJob(service) }],
     transfers: [{ purposes: ['invoice'], direction: 'incoming', handler: payments }],
+    close: () => streams.close(),
   };
   return { module, service, presenter };
 }

@@ -210,7 +210,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   };
   const invoices = install(
     'invoices',
-    await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards, refundPages }),
+    await createInvoices({ config, store, catalog, rates, allocator, outbox, money, clock, logger, guard, guards, refundPages, signal }),
   );
   const webhooks = install('webhooks', await createWebhooks({ config, store, sealer, outbox, clock, logger, guard, guards, signal, ...opts.webhooks }));
   const staticAddresses = install(

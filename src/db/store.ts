@@ -6,6 +6,7 @@ import { AsyncLock } from '../shared/async-lock';
 import { MIGRATIONS } from './migrations';
 import { ENTITIES } from './entities';
 import { PostgresRoleLock, soleDaemon, type RoleLock } from './role-lock';
+import { collectHooks, runHooks, type CommitHooks } from './after-commit';
 import { closeScope, openScope } from './tx-scope';
 import { WalCheckpointer } from './wal-checkpointer';
 
@@ -115,10 +116,19 @@ export class Store {
     return this.ds.manager;
   }
 
-  /** One write transaction; SQLite: serialised by the write lock, with a scope of kept values (tx-scope). */
-  write<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dialect === 'sqlite') return this.lock.run(() => this.ds.transaction((em) => scopedRun(em, fn)));
-    return this.ds.transaction(fn);
+  /**
+   * One write transaction; SQLite: serialised by the write lock, with a scope of kept values
+   * (tx-scope). The work it asked to run after its commit (after-commit.ts) runs once it committed
+   * (and, on SQLite, once the lock is free for what that work starts).
+   */
+  async write<T>(fn: (em: EntityManager) => Promise<T>): Promise<T> {
+    const hooks: CommitHooks = new Map();
+    const result =
+      this.dialect === 'sqlite'
+        ? await this.lock.run(() => this.ds.transaction((em) => collectHooks(em, hooks, (e) => scopedRun(e, fn))))
+        : await this.ds.transaction((em) => collectHooks(em, hooks, fn));
+    if (hooks.size > 0) runHooks(hooks, (err) => process.emitWarning(`after-commit work failed: ${err instanceof Error ? err.message : String(err)}`));
+    return result;
   }
 
   /**

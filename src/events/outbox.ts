@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { EventRow } from '../db/entities/events';
+import { afterCommit } from '../db/after-commit';
 import { insertRow } from '../db/raw';
 import { iso } from '../shared/clock';
 import type { EventType } from '../shared/events';
@@ -20,8 +21,9 @@ export interface EmitInput {
 /**
  * The outbox (ARCHITECTURE "Outbox"): a state change calls `emit` with the EntityManager of its own
  * transaction, so the event exists exactly when the change does. The body is serialised here once;
- * deliveries send and sign those bytes. Listeners (the webhook dispatcher) are woken after an emit
- * so events leave promptly; they also poll, which covers an emit whose transaction commits later.
+ * deliveries send and sign those bytes. Listeners (the webhook dispatcher) are woken when the
+ * emitting transaction commits (after-commit.ts), so events leave at once without a timer; the
+ * dispatcher's periodic pass stays as the fallback (another daemon's events, a wake lost to a crash).
  */
 export class Outbox {
   private readonly listeners = new Set<() => void>();
@@ -43,10 +45,14 @@ export class Outbox {
     };
     // A prepared statement: events are written in the chain core's and the API's hot paths.
     await insertRow(em, 'events', row);
-    if (this.listeners.size > 0) setTimeout(() => this.listeners.forEach((l) => l()), 0).unref();
+    // Once the transaction commits (never before: a reader woken earlier would not see the row).
+    if (this.listeners.size > 0) afterCommit(em, this, this.notify);
     return row;
   }
 
+  private readonly notify = (): void => this.listeners.forEach((l) => l());
+
+  /** `listener` runs after the commit of each transaction that emitted (once per transaction). */
   onEmit(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -20,6 +20,7 @@ import { isFiat, offersCoin, type CreateInvoiceRequest } from './invoice.request
 import { listInvoicesQuery, type InvoiceFilters } from './invoice.query';
 import type { InvoicePresenter, InvoiceView } from './invoice.view';
 import { invoiceEvents, stateChanged, type RecomputeCause } from './invoice.events';
+import { InvoiceChanges } from './invoice-changes';
 import { orderRepeat } from './order-rule';
 import { priceInvoice } from './pricing';
 import { computeInvoiceState, termsOf, type TransferFact } from './invoice.state';
@@ -52,6 +53,8 @@ const invoiceOf = (r: InvoiceRow): InvoiceRow => ({ ...r, late_payment: Boolean(
 export class InvoiceService {
   /** Creations arriving together share one SQLite transaction (see group-commit.ts). */
   private readonly creations: GroupCommit;
+  /** Committed changes of invoices, by id (the payment pages' event streams). */
+  readonly changes = new InvoiceChanges();
 
   constructor(private readonly deps: InvoiceServiceDeps) {
     this.creations = new GroupCommit(deps.store);
@@ -134,6 +137,7 @@ export class InvoiceService {
       const patch = { ...(await this.fixCoin(em, row, coin, account, now)), updated_at: iso(now) };
       const res = await em.update(InvoiceEntity, { id: row.id, status: 'new', coin_id: IsNull() }, patch);
       if (res.affected !== 1) throw new Error(`invoice ${row.id} changed under a coin choice`);
+      this.changes.changed(em, row.id);
       return { ...row, ...patch };
     });
   }
@@ -189,6 +193,7 @@ export class InvoiceService {
       const patch = { status: 'cancelled' as const, cancelled_at: iso(now), updated_at: iso(now) };
       const res = await em.update(InvoiceEntity, { id: row.id, status: 'new' }, patch);
       if (res.affected !== 1) throw conflict('the invoice changed meanwhile; read it again');
+      this.changes.changed(em, row.id);
       return this.deps.presenter.present({ ...row, ...patch });
     });
   }
@@ -245,6 +250,8 @@ export class InvoiceService {
     const now = this.deps.clock.now();
     const state = computeInvoiceState(termsOf(row), await this.transfersOf(em, row), now);
     const next: InvoiceRow = { ...row, ...state, updated_at: iso(now) };
+    // A transfer's change moves what the payer's page shows (its confirmations) even when the invoice's state stays.
+    if (cause || stateChanged(row, state)) this.changes.changed(em, row.id);
     if (!stateChanged(row, state)) return row;
     const changedRows = await updateRows(
       em,

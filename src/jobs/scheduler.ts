@@ -11,6 +11,11 @@ export interface Job {
    */
   schedule: string | { everyMs: number | (() => number) };
   run(signal: AbortSignal): Promise<void>;
+  /**
+   * A job with a pause (`everyMs`) may be woken before its pause ends: it is handed `wake`, which
+   * runs it now (or, while it runs, once more right after), the pause starting again from there.
+   */
+  onWake?(wake: () => void): void;
 }
 
 export class Scheduler {
@@ -29,14 +34,34 @@ export class Scheduler {
     if (typeof job.schedule !== 'string') {
       const { everyMs } = job.schedule;
       const pause = typeof everyMs === 'function' ? everyMs : () => everyMs;
+      let timer: NodeJS.Timeout | null = null;
+      let running = false;
+      let again = false;
+      const fire = (): void => {
+        if (timer) this.timers.delete(timer);
+        timer = null;
+        running = true;
+        void tick().then(() => {
+          running = false;
+          const woken = again;
+          again = false;
+          next(woken ? 0 : pause());
+        });
+      };
       const next = (delay: number): void => {
         if (this.signal.aborted) return;
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
-          void tick().then(() => next(pause()));
-        }, delay);
+        timer = setTimeout(fire, delay);
         this.timers.add(timer);
       };
+      job.onWake?.(() => {
+        if (this.signal.aborted) return;
+        if (running) {
+          again = true;
+          return;
+        }
+        if (timer) clearTimeout(timer);
+        fire();
+      });
       next(opts.runAtStart ? 0 : pause());
       return;
     }

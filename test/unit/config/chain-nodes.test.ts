@@ -47,3 +47,14 @@ for (const [entry, message] of [
     t.throws(() => chain(entry as Record<string, unknown>), { message });
   });
 }
+
+test('ws_url: an evm chain may name its node WebSocket endpoint (new heads pushed); refused elsewhere and when not ws(s)', (t) => {
+  t.is(chain({ kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', ws_url: 'ws://127.0.0.1:8545' }).ws_url, 'ws://127.0.0.1:8545');
+  t.is(chain({ kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545' }).ws_url, undefined);
+  t.throws(() => chain({ kind: 'evm', chain_id: 1, rpc_url: 'http://127.0.0.1:8545', ws_url: 'http://127.0.0.1:8545' }), {
+    message: 'chains[0].ws_url: must be a ws(s) URL',
+  });
+  t.throws(() => chain({ kind: 'btc', network: 'regtest', rpc_url: 'http://127.0.0.1:18443', ws_url: 'ws://127.0.0.1:1' }), {
+    message: 'chains[0].ws_url: is for evm chains only',
+  });
+});

@@ -1,0 +1,170 @@
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import test from 'ava';
+import { killAllAnvils } from '../../../helpers/anvil';
+import { TcpGate } from '../../../helpers/tcp-gate';
+import { startEvmFixture, type EvmFixture } from './evm-fixture';
+
+/** Far longer than any test here: a block scanned within seconds was scanned because of a push. */
+const LONG_POLL = { poll_interval_ms: 600_000 };
+
+test.after.always(() => killAllAnvils());
+
+const status = (f: EvmFixture) => f.td.daemon.chains.status()[0]!;
+
+async function scannedWithin(f: EvmFixture, height: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if ((status(f).scanned_height ?? -1) >= height) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
+}
+
+/** Mines until a block is scanned within `each` ms of its mining (the push may still be connecting); how long the last one took. */
+async function minedAndPushed(f: EvmFixture, each = 2000, tries = 10): Promise<number> {
+  for (let i = 0; i < tries; i++) {
+    await f.node.mine(1);
+    const t0 = Date.now();
+    if (await scannedWithin(f, await f.node.blockNumber(), each)) return Date.now() - t0;
+  }
+  throw new Error(`no mined block was scanned within ${each} ms: ${JSON.stringify(status(f))}`);
+}
+
+test('a new head pushed over ws_url wakes the scanner at once, far within the poll interval', async (t) => {
+  const chain: Record<string, unknown> = {};
+  const f = await startEvmFixture({
+    watch: LONG_POLL,
+    chain,
+    endpoints: (url) => {
+      chain.ws_url = url.replace(/^http/, 'ws');
+      return [url];
+    },
+  });
+  t.teardown(() => f.stop());
+  await minedAndPushed(f);
+  // Connected: each block is scanned within moments of its mining.
+  for (let i = 0; i < 3; i++) t.true((await minedAndPushed(f, 5000, 1)) < 5000);
+  t.false(status(f).maintenance);
+});
+
+test('a dropped push connection reconnects with backoff; polling covers the gap', async (t) => {
+  const chain: Record<string, unknown> = {};
+  let gate: TcpGate | null = null;
+  const f = await startEvmFixture({
+    watch: LONG_POLL,
+    chain,
+    endpoints: async (url) => {
+      gate = new TcpGate(Number(new URL(url).port));
+      await gate.open();
+      chain.ws_url = gate.url.replace(/^http/, 'ws');
+      return [url];
+    },
+  });
+  t.teardown(async () => {
+    await gate!.close();
+    await f.stop();
+  });
+  await minedAndPushed(f);
+  // The socket is cut: a block mined now is not pushed (and the poll is minutes away).
+  await gate!.close();
+  await f.node.mine(1);
+  t.false(await scannedWithin(f, await f.node.blockNumber(), 1000));
+  await gate!.open();
+  // Reconnected by itself: blocks are pushed again (the one missed is scanned with the next).
+  await minedAndPushed(f, 3000, 10);
+  t.is(status(f).scanned_height, await f.node.blockNumber());
+});
+
+test('a pushed head the node does not serve wakes a poll that changes nothing; a true one is scanned', async (t) => {
+  const liar = await LyingHeads.start();
+  t.teardown(() => liar.stop());
+  const f = await startEvmFixture({ watch: LONG_POLL, chain: { ws_url: liar.url } });
+  t.teardown(() => f.stop());
+  await liar.subscribed();
+  // (The start's poll may have read the tip before the node's last setup block: the woken poll catches up to it.)
+  const tip = await f.node.blockNumber();
+  const polledBefore = status(f).last_poll_at;
+  // A head far above the node's, with a hash the node never had.
+  await new Promise((r) => setTimeout(r, 5));
+  liar.push(tip + 50, '0x' + randomBytes(32).toString('hex'));
+  const deadline = Date.now() + 5000;
+  while (status(f).last_poll_at === polledBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.not(status(f).last_poll_at, polledBefore, 'the push woke a poll');
+  t.true(await scannedWithin(f, tip, 5000));
+  t.is(status(f).scanned_height, tip, "the node's tip, nothing beyond what it serves");
+  t.false(status(f).maintenance);
+  t.is(status(f).last_error, null);
+  // A block the node does have, announced (with the liar's own hash): the poll reads the node's.
+  await f.node.mine(1);
+  liar.push(tip + 1, '0x' + randomBytes(32).toString('hex'));
+  t.true(await scannedWithin(f, tip + 1, 5000));
+  t.is(status(f).scanned_height, tip + 1);
+});
+
+/** A WebSocket server that answers eth_subscribe and pushes whatever heads the test says. */
+class LyingHeads {
+  private readonly sockets = new Set<Socket>();
+  private waiting: Array<() => void> = [];
+  private subscribedOnce = false;
+
+  private constructor(private readonly server: http.Server) {}
+
+  static async start(): Promise<LyingHeads> {
+    const server = http.createServer((_req, res) => res.writeHead(400).end());
+    const liar = new LyingHeads(server);
+    server.on('upgrade', (req, socket: Socket) => {
+      const accept = createHash('sha1')
+        .update(String(req.headers['sec-websocket-key']) + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+        .digest('base64');
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      socket.on('data', (d: Buffer) => {
+        // The client's subscription: one small masked text frame (a close frame or anything else is ignored).
+        if ((d[0]! & 0x0f) !== 0x1) return;
+        const len = d[1]! & 0x7f;
+        const mask = d.subarray(2, 6);
+        const text = Buffer.from(d.subarray(6, 6 + len).map((x, i) => x ^ mask[i & 3]!)).toString('utf8');
+        let msg: { id: number; method: string };
+        try {
+          msg = JSON.parse(text) as typeof msg;
+        } catch {
+          return;
+        }
+        if (msg.method !== 'eth_subscribe') return;
+        liar.sockets.add(socket);
+        liar.send(socket, { jsonrpc: '2.0', id: msg.id, result: '0xfeed' });
+        liar.subscribedOnce = true;
+        for (const w of liar.waiting.splice(0)) w();
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => liar.sockets.delete(socket));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return liar;
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  subscribed(): Promise<void> {
+    return this.subscribedOnce ? Promise.resolve() : new Promise((r) => this.waiting.push(r));
+  }
+
+  push(height: number, hash: string): void {
+    const msg = { jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: '0xfeed', result: { number: '0x' + height.toString(16), hash } } };
+    for (const s of this.sockets) this.send(s, msg);
+  }
+
+  private send(socket: Socket, obj: unknown): void {
+    const body = Buffer.from(JSON.stringify(obj), 'utf8');
+    const head = body.length < 126 ? Buffer.from([0x81, body.length]) : Buffer.from([0x81, 126, body.length >> 8, body.length & 255]);
+    socket.write(Buffer.concat([head, body]));
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
