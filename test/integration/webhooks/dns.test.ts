@@ -128,7 +128,8 @@ test.serial(
       ['export', xlsx.ms],
       ['delivery', delivery.ms],
     ] as const)
-      t.true(ms < ON_TIME_MS, `${what}: ${ms} ms`);
+      // Served beside the stall, not behind it: behind it would take the whole resolver timeout.
+      t.true(ms < TIMEOUT_MS, `${what}: ${ms} ms`);
 
     const answers = await stalled;
     const refused = answers.filter((a) => a.value.status === 400);
@@ -142,7 +143,7 @@ test.serial(
     }
     for (const a of busy) {
       t.like(a.value.body, { error: { code: 'unavailable', details: { field: 'webhook_url' } } });
-      t.true(a.ms < ON_TIME_MS, `${a.ms} ms`);
+      t.true(a.ms < TIMEOUT_MS, `${a.ms} ms`);
     }
     t.deepEqual((await f.api.get('/v1/invoices')).body.items, [], 'nothing was created');
   },
