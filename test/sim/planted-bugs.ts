@@ -5,11 +5,11 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { DaemonOptions } from '../../src/daemon/main';
-import { LedgerEntryEntity } from '../../src/db/entities/money';
+import { LedgerBalanceEntity, LedgerEntryEntity } from '../../src/db/entities/money';
 import { placeholder, rawQuery } from '../../src/db/raw';
 import type { EmitInput } from '../../src/events/outbox';
 import { Outbox } from '../../src/events/outbox';
-import { settlementEntry, type LedgerEntry, type Stamp } from '../../src/ledger/entries';
+import type { LedgerEntry } from '../../src/ledger/entries';
 import { Ledger } from '../../src/ledger/ledger';
 import { feeOf, type FeeTerms } from '../../src/money/fee';
 import { MoneyMovement, type Receipt } from '../../src/money/money-movement';
@@ -21,7 +21,7 @@ import { newTimeOrderedId } from '../../src/shared/ids';
 export const PLANTS = {
   /** A confirmed payment credited twice: the second posting skips the guarded update that says it was credited already. */
   'unguarded-credit': 'reconcile',
-  /** A withdrawal's hold released twice when it is cancelled (a second void_pending of a closed hold). */
+  /** A withdrawal's hold released twice when it is cancelled (the second time on the cached balance). */
   'double-release': 'ledger-verify',
   /** The outbox row of `invoice.paid` never written: the invoice is paid, nobody hears of it. */
   'drop-outbox-row': 'events',
@@ -50,18 +50,18 @@ class UnguardedCredit extends MoneyMovement {
   }
 }
 
-/** Ledger's own private append and stamp, which the planted second release calls past the open-hold check. */
-interface LedgerInside {
-  append(em: EntityManager, drafts: Array<{ entry: LedgerEntry; reserved?: Amount }>): Promise<LedgerEntry[]>;
-  stamp(): Stamp;
-}
-
+/**
+ * A hold released twice: the journal refuses a second void_pending of one hold (ledger_entries has
+ * one settlement per pending_id), so the planted second release lands where only a bug could put
+ * it, on the cached balance: the book's held amount taken down once more.
+ */
 class ReleasesTwice extends Ledger {
   override async voidPending(em: EntityManager, pendingId: string): Promise<LedgerEntry> {
     const entry = await super.voidPending(em, pendingId);
     const pending = await em.findOneByOrFail(LedgerEntryEntity, { id: pendingId });
-    const inside = this as unknown as LedgerInside;
-    await inside.append(em, [settlementEntry(pending, 'void_pending', inside.stamp())]);
+    const where = { book: pending.debit_book, coin_id: pending.coin_id };
+    const row = await em.findOneByOrFail(LedgerBalanceEntity, where);
+    await em.update(LedgerBalanceEntity, where, { debits_pending: Amount.of(row.debits_pending).minus(Amount.of(pending.amount)).toString() });
     return entry;
   }
 }

@@ -31,6 +31,8 @@ export interface SimOptions {
   quietEvery?: number;
   /** Stop at the first violation (the planted-bug checks). */
   stopOnViolation?: boolean;
+  /** Keep the evidence of a run with a violation (default true; the planted-bug tests expect one and drop it). */
+  keep?: boolean;
   log?: (line: string) => void;
 }
 
@@ -434,7 +436,7 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
   } finally {
     await world.stop();
   }
-  if (result.violations.length > 0) {
+  if (result.violations.length > 0 && opts.keep !== false) {
     writeFileSync(path.join(world.dir, 'seed.txt'), `${opts.seed}${opts.plant ? ` (planted: ${opts.plant})` : ''}\n`);
     writeFileSync(path.join(world.dir, 'steps.txt'), sim.steps.join('\n') + '\n');
     writeFileSync(path.join(world.dir, 'violations.txt'), result.violations.map((v) => `#${v.step} ${v.invariant}: ${v.message}`).join('\n') + '\n');
