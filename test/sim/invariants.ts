@@ -150,10 +150,9 @@ export class Invariants {
     for (;;) {
       if (!sim.world.alive()) await sim.restart();
       open = [];
-      for (const w of sim.withdrawals) {
-        if (!w.id) continue;
-        const res = await sim.api(w.merchant, 'GET', `/v1/withdrawals/${w.id}`);
-        if (res?.status === 200 && !TERMINAL.has(res.json.status)) open.push(`${w.id} ${res.json.status}`);
+      const ids = new Set(sim.withdrawals.map((w) => w.id));
+      for (let m = 0; m < sim.merchants.length; m++) {
+        for (const [id, w] of (await sim.withdrawalsOf(m)) ?? []) if (ids.has(id) && !TERMINAL.has(w.status)) open.push(`${id} ${w.status}`);
       }
       if (open.length === 0 || Date.now() > deadline) break;
       await sim.mine(1);
@@ -189,16 +188,16 @@ export class Invariants {
     const sim = this.sim;
     const { tip, byAddress, mined } = await sim.chainView.payments();
     const conf = sim.btc.confirmations;
+    const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
     for (const w of sim.withdrawals) {
       this.checks++;
       const pays = byAddress.get(w.to) ?? [];
       const txids = new Set(pays.map((p) => p.txid));
       if (txids.size > 1)
         this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} to ${w.to} paid by ${txids.size} transactions: ${[...txids].join(', ')}`);
-      if (!w.id) continue;
-      const res = await sim.api(w.merchant, 'GET', `/v1/withdrawals/${w.id}`);
-      if (res?.status !== 200) continue;
-      const { status, txid } = res.json as { status: string; txid: string | null };
+      const found = w.id ? listed[w.merchant]?.get(w.id) : undefined;
+      if (!found) continue;
+      const { status, txid } = found;
       const at = txid ? mined.get(txid) : undefined;
       const deep = at !== undefined && tip - at + 1 >= conf;
       if (status === 'completed' && !deep)
