@@ -148,7 +148,7 @@ export class Invariants {
     const deadline = Date.now() + 60_000;
     let open: string[] = [];
     for (;;) {
-      if (!sim.world.alive()) await sim.restart();
+      await sim.reviveIfGone();
       open = [];
       const ids = new Set(sim.withdrawals.map((w) => w.id));
       for (let m = 0; m < sim.merchants.length; m++) {

@@ -152,6 +152,15 @@ export class Simulation {
     this.clients = this.merchants.map((m) => new SignedClient(this.world.url, m.keyId, m.secret));
   }
 
+  /** A daemon that killed itself at its payout checkpoint (a fault) or died on its own (a violation) is started again. */
+  async reviveIfGone(): Promise<void> {
+    if (this.world.alive()) return;
+    this.fault(this.crashAt ? `self_kill_at_${this.crashAt}` : 'daemon_died');
+    this.note(`daemon gone (${this.crashAt ? `killed itself at ${this.crashAt}` : 'died'}): restart`);
+    if (!this.crashAt) this.invariants.violate('daemon-alive', 'the daemon exited on its own');
+    await this.restart();
+  }
+
   /** A signed request of merchant `m`: null when the daemon could not be reached (a kill in flight). */
   async api(m: number, method: 'GET' | 'POST' | 'PATCH', target: string, body?: unknown): Promise<ApiResponse | null> {
     let res: ApiResponse;
@@ -222,15 +231,12 @@ export class Simulation {
     await this.restart();
     while (this.stepNo < maxSteps && Date.now() < deadline) {
       this.stepNo++;
-      if (!this.world.alive()) {
-        this.fault(this.crashAt ? `self_kill_at_${this.crashAt}` : 'daemon_died');
-        this.note(`daemon gone (${this.crashAt ? `killed itself at ${this.crashAt}` : 'died'}): restart`);
-        if (!this.crashAt) this.invariants.violate('daemon-alive', 'the daemon exited on its own');
-        await this.restart();
-      }
+      await this.reviveIfGone();
       const kind = this.pick();
-      if (FAULTS.has(kind)) this.fault(kind);
-      else this.opsByKind[kind] = (this.opsByKind[kind] ?? 0) + 1;
+      // An EVM reorganisation counts when it reverts (half of those steps take the snapshot it reverts to).
+      if (FAULTS.has(kind)) {
+        if (kind !== 'reorg_evm') this.fault(kind);
+      } else this.opsByKind[kind] = (this.opsByKind[kind] ?? 0) + 1;
       try {
         await this.step(kind);
       } catch (err) {
@@ -242,7 +248,7 @@ export class Simulation {
       if (this.stepNo % 10 === 0) log(`step ${this.stepNo}: ${this.invariants.checks} checks, ${this.invariants.violations.length} violations`);
       if (this.opts.stopOnViolation && this.invariants.violations.length > 0) break;
     }
-    if (!this.world.alive()) await this.restart();
+    await this.reviveIfGone();
     if (!(this.opts.stopOnViolation && this.invariants.violations.length > 0)) await this.invariants.quiet(true);
     const faults = Object.values(this.faultsByKind).reduce((s, n) => s + n, 0);
     return {
@@ -415,10 +421,12 @@ export class Simulation {
           await this.world.evm.rpc('evm_revert', [snap.id]);
           await this.world.evm.mine(height - snap.height + 1);
           this.note(`reorg evm depth ${height - snap.height} at ${snap.height + 1}`);
+          this.fault('reorg_evm');
           this.evmSnapshot = null;
         } else {
           this.evmSnapshot = { id: await this.world.evm.rpc<string>('evm_snapshot'), height };
           this.note(`evm snapshot at ${height} (a later reorg goes back to it)`);
+          this.opsByKind.evm_snapshot = (this.opsByKind.evm_snapshot ?? 0) + 1;
         }
         return;
       }
