@@ -75,6 +75,7 @@ type StepKind =
   | 'withdraw_parallel'
   | 'withdraw_cancel_race'
   | 'refund'
+  | 'refund_cancel'
   | 'webhook_endpoint'
   | 'webhook_flip'
   | 'page'
@@ -96,6 +97,7 @@ const WEIGHTS: Array<[StepKind, number]> = [
   ['withdraw_parallel', 3],
   ['withdraw_cancel_race', 4],
   ['refund', 4],
+  ['refund_cancel', 3],
   ['webhook_endpoint', 2],
   ['webhook_flip', 2],
   ['page', 3],
@@ -131,6 +133,8 @@ export class Simulation {
     readonly opts: SimOptions,
   ) {
     this.rng = new SeededRandom(opts.seed);
+    const btc = world.coins.find((c) => c.ticker === 'BTC')!;
+    for (const f of world.funding) this.invoices.push({ ...f, coin: btc, payments: 1 });
   }
 
   get merchants(): SimMerchant[] {
@@ -348,6 +352,18 @@ export class Simulation {
         this.note(`refund ${amount} of invoice ${inv.id} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
         if (res?.status === 201 && res.json.withdrawal_id)
           this.withdrawals.push({ id: res.json.withdrawal_id, merchant: inv.merchant, to: res.json.to_address });
+        return;
+      }
+      case 'refund_cancel': {
+        // A refund waiting for the payer's address holds its money until cancelled: no worker races this cancel.
+        const paid = this.invoices.filter((i) => i.coin.ticker === 'BTC' && i.payments > 0);
+        if (paid.length === 0) return;
+        const inv = rng.pick(paid);
+        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount: '0.0002' });
+        this.note(`refund 0.0002 of invoice ${inv.id} without an address → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+        if (res?.status !== 201) return;
+        const cancel = await this.api(inv.merchant, 'POST', `/v1/refunds/${res.json.id}/cancel`, {});
+        this.note(`cancel refund ${res.json.id} → ${cancel?.status} ${cancel?.json?.status ?? cancel?.json?.error?.code ?? ''}`);
         return;
       }
       case 'webhook_endpoint': {

@@ -54,6 +54,8 @@ export class World {
     readonly sink: WebhookSink,
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
+    /** The paid Bitcoin invoices each merchant starts with. */
+    readonly funding: Array<{ merchant: number; id: string; address: string; due: string }>,
     private readonly plant: PlantName | undefined,
   ) {}
 
@@ -75,6 +77,7 @@ export class World {
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
+    const funding: Array<{ merchant: number; id: string; address: string; due: string }> = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;
@@ -86,6 +89,7 @@ export class World {
           const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') });
           if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
           await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
+          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount });
         }
       }
       await btc.mine(BTC_CONFIRMATIONS);
@@ -99,7 +103,7 @@ export class World {
       { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
       { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
     ];
-    return new World(dir, env, btc, evm, usdt, sink, coins, merchants, opts.plant);
+    return new World(dir, env, btc, evm, usdt, sink, coins, merchants, funding, opts.plant);
   }
 
   /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
