@@ -86,6 +86,12 @@ export interface DaemonOptions {
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
   /** Crash tests (test/helpers/crashing-daemon.ts): called at each payout checkpoint, where the daemon may kill itself. */
   payoutCheckpoint?: (point: PayoutCheckpoint) => void;
+  /** The simulator's planted bugs (test/sim/planted-bugs.ts): the outbox, ledger and money movement built by these instead. */
+  parts?: {
+    outbox?: () => Outbox;
+    ledger?: (clock: Clock) => Ledger;
+    money?: (deps: ConstructorParameters<typeof MoneyMovement>[0]) => MoneyMovement;
+  };
 }
 
 export interface Daemon {
@@ -181,9 +187,9 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
   const rates = new RateEngine({ sources: config.rates, tickers, fiats: config.fiat.enabled, clock, logger });
   const team = new TeamService(store, sealer, clock, config.fiat);
-  const outbox = new Outbox();
-  const ledger = new Ledger(clock);
-  const money = new MoneyMovement({ ledger, catalog, clock });
+  const outbox = opts.parts?.outbox?.() ?? new Outbox();
+  const ledger = opts.parts?.ledger?.(clock) ?? new Ledger(clock);
+  const money = opts.parts?.money?.({ ledger, catalog, clock }) ?? new MoneyMovement({ ledger, catalog, clock });
   // One guard for every URL an account gives, so its bound on names resolving at once is one.
   const guard = new TargetGuard({ allowPrivate: config.webhooks.allow_private_targets, resolve: opts.webhooks?.resolve ?? dnsResolver(config.webhooks.dns) });
 

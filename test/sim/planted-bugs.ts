@@ -1,0 +1,96 @@
+/**
+ * Known bugs the simulator must catch (issue 34 §2), planted one at a time through DaemonOptions
+ * `parts` by the simulator's own daemon entry (sim-daemon.ts `--plant NAME`): nothing in src/ reads
+ * them, so a production run cannot reach one. Each names the invariant that should catch it.
+ */
+import type { EntityManager } from 'typeorm';
+import type { DaemonOptions } from '../../src/daemon/main';
+import { LedgerBalanceEntity, LedgerEntryEntity } from '../../src/db/entities/money';
+import { placeholder, rawQuery } from '../../src/db/raw';
+import type { EmitInput } from '../../src/events/outbox';
+import { Outbox } from '../../src/events/outbox';
+import type { LedgerEntry } from '../../src/ledger/entries';
+import { Ledger } from '../../src/ledger/ledger';
+import { feeOf, type FeeTerms } from '../../src/money/fee';
+import { MoneyMovement, type Receipt } from '../../src/money/money-movement';
+import { creditPostings } from '../../src/money/postings';
+import { MAX_DECIMALS, Amount } from '../../src/shared/amount';
+import { iso } from '../../src/shared/clock';
+import { newTimeOrderedId } from '../../src/shared/ids';
+
+export const PLANTS = {
+  /** A confirmed payment credited twice: the second posting skips the guarded update that says it was credited already. */
+  'unguarded-credit': 'reconcile',
+  /** A withdrawal's hold released twice when it is cancelled (the second time on the cached balance). */
+  'double-release': 'ledger-verify',
+  /** The outbox row of `invoice.paid` never written: the invoice is paid, nobody hears of it. */
+  'drop-outbox-row': 'events',
+} as const;
+
+export type PlantName = keyof typeof PLANTS;
+
+export const isPlant = (name: string): name is PlantName => Object.hasOwn(PLANTS, name);
+
+class UnguardedCredit extends MoneyMovement {
+  constructor(private readonly parts: ConstructorParameters<typeof MoneyMovement>[0]) {
+    super(parts);
+  }
+
+  override async credit(em: EntityManager, r: Receipt, terms: FeeTerms): Promise<boolean> {
+    if (!(await super.credit(em, r, terms))) return false;
+    const [row] = await rawQuery<{ id: string }>(
+      em,
+      `SELECT id FROM transactions WHERE chain_transfer_id = ${placeholder(em, 1)} AND type = ${placeholder(em, 2)} AND status = 'confirmed' AND reverses_id IS NULL`,
+      [r.transfer.id, r.type],
+    );
+    const decimals = this.parts.catalog.coin(r.transfer.coin_id)?.decimals ?? MAX_DECIMALS;
+    const { fee, net } = feeOf(Amount.of(r.transfer.amount), terms, decimals);
+    await this.parts.ledger.post(em, creditPostings({ coinId: r.transfer.coin_id, accountId: r.accountId, code: r.type, fee, net, refId: row!.id }));
+    return true;
+  }
+}
+
+/**
+ * A hold released twice: the journal refuses a second void_pending of one hold (ledger_entries has
+ * one settlement per pending_id), so the planted second release lands where only a bug could put
+ * it, on the cached balance: the book's held amount taken down once more.
+ */
+class ReleasesTwice extends Ledger {
+  override async voidPending(em: EntityManager, pendingId: string): Promise<LedgerEntry> {
+    const entry = await super.voidPending(em, pendingId);
+    const pending = await em.findOneByOrFail(LedgerEntryEntity, { id: pendingId });
+    const where = { book: pending.debit_book, coin_id: pending.coin_id };
+    const row = await em.findOneByOrFail(LedgerBalanceEntity, where);
+    await em.update(LedgerBalanceEntity, where, { debits_pending: Amount.of(row.debits_pending).minus(Amount.of(pending.amount)).toString() });
+    return entry;
+  }
+}
+
+class DropsInvoicePaid extends Outbox {
+  override async emit(em: EntityManager, input: EmitInput): ReturnType<Outbox['emit']> {
+    if (input.type !== 'invoice.paid') return super.emit(em, input);
+    const id = newTimeOrderedId(input.at.getTime());
+    const body = JSON.stringify({ event_id: id, type: input.type, created_at: iso(input.at), data: input.data });
+    return {
+      id,
+      account_id: input.accountId,
+      type: input.type,
+      object_id: input.objectId ?? null,
+      callback_url: input.callbackUrl ?? null,
+      body,
+      created_at: iso(input.at),
+      dispatched_at: null,
+    };
+  }
+}
+
+export function plantedParts(name: PlantName): NonNullable<DaemonOptions['parts']> {
+  switch (name) {
+    case 'unguarded-credit':
+      return { money: (deps) => new UnguardedCredit(deps) };
+    case 'double-release':
+      return { ledger: (clock) => new ReleasesTwice(clock) };
+    case 'drop-outbox-row':
+      return { outbox: () => new DropsInvoicePaid() };
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--verbose]`: one simulation (simulator.ts)
+ * on fresh local chains and a fresh daemon. Ends with one line, `simulate: seed S, N steps, F faults,
+ * K invariant checks, V violations`, and exits 1 when V > 0 (the evidence kept, its folder printed).
+ */
+import { killAllAnvils } from '../helpers/anvil';
+import { killAllBcoins } from '../helpers/bcoin';
+import { isPlant, PLANTS } from './planted-bugs';
+import { simulate } from './simulator';
+
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
+
+async function main(): Promise<number> {
+  const seed = Number(option('--seed') ?? Math.floor(Math.random() * 2 ** 31));
+  const minutes = option('--minutes') === undefined ? undefined : Number(option('--minutes'));
+  const steps = option('--steps') === undefined ? undefined : Number(option('--steps'));
+  const plant = option('--plant');
+  if (!Number.isInteger(seed) || (minutes !== undefined && !(minutes > 0)) || (steps !== undefined && !(steps > 0))) {
+    console.error('usage: npm run simulate -- --seed S (--minutes M | --steps N) [--plant NAME]');
+    return 2;
+  }
+  if (plant !== undefined && !isPlant(plant)) {
+    console.error(`--plant: one of ${Object.keys(PLANTS).join(', ')}`);
+    return 2;
+  }
+  const r = await simulate({ seed, minutes: minutes ?? (steps === undefined ? 1 : undefined), maxSteps: steps, plant, log: (l) => console.log(l) });
+  if (process.argv.includes('--verbose')) for (const line of r.stepList) console.log(line);
+  console.log(`ops: ${JSON.stringify(r.opsByKind)}`);
+  console.log(`faults: ${JSON.stringify(r.faultsByKind)}`);
+  console.log(`${r.seconds} s, ${((r.steps / r.seconds) * 60).toFixed(1)} steps/min`);
+  for (const v of r.violations) console.log(`violation at step ${v.step}, ${v.invariant}: ${v.message}`);
+  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, daemon-N.log, data-dir.txt)`);
+  console.log(`simulate: seed ${r.seed}, ${r.steps} steps, ${r.faults} faults, ${r.checks} invariant checks, ${r.violations.length} violations`);
+  return r.violations.length > 0 ? 1 : 0;
+}
+
+main()
+  .then(
+    (code) => (process.exitCode = code),
+    (err) => {
+      console.error(err);
+      process.exitCode = 2;
+    },
+  )
+  .finally(async () => {
+    await killAllBcoins();
+    await killAllAnvils();
+  });

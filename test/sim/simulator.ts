@@ -1,0 +1,496 @@
+/**
+ * The randomised fault simulator (issue 34): a seed decides a sequence of weighted operations and
+ * faults against the real daemon and the real local chains (World); invariants (invariants.ts) are
+ * checked after every step and, once the chains are quiet, in full. Timing is real, so a seed
+ * replays the steps, not the milliseconds.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { address as baddress } from 'bitcoinjs-lib';
+import { Amount } from '../../src/shared/amount';
+import { payFromAnvil } from '../helpers/anvil';
+import { call, SignedClient, type ApiResponse } from '../helpers/api-client';
+import { sats } from '../helpers/bcoin';
+import { sleep } from '../helpers/cli';
+import { SeededRandom } from '../helpers/seeded-random';
+import type { SinkBehaviour } from '../helpers/webhook-sink';
+import { BtcChainView } from './chain-view';
+import { Invariants, type Violation } from './invariants';
+import type { PlantName } from './planted-bugs';
+import { World, type SimCoin, type SimMerchant } from './world';
+
+export interface SimOptions {
+  seed: number;
+  /** Stop after this long (the quiet check at the end comes on top). */
+  minutes?: number;
+  /** Stop after this many steps. */
+  maxSteps?: number;
+  plant?: PlantName;
+  merchants?: number;
+  /** A full (quiet) check every this many steps. */
+  quietEvery?: number;
+  /** Stop at the first violation (the planted-bug checks). */
+  stopOnViolation?: boolean;
+  /** Keep the evidence of a run with a violation (default true; the planted-bug tests expect one and drop it). */
+  keep?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface SimResult {
+  seed: number;
+  steps: number;
+  faults: number;
+  faultsByKind: Record<string, number>;
+  opsByKind: Record<string, number>;
+  checks: number;
+  violations: Violation[];
+  /** Where the seed, steps, logs and data dir were kept (only when a violation happened). */
+  keptAt: string | null;
+  seconds: number;
+  /** The step list, as kept on a violation. */
+  stepList: string[];
+}
+
+export interface InvoiceRec {
+  id: string;
+  merchant: number;
+  coin: SimCoin;
+  address: string;
+  due: string;
+  payments: number;
+}
+
+export interface WithdrawalRec {
+  id: string;
+  merchant: number;
+  to: string;
+}
+
+type StepKind =
+  | 'invoice'
+  | 'pay'
+  | 'mine'
+  | 'withdraw'
+  | 'withdraw_max'
+  | 'withdraw_parallel'
+  | 'withdraw_cancel_race'
+  | 'refund'
+  | 'refund_cancel'
+  | 'webhook_endpoint'
+  | 'webhook_flip'
+  | 'page'
+  | 'kill9'
+  | 'kill9_mid_request'
+  | 'restart_crash_at_checkpoint'
+  | 'reorg_btc'
+  | 'reorg_evm'
+  | 'mining_pause';
+
+const FAULTS = new Set<StepKind>(['kill9', 'kill9_mid_request', 'restart_crash_at_checkpoint', 'reorg_btc', 'reorg_evm', 'mining_pause']);
+
+const WEIGHTS: Array<[StepKind, number]> = [
+  ['invoice', 12],
+  ['pay', 16],
+  ['mine', 14],
+  ['withdraw', 8],
+  ['withdraw_max', 2],
+  ['withdraw_parallel', 3],
+  ['withdraw_cancel_race', 4],
+  ['refund', 4],
+  ['refund_cancel', 3],
+  ['webhook_endpoint', 2],
+  ['webhook_flip', 2],
+  ['page', 3],
+  ['kill9', 2],
+  ['kill9_mid_request', 2],
+  ['restart_crash_at_checkpoint', 2],
+  ['reorg_btc', 3],
+  ['reorg_evm', 2],
+  ['mining_pause', 1],
+];
+
+export class Simulation {
+  readonly rng: SeededRandom;
+  readonly steps: string[] = [];
+  readonly invoices: InvoiceRec[] = [];
+  readonly withdrawals: WithdrawalRec[] = [];
+  readonly endpoints: Array<{ merchant: number; path: string; id: string; secret: string; behaviour: SinkBehaviour; createdAt: string }> = [];
+  readonly faultsByKind: Record<string, number> = {};
+  readonly opsByKind: Record<string, number> = {};
+  private clients: SignedClient[] = [];
+  private pausedUntil = -1;
+  private crashAt: 'stored' | 'sent' | null = null;
+  private evmSnapshot: { id: string; height: number } | null = null;
+  private payoutSeq = 0;
+  /** Endpoint paths whose receiver's answer changed during the run (not held to "every event received"). */
+  readonly flipped = new Set<string>();
+  chainView!: BtcChainView;
+  invariants!: Invariants;
+  stepNo = 0;
+
+  constructor(
+    readonly world: World,
+    readonly opts: SimOptions,
+  ) {
+    this.rng = new SeededRandom(opts.seed);
+    const btc = world.coins.find((c) => c.ticker === 'BTC')!;
+    for (const f of world.funding) this.invoices.push({ ...f, coin: btc, payments: 1 });
+  }
+
+  get merchants(): SimMerchant[] {
+    return this.world.merchants;
+  }
+
+  note(line: string): void {
+    this.steps.push(`#${this.stepNo} ${line}`);
+  }
+
+  fault(kind: string): void {
+    this.faultsByKind[kind] = (this.faultsByKind[kind] ?? 0) + 1;
+  }
+
+  async restart(crashAt?: 'stored' | 'sent'): Promise<void> {
+    await this.world.kill();
+    this.crashAt = crashAt ?? null;
+    await this.world.startDaemon(crashAt);
+    this.clients = this.merchants.map((m) => new SignedClient(this.world.url, m.keyId, m.secret));
+  }
+
+  /** A daemon that killed itself at its payout checkpoint (a fault) or died on its own (a violation) is started again. */
+  async reviveIfGone(): Promise<void> {
+    if (this.world.alive()) return;
+    this.fault(this.crashAt ? `self_kill_at_${this.crashAt}` : 'daemon_died');
+    this.note(`daemon gone (${this.crashAt ? `killed itself at ${this.crashAt}` : 'died'}): restart`);
+    if (!this.crashAt) this.invariants.violate('daemon-alive', 'the daemon exited on its own');
+    await this.restart();
+  }
+
+  /** A signed request of merchant `m`: null when the daemon could not be reached (a kill in flight). */
+  async api(m: number, method: 'GET' | 'POST' | 'PATCH', target: string, body?: unknown): Promise<ApiResponse | null> {
+    let res: ApiResponse;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
+        res = await this.clients[m]!.request(method, target, { body: body === undefined ? undefined : JSON.stringify(body), headers });
+        break;
+      } catch (err) {
+        const msg = (err as Error).message;
+        if (/ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/.test(msg)) return null;
+        // The test signer gives each request a second of its own: a burst waits for the clock.
+        if (/ahead of the clock/.test(msg) && attempt < 10) {
+          await sleep(1100);
+          continue;
+        }
+        if (msg.startsWith('OpenAPI check')) this.invariants.violate('openapi', `${method} ${target}: ${msg}`);
+        else this.note(`${method} ${target}: harness error ${msg}`);
+        return null;
+      }
+    }
+    if (res.status >= 500 && res.status !== 503) this.invariants.violate('no-500', `${method} ${target} answered ${res.status}: ${res.text.slice(0, 300)}`);
+    return res;
+  }
+
+  /** Every withdrawal of merchant `m`, by id (status and txid), through the keyset pages of GET /v1/withdrawals; null when the daemon could not answer. */
+  async withdrawalsOf(m: number): Promise<Map<string, { status: string; txid: string | null }> | null> {
+    const out = new Map<string, { status: string; txid: string | null }>();
+    let cursor: string | null = null;
+    do {
+      const res = await this.api(m, 'GET', `/v1/withdrawals?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      if (res?.status !== 200) return null;
+      for (const w of res.json.items as Array<{ id: string; status: string; txid: string | null }>) out.set(w.id, { status: w.status, txid: w.txid });
+      cursor = res.json.next_cursor as string | null;
+    } while (cursor);
+    return out;
+  }
+
+  /** A fresh P2WPKH address of bcoin's regtest, from the seed (nobody in the run owns it). */
+  payee(): string {
+    const bytes = Buffer.alloc(20);
+    for (let i = 0; i < 20; i++) bytes[i] = this.rng.int(0, 255);
+    return baddress.toBech32(bytes, 0, 'rb');
+  }
+
+  private amountIn(coin: SimCoin): string {
+    if (coin.ticker === 'USDT') return `${this.rng.int(1, 60)}.${String(this.rng.int(0, 99)).padStart(2, '0')}`;
+    return `0.${String(this.rng.int(100, 5000)).padStart(5, '0')}`;
+  }
+
+  private pick(): StepKind {
+    const total = WEIGHTS.reduce((s, [, w]) => s + w, 0);
+    let r = this.rng.next() * total;
+    for (const [k, w] of WEIGHTS) {
+      if ((r -= w) < 0) return k;
+    }
+    return 'mine';
+  }
+
+  async run(): Promise<SimResult> {
+    const t0 = Date.now();
+    const log = this.opts.log ?? (() => undefined);
+    const deadline = this.opts.minutes !== undefined ? t0 + this.opts.minutes * 60_000 : Infinity;
+    const maxSteps = this.opts.maxSteps ?? Infinity;
+    const quietEvery = this.opts.quietEvery ?? 25;
+    this.chainView = new BtcChainView(this.world.btc, (await this.world.btc.height()) + 1);
+    this.invariants = new Invariants(this);
+    await this.restart();
+    while (this.stepNo < maxSteps && Date.now() < deadline) {
+      this.stepNo++;
+      await this.reviveIfGone();
+      const kind = this.pick();
+      // An EVM reorganisation counts when it reverts (half of those steps take the snapshot it reverts to).
+      if (FAULTS.has(kind)) {
+        if (kind !== 'reorg_evm') this.fault(kind);
+      } else this.opsByKind[kind] = (this.opsByKind[kind] ?? 0) + 1;
+      try {
+        await this.step(kind);
+      } catch (err) {
+        this.note(`${kind}: harness error ${(err as Error).message}`);
+      }
+      if (!this.world.alive()) continue;
+      await this.invariants.afterStep();
+      if (this.stepNo % quietEvery === 0) await this.invariants.quiet();
+      if (this.stepNo % 10 === 0) log(`step ${this.stepNo}: ${this.invariants.checks} checks, ${this.invariants.violations.length} violations`);
+      if (this.opts.stopOnViolation && this.invariants.violations.length > 0) break;
+    }
+    await this.reviveIfGone();
+    if (!(this.opts.stopOnViolation && this.invariants.violations.length > 0)) await this.invariants.quiet(true);
+    const faults = Object.values(this.faultsByKind).reduce((s, n) => s + n, 0);
+    return {
+      seed: this.opts.seed,
+      steps: this.stepNo,
+      faults,
+      faultsByKind: this.faultsByKind,
+      opsByKind: this.opsByKind,
+      checks: this.invariants.checks,
+      violations: this.invariants.violations,
+      keptAt: null,
+      stepList: this.steps,
+      seconds: Math.round((Date.now() - t0) / 1000),
+    };
+  }
+
+  private async step(kind: StepKind): Promise<void> {
+    const rng = this.rng;
+    const m = rng.int(0, this.merchants.length - 1);
+    switch (kind) {
+      case 'invoice': {
+        const coin = rng.pick(this.world.coins);
+        const fiat = rng.chance(0.2);
+        const body = fiat
+          ? { amount: String(rng.int(5, 120)), currency: 'USD', coin_id: coin.id }
+          : { amount: this.amountIn(coin), currency: coin.ticker, coin_id: coin.id };
+        const res = await this.api(m, 'POST', '/v1/invoices', body);
+        this.note(`invoice m${m} ${body.amount} ${body.currency} → ${res?.status}`);
+        if (res?.status === 201) {
+          this.invoices.push({
+            id: res.json.id,
+            merchant: m,
+            coin,
+            address: res.json.address,
+            due: res.json.payer_amount ?? res.json.amount_crypto,
+            payments: 0,
+          });
+        }
+        return;
+      }
+      case 'pay': {
+        if (this.invoices.length === 0) return;
+        const unpaid = this.invoices.filter((i) => i.payments === 0);
+        const inv = rng.pick(unpaid.length > 0 && rng.chance(0.8) ? unpaid : this.invoices);
+        const how = inv.payments > 0 ? 'late' : rng.pick(['exact', 'exact', 'under', 'over'] as const);
+        const due = Amount.of(inv.due);
+        const factor = how === 'under' ? '0.5' : how === 'over' ? '1.5' : '1';
+        const amount = due.times(factor).round(Math.min(inv.coin.decimals, 8), 'down').toString();
+        if (!Amount.of(amount).isPositive()) return;
+        let txid: string;
+        if (inv.coin.ticker === 'BTC') txid = await this.world.btc.pay([{ address: inv.address, value: sats(amount) }]);
+        else txid = await payFromAnvil(this.world.evm, inv.coin.ticker === 'ETH' ? 'native' : this.world.usdt, inv.address, amount, inv.coin.decimals);
+        inv.payments++;
+        this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id} tx ${txid}`);
+        return;
+      }
+      case 'mine':
+        if (this.stepNo < this.pausedUntil) return this.note('mine: paused');
+        await this.mine(rng.int(1, 2));
+        return;
+      case 'withdraw':
+        await this.withdraw(m, `0.${String(rng.int(10, 800)).padStart(5, '0')}`);
+        return;
+      case 'withdraw_max': {
+        const to = this.payee();
+        const est = await this.api(m, 'POST', '/v1/withdrawals/estimate', { coin_id: this.btc.id, amount: 'max', to_address: to });
+        this.note(`estimate max m${m} → ${est?.status} ${est?.json?.amount ?? ''}`);
+        if (est?.status === 200) await this.withdraw(m, est.json.amount, to);
+        return;
+      }
+      case 'withdraw_parallel': {
+        const to = this.payee();
+        const payoutId = `P-${this.opts.seed}-${++this.payoutSeq}`;
+        const body = { coin_id: this.btc.id, amount: `0.${String(rng.int(10, 500)).padStart(5, '0')}`, to_address: to, payout_id: payoutId };
+        const copies = rng.int(2, 4);
+        const answers = await Promise.all(Array.from({ length: copies }, () => this.api(m, 'POST', '/v1/withdrawals', body)));
+        const ids = new Set(answers.filter((a) => a && (a.status === 200 || a.status === 201)).map((a) => a!.json.id as string));
+        this.note(`withdraw ×${copies} m${m} payout_id ${payoutId} → ${answers.map((a) => a?.status).join(',')}`);
+        if (ids.size > 1) this.invariants.violate('payout-id-once', `payout_id ${payoutId} made ${ids.size} withdrawals: ${[...ids].join(', ')}`);
+        for (const id of ids) this.withdrawals.push({ id, merchant: m, to });
+        return;
+      }
+      case 'withdraw_cancel_race': {
+        const id = await this.withdraw(m, `0.${String(rng.int(10, 500)).padStart(5, '0')}`);
+        if (!id) return;
+        await sleep(rng.pick([0, 0, 5, 20, 100]));
+        const res = await this.api(m, 'POST', `/v1/withdrawals/${id}/cancel`, {});
+        this.note(`cancel ${id} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.code ?? ''}`);
+        return;
+      }
+      case 'refund': {
+        const paid = this.invoices.filter((i) => i.coin.ticker === 'BTC' && i.payments > 0);
+        if (paid.length === 0) return;
+        const inv = rng.pick(paid);
+        const amount = rng.pick(['all', 'excess', '0.0005']);
+        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount, to_address: this.payee() });
+        this.note(`refund ${amount} of invoice ${inv.id} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+        if (res?.status === 201 && res.json.withdrawal_id)
+          this.withdrawals.push({ id: res.json.withdrawal_id, merchant: inv.merchant, to: res.json.to_address });
+        return;
+      }
+      case 'refund_cancel': {
+        // A refund waiting for the payer's address holds its money until cancelled: no worker races this cancel.
+        const paid = this.invoices.filter((i) => i.coin.ticker === 'BTC' && i.payments > 0);
+        if (paid.length === 0) return;
+        const inv = rng.pick(paid);
+        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount: '0.0002' });
+        this.note(`refund 0.0002 of invoice ${inv.id} without an address → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+        if (res?.status !== 201) return;
+        const cancel = await this.api(inv.merchant, 'POST', `/v1/refunds/${res.json.id}/cancel`, {});
+        this.note(`cancel refund ${res.json.id} → ${cancel?.status} ${cancel?.json?.status ?? cancel?.json?.error?.code ?? ''}`);
+        return;
+      }
+      case 'webhook_endpoint': {
+        const behaviour = rng.pick<SinkBehaviour>(['ok', 'ok', 500, 503, 'hang', 'close']);
+        const p = `/hook/m${m}/e${this.endpoints.length}`;
+        const url = this.world.sink.url(p, behaviour);
+        const res = await this.api(m, 'POST', '/v1/webhooks/endpoints', { url, event_types: ['*'] });
+        this.note(`webhook endpoint m${m} ${p} (${behaviour}) → ${res?.status}`);
+        if (res?.status === 201)
+          this.endpoints.push({ merchant: m, path: p, id: res.json.id, secret: res.json.secret, behaviour, createdAt: res.json.created_at });
+        return;
+      }
+      case 'webhook_flip': {
+        if (this.endpoints.length === 0) return;
+        const e = rng.pick(this.endpoints);
+        e.behaviour = rng.pick<SinkBehaviour>(['ok', 500, 'hang', 'close']);
+        this.flipped.add(e.path);
+        this.world.sink.set(e.path, e.behaviour);
+        this.note(`webhook ${e.path} now answers ${e.behaviour}`);
+        return;
+      }
+      case 'page': {
+        if (this.invoices.length === 0) return;
+        const inv = rng.pick(this.invoices);
+        try {
+          const res = await call(this.world.url, `/pay/${inv.id}/status`);
+          if (res.status >= 500) this.invariants.violate('no-500', `GET /pay/${inv.id}/status answered ${res.status}`);
+          this.note(`page status ${inv.id} → ${res.status} ${res.json?.status ?? ''}`);
+        } catch (err) {
+          this.note(`page status ${inv.id}: ${(err as Error).message}`);
+        }
+        return;
+      }
+      case 'kill9':
+        this.note('kill -9, restart');
+        return this.restart();
+      case 'kill9_mid_request': {
+        const delay = rng.int(0, 250);
+        this.note(`kill -9 ${delay} ms into a withdrawal`);
+        const to = this.payee();
+        const pending = this.api(m, 'POST', '/v1/withdrawals', {
+          coin_id: this.btc.id,
+          amount: `0.${String(rng.int(10, 300)).padStart(5, '0')}`,
+          to_address: to,
+        });
+        await sleep(delay);
+        await this.world.kill();
+        const res = await pending;
+        if (res?.status === 201) this.withdrawals.push({ id: res.json.id, merchant: m, to });
+        else this.withdrawals.push({ id: '', merchant: m, to });
+        return this.restart();
+      }
+      case 'restart_crash_at_checkpoint': {
+        const at = rng.pick(['stored', 'sent'] as const);
+        this.note(`restart with a daemon that kills itself at payout checkpoint ${at}`);
+        return this.restart(at);
+      }
+      case 'reorg_btc': {
+        const depth = rng.int(1, 3);
+        const tip = await this.world.btc.height();
+        const hash = await this.world.btc.rpc.call<string>('getblockhash', [tip - depth + 1]);
+        await this.world.btc.invalidateBlock(hash);
+        await this.world.btc.mine(depth + 1);
+        this.note(`reorg btc depth ${depth} at ${tip - depth + 1}`);
+        return;
+      }
+      case 'reorg_evm': {
+        const height = await this.world.evm.blockNumber();
+        const snap = this.evmSnapshot;
+        if (snap && height - snap.height <= 4 && height > snap.height) {
+          await this.world.evm.rpc('evm_revert', [snap.id]);
+          await this.world.evm.mine(height - snap.height + 1);
+          this.note(`reorg evm depth ${height - snap.height} at ${snap.height + 1}`);
+          this.fault('reorg_evm');
+          this.evmSnapshot = null;
+        } else {
+          this.evmSnapshot = { id: await this.world.evm.rpc<string>('evm_snapshot'), height };
+          this.note(`evm snapshot at ${height} (a later reorg goes back to it)`);
+          this.opsByKind.evm_snapshot = (this.opsByKind.evm_snapshot ?? 0) + 1;
+        }
+        return;
+      }
+      case 'mining_pause':
+        this.pausedUntil = this.stepNo + rng.int(3, 10);
+        this.note(`mining paused until step ${this.pausedUntil}`);
+        return;
+    }
+  }
+
+  get btc(): SimCoin {
+    return this.world.coins.find((c) => c.ticker === 'BTC')!;
+  }
+
+  async mine(blocks: number): Promise<void> {
+    await this.world.btc.mine(blocks);
+    await this.world.evm.mine(blocks);
+    this.note(`mine ${blocks} on each chain`);
+  }
+
+  private async withdraw(m: number, amount: string, to = this.payee()): Promise<string | null> {
+    const res = await this.api(m, 'POST', '/v1/withdrawals', { coin_id: this.btc.id, amount, to_address: to });
+    this.note(`withdraw m${m} ${amount} BTC to ${to} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+    if (res?.status !== 201) return null;
+    this.withdrawals.push({ id: res.json.id, merchant: m, to });
+    return res.json.id as string;
+  }
+}
+
+/** Runs one simulation on fresh chains and a fresh daemon; keeps the evidence when a violation happened. */
+export async function simulate(opts: SimOptions): Promise<SimResult> {
+  const world = await World.start({ merchants: opts.merchants ?? 3, plant: opts.plant });
+  const sim = new Simulation(world, opts);
+  let result: SimResult;
+  try {
+    result = await sim.run();
+  } finally {
+    await world.stop();
+  }
+  if (result.violations.length > 0 && opts.keep !== false) {
+    writeFileSync(path.join(world.dir, 'seed.txt'), `${opts.seed}${opts.plant ? ` (planted: ${opts.plant})` : ''}\n`);
+    writeFileSync(path.join(world.dir, 'steps.txt'), sim.steps.join('\n') + '\n');
+    writeFileSync(path.join(world.dir, 'violations.txt'), result.violations.map((v) => `#${v.step} ${v.invariant}: ${v.message}`).join('\n') + '\n');
+    writeFileSync(path.join(world.dir, 'data-dir.txt'), `${world.env.dir}\n`);
+    result.keptAt = world.dir;
+  } else {
+    await world.env.cleanup();
+    rmSync(world.dir, { recursive: true, force: true });
+  }
+  return result;
+}

@@ -1,0 +1,153 @@
+/**
+ * What the simulator drives: a bcoin regtest node (no transaction index), anvil with the test USDT,
+ * a webhook sink, and the real daemon as a child process (sim-daemon.ts) on one data dir that it
+ * may kill -9 and start again. The merchants are made before the first start by the daemon in this
+ * process on the same data dir (as the crash tests do), each a verified account with a withdraw key.
+ */
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { coinId } from '../../src/catalog/coins';
+import { anvilChainEntry } from '../../src/dev/anvil';
+import type { AnvilNode } from '../../src/dev/anvil-node';
+import type { BcoinNode } from '../../src/dev/bcoin-node';
+import { startAnvil } from '../helpers/anvil';
+import { sats, startBcoin } from '../helpers/bcoin';
+import { spendableCoins } from '../../src/chains/btc/payouts/coin-store';
+import { ApiClient } from '../helpers/invoice-fixture';
+import { CliEnv, pastStartSecond, PROJECT_ROOT, until, type Running } from '../helpers/cli';
+import { startPreparedDaemon, testConfig } from '../helpers/daemon';
+import { payoutMerchant } from '../helpers/payout-fixture';
+import { WebhookSink } from '../helpers/webhook-sink';
+import { btcChain, CONFIRMATIONS as BTC_CONFIRMATIONS } from '../integration/chains/btc/btc-fixture';
+import { FAST_WATCH, RATES } from '../integration/chains/evm/evm-fixture';
+import type { PlantName } from './planted-bugs';
+
+const SIM_DAEMON = path.join(PROJECT_ROOT, 'dist', 'test', 'sim', 'sim-daemon.js');
+export const EVM_CONFIRMATIONS = 3;
+export { BTC_CONFIRMATIONS };
+
+export interface SimCoin {
+  id: string;
+  ticker: 'BTC' | 'ETH' | 'USDT';
+  decimals: number;
+  confirmations: number;
+}
+
+export interface SimMerchant {
+  accountId: string;
+  keyId: string;
+  secret: string;
+}
+
+export class World {
+  daemon: Running | null = null;
+  url = '';
+  /** How many times a daemon was started; its log goes to daemon-N.log in the run's folder. */
+  starts = 0;
+  private constructor(
+    readonly dir: string,
+    readonly env: CliEnv,
+    readonly btc: BcoinNode,
+    readonly evm: AnvilNode,
+    readonly usdt: string,
+    readonly sink: WebhookSink,
+    readonly coins: SimCoin[],
+    readonly merchants: SimMerchant[],
+    /** The paid Bitcoin invoices each merchant starts with. */
+    readonly funding: Array<{ merchant: number; id: string; address: string; due: string }>,
+    private readonly plant: PlantName | undefined,
+  ) {}
+
+  static async start(opts: { merchants: number; plant?: PlantName }): Promise<World> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-sim-'));
+    const btc = await startBcoin();
+    const { node: evm, usdt } = await startAnvil();
+    const sink = await WebhookSink.start();
+    const chains = [
+      btcChain(btc),
+      anvilChainEntry(evm.rpcUrl, usdt, {
+        confirmations: EVM_CONFIRMATIONS,
+        options: FAST_WATCH,
+        // Payments stay where they arrive: the simulator pays out on Bitcoin only (no gas station to fund).
+        sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
+      }),
+    ];
+    const overrides = { chains, rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 }, log_level: 'info' };
+    const env = new CliEnv(overrides);
+    const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
+    const merchants: SimMerchant[] = [];
+    const funding: Array<{ merchant: number; id: string; address: string; due: string }> = [];
+    try {
+      // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
+      const chainId = setup.config.chains[0]!.id;
+      for (let i = 0; i < opts.merchants; i++) {
+        const { m, key } = await payoutMerchant(setup);
+        merchants.push({ accountId: m.accountId, keyId: key.key_id, secret: key.secret });
+        const api = new ApiClient(setup.apiUrl, key.key_id, key.secret);
+        for (const amount of ['0.2', '0.1']) {
+          const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') });
+          if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
+          await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
+          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount });
+        }
+      }
+      await btc.mine(BTC_CONFIRMATIONS);
+      for (const m of merchants)
+        await until(async () => (await spendableCoins(setup.store.read, chainId, m.accountId)).length === 2, 60_000, 'the funding payments spendable');
+    } finally {
+      await setup.stop();
+    }
+    const coins: SimCoin[] = [
+      { id: coinId('bitcoin', 'native'), ticker: 'BTC', decimals: 8, confirmations: BTC_CONFIRMATIONS },
+      { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
+      { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
+    ];
+    return new World(dir, env, btc, evm, usdt, sink, coins, merchants, funding, opts.plant);
+  }
+
+  /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
+  async startDaemon(crashAt?: 'stored' | 'sent'): Promise<void> {
+    const args = [...(crashAt ? ['--crash-at', crashAt] : []), ...(this.plant ? ['--plant', this.plant] : [])];
+    const running = this.env.spawn(SIM_DAEMON, args);
+    const n = ++this.starts;
+    running.child.once('exit', () => this.saveLog(n, running));
+    this.daemon = running;
+    const startedAt = Date.now();
+    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 30_000))[1]!;
+    // After a crash the daemon refuses every signature stamped up to the second it started in.
+    await pastStartSecond(startedAt);
+  }
+
+  alive(): boolean {
+    return this.daemon !== null && this.daemon.child.exitCode === null && this.daemon.child.signalCode === null;
+  }
+
+  /** kill -9 of the daemon; resolves once it is gone. */
+  async kill(): Promise<void> {
+    const d = this.daemon;
+    if (!d) return;
+    if (this.alive()) d.child.kill('SIGKILL');
+    await d.exited;
+  }
+
+  /** Every log line the daemons wrote so far (the running one's included). */
+  logs(): string[] {
+    return this.logTexts.concat(this.daemon && this.alive() ? [this.daemon.stdout + this.daemon.stderr] : []);
+  }
+
+  private readonly logTexts: string[] = [];
+
+  private saveLog(n: number, r: Running): void {
+    const text = r.stdout + r.stderr;
+    this.logTexts.push(text);
+    appendFileSync(path.join(this.dir, `daemon-${n}.log`), text);
+  }
+
+  async stop(): Promise<void> {
+    if (this.alive()) await this.daemon!.stop('SIGTERM');
+    await this.sink.close();
+    await this.btc.kill();
+    await this.evm.kill();
+  }
+}
