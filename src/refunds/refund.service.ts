@@ -99,9 +99,8 @@ export class RefundService {
    */
   async create(caller: RefundCaller, body: Record<string, unknown>): Promise<{ refund: RefundView; created: boolean }> {
     const req = parseRefundRequest(checkShape(CreateRefundBody, body, 'a refund request'));
-    await this.deps.withdrawals.assertVerified(caller.accountId);
-    const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
-    if (repeat) return { refund: this.present(repeat), created: false };
+    const repeat = await this.verifiedRepeat(caller, req);
+    if (repeat) return repeat;
     const source = await this.sourceOf(this.deps.store.read, caller.accountId, req);
     return this.write(caller, req, source, (em) => this.sourceOf(em, caller.accountId, req, true));
   }
@@ -112,9 +111,8 @@ export class RefundService {
    */
   async refundStray(caller: RefundCaller, strayId: string, body: Record<string, unknown>): Promise<{ refund: RefundView; created: boolean }> {
     const req = parseRefundRequest({ ...checkShape(StrayRefundBody, body, 'a stray refund request'), amount: 'all' }, true);
-    await this.deps.withdrawals.assertVerified(caller.accountId);
-    const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
-    if (repeat) return { refund: this.present(repeat), created: false };
+    const repeat = await this.verifiedRepeat(caller, req);
+    if (repeat) return repeat;
     const stray = await this.deps.strays.refundable(caller.accountId, strayId);
     // Before the write: the stray as the deposit it will be, to price the refund.
     const before: Source = { coinId: stray.coin_id, invoice: null, tx: { amount: stray.amount, status: 'confirmed', refunded_amount: '0' } as TransactionRow };
@@ -122,6 +120,13 @@ export class RefundService {
       const { deposit } = await this.deps.strays.creditForRefund(em, caller.accountId, strayId);
       return { coinId: deposit.coin_id, invoice: null, tx: deposit };
     });
+  }
+
+  /** A creation's first checks: the account verified (403 `kyb_required`), then the refund its refund_id names, if any. */
+  private async verifiedRepeat(caller: RefundCaller, req: RefundRequest): Promise<{ refund: RefundView; created: false } | null> {
+    await this.deps.withdrawals.assertVerified(caller.accountId);
+    const repeat = await this.findRepeat(this.deps.store.read, caller.accountId, req);
+    return repeat ? { refund: this.present(repeat), created: false } : null;
   }
 
   /**
@@ -267,9 +272,8 @@ export class RefundService {
       const rows = await rawQuery<InvoiceRow>(em, `SELECT ${cols} FROM invoices WHERE account_id = ${p(1)} AND ${k.where} ${newest}`, [accountId, ...k.params]);
       for (const r of rows) {
         if (seen.has(r.id) || r.coin_id === null) continue;
-        const left = Amount.of(r.paid_amount).minus(Amount.of(r.refunded_amount ?? '0'));
-        const excess = Amount.of(r.overpaid_amount).minus(Amount.of(r.refunded_amount ?? '0'));
-        const refundable = k.kind === 'overpaid' && excess.cmp(left) < 0 ? excess : left;
+        const source: Source = { coinId: r.coin_id, invoice: r, tx: null };
+        const refundable = k.kind === 'overpaid' ? this.excess(source.invoice!, this.refundable(source)) : this.refundable(source);
         if (!refundable.isPositive()) continue;
         seen.set(r.id, {
           kind: k.kind,
@@ -280,7 +284,7 @@ export class RefundService {
           ticker: this.deps.catalog.coin(r.coin_id)?.ticker ?? null,
           paid_amount: r.paid_amount,
           overpaid_amount: r.overpaid_amount,
-          refunded_amount: r.refunded_amount ?? '0',
+          refunded_amount: r.refunded_amount,
           refundable: refundable.toString(),
           created_at: r.created_at,
         });
@@ -395,7 +399,11 @@ export class RefundService {
     if (!row) throw notFound('refund');
     if (row.status !== 'awaiting_address') throw notAwaiting(row.status);
     if (row.expires_at !== null && row.expires_at < iso(this.deps.clock.now())) {
-      await this.expireDue();
+      // Past its time: this refund expires now, as the job would expire it (no other work for a public caller).
+      await this.deps.store.write(async (em) => {
+        const [fresh] = await rawQuery<RefundRow>(em, `SELECT * FROM refunds WHERE id = ${placeholder(em, 1)}`, [row.id]);
+        if (fresh?.status === 'awaiting_address') await this.end(em, fresh, 'expired');
+      });
       throw notAwaiting('expired');
     }
     const to = this.payerAddress(row, address);
@@ -533,17 +541,22 @@ export class RefundService {
     if (raw === 'all') amount = left;
     else if (raw === 'excess') {
       if (!s.invoice) throw validationError('amount', '"excess" refunds an invoice\'s overpayment: give invoice_id, or a payment of an invoice');
-      const excess = Amount.of(s.invoice.overpaid_amount).minus(Amount.of(s.invoice.refunded_amount ?? '0'));
-      amount = excess.cmp(left) < 0 ? excess : left;
+      amount = this.excess(s.invoice, left);
     } else amount = parseRefundAmount(raw, decimals);
     if (!amount.isPositive() || amount.cmp(left) > 0) throw exceeds(left);
     return amount;
   }
 
+  /** `"excess"`: the invoice's overpayment less what was refunded from it already, and no more than `left`. */
+  private excess(invoice: InvoiceRow, left: Amount): Amount {
+    const excess = Amount.of(invoice.overpaid_amount).minus(Amount.of(invoice.refunded_amount));
+    return excess.cmp(left) < 0 ? excess : left;
+  }
+
   /** Received (confirmed) less the live refunds, of the invoice and of the transaction, whichever is less. */
   private refundable(s: Source): Amount {
     let left: Amount | null = null;
-    if (s.invoice) left = Amount.of(s.invoice.paid_amount).minus(Amount.of(s.invoice.refunded_amount ?? '0'));
+    if (s.invoice) left = Amount.of(s.invoice.paid_amount).minus(Amount.of(s.invoice.refunded_amount));
     if (s.tx) {
       const received = s.tx.status === 'confirmed' ? Amount.of(s.tx.amount) : Amount.zero();
       const txLeft = received.minus(Amount.of(s.tx.refunded_amount ?? '0'));

@@ -105,22 +105,12 @@ export class StrayService {
    */
   async credit(accountId: string, id: string): Promise<StrayView> {
     return this.deps.store.write(async (em) => {
-      const row = await this.find(em, accountId, id, true);
-      if (!nextStrayStatus(row.status, 'credit'))
-        throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
-      const [transfer] = await rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE id = ${placeholder(em, 1)}`, [row.transfer_id]);
-      if (!transfer || transfer.status !== 'confirmed')
-        throw conflict('the stray payment is not confirmed on its chain yet', { reason: 'stray_not_confirmed', confirmations: transfer?.confirmations ?? 0 });
-      const moved = await this.move(em, row, 'credited');
-      if (!moved) throw conflict('the stray payment changed meanwhile', { reason: 'stray_not_open' });
       const [account] = await rawQuery<{ platform_fee_percent: string }>(em, `SELECT platform_fee_percent FROM accounts WHERE id = ${placeholder(em, 1)}`, [
         accountId,
       ]);
-      const receipt: Receipt = { transfer, accountId, type: 'deposit', invoiceId: null, addressId: row.address_id };
-      if (!(await this.deps.money.credit(em, receipt, { percent: account?.platform_fee_percent ?? '0', paidBy: 'merchant' })))
-        throw new Error(`stray ${row.id}: its transfer was credited already`);
-      await this.emit(em, 'stray.credited', moved);
-      return presentStray(this.deps.catalog, moved);
+      const { stray } = await this.resolve(em, accountId, id, 'credit', account?.platform_fee_percent ?? '0');
+      await this.emit(em, 'stray.credited', stray);
+      return presentStray(this.deps.catalog, stray);
     });
   }
 
@@ -130,17 +120,31 @@ export class StrayService {
    * without a platform fee (it goes back; it was never the merchant's), which the refund then takes
    * from. Its deposit row. 409 `conflict` as for a credit.
    */
-  async creditForRefund(em: EntityManager, accountId: string, id: string): Promise<{ stray: StrayRow; deposit: TransactionRow }> {
+  creditForRefund(em: EntityManager, accountId: string, id: string): Promise<{ stray: StrayRow; deposit: TransactionRow }> {
+    return this.resolve(em, accountId, id, 'refund', '0');
+  }
+
+  /**
+   * The merchant's decision on an open stray whose transfer is confirmed (409 `conflict` otherwise):
+   * the guarded move first, then the money owner credits the transfer as a `deposit` less `feePercent`.
+   */
+  private async resolve(
+    em: EntityManager,
+    accountId: string,
+    id: string,
+    move: 'credit' | 'refund',
+    feePercent: string,
+  ): Promise<{ stray: StrayRow; deposit: TransactionRow }> {
     const row = await this.find(em, accountId, id, true);
-    if (!nextStrayStatus(row.status, 'refund'))
-      throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
+    const to = nextStrayStatus(row.status, move);
+    if (!to) throw notOpen(row.status);
     const [transfer] = await rawQuery<ChainTransferRow>(em, `SELECT * FROM chain_transfers WHERE id = ${placeholder(em, 1)}`, [row.transfer_id]);
     if (!transfer || transfer.status !== 'confirmed')
       throw conflict('the stray payment is not confirmed on its chain yet', { reason: 'stray_not_confirmed', confirmations: transfer?.confirmations ?? 0 });
-    const moved = await this.move(em, row, 'refunded');
+    const moved = await this.move(em, row, to);
     if (!moved) throw conflict('the stray payment changed meanwhile', { reason: 'stray_not_open' });
     const receipt: Receipt = { transfer, accountId, type: 'deposit', invoiceId: null, addressId: row.address_id };
-    if (!(await this.deps.money.credit(em, receipt, { percent: '0', paidBy: 'merchant' })))
+    if (!(await this.deps.money.credit(em, receipt, { percent: feePercent, paidBy: 'merchant' })))
       throw new Error(`stray ${row.id}: its transfer was credited already`);
     const [deposit] = await rawQuery<TransactionRow>(
       em,
@@ -154,8 +158,7 @@ export class StrayService {
   /** An open, confirmed stray as a refund starts from (read outside the write; the write checks again). */
   async refundable(accountId: string, id: string): Promise<StrayRow> {
     const row = await this.find(this.deps.store.read, accountId, id);
-    if (!nextStrayStatus(row.status, 'refund'))
-      throw conflict(`the stray payment is ${row.status}, not open`, { reason: 'stray_not_open', status: row.status });
+    if (!nextStrayStatus(row.status, 'refund')) throw notOpen(row.status);
     return row;
   }
 
@@ -186,3 +189,5 @@ export class StrayService {
     });
   }
 }
+
+const notOpen = (status: StrayStatus) => conflict(`the stray payment is ${status}, not open`, { reason: 'stray_not_open', status });

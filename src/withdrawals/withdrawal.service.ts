@@ -219,35 +219,20 @@ export class WithdrawalService {
         await lockRow(em, 'accounts', caller.accountId);
         const initial = await this.initialStatus(em, account, shape.payout, amount);
         const now = this.deps.clock.now();
-        const row: WithdrawalRow = {
-          id: newTimeOrderedId(now.getTime()),
+        const row = newWithdrawalRow(now, {
           account_id: caller.accountId,
           status: initial.status,
+          review_reason: initial.reviewReason,
           payout_id: shape.payoutId,
           coin_id: coin.id,
-          amount: amount.toString(),
           to_address: shape.toAddress,
           comment: shape.comment,
-          review_reason: initial.reviewReason,
-          txid: null,
-          confirmations: 0,
-          failure_reason: null,
-          platform_fee: fees.platformFee.toString(),
-          network_fee_reserved: fees.networkFee.toString(),
-          network_fee_charged: null,
           network_fee_mode: shape.feeMode,
-          total_debit: fees.total.toString(),
           api_key_id: caller.apiKeyId,
-          decided_by: null,
-          decided_at: null,
-          signed_tx: null,
-          candidate_txids: '[]',
-          claimed_by: null,
-          claimed_at: null,
-          created_at: iso(now),
-          updated_at: iso(now),
-          completed_at: null,
-        };
+          refund_id: null,
+          amount,
+          fees,
+        });
         // The unique indexes on (account, payout_id) and (account, key) are the guards: the
         // withdrawal, its key and its hold are written together or not at all.
         if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
@@ -362,36 +347,20 @@ export class WithdrawalService {
     await lockRow(em, 'accounts', r.accountId);
     const initial = await this.initialStatus(em, account, r.payout, r.send);
     const now = this.deps.clock.now();
-    const row: WithdrawalRow = {
-      id: newTimeOrderedId(now.getTime()),
+    const row = newWithdrawalRow(now, {
       account_id: r.accountId,
       status: initial.status,
+      review_reason: initial.reviewReason,
       payout_id: null,
       coin_id: coin.id,
-      amount: r.send.toString(),
       to_address: r.toAddress,
       comment: r.comment,
-      review_reason: initial.reviewReason,
-      txid: null,
-      confirmations: 0,
-      failure_reason: null,
-      platform_fee: r.fees.platformFee.toString(),
-      network_fee_reserved: r.fees.networkFee.toString(),
-      network_fee_charged: null,
       network_fee_mode: 'reserved',
-      total_debit: r.fees.total.toString(),
       api_key_id: r.apiKeyId,
-      decided_by: null,
-      decided_at: null,
-      signed_tx: null,
-      candidate_txids: '[]',
-      claimed_by: null,
-      claimed_at: null,
       refund_id: r.refundId,
-      created_at: iso(now),
-      updated_at: iso(now),
-      completed_at: null,
-    };
+      amount: r.send,
+      fees: r.fees,
+    });
     if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Error(`withdrawal ${row.id} exists`);
     await this.countInDay(em, row, 1);
     await this.deps.money.hold(em, {
@@ -860,6 +829,39 @@ export class WithdrawalService {
     if (!a) throw notFound('account');
     return { ...a, verified: Boolean(a.verified), withdrawal_whitelist_enforced: Boolean(a.withdrawal_whitelist_enforced) };
   }
+}
+
+/** A new withdrawal as stored: what its creation decided, the rest as none yet. */
+function newWithdrawalRow(
+  now: Date,
+  w: Pick<WithdrawalRow, 'account_id' | 'status' | 'review_reason' | 'payout_id' | 'coin_id' | 'to_address' | 'comment' | 'network_fee_mode' | 'api_key_id'> & {
+    refund_id: string | null;
+    amount: Amount;
+    fees: WithdrawalFees;
+  },
+): WithdrawalRow {
+  const { amount, fees, ...given } = w;
+  return {
+    ...given,
+    id: newTimeOrderedId(now.getTime()),
+    amount: amount.toString(),
+    txid: null,
+    confirmations: 0,
+    failure_reason: null,
+    platform_fee: fees.platformFee.toString(),
+    network_fee_reserved: fees.networkFee.toString(),
+    network_fee_charged: null,
+    total_debit: fees.total.toString(),
+    decided_by: null,
+    decided_at: null,
+    signed_tx: null,
+    candidate_txids: '[]',
+    claimed_by: null,
+    claimed_at: null,
+    created_at: iso(now),
+    updated_at: iso(now),
+    completed_at: null,
+  };
 }
 
 /** Where a withdrawal's held money goes once settled: the amount out, the platform's fee, the network's. */
