@@ -245,6 +245,17 @@ test.serial(
     await t.throwsAsync(refunds().provideAddress(inv.id, tokenOf(res.body.refund_url), elsewhere()), { message: /has its address already|expired/ });
     t.deepEqual(await eventsOf(res.body.id), ['refund.created', 'refund.expired']);
 
+    // A link past its time before the job ran: the payer's address expires that refund, and only it.
+    const late = await f.api.post('/v1/refunds', { invoice_id: inv.id, amount: '0.005' });
+    const beside = await f.api.post('/v1/refunds', { invoice_id: inv.id, amount: '0.005' });
+    await f.td.daemon.store.write((em) => em.update(RefundEntity, { id: late.body.id }, { expires_at: new Date(Date.now() - 1000).toISOString() }));
+    await f.td.daemon.store.write((em) => em.update(RefundEntity, { id: beside.body.id }, { expires_at: new Date(Date.now() - 1000).toISOString() }));
+    await t.throwsAsync(refunds().provideAddress(inv.id, tokenOf(late.body.refund_url), elsewhere()), { message: /expired/ });
+    t.like(await getRefund(late.body.id), { status: 'expired', withdrawal_id: null });
+    t.is((await getRefund(beside.body.id)).status, 'awaiting_address', 'no other refund expired by a public caller');
+    t.is(await refunds().expireDue(), 1);
+    t.deepEqual(await f.balance(), before, 'both holds released');
+
     const waiting = await f.api.post('/v1/refunds', { invoice_id: inv.id, amount: '0.01' });
     const cancelled = await f.api.post(`/v1/refunds/${waiting.body.id}/cancel`, {});
     t.is(cancelled.status, 200);
