@@ -42,7 +42,7 @@ let first: { account: string; key: string; secret: string; invoiceId: string } |
 
 test.serial('dev prints the base URL, demo account, test key and a signed curl example that works; Ctrl-C stops it', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['dev']);
-  await dev.waitFor(/public catalogue:/, 20000);
+  await dev.waitFor(/public catalogue:/, 60000);
   const out = dev.stdout;
   const baseUrl = out.match(/base URL\s+(http:\/\/127\.0\.0\.1:\d+)/)![1]!;
   const account = out.match(/account\s+([0-9a-f-]{36})/)![1]!;
@@ -228,7 +228,7 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
 
 test.serial('dev --json prints one JSON object; the demo account and key are kept across restarts', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const line = (await dev.waitFor(/^\{.*\}\n/m, 20000))[0];
+  const line = (await dev.waitFor(/^\{.*\}\n/m, 60000))[0];
   const info = JSON.parse(line);
   t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
   t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -312,7 +312,7 @@ test.serial('dev --json prints one JSON object; the demo account and key are kep
 
 test.serial('kill -9 of coinkeep dev leaves none of its anvils running', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 20000))[0]);
+  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
   const urls = (info.chains as Array<{ kind: string; rpc_url: string }>).filter((c) => c.kind === 'evm').map((c) => c.rpc_url);
   t.is(urls.length, 2);
   for (const url of urls) t.is(Number(await rpc(url, 'eth_chainId')) > 0, true);
