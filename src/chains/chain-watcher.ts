@@ -65,8 +65,11 @@ export interface ChainWatcherDeps {
 
 /** New heads a node pushes: hints that wake the scanner, never recorded. */
 export interface HeadSource {
-  start(onHead: (head: { height: number; hash: string }) => void): void;
+  /** `onHead` for each head pushed, or with null when heads may have been missed (a subscription made again). */
+  start(onHead: (head: { height: number; hash: string } | null) => void): void;
   stop(): void;
+  /** Each tip a poll read (the truth), so the source can tell a push that went silent. */
+  polledTip?(height: number): void;
 }
 
 /**
@@ -532,6 +535,7 @@ export class ChainWatcher {
   private noteTip(tip: BlockRef): void {
     if (this.nodeTip?.height !== tip.height || this.nodeTip.hash !== tip.hash) this.tipChangedAt = this.deps.clock.now().getTime();
     this.nodeTip = tip;
+    this.deps.heads?.polledTip?.(tip.height);
   }
 
   private checkStall(tip: BlockRef): void {
