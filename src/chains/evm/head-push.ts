@@ -33,8 +33,8 @@ const DEFAULT_TIMING: HeadPushTiming = { minMs: MIN_BACKOFF_MS, maxMs: MAX_BACKO
  * truth: a head pushed here is never recorded, the scanner reads the tip and the blocks over
  * JSON-RPC as it always does, so a head the node then does not serve (a lying or racing push)
  * changes nothing. A dropped or refused connection is tried again after a pause that doubles from
- * minMs to maxMs (with jitter), back to the shortest once a head arrives (a server that accepts and drops at once is not hammered); a subscription
- * made again wakes the scanner once (heads may have been missed meanwhile).
+ * minMs to maxMs (with jitter), back to the shortest once a head arrives (a server that accepts and drops at once is not hammered); each
+ * subscription made wakes the scanner once (heads may have been missed meanwhile).
  *
  * A connection can die without closing (a NAT or proxy that forgot it, a node that stopped
  * answering): when nothing arrived for pingEveryMs it is pinged, and when still nothing arrived
@@ -65,7 +65,7 @@ export class HeadPush {
     this.timing = { ...DEFAULT_TIMING, ...timing };
   }
 
-  /** Starts listening; `onHead` is called for each head pushed, and with null when a subscription is made again (heads may have been missed). */
+  /** Starts listening; `onHead` is called for each head pushed, and with null when a subscription is made (heads may have been missed). */
   start(onHead: (head: PushedHead | null) => void): void {
     this.onHead = onHead;
     this.stopped = false;
@@ -141,8 +141,9 @@ export class HeadPush {
           if (msg.id === 1 && typeof msg.result === 'string') {
             subscription = msg.result;
             this.unpushed = null;
-            // A subscription made again: heads may have come while there was none.
-            if (this.counts.subscriptions++ > 0) this.onHead?.(null);
+            // Heads may have come while there was no subscription (before the first too: a poll costs little).
+            this.counts.subscriptions++;
+            this.onHead?.(null);
             return;
           }
           if (msg.method !== 'eth_subscription' || msg.params?.subscription !== subscription || subscription === null) return;

@@ -36,17 +36,17 @@ test('an endpoint that drops every connection is tried again with a pause that d
   await until('six connections', () => fake.connectedAt.length >= 6, 10_000);
   const gaps = fake.connectedAt.slice(1, 6).map((at, i) => at - fake.connectedAt[i]!);
   // Pauses drawn in [base/2, base] for bases 40, 80, 160, 320, 640 ms: each pair of steps at least doubles.
-  t.true(gaps[0]! < 200, `first pause ${gaps[0]} ms`);
-  t.true(gaps[2]! >= 80, `third pause ${gaps[2]} ms`);
-  t.true(gaps[4]! >= 320, `fifth pause ${gaps[4]} ms`);
-  t.true(gaps[4]! > gaps[0]! * 2, `pauses ${gaps.join(', ')}`);
-  // Reconnects after the first each wake the scanner once (heads may have been missed).
+  // (Lower bounds only: a loaded machine may stretch any pause, never shorten one.)
+  t.true(gaps[2]! >= 80, `pauses ${gaps.join(', ')} ms`);
+  t.true(gaps[3]! >= 160, `pauses ${gaps.join(', ')} ms`);
+  t.true(gaps[4]! >= 320, `pauses ${gaps.join(', ')} ms`);
+  // Each subscription wakes the scanner once (heads may have been missed).
   t.true(got.length >= 4 && got.every((h) => h === null));
 
   // A connection that holds and pushes a head: the next drop is retried at the shortest pause again.
   fake.dropAfterSubscribe = false;
-  const n = fake.connectedAt.length;
-  await until('a connection that holds', () => fake.connectedAt.length > n && push.connected, 5000);
+  const subs = fake.subscriptions;
+  await until('a connection that holds', () => fake.subscriptions > subs && push.connected, 10_000);
   fake.push(7, '0x' + '11'.repeat(32));
   await until('the head', () => got.some((h) => h?.height === 7));
   const before = fake.connectedAt.length;
@@ -82,7 +82,7 @@ test('a connection that stays open but answers nothing (not even a ping) is drop
   await until('dropped as dead', () => push.counts.dropped === 1, 3000);
   const took = Date.now() - frozenAt;
   t.true(took >= 200, `dropped after ${took} ms`);
-  await until('a new subscription', () => push.counts.connects === 2 && got.includes(null), 3000);
+  await until('a new subscription', () => push.counts.connects === 2 && got.filter((h) => h === null).length === 2, 3000);
   const seen = got.length;
   const now = await node.blockNumber();
   await node.mine(1);
@@ -92,7 +92,7 @@ test('a connection that stays open but answers nothing (not even a ping) is drop
 test('a subscription silent behind live pongs is made anew once a polled head is not pushed in time', async (t) => {
   const fake = await FakeHeads.start();
   t.teardown(() => fake.stop());
-  const push = new HeadPush(fake.url, silentLogger, { minMs: 20, maxMs: 200, pingEveryMs: 100, silentAfterMs: 400 });
+  const push = new HeadPush(fake.url, silentLogger, { minMs: 20, maxMs: 200, pingEveryMs: 100, silentAfterMs: 3000 });
   t.teardown(() => push.stop());
   const got = listen(push);
   await until('subscribed', () => fake.subscriptions >= 1);
@@ -105,15 +105,15 @@ test('a subscription silent behind live pongs is made anew once a polled head is
   push.polledTip(11);
   await sleep(150);
   fake.push(11, '0x' + 'bb'.repeat(32));
-  await sleep(600);
+  await sleep(3500);
   t.is(push.counts.dropped, 0, 'a push in time was taken for silence');
   t.is(fake.subscriptions, 1);
   // The poll reads 12, the push never says it (pongs still come): the subscription is made anew.
   push.polledTip(12);
   const at = Date.now();
-  await until('subscribed anew', () => fake.subscriptions >= 2, 3000);
+  await until('subscribed anew', () => fake.subscriptions >= 2, 8000);
   const took = Date.now() - at;
   t.is(push.counts.dropped, 1);
-  t.true(took >= 400, `made anew after ${took} ms`);
-  await until('woken on the new subscription', () => got.includes(null));
+  t.true(took >= 3000, `made anew after ${took} ms`);
+  await until('woken on the new subscription', () => got.filter((h) => h === null).length === 2);
 });
