@@ -190,6 +190,9 @@ async function tronDriver(): Promise<Driver> {
     made = [];
     for (const w of waiting) w(at);
   });
+  // A first block at the wall clock's time: the stand-in's earlier blocks carry 2023 timestamps,
+  // and a payment made on them would expire in the first block made now.
+  await new Promise<number>((resolve) => made.push(resolve));
   return {
     name: 'tron (stand-in)',
     ticker: 'TRX',
