@@ -53,6 +53,12 @@ export class HeadPush {
   /** The highest head pushed; and the lowest polled head above it, with when the poll first read it. */
   private pushedHeight = -1;
   private unpushed: { height: number; since: number } | null = null;
+  /**
+   * The highest head polled, and the one polled when the subscription was made (or first after it):
+   * a subscription announces only blocks newer than it, so a quiet chain's tip is no silence.
+   */
+  private polledHeight = -1;
+  private polledFloor: number | null = null;
   /** Connections made (a reconnect counts), subscriptions confirmed, heads received, connections dropped as dead or silent: for tests and status. */
   readonly counts = { connects: 0, subscriptions: 0, heads: 0, dropped: 0 };
   private readonly timing: HeadPushTiming;
@@ -92,7 +98,9 @@ export class HeadPush {
 
   /** A head the poll read from the node (the truth): one the push does not announce in time means a silent subscription. */
   polledTip(height: number): void {
-    if (height <= this.pushedHeight || this.unpushed !== null) return;
+    this.polledHeight = Math.max(this.polledHeight, height);
+    this.polledFloor ??= height;
+    if (height <= Math.max(this.pushedHeight, this.polledFloor) || this.unpushed !== null) return;
     this.unpushed = { height, since: Date.now() };
   }
 
@@ -141,6 +149,7 @@ export class HeadPush {
           if (msg.id === 1 && typeof msg.result === 'string') {
             subscription = msg.result;
             this.unpushed = null;
+            this.polledFloor = this.polledHeight >= 0 ? this.polledHeight : null;
             // Heads may have come while there was no subscription (before the first too: a poll costs little).
             this.counts.subscriptions++;
             this.onHead?.(null);

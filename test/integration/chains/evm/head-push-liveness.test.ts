@@ -117,3 +117,30 @@ test('a subscription silent behind live pongs is made anew once a polled head is
   t.true(took >= 3000, `made anew after ${took} ms`);
   await until('woken on the new subscription', () => got.filter((h) => h === null).length === 2);
 });
+
+test('a quiet chain is no silence: the tip polled when the subscription was made is not waited for', async (t) => {
+  const fake = await FakeHeads.start();
+  t.teardown(() => fake.stop());
+  const push = new HeadPush(fake.url, silentLogger, { minMs: 20, maxMs: 200, pingEveryMs: 100, silentAfterMs: 500 });
+  t.teardown(() => push.stop());
+  push.polledTip(40);
+  listen(push);
+  await until('subscribed', () => fake.subscriptions >= 1);
+  // No block comes: the poll keeps reading 40 (and the node pushes nothing, rightly).
+  for (let i = 0; i < 8; i++) {
+    push.polledTip(40);
+    await sleep(150);
+  }
+  t.is(push.counts.dropped, 0, 'a quiet chain was taken for a silent subscription');
+  t.is(fake.subscriptions, 1);
+  // A new block the push does not announce is silence.
+  push.polledTip(41);
+  await until('subscribed anew', () => fake.subscriptions >= 2, 8000);
+  t.is(push.counts.dropped, 1);
+  // The new subscription starts from 41: polling 41 again is no silence.
+  for (let i = 0; i < 6; i++) {
+    push.polledTip(41);
+    await sleep(150);
+  }
+  t.is(push.counts.dropped, 1);
+});
