@@ -1,7 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import type { Clock } from '../shared/clock';
 import { ChainWatcher, type ChainStatus, type ChainWatcherDeps, type HeadSource } from './chain-watcher';
-import { HeadPush } from './evm/head-push';
+import { familyOf } from './families';
 import type { ChainReader, ChainSender, HoldingsReader } from './types';
 
 /** Builds the adapter of a configured chain (`clock`: its endpoints' pauses and staleness); null for a family this version does not watch yet. */
@@ -30,8 +30,8 @@ export class ChainCore {
         continue;
       }
       this.adapters.set(chain.id, adapter);
-      // EVM `ws_url`: new heads pushed wake the scanner (polling stays the fallback).
-      const heads = chain.kind === 'evm' && chain.ws_url ? new HeadPush(chain.ws_url, deps.logger.child({ chain: chain.id })) : undefined;
+      // What the node offers to tell new blocks at once (EVM `ws_url`, Core's waitfornewblock) wakes the scanner; polling stays the fallback.
+      const heads = familyOf(chain.kind).headSource?.(chain, deps.logger.child({ chain: chain.id }));
       if (heads) this.heads.push(heads);
       this.watchers.push(new ChainWatcher({ ...deps, chain, adapter, heads }));
     }

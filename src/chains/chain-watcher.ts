@@ -8,6 +8,7 @@ import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/amount';
 import { MempoolTracker } from './mempool-tracker';
+import { alignedPollDelayMs } from './poll-timing';
 import { createCursor, insertHeaders, moveCursor, pruneHeaders, type ScanPoint } from './scan-rows';
 import { transferKey, type TransferRecorder } from './transfer-recorder';
 import { spendObservations, transferKeys } from './block-transfers';
@@ -65,8 +66,11 @@ export interface ChainWatcherDeps {
 
 /** New heads a node pushes: hints that wake the scanner, never recorded. */
 export interface HeadSource {
-  start(onHead: (head: { height: number; hash: string }) => void): void;
+  /** `onHead` for each head pushed, or with null when heads may have been missed (a subscription made again). */
+  start(onHead: (head: { height: number; hash: string } | null) => void): void;
   stop(): void;
+  /** Each tip a poll read (the truth), so the source can tell a push that went silent. */
+  polledTip?(height: number): void;
 }
 
 /**
@@ -174,9 +178,19 @@ export class ChainWatcher {
     this.deps.heads?.start(() => wake());
   }
 
-  /** The pause before the next poll: poll_interval_ms, longer when an endpoint's requests_per_day asks it. */
+  /**
+   * The pause before the next poll: poll_interval_ms, or on a chain with a block time (Tron) just
+   * after the next block is due by the tip's timestamp (chains/poll-timing.ts); longer when an
+   * endpoint's requests_per_day asks it.
+   */
   nextPollDelayMs(): number {
-    return this.deps.adapter.nodes?.pollDelayMs(this.pollIntervalMs) ?? this.pollIntervalMs;
+    const pause = alignedPollDelayMs({
+      nowMs: this.deps.clock.now().getTime(),
+      tipTimeMs: this.nodeTip?.timeMs ?? null,
+      blockMs: this.options.block_time_ms ?? 0,
+      intervalMs: this.pollIntervalMs,
+    });
+    return this.deps.adapter.nodes?.pollDelayMs(pause) ?? pause;
   }
 
   /** The newest block: through the chain's endpoints (the first that is not behind) when the adapter has them. */
@@ -532,6 +546,7 @@ export class ChainWatcher {
   private noteTip(tip: BlockRef): void {
     if (this.nodeTip?.height !== tip.height || this.nodeTip.hash !== tip.hash) this.tipChangedAt = this.deps.clock.now().getTime();
     this.nodeTip = tip;
+    this.deps.heads?.polledTip?.(tip.height);
   }
 
   private checkStall(tip: BlockRef): void {

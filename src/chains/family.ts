@@ -1,6 +1,8 @@
 import type { Coin } from '../catalog/coins';
 import type { ChainConfig, NodeEndpoint } from '../config/schema';
 import type { Clock } from '../shared/clock';
+import type { Logger } from '../shared/logger';
+import type { HeadSource } from './chain-watcher';
 import type { AddressScheme } from './address-scheme';
 import type { DoctorEndpoint } from './doctor';
 import type { ChainAdapter, FeeQuote } from './types';
@@ -47,4 +49,9 @@ export interface ChainFamily {
    * the deposit addresses of all its chains are numbered by one counter per account.
    */
   readonly addresses: { treasuries: boolean; change: boolean; sharedAcrossChains?: boolean };
+  /**
+   * What the node offers to learn of new blocks at once (EVM: `ws_url`'s pushed heads; Bitcoin:
+   * Core's `waitfornewblock`), waking the chain's scanner beside its polling; none: polled only.
+   */
+  headSource?(chain: ChainConfig, log: Logger): HeadSource | undefined;
 }

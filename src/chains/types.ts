@@ -11,6 +11,8 @@ export interface BlockRef {
   hash: string;
   /** The block's timestamp (seconds since 1970), where the node gives it with the tip: staleness (PRODUCT §15). */
   time?: number;
+  /** The same to the millisecond, where the node gives it so (Tron): polls aligned to the block times (chains/poll-timing.ts). */
+  timeMs?: number;
 }
 
 export interface BlockHeader extends BlockRef {

@@ -32,6 +32,10 @@ export interface ChainWatchOptions {
   stall_seconds: number;
   /** Every node request is abandoned after this long. */
   rpc_timeout_ms: number;
+  /** tron: the chain's block time (3000); polls go just after each block is due by the tip's timestamp. 0 or absent: every poll_interval_ms. */
+  block_time_ms?: number;
+  /** btc: ask the node for new blocks by its long poll `waitfornewblock` beside polling (true; a node without it is polled only). */
+  wait_for_blocks?: boolean;
 }
 
 /** One node a chain reads from and sends through (PRODUCT §15). */
@@ -416,7 +420,7 @@ const TRON_ADDRESS_RE = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 const WATCH_OPTION_KEYS = ['reorg_max_depth', 'poll_interval_ms', 'batch_size', 'start_height', 'stall_seconds', 'rpc_timeout_ms'];
 
 /** A tron chain's own options: the genesis block id of a network without a preset (a private chain, the sandbox's). */
-const TRON_OPTION_KEYS = ['genesis_block_id', 'tx_expiration_seconds'];
+const TRON_OPTION_KEYS = ['genesis_block_id', 'tx_expiration_seconds', 'block_time_ms'];
 
 /** A node stuck this long is in trouble; Bitcoin's blocks come far less regularly than the others'. */
 const STALL_DEFAULTS: Record<ChainConfig['kind'], number> = { btc: 7200, evm: 600, tron: 300 };
@@ -430,6 +434,8 @@ function readBtcAddressOptions(r: Reader): void {
 }
 
 const BTC_FEE_OPTION_KEYS = ['fee_target_blocks', 'fee_fallback_sat_vb', 'fee_max_sat_vb'];
+/** A btc chain's watch options beside the shared ones: the node's long poll for new blocks. */
+const BTC_WATCH_OPTION_KEYS = ['wait_for_blocks'];
 
 function readBtcFeeOptions(r: Reader): BtcFeeOptions {
   return { target_blocks: r.int('fee_target_blocks', 6, 1, 1008), fallback_sat_vb: r.int('fee_fallback_sat_vb', 10, 1, BTC_MAX_FEE_RATE) };
@@ -538,7 +544,7 @@ function sweepMin(sweep: Reader, tickers: string[]): Record<string, string> {
 function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptions {
   r.unknownKeys(
     kind === 'btc'
-      ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS]
+      ? [...WATCH_OPTION_KEYS, ...BTC_ADDRESS_OPTION_KEYS, ...BTC_FEE_OPTION_KEYS, ...BTC_WATCH_OPTION_KEYS]
       : kind === 'tron'
         ? [...WATCH_OPTION_KEYS, ...TRON_OPTION_KEYS]
         : WATCH_OPTION_KEYS,
@@ -553,7 +559,16 @@ function readWatchOptions(r: Reader, kind: ChainConfig['kind']): ChainWatchOptio
     start_height: r.raw('start_height') == null ? null : r.int('start_height', undefined, 0, 2 ** 31 - 1),
     stall_seconds: r.int('stall_seconds', STALL_DEFAULTS[kind], 0, 604800),
     rpc_timeout_ms: r.int('rpc_timeout_ms', 10000, 100, 600000),
+    ...(kind === 'tron' ? { block_time_ms: blockTime(r) } : {}),
+    ...(kind === 'btc' ? { wait_for_blocks: r.bool('wait_for_blocks', true) } : {}),
   };
+}
+
+/** tron `options.block_time_ms`: 3000 (mainnet's and the test networks' slots), 0 to poll at a fixed interval, else 100 ms to 10 minutes. */
+function blockTime(r: Reader): number {
+  const ms = r.int('block_time_ms', 3000, 0, 600000);
+  if (ms > 0 && ms < 100) throw new ConfigError(r.key('block_time_ms'), 'must be 0 (poll at a fixed interval) or at least 100');
+  return ms;
 }
 
 /** A node older than this is stale, by kind, on public networks (PRODUCT §15). */

@@ -269,6 +269,8 @@ export class TronNode {
   private holding = false;
   private busyCode: string | null = null;
   private branch = 0;
+  /** The timer of `produce`: blocks made at wall-clock slots. */
+  private producer: NodeJS.Timeout | null = null;
   /** Block time skipped by `skipTime`, added to the next block's timestamp. */
   private skipped = 0;
   private apiKey: string | null = null;
@@ -393,7 +395,32 @@ export class TronNode {
     this.port = (server.address() as AddressInfo).port;
   }
 
+  /**
+   * Makes blocks as a live network does: one at each wall-clock slot of `blockMs` (a multiple of it
+   * since 1970), timestamped with the slot's time, until stop() or produce(0). `onBlock` is told
+   * each block's height and timestamp (ms) as it is made. Blocks made by `mine` meanwhile are
+   * timestamped as usual.
+   */
+  produce(blockMs: number, onBlock?: (height: number, timestampMs: number) => void): void {
+    if (this.producer) clearTimeout(this.producer);
+    this.producer = null;
+    if (blockMs <= 0) return;
+    const next = () => {
+      const slot = (Math.floor(Date.now() / blockMs) + 1) * blockMs;
+      this.producer = setTimeout(() => {
+        const parent = this.blocks.at(-1)!.block_header.raw_data.timestamp;
+        this.skipped = slot - parent - BLOCK_MS;
+        this.mine(1);
+        onBlock?.(this.height, slot);
+        next();
+      }, slot - Date.now());
+      this.producer.unref();
+    };
+    next();
+  }
+
   async stop(): Promise<void> {
+    this.produce(0);
     const server = this.server;
     this.server = null;
     if (!server) return;

@@ -19,6 +19,8 @@ export class WsClient {
   private closed = false;
   private buf: Buffer = Buffer.alloc(0);
   private fragments: Buffer[] = [];
+  /** When a frame last arrived (ms, Date.now()), or the connection opened: see ping(). */
+  lastHeardAt = Date.now();
 
   private constructor(
     private readonly onMessage: (text: string) => void,
@@ -57,6 +59,7 @@ export class WsClient {
         socket.setTimeout(0);
         socket.setNoDelay(true);
         client.socket = socket;
+        client.lastHeardAt = Date.now();
         socket.on('data', (d: Buffer) => client.receive(d));
         socket.on('error', () => client.end('the connection failed'));
         socket.on('close', () => client.end('the connection closed'));
@@ -73,6 +76,11 @@ export class WsClient {
 
   send(text: string): void {
     this.frame(0x1, Buffer.from(text, 'utf8'));
+  }
+
+  /** Sends a ping: a live server answers with a pong, which moves `lastHeardAt` as any frame does. */
+  ping(): void {
+    this.frame(0x9, Buffer.alloc(0));
   }
 
   close(): void {
@@ -113,6 +121,7 @@ export class WsClient {
   }
 
   private receive(data: Buffer): void {
+    this.lastHeardAt = Date.now();
     this.buf = this.buf.length === 0 ? data : Buffer.concat([this.buf, data]);
     while (!this.closed && this.buf.length >= 2) {
       const b0 = this.buf[0]!;

@@ -9,6 +9,7 @@ import { TronNode } from '../../src/dev/tron-node';
 import { Amount } from '../../src/shared/amount';
 import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { killAllBcoins, startBcoin } from '../helpers/bcoin';
+import { FakeCoreWait } from '../helpers/fake-core-wait';
 import { waitWatched } from '../helpers/chain-scan';
 import { FIXED_RATES, merchantWithKey, startTestDaemon, type TestDaemon } from '../helpers/daemon';
 import { ApiClient, startInvoiceFixture } from '../helpers/invoice-fixture';
@@ -33,6 +34,8 @@ const CHAINS = (process.env.BENCH_LATENCY_CHAINS ?? 'anvil,bcoin,tron').split(',
 /** The sandbox chains' poll interval (src/dev): what `coinkeep dev` runs with. */
 const POLL_MS = Number(process.env.BENCH_LATENCY_POLL_MS ?? 1000);
 const CONFIRMATIONS = 2;
+/** The Tron stand-in's block time when it makes its own blocks (mainnet's). */
+const TRON_BLOCK_MS = 3000;
 const DONE_WITHIN_MS = 60_000;
 /** Issue 35 §3: open payment pages on an idle daemon (0: that part is skipped), and the seconds its CPU is measured (above the pages' 30 s poll). */
 const IDLE_PAGES = Number(process.env.BENCH_LATENCY_IDLE_PAGES ?? 1000);
@@ -48,13 +51,16 @@ interface Driver {
   entry(variant: Variant): Record<string, unknown>;
   /** Pays `amount` (coin units) to `address`; the payment is then in the node's pool or in a block. */
   pay(address: string, amount: string): Promise<void>;
-  mine(): Promise<void>;
+  /** Mines a block; or, on a node that makes its own at its slots, waits for the next and gives the time it was made (t0). */
+  mine(): Promise<number | void>;
+  /** The variants this chain runs in, push (or its block-time alignment) off first. */
+  variants: Variant[];
   stop(): Promise<void>;
 }
 
 interface Variant {
   name: string;
-  /** EVM: the node's WebSocket endpoint as ws_url (push of new heads). */
+  /** EVM: the node's WebSocket endpoint as ws_url; Bitcoin: waitfornewblock; Tron: polls aligned to block times. */
   push: boolean;
 }
 
@@ -116,6 +122,10 @@ async function anvilDriver(): Promise<Driver> {
         sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
         ...(v.push ? { ws_url: node.rpcUrl.replace(/^http/, 'ws') } : {}),
       }),
+    variants: [
+      { name: 'polling', push: false },
+      { name: 'ws_url push', push: true },
+    ],
     pay: async (to, amount) => {
       await node.rpc('eth_sendTransaction', [{ from: payer, to, value: '0x' + Amount.of(amount).toBaseUnits(18).toString(16) }]);
     },
@@ -126,42 +136,84 @@ async function anvilDriver(): Promise<Driver> {
   };
 }
 
+/**
+ * bcoin has no waitfornewblock (it answers method not found, and is then polled only): the push
+ * variant runs through the fake Core front of the tests (test/helpers/fake-core-wait.ts), which
+ * answers the daemon's waitfornewblock as Core does, the moment the driver has mined a block.
+ */
 async function bcoinDriver(): Promise<Driver> {
   const node = await startBcoin();
-  let paid = false;
+  const front = await FakeCoreWait.start(node.rpcUrl);
+  const frontUrl = new URL(node.rpcUrl);
+  frontUrl.port = String(front.port);
   return {
     name: 'bcoin',
     ticker: 'BTC',
     decimals: 8,
-    entry: () => bcoinChainEntry(node.rpcUrl, { confirmations: CONFIRMATIONS, options: { poll_interval_ms: POLL_MS, stall_seconds: 0 } }),
+    entry: (v) =>
+      bcoinChainEntry(v.push ? frontUrl.toString() : node.rpcUrl, {
+        confirmations: CONFIRMATIONS,
+        options: { poll_interval_ms: POLL_MS, stall_seconds: 0, wait_for_blocks: v.push },
+      }),
     pay: async (address, amount) => {
       await node.pay([{ address, value: Amount.of(amount).toBaseUnits(8) }]);
-      paid = true;
     },
     mine: async () => {
       await node.mine(1);
-      paid = false;
+      await front.announce();
     },
+    variants: [
+      { name: 'polling', push: false },
+      { name: 'waitfornewblock (fake Core front)', push: true },
+    ],
     stop: async () => {
-      void paid;
+      await front.stop();
       await killAllBcoins();
     },
   };
 }
 
+/**
+ * The Tron stand-in making its own blocks at 3 s wall-clock slots, as a live network (TronNode.produce):
+ * polled every POLL_MS (block_time_ms 0, as before), then aligned to the block timestamps.
+ */
 async function tronDriver(): Promise<Driver> {
   const node = await TronNode.start();
+  let made: Array<(at: number) => void> = [];
+  // Payments wait in the pool until the driver asks for a block (a round's payments in one block, as on anvil).
+  node.holdPending(true);
+  node.produce(TRON_BLOCK_MS, () => {
+    // When the block was made: t0. The next ones hold payments again until asked for.
+    node.holdPending(true);
+    const at = now();
+    const waiting = made;
+    made = [];
+    for (const w of waiting) w(at);
+  });
+  // A first block at the wall clock's time: the stand-in's earlier blocks carry 2023 timestamps,
+  // and a payment made on them would expire in the first block made now.
+  await new Promise<number>((resolve) => made.push(resolve));
   return {
     name: 'tron (stand-in)',
     ticker: 'TRX',
     decimals: 6,
-    entry: () => tronChainEntry(node, { confirmations: CONFIRMATIONS, options: { poll_interval_ms: POLL_MS, stall_seconds: 0 } }),
+    entry: (v) =>
+      tronChainEntry(node, {
+        confirmations: CONFIRMATIONS,
+        options: { poll_interval_ms: POLL_MS, stall_seconds: 0, block_time_ms: v.push ? TRON_BLOCK_MS : 0 },
+      }),
     pay: async (address, amount) => {
       node.pay(address, 'native', Amount.of(amount).toBaseUnits(6));
     },
-    mine: async () => {
-      node.mine(1);
-    },
+    mine: () =>
+      new Promise<number>((resolve) => {
+        node.holdPending(false);
+        made.push(resolve);
+      }),
+    variants: [
+      { name: `polling every ${POLL_MS} ms`, push: false },
+      { name: `aligned to the ${TRON_BLOCK_MS} ms block time`, push: true },
+    ],
     stop: () => node.stop(),
   };
 }
@@ -193,8 +245,9 @@ async function measure(driver: Driver, variant: Variant, client: Client): Promis
       await driver.mine();
       // Anywhere in the poll cycle.
       await sleep(50 + Math.random() * POLL_MS);
-      const at = now();
-      await driver.mine();
+      const asked = now();
+      const made = await driver.mine();
+      const at = typeof made === 'number' ? made : asked;
       for (const id of ids) t0.set(id, at);
       await sleep(50 + Math.random() * 200);
     }
@@ -216,22 +269,12 @@ async function measure(driver: Driver, variant: Variant, client: Client): Promis
       xs.length === 0 ? 'none arrived' : `p50 ${fmt(percentile(xs, 50), 0)}  p99 ${fmt(percentile(xs, 99), 0)}  max ${fmt(xs[xs.length - 1]!, 0)} ms`;
     const cfg = parseConfig({ chains: [entry] }).chains[0]!;
     console.log(
-      `\n== latency, ${driver.name}, ${variant.name}: ${t0.size} payments, ${CONFIRMATIONS} confirmations, poll interval ${cfg.watch.poll_interval_ms} ms`,
+      `\n== latency, ${driver.name}, ${variant.name}: ${t0.size} payments, ${CONFIRMATIONS} confirmations, poll interval ${cfg.watch.poll_interval_ms} ms${cfg.watch.block_time_ms ? `, block time ${cfg.watch.block_time_ms} ms` : ''}`,
     );
     console.log(`  ${'block → invoice.paid webhook received'.padEnd(44)} ${row(webhook)}  (${webhook.length}/${t0.size})`);
     console.log(`  ${'block → page shows paid'.padEnd(44)} ${row(page)}  (${page.length}/${t0.size}; ${viaSse} by event stream, page poll 4000 ms)`);
   } finally {
     await td.stop();
-  }
-}
-
-/** Whether this version's config takes `ws_url` on an EVM chain (push of new heads). */
-function pushSupported(entry: Record<string, unknown>): boolean {
-  try {
-    const chain = parseConfig({ chains: [{ ...entry, ws_url: 'ws://127.0.0.1:1' }] }).chains[0] as unknown as Record<string, unknown>;
-    return chain.ws_url === 'ws://127.0.0.1:1';
-  } catch {
-    return false;
   }
 }
 
@@ -281,6 +324,7 @@ async function idlePages(client: Client): Promise<void> {
     console.log(`  ${`daemon CPU, ${IDLE_PAGES} pages with event streams`.padEnd(44)} ${fmt(open * 100, 2)} % of a core  (poll every 30 s once events arrive)`);
     const added = (open - idle) * 100;
     console.log(`  ${'added by the pages with streams'.padEnd(44)} ${fmt(added, 2)} % of a core  (goal ≤ 5: ${added <= 5 ? 'met' : 'NOT met'})`);
+    console.log(`  ${'ratio, streams open / none open'.padEnd(44)} ${fmt(open / idle, 2)}  (CPU time over the same ${IDLE_SECONDS} s window)`);
   } finally {
     await f.stop();
   }
@@ -294,9 +338,7 @@ export async function run(): Promise<void> {
       if (!make) throw new Error(`no latency driver for chain ${name}`);
       const driver = await make();
       try {
-        const variants: Variant[] = [{ name: 'polling', push: false }];
-        if (name === 'anvil' && pushSupported(driver.entry({ name: '', push: false }))) variants.push({ name: 'ws_url push', push: true });
-        for (const v of variants) await measure(driver, v, client);
+        for (const v of driver.variants) await measure(driver, v, client);
       } finally {
         await driver.stop();
       }

@@ -5,6 +5,7 @@ import { BitcoinRpc, BitcoinRpcError } from './rpc';
 import { btcProbe } from './doctor-probe';
 import { poolOf, pooledTransport } from '../node-pool';
 import { btcScheme } from './derive';
+import { BlockWait } from './block-wait';
 
 /** Bitcoin and its test networks: P2WPKH addresses, BIP21 payment URIs, coins and change. */
 export const btcFamily: ChainFamily = {
@@ -29,6 +30,9 @@ export const btcFamily: ChainFamily = {
   networkFeeReserve: (quote) => (quote.kind === 'btc' ? BigInt(Math.ceil(quote.satPerVbyte * TWO_INPUT_PAYMENT_VSIZE)) : null),
   holdings: { by: 'outputs', pastHeight: false },
   addresses: { treasuries: false, change: true },
+  // Core's long poll on the first endpoint (bcoin answers method not found: polled only).
+  headSource: (chain, log) =>
+    chain.watch.wait_for_blocks === false ? undefined : new BlockWait(chain.nodes.endpoints[0]!.url, chain.watch.rpc_timeout_ms, log),
 };
 
 /** A call the node did not answer (no JSON-RPC error code), not one it answered with an error. */

@@ -4,6 +4,7 @@ import type { ChainConfig } from '../../config/schema';
 import type { ChainFamily } from '../family';
 import { withdrawalReserve } from './fee-model';
 import { evmScheme } from './derive';
+import { HeadPush } from './head-push';
 import { EvmAdapter } from './evm-adapter';
 import { EvmRpc, RpcError } from './json-rpc';
 import { evmProbe } from './doctor-probe';
@@ -39,6 +40,8 @@ export const evmFamily: ChainFamily = {
   networkFeeReserve: (quote, token) => (quote.kind === 'evm' ? withdrawalReserve(quote, token) : null),
   holdings: { by: 'addresses', pastHeight: true },
   addresses: { treasuries: true, change: false, sharedAcrossChains: true },
+  // `ws_url`: new heads pushed over WebSocket.
+  headSource: (chain, log) => (chain.ws_url ? new HeadPush(chain.ws_url, log) : undefined),
 };
 
 /** A call the node did not answer (unreachable, timed out, an HTTP error, no JSON), not one it answered with an error. */

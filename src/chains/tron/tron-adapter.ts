@@ -163,7 +163,7 @@ export class TronAdapter implements ChainAdapter {
     }
     this.newest.block = now;
     const ms = now.block_header.raw_data.timestamp;
-    return { ...tip, ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000) } : {}) };
+    return { ...tip, ...(typeof ms === 'number' ? { time: Math.floor(ms / 1000), timeMs: ms } : {}) };
   }
 
   async header(height: number, signal?: AbortSignal): Promise<BlockHeader> {

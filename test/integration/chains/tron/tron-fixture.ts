@@ -35,7 +35,7 @@ function baseUnits(amount: string): bigint {
 }
 
 export async function startTronFixture(
-  opts: { clock?: Clock; gate?: boolean; chain?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
+  opts: { clock?: Clock; gate?: boolean; chain?: Record<string, unknown>; options?: Record<string, unknown>; overrides?: Record<string, unknown> } = {},
 ): Promise<TronFixture> {
   const node = await TronNode.start();
   const gate = opts.gate ? new TcpGate(node.port) : null;
@@ -46,7 +46,7 @@ export async function startTronFixture(
     full_node_url: gate?.url ?? node.url,
     confirmations: CONFIRMATIONS,
     tokens: [{ ticker: 'USDT', contract: node.usdt, decimals: DECIMALS }],
-    options: { ...FAST_WATCH, genesis_block_id: node.genesisId },
+    options: { ...FAST_WATCH, genesis_block_id: node.genesisId, ...opts.options },
     ...opts.chain,
   };
   const td = await startTestDaemon({ chains: [chain], rates: RATES, ...opts.overrides }, { clock: opts.clock });
