@@ -42,8 +42,8 @@ export interface CustodyRuleView {
   waiting: boolean;
   address_set_by: string;
   address_set_at: string;
-  /** The forward on its way, if any (one at a time). */
-  open_withdrawal_id: string | null;
+  /** The rule's last forward (its withdrawal), if any: the next is made once this one completed, failed or was refused. */
+  last_withdrawal_id: string | null;
   /** What the account's completed cold-storage forwards of the coin sent, in all. */
   forwarded: string;
   created_at: string;
@@ -101,7 +101,7 @@ export class CustodyService {
           address_set_at: at,
           effective_at: effective,
           forwards: 0,
-          open_withdrawal_id: null,
+          last_withdrawal_id: null,
           created_at: at,
           updated_at: at,
           removed_at: null,
@@ -154,9 +154,9 @@ export class CustodyService {
 
   /** The rule's forward, cancelled when it has not reached processing yet (its money returns to available). */
   private async cancelOpenForward(em: EntityManager, rule: CustodyRuleRow): Promise<void> {
-    if (!rule.open_withdrawal_id) return;
-    const [w] = await rawQuery<Pick<WithdrawalRow, 'status'>>(em, `SELECT status FROM withdrawals WHERE id = ${placeholder(em, 1)}`, [rule.open_withdrawal_id]);
-    if (w && isCancellable(w.status)) await this.deps.withdrawals.cancelWithin(em, rule.account_id, rule.open_withdrawal_id);
+    if (!rule.last_withdrawal_id) return;
+    const [w] = await rawQuery<Pick<WithdrawalRow, 'status'>>(em, `SELECT status FROM withdrawals WHERE id = ${placeholder(em, 1)}`, [rule.last_withdrawal_id]);
+    if (w && isCancellable(w.status)) await this.deps.withdrawals.cancelWithin(em, rule.account_id, rule.last_withdrawal_id);
   }
 
   /** Per coin, what an account's completed cold-storage forwards sent (the dashboard's cold amount). */
@@ -241,7 +241,7 @@ export class CustodyService {
         const n = await updateRows(
           em,
           'custody_rules',
-          { forwards: seq, open_withdrawal_id: w.id, updated_at: at },
+          { forwards: seq, last_withdrawal_id: w.id, updated_at: at },
           { id: rule.id, status: 'active', forwards: rule.forwards, address: rule.address },
         );
         return n === 1;
@@ -257,8 +257,8 @@ export class CustodyService {
     const p = (i: number) => placeholder(em, i);
     const [account] = await rawQuery<Pick<AccountRow, 'status' | 'verified'>>(em, `SELECT status, verified FROM accounts WHERE id = ${p(1)}`, [rule.account_id]);
     let openForward = false;
-    if (rule.open_withdrawal_id) {
-      const [w] = await rawQuery<Pick<WithdrawalRow, 'status'>>(em, `SELECT status FROM withdrawals WHERE id = ${p(1)}`, [rule.open_withdrawal_id]);
+    if (rule.last_withdrawal_id) {
+      const [w] = await rawQuery<Pick<WithdrawalRow, 'status'>>(em, `SELECT status FROM withdrawals WHERE id = ${p(1)}`, [rule.last_withdrawal_id]);
       openForward = w !== undefined && !(CLOSED_FORWARD as readonly string[]).includes(w.status);
     }
     const { available } = await this.deps.money.accountBalance(em, rule.account_id, rule.coin_id);
@@ -283,7 +283,7 @@ export class CustodyService {
       waiting: r.effective_at > iso(this.deps.clock.now()),
       address_set_by: r.address_set_by,
       address_set_at: r.address_set_at,
-      open_withdrawal_id: r.open_withdrawal_id,
+      last_withdrawal_id: r.last_withdrawal_id,
       forwarded: forwarded.toString(),
       created_at: r.created_at,
     };

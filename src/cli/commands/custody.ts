@@ -6,7 +6,7 @@ type Opts = Record<string, string | boolean | undefined>;
 
 /** One rule on one line: coin, what stays hot, the cold address, from when it is used, what went cold. */
 const line = (r: any) =>
-  `${r.ticker ?? r.coin_id}  keep ${r.keep} -> ${r.address}  ${r.waiting ? `waiting until ${r.effective_at} (security change)` : 'active'}  forwarded ${r.forwarded}${r.open_withdrawal_id ? `  (forward ${r.open_withdrawal_id} on its way)` : ''}`;
+  `${r.ticker ?? r.coin_id}  keep ${r.keep} -> ${r.address}  ${r.waiting ? `waiting until ${r.effective_at} (security change)` : 'active'}  forwarded ${r.forwarded}${r.last_withdrawal_id ? `  (last forward ${r.last_withdrawal_id})` : ''}`;
 
 /** `coinkeep custody set|list|remove` (PRODUCT §18, issue 36 §2): an account's cold storage per coin. */
 export function registerCustodyCommands(program: Command): void {

@@ -19,8 +19,8 @@ export interface CustodyRuleRow {
   effective_at: string;
   /** How many forwards the rule made; the next one is number `forwards + 1`. */
   forwards: number;
-  /** The rule's last forward while it may still move money (not completed, failed, rejected or cancelled). */
-  open_withdrawal_id: string | null;
+  /** The rule's last forward (its withdrawal); the next is made once it is completed, failed, rejected or cancelled. */
+  last_withdrawal_id: string | null;
   created_at: string;
   updated_at: string;
   removed_at: string | null;
@@ -53,7 +53,7 @@ export const CustodyRuleEntity = new EntitySchema<CustodyRuleRow>({
     address_set_at: ts,
     effective_at: ts,
     forwards: { type: 'integer' },
-    open_withdrawal_id: { ...ref, nullable: true },
+    last_withdrawal_id: { ...ref, nullable: true },
     created_at: ts,
     updated_at: ts,
     removed_at: { ...ts, nullable: true },

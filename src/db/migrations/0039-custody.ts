@@ -28,7 +28,7 @@ export class Custody1767225600039 implements MigrationInterface {
           col.time('address_set_at'),
           col.time('effective_at'),
           col.int('forwards'),
-          col.ref('open_withdrawal_id', true),
+          col.ref('last_withdrawal_id', true),
           col.time('created_at'),
           col.time('updated_at'),
           col.time('removed_at', true),
