@@ -107,7 +107,13 @@ export class CustodyService {
           removed_at: null,
         };
         if (!(await insertRowIfAbsent(em, 'custody_rules', next))) throw new ApiError(409, 'conflict', 'the rule changed meanwhile; try again');
-        await this.deps.team.log(em, accountId, who, 'custody.address_set', { rule_id: next.id, coin_id: next.coin_id, address, keep: next.keep, effective_at: effective });
+        await this.deps.team.log(em, accountId, who, 'custody.address_set', {
+          rule_id: next.id,
+          coin_id: next.coin_id,
+          address,
+          keep: next.keep,
+          effective_at: effective,
+        });
       } else if (rule.address === address) {
         next = { ...rule, keep: keep.toString(), updated_at: at };
         await this.guardedUpdate(em, rule, { keep: next.keep, updated_at: at });
@@ -255,7 +261,9 @@ export class CustodyService {
   /** The pure decision (custody-decision.ts) from the rule, its account, its last forward and the balance, as `em` reads them. */
   private async decide(em: EntityManager, rule: CustodyRuleRow): Promise<ForwardDecision> {
     const p = (i: number) => placeholder(em, i);
-    const [account] = await rawQuery<Pick<AccountRow, 'status' | 'verified'>>(em, `SELECT status, verified FROM accounts WHERE id = ${p(1)}`, [rule.account_id]);
+    const [account] = await rawQuery<Pick<AccountRow, 'status' | 'verified'>>(em, `SELECT status, verified FROM accounts WHERE id = ${p(1)}`, [
+      rule.account_id,
+    ]);
     let openForward = false;
     if (rule.last_withdrawal_id) {
       const [w] = await rawQuery<Pick<WithdrawalRow, 'status'>>(em, `SELECT status FROM withdrawals WHERE id = ${p(1)}`, [rule.last_withdrawal_id]);

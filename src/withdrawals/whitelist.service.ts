@@ -106,6 +106,7 @@ export async function authorizePayoutAddressChange(
   const who = await deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
   const member = await deps.team.memberByEmail(em, accountId, who);
   const r = deps.limit({ person: member.id, merchant: accountId });
-  if (!r.allowed) throw new ApiError(429, 'rate_limited', `too many ${what} changes; wait before trying again`, { scope: r.scope, retry_after: r.retryAfterSeconds });
+  if (!r.allowed)
+    throw new ApiError(429, 'rate_limited', `too many ${what} changes; wait before trying again`, { scope: r.scope, retry_after: r.retryAfterSeconds });
   return who;
 }

@@ -193,7 +193,12 @@ export class WithdrawalService {
   }
 
   /** The largest amount whose total debit fits `budget` (withdraw-all.ts), or null; 503 when it cannot be priced now. */
-  private largestWithin(account: PayoutAccount, payout: PayoutCoin, to: string | null, budget: Amount): Promise<{ amount: Amount; fees: WithdrawalFees } | null> {
+  private largestWithin(
+    account: PayoutAccount,
+    payout: PayoutCoin,
+    to: string | null,
+    budget: Amount,
+  ): Promise<{ amount: Amount; fees: WithdrawalFees } | null> {
     return largestPayable({
       available: budget,
       decimals: payout.coin.decimals,
@@ -470,7 +475,8 @@ export class WithdrawalService {
   private async announceCreation(em: EntityManager, row: WithdrawalRow): Promise<WithdrawalView> {
     const view = this.present(row);
     const event = creationEvent(row.status);
-    if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: new Date(row.created_at) });
+    if (event)
+      await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: new Date(row.created_at) });
     return view;
   }
 
