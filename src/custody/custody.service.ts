@@ -61,7 +61,10 @@ export type ForwardOutcome = { ruleId: string; withdrawalId: string } | { ruleId
  * a time per rule, under a payout_id naming the run.
  */
 export class CustodyService {
-  constructor(private readonly deps: CustodyDeps) {}
+  constructor(private readonly deps: CustodyDeps) {
+    // A forward's address was chosen by whoever set it: not the second person who approves it.
+    deps.withdrawals.followCustody(async (em, w) => (await em.findOneBy(CustodyRuleEntity, { id: w.api_key_id }))?.address_set_by ?? null);
+  }
 
   async list(accountId: string, actor: Actor): Promise<CustodyRuleView[]> {
     const em = this.deps.store.read;

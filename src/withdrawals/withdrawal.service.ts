@@ -144,6 +144,17 @@ export class WithdrawalService {
     this.creations = new GroupCommit(deps.store);
   }
 
+  /** Who chose the destination of a withdrawal no key asked for (a cold-storage forward: the member who set its address). */
+  private destinationSetBy: ((em: EntityManager, withdrawal: WithdrawalRow) => Promise<string | null>) | null = null;
+
+  /**
+   * Cold storage (PRODUCT §18) names who set a forward's address: as the member whose security
+   * change sent a payout to review, they do not approve it (PRODUCT §14's second person).
+   */
+  followCustody(setBy: (em: EntityManager, withdrawal: WithdrawalRow) => Promise<string | null>): void {
+    this.destinationSetBy = setBy;
+  }
+
   /** The refunds service follows the withdrawals that pay refunds (PRODUCT §16): one listener. */
   followRefunds(listener: (em: EntityManager, withdrawal: WithdrawalRow) => Promise<void>): void {
     this.refundMoved = listener;
@@ -600,6 +611,8 @@ export class WithdrawalService {
     const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
     const changedBy =
       row.status === 'review' && row.review_reason === 'pattern' ? await this.securityChanges(em, row.account_id, new Date(row.created_at)) : [];
+    const setBy = !key && this.destinationSetBy ? await this.destinationSetBy(em, row) : null;
+    if (setBy) changedBy.push(setBy);
     const refusal = approverRefusal({
       approver,
       keyHolders: key ? [key.created_by, key.secret_holder, key.previous_secret_holder] : [],

@@ -332,3 +332,38 @@ test.serial(
     t.deepEqual(empty.json.items, []);
   },
 );
+
+test.serial(
+  'above the dual-approval threshold a forward awaits approval like any withdrawal: the member who set its address cannot approve it, another admin can, and it is paid',
+  async (t) => {
+    t.timeout(180_000);
+    const m = await f.anotherMerchant();
+    await m.fund('0.2');
+    const cold = elsewhere();
+    await setRule(m, cold, '0.05');
+    await pastWindow(m);
+    const admin = await adminOf(m);
+    // The admin was added a day ago (their approval counts), and the threshold is under the forward's worth.
+    await f.td.daemon.store.write(async (em) => {
+      await em.update(SecurityLogEntity, { account_id: m.accountId }, { created_at: DAY_AGO() });
+      await em.update(AccountEntity, { id: m.accountId }, { dual_approval_threshold: '100' });
+    });
+    f.td.daemon.team.changedOutside();
+    await run();
+    const [w] = await forwards(m);
+    t.like(w, { status: 'awaiting_approval', to_address: cold });
+    const withdrawals = f.td.daemon.withdrawals.service;
+    const own = await withdrawals.decide(m.accountId, w!.id, ownerActor(m), 'approve').catch((e) => e);
+    t.is(own.status, 403);
+    t.deepEqual([own.code, own.details], ['forbidden', { reason: 'approver_made_change' }]);
+    t.is((await m.get(w!.id)).status, 'awaiting_approval', 'nothing changed');
+    await run();
+    t.is((await forwards(m)).length, 1, 'one forward at a time');
+    const approved = await withdrawals.decide(m.accountId, w!.id, { kind: 'member', email: admin.email, otp: await admin.otp.next() }, 'approve');
+    t.is(approved.status, 'pending');
+    await f.mineUntil(async () => (await m.get(w!.id)).status === 'completed', 'the approved forward completed');
+    const tx = await findTransaction(f.node, (await m.get(w!.id)).txid);
+    t.is(paid(f, tx, cold), sats(w!.amount));
+    await ledgerClean(t);
+  },
+);
