@@ -934,7 +934,7 @@ export class WithdrawalService {
       em,
       `SELECT actor FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND created_at <= ${p(3)}
        AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 4)).join(', ')})${limit === undefined ? '' : ` LIMIT ${limit}`}`,
-      [accountId, iso(new Date(at.getTime() - REVIEW_TTL_MS)), iso(at), ...PATTERN_ACTIONS],
+      [accountId, iso(new Date(at.getTime() - SECURITY_WINDOW_MS)), iso(at), ...PATTERN_ACTIONS],
     );
     return rows.map((r) => r.actor);
   }
