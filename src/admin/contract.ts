@@ -99,8 +99,14 @@ export interface DashboardBalance {
   account_id: string;
   coin_id: string;
   ticker: string | null;
+  /** Hot: available in the processor. */
   available: string;
   hold: string;
+  /**
+   * Cold (PRODUCT §18): what cold storage forwarded of the coin, the sum of the account's completed
+   * cold-storage withdrawals; null when the coin has no rule and never had a forward.
+   */
+  cold: string | null;
 }
 
 export interface DashboardOverview {

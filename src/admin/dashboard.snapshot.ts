@@ -6,6 +6,7 @@ import type { Config } from '../config/schema';
 import { placeholder, rawQuery } from '../db/raw';
 import type { Store } from '../db/store';
 import { accountBook, type Ledger } from '../ledger/ledger';
+import type { Amount } from '../shared/amount';
 import type { Clock } from '../shared/clock';
 import type { LogTail } from '../shared/log-tail';
 import type { LogLevel } from '../shared/logger';
@@ -44,6 +45,8 @@ export interface DashboardDeps {
   payoutAlerts?: () => Promise<PayoutAlert[]>;
   /** One account's invoices that need a refund decision and its open refunds (the refund service's, at most 50 each). */
   refunds?: (accountId: string) => Promise<{ decisions: DashboardRefunds['decisions']; open: DashboardRefunds['open'] }>;
+  /** One account's cold storage: the coins it has a rule for, and per coin what its completed forwards sent. */
+  cold?: (em: EntityManager, accountId: string) => Promise<{ rules: ReadonlySet<string>; totals: ReadonlyMap<string, Amount> }>;
 }
 
 /** How many rows a list screen shows: a 24-line terminal holds about this many. */
@@ -140,9 +143,18 @@ export class DashboardSnapshots {
       )) {
         payouts[r.status] = (payouts[r.status] ?? 0) + Number(r.n);
       }
+      const cold = await this.deps.cold?.(em, id);
       for (const b of await this.deps.ledger.balances(em, accountBook(id))) {
-        if (b.available.isZero() && b.hold.isZero()) continue;
-        balances.push({ account_id: id, coin_id: b.coin_id, ticker: this.ticker(b.coin_id), available: b.available.toString(), hold: b.hold.toString() });
+        const coldAmount = cold && (cold.rules.has(b.coin_id) || cold.totals.has(b.coin_id)) ? (cold.totals.get(b.coin_id)?.toString() ?? '0') : null;
+        if (b.available.isZero() && b.hold.isZero() && coldAmount === null) continue;
+        balances.push({
+          account_id: id,
+          coin_id: b.coin_id,
+          ticker: this.ticker(b.coin_id),
+          available: b.available.toString(),
+          hold: b.hold.toString(),
+          cold: coldAmount,
+        });
       }
     }
     const alerts = ((await this.deps.payoutAlerts?.()) ?? []).filter((a) => ids.includes(a.account_id));

@@ -17,6 +17,7 @@ import { registerWebhookCommands } from './commands/webhooks';
 import { registerWithdrawalCommands } from './commands/withdrawals';
 import { registerPayoutCommands } from './commands/payouts';
 import { registerRefundCommands } from './commands/refunds';
+import { registerCustodyCommands } from './commands/custody';
 
 export function buildProgram(): Command {
   const program = new Command('coinkeep')
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerWithdrawalCommands(program);
   registerPayoutCommands(program);
   registerRefundCommands(program);
+  registerCustodyCommands(program);
   requireSubcommands(program);
   // `dev` runs the sandbox itself and also has `dev pay`: it is not a group that needs a subcommand.
   registerDevCommands(program);

@@ -174,6 +174,8 @@ export interface Config {
   payouts: PayoutsConfig;
   /** Refunds (PRODUCT §16): how long a payer link waits unused for the payer's address, in hours. */
   refunds: { link_ttl_hours: number };
+  /** Cold storage (PRODUCT §18): how often the forwarding job looks at the accounts' rules, in seconds. */
+  custody: { interval_seconds: number };
   /** `GET /metrics` (Prometheus) on its own listener; null (the default): off. */
   metrics: { listen: { host: string; port: number } | null };
 }
@@ -736,6 +738,7 @@ export function parseConfig(input: unknown): Config {
     'static_addresses',
     'payouts',
     'refunds',
+    'custody',
     'metrics',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
@@ -787,6 +790,7 @@ export function parseConfig(input: unknown): Config {
     static_addresses: readStaticAddresses(r.child('static_addresses')),
     payouts,
     refunds: readRefunds(r.child('refunds')),
+    custody: readCustody(r.child('custody')),
     metrics: readMetrics(r.child('metrics')),
   };
 }
@@ -795,6 +799,12 @@ export function parseConfig(input: unknown): Config {
 function readRefunds(r: Reader): Config['refunds'] {
   r.unknownKeys(['link_ttl_hours']);
   return { link_ttl_hours: r.num('link_ttl_hours', 168, 1, 2160) };
+}
+
+/** `custody.interval_seconds`: 5 seconds to a day, default a minute (PRODUCT §18). */
+function readCustody(r: Reader): Config['custody'] {
+  r.unknownKeys(['interval_seconds']);
+  return { interval_seconds: r.int('interval_seconds', 60, 5, 86400) };
 }
 
 /** `metrics.listen`: `host:port`, or a port alone (on 127.0.0.1); absent or null: no metrics listener. */

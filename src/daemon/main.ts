@@ -32,6 +32,7 @@ import type { KeyService } from '../auth/key.service';
 import { WatchedAddresses } from '../chains/watched-addresses';
 import type { RefundPageSource } from '../refunds/refund-page.source';
 import { createRefunds } from './refunds.wiring';
+import { createCustody } from './custody.wiring';
 import { createStrays } from './strays.wiring';
 import { addressGroups } from '../chains/address-groups';
 import type { ArchivedScan } from '../chains/archived-scan';
@@ -118,6 +119,7 @@ export interface Daemon {
   staticAddresses: ReturnType<typeof createStaticAddresses>;
   withdrawals: ReturnType<typeof createWithdrawals>;
   refunds: ReturnType<typeof createRefunds>;
+  custody: ReturnType<typeof createCustody>;
   webhooks: Awaited<ReturnType<typeof createWebhooks>>;
   chains: ChainCore;
   /** Each watched chain's slow scan of archived static addresses (tests and benchmarks run a round directly). */
@@ -279,6 +281,10 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     }),
   );
   refundSource = refunds.service.pages;
+  const custody = install(
+    'custody',
+    createCustody({ config, store, catalog, withdrawals: withdrawals.service, money, team, limiter: auth.limiter, clock, logger }),
+  );
   install('api', {
     module: {
       routes: [transactionsApi({ store, catalog, clock, logger, guards }), ...(opts.extraRouters?.(guards) ?? [])],
@@ -367,6 +373,10 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
             decisions: await refunds.service.decisions(accountId),
             open: (await refunds.service.open(accountId)).map((r) => ({ ...r, account_id: accountId })),
           }),
+          cold: async (em, accountId) => ({
+            rules: await custody.service.ruleCoins(em, accountId),
+            totals: await custody.service.coldTotals(em, accountId),
+          }),
         }),
       ),
     ],
@@ -410,6 +420,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     staticAddresses,
     withdrawals,
     refunds,
+    custody,
     webhooks,
     chains: chains.core,
     archivedScans: chains.archivedScans,

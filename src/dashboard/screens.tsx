@@ -129,12 +129,12 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
           <Row key={`alert:${a.payout_id}`} color={a.kind === 'reopened' ? 'red' : 'yellow'} text={`${col(a.chain_id, 16)} ${payoutAlertText(a)}`} />
         ))}
       </Section>
-      <Section title="Balances (available / hold)">
+      <Section title="Balances (hot: available / hold; cold: forwarded)">
         {o.balances.length === 0 ? <Row text="no money held" /> : null}
         {o.balances.slice(0, balanceRows).map((b) => (
           <Row
             key={`${b.account_id}:${b.coin_id}`}
-            text={`${col(accountName(b.account_id), 20)} ${col(b.ticker ?? b.coin_id, 8)} ${col(b.available, 22)} / ${b.hold}`}
+            text={`${col(accountName(b.account_id), 20)} ${col(b.ticker ?? b.coin_id, 8)} ${col(b.available, 22)} / ${b.cold === null ? b.hold : `${col(b.hold, 22)} cold ${b.cold}`}`}
           />
         ))}
         {o.balances.length > balanceRows ? <Row text={`… ${o.balances.length - balanceRows} more (narrow with a: account)`} /> : null}

@@ -1,6 +1,7 @@
 import { ApiKeyEntity, IdempotencyEntity, ReplayEntity } from './entities/auth';
 import { AddressEntity, ChainTransferEntity } from './entities/chain';
 import { ChainBlockEntity, ChainCursorEntity } from './entities/chain-scan';
+import { CustodyForwardEntity, CustodyRuleEntity } from './entities/custody';
 import { EmbedOriginsEntity } from './entities/embed';
 import { EventEntity } from './entities/events';
 import { InvoiceEntity, LedgerBalanceEntity, LedgerEntryEntity, TransactionEntity } from './entities/money';
@@ -43,4 +44,6 @@ export const ENTITIES = [
   WithdrawalEntity,
   WithdrawalKeyEntity,
   WhitelistEntryEntity,
+  CustodyRuleEntity,
+  CustodyForwardEntity,
 ];

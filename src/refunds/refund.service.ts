@@ -141,7 +141,7 @@ export class RefundService {
     source: Source,
     sourceIn: (em: EntityManager) => Promise<Source>,
   ): Promise<{ refund: RefundView; created: boolean }> {
-    const payout = this.deps.withdrawals.refundCoin(source.coinId);
+    const payout = this.deps.withdrawals.payoutCoin(source.coinId);
     const wanted = this.resolveAmount(req.amount, source, payout.coin.decimals);
     let to = req.toAddress;
     if (to !== null) to = payout.sender.canonicalAddress?.(to) ?? to;
@@ -342,7 +342,7 @@ export class RefundService {
 
   private async cancelIn(em: EntityManager, row: RefundRow): Promise<RefundView> {
     if (row.withdrawal_id !== null) {
-      await this.deps.withdrawals.cancelForRefund(em, row.account_id, row.withdrawal_id);
+      await this.deps.withdrawals.cancelWithin(em, row.account_id, row.withdrawal_id);
       return this.present(await this.find(em, row.account_id, row.id));
     }
     if (row.status !== 'awaiting_address') throw conflict(`a refund in ${row.status} cannot be cancelled`, { status: row.status });
@@ -610,9 +610,9 @@ export class RefundService {
   /** The payer's address in the stored spelling, checked as for a withdrawal (422 `address_refused`). */
   private payerAddress(row: RefundRow, raw: unknown): string {
     if (typeof raw !== 'string' || raw.trim().length === 0 || raw.length > 128) throw validationError('to_address', 'to_address must be an address');
-    const payout = this.deps.withdrawals.refundCoin(row.coin_id);
+    const payout = this.deps.withdrawals.payoutCoin(row.coin_id);
     const to = raw.trim();
-    this.deps.withdrawals.checkRefundAddress(payout, to);
+    this.deps.withdrawals.checkDestination(payout, to);
     return payout.sender.canonicalAddress?.(to) ?? to;
   }
 

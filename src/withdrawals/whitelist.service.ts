@@ -86,12 +86,27 @@ export class WhitelistService {
     });
   }
 
-  private async managerAct(em: EntityManager, accountId: string, actor: Actor): Promise<string> {
-    const who = await this.deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
-    const member = await this.deps.team.memberByEmail(em, accountId, who);
-    const r = this.deps.limit({ person: member.id, merchant: accountId });
-    if (!r.allowed)
-      throw new ApiError(429, 'rate_limited', 'too many whitelist changes; wait before trying again', { scope: r.scope, retry_after: r.retryAfterSeconds });
-    return who;
+  private managerAct(em: EntityManager, accountId: string, actor: Actor): Promise<string> {
+    return authorizePayoutAddressChange(this.deps, em, accountId, actor, 'whitelist');
   }
+}
+
+/**
+ * Who may change where an account's payouts may go (the whitelist, a cold-storage address): an
+ * owner or admin with a two-factor code, counted against the person and the merchant by the
+ * sensitive-operation limits (429 `rate_limited`). The member's email, for the security log.
+ */
+export async function authorizePayoutAddressChange(
+  deps: Pick<WhitelistDeps, 'team' | 'limit'>,
+  em: EntityManager,
+  accountId: string,
+  actor: Actor,
+  what: string,
+): Promise<string> {
+  const who = await deps.team.authorize(em, accountId, actor, { roles: ['owner', 'admin'], otp: true });
+  const member = await deps.team.memberByEmail(em, accountId, who);
+  const r = deps.limit({ person: member.id, merchant: accountId });
+  if (!r.allowed)
+    throw new ApiError(429, 'rate_limited', `too many ${what} changes; wait before trying again`, { scope: r.scope, retry_after: r.retryAfterSeconds });
+  return who;
 }

@@ -73,10 +73,26 @@ export interface WithdrawalServiceDeps {
 
 /** How long an estimate's figures hold (the fee quote moves with the mempool). */
 const ESTIMATE_TTL_MS = 5 * 60 * 1000;
+/** The comment of a cold-storage forward (PRODUCT §18). */
+export const CUSTODY_COMMENT = 'cold storage';
 /** A review left undecided this long is rejected (SPEC "Limits"). */
 export const REVIEW_TTL_MS = 24 * 3600 * 1000;
+/**
+ * The security-change window: after a change of the account's security, its payouts go to review
+ * (`pattern`) this long; a cold-storage address set or changed is used only after it (PRODUCT §18).
+ */
+export const SECURITY_WINDOW_MS = REVIEW_TTL_MS;
 /** Security changes that send the next 24 hours' payouts to review (`pattern`). */
-const PATTERN_ACTIONS = ['withdraw.granted', 'withdraw.approved', 'member.added', 'member.role_changed', 'whitelist.added', 'whitelist.removed'];
+export const PATTERN_ACTIONS = [
+  'withdraw.granted',
+  'withdraw.approved',
+  'member.added',
+  'member.role_changed',
+  'whitelist.added',
+  'whitelist.removed',
+  'custody.address_set',
+  'custody.removed',
+];
 
 /**
  * A live `transactions` row (not reverted, not an adjustment): the condition of the unique index
@@ -128,6 +144,17 @@ export class WithdrawalService {
     this.creations = new GroupCommit(deps.store);
   }
 
+  /** Who chose the destination of a withdrawal no key asked for (a cold-storage forward: the member who set its address). */
+  private destinationSetBy: ((em: EntityManager, withdrawal: WithdrawalRow) => Promise<string | null>) | null = null;
+
+  /**
+   * Cold storage (PRODUCT §18) names who set a forward's address: as the member whose security
+   * change sent a payout to review, they do not approve it (PRODUCT §14's second person).
+   */
+  followCustody(setBy: (em: EntityManager, withdrawal: WithdrawalRow) => Promise<string | null>): void {
+    this.destinationSetBy = setBy;
+  }
+
   /** The refunds service follows the withdrawals that pay refunds (PRODUCT §16): one listener. */
   followRefunds(listener: (em: EntityManager, withdrawal: WithdrawalRow) => Promise<void>): void {
     this.refundMoved = listener;
@@ -160,8 +187,31 @@ export class WithdrawalService {
    */
   private async everything(account: PayoutAccount, payout: PayoutCoin, to: string | null): Promise<{ amount: Amount; fees: WithdrawalFees }> {
     const { available } = await this.deps.money.accountBalance(this.deps.store.read, account.id, payout.coin.id);
-    const found = await largestPayable({
-      available,
+    const found = await this.largestWithin(account, payout, to, available);
+    if (!found)
+      throw conflict('the available balance cannot pay the least withdrawal and its fees', { reason: 'insufficient_funds', available: available.toString() });
+    return found;
+  }
+
+  /**
+   * The cold-storage forward's price (PRODUCT §18): the largest amount of `coinId` to `to` whose
+   * total debit (its fees included, priced as its withdrawal will be) fits `budget`; null when
+   * not even the least payment does. 503 when the fee cannot be priced now.
+   */
+  async priceWithin(accountId: string, coinId: string, to: string, budget: Amount): Promise<{ amount: Amount; fees: WithdrawalFees } | null> {
+    const payout = payoutCoinOf(coinId, this.deps.catalog, this.deps.senderOf);
+    return this.largestWithin(await this.account(accountId), payout, to, budget);
+  }
+
+  /** The largest amount whose total debit fits `budget` (withdraw-all.ts), or null; 503 when it cannot be priced now. */
+  private largestWithin(
+    account: PayoutAccount,
+    payout: PayoutCoin,
+    to: string | null,
+    budget: Amount,
+  ): Promise<{ amount: Amount; fees: WithdrawalFees } | null> {
+    return largestPayable({
+      available: budget,
       decimals: payout.coin.decimals,
       minimum: Amount.fromBaseUnits(payout.sender.minimumPayment, payout.coin.decimals),
       platformFee: (amount) => this.platformFee(account, payout, amount),
@@ -170,9 +220,6 @@ export class WithdrawalService {
       if (err instanceof ApiError) throw err;
       throw unavailable(`the largest ${payout.coin.ticker} withdrawal cannot be priced now; retry later`);
     });
-    if (!found)
-      throw conflict('the available balance cannot pay the least withdrawal and its fees', { reason: 'insufficient_funds', available: available.toString() });
-    return found;
   }
 
   /**
@@ -213,18 +260,10 @@ export class WithdrawalService {
       this.creations.run(async (em) => {
         const found = await this.findRepeat(em, caller.accountId, request, idempotencyKey);
         if (found) return { withdrawal: this.present(found.row), created: false, replayed: found.byKey };
-        // The status is decided in the creating transaction, the account locked on PostgreSQL
-        // (SQLite's writes take turns): parallel creations cannot each find the day's sum under the
-        // daily limit and together go past it.
-        await lockRow(em, 'accounts', caller.accountId);
-        const initial = await this.initialStatus(em, account, shape.payout, amount);
-        const now = this.deps.clock.now();
-        const row = newWithdrawalRow(now, {
-          account_id: caller.accountId,
-          status: initial.status,
-          review_reason: initial.reviewReason,
+        // The unique indexes on (account, payout_id) and (account, key) are the guards: the
+        // withdrawal, its key and its hold are written together or not at all.
+        const row = await this.insertNew(em, account, shape.payout, {
           payout_id: shape.payoutId,
-          coin_id: coin.id,
           to_address: shape.toAddress,
           comment: shape.comment,
           network_fee_mode: shape.feeMode,
@@ -233,20 +272,13 @@ export class WithdrawalService {
           amount,
           fees,
         });
-        // The unique indexes on (account, payout_id) and (account, key) are the guards: the
-        // withdrawal, its key and its hold are written together or not at all.
-        if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Raced();
-        await this.countInDay(em, row, 1);
-        if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, now))) throw new Raced();
-        await this.deps.money.hold(em, { accountId: caller.accountId, coinId: coin.id, withdrawalId: row.id, amount, legs: holdLegs(amount, fees) });
+        if (!row) throw new Raced();
+        if (idempotencyKey !== null && !(await this.bindKey(em, caller.accountId, idempotencyKey, row.id, new Date(row.created_at)))) throw new Raced();
         // Counted only by the copy that won the guards and could be held (parallel copies of one
         // request are one payout; insufficient_funds answers first, as in the issue's order): a 429
         // rolls the withdrawal, its key and its hold back.
         this.countCreation(caller.accountId, caller.limits);
-        const view = this.present(row);
-        const event = creationEvent(row.status);
-        if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: now });
-        return { withdrawal: view, created: true, replayed: false };
+        return { withdrawal: await this.announceCreation(em, row), created: true, replayed: false };
       }),
     );
   }
@@ -268,8 +300,8 @@ export class WithdrawalService {
   }): Promise<{ payout: PayoutCoin; send: Amount; fees: WithdrawalFees }> {
     const account = await this.account(req.accountId);
     if (req.requireVerified && !account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
-    const payout = this.refundCoin(req.coinId);
-    if (req.to !== null) this.checkRefundAddress(payout, req.to);
+    const payout = this.payoutCoin(req.coinId);
+    if (req.to !== null) this.checkDestination(payout, req.to);
     const minimum = Amount.fromBaseUnits(payout.sender.minimumPayment, payout.coin.decimals);
     const onTop = await this.fees(account, payout, req.refund, req.to);
     if (req.feePaidBy === 'merchant') {
@@ -293,13 +325,13 @@ export class WithdrawalService {
     if (!(await this.account(accountId)).verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
   }
 
-  /** The payout side of a refund's coin; 422 when its chain pays nothing out. */
-  refundCoin(coinId: string): PayoutCoin {
+  /** The payout side of a coin (a refund's, a cold-storage rule's); validation_error (`coin_id`) when its chain pays nothing out. */
+  payoutCoin(coinId: unknown): PayoutCoin {
     return payoutCoinOf(coinId, this.deps.catalog, this.deps.senderOf);
   }
 
-  /** A refund's destination, as a withdrawal's (PRODUCT §16): payable on the coin's chain and not the wallet's own; 422 `address_refused`. */
-  checkRefundAddress(payout: PayoutCoin, to: string): void {
+  /** A destination other than a withdrawal's (a refund's, PRODUCT §16; a cold address, §18), checked as one: payable on the coin's chain and not the wallet's own; 422 `address_refused`. */
+  checkDestination(payout: PayoutCoin, to: string): void {
     if (!payout.sender.payable(to) || this.deps.isOwnAddress(payout.coin.chain_id, to)) throw addressRefused();
   }
 
@@ -343,16 +375,8 @@ export class WithdrawalService {
     },
   ): Promise<WithdrawalRow> {
     const account = await this.account(r.accountId);
-    const { coin } = r.payout;
-    await lockRow(em, 'accounts', r.accountId);
-    const initial = await this.initialStatus(em, account, r.payout, r.send);
-    const now = this.deps.clock.now();
-    const row = newWithdrawalRow(now, {
-      account_id: r.accountId,
-      status: initial.status,
-      review_reason: initial.reviewReason,
+    const row = await this.insertNew(em, account, r.payout, {
       payout_id: null,
-      coin_id: coin.id,
       to_address: r.toAddress,
       comment: r.comment,
       network_fee_mode: 'reserved',
@@ -361,24 +385,114 @@ export class WithdrawalService {
       amount: r.send,
       fees: r.fees,
     });
-    if (!(await insertRowIfAbsent(em, 'withdrawals', row))) throw new Error(`withdrawal ${row.id} exists`);
-    await this.countInDay(em, row, 1);
-    await this.deps.money.hold(em, {
-      accountId: r.accountId,
-      coinId: coin.id,
-      withdrawalId: row.id,
-      refundId: r.refundId,
-      amount: r.send,
-      legs: holdLegs(r.send, r.fees),
-    });
+    if (!row) throw new Error(`refund ${r.refundId}: its withdrawal could not be written`);
     if (r.limits) this.countCreation(r.accountId, r.limits);
-    const event = creationEvent(row.status);
-    if (event) await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: this.present(row) }, objectId: row.id, at: now });
+    await this.announceCreation(em, row);
     return row;
   }
 
-  /** A refund's withdrawal cancelled with it (before processing, as the merchant's cancel), in the caller's transaction. */
-  async cancelForRefund(em: EntityManager, accountId: string, withdrawalId: string): Promise<WithdrawalRow> {
+  /**
+   * A cold-storage forward (PRODUCT §18): a withdrawal of the excess to the rule's address, checked
+   * (kyb, whitelist, destination) and created as any withdrawal, in one transaction: `due` first
+   * (the rule unchanged, the account not frozen, `keep` left after the whole debit), then the row
+   * by the review policy, its hold, and `record` (the rule notes its forward; false when another run
+   * did, and nothing is written). `payoutId` names the run: a withdrawal under it already is that
+   * run's, and none is made again. `ruleId` stands where a plain withdrawal names its key. The new
+   * row, or null when nothing was made.
+   */
+  async createForCustody(c: {
+    accountId: string;
+    ruleId: string;
+    coinId: string;
+    toAddress: string;
+    payoutId: string;
+    amount: Amount;
+    fees: WithdrawalFees;
+    due: (em: EntityManager, totalDebit: Amount) => Promise<boolean>;
+    record: (em: EntityManager, row: WithdrawalRow) => Promise<boolean>;
+  }): Promise<WithdrawalRow | null> {
+    const account = await this.account(c.accountId);
+    if (!account.verified) throw new ApiError(403, 'kyb_required', 'the account must be verified before it can withdraw');
+    const payout = payoutCoinOf(c.coinId, this.deps.catalog, this.deps.senderOf);
+    if (account.withdrawal_whitelist_enforced && !(await this.deps.whitelist.has(this.deps.store.read, c.accountId, c.coinId, c.toAddress))) {
+      throw new ApiError(403, 'forbidden', "this address is not on the account's withdrawal whitelist");
+    }
+    this.checkDestination(payout, c.toAddress);
+    return retrying(() =>
+      this.deps.store.write(async (em) => {
+        const p = (i: number) => placeholder(em, i);
+        const [made] = await rawQuery<{ id: string }>(em, `SELECT id FROM withdrawals WHERE account_id = ${p(1)} AND payout_id = ${p(2)}`, [
+          c.accountId,
+          c.payoutId,
+        ]);
+        if (made || !(await c.due(em, c.fees.total))) return null;
+        const row = await this.insertNew(em, account, payout, {
+          payout_id: c.payoutId,
+          to_address: c.toAddress,
+          comment: CUSTODY_COMMENT,
+          network_fee_mode: 'reserved',
+          api_key_id: c.ruleId,
+          refund_id: null,
+          amount: c.amount,
+          fees: c.fees,
+        });
+        if (!row || !(await c.record(em, row))) throw new Raced();
+        await this.announceCreation(em, row);
+        return row;
+      }),
+    );
+  }
+
+  /**
+   * A new withdrawal in the caller's transaction, as every creation writes it: its first status by
+   * the review policy, decided with the account locked on PostgreSQL (SQLite's writes take turns)
+   * so parallel creations cannot each find the day's sum under the daily limit and together go past
+   * it; the row, its day sum, and the hold of its whole total debit (409 `insufficient_funds`: the
+   * caller's transaction writes nothing). Null when a unique index (its payout_id) holds another.
+   */
+  private async insertNew(
+    em: EntityManager,
+    account: PayoutAccount,
+    payout: PayoutCoin,
+    w: Pick<WithdrawalRow, 'payout_id' | 'to_address' | 'comment' | 'network_fee_mode' | 'api_key_id'> & {
+      refund_id: string | null;
+      amount: Amount;
+      fees: WithdrawalFees;
+    },
+  ): Promise<WithdrawalRow | null> {
+    await lockRow(em, 'accounts', account.id);
+    const initial = await this.initialStatus(em, account, payout, w.amount);
+    const row = newWithdrawalRow(this.deps.clock.now(), {
+      ...w,
+      account_id: account.id,
+      coin_id: payout.coin.id,
+      status: initial.status,
+      review_reason: initial.reviewReason,
+    });
+    if (!(await insertRowIfAbsent(em, 'withdrawals', row))) return null;
+    await this.countInDay(em, row, 1);
+    await this.deps.money.hold(em, {
+      accountId: account.id,
+      coinId: payout.coin.id,
+      withdrawalId: row.id,
+      ...(w.refund_id ? { refundId: w.refund_id } : {}),
+      amount: w.amount,
+      legs: holdLegs(w.amount, w.fees),
+    });
+    return row;
+  }
+
+  /** A new withdrawal's event (review and awaiting_approval have one), in its creating transaction; its view. */
+  private async announceCreation(em: EntityManager, row: WithdrawalRow): Promise<WithdrawalView> {
+    const view = this.present(row);
+    const event = creationEvent(row.status);
+    if (event)
+      await this.deps.outbox.emit(em, { accountId: row.account_id, type: event, data: { withdrawal: view }, objectId: row.id, at: new Date(row.created_at) });
+    return view;
+  }
+
+  /** A withdrawal cancelled in the caller's transaction (before processing, as the merchant's cancel): a refund's cancelled with it, a cold-storage forward whose rule changed. */
+  async cancelWithin(em: EntityManager, accountId: string, withdrawalId: string): Promise<WithdrawalRow> {
     return this.move(em, await this.withdrawalOf(em, accountId, withdrawalId), 'cancel', {});
   }
 
@@ -497,6 +611,8 @@ export class WithdrawalService {
     const key = await em.findOneBy(ApiKeyEntity, { id: row.api_key_id });
     const changedBy =
       row.status === 'review' && row.review_reason === 'pattern' ? await this.securityChanges(em, row.account_id, new Date(row.created_at)) : [];
+    const setBy = !key && this.destinationSetBy ? await this.destinationSetBy(em, row) : null;
+    if (setBy) changedBy.push(setBy);
     const refusal = approverRefusal({
       approver,
       keyHolders: key ? [key.created_by, key.secret_holder, key.previous_secret_holder] : [],
@@ -818,7 +934,7 @@ export class WithdrawalService {
       em,
       `SELECT actor FROM security_log WHERE account_id = ${p(1)} AND created_at >= ${p(2)} AND created_at <= ${p(3)}
        AND action IN (${PATTERN_ACTIONS.map((_, i) => p(i + 4)).join(', ')})${limit === undefined ? '' : ` LIMIT ${limit}`}`,
-      [accountId, iso(new Date(at.getTime() - REVIEW_TTL_MS)), iso(at), ...PATTERN_ACTIONS],
+      [accountId, iso(new Date(at.getTime() - SECURITY_WINDOW_MS)), iso(at), ...PATTERN_ACTIONS],
     );
     return rows.map((r) => r.actor);
   }

@@ -27,6 +27,7 @@ import { ExactDayTotals1767225600034 } from './0034-exact-day-totals';
 import { AccountSends1767225600035 } from './0035-account-sends';
 import { Strays1767225600036 } from './0036-strays';
 import { Refunds1767225600037 } from './0037-refunds';
+import { Custody1767225600039 } from './0039-custody';
 
 /** Every migration, in order. A new table or column is a new file here; never `synchronize`. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   AccountSends1767225600035,
   Strays1767225600036,
   Refunds1767225600037,
+  Custody1767225600039,
 ];
