@@ -44,6 +44,8 @@ export interface BtcRpcProxy {
   dropNext(): void;
   /** The next transaction broadcast reaches the node and is hidden from every lookup from then on. */
   hideNext(): void;
+  /** The next transaction broadcast reaches the node, whose answer is lost: a gateway's HTTP 504 (the broadcast's outcome unknown). */
+  loseNextAnswer(): void;
   /** From now on blocks below `height` answer Core's pruned-data error and getblockchaininfo says `pruned` with that `pruneheight`; null: unpruned. */
   prune(height: number | null): void;
   /** The txids broadcast through the proxy, in order. */
@@ -67,6 +69,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   let next: HideMode | null = null;
   const broadcasts: string[] = [];
   let pruneHeight: number | null = null;
+  let loseAnswer = false;
   /** Block hashes by height, as getblockhash answered them (the scanner asks for a hash before its block). */
   const heightOf = new Map<string, number>();
 
@@ -118,6 +121,12 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
           if (answer) own.set(c.id, answer);
         }
         const asked = await forward(calls.filter((c) => !own.has(c.id)));
+        if (loseAnswer && calls.some((c) => c.method === 'sendrawtransaction' && !own.has(c.id))) {
+          loseAnswer = false;
+          res.writeHead(504, { 'content-type': 'text/html' });
+          res.end('<html><body><h1>504 Gateway Time-out</h1></body></html>');
+          return;
+        }
         const byId = new Map(asked.map((r) => [r.id, r]));
         const replies = calls.map((c): Reply => {
           const mine = own.get(c.id);
@@ -155,6 +164,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     dropNext: () => void (next = 'drop'),
     prune: (height) => void (pruneHeight = height),
     hideNext: () => void (next = 'forward'),
+    loseNextAnswer: () => void (loseAnswer = true),
     broadcasts,
     close: () =>
       new Promise<void>((resolve) => {

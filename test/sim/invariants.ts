@@ -7,7 +7,8 @@ import { availableOf, holdOf } from '../../src/ledger/balance';
 import { Amount } from '../../src/shared/amount';
 import { sleep } from '../helpers/cli';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
-import type { Simulation } from './simulator';
+import type { InvoiceRec, Simulation } from './simulator';
+import { SPENT_BY_ANOTHER } from '../../src/payouts/payout-worker';
 
 export type InvariantName =
   | 'ledger-verify'
@@ -15,6 +16,8 @@ export type InvariantName =
   | 'paid-once'
   | 'completed-when-confirmed'
   | 'failed-not-mined'
+  | 'invoice-status'
+  | 'frozen-no-payout'
   | 'balances-match-ledger'
   | 'events'
   | 'event-bodies-identical'
@@ -67,6 +70,7 @@ export class Invariants {
 
   async afterStep(): Promise<void> {
     await this.ledgerVerify();
+    await this.frozenUnpaid();
     await this.balances(this.sim.rng.int(0, this.sim.merchants.length - 1));
     this.eventBodies();
     this.checks++; // no-500 and the OpenAPI contract: every answer of the step was checked as it came
@@ -118,6 +122,20 @@ export class Invariants {
     this.violate('balances-match-ledger', `merchant ${m}: ${last}`);
   }
 
+  /** No withdrawal of a frozen merchant claimed for a payout after its freeze was answered (PRODUCT §14: they wait). */
+  async frozenUnpaid(): Promise<void> {
+    for (const [m, since] of this.sim.frozen) {
+      this.checks++;
+      const rows = this.db(
+        (db) =>
+          db
+            .prepare('SELECT id, status, claimed_at FROM withdrawals WHERE account_id = ? AND claimed_at > ?')
+            .all(this.sim.merchants[m]!.accountId, since) as Array<{ id: string; status: string; claimed_at: string }>,
+      );
+      for (const r of rows) this.violate('frozen-no-payout', `withdrawal ${r.id} of frozen merchant ${m} (frozen at ${since}) claimed for a payout at ${r.claimed_at} (${r.status})`);
+    }
+  }
+
   /** Every delivery of one event_id carries the same body. */
   eventBodies(): void {
     this.checks++;
@@ -165,6 +183,7 @@ export class Invariants {
     await this.reconcile();
     await this.withdrawalsOnChain();
     await this.events(final);
+    await this.invoiceStatuses();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
   }
@@ -189,6 +208,11 @@ export class Invariants {
     const { tip, byAddress, mined } = await sim.chainView.payments();
     const conf = sim.btc.confirmations;
     const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
+    const failedAs = new Map<string, string>();
+    for (const e of this.db((db) => db.prepare(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`).all() as Array<{ object_id: string; body: string }>)) {
+      const reason = (JSON.parse(e.body) as { data?: { withdrawal?: { failure_reason?: string } } }).data?.withdrawal?.failure_reason ?? '';
+      if (reason !== SPENT_BY_ANOTHER) failedAs.set(e.object_id, reason);
+    }
     for (const w of sim.withdrawals) {
       this.checks++;
       const pays = byAddress.get(w.to) ?? [];
@@ -213,6 +237,12 @@ export class Invariants {
         );
       if (status === 'failed' && (at !== undefined || pays.length > 0))
         this.violate('failed-not-mined', `withdrawal ${w.id} failed while its transaction is mined`);
+      // A failure is final for the merchant (they may pay again): one told "failed" on a proof
+      // other than a rival spend (which a reorganisation deeper than the confirmations can undo)
+      // must never be paid, even if the daemon reopened it since.
+      const told = failedAs.get(w.id);
+      if (told !== undefined && status !== 'failed' && pays.length > 0)
+        this.violate('failed-not-mined', `withdrawal ${w.id} was failed ("${told}") and its payee was paid by ${pays.map((p) => p.txid).join(', ')} (now ${status})`);
     }
   }
 
@@ -266,11 +296,81 @@ export class Invariants {
     }
   }
 
+  /**
+   * Every invoice's status equals the one the simulator recomputes from what it paid the invoice
+   * and what is on each chain's best chain now (reorganisations remove payments): enough (within
+   * the invoice's tolerance) deep → paid; something deep → underpaid; nothing → new, or expired past
+   * its TTL. Invoices with a payment still shallow or waiting, or sent near their TTL, are left for
+   * a later check.
+   */
+  async invoiceStatuses(): Promise<void> {
+    const sim = this.sim;
+    const btc = await sim.chainView.payments();
+    const mempool = new Set(await sim.world.btc.rpc.call<string[]>('getrawmempool', []));
+    const evmTip = await sim.world.evm.blockNumber();
+    const depthOf = async (inv: InvoiceRec, txid: string): Promise<number | 'waiting' | 'gone'> => {
+      if (inv.coin.ticker === 'BTC') {
+        const h = btc.mined.get(txid);
+        if (h !== undefined) return btc.tip - h + 1;
+        return mempool.has(txid) ? 'waiting' : 'gone';
+      }
+      const receipt = await sim.world.evm.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [txid]);
+      if (!receipt) return 'gone';
+      if (Number(receipt.status) !== 1) return 'gone';
+      return evmTip - Number(receipt.blockNumber) + 1;
+    };
+    const tolerance = new Map(
+      this.db((db) => db.prepare('SELECT id, tolerance_percent FROM invoices').all() as Array<{ id: string; tolerance_percent: string }>).map((r) => [
+        r.id,
+        r.tolerance_percent,
+      ]),
+    );
+    const expected = new Map<string, string>();
+    const now = Date.now();
+    for (const inv of sim.invoices) {
+      const ttl = Date.parse(inv.ttl);
+      if (inv.pays.some((p) => p.sentAt > ttl - 60_000)) continue;
+      if (inv.pays.length === 0 && Math.abs(now - ttl) < 60_000) continue;
+      let deep = Amount.zero();
+      let unsettled = false;
+      for (const p of inv.pays) {
+        const d = await depthOf(inv, p.txid);
+        if (d === 'gone') continue;
+        if (d === 'waiting' || d < inv.coin.confirmations) unsettled = true;
+        else deep = deep.plus(Amount.of(p.amount));
+      }
+      if (unsettled) continue;
+      const due = Amount.of(inv.due);
+      const tol = Amount.of(tolerance.get(inv.id) ?? '0');
+      const enough = deep.isPositive() && deep.times('100').gte(due.times(Amount.of('100').minus(tol)));
+      expected.set(inv.id, enough ? 'paid' : deep.isPositive() ? 'underpaid' : now > ttl ? 'expired' : 'new');
+    }
+    // The daemon may be a scan behind the chains: a difference is read again before it counts.
+    let diffs: string[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (attempt > 0) await sleep(1000);
+      diffs = [];
+      for (let m = 0; m < sim.merchants.length; m++) {
+        if (sim.frozen.has(m)) continue;
+        const statuses = await sim.invoicesOf(m);
+        if (!statuses) continue;
+        for (const [id, status] of statuses) {
+          const want = expected.get(id);
+          if (want === undefined) continue;
+          if (attempt === 0) this.checks++;
+          if (status !== want) diffs.push(`invoice ${id} is ${status}, recomputed ${want}`);
+        }
+      }
+      if (diffs.length === 0) return;
+    }
+    for (const d of diffs) this.violate('invoice-status', d);
+  }
+
   /** No key secret, webhook secret or the wallet's words in any daemon log line. */
   secrets(): void {
     this.checks++;
     const sim = this.sim;
-    const secrets = [...sim.merchants.map((m) => m.secret), ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
+    const secrets = [...sim.merchants.map((m) => m.secret), ...sim.oldSecrets, ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
     for (const text of sim.world.logs()) {
       for (const line of text.split('\n')) {
         const s = secrets.find((x) => x && line.includes(x));

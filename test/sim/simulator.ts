@@ -17,6 +17,8 @@ import type { SinkBehaviour } from '../helpers/webhook-sink';
 import { BtcChainView } from './chain-view';
 import { Invariants, type Violation } from './invariants';
 import type { PlantName } from './planted-bugs';
+import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
+import { RealOtp } from '../helpers/cli-otp';
 import { World, type SimCoin, type SimMerchant } from './world';
 
 export interface SimOptions {
@@ -58,6 +60,10 @@ export interface InvoiceRec {
   address: string;
   due: string;
   payments: number;
+  /** Its ttl_expires_at. */
+  ttl: string;
+  /** Every payment the simulator sent it: the transaction, the amount and when it was sent. */
+  pays: Array<{ txid: string; amount: string; sentAt: number }>;
 }
 
 export interface WithdrawalRec {
@@ -84,9 +90,13 @@ type StepKind =
   | 'restart_crash_at_checkpoint'
   | 'reorg_btc'
   | 'reorg_evm'
-  | 'mining_pause';
+  | 'mining_pause'
+  | 'node_unknown'
+  | 'key_rotate'
+  | 'freeze'
+  | 'unfreeze';
 
-const FAULTS = new Set<StepKind>(['kill9', 'kill9_mid_request', 'restart_crash_at_checkpoint', 'reorg_btc', 'reorg_evm', 'mining_pause']);
+const FAULTS = new Set<StepKind>(['kill9', 'kill9_mid_request', 'restart_crash_at_checkpoint', 'reorg_btc', 'reorg_evm', 'mining_pause', 'node_unknown']);
 
 const WEIGHTS: Array<[StepKind, number]> = [
   ['invoice', 12],
@@ -107,6 +117,10 @@ const WEIGHTS: Array<[StepKind, number]> = [
   ['reorg_btc', 3],
   ['reorg_evm', 2],
   ['mining_pause', 1],
+  ['node_unknown', 2],
+  ['key_rotate', 1],
+  ['freeze', 1],
+  ['unfreeze', 2],
 ];
 
 export class Simulation {
@@ -119,7 +133,12 @@ export class Simulation {
   readonly opsByKind: Record<string, number> = {};
   private clients: SignedClient[] = [];
   private pausedUntil = -1;
-  private crashAt: 'stored' | 'sent' | null = null;
+  private crashAt: PayoutCheckpoint | null = null;
+  /** Frozen merchants, with the time the freeze was answered (no claim of theirs may come later). */
+  readonly frozen = new Map<number, string>();
+  /** Every secret a merchant's key had (rotations), for the log check. */
+  readonly oldSecrets: string[] = [];
+  private otps: RealOtp[] = [];
   private evmSnapshot: { id: string; height: number } | null = null;
   private payoutSeq = 0;
   /** Endpoint paths whose receiver's answer changed during the run (not held to "every event received"). */
@@ -134,7 +153,9 @@ export class Simulation {
   ) {
     this.rng = new SeededRandom(opts.seed);
     const btc = world.coins.find((c) => c.ticker === 'BTC')!;
-    for (const f of world.funding) this.invoices.push({ ...f, coin: btc, payments: 1 });
+    for (const f of world.funding)
+      this.invoices.push({ ...f, coin: btc, payments: 1, pays: [{ txid: f.txid, amount: f.due, sentAt: Date.now() }] });
+    this.otps = world.merchants.map((m) => new RealOtp(m.ownerTotp));
   }
 
   get merchants(): SimMerchant[] {
@@ -149,7 +170,7 @@ export class Simulation {
     this.faultsByKind[kind] = (this.faultsByKind[kind] ?? 0) + 1;
   }
 
-  async restart(crashAt?: 'stored' | 'sent'): Promise<void> {
+  async restart(crashAt?: PayoutCheckpoint): Promise<void> {
     await this.world.kill();
     this.crashAt = crashAt ?? null;
     await this.world.startDaemon(crashAt);
@@ -198,6 +219,19 @@ export class Simulation {
       const res = await this.api(m, 'GET', `/v1/withdrawals?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       if (res?.status !== 200) return null;
       for (const w of res.json.items as Array<{ id: string; status: string; txid: string | null }>) out.set(w.id, { status: w.status, txid: w.txid });
+      cursor = res.json.next_cursor as string | null;
+    } while (cursor);
+    return out;
+  }
+
+  /** Every invoice of merchant `m`, by id (its status), through the keyset pages of GET /v1/invoices; null when the daemon could not answer. */
+  async invoicesOf(m: number): Promise<Map<string, string> | null> {
+    const out = new Map<string, string>();
+    let cursor: string | null = null;
+    do {
+      const res = await this.api(m, 'GET', `/v1/invoices?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      if (res?.status !== 200) return null;
+      for (const i of res.json.items as Array<{ id: string; status: string }>) out.set(i.id, i.status);
       cursor = res.json.next_cursor as string | null;
     } while (cursor);
     return out;
@@ -253,7 +287,11 @@ export class Simulation {
       if (this.opts.stopOnViolation && this.invariants.violations.length > 0) break;
     }
     await this.reviveIfGone();
-    if (!(this.opts.stopOnViolation && this.invariants.violations.length > 0)) await this.invariants.quiet(true);
+    if (!(this.opts.stopOnViolation && this.invariants.violations.length > 0)) {
+      // The final check settles every withdrawal: the frozen accounts' too.
+      for (const m of [...this.frozen.keys()]) await this.unfreeze(m);
+      await this.invariants.quiet(true);
+    }
     const faults = Object.values(this.faultsByKind).reduce((s, n) => s + n, 0);
     return {
       seed: this.opts.seed,
@@ -289,6 +327,8 @@ export class Simulation {
             address: res.json.address,
             due: res.json.payer_amount ?? res.json.amount_crypto,
             payments: 0,
+            ttl: res.json.ttl_expires_at,
+            pays: [],
           });
         }
         return;
@@ -306,6 +346,7 @@ export class Simulation {
         if (inv.coin.ticker === 'BTC') txid = await this.world.btc.pay([{ address: inv.address, value: sats(amount) }]);
         else txid = await payFromAnvil(this.world.evm, inv.coin.ticker === 'ETH' ? 'native' : this.world.usdt, inv.address, amount, inv.coin.decimals);
         inv.payments++;
+        inv.pays.push({ txid, amount, sentAt: Date.now() });
         this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id} tx ${txid}`);
         return;
       }
@@ -417,7 +458,7 @@ export class Simulation {
         return this.restart();
       }
       case 'restart_crash_at_checkpoint': {
-        const at = rng.pick(['stored', 'sent'] as const);
+        const at = rng.pick(['signed', 'stored', 'sent'] as const);
         this.note(`restart with a daemon that kills itself at payout checkpoint ${at}`);
         return this.restart(at);
       }
@@ -450,6 +491,58 @@ export class Simulation {
         this.pausedUntil = this.stepNo + rng.int(3, 10);
         this.note(`mining paused until step ${this.pausedUntil}`);
         return;
+      case 'node_unknown':
+        // The transaction reaches bcoin; the daemon gets a gateway's 504 instead of its answer.
+        this.world.btcProxy.loseNextAnswer();
+        this.note('the next Bitcoin broadcast reaches the node and its answer is lost (HTTP 504)');
+        return;
+      case 'key_rotate':
+        return this.rotateKey(m);
+      case 'freeze': {
+        if (this.frozen.has(m)) return;
+        const mer = this.merchants[m]!;
+        const r = await this.world.env.run(['--json', 'account', 'freeze', '--account', mer.accountId, '--as', mer.owner], { timeoutMs: 60_000 });
+        this.note(`freeze m${m} → ${r.code === 0 ? r.json?.account?.status : `exit ${r.code} ${(r.stdout + r.stderr).trim().slice(0, 200)}`}`);
+        if (r.code === 0) this.frozen.set(m, new Date().toISOString());
+        return;
+      }
+      case 'unfreeze': {
+        const which = [...this.frozen.keys()];
+        if (which.length === 0) return;
+        await this.unfreeze(rng.pick(which));
+        return;
+      }
+    }
+  }
+
+  /** The operator unfreezes merchant `m` (after the frozen check had its last look). */
+  async unfreeze(m: number): Promise<void> {
+    await this.invariants.frozenUnpaid();
+    const r = await this.world.env.run(['--json', 'account', 'unfreeze', '--account', this.merchants[m]!.accountId], { timeoutMs: 60_000 });
+    this.note(`unfreeze m${m} → ${r.code === 0 ? r.json?.account?.status : `exit ${r.code} ${(r.stdout + r.stderr).trim().slice(0, 200)}`}`);
+    if (r.code === 0) this.frozen.delete(m);
+  }
+
+  /** The owner rotates merchant `m`'s key through the CLI (two-factor code included); the simulator signs with the new secret from then on. */
+  private async rotateKey(m: number): Promise<void> {
+    if (this.frozen.has(m)) return;
+    const mer = this.merchants[m]!;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const otp = await this.otps[m]!.next();
+      const r = await this.world.env.run(['--json', 'keys', 'rotate', '--account', mer.accountId, '--as', mer.owner, '--otp', otp, '--yes', mer.keyId], {
+        timeoutMs: 60_000,
+      });
+      const secret = r.code === 0 ? (r.json?.key?.secret as string | undefined) : undefined;
+      if (secret) {
+        this.oldSecrets.push(mer.secret);
+        mer.secret = secret;
+        this.clients[m] = new SignedClient(this.world.url, mer.keyId, mer.secret);
+        this.note(`rotate key of m${m} → new secret …${secret.slice(-4)}`);
+        return;
+      }
+      const out = (r.stdout + r.stderr).trim();
+      this.note(`rotate key of m${m} → exit ${r.code} ${out.slice(0, 200)}`);
+      if (!/otp|two-factor|code/i.test(out)) return;
     }
   }
 

@@ -19,6 +19,8 @@ import { CliEnv, pastStartSecond, PROJECT_ROOT, until, type Running } from '../h
 import { startPreparedDaemon, testConfig } from '../helpers/daemon';
 import { payoutMerchant } from '../helpers/payout-fixture';
 import { WebhookSink } from '../helpers/webhook-sink';
+import { startBtcRpcProxy, type BtcRpcProxy } from '../helpers/btc-rpc-proxy';
+import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
 import { btcChain, CONFIRMATIONS as BTC_CONFIRMATIONS } from '../integration/chains/btc/btc-fixture';
 import { FAST_WATCH, RATES } from '../integration/chains/evm/evm-fixture';
 import type { PlantName } from './planted-bugs';
@@ -37,7 +39,11 @@ export interface SimCoin {
 export interface SimMerchant {
   accountId: string;
   keyId: string;
+  /** The key's current secret (a rotation replaces it). */
   secret: string;
+  /** The owner's email and TOTP secret (the CLI acts as them). */
+  owner: string;
+  ownerTotp: string;
 }
 
 export class World {
@@ -49,23 +55,26 @@ export class World {
     readonly dir: string,
     readonly env: CliEnv,
     readonly btc: BcoinNode,
+    readonly btcProxy: BtcRpcProxy,
     readonly evm: AnvilNode,
     readonly usdt: string,
     readonly sink: WebhookSink,
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
     /** The paid Bitcoin invoices each merchant starts with. */
-    readonly funding: Array<{ merchant: number; id: string; address: string; due: string }>,
+    readonly funding: Array<{ merchant: number; id: string; address: string; due: string; ttl: string; txid: string }>,
     private readonly plant: PlantName | undefined,
   ) {}
 
   static async start(opts: { merchants: number; plant?: PlantName }): Promise<World> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-sim-'));
     const btc = await startBcoin();
+    // The daemon reaches bcoin through a proxy that can lose a broadcast's answer (a node answering "unknown").
+    const btcProxy = await startBtcRpcProxy(btc.rpcUrl);
     const { node: evm, usdt } = await startAnvil();
     const sink = await WebhookSink.start();
     const chains = [
-      btcChain(btc),
+      btcChain(btc, {}, { port: btcProxy.port }),
       anvilChainEntry(evm.rpcUrl, usdt, {
         confirmations: EVM_CONFIRMATIONS,
         options: FAST_WATCH,
@@ -77,19 +86,19 @@ export class World {
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
-    const funding: Array<{ merchant: number; id: string; address: string; due: string }> = [];
+    const funding: Array<{ merchant: number; id: string; address: string; due: string; ttl: string; txid: string }> = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;
       for (let i = 0; i < opts.merchants; i++) {
         const { m, key } = await payoutMerchant(setup);
-        merchants.push({ accountId: m.accountId, keyId: key.key_id, secret: key.secret });
+        merchants.push({ accountId: m.accountId, keyId: key.key_id, secret: key.secret, owner: m.owner, ownerTotp: m.ownerTotp });
         const api = new ApiClient(setup.apiUrl, key.key_id, key.secret);
         for (const amount of ['0.2', '0.1']) {
           const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') });
           if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
-          await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
-          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount });
+          const txid = await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
+          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
         }
       }
       await btc.mine(BTC_CONFIRMATIONS);
@@ -103,11 +112,11 @@ export class World {
       { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
       { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
     ];
-    return new World(dir, env, btc, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    return new World(dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
   }
 
   /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
-  async startDaemon(crashAt?: 'stored' | 'sent'): Promise<void> {
+  async startDaemon(crashAt?: PayoutCheckpoint): Promise<void> {
     const args = [...(crashAt ? ['--crash-at', crashAt] : []), ...(this.plant ? ['--plant', this.plant] : [])];
     const running = this.env.spawn(SIM_DAEMON, args);
     const n = ++this.starts;
@@ -147,6 +156,7 @@ export class World {
   async stop(): Promise<void> {
     if (this.alive()) await this.daemon!.stop('SIGTERM');
     await this.sink.close();
+    await this.btcProxy.close();
     await this.btc.kill();
     await this.evm.kill();
   }
