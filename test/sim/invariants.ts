@@ -7,7 +7,18 @@ import { availableOf, holdOf } from '../../src/ledger/balance';
 import { Amount } from '../../src/shared/amount';
 import { sleep } from '../helpers/cli';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
-import type { InvoiceRec, Simulation } from './simulator';
+import type { InvoiceRec, Simulation, WithdrawalRec } from './simulator';
+import type { MinedPayment } from './chain-view';
+
+interface ChainPicture {
+  /** How many payments reached the payee (EVM: 2 stands for more than the amount). */
+  times: number;
+  paid: string;
+  paidDeep: boolean;
+  txMined: boolean;
+  txDeep: boolean;
+  txState: string;
+}
 import { SPENT_BY_ANOTHER } from '../../src/payouts/payout-worker';
 
 export type InvariantName =
@@ -132,7 +143,11 @@ export class Invariants {
             .prepare('SELECT id, status, claimed_at FROM withdrawals WHERE account_id = ? AND claimed_at > ?')
             .all(this.sim.merchants[m]!.accountId, since) as Array<{ id: string; status: string; claimed_at: string }>,
       );
-      for (const r of rows) this.violate('frozen-no-payout', `withdrawal ${r.id} of frozen merchant ${m} (frozen at ${since}) claimed for a payout at ${r.claimed_at} (${r.status})`);
+      for (const r of rows)
+        this.violate(
+          'frozen-no-payout',
+          `withdrawal ${r.id} of frozen merchant ${m} (frozen at ${since}) claimed for a payout at ${r.claimed_at} (${r.status})`,
+        );
     }
   }
 
@@ -192,6 +207,8 @@ export class Invariants {
     this.checks++;
     const r = await this.sim.world.env.run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
     if (r.code === 0 && r.json?.ok) return;
+    // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
+    if (!this.sim.world.alive()) return;
     let detail = (r.stdout + r.stderr).trim();
     try {
       const report = JSON.parse(r.stdout) as { coins: Array<Record<string, unknown>> };
@@ -206,44 +223,77 @@ export class Invariants {
   async withdrawalsOnChain(): Promise<void> {
     const sim = this.sim;
     const { tip, byAddress, mined } = await sim.chainView.payments();
-    const conf = sim.btc.confirmations;
+    const evmTip = await sim.world.evm.blockNumber();
     const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
     const failedAs = new Map<string, string>();
-    for (const e of this.db((db) => db.prepare(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`).all() as Array<{ object_id: string; body: string }>)) {
+    for (const e of this.db(
+      (db) => db.prepare(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`).all() as Array<{ object_id: string; body: string }>,
+    )) {
       const reason = (JSON.parse(e.body) as { data?: { withdrawal?: { failure_reason?: string } } }).data?.withdrawal?.failure_reason ?? '';
       if (reason !== SPENT_BY_ANOTHER) failedAs.set(e.object_id, reason);
     }
     for (const w of sim.withdrawals) {
       this.checks++;
-      const pays = byAddress.get(w.to) ?? [];
-      const txids = new Set(pays.map((p) => p.txid));
-      if (txids.size > 1)
-        this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} to ${w.to} paid by ${txids.size} transactions: ${[...txids].join(', ')}`);
       const found = w.id ? listed[w.merchant]?.get(w.id) : undefined;
+      const chain =
+        w.coin.ticker === 'BTC' ? this.btcPicture(w, found?.txid ?? null, tip, byAddress, mined) : await this.evmPicture(w, found?.txid ?? null, evmTip);
+      if (chain.times > 1) this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} of ${w.coin.ticker} to ${w.to} paid ${chain.paid}`);
       if (!found) continue;
       const { status, txid } = found;
-      const at = txid ? mined.get(txid) : undefined;
-      const deep = at !== undefined && tip - at + 1 >= conf;
-      if (status === 'completed' && !deep)
-        this.violate(
-          'completed-when-confirmed',
-          `withdrawal ${w.id} completed, its transaction ${txid} ${at === undefined ? 'is not on the best chain' : `has ${tip - at + 1} confirmations`}`,
-        );
-      const paidDeep = pays.some((p) => tip - p.height + 1 >= conf);
-      if (paidDeep && TERMINAL.has(status) && status !== 'completed')
-        this.violate(
-          'completed-when-confirmed',
-          `withdrawal ${w.id} is ${status}, yet ${w.to} was paid by ${pays.map((p) => p.txid).join(', ')} with the confirmations`,
-        );
-      if (status === 'failed' && (at !== undefined || pays.length > 0))
+      if (status === 'completed' && !chain.txDeep)
+        this.violate('completed-when-confirmed', `withdrawal ${w.id} completed, its transaction ${txid} ${chain.txState}`);
+      if (chain.paidDeep && TERMINAL.has(status) && status !== 'completed')
+        this.violate('completed-when-confirmed', `withdrawal ${w.id} is ${status}, yet ${w.to} was paid ${chain.paid} with the confirmations`);
+      if (status === 'failed' && (chain.txMined || chain.times > 0))
         this.violate('failed-not-mined', `withdrawal ${w.id} failed while its transaction is mined`);
       // A failure is final for the merchant (they may pay again): one told "failed" on a proof
       // other than a rival spend (which a reorganisation deeper than the confirmations can undo)
       // must never be paid, even if the daemon reopened it since.
       const told = failedAs.get(w.id);
-      if (told !== undefined && status !== 'failed' && pays.length > 0)
-        this.violate('failed-not-mined', `withdrawal ${w.id} was failed ("${told}") and its payee was paid by ${pays.map((p) => p.txid).join(', ')} (now ${status})`);
+      if (told !== undefined && status !== 'failed' && chain.times > 0)
+        this.violate('failed-not-mined', `withdrawal ${w.id} was failed ("${told}") and its payee was paid ${chain.paid} (now ${status})`);
     }
+  }
+
+  /** What bcoin's best chain shows of a withdrawal: the transactions paying its payee, and its own txid's depth. */
+  private btcPicture(w: WithdrawalRec, txid: string | null, tip: number, byAddress: Map<string, MinedPayment[]>, mined: Map<string, number>): ChainPicture {
+    const conf = this.sim.btc.confirmations;
+    const pays = byAddress.get(w.to) ?? [];
+    const txids = [...new Set(pays.map((p) => p.txid))];
+    const at = txid ? mined.get(txid) : undefined;
+    return {
+      times: txids.length,
+      paid: `by ${txids.length} transaction(s): ${txids.join(', ')}`,
+      paidDeep: pays.some((p) => tip - p.height + 1 >= conf),
+      txMined: at !== undefined,
+      txDeep: at !== undefined && tip - at + 1 >= conf,
+      txState: at === undefined ? 'is not on the best chain' : `has ${tip - at + 1} confirmations`,
+    };
+  }
+
+  /** What anvil shows of a withdrawal: the payee's balance (a fresh address: what the withdrawal paid it) and its txid's receipt. */
+  private async evmPicture(w: WithdrawalRec, txid: string | null, tip: number): Promise<ChainPicture> {
+    const evm = this.sim.world.evm;
+    const conf = w.coin.confirmations;
+    const balance =
+      w.coin.ticker === 'ETH'
+        ? BigInt(await evm.rpc<string>('eth_getBalance', [w.to, 'latest']))
+        : BigInt(
+            (await evm.rpc<string>('eth_call', [{ to: this.sim.world.usdt, data: `0x70a08231${w.to.slice(2).toLowerCase().padStart(64, '0')}` }, 'latest'])) ||
+              '0x0',
+          );
+    const amount = Amount.of(w.amount).toBaseUnits(w.coin.decimals);
+    const receipt = txid ? await evm.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [txid]) : null;
+    const depth = receipt ? tip - Number(receipt.blockNumber) + 1 : 0;
+    // Every block of the payee's balance is deep at a quiet check (three blocks mined on top).
+    return {
+      times: balance === 0n ? 0 : balance > amount ? 2 : 1,
+      paid: `${balance} base units for an amount of ${amount}`,
+      paidDeep: balance > 0n,
+      txMined: receipt !== null && Number(receipt.status) === 1,
+      txDeep: receipt !== null && Number(receipt.status) === 1 && depth >= conf,
+      txState: receipt === null ? 'has no receipt on the best chain' : `has ${depth} confirmations (status ${receipt.status})`,
+    };
   }
 
   /** Each paid invoice has its invoice.paid event; at the end, each event reached every endpoint that always answered 2xx. */

@@ -11,7 +11,7 @@ import { coinId } from '../../src/catalog/coins';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import type { AnvilNode } from '../../src/dev/anvil-node';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
-import { startAnvil } from '../helpers/anvil';
+import { payFromAnvil, startAnvil } from '../helpers/anvil';
 import { sats, startBcoin } from '../helpers/bcoin';
 import { spendableCoins } from '../../src/chains/btc/payouts/coin-store';
 import { ApiClient } from '../helpers/invoice-fixture';
@@ -52,6 +52,8 @@ export class World {
   /** How many times a daemon was started; its log goes to daemon-N.log in the run's folder. */
   starts = 0;
   private constructor(
+    /** The first block of the run's own (the merchants' funding payments are in it or later). */
+    readonly fundedFrom: number,
     readonly dir: string,
     readonly env: CliEnv,
     readonly btc: BcoinNode,
@@ -62,7 +64,7 @@ export class World {
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
     /** The paid Bitcoin invoices each merchant starts with. */
-    readonly funding: Array<{ merchant: number; id: string; address: string; due: string; ttl: string; txid: string }>,
+    readonly funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }>,
     private readonly plant: PlantName | undefined,
   ) {}
 
@@ -78,7 +80,7 @@ export class World {
       anvilChainEntry(evm.rpcUrl, usdt, {
         confirmations: EVM_CONFIRMATIONS,
         options: FAST_WATCH,
-        // Payments stay where they arrive: the simulator pays out on Bitcoin only (no gas station to fund).
+        // Payments stay where they arrive until a withdrawal needs them swept (the gas station is funded for USDT's).
         sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
       }),
     ];
@@ -86,7 +88,8 @@ export class World {
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
-    const funding: Array<{ merchant: number; id: string; address: string; due: string; ttl: string; txid: string }> = [];
+    const fundedFrom = (await btc.height()) + 1;
+    const funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }> = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;
@@ -98,12 +101,38 @@ export class World {
           const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') });
           if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
           const txid = await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
-          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
+          funding.push({ merchant: i, ticker: 'BTC', id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
+        }
+      }
+      // And with an ETH and a USDT payment, so EVM withdrawals do too; the gas station pays the USDT sweeps' gas.
+      const evmChain = setup.config.chains[1]!.id;
+      await payFromAnvil(evm, 'native', setup.addresses.gasStation(evmChain).address, '10', 18);
+      for (const [i, m] of merchants.entries()) {
+        const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        for (const [ticker, amount, asset, decimals] of [
+          ['ETH', '1', 'native', 18],
+          ['USDT', '200', usdt, 6],
+        ] as const) {
+          const inv = await api.post('/v1/invoices', { amount, currency: ticker, coin_id: coinId('ethereum', asset) });
+          if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
+          const txid = await payFromAnvil(evm, asset, inv.body.address, amount, decimals);
+          funding.push({ merchant: i, ticker, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
         }
       }
       await btc.mine(BTC_CONFIRMATIONS);
-      for (const m of merchants)
+      await evm.mine(EVM_CONFIRMATIONS);
+      for (const m of merchants) {
         await until(async () => (await spendableCoins(setup.store.read, chainId, m.accountId)).length === 2, 60_000, 'the funding payments spendable');
+        const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        await until(
+          async () => {
+            const items = ((await api.get('/v1/balances')).body?.items ?? []) as Array<{ coin_id: string; available: string }>;
+            return items.filter((b) => b.coin_id.startsWith('ethereum') && Number(b.available) > 0).length === 2;
+          },
+          60_000,
+          'the EVM funding payments credited',
+        );
+      }
     } finally {
       await setup.stop();
     }
@@ -112,7 +141,7 @@ export class World {
       { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
       { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
     ];
-    return new World(dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    return new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
   }
 
   /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
