@@ -124,14 +124,18 @@ export class World {
       for (const m of merchants) {
         await until(async () => (await spendableCoins(setup.store.read, chainId, m.accountId)).length === 2, 60_000, 'the funding payments spendable');
         const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        let last = '';
         await until(
           async () => {
-            const items = ((await api.get('/v1/balances')).body?.items ?? []) as Array<{ coin_id: string; available: string }>;
-            return items.filter((b) => b.coin_id.startsWith('ethereum') && Number(b.available) > 0).length === 2;
+            const items = ((await api.get('/v1/balances')).body?.items ?? []) as Array<{ network: string; available: string }>;
+            last = JSON.stringify(items);
+            return items.filter((b) => b.network === 'ethereum' && Number(b.available) > 0).length === 2;
           },
           60_000,
           'the EVM funding payments credited',
-        );
+        ).catch((err: Error) => {
+          throw new Error(`${err.message} (balances: ${last})`);
+        });
       }
     } finally {
       await setup.stop();
