@@ -36,6 +36,8 @@ export interface SimOptions {
   stopOnViolation?: boolean;
   /** Keep the evidence of a run with a violation (default true; the planted-bug tests expect one and drop it). */
   keep?: boolean;
+  /** The coins withdrawals are made in (Bitcoin three times in five, ETH and USDT once each, by default). */
+  withdrawCoins?: Array<SimCoin['ticker']>;
   /** The payout checkpoints a restart may arm its daemon to kill itself at (all three by default). */
   checkpoints?: PayoutCheckpoint[];
   /** Weights that replace the default ones for these kinds (the planted-bug checks make their fault frequent). */
@@ -267,6 +269,8 @@ export class Simulation {
 
   /** A coin to withdraw: Bitcoin mostly, ETH and the test USDT on anvil too. */
   private withdrawCoin(): SimCoin {
+    const only = this.opts.withdrawCoins;
+    if (only) return this.rng.pick(this.world.coins.filter((c) => only.includes(c.ticker)));
     return this.rng.pick([this.btc, this.btc, this.btc, ...this.world.coins.filter((c) => c.ticker !== 'BTC')]);
   }
 

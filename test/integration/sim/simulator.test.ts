@@ -40,12 +40,14 @@ const line = (r: SimResult) =>
 const BOUND = 30;
 
 /** What each planted bug's run makes frequent: the fault (or the checkpoint) its bug needs to show. */
-const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints'>> = {
+const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints' | 'withdrawCoins'>> = {
   'unguarded-credit': {},
   'double-release': {},
   'drop-outbox-row': {},
   'fail-on-unknown': { emphasis: { node_unknown: 30 } },
-  'broadcast-before-store': { emphasis: { restart_crash_at_checkpoint: 20 }, checkpoints: ['signed'] },
+  // Bitcoin signs a lost payout again byte for byte (same coins, same change address): harmless. An
+  // EVM payout signed again takes the treasury's next nonce after the lost one, and pays twice.
+  'broadcast-before-store': { emphasis: { restart_crash_at_checkpoint: 15, withdraw: 20 }, checkpoints: ['signed'], withdrawCoins: ['ETH', 'USDT'] },
 };
 
 for (const plant of Object.keys(PLANTS) as PlantName[]) {
