@@ -195,8 +195,9 @@ export class Invariants {
     await sim.mine(3);
     await sleep(2000);
     await this.ledgerVerify();
-    await this.reconcile();
+    // The withdrawals against the chain before reconcile: a payout's bug is named by the invariant it breaks, not only by the books it moves.
     await this.withdrawalsOnChain();
+    await this.reconcile();
     await this.events(final);
     await this.invoiceStatuses();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
