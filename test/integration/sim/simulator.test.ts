@@ -19,7 +19,7 @@ test.after.always(async () => {
 });
 
 /** Simulations at once: each is a bcoin, an anvil and a daemon; more than this only queue on two cores. */
-const LANES = 4;
+const LANES = 7;
 let running = 0;
 const waiting: Array<() => void> = [];
 async function inLane<T>(work: () => Promise<T>): Promise<T> {
@@ -53,7 +53,7 @@ const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints' | 'wi
 for (const plant of Object.keys(PLANTS) as PlantName[]) {
   test(`planted bug ${plant}: the ${PLANTS[plant]} invariant catches it within ${BOUND} steps`, async (t) => {
     t.timeout(420_000);
-    const r = await inLane(() => simulate({ seed: 3, maxSteps: BOUND, plant, stopOnViolation: true, quietEvery: 10, keep: false, ...FOCUS[plant] }));
+    const r = await inLane(() => simulate({ seed: 3, maxSteps: BOUND, plant, stopOnViolation: true, quietEvery: 5, keep: false, ...FOCUS[plant] }));
     t.log(line(r));
     t.true(r.violations.length > 0, `no violation in ${r.steps} steps`);
     // The run stops after the step of its first violation: the bug's invariant is among that step's.
