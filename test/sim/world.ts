@@ -156,7 +156,7 @@ export class World {
     running.child.once('exit', () => this.saveLog(n, running));
     this.daemon = running;
     const startedAt = Date.now();
-    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 30_000))[1]!;
+    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
     // After a crash the daemon refuses every signature stamped up to the second it started in.
     await pastStartSecond(startedAt);
   }
