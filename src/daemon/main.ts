@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
-import type { Config } from '../config/schema';
+import type { ChainConfig, Config } from '../config/schema';
 import { ensureDataDir, loadMasterKey, Sealer } from '../db/seal';
 import { bindSealedValues } from '../db/sealed-values';
 import { Store } from '../db/store';
@@ -53,6 +53,7 @@ import { createInvoices } from './invoices.wiring';
 import { createStaticAddresses } from './addresses.wiring';
 import { createWithdrawals } from './withdrawals.wiring';
 import type { PayoutCheckpoint } from '../payouts/payout-worker';
+import type { PayoutRail } from '../payouts/rail';
 import { createWebhooks, type WebhooksDeps } from './webhooks.wiring';
 import { dashboardAdminRoutes } from '../admin/dashboard.routes';
 import { DashboardSnapshots } from '../admin/dashboard.snapshot';
@@ -92,6 +93,8 @@ export interface DaemonOptions {
     outbox?: () => Outbox;
     ledger?: (clock: Clock) => Ledger;
     money?: (deps: ConstructorParameters<typeof MoneyMovement>[0]) => MoneyMovement;
+    /** Each chain's payout rail as the payout worker uses it: the rail wired for the chain, or what this makes of it. */
+    payoutRail?: (rail: PayoutRail, chain: ChainConfig) => PayoutRail;
   };
 }
 
@@ -258,6 +261,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
       addresses,
       sealer,
       payoutCheckpoint: opts.payoutCheckpoint,
+      wrapRail: opts.parts?.payoutRail,
       isOperatorAddress: evmPayouts.isGasStation,
       evmRails: evmPayouts.rails,
       ceilings,

@@ -26,6 +26,7 @@ import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
 import { payoutsOf } from '../chains/payout-families';
 import type { WiredRail } from '../payouts/family-payouts';
 import type { FeeCeiling } from '../payouts/fee-ceiling';
+import type { PayoutRail } from '../payouts/rail';
 import type { Job } from '../jobs/scheduler';
 import type { ChainConfig } from '../config/schema';
 import { WithdrawalService } from '../withdrawals/withdrawal.service';
@@ -55,6 +56,8 @@ export interface WithdrawalsDeps {
   sealer: Sealer;
   /** Crash tests: called at each payout checkpoint (DaemonOptions.payoutCheckpoint). */
   payoutCheckpoint?: (point: PayoutCheckpoint) => void;
+  /** The simulator's planted bugs (DaemonOptions.parts.payoutRail): the rail the worker uses, made from the chain's. */
+  wrapRail?: (rail: PayoutRail, chain: ChainConfig) => PayoutRail;
   /** Addresses of the wallet outside the watched set (the EVM gas stations). */
   isOperatorAddress?: (chainId: string, address: string) => boolean;
   /** The account chains' payout rails, wired with their own sends (evm-payouts.wiring). */
@@ -98,7 +101,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     const found = railFor(chain, deps);
     if (!found) continue;
     wired.set(chain.id, found);
-    const { rail } = found;
+    const rail = deps.wrapRail ? deps.wrapRail(found.rail, chain) : found.rail;
     const worker = new PayoutWorker({
       chain,
       rail,

@@ -39,8 +39,11 @@ export interface PayoutSettings {
   replaceAfterBlocks: number;
 }
 
-/** Where a test may stop the daemon dead (kill -9): after a payout is stored, after its bytes went to the node. */
-export type PayoutCheckpoint = 'stored' | 'sent';
+/**
+ * Where a test may stop the daemon dead (kill -9): after a payout is signed and before it is stored
+ * (its claim rolls back), after it is stored, after its bytes went to the node.
+ */
+export type PayoutCheckpoint = 'signed' | 'stored' | 'sent';
 
 export interface PayoutWorkerDeps {
   chain: ChainConfig;
@@ -215,6 +218,7 @@ export class PayoutWorker {
       this.deps.logger.warn('withdrawal refused by the payout rail', { chain: this.chainId, withdrawal_id: r.withdrawalId, reason: r.reason });
     }
     if (!built.payout) return null;
+    this.deps.checkpoint?.('signed');
     const { candidate, legs, reservation } = built.payout;
     const row = this.payoutRow(accountId, reservation);
     await this.deps.payouts.insert(em, row, candidate, legs);

@@ -44,6 +44,8 @@ export interface BtcRpcProxy {
   dropNext(): void;
   /** The next transaction broadcast reaches the node and is hidden from every lookup from then on. */
   hideNext(): void;
+  /** The next broadcast of a transaction not broadcast before reaches the node, whose answer is lost: a gateway's HTTP 504 (the outcome unknown). */
+  loseNextAnswer(): void;
   /** From now on blocks below `height` answer Core's pruned-data error and getblockchaininfo says `pruned` with that `pruneheight`; null: unpruned. */
   prune(height: number | null): void;
   /** The txids broadcast through the proxy, in order. */
@@ -67,15 +69,18 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
   let next: HideMode | null = null;
   const broadcasts: string[] = [];
   let pruneHeight: number | null = null;
+  let loseAnswer = false;
   /** Block hashes by height, as getblockhash answered them (the scanner asks for a hash before its block). */
   const heightOf = new Map<string, number>();
 
   /** The proxy's own answer to a call, or undefined to ask the node; `lies`: refusals to tell of calls the node is asked all the same. */
-  const intercept = (c: Call, lies: Map<number, { code: number; message: string }>): Omit<Reply, 'id'> | undefined => {
+  /** `firstSent`: the request's calls that broadcast a transaction for the first time. */
+  const intercept = (c: Call, lies: Map<number, { code: number; message: string }>, firstSent: Set<number>): Omit<Reply, 'id'> | undefined => {
     const first = c.params[0];
     if (c.method === 'sendrawtransaction' && typeof first === 'string') {
       const tx = Transaction.fromHex(first);
       const txid = tx.getId();
+      if (!broadcasts.includes(txid)) firstSent.add(c.id);
       broadcasts.push(txid);
       if (next) {
         hidden.set(txid, next);
@@ -112,12 +117,19 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Call | Call[];
         const calls = Array.isArray(body) ? body : [body];
         const own = new Map<number, Omit<Reply, 'id'>>();
+        const firstSent = new Set<number>();
         const lies = new Map<number, { code: number; message: string }>();
         for (const c of calls) {
-          const answer = intercept(c, lies);
+          const answer = intercept(c, lies, firstSent);
           if (answer) own.set(c.id, answer);
         }
         const asked = await forward(calls.filter((c) => !own.has(c.id)));
+        if (loseAnswer && calls.some((c) => c.method === 'sendrawtransaction' && !own.has(c.id) && firstSent.has(c.id))) {
+          loseAnswer = false;
+          res.writeHead(504, { 'content-type': 'text/html' });
+          res.end('<html><body><h1>504 Gateway Time-out</h1></body></html>');
+          return;
+        }
         const byId = new Map(asked.map((r) => [r.id, r]));
         const replies = calls.map((c): Reply => {
           const mine = own.get(c.id);
@@ -155,6 +167,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     dropNext: () => void (next = 'drop'),
     prune: (height) => void (pruneHeight = height),
     hideNext: () => void (next = 'forward'),
+    loseNextAnswer: () => void (loseAnswer = true),
     broadcasts,
     close: () =>
       new Promise<void>((resolve) => {

@@ -108,7 +108,7 @@ export class CliEnv {
   }
 
   /** The daemon on this env's config that kills itself (kill -9) when a payout first reaches `crashAt`. */
-  async spawnCrashingDaemon(crashAt: 'stored' | 'sent'): Promise<{ child: Running; url: string }> {
+  async spawnCrashingDaemon(crashAt: 'signed' | 'stored' | 'sent'): Promise<{ child: Running; url: string }> {
     return this.serving(this.spawn(CRASHING_DAEMON, ['--crash-at', crashAt]));
   }
 

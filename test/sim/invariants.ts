@@ -6,8 +6,21 @@ import path from 'node:path';
 import { availableOf, holdOf } from '../../src/ledger/balance';
 import { Amount } from '../../src/shared/amount';
 import { sleep } from '../helpers/cli';
+import { adminRequest } from '../helpers/admin-socket';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
-import type { Simulation } from './simulator';
+import type { InvoiceRec, Simulation, WithdrawalRec } from './simulator';
+import type { MinedPayment } from './chain-view';
+
+interface ChainPicture {
+  /** How many payments reached the payee (EVM: 2 stands for more than the amount). */
+  times: number;
+  paid: string;
+  paidDeep: boolean;
+  txMined: boolean;
+  txDeep: boolean;
+  txState: string;
+}
+import { SPENT_BY_ANOTHER } from '../../src/payouts/payout-worker';
 
 export type InvariantName =
   | 'ledger-verify'
@@ -15,6 +28,8 @@ export type InvariantName =
   | 'paid-once'
   | 'completed-when-confirmed'
   | 'failed-not-mined'
+  | 'invoice-status'
+  | 'frozen-no-payout'
   | 'balances-match-ledger'
   | 'events'
   | 'event-bodies-identical'
@@ -66,15 +81,26 @@ export class Invariants {
   }
 
   async afterStep(): Promise<void> {
-    await this.ledgerVerify();
+    await this.ledgerVerify(false);
+    await this.frozenUnpaid();
     await this.balances(this.sim.rng.int(0, this.sim.merchants.length - 1));
     this.eventBodies();
     this.checks++; // no-500 and the OpenAPI contract: every answer of the step was checked as it came
   }
 
-  /** `coinkeep ledger verify`: the journal and the cached balances agree, every entry is sound. */
-  async ledgerVerify(): Promise<void> {
+  /**
+   * `coinkeep ledger verify`: the journal and the cached balances agree, every entry is sound. After
+   * each step the CLI's own request to the admin socket is made from this process (a CLI process a
+   * step is most of a step's time on two cores); the quiet checks run the CLI itself.
+   */
+  async ledgerVerify(cli = true): Promise<void> {
     this.checks++;
+    if (!cli) {
+      const r = await adminRequest(this.sim.world.env.dataDir, 'GET', '/admin/ledger/verify').catch(() => null);
+      if (!r || !this.sim.world.alive() || (r.status === 200 && r.body?.ok)) return;
+      this.violate('ledger-verify', `ledger verify: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+      return;
+    }
     const r = await this.sim.world.env.run(['--json', 'ledger', 'verify'], { timeoutMs: 60_000 });
     if (r.code === 0 && r.json?.ok) return;
     if (!this.sim.world.alive()) return;
@@ -116,6 +142,24 @@ export class Invariants {
       await sleep(200);
     }
     this.violate('balances-match-ledger', `merchant ${m}: ${last}`);
+  }
+
+  /** No withdrawal of a frozen merchant claimed for a payout after its freeze was answered (PRODUCT §14: they wait). */
+  async frozenUnpaid(): Promise<void> {
+    for (const [m, since] of this.sim.frozen) {
+      this.checks++;
+      const rows = this.db(
+        (db) =>
+          db
+            .prepare('SELECT id, status, claimed_at FROM withdrawals WHERE account_id = ? AND claimed_at > ?')
+            .all(this.sim.merchants[m]!.accountId, since) as Array<{ id: string; status: string; claimed_at: string }>,
+      );
+      for (const r of rows)
+        this.violate(
+          'frozen-no-payout',
+          `withdrawal ${r.id} of frozen merchant ${m} (frozen at ${since}) claimed for a payout at ${r.claimed_at} (${r.status})`,
+        );
+    }
   }
 
   /** Every delivery of one event_id carries the same body. */
@@ -162,9 +206,11 @@ export class Invariants {
     await sim.mine(3);
     await sleep(2000);
     await this.ledgerVerify();
-    await this.reconcile();
+    // The withdrawals against the chain before reconcile: a payout's bug is named by the invariant it breaks, not only by the books it moves.
     await this.withdrawalsOnChain();
+    await this.reconcile();
     await this.events(final);
+    await this.invoiceStatuses();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
   }
@@ -173,6 +219,8 @@ export class Invariants {
     this.checks++;
     const r = await this.sim.world.env.run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
     if (r.code === 0 && r.json?.ok) return;
+    // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
+    if (!this.sim.world.alive()) return;
     let detail = (r.stdout + r.stderr).trim();
     try {
       const report = JSON.parse(r.stdout) as { coins: Array<Record<string, unknown>> };
@@ -187,33 +235,77 @@ export class Invariants {
   async withdrawalsOnChain(): Promise<void> {
     const sim = this.sim;
     const { tip, byAddress, mined } = await sim.chainView.payments();
-    const conf = sim.btc.confirmations;
+    const evmTip = await sim.world.evm.blockNumber();
     const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
+    const failedAs = new Map<string, string>();
+    for (const e of this.db(
+      (db) => db.prepare(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`).all() as Array<{ object_id: string; body: string }>,
+    )) {
+      const reason = (JSON.parse(e.body) as { data?: { withdrawal?: { failure_reason?: string } } }).data?.withdrawal?.failure_reason ?? '';
+      if (reason !== SPENT_BY_ANOTHER) failedAs.set(e.object_id, reason);
+    }
     for (const w of sim.withdrawals) {
       this.checks++;
-      const pays = byAddress.get(w.to) ?? [];
-      const txids = new Set(pays.map((p) => p.txid));
-      if (txids.size > 1)
-        this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} to ${w.to} paid by ${txids.size} transactions: ${[...txids].join(', ')}`);
       const found = w.id ? listed[w.merchant]?.get(w.id) : undefined;
+      const chain =
+        w.coin.ticker === 'BTC' ? this.btcPicture(w, found?.txid ?? null, tip, byAddress, mined) : await this.evmPicture(w, found?.txid ?? null, evmTip);
+      if (chain.times > 1) this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} of ${w.coin.ticker} to ${w.to} paid ${chain.paid}`);
       if (!found) continue;
       const { status, txid } = found;
-      const at = txid ? mined.get(txid) : undefined;
-      const deep = at !== undefined && tip - at + 1 >= conf;
-      if (status === 'completed' && !deep)
-        this.violate(
-          'completed-when-confirmed',
-          `withdrawal ${w.id} completed, its transaction ${txid} ${at === undefined ? 'is not on the best chain' : `has ${tip - at + 1} confirmations`}`,
-        );
-      const paidDeep = pays.some((p) => tip - p.height + 1 >= conf);
-      if (paidDeep && TERMINAL.has(status) && status !== 'completed')
-        this.violate(
-          'completed-when-confirmed',
-          `withdrawal ${w.id} is ${status}, yet ${w.to} was paid by ${pays.map((p) => p.txid).join(', ')} with the confirmations`,
-        );
-      if (status === 'failed' && (at !== undefined || pays.length > 0))
+      if (status === 'completed' && !chain.txDeep)
+        this.violate('completed-when-confirmed', `withdrawal ${w.id} completed, its transaction ${txid} ${chain.txState}`);
+      if (chain.paidDeep && TERMINAL.has(status) && status !== 'completed')
+        this.violate('completed-when-confirmed', `withdrawal ${w.id} is ${status}, yet ${w.to} was paid ${chain.paid} with the confirmations`);
+      if (status === 'failed' && (chain.txMined || chain.times > 0))
         this.violate('failed-not-mined', `withdrawal ${w.id} failed while its transaction is mined`);
+      // A failure is final for the merchant (they may pay again): one told "failed" on a proof
+      // other than a rival spend (which a reorganisation deeper than the confirmations can undo)
+      // must never be paid, even if the daemon reopened it since.
+      const told = failedAs.get(w.id);
+      if (told !== undefined && status !== 'failed' && chain.times > 0)
+        this.violate('failed-not-mined', `withdrawal ${w.id} was failed ("${told}") and its payee was paid ${chain.paid} (now ${status})`);
     }
+  }
+
+  /** What bcoin's best chain shows of a withdrawal: the transactions paying its payee, and its own txid's depth. */
+  private btcPicture(w: WithdrawalRec, txid: string | null, tip: number, byAddress: Map<string, MinedPayment[]>, mined: Map<string, number>): ChainPicture {
+    const conf = this.sim.btc.confirmations;
+    const pays = byAddress.get(w.to) ?? [];
+    const txids = [...new Set(pays.map((p) => p.txid))];
+    const at = txid ? mined.get(txid) : undefined;
+    return {
+      times: txids.length,
+      paid: `by ${txids.length} transaction(s): ${txids.join(', ')}`,
+      paidDeep: pays.some((p) => tip - p.height + 1 >= conf),
+      txMined: at !== undefined,
+      txDeep: at !== undefined && tip - at + 1 >= conf,
+      txState: at === undefined ? 'is not on the best chain' : `has ${tip - at + 1} confirmations`,
+    };
+  }
+
+  /** What anvil shows of a withdrawal: the payee's balance (a fresh address: what the withdrawal paid it) and its txid's receipt. */
+  private async evmPicture(w: WithdrawalRec, txid: string | null, tip: number): Promise<ChainPicture> {
+    const evm = this.sim.world.evm;
+    const conf = w.coin.confirmations;
+    const balance =
+      w.coin.ticker === 'ETH'
+        ? BigInt(await evm.rpc<string>('eth_getBalance', [w.to, 'latest']))
+        : BigInt(
+            (await evm.rpc<string>('eth_call', [{ to: this.sim.world.usdt, data: `0x70a08231${w.to.slice(2).toLowerCase().padStart(64, '0')}` }, 'latest'])) ||
+              '0x0',
+          );
+    const amount = Amount.of(w.amount).toBaseUnits(w.coin.decimals);
+    const receipt = txid ? await evm.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [txid]) : null;
+    const depth = receipt ? tip - Number(receipt.blockNumber) + 1 : 0;
+    // Every block of the payee's balance is deep at a quiet check (three blocks mined on top).
+    return {
+      times: balance === 0n ? 0 : balance > amount ? 2 : 1,
+      paid: `${balance} base units for an amount of ${amount}`,
+      paidDeep: balance > 0n,
+      txMined: receipt !== null && Number(receipt.status) === 1,
+      txDeep: receipt !== null && Number(receipt.status) === 1 && depth >= conf,
+      txState: receipt === null ? 'has no receipt on the best chain' : `has ${depth} confirmations (status ${receipt.status})`,
+    };
   }
 
   /** Each paid invoice has its invoice.paid event; at the end, each event reached every endpoint that always answered 2xx. */
@@ -266,11 +358,81 @@ export class Invariants {
     }
   }
 
+  /**
+   * Every invoice's status equals the one the simulator recomputes from what it paid the invoice
+   * and what is on each chain's best chain now (reorganisations remove payments): enough (within
+   * the invoice's tolerance) deep → paid; something deep → underpaid; nothing → new, or expired past
+   * its TTL. Invoices with a payment still shallow or waiting, or sent near their TTL, are left for
+   * a later check.
+   */
+  async invoiceStatuses(): Promise<void> {
+    const sim = this.sim;
+    const btc = await sim.chainView.payments();
+    const mempool = new Set(await sim.world.btc.rpc.call<string[]>('getrawmempool', []));
+    const evmTip = await sim.world.evm.blockNumber();
+    const depthOf = async (inv: InvoiceRec, txid: string): Promise<number | 'waiting' | 'gone'> => {
+      if (inv.coin.ticker === 'BTC') {
+        const h = btc.mined.get(txid);
+        if (h !== undefined) return btc.tip - h + 1;
+        return mempool.has(txid) ? 'waiting' : 'gone';
+      }
+      const receipt = await sim.world.evm.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [txid]);
+      if (!receipt) return 'gone';
+      if (Number(receipt.status) !== 1) return 'gone';
+      return evmTip - Number(receipt.blockNumber) + 1;
+    };
+    const tolerance = new Map(
+      this.db((db) => db.prepare('SELECT id, tolerance_percent FROM invoices').all() as Array<{ id: string; tolerance_percent: string }>).map((r) => [
+        r.id,
+        r.tolerance_percent,
+      ]),
+    );
+    const expected = new Map<string, string>();
+    const now = Date.now();
+    for (const inv of sim.invoices) {
+      const ttl = Date.parse(inv.ttl);
+      if (inv.pays.some((p) => p.sentAt > ttl - 60_000)) continue;
+      if (inv.pays.length === 0 && Math.abs(now - ttl) < 60_000) continue;
+      let deep = Amount.zero();
+      let unsettled = false;
+      for (const p of inv.pays) {
+        const d = await depthOf(inv, p.txid);
+        if (d === 'gone') continue;
+        if (d === 'waiting' || d < inv.coin.confirmations) unsettled = true;
+        else deep = deep.plus(Amount.of(p.amount));
+      }
+      if (unsettled) continue;
+      const due = Amount.of(inv.due);
+      const tol = Amount.of(tolerance.get(inv.id) ?? '0');
+      const enough = deep.isPositive() && deep.times('100').gte(due.times(Amount.of('100').minus(tol)));
+      expected.set(inv.id, enough ? 'paid' : deep.isPositive() ? 'underpaid' : now > ttl ? 'expired' : 'new');
+    }
+    // The daemon may be a scan behind the chains: a difference is read again before it counts.
+    let diffs: string[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (attempt > 0) await sleep(1000);
+      diffs = [];
+      for (let m = 0; m < sim.merchants.length; m++) {
+        if (sim.frozen.has(m)) continue;
+        const statuses = await sim.invoicesOf(m);
+        if (!statuses) continue;
+        for (const [id, status] of statuses) {
+          const want = expected.get(id);
+          if (want === undefined) continue;
+          if (attempt === 0) this.checks++;
+          if (status !== want) diffs.push(`invoice ${id} is ${status}, recomputed ${want}`);
+        }
+      }
+      if (diffs.length === 0) return;
+    }
+    for (const d of diffs) this.violate('invoice-status', d);
+  }
+
   /** No key secret, webhook secret or the wallet's words in any daemon log line. */
   secrets(): void {
     this.checks++;
     const sim = this.sim;
-    const secrets = [...sim.merchants.map((m) => m.secret), ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
+    const secrets = [...sim.merchants.map((m) => m.secret), ...sim.oldSecrets, ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
     for (const text of sim.world.logs()) {
       for (const line of text.split('\n')) {
         const s = secrets.find((x) => x && line.includes(x));

@@ -11,6 +11,8 @@ import type { EmitInput } from '../../src/events/outbox';
 import { Outbox } from '../../src/events/outbox';
 import type { LedgerEntry } from '../../src/ledger/entries';
 import { Ledger } from '../../src/ledger/ledger';
+import { TransactionRefused } from '../../src/chains/types';
+import type { PayoutCandidate, PayoutRail } from '../../src/payouts/rail';
 import { feeOf, type FeeTerms } from '../../src/money/fee';
 import { MoneyMovement, type Receipt } from '../../src/money/money-movement';
 import { creditPostings } from '../../src/money/postings';
@@ -25,6 +27,10 @@ export const PLANTS = {
   'double-release': 'ledger-verify',
   /** The outbox row of `invoice.paid` never written: the invoice is paid, nobody hears of it. */
   'drop-outbox-row': 'events',
+  /** A payout failed when its broadcast's answer is unknown (a gateway's timeout) although the node took the transaction. */
+  'fail-on-unknown': 'failed-not-mined',
+  /** A payout broadcast as soon as it is signed, before the transaction that stores it commits: a kill between the two loses it, and it is paid again. */
+  'broadcast-before-store': 'paid-once',
 } as const;
 
 export type PlantName = keyof typeof PLANTS;
@@ -84,6 +90,31 @@ class DropsInvoicePaid extends Outbox {
   }
 }
 
+/** Every answer of a broadcast but "sent" taken for a refusal: an unknown outcome fails the payout (PRODUCT §14 says it must not). */
+function failOnUnknown(rail: PayoutRail): PayoutRail {
+  return Object.assign(Object.create(rail) as PayoutRail, {
+    async broadcast(candidate: PayoutCandidate, signal?: AbortSignal): Promise<void> {
+      try {
+        await rail.broadcast(candidate, signal);
+      } catch (err) {
+        if (err instanceof TransactionRefused || signal?.aborted) throw err;
+        throw new TransactionRefused(`(planted) ${(err as Error).message}`);
+      }
+    },
+  });
+}
+
+/** The signed payout handed to the node inside the transaction that claims its withdrawals and stores it, before that commits. */
+function broadcastBeforeStore(rail: PayoutRail): PayoutRail {
+  return Object.assign(Object.create(rail) as PayoutRail, {
+    async build(em: EntityManager, req: Parameters<PayoutRail['build']>[1]): ReturnType<PayoutRail['build']> {
+      const built = await rail.build(em, req);
+      if (built.payout) await rail.broadcast(built.payout.candidate).catch(() => undefined);
+      return built;
+    },
+  });
+}
+
 export function plantedParts(name: PlantName): NonNullable<DaemonOptions['parts']> {
   switch (name) {
     case 'unguarded-credit':
@@ -92,5 +123,9 @@ export function plantedParts(name: PlantName): NonNullable<DaemonOptions['parts'
       return { ledger: (clock) => new ReleasesTwice(clock) };
     case 'drop-outbox-row':
       return { outbox: () => new DropsInvoicePaid() };
+    case 'fail-on-unknown':
+      return { payoutRail: (rail) => failOnUnknown(rail) };
+    case 'broadcast-before-store':
+      return { payoutRail: (rail) => broadcastBeforeStore(rail) };
   }
 }

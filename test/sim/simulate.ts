@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--verbose]`: one simulation (simulator.ts)
+ * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--shrink R | --no-shrink] [--verbose]`: one simulation (simulator.ts)
  * on fresh local chains and a fresh daemon. Ends with one line, `simulate: seed S, N steps, F faults,
  * K invariant checks, V violations`, and exits 1 when V > 0 (the evidence kept, its folder printed).
  */
@@ -26,13 +26,16 @@ async function main(): Promise<number> {
     console.error(`--plant: one of ${Object.keys(PLANTS).join(', ')}`);
     return 2;
   }
-  const r = await simulate({ seed, minutes: minutes ?? (steps === undefined ? 1 : undefined), maxSteps: steps, plant, log: (l) => console.log(l) });
+  const shrink = process.argv.includes('--no-shrink') ? 0 : Number(option('--shrink') ?? 8);
+  const r = await simulate({ seed, minutes: minutes ?? (steps === undefined ? 1 : undefined), maxSteps: steps, plant, shrink, log: (l) => console.log(l) });
   if (process.argv.includes('--verbose')) for (const line of r.stepList) console.log(line);
   console.log(`ops: ${JSON.stringify(r.opsByKind)}`);
   console.log(`faults: ${JSON.stringify(r.faultsByKind)}`);
   console.log(`${r.seconds} s, ${((r.steps / r.seconds) * 60).toFixed(1)} steps/min`);
   for (const v of r.violations) console.log(`violation at step ${v.step}, ${v.invariant}: ${v.message}`);
-  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, daemon-N.log, data-dir.txt)`);
+  if (r.shortest)
+    console.log(`shortest failing prefix: the first ${r.shortest.steps} steps (${r.shortest.violation.invariant}; ${r.shortest.replays} replays)`);
+  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, shortest-prefix.txt, daemon-N.log, data-dir.txt)`);
   console.log(`simulate: seed ${r.seed}, ${r.steps} steps, ${r.faults} faults, ${r.checks} invariant checks, ${r.violations.length} violations`);
   return r.violations.length > 0 ? 1 : 0;
 }

@@ -11,7 +11,7 @@ import { coinId } from '../../src/catalog/coins';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import type { AnvilNode } from '../../src/dev/anvil-node';
 import type { BcoinNode } from '../../src/dev/bcoin-node';
-import { startAnvil } from '../helpers/anvil';
+import { payFromAnvil, startAnvil } from '../helpers/anvil';
 import { sats, startBcoin } from '../helpers/bcoin';
 import { spendableCoins } from '../../src/chains/btc/payouts/coin-store';
 import { ApiClient } from '../helpers/invoice-fixture';
@@ -19,6 +19,8 @@ import { CliEnv, pastStartSecond, PROJECT_ROOT, until, type Running } from '../h
 import { startPreparedDaemon, testConfig } from '../helpers/daemon';
 import { payoutMerchant } from '../helpers/payout-fixture';
 import { WebhookSink } from '../helpers/webhook-sink';
+import { startBtcRpcProxy, type BtcRpcProxy } from '../helpers/btc-rpc-proxy';
+import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
 import { btcChain, CONFIRMATIONS as BTC_CONFIRMATIONS } from '../integration/chains/btc/btc-fixture';
 import { FAST_WATCH, RATES } from '../integration/chains/evm/evm-fixture';
 import type { PlantName } from './planted-bugs';
@@ -37,7 +39,11 @@ export interface SimCoin {
 export interface SimMerchant {
   accountId: string;
   keyId: string;
+  /** The key's current secret (a rotation replaces it). */
   secret: string;
+  /** The owner's email and TOTP secret (the CLI acts as them). */
+  owner: string;
+  ownerTotp: string;
 }
 
 export class World {
@@ -46,30 +52,35 @@ export class World {
   /** How many times a daemon was started; its log goes to daemon-N.log in the run's folder. */
   starts = 0;
   private constructor(
+    /** The first block of the run's own (the merchants' funding payments are in it or later). */
+    readonly fundedFrom: number,
     readonly dir: string,
     readonly env: CliEnv,
     readonly btc: BcoinNode,
+    readonly btcProxy: BtcRpcProxy,
     readonly evm: AnvilNode,
     readonly usdt: string,
     readonly sink: WebhookSink,
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
     /** The paid Bitcoin invoices each merchant starts with. */
-    readonly funding: Array<{ merchant: number; id: string; address: string; due: string }>,
+    readonly funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }>,
     private readonly plant: PlantName | undefined,
   ) {}
 
   static async start(opts: { merchants: number; plant?: PlantName }): Promise<World> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-sim-'));
     const btc = await startBcoin();
+    // The daemon reaches bcoin through a proxy that can lose a broadcast's answer (a node answering "unknown").
+    const btcProxy = await startBtcRpcProxy(btc.rpcUrl);
     const { node: evm, usdt } = await startAnvil();
     const sink = await WebhookSink.start();
     const chains = [
-      btcChain(btc),
+      btcChain(btc, {}, { port: btcProxy.port }),
       anvilChainEntry(evm.rpcUrl, usdt, {
         confirmations: EVM_CONFIRMATIONS,
         options: FAST_WATCH,
-        // Payments stay where they arrive: the simulator pays out on Bitcoin only (no gas station to fund).
+        // Payments stay where they arrive until a withdrawal needs them swept (the gas station is funded for USDT's).
         sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
       }),
     ];
@@ -77,24 +88,55 @@ export class World {
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
-    const funding: Array<{ merchant: number; id: string; address: string; due: string }> = [];
+    const fundedFrom = (await btc.height()) + 1;
+    const funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }> = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;
       for (let i = 0; i < opts.merchants; i++) {
         const { m, key } = await payoutMerchant(setup);
-        merchants.push({ accountId: m.accountId, keyId: key.key_id, secret: key.secret });
+        merchants.push({ accountId: m.accountId, keyId: key.key_id, secret: key.secret, owner: m.owner, ownerTotp: m.ownerTotp });
         const api = new ApiClient(setup.apiUrl, key.key_id, key.secret);
         for (const amount of ['0.2', '0.1']) {
           const inv = await api.post('/v1/invoices', { amount, currency: 'BTC', coin_id: coinId('bitcoin', 'native') });
           if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
-          await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
-          funding.push({ merchant: i, id: inv.body.id, address: inv.body.address, due: amount });
+          const txid = await btc.pay([{ address: inv.body.address, value: sats(amount) }]);
+          funding.push({ merchant: i, ticker: 'BTC', id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
+        }
+      }
+      // And with an ETH and a USDT payment, so EVM withdrawals do too; the gas station pays the USDT sweeps' gas.
+      const evmChain = setup.config.chains[1]!.id;
+      await payFromAnvil(evm, 'native', setup.addresses.gasStation(evmChain).address, '10', 18);
+      for (const [i, m] of merchants.entries()) {
+        const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        for (const [ticker, amount, asset, decimals] of [
+          ['ETH', '1', 'native', 18],
+          ['USDT', '200', usdt, 6],
+        ] as const) {
+          const inv = await api.post('/v1/invoices', { amount, currency: ticker, coin_id: coinId('ethereum', asset) });
+          if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
+          const txid = await payFromAnvil(evm, asset, inv.body.address, amount, decimals);
+          funding.push({ merchant: i, ticker, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
         }
       }
       await btc.mine(BTC_CONFIRMATIONS);
-      for (const m of merchants)
+      await evm.mine(EVM_CONFIRMATIONS);
+      for (const m of merchants) {
         await until(async () => (await spendableCoins(setup.store.read, chainId, m.accountId)).length === 2, 60_000, 'the funding payments spendable');
+        const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        let last = '';
+        await until(
+          async () => {
+            const items = ((await api.get('/v1/balances')).body?.items ?? []) as Array<{ network: string; available: string }>;
+            last = JSON.stringify(items);
+            return items.filter((b) => b.network === 'ethereum' && Number(b.available) > 0).length === 2;
+          },
+          60_000,
+          'the EVM funding payments credited',
+        ).catch((err: Error) => {
+          throw new Error(`${err.message} (balances: ${last})`);
+        });
+      }
     } finally {
       await setup.stop();
     }
@@ -103,18 +145,18 @@ export class World {
       { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
       { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
     ];
-    return new World(dir, env, btc, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    return new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
   }
 
   /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
-  async startDaemon(crashAt?: 'stored' | 'sent'): Promise<void> {
+  async startDaemon(crashAt?: PayoutCheckpoint): Promise<void> {
     const args = [...(crashAt ? ['--crash-at', crashAt] : []), ...(this.plant ? ['--plant', this.plant] : [])];
     const running = this.env.spawn(SIM_DAEMON, args);
     const n = ++this.starts;
     running.child.once('exit', () => this.saveLog(n, running));
     this.daemon = running;
     const startedAt = Date.now();
-    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 30_000))[1]!;
+    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
     // After a crash the daemon refuses every signature stamped up to the second it started in.
     await pastStartSecond(startedAt);
   }
@@ -147,6 +189,7 @@ export class World {
   async stop(): Promise<void> {
     if (this.alive()) await this.daemon!.stop('SIGTERM');
     await this.sink.close();
+    await this.btcProxy.close();
     await this.btc.kill();
     await this.evm.kill();
   }

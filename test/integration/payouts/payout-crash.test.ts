@@ -1,6 +1,7 @@
 /**
- * kill -9 of a real daemon process in the middle of a payout: right after the signed payout is
- * stored (before any broadcast), and right after its bytes went to the node. The crash tests'
+ * kill -9 of a real daemon process in the middle of a payout: signed but not stored (its claim
+ * rolls back), right after the signed payout is stored (before any broadcast), and right after its
+ * bytes went to the node. The crash tests'
  * daemon (test/helpers/crashing-daemon.ts, the daemon with a payout checkpoint injected) kills
  * itself at that point; a production run has no such hook. A restart (bin/coinkeepd)
  * broadcasts the stored bytes: the node sees exactly one payout transaction, the withdrawal
@@ -19,8 +20,14 @@ import { btcChain } from '../chains/btc/btc-fixture';
 
 test.after.always(killAllBcoins);
 
-for (const point of ['stored', 'sent'] as const) {
-  test(`kill -9 ${point === 'stored' ? 'between signing and broadcasting' : 'right after broadcasting'}, restart: exactly one payout transaction on the node, the withdrawal completed once`, async (t) => {
+const WHEN = {
+  signed: 'after signing, before the payout is stored (the claim rolls back)',
+  stored: 'between signing and broadcasting',
+  sent: 'right after broadcasting',
+} as const;
+
+for (const point of ['signed', 'stored', 'sent'] as const) {
+  test(`kill -9 ${WHEN[point]}, restart: exactly one payout transaction on the node, the withdrawal completed once`, async (t) => {
     const node = await startBcoin();
     const chains = [btcChain(node)];
     const payouts = { batch_window_seconds: 0 };
@@ -45,7 +52,7 @@ for (const point of ['stored', 'sent'] as const) {
     const created = await api.post('/v1/withdrawals', { coin_id: BTC, amount: '0.1', to_address: to });
     t.is(created.status, 201, JSON.stringify(created.body));
     t.is((await first.child.exited).signal, 'SIGKILL');
-    if (point === 'stored') t.deepEqual(await node.mempool(), [], 'nothing broadcast before the kill');
+    if (point !== 'sent') t.deepEqual(await node.mempool(), [], 'nothing broadcast before the kill');
     else await until(async () => (await node.mempool()).length === 1, 'the payout in the mempool before the restart');
 
     const second = await env.spawnDaemon();
