@@ -43,8 +43,8 @@ import { feeCeilings } from '../payouts/fee-ceiling';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
 import { HdWallet } from '../wallet/hd';
-import { loadSigner } from '../wallet/seed';
-import type { WalletSigner } from '../wallet/signer';
+import type { SignerClient } from '../wallet/signer-client';
+import { createSigner, type InProcessSigner, type SignerStatus } from './signer.wiring';
 import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
@@ -86,6 +86,8 @@ export interface DaemonOptions {
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
   /** Crash tests (test/helpers/crashing-daemon.ts): called at each payout checkpoint, where the daemon may kill itself. */
   payoutCheckpoint?: (point: PayoutCheckpoint) => void;
+  /** Tests: the signer server in this process (test/helpers/signer-process.ts) instead of a child `coinkeep signer`. */
+  signer?: InProcessSigner;
   /** The simulator's planted bugs (test/sim/planted-bugs.ts): the outbox, ledger and money movement built by these instead. */
   parts?: {
     outbox?: () => Outbox;
@@ -106,8 +108,11 @@ export interface Daemon {
   catalog: Catalog;
   /** The HD wallet (public keys only), the watched set and the deposit-address allocator (the wallet issue). */
   wallet: HdWallet;
-  /** The one holder of the seed: signs payouts. */
-  signer: WalletSigner;
+  /** The signer process's client: the daemon holds no seed; it asks the signer (PRODUCT §18). */
+  signer: SignerClient;
+  /** The signer's state (up, mode, restarts), and its child's pid when the daemon started it. */
+  signerStatus: () => SignerStatus;
+  signerPid: () => number | null;
   watched: WatchedAddresses;
   addresses: AddressService;
   outbox: Outbox;
@@ -175,13 +180,19 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   const bound = await bindSealedValues(store, sealer);
   if (bound) logger.info('sealed values bound to their rows', { values: bound });
 
-  const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' }));
-  const wallet = new HdWallet(signer);
+  // The seed is the signer process's alone: the daemon asks it for public keys and signatures.
+  let addressesOf: AddressService | null = null;
+  const signing = createSigner({ config, store, logger, signal, inProcess: opts.signer, branchPaths: () => addressesOf!.branchPaths() });
+  open.add('signer', signing.module.close!);
+  const signer = signing.client;
+  const wallet = new HdWallet(signing.keys);
   const catalog = new Catalog(config.chains, config.fiat);
   const watched = new WatchedAddresses(addressGroups(config.chains));
   const lookahead = new AddressLookahead(config.chains);
   open.add('address lookahead', () => lookahead.close());
   const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock, lookahead });
+  addressesOf = addresses;
+  await signing.start();
   await addresses.loadWatched();
   const allocator = opts.allocator ?? addresses;
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
@@ -344,8 +355,8 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
         feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []),
       }),
       teamAdminRoutes(team),
-      // The backup words and the fingerprint only: the routes cannot reach the signer.
-      walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
+      // The fingerprint only: the backup words are the signer's (`coinkeep signer backup`), never the daemon's.
+      walletAdminRoutes({ fingerprint: signing.keys.fingerprint, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.core.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       ...modules.flatMap((m) => m.adminRoutes ?? []),
@@ -401,6 +412,8 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     catalog,
     wallet,
     signer,
+    signerStatus: signing.status,
+    signerPid: signing.childPid,
     watched,
     addresses,
     outbox,

@@ -19,7 +19,7 @@ import type { TeamService } from '../team/team.service';
 import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
 import type { Sealer } from '../db/seal';
 import type { AddressAllocator } from '../wallet/allocator';
-import type { WalletSigner } from '../wallet/signer';
+import type { RemoteSigner } from '../wallet/signer-client';
 import { PayoutStore } from '../payouts/payout-store';
 import { PayoutTransfers } from '../payouts/payout-transfers';
 import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
@@ -50,7 +50,7 @@ export interface WithdrawalsDeps {
   /** The auth and Idempotency-Key guards the routes are mounted with. */
   guards: RouteGuards;
   /** The payout side: the wallet's signer, the change addresses, the master key's sealer. */
-  signer: Pick<WalletSigner, 'signBitcoin'>;
+  signer: Pick<RemoteSigner, 'signBitcoin'>;
   addresses: AddressAllocator;
   sealer: Sealer;
   /** Crash tests: called at each payout checkpoint (DaemonOptions.payoutCheckpoint). */

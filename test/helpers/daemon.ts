@@ -10,10 +10,11 @@ import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/m
 import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { totpCode, totpStep } from '../../src/team/totp';
-import { prepareSeed } from '../../src/daemon/setup';
+import { prepareSeed } from '../../src/wallet/signer-process/main';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { COINKEEP_BIN, FIXED_RATES, runBin, testCliConfig } from './cli';
 import { TEST_MNEMONIC } from './test-mnemonic';
+import { inProcessSigner } from './signer-process';
 
 export { FIXED_RATES, TEST_MNEMONIC };
 
@@ -89,7 +90,8 @@ export async function startTestDaemon(
 export async function startPreparedDaemon(config: Config, opts: DaemonOptions = { logger: silentLogger }): Promise<Daemon> {
   loadMasterKey(config.data_dir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
-  return startDaemon(config, opts);
+  // The signer in this process (same socket and checks), unless the test brings its own.
+  return startDaemon(config, { ...opts, signer: opts.signer ?? inProcessSigner(config) });
 }
 
 /** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */

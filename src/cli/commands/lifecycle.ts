@@ -92,7 +92,7 @@ export function registerLifecycleCommands(program: Command): void {
       const applied = await store.migrate();
       await store.close();
       // The wallet and the database are loaded only by the commands that need them: every CLI call starts a process.
-      const { prepareSeed } = require('../../daemon/setup') as typeof import('../../daemon/setup');
+      const { prepareSeed } = require('../../wallet/signer-process/main') as typeof import('../../wallet/signer-process/main');
       const seed = await prepareSeed(config, o.restore ? await readMnemonic() : undefined, { firstBranch: firstBranch(o.firstBranch) });
       output(
         cmd,

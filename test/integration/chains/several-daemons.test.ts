@@ -17,7 +17,7 @@ import { loadMasterKey, masterKeyPath } from '../../../src/db/seal';
 import { Store } from '../../../src/db/store';
 import { anvilChainEntry } from '../../../src/dev/anvil';
 import { silentLogger } from '../../../src/shared/logger';
-import { prepareSeed } from '../../../src/daemon/setup';
+import { prepareSeed } from '../../../src/wallet/signer-process/main';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { SignedClient } from '../../helpers/api-client';
 import { CliEnv, until, type Running } from '../../helpers/cli';

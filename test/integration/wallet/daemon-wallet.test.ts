@@ -7,7 +7,7 @@ import { adminCall } from '../../../src/cli/admin-client';
 import { startDaemon } from '../../../src/daemon/main';
 import { loadMasterKey } from '../../../src/db/seal';
 import { silentLogger } from '../../../src/shared/logger';
-import { prepareSeed } from '../../../src/daemon/setup';
+import { prepareSeed } from '../../../src/wallet/signer-process/main';
 import { testConfig, TEST_MNEMONIC } from '../../helpers/daemon';
 
 const CHAINS = [

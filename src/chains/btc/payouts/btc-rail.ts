@@ -162,7 +162,7 @@ export class BtcRail implements PayoutRail {
     if (rate <= current.satPerVbyte) return null;
     let next: BtcPayout;
     try {
-      next = this.engine.replace(current, rate, conflictingFees ?? current.fee);
+      next = await this.engine.replace(current, rate, conflictingFees ?? current.fee);
     } catch (err) {
       if (err instanceof BtcPayoutRefused && WAITS.has(err.reason)) return null;
       throw err;
