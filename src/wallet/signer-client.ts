@@ -94,7 +94,7 @@ export class SignerClient implements RemoteSigner {
       purpose,
       spend: {
         coins: spend.coins.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value.toString(), path: c.path })),
-        outputs: spend.outputs.map((o) => ({ address: o.address, value: o.value.toString() })),
+        outputs: spend.outputs.map((o) => ({ address: o.address, value: o.value.toString(), ...(o.path ? { path: o.path } : {}) })),
         sequence: spend.sequence,
       },
     })) as SignedBtc;

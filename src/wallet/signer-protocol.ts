@@ -17,7 +17,8 @@ export interface SignPurpose {
 
 export interface WireBtcSpend {
   coins: Array<{ txid: string; vout: number; value: string; path: string }>;
-  outputs: Array<{ address: string; value: string }>;
+  /** `path`: an output to the wallet's own key (change, a cancel), which the signer derives to check. */
+  outputs: Array<{ address: string; value: string; path?: string }>;
   sequence?: number;
 }
 

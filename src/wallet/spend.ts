@@ -18,7 +18,7 @@ export interface BtcSpend {
    * What each output pays. `script`, when given, is the address's output script, used as it is
    * (a witness v1 address needs no elliptic-curve library to be read then).
    */
-  outputs: Array<{ address: string; value: bigint; script?: Uint8Array }>;
+  outputs: Array<{ address: string; value: bigint; script?: Uint8Array; path?: string }>;
   /** nSequence of every input; 0xfffffffd signals replaceability (BIP125). Default 0xffffffff. */
   sequence?: number;
 }

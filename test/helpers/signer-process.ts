@@ -5,9 +5,9 @@
  */
 import type { Config } from '../../src/config/schema';
 import type { InProcessSigner } from '../../src/daemon/signer.wiring';
-import { silentLogger, type Logger } from '../../src/shared/logger';
+import { createLogger, silentLogger, type Logger } from '../../src/shared/logger';
 import { runSigner } from '../../src/wallet/signer-process/main';
 
-export function inProcessSigner(config: Config, logger: Logger = silentLogger): InProcessSigner {
+export function inProcessSigner(config: Config, logger: Logger = process.env.SIGNER_TEST_LOG ? createLogger({ write: (l) => console.error(l) }) : silentLogger): InProcessSigner {
   return (socketPath) => runSigner(config, { socketPath, logger, memoryJournal: true });
 }

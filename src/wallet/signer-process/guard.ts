@@ -11,7 +11,7 @@ import type { Store } from '../../db/store';
 import { Amount } from '../../shared/amount';
 import type { Clock } from '../../shared/clock';
 import type { Logger } from '../../shared/logger';
-import { OPERATOR_BRANCH } from '../address.service';
+import { OPERATOR_BRANCH, TREASURY_INDEX } from '../address.service';
 import type { HdWallet } from '../hd';
 import { SignRefused, type SignPurpose, type WireBtcSpend, type WireEvmSpend, type WireTronSpend } from '../signer-protocol';
 
@@ -22,6 +22,8 @@ const SIGNABLE = new Set(['pending', 'processing', 'broadcast']);
 /** A value leaving a key of the wallet: to whom, in which coin, how much (base units). */
 interface Payment {
   to: string;
+  /** The destination's derivation path, when the request says it is the wallet's. */
+  path?: string;
   coin: Coin;
   amount: bigint;
 }
@@ -116,7 +118,7 @@ export class SpendGuard {
         throw new SignRefused('changed_input', `input ${c.txid}:${c.vout} does not match its stored path and value`);
     }
     const native = this.nativeOf(chainId);
-    const payments = spend.outputs.map((o) => ({ to: o.address, coin: native, amount: BigInt(o.value) }));
+    const payments = spend.outputs.map((o) => ({ to: o.address, path: o.path, coin: native, amount: BigInt(o.value) }));
     return this.checkPayments(chain, purpose, account, payments);
   }
 
@@ -188,7 +190,7 @@ export class SpendGuard {
     const named = new Set(purpose.withdrawal_ids);
     const paid: Array<{ id: string; coin: Coin; amount: bigint }> = [];
     for (const pay of payments) {
-      const own = await this.walletBranch(chain, pay.to);
+      const own = await this.walletBranch(chain, pay.to, pay.path, account);
       if (own !== null) {
         // Change and cancels go back to the paying account's own branch (Bitcoin), sweeps and top-ups to any wallet address.
         if (familyOf(chain.kind).addresses.change && own !== account) throw new SignRefused('changed_destination', `output to ${pay.to} is another account's address`);
@@ -272,9 +274,19 @@ export class SpendGuard {
   }
 
   /** The branch of the wallet address `address` on `chain` (proved by deriving its stored path), or null when it is not the wallet's. */
-  private async walletBranch(chain: ChainConfig, address: string): Promise<number | null> {
+  private async walletBranch(chain: ChainConfig, address: string, path: string | undefined, account: number | null): Promise<number | null> {
     const { scheme } = this.chainOf(chain.id);
     const same = (a: string) => sameAddress(a, address);
+    const derives = (p: string): number | null => {
+      const parsed = parsePath(p);
+      return parsed && same(this.deps.wallet.derive(scheme, parsed.branch, parsed.index, parsed.keyChain as 0 | 1).address) ? parsed.branch : null;
+    };
+    // A destination made in the requester's open transaction (a change address, a first treasury) is not committed yet: its path proves it.
+    if (path !== undefined) {
+      const branch = derives(path);
+      if (branch !== null) return branch;
+    }
+    if (account !== null && familyOf(chain.kind).addresses.treasuries && same(this.deps.wallet.derive(scheme, account, TREASURY_INDEX, 1).address)) return account;
     if (familyOf(chain.kind).addresses.treasuries && same(this.deps.wallet.derive(scheme, OPERATOR_BRANCH, 0).address)) return OPERATOR_BRANCH;
     const em = this.deps.store.read;
     const rows = await rawQuery<{ derivation_path: string }>(
@@ -283,9 +295,8 @@ export class SpendGuard {
       [address],
     );
     for (const r of rows) {
-      const parsed = parsePath(r.derivation_path);
-      if (!parsed) continue;
-      if (same(this.deps.wallet.derive(scheme, parsed.branch, parsed.index, parsed.keyChain as 0 | 1).address)) return parsed.branch;
+      const branch = derives(r.derivation_path);
+      if (branch !== null) return branch;
     }
     return null;
   }

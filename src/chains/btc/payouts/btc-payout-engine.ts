@@ -31,6 +31,8 @@ export interface BtcPayoutOutput {
   value: bigint;
   /** The withdrawal it pays; null for the change output. */
   withdrawalId: string | null;
+  /** The change's derivation path (the signer derives it to see the change is the account's). */
+  path?: string;
 }
 
 /**
@@ -159,7 +161,7 @@ export class BtcPayoutEngine {
     const outputs: BtcPayoutOutput[] = plan.orders.map((o, vout) => ({ vout, address: o.address, value: o.amount, withdrawalId: o.withdrawalId }));
     if (plan.change > 0n) {
       const change = await this.deps.addresses.allocate(em, { accountId: plan.accountId, coinId: this.nativeCoin, purpose: 'change' });
-      outputs.push({ vout: outputs.length, address: change.address, value: plan.change, withdrawalId: null });
+      outputs.push({ vout: outputs.length, address: change.address, value: plan.change, withdrawalId: null, path: change.derivation_path });
     }
     const now = this.deps.clock.now();
     const payoutId = newTimeOrderedId(now.getTime());
@@ -247,7 +249,7 @@ export class BtcPayoutEngine {
     if (inputsTotal - fee < P2WPKH_DUST)
       throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
     const back = await this.deps.addresses.allocate(em, { accountId: payout.accountId, coinId: this.nativeCoin, purpose: 'change' });
-    const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null }];
+    const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null, path: back.derivation_path }];
     return this.sign({ payoutId: payout.payoutId, accountId: payout.accountId, inputs: payout.inputs, outputs, fee, vsize, satPerVbyte });
   }
 
@@ -271,7 +273,7 @@ export class BtcPayoutEngine {
       {
         chain: this.deps.chain,
         coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),
-        outputs: p.outputs.map((o) => ({ address: o.address, value: o.value })),
+        outputs: p.outputs.map((o) => ({ address: o.address, value: o.value, path: o.path })),
         sequence: RBF_SEQUENCE,
       },
       { kind: withdrawals.length === 0 ? 'cancel' : 'payout', account_id: p.accountId, withdrawal_ids: withdrawals },
