@@ -13,6 +13,7 @@ import type { TeamService } from '../team/team.service';
 import type {
   GasStationStatus,
   PayoutAlert,
+  SignerStatusView,
   DashboardAccount,
   DashboardDelivery,
   DashboardEndpoint,
@@ -42,6 +43,8 @@ export interface DashboardDeps {
   gasStations?: () => GasStationStatus[];
   /** The payouts to look at (stuck, being cancelled, reopened lately), of every account. */
   payoutAlerts?: () => Promise<PayoutAlert[]>;
+  /** The signer's state (PRODUCT §18). */
+  signer?: () => SignerStatusView;
   /** One account's invoices that need a refund decision and its open refunds (the refund service's, at most 50 each). */
   refunds?: (accountId: string) => Promise<{ decisions: DashboardRefunds['decisions']; open: DashboardRefunds['open'] }>;
 }
@@ -154,6 +157,7 @@ export class DashboardSnapshots {
       webhook_queue: queue,
       payout_queue: payouts,
       payout_alerts: alerts,
+      ...(this.deps.signer ? { signer: this.deps.signer() } : {}),
     };
   }
 

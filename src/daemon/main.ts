@@ -302,7 +302,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   open.add('scheduler', () => scheduler.stop());
   const startedAt = clock.now();
   const alerts = () => payoutAlerts(store.read, clock.now(), config.payouts.stuck_alert_minutes);
-  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts }) : null;
+  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts, signerUp: () => signing.status().up }) : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
@@ -353,6 +353,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
         gasStations,
         payoutAlerts: alerts,
         feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []),
+        signer: signing.status,
       }),
       teamAdminRoutes(team),
       // The fingerprint only: the backup words are the signer's (`coinkeep signer backup`), never the daemon's.
@@ -374,6 +375,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
           startedAt,
           gasStations,
           payoutAlerts: alerts,
+          signer: signing.status,
           refunds: async (accountId) => ({
             decisions: await refunds.service.decisions(accountId),
             open: (await refunds.service.open(accountId)).map((r) => ({ ...r, account_id: accountId })),

@@ -7,6 +7,7 @@ import type { Store } from '../db/store';
 import type { Logger } from '../shared/logger';
 import { UserError } from '../shared/errors';
 import { SignerClient, SignerKeys } from '../wallet/signer-client';
+import type { SignerStatusView } from '../admin/contract';
 import type { DaemonModule } from './module';
 import { defaultSignerSocketPath } from './paths';
 
@@ -14,17 +15,7 @@ import { defaultSignerSocketPath } from './paths';
 export type SignerMode = 'child' | 'socket' | 'in_process';
 
 /** What `coinkeep status`, the dashboard and the metrics say of the signer. */
-export interface SignerStatus {
-  mode: SignerMode;
-  socket: string;
-  up: boolean;
-  fingerprint: string | null;
-  /** The child's pid (child mode, while it runs). */
-  pid: number | null;
-  /** How many times the child was started again after it ended. */
-  restarts: number;
-  last_error: string | null;
-}
+export type SignerStatus = SignerStatusView;
 
 /** Tests: runs the signer server in this process on `socketPath` (same socket protocol, same checks) instead of a child. */
 export type InProcessSigner = (socketPath: string) => Promise<{ close(): Promise<void> }>;
@@ -82,7 +73,7 @@ export function createSigner(deps: SignerWiringDeps) {
         if (error) lastChildError = error;
       });
     // One line of JSON (YAML reads it); stdin stays open: the child ends when this daemon is gone.
-    c.stdin!.write(JSON.stringify(config) + '\n');
+    c.stdin!.write(configLine(config) + '\n');
     c.stdin!.on('error', () => undefined);
     log.info('signer started', { pid: c.pid });
     c.once('close', (code, sig) => {
@@ -174,6 +165,11 @@ export function createSigner(deps: SignerWiringDeps) {
     /** The child's pid (child mode): tests end it to see payouts wait. */
     childPid: (): number | null => child?.pid ?? null,
   };
+}
+
+/** The daemon's config as one line of JSON, its bigints tagged (`{"$bigint": "…"}`): the child takes it as parsed (configFromLine). */
+export function configLine(config: Config): string {
+  return JSON.stringify(config, (_k, v: unknown) => (typeof v === 'bigint' ? { $bigint: v.toString() } : v));
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { configFromText } from '../../config/load';
 import type { Config } from '../../config/schema';
 import { defaultSignerSocketPath } from '../../daemon/paths';
 import { createLogger } from '../../shared/logger';
@@ -20,7 +19,7 @@ async function configFromStdin(): Promise<Config> {
       if (nl < 0) return;
       process.stdin.off('data', onData);
       try {
-        resolve(configFromText(text.slice(0, nl)));
+        resolve(configFromLine(text.slice(0, nl)));
       } catch (err) {
         reject(err instanceof Error ? new UserError(`config: ${err.message}`) : err);
       }
@@ -28,6 +27,13 @@ async function configFromStdin(): Promise<Config> {
     process.stdin.on('data', onData);
     process.stdin.once('end', () => reject(new UserError('config: nothing on stdin')));
   });
+}
+
+/** The config the daemon parsed and sent (signer.wiring.ts configLine): JSON, bigints tagged. */
+function configFromLine(line: string): Config {
+  return JSON.parse(line, (_k, v: unknown) =>
+    v !== null && typeof v === 'object' && typeof (v as { $bigint?: unknown }).$bigint === 'string' ? BigInt((v as { $bigint: string }).$bigint) : v,
+  ) as Config;
 }
 
 /** Prints the backup words in rows of four. */
