@@ -58,6 +58,8 @@ export async function startTestDaemon(
     adapterFor?: DaemonOptions['adapterFor'];
     replayKeyShare?: number;
     sensitiveLimits?: DaemonOptions['sensitiveLimits'];
+    /** The signer: 'child' runs the real `coinkeep signer`; a function builds one in this process (the default: inProcessSigner). */
+    signer?: 'child' | ((config: Config) => NonNullable<DaemonOptions['signer']>);
   } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
@@ -71,6 +73,7 @@ export async function startTestDaemon(
     adapterFor: opts.adapterFor,
     replayKeyShare: opts.replayKeyShare,
     sensitiveLimits: opts.sensitiveLimits,
+    signer: opts.signer === 'child' ? 'child' : opts.signer?.(config),
   });
   return {
     daemon,
@@ -87,11 +90,15 @@ export async function startTestDaemon(
  * The daemon in this process on `config`'s data dir, made ready first (a master key, the test
  * wallet seed): also the setup of tests that run bin/coinkeepd on the same dir afterwards.
  */
-export async function startPreparedDaemon(config: Config, opts: DaemonOptions = { logger: silentLogger }): Promise<Daemon> {
+export async function startPreparedDaemon(
+  config: Config,
+  opts: Omit<DaemonOptions, 'signer'> & { signer?: DaemonOptions['signer'] | 'child' } = { logger: silentLogger },
+): Promise<Daemon> {
   loadMasterKey(config.data_dir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
-  // The signer in this process (same socket and checks), unless the test brings its own.
-  return startDaemon(config, { ...opts, signer: opts.signer ?? inProcessSigner(config) });
+  // The signer in this process (same socket and checks), unless the test brings its own or asks for the real child.
+  const { signer, ...rest } = opts;
+  return startDaemon(config, { ...rest, signer: signer === 'child' ? undefined : (signer ?? inProcessSigner(config)) });
 }
 
 /** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */
