@@ -26,7 +26,8 @@ const PING_MS = 5000;
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000, 30000];
 /** How long the daemon's start waits for its signer. */
 const START_WAIT_MS = 30_000;
-
+/** How long a start with the keys stored waits for its child before it goes on without it. */
+const KNOWN_WAIT_MS = 10_000;
 
 export interface SignerWiringDeps {
   config: Config;
@@ -100,7 +101,8 @@ export function createSigner(deps: SignerWiringDeps) {
     // The first start needs the signer (the fingerprint and the gas stations' keys); later starts
     // have them stored and go on without it.
     const known = keys.knownFingerprint !== null;
-    const deadline = Date.now() + START_WAIT_MS;
+    // A child just started is waited for a little even when the keys are known (its first answers moves nothing then).
+    const deadline = Date.now() + (known ? (mode === 'child' ? KNOWN_WAIT_MS : 0) : START_WAIT_MS);
     for (;;) {
       try {
         await keys.checkSigner(2000);
@@ -108,8 +110,8 @@ export function createSigner(deps: SignerWiringDeps) {
         break;
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
-        if (known) {
-          log.warn('signer not reachable at start; payouts wait until it is', { error: why });
+        if (known && (Date.now() > deadline || exits > 0 || deps.signal.aborted)) {
+          log.warn('signer not reachable at start; payouts wait until it is', { error: lastChildError ?? why });
           break;
         }
         // A child that ended before it ever answered says why (no signer key, no seed): the start fails with it.

@@ -53,7 +53,9 @@ export async function moveLegacySeed(store: Store, signerSealer: Sealer, dataDir
   try {
     master = new Sealer(loadMasterKey(dataDir, { create: false }));
   } catch {
-    throw new UserError('the wallet seed is still sealed under the master key: start the signer once where the master key can be read, to seal it under the signer key');
+    throw new UserError(
+      'the wallet seed is still sealed under the master key: start the signer once where the master key can be read, to seal it under the signer key',
+    );
   }
   let plain: string;
   try {
@@ -66,13 +68,14 @@ export async function moveLegacySeed(store: Store, signerSealer: Sealer, dataDir
   await store.write(async (em) => {
     const already = await em.findOneBy(MetaEntity, { key: SIGNER_SEED_META_KEY });
     if (already) {
-      if (openWords(already.value, signerSealer) !== words) throw new UserError('two different wallet seeds are stored (signer_seed and wallet_seed): nothing moved');
+      if (openWords(already.value, signerSealer) !== words)
+        throw new UserError('two different wallet seeds are stored (signer_seed and wallet_seed): nothing moved');
     } else {
       await em.insert(MetaEntity, { key: SIGNER_SEED_META_KEY, value: signerSealer.seal(words, seedCell()) });
     }
     await em.delete(MetaEntity, { key: LEGACY_SEED_META_KEY });
   });
-  logger.info('wallet seed sealed under the signer key (the master key no longer opens it)');
+  logger.warn('wallet seed sealed under the signer key (the master key no longer opens it): back up signer.key with master.key');
   return true;
 }
 

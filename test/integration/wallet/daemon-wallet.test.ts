@@ -36,7 +36,6 @@ test('the daemon allocates through daemon.addresses, answers wallet info, and wa
 
   t.deepEqual(await adminCall(dir, 'GET', '/admin/wallet'), {
     fingerprint: '73c5da0a',
-    words: 12,
     chains: [
       { chain_id: 'ethereum', kind: 'evm', path: "m/44'/60'/{branch}'/0/{index}" },
       { chain_id: 'bitcoin', kind: 'btc', path: "m/84'/1'/{branch}'/0/{index}" },

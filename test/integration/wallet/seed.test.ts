@@ -89,7 +89,8 @@ test('the daemon refuses to start when its signer cannot (no signer key, then no
 
 test("a seed stored under the master key moves to the signer key at the signer's first start; the daemon shows the fingerprint only, the words come from the signer key in the operator's shell, never the log", async (t) => {
   const dir = tempDir(t);
-  const config = testConfig(dir);
+  // The child logs at the config's level: all of it, to see its lines reach the daemon's log.
+  const config = testConfig(dir, { log_level: 'debug' });
   const master = new Sealer(loadMasterKey(dir, { create: true }));
   loadSignerKey(dir, { create: true });
   const store = await Store.open({ url: config.database.url });
@@ -104,7 +105,10 @@ test("a seed stored under the master key moves to the signer key at the signer's
   t.is(daemon.wallet.fingerprint, '73c5da0a');
   t.like(daemon.signerStatus(), { mode: 'child', up: true, fingerprint: '73c5da0a' });
   const rows = await daemon.store.read.find(MetaEntity);
-  t.false(rows.some((r) => r.key === LEGACY_SEED_META_KEY), 'the old row is gone');
+  t.false(
+    rows.some((r) => r.key === LEGACY_SEED_META_KEY),
+    'the old row is gone',
+  );
   const moved = rows.find((r) => r.key === SEED_META_KEY)!;
   t.throws(() => master.open(moved.value, { table: 'meta', column: 'value', row: SEED_META_KEY }), undefined, 'the master key does not open it');
   const info = await adminCall(dir, 'GET', '/admin/wallet');
@@ -119,7 +123,10 @@ test("a seed stored under the master key moves to the signer key at the signer's
   t.regex(stdout, / 1\. abandon .* 4\. abandon\n/);
   t.regex(stdout, /12\. about\n/);
   t.regex((await run(process.execPath, [CLI, '--config', file, 'wallet', 'backup'])).stdout, /fingerprint 73c5da0a, 12 words/);
-  t.true(lines.some((l) => l.includes('wallet seed sealed under the signer key')), "the child's log reaches the daemon's");
+  t.true(
+    lines.some((l) => l.includes('wallet seed sealed under the signer key')),
+    "the child's log reaches the daemon's",
+  );
   t.false(
     lines.some((l) => l.includes('abandon')),
     'the mnemonic is never logged',
