@@ -31,6 +31,9 @@ const HTTP_EDGE = '\\.(routes|middleware)\\.ts$';
  */
 const PRESETS = '^src/chains/[^/]+/presets\\.ts$';
 
+/** The signer process's entry (`coinkeep signer`, the seed's part of `coinkeep init`): the only file of it the CLI imports. */
+const SIGNER_ENTRY = '^src/wallet/signer-process/main\\.ts$';
+
 const layer = (name, from, allowed, comment, alsoAllowed) => ({
   name,
   comment,
@@ -102,7 +105,16 @@ module.exports = {
         'it may start the daemon and, for init and migrate, open the database (db/) before any daemon runs',
       severity: 'error',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: `^src/(cli|shared|config|db|daemon|dev|dashboard)/|^src/admin/contract\\.ts$|${PRESETS}` },
+      to: { path: '^src/', pathNot: `^src/(cli|shared|config|db|daemon|dev|dashboard)/|^src/admin/contract\\.ts$|${PRESETS}|${SIGNER_ENTRY}` },
+    },
+    {
+      name: 'only-the-signer-opens-the-seed',
+      comment:
+        'the wallet seed is the signer process\'s alone (PRODUCT §18): its vault, its server and WalletSigner (the one place a private key is derived) ' +
+        'are imported by src/wallet/signer-process/ and, through its entry main.ts, by the CLI commands that run it (signer, init, dev) only; never by the daemon',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/wallet/signer-process/|^src/cli/commands/(signer|lifecycle|dev)\\.ts$` },
+      to: { path: `^src/wallet/(signer-process/|signer\\.ts$)` },
     },
     {
       name: 'dashboard-reads-the-admin-api',

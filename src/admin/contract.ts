@@ -45,6 +45,22 @@ export interface StatusResponse {
   payout_alerts?: PayoutAlert[];
   /** Chains whose node asks a fee above their `payouts.max_fee`: what it asks, the ceiling, and what waits. */
   fee_ceilings?: FeeCeilingStatus[];
+  /** The signer process (PRODUCT §18): while it is down, payouts wait. */
+  signer?: SignerStatusView;
+}
+
+/** The signer as the daemon sees it: how it runs, whether it answers, and why not. */
+export interface SignerStatusView {
+  /** `child`: started by the daemon; `socket`: run apart (`signer.socket`); `in_process`: tests. */
+  mode: 'child' | 'socket' | 'in_process';
+  socket: string;
+  up: boolean;
+  fingerprint: string | null;
+  /** The child's pid (child mode, while it runs). */
+  pid: number | null;
+  /** How many times the child was started again after it ended. */
+  restarts: number;
+  last_error: string | null;
 }
 
 /** POST /admin/payouts/{id}/cancel (`coinkeep payouts cancel`). */
@@ -126,6 +142,8 @@ export interface DashboardOverview {
   payout_queue: Record<string, number>;
   /** The accounts' payouts stuck, being cancelled, or reopened lately (PRODUCT §14). */
   payout_alerts: PayoutAlert[];
+  /** The signer: while it is down, payouts wait. */
+  signer?: SignerStatusView;
 }
 
 export interface DashboardInvoice {

@@ -14,6 +14,7 @@ import type { TeamService } from '../team/team.service';
 import type {
   GasStationStatus,
   PayoutAlert,
+  SignerStatusView,
   DashboardAccount,
   DashboardDelivery,
   DashboardEndpoint,
@@ -43,6 +44,8 @@ export interface DashboardDeps {
   gasStations?: () => GasStationStatus[];
   /** The payouts to look at (stuck, being cancelled, reopened lately), of every account. */
   payoutAlerts?: () => Promise<PayoutAlert[]>;
+  /** The signer's state (PRODUCT §18). */
+  signer?: () => SignerStatusView;
   /** One account's invoices that need a refund decision and its open refunds (the refund service's, at most 50 each). */
   refunds?: (accountId: string) => Promise<{ decisions: DashboardRefunds['decisions']; open: DashboardRefunds['open'] }>;
   /** One account's cold storage: the coins it has a rule for, and per coin what its completed forwards sent. */
@@ -166,6 +169,7 @@ export class DashboardSnapshots {
       webhook_queue: queue,
       payout_queue: payouts,
       payout_alerts: alerts,
+      ...(this.deps.signer ? { signer: this.deps.signer() } : {}),
     };
   }
 

@@ -2,7 +2,7 @@ import type { ChainCore } from '../chains/chain-core';
 import type { Config } from '../config/schema';
 import { newRouter, type AppRouter } from '../http/context';
 import type { RateEngine } from '../rates/engine';
-import type { FeeCeilingStatus, GasStationStatus, PayoutAlert, StatusResponse } from './contract';
+import type { FeeCeilingStatus, GasStationStatus, PayoutAlert, SignerStatusView, StatusResponse } from './contract';
 
 /** `coinkeep status`: what runs, where, since when, each chain's node tip, scanned height, lag and last error, the payouts to look at, and the chains whose fee is above their ceiling. */
 export function statusAdminRoutes(deps: {
@@ -14,6 +14,7 @@ export function statusAdminRoutes(deps: {
   gasStations?: () => GasStationStatus[];
   payoutAlerts?: () => Promise<PayoutAlert[]>;
   feeCeilings?: () => FeeCeilingStatus[];
+  signer?: () => SignerStatusView;
 }): AppRouter {
   const r = newRouter('/admin');
   r.get('/status', async (ctx) => {
@@ -31,6 +32,7 @@ export function statusAdminRoutes(deps: {
       gas_stations: deps.gasStations?.() ?? [],
       payout_alerts: (await deps.payoutAlerts?.()) ?? [],
       fee_ceilings: deps.feeCeilings?.() ?? [],
+      ...(deps.signer ? { signer: deps.signer() } : {}),
     } satisfies StatusResponse;
   });
   return r;

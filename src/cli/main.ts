@@ -16,6 +16,7 @@ import { registerWalletCommands } from './commands/wallet';
 import { registerWebhookCommands } from './commands/webhooks';
 import { registerWithdrawalCommands } from './commands/withdrawals';
 import { registerPayoutCommands } from './commands/payouts';
+import { registerSignerCommands } from './commands/signer';
 import { registerRefundCommands } from './commands/refunds';
 import { registerCustodyCommands } from './commands/custody';
 
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerWebhookCommands(program);
   registerWithdrawalCommands(program);
   registerPayoutCommands(program);
+  registerSignerCommands(program);
   registerRefundCommands(program);
   registerCustodyCommands(program);
   requireSubcommands(program);
@@ -50,7 +52,8 @@ export function buildProgram(): Command {
 /** A group (`keys`, `account`...) named without its subcommand is a one-line usage error, not a help page. */
 function requireSubcommands(cmd: Command): void {
   for (const sub of cmd.commands) {
-    if (sub.commands.length === 0) continue;
+    // A group with a default subcommand (`coinkeep signer` runs `signer run`) runs it.
+    if (sub.commands.length === 0 || (sub as unknown as { _defaultCommandName?: string })._defaultCommandName) continue;
     const names = sub.commands.map((c) => c.name()).filter((n) => n !== 'help');
     sub.action(() => {
       throw new UserError(`${sub.name()}: name a subcommand (${names.join(', ')}); see coinkeep ${sub.name()} --help`);

@@ -178,6 +178,16 @@ export interface Config {
   custody: { interval_seconds: number };
   /** `GET /metrics` (Prometheus) on its own listener; null (the default): off. */
   metrics: { listen: { host: string; port: number } | null };
+  /** The signer process (PRODUCT §18, docs/custody.md). */
+  signer: SignerConfig;
+}
+
+/** `signer`: the process that alone holds the wallet seed. */
+export interface SignerConfig {
+  /** A signer run apart: its Unix socket. null (the default): the daemon starts its own, on `<data_dir>/signer.sock`. */
+  socket: string | null;
+  /** Per coin ticker: what the signer signs to withdrawals' destinations in a rolling hour, valued in `fiat.default` (a decimal string); a coin absent has no hourly limit. */
+  max_per_hour: Record<string, string>;
 }
 
 export interface PayoutsConfig {
@@ -740,6 +750,7 @@ export function parseConfig(input: unknown): Config {
     'refunds',
     'custody',
     'metrics',
+    'signer',
   ]);
   const network = r.oneOf('network', ['mainnet', 'testnet'] as const, 'testnet');
   const data_dir = r.str('data_dir', './data');
@@ -792,7 +803,33 @@ export function parseConfig(input: unknown): Config {
     refunds: readRefunds(r.child('refunds')),
     custody: readCustody(r.child('custody')),
     metrics: readMetrics(r.child('metrics')),
+    signer: readSigner(r.child('signer')),
   };
+}
+
+/** `signer.socket` and `signer.max_per_hour` (PRODUCT §18). */
+function readSigner(r: Reader): SignerConfig {
+  r.unknownKeys(['socket', 'max_per_hour']);
+  const socket = r.raw('socket');
+  if (socket !== undefined && socket !== null && (typeof socket !== 'string' || socket.trim() === ''))
+    throw new ConfigError(r.key('socket'), 'must be the path of the signer\'s Unix socket');
+  return { socket: typeof socket === 'string' ? socket : null, max_per_hour: tickerAmounts(r, 'max_per_hour') };
+}
+
+/** A mapping of coin ticker to a positive amount in the default fiat (decimal strings). */
+function tickerAmounts(r: Reader, name: string): Record<string, string> {
+  const limits = r.raw(name) ?? {};
+  if (!isObj(limits)) throw new ConfigError(r.key(name), 'must be a mapping of coin ticker to an amount in the default fiat');
+  const out: Record<string, string> = {};
+  for (const [ticker, v] of Object.entries(limits)) {
+    const key = `${r.key(name)}.${ticker}`;
+    if (!/^[A-Z0-9]{2,10}$/.test(ticker)) throw new ConfigError(key, 'must be a coin ticker (BTC, USDT, ...)');
+    const text = typeof v === 'number' ? String(v) : v;
+    if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0)
+      throw new ConfigError(key, 'must be a positive amount in the default fiat');
+    out[ticker] = text;
+  }
+  return out;
 }
 
 /** `refunds.link_ttl_hours`: 1 hour to 90 days, default a week (PRODUCT §16). */
@@ -823,17 +860,7 @@ function readMetrics(r: Reader): Config['metrics'] {
 
 function readPayouts(r: Reader): PayoutsConfig {
   r.unknownKeys(['enabled', 'max_per_transaction', 'batch_window_seconds', 'replace_after_blocks', 'stuck_alert_minutes']);
-  const limits = r.raw('max_per_transaction') ?? {};
-  if (!isObj(limits)) throw new ConfigError(r.key('max_per_transaction'), 'must be a mapping of coin ticker to an amount in the default fiat');
-  const out: Record<string, string> = {};
-  for (const [ticker, v] of Object.entries(limits)) {
-    const key = `${r.key('max_per_transaction')}.${ticker}`;
-    if (!/^[A-Z0-9]{2,10}$/.test(ticker)) throw new ConfigError(key, 'must be a coin ticker (BTC, USDT, ...)');
-    const text = typeof v === 'number' ? String(v) : v;
-    if (typeof text !== 'string' || !/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0)
-      throw new ConfigError(key, 'must be a positive amount in the default fiat');
-    out[ticker] = text;
-  }
+  const out = tickerAmounts(r, 'max_per_transaction');
   return {
     enabled: r.bool('enabled', true),
     max_per_transaction: out,

@@ -11,7 +11,7 @@ import type { FeeCeiling } from '../payouts/fee-ceiling';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { AddressService } from '../wallet/address.service';
-import type { WalletSigner } from '../wallet/signer';
+import type { RemoteSigner } from '../wallet/signer-client';
 import { gasStationAdminRoutes } from '../admin/gas-station.routes';
 import { WALLET_PURPOSES, type DaemonModule, type TransferRoute } from './module';
 
@@ -21,7 +21,7 @@ export interface EvmPayoutsDeps {
   catalog: Catalog;
   chains: ChainCore;
   addresses: AddressService;
-  signer: WalletSigner;
+  signer: RemoteSigner;
   sealer: Sealer;
   money: MoneyMovement;
   /** Each chain's `payouts.max_fee` (feeCeilings). */

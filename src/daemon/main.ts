@@ -44,8 +44,8 @@ import { feeCeilings } from '../payouts/fee-ceiling';
 import { walletAdminRoutes } from '../admin/wallet.routes';
 import { AddressService } from '../wallet/address.service';
 import { HdWallet } from '../wallet/hd';
-import { loadSigner } from '../wallet/seed';
-import type { WalletSigner } from '../wallet/signer';
+import type { SignerClient } from '../wallet/signer-client';
+import { createSigner, type InProcessSigner, type SignerStatus } from './signer.wiring';
 import { Outbox } from '../events/outbox';
 import { Ledger } from '../ledger/ledger';
 import { MoneyMovement } from '../money/money-movement';
@@ -88,6 +88,8 @@ export interface DaemonOptions {
   webhooks?: Pick<WebhooksDeps, 'resolve' | 'limits' | 'timeoutMs'>;
   /** Crash tests (test/helpers/crashing-daemon.ts): called at each payout checkpoint, where the daemon may kill itself. */
   payoutCheckpoint?: (point: PayoutCheckpoint) => void;
+  /** Tests: the signer server in this process (test/helpers/signer-process.ts) instead of a child `coinkeep signer`. */
+  signer?: InProcessSigner;
   /** The simulator's planted bugs (test/sim/planted-bugs.ts): the outbox, ledger and money movement built by these instead. */
   parts?: {
     outbox?: () => Outbox;
@@ -110,8 +112,11 @@ export interface Daemon {
   catalog: Catalog;
   /** The HD wallet (public keys only), the watched set and the deposit-address allocator (the wallet issue). */
   wallet: HdWallet;
-  /** The one holder of the seed: signs payouts. */
-  signer: WalletSigner;
+  /** The signer process's client: the daemon holds no seed; it asks the signer (PRODUCT §18). */
+  signer: SignerClient;
+  /** The signer's state (up, mode, restarts), and its child's pid when the daemon started it. */
+  signerStatus: () => SignerStatus;
+  signerPid: () => number | null;
   watched: WatchedAddresses;
   addresses: AddressService;
   outbox: Outbox;
@@ -180,13 +185,19 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   const bound = await bindSealedValues(store, sealer);
   if (bound) logger.info('sealed values bound to their rows', { values: bound });
 
-  const signer = await loadSigner(store, sealer, logger.child({ component: 'signer' }));
-  const wallet = new HdWallet(signer);
+  // The seed is the signer process's alone: the daemon asks it for public keys and signatures.
+  let addressesOf: AddressService | null = null;
+  const signing = createSigner({ config, store, logger, signal, inProcess: opts.signer, branchPaths: () => addressesOf!.branchPaths() });
+  open.add('signer', signing.module.close!);
+  const signer = signing.client;
+  const wallet = new HdWallet(signing.keys);
   const catalog = new Catalog(config.chains, config.fiat);
   const watched = new WatchedAddresses(addressGroups(config.chains));
   const lookahead = new AddressLookahead(config.chains);
   open.add('address lookahead', () => lookahead.close());
   const addresses = new AddressService({ store, wallet, chains: config.chains, catalog, watched, clock, lookahead });
+  addressesOf = addresses;
+  await signing.start();
   await addresses.loadWatched();
   const allocator = opts.allocator ?? addresses;
   const tickers = [...new Set(catalog.coins().map((c) => c.ticker))];
@@ -301,7 +312,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   open.add('scheduler', () => scheduler.stop());
   const startedAt = clock.now();
   const alerts = () => payoutAlerts(store.read, clock.now(), config.payouts.stuck_alert_minutes);
-  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts }) : null;
+  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts, signerUp: () => signing.status().up }) : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,
@@ -352,10 +363,11 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
         gasStations,
         payoutAlerts: alerts,
         feeCeilings: () => [...ceilings.values()].flatMap((c) => c.status() ?? []),
+        signer: signing.status,
       }),
       teamAdminRoutes(team),
-      // The backup words and the fingerprint only: the routes cannot reach the signer.
-      walletAdminRoutes({ backup: { fingerprint: signer.fingerprint, words: () => signer.backupWords() }, addresses, chains: config.chains, logger }),
+      // The fingerprint only: the backup words are the signer's (`coinkeep signer backup`), never the daemon's.
+      walletAdminRoutes({ fingerprint: signing.keys.fingerprint, addresses, chains: config.chains, logger }),
       ledgerAdminRoutes({ store, catalog, holdingsOf: (chainId) => chains.core.holdings(chainId) }),
       invoiceAdminRoutes({ store, presenter: invoices.presenter }),
       ...modules.flatMap((m) => m.adminRoutes ?? []),
@@ -373,6 +385,7 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
           startedAt,
           gasStations,
           payoutAlerts: alerts,
+          signer: signing.status,
           refunds: async (accountId) => ({
             decisions: await refunds.service.decisions(accountId),
             open: (await refunds.service.open(accountId)).map((r) => ({ ...r, account_id: accountId })),
@@ -415,6 +428,8 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
     catalog,
     wallet,
     signer,
+    signerStatus: signing.status,
+    signerPid: signing.childPid,
     watched,
     addresses,
     outbox,

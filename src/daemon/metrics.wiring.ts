@@ -13,6 +13,8 @@ interface Parts {
   catalog: Catalog;
   /** The payouts to look at (PayoutAlert): stuck, being cancelled, reopened lately. */
   payoutAlerts: () => Promise<PayoutAlert[]>;
+  /** Whether the signer answers (PRODUCT §18): payouts wait while it does not. */
+  signerUp?: () => boolean;
 }
 
 /** Whether the daemon can serve: the store answers and every watched chain is past its first contact. */
@@ -50,6 +52,9 @@ export function createMetrics(parts: Parts): Metrics {
   chainGauge('coinkeep_chain_scanned_height', 'The last scanned block height, per chain', (s) => s.scanned_height);
   chainGauge('coinkeep_chain_lag_blocks', 'Blocks between the node tip and the scan, per chain', (s) => s.lag);
   chainGauge('coinkeep_chain_maintenance', "1 while the chain's coins are in maintenance", (s) => (s.maintenance ? 1 : 0));
+  const { signerUp } = parts;
+  if (signerUp)
+    metrics.add({ name: 'coinkeep_signer_up', help: '1 while the signer answers; 0 while it is down (payouts wait)', labels: [], read: () => [{ labels: {}, value: signerUp() ? 1 : 0 }] });
 
   const cached = <T>(read: () => Promise<T>): (() => Promise<T>) => {
     let at = 0;

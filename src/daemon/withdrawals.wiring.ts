@@ -1,6 +1,7 @@
 import type { KeyService } from '../auth/key.service';
 import type { SensitiveLimiter } from '../auth/sensitive-limiter';
 import type { Catalog } from '../catalog/coins';
+import { Amount } from '../shared/amount';
 import type { Config } from '../config/schema';
 import type { ChainCore } from '../chains/chain-core';
 import type { WatchedAddresses } from '../chains/watched-addresses';
@@ -19,7 +20,7 @@ import type { TeamService } from '../team/team.service';
 import { withdrawalRoutes } from '../withdrawals/withdrawal.routes';
 import type { Sealer } from '../db/seal';
 import type { AddressAllocator } from '../wallet/allocator';
-import type { WalletSigner } from '../wallet/signer';
+import type { RemoteSigner } from '../wallet/signer-client';
 import { PayoutStore } from '../payouts/payout-store';
 import { PayoutTransfers } from '../payouts/payout-transfers';
 import { PayoutWorker, type PayoutCheckpoint } from '../payouts/payout-worker';
@@ -51,7 +52,7 @@ export interface WithdrawalsDeps {
   /** The auth and Idempotency-Key guards the routes are mounted with. */
   guards: RouteGuards;
   /** The payout side: the wallet's signer, the change addresses, the master key's sealer. */
-  signer: Pick<WalletSigner, 'signBitcoin'>;
+  signer: Pick<RemoteSigner, 'signBitcoin'>;
   addresses: AddressAllocator;
   sealer: Sealer;
   /** Crash tests: called at each payout checkpoint (DaemonOptions.payoutCheckpoint). */
@@ -88,7 +89,7 @@ export function createWithdrawals(deps: WithdrawalsDeps) {
     outbox: deps.outbox,
     team: deps.team,
     whitelist,
-    signerLimits: deps.config.payouts.max_per_transaction,
+    signerLimits: signerCaps(deps.config),
     limit,
     clock: deps.clock,
     networkCost: (chainId) => wired.get(chainId)?.networkCost ?? null,
@@ -147,4 +148,18 @@ function railFor(chain: ChainConfig, deps: WithdrawalsDeps): WiredRail | null {
       clock: deps.clock,
     }) ?? null
   );
+}
+
+/**
+ * The review's `signer_limit` cap per ticker: `payouts.max_per_transaction`, and no more than the
+ * signer's `signer.max_per_hour` (a withdrawal the signer could never sign within an hour waits
+ * for a person, named, instead of being refused at each payout run).
+ */
+export function signerCaps(config: Config): Record<string, string> {
+  const caps: Record<string, string> = { ...config.payouts.max_per_transaction };
+  for (const [ticker, hour] of Object.entries(config.signer.max_per_hour)) {
+    const own = caps[ticker];
+    caps[ticker] = own === undefined || Amount.of(hour).cmp(Amount.of(own)) < 0 ? hour : own;
+  }
+  return caps;
 }

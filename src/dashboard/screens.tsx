@@ -125,6 +125,9 @@ export function OverviewScreen({ snap, height, accountName }: ScreenProps) {
           text={`webhooks: pending ${q.pending}  failing ${q.failing}  exhausted ${q.exhausted}`}
         />
         <Row text={`payouts: ${counts(o.payout_queue)}`} />
+        {o.signer && !o.signer.up ? (
+          <Row color="red" text={`signer DOWN (${o.signer.mode}): payouts wait${o.signer.last_error ? `: ${o.signer.last_error}` : ''}`} />
+        ) : null}
         {o.payout_alerts.map((a) => (
           <Row key={`alert:${a.payout_id}`} color={a.kind === 'reopened' ? 'red' : 'yellow'} text={`${col(a.chain_id, 16)} ${payoutAlertText(a)}`} />
         ))}

@@ -1,7 +1,7 @@
 import type { EntitySchema } from 'typeorm';
 import { UserError } from '../shared/errors';
 import { ApiKeyEntity, IdempotencyEntity } from './entities/auth';
-import { MemberEntity, MetaEntity } from './entities/team';
+import { MemberEntity } from './entities/team';
 import { CallbackSecretEntity, WebhookEndpointEntity } from './entities/webhooks';
 import { isUnboundSealed, type SealedCell, type Sealer } from './seal';
 import type { Store } from './store';
@@ -75,14 +75,7 @@ const COLUMNS: SealedColumn[] = [
     cell: (r) => cells.callbackSecret(r.account_id!),
     before: unbound((r) => `webhook-callback:${r.account_id}`),
   },
-  {
-    entity: MetaEntity,
-    column: 'value',
-    only: { key: 'wallet_seed' },
-    where: () => ({ key: 'wallet_seed' }),
-    cell: () => cells.walletSeed(),
-    before: unbound(() => 'wallet-seed'),
-  },
+  // The wallet seed is not here: the daemon never opens it (the signer moves an old one, v1 or v2, to its own key).
   // Stored answers were kept in clear before they were sealed.
   {
     entity: IdempotencyEntity,

@@ -10,7 +10,7 @@ import type { MoneyMovement } from '../money/money-movement';
 import type { Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import type { AddressAllocator } from '../wallet/allocator';
-import type { WalletSigner } from '../wallet/signer';
+import type { RemoteSigner } from '../wallet/signer-client';
 import type { FeeCeiling } from './fee-ceiling';
 import type { PayoutRail } from './rail';
 
@@ -37,7 +37,7 @@ export interface OwnSendsDeps {
   node: ChainSender | null;
   store: Store;
   catalog: Catalog;
-  signer: WalletSigner;
+  signer: RemoteSigner;
   sealer: Sealer;
   money: MoneyMovement;
   /** The chain's gas station and the accounts' treasuries (AddressService). */
@@ -65,7 +65,7 @@ export interface RailDeps {
   chain: ChainConfig;
   node: ChainReader & ChainSender;
   store: Store;
-  signer: Pick<WalletSigner, 'signBitcoin'>;
+  signer: Pick<RemoteSigner, 'signBitcoin'>;
   /** Change addresses. */
   addresses: AddressAllocator;
   ceiling: FeeCeiling;

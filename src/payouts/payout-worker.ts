@@ -15,6 +15,7 @@ import { newTimeOrderedId } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/amount';
 import type { WithdrawalService } from '../withdrawals/withdrawal.service';
+import { SignerUnavailable, SignRefused } from '../wallet/signer-protocol';
 import { payoutEvidence, type PayoutEvidence } from './payout-evidence';
 import { completionMove, confirmationsOnCompletion, leftCharged, networkFeeCharged, splitFee } from './payout-charges';
 import { afterRefusal, broadcastOutcome, finalHeight, payoutFate, replacementStep } from './payout-fate';
@@ -113,6 +114,15 @@ export class PayoutWorker {
       await work();
     } catch (err) {
       if (signal.aborted) throw err;
+      // Without the signer, or refused by it, nothing was claimed or failed: the payout waits and is built again next run.
+      if (err instanceof SignerUnavailable || err instanceof SignRefused) {
+        this.deps.logger.warn(err instanceof SignRefused ? 'payout refused by the signer; it waits' : 'payout waits for the signer', {
+          chain: this.chainId,
+          ...subject,
+          error: err.message,
+        });
+        return;
+      }
       this.deps.logger.error("payout work failed; the chain's other payouts go on", {
         chain: this.chainId,
         ...subject,

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { coinId, NATIVE_ASSET, type Catalog } from '../catalog/coins';
-import { addressPath, type AddressScheme, type KeyChain } from '../chains/derivation';
+import { addressPath, receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import { addressGroups } from '../chains/address-groups';
 import { familyOf, type ChainFamily } from '../chains/families';
 import type { WatchedAddresses } from '../chains/watched-addresses';
@@ -76,6 +76,7 @@ export class AddressService implements AddressAllocator {
         ? await this.nextShared(em, chain.chain.id, req.accountId)
         : await this.next(em, `${keyChain === 1 ? 'change' : 'index'}:${chain.chain.id}:${req.accountId}`);
     const { wallet } = this.deps;
+    await wallet.prepare(chain.scheme, branch, keyChain, em);
     const lookahead = keyChain === 0 ? this.deps.lookahead : undefined;
     const address = lookahead?.take(chain.chain.id, branch, index) ?? wallet.derive(chain.scheme, branch, index, keyChain).address;
     lookahead?.issuedUpTo(chain.chain.id, branch, index, () => wallet.branchPublicKey(chain.scheme, branch));
@@ -135,6 +136,7 @@ export class AddressService implements AddressAllocator {
     const found = await find();
     if (found) return found;
     const branch = await this.branchOf(em, accountId);
+    await this.deps.wallet.prepare(chain.scheme, branch, 1, em);
     const derived = this.deps.wallet.derive(chain.scheme, branch, TREASURY_INDEX, 1);
     const at = this.deps.clock.now();
     const row: AddressRow = {
@@ -164,6 +166,21 @@ export class AddressService implements AddressAllocator {
     const chain = this.chains.get(chainId);
     if (!chain || !chain.family.addresses.treasuries) throw new Error(`${chainId} is not an EVM or Tron chain`);
     return this.deps.wallet.derive(chain.scheme, OPERATOR_BRANCH, 0);
+  }
+
+  /**
+   * The branch paths whose public keys the daemon keeps at hand (asked of the signer at start): the
+   * operator's, and both chains of every branch handed out and of the next `ahead`, on every chain.
+   */
+  async branchPaths(ahead = 16): Promise<string[]> {
+    const [row] = await rawQuery<{ next_value: number | string }>(this.deps.store.read, `SELECT next_value FROM wallet_counters WHERE name = ${placeholder(this.deps.store.read, 1)}`, [BRANCH_COUNTER]);
+    const top = Number(row?.next_value ?? 0) + ahead;
+    const paths = new Set<string>();
+    for (const { scheme, family } of this.chains.values()) {
+      if (family.addresses.treasuries) paths.add(receiveBranchPath(scheme, OPERATOR_BRANCH, 0));
+      for (let b = 0; b < top; b++) for (const k of [0, 1] as const) paths.add(receiveBranchPath(scheme, b, k));
+    }
+    return [...paths];
   }
 
   /** The account's wallet branch, assigned on its first address. */

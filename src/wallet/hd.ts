@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { addressPath, receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import { publicChildKeys, type PublicBranchKey } from './child-key';
 
@@ -10,6 +11,8 @@ export interface DerivedAddress {
 export interface BranchKeySource {
   readonly fingerprint: string;
   branchKey(scheme: AddressScheme, account: number, keyChain?: KeyChain): PublicBranchKey;
+  /** Makes the keys of these branch paths known before `branchKey` is asked (the daemon's cache of the signer's keys); absent: always known. */
+  ensure?(paths: readonly string[], em?: EntityManager): Promise<void>;
 }
 
 interface PublicBranch {
@@ -30,6 +33,12 @@ export class HdWallet {
   /** The BIP32 master key fingerprint (8 hex digits): names the seed without revealing it. */
   get fingerprint(): string {
     return this.keys.fingerprint;
+  }
+
+  /** Makes sure the branch's public key is at hand (asked of the signer once, then kept), in the caller's transaction when given. */
+  async prepare(scheme: AddressScheme, account: number, keyChain: KeyChain = 0, em?: EntityManager): Promise<void> {
+    const path = receiveBranchPath(scheme, account, keyChain);
+    if (!this.branches.has(path) && this.keys.ensure) await this.keys.ensure([path], em);
   }
 
   /** An address of the account's receive chain, or (keyChain 1) of its change chain. */

@@ -7,56 +7,13 @@ import { eip1559Signed, eip1559SigningHash } from '../chains/evm/eip1559';
 import { legacySigned, legacySigningHash } from '../chains/evm/legacy-tx';
 import { receiveBranchPath, type AddressScheme, type KeyChain } from '../chains/derivation';
 import type { SentTransaction } from '../chains/types';
-import type { ChainConfig } from '../config/schema';
+import type { BtcSpend, EvmSpend, SignedBtc } from './spend';
 import type { Logger } from '../shared/logger';
 import type { PublicBranchKey } from './child-key';
 
 const bip32 = BIP32Factory(ecc);
 
-/** A coin of the wallet's: a P2WPKH output paying the key at `path`. */
-export interface BtcCoin {
-  txid: string;
-  vout: number;
-  /** Satoshi. */
-  value: bigint;
-  path: string;
-}
-
-export interface BtcSpend {
-  chain: Pick<ChainConfig, 'id' | 'network' | 'options'>;
-  coins: BtcCoin[];
-  /**
-   * What each output pays. `script`, when given, is the address's output script, used as it is
-   * (a witness v1 address needs no elliptic-curve library to be read then).
-   */
-  outputs: Array<{ address: string; value: bigint; script?: Uint8Array }>;
-  /** nSequence of every input; 0xfffffffd signals replaceability (BIP125). Default 0xffffffff. */
-  sequence?: number;
-}
-
-/** A signed Bitcoin transaction and its virtual size (what its fee rate is measured over). */
-export interface SignedBtc extends SentTransaction {
-  vsize: number;
-}
-
-/**
- * An EIP-1559 transaction from the key at `path` (`data`: a contract call, e.g. an ERC-20
- * transfer); `legacy`: a type 0 (EIP-155) transaction paying `maxFeePerGas` as its gas price, for a
- * chain without EIP-1559.
- */
-export interface EvmSpend {
-  chainId: number;
-  path: string;
-  nonce: number;
-  to: string;
-  /** Wei. */
-  value: bigint;
-  data?: string;
-  gasLimit: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-  legacy?: boolean;
-}
+export type { BtcCoin, BtcSpend, EvmSpend, SignedBtc } from './spend';
 
 /**
  * The one place that derives a private key (ARCHITECTURE "The money path, both ways"). It holds no
@@ -77,13 +34,34 @@ export class WalletSigner {
 
   /** The public half of an account's receive (…/0) or change (…/1) branch, whose hardened levels need the seed. */
   branchKey(scheme: AddressScheme, account: number, keyChain: KeyChain = 0): PublicBranchKey {
-    return this.withNode(receiveBranchPath(scheme, account, keyChain), (node) => ({
+    return this.branchKeyAt(receiveBranchPath(scheme, account, keyChain));
+  }
+
+  /** The public half of the branch at `path` (m/purpose'/coin'/account'/keyChain). */
+  branchKeyAt(path: string): PublicBranchKey {
+    return this.withNode(path, (node) => ({
       publicKey: Uint8Array.from(node.publicKey),
       chainCode: Uint8Array.from(node.chainCode),
     }));
   }
 
-  /** For `coinkeep wallet backup` only. */
+  /** The public halves of several branches from one opening of the seed (shared prefixes derived once). */
+  branchKeysAt(paths: readonly string[]): PublicBranchKey[] {
+    if (paths.length === 0) return [];
+    return this.withRoot((root) => {
+      const derived = new Map<string, BIP32Interface>([['m', root]]);
+      try {
+        return paths.map((p) => {
+          const node = deriveCached(derived, p);
+          return { publicKey: Uint8Array.from(node.publicKey), chainCode: Uint8Array.from(node.chainCode) };
+        });
+      } finally {
+        for (const [path, node] of derived) if (path !== 'm') wipe(node);
+      }
+    });
+  }
+
+  /** For `coinkeep signer backup` only (the signer process). */
   backupWords(): string {
     return this.openWords();
   }

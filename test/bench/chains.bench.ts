@@ -20,7 +20,7 @@ import { rawQuery } from '../../src/db/raw';
 import { anvilChainEntry } from '../../src/dev/anvil';
 import { silentLogger } from '../../src/shared/logger';
 import { newId } from '../../src/shared/ids';
-import { prepareSeed } from '../../src/daemon/setup';
+import { prepareSeed } from '../../src/wallet/signer-process/main';
 import { killAllAnvils, startAnvil } from '../helpers/anvil';
 import { merchantWithKey, testConfig, TEST_MNEMONIC } from '../helpers/daemon';
 import { signRequest } from '../helpers/signer';

@@ -9,6 +9,7 @@
  * took 1.4 to 4.6 s in runs minutes apart), so both are measured in interleaved rounds, each on
  * new addresses, and the ratio is the median rounds'.
  */
+import { localSigner } from '../helpers/local-signer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,7 +96,7 @@ export async function run(): Promise<void> {
       node: adapter,
       store,
       catalog,
-      signer,
+      signer: localSigner(signer),
       sealer: new Sealer(Buffer.alloc(32, 7)),
       replaceAfterBlocks: 6,
       ceiling,

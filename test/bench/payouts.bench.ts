@@ -1,3 +1,4 @@
+import { localSigner } from '../helpers/local-signer';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -126,7 +127,7 @@ export async function run(): Promise<void> {
     const change = wallet.derive(scheme, BRANCH, 0, 1);
     const engine = new BtcPayoutEngine({
       chain,
-      signer,
+      signer: localSigner(signer),
       // Issuing the change address is the wallet's (measured with the daemon's invoices); here a fixed one.
       addresses: { allocate: async () => ({ address: change.address, derivation_path: change.path, derivation_index: changeIndex++ }) as AddressRow },
       clock: systemClock,
@@ -233,7 +234,7 @@ async function workerPath(ctx: {
   const rail = new BtcRail(
     {
       chain,
-      signer: ctx.signer,
+      signer: localSigner(ctx.signer),
       addresses: { allocate: async () => ({ address: ctx.change.address, derivation_path: ctx.change.path, derivation_index: changeIndex++ }) as AddressRow },
       clock: systemClock,
     },

@@ -10,10 +10,11 @@ import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/m
 import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
 import { totpCode, totpStep } from '../../src/team/totp';
-import { prepareSeed } from '../../src/daemon/setup';
+import { prepareSeed } from '../../src/wallet/signer-process/main';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { COINKEEP_BIN, FIXED_RATES, runBin, testCliConfig } from './cli';
 import { TEST_MNEMONIC } from './test-mnemonic';
+import { inProcessSigner } from './signer-process';
 
 export { FIXED_RATES, TEST_MNEMONIC };
 
@@ -57,6 +58,8 @@ export async function startTestDaemon(
     adapterFor?: DaemonOptions['adapterFor'];
     replayKeyShare?: number;
     sensitiveLimits?: DaemonOptions['sensitiveLimits'];
+    /** The signer: 'child' runs the real `coinkeep signer`; a function builds one in this process (the default: inProcessSigner). */
+    signer?: 'child' | ((config: Config) => NonNullable<DaemonOptions['signer']>);
   } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
@@ -70,6 +73,7 @@ export async function startTestDaemon(
     adapterFor: opts.adapterFor,
     replayKeyShare: opts.replayKeyShare,
     sensitiveLimits: opts.sensitiveLimits,
+    signer: opts.signer === 'child' ? 'child' : opts.signer?.(config),
   });
   return {
     daemon,
@@ -86,10 +90,15 @@ export async function startTestDaemon(
  * The daemon in this process on `config`'s data dir, made ready first (a master key, the test
  * wallet seed): also the setup of tests that run bin/coinkeepd on the same dir afterwards.
  */
-export async function startPreparedDaemon(config: Config, opts: DaemonOptions = { logger: silentLogger }): Promise<Daemon> {
+export async function startPreparedDaemon(
+  config: Config,
+  opts: Omit<DaemonOptions, 'signer'> & { signer?: DaemonOptions['signer'] | 'child' } = { logger: silentLogger },
+): Promise<Daemon> {
   loadMasterKey(config.data_dir, { create: true });
   await prepareSeed(config, TEST_MNEMONIC);
-  return startDaemon(config, opts);
+  // The signer in this process (same socket and checks), unless the test brings its own or asks for the real child.
+  const { signer, ...rest } = opts;
+  return startDaemon(config, { ...rest, signer: signer === 'child' ? undefined : (signer ?? inProcessSigner(config)) });
 }
 
 /** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */

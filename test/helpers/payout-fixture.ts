@@ -79,7 +79,7 @@ export interface PayoutFixtureOptions {
   /** More of the daemon's config (a PostgreSQL `database`, say). */
   overrides?: Record<string, unknown>;
   /** The daemon's logger and sensitive-operation limits (a test that makes many withdrawals). */
-  daemon?: { logger?: Logger; sensitiveLimits?: SensitiveLimits };
+  daemon?: { logger?: Logger; sensitiveLimits?: SensitiveLimits; signer?: NonNullable<Parameters<typeof startTestDaemon>[1]>['signer'] };
   /** More of the chain's entry (its `payouts`, say). */
   chain?: Record<string, unknown>;
 }

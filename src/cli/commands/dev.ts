@@ -28,7 +28,7 @@ import { UserError } from '../../shared/errors';
  * every CLI call (each is a process start, and they are most of its loading time).
  */
 const sandboxModules = () => ({
-  ...(require('../../daemon/setup') as typeof import('../../daemon/setup')),
+  ...(require('../../wallet/signer-process/main') as typeof import('../../wallet/signer-process/main')),
   ...(require('../../dev/sandbox') as typeof import('../../dev/sandbox')),
   ...(require('../../dev/sandbox-pay') as typeof import('../../dev/sandbox-pay')),
   ...(require('../../dev/chains') as typeof import('../../dev/chains')),

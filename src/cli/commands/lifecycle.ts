@@ -38,6 +38,16 @@ export async function runForeground(cmd: Command, extra?: (d: Daemon) => Promise
   });
 }
 
+/** `coinkeep status`: the signer's line (PRODUCT §18). */
+function signerLines(s: StatusResponse['signer']): string[] {
+  if (!s) return [];
+  const how = s.mode === 'child' ? `child${s.pid === null ? '' : ` pid ${s.pid}`}` : s.mode === 'socket' ? `run apart on ${s.socket}` : 'in process';
+  const restarts = s.restarts > 0 ? `, restarted ${s.restarts} time(s)` : '';
+  return s.up
+    ? [`signer: up (${how}${restarts}), seed ${s.fingerprint}`]
+    : [`signer: DOWN (${how}${restarts}): payouts wait until it is back${s.last_error ? ` (${s.last_error})` : ''}`];
+}
+
 export function lastLines(file: string, n: number): string {
   if (!existsSync(file)) return '';
   const size = statSync(file).size;
@@ -92,7 +102,7 @@ export function registerLifecycleCommands(program: Command): void {
       const applied = await store.migrate();
       await store.close();
       // The wallet and the database are loaded only by the commands that need them: every CLI call starts a process.
-      const { prepareSeed } = require('../../daemon/setup') as typeof import('../../daemon/setup');
+      const { prepareSeed } = require('../../wallet/signer-process/main') as typeof import('../../wallet/signer-process/main');
       const seed = await prepareSeed(config, o.restore ? await readMnemonic() : undefined, { firstBranch: firstBranch(o.firstBranch) });
       output(
         cmd,
@@ -209,6 +219,7 @@ export function registerLifecycleCommands(program: Command): void {
           ...gasStationLines(s.gas_stations ?? []),
           ...payoutAlertLines(s.payout_alerts ?? []),
           ...feeCeilingLines(s.fee_ceilings ?? []),
+          ...signerLines(s.signer),
         ].join('\n'),
       );
     });

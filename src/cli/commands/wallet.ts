@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import type { GasStationResponse, WalletBackupResponse } from '../../admin/contract';
+import type { GasStationResponse } from '../../admin/contract';
 import { adminCall } from '../admin-client';
 import { cliConfig, output } from '../context';
+import { showBackup } from './signer';
 
 /** Backup words for a restore: piped on stdin, or typed at a prompt on a terminal. */
 export async function readMnemonic(): Promise<string> {
@@ -19,7 +20,7 @@ export async function readMnemonic(): Promise<string> {
   }
 }
 
-/** `coinkeep wallet info|backup` (operator, over the admin socket). */
+/** `coinkeep wallet info|gas-station` (operator, over the admin socket) and `backup` (with the signer key, in the operator's shell). */
 export function registerWalletCommands(program: Command): void {
   const wallet = program.command('wallet').description('the HD wallet behind every deposit address (operator)');
 
@@ -35,7 +36,7 @@ export function registerWalletCommands(program: Command): void {
       }
       const r = await adminCall(cliConfig(cmd).data_dir, 'GET', '/admin/wallet');
       output(cmd, r, (x) =>
-        [`seed fingerprint ${x.fingerprint} (${x.words} words)`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'),
+        [`seed fingerprint ${x.fingerprint}`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'),
       );
     });
 
@@ -56,26 +57,6 @@ export function registerWalletCommands(program: Command): void {
 
   wallet
     .command('backup')
-    .description('show the seed words to write down (keep them offline)')
-    .action(async (_o: unknown, cmd: Command) => {
-      const r = await adminCall<WalletBackupResponse>(cliConfig(cmd).data_dir, 'POST', '/admin/wallet/backup', {});
-      output(cmd, r, (x) => {
-        const words = String(x.mnemonic).split(' ');
-        const rows: string[] = [];
-        for (let i = 0; i < words.length; i += 4)
-          rows.push(
-            words
-              .slice(i, i + 4)
-              .map((w, j) => `${String(i + j + 1).padStart(2)}. ${w.padEnd(10)}`)
-              .join(' ')
-              .trimEnd(),
-          );
-        return [
-          `Wallet seed, fingerprint ${x.fingerprint}, ${x.words} words. Write them down on paper and keep them offline:`,
-          'anyone who has them controls every deposit address. Restore: coinkeep init --restore.',
-          '',
-          ...rows,
-        ].join('\n');
-      });
-    });
+    .description('show the seed words to write down (read with the signer key in this shell; keep them offline)')
+    .action(async (_o: unknown, cmd: Command) => showBackup(cmd));
 }

@@ -2,6 +2,7 @@ import test from 'ava';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { signerKeyPath } from '../../../src/wallet/signer-process/vault';
 import { masterKeyPath } from '../../../src/db/seal';
 import { anvilChainEntry } from '../../../src/dev/anvil';
 import { StaticAddressEntity } from '../../../src/db/entities/static-address';
@@ -80,6 +81,9 @@ async function startTwin(first: TestDaemon, overrides: Record<string, unknown>):
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-test-'));
   copyFileSync(masterKeyPath(first.dataDir), masterKeyPath(dataDir));
   chmodSync(masterKeyPath(dataDir), 0o600);
+  // Its signer opens the seed the first one stored: the same signer key.
+  copyFileSync(signerKeyPath(first.dataDir), signerKeyPath(dataDir));
+  chmodSync(signerKeyPath(dataDir), 0o600);
   const daemon = await startPreparedDaemon(testConfig(dataDir, overrides));
   return {
     daemon,

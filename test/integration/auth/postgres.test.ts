@@ -17,6 +17,8 @@ const TARGET = '/v1/account/api-keys';
 test.before(() => {
   // This file's worker only: both daemons read the master key from the environment.
   process.env.COINKEEP_MASTER_KEY = randomBytes(32).toString('base64url');
+  // And the signer key: each daemon's signer opens the one seed they share.
+  process.env.COINKEEP_SIGNER_KEY = randomBytes(32).toString('base64url');
 });
 
 test('two daemons on one PostgreSQL: a signature accepted by one is auth.replay at the other; a disabled key is refused by both', async (t) => {

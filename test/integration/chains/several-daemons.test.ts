@@ -17,7 +17,8 @@ import { loadMasterKey, masterKeyPath } from '../../../src/db/seal';
 import { Store } from '../../../src/db/store';
 import { anvilChainEntry } from '../../../src/dev/anvil';
 import { silentLogger } from '../../../src/shared/logger';
-import { prepareSeed } from '../../../src/daemon/setup';
+import { prepareSeed } from '../../../src/wallet/signer-process/main';
+import { signerKeyPath } from '../../../src/wallet/signer-process/vault';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../helpers/anvil';
 import { SignedClient } from '../../helpers/api-client';
 import { CliEnv, until, type Running } from '../../helpers/cli';
@@ -65,6 +66,9 @@ test('two daemons on one database: invoices made through either are credited onc
   copyFileSync(masterKeyPath(config.data_dir), masterKeyPath(envs[1].dataDir));
   chmodSync(masterKeyPath(envs[1].dataDir), 0o600);
   await prepareSeed(config, TEST_MNEMONIC);
+  // And the same signer key: each daemon's signer opens the one seed.
+  copyFileSync(signerKeyPath(config.data_dir), signerKeyPath(envs[1].dataDir));
+  chmodSync(signerKeyPath(envs[1].dataDir), 0o600);
   const setup = await startDaemon(config, { logger: silentLogger });
   const m = await merchantWithKey(setup);
   await setup.stop();

@@ -7,6 +7,7 @@ import { CallbackSecretEntity, WebhookEndpointEntity } from '../../../src/db/ent
 import { loadMasterKey } from '../../../src/db/seal';
 import { Store } from '../../../src/db/store';
 import { startDaemon } from '../../../src/daemon/main';
+import { signerBackupWords } from '../../../src/wallet/signer-process/main';
 import { silentLogger } from '../../../src/shared/logger';
 import { totpCode, totpStep } from '../../../src/team/totp';
 import { merchantWithKey, startTestDaemon, TEST_MNEMONIC } from '../../helpers/daemon';
@@ -68,11 +69,14 @@ test('a database sealed before binding is carried over at start: every value bou
       { account_id: m.accountId },
       { secret_sealed: sealUnbound(master, callback.secret, `webhook-callback:${m.accountId}`) },
     );
-    await em.update(MetaEntity, { key: 'wallet_seed' }, { value: sealUnbound(master, TEST_MNEMONIC, 'wallet-seed') });
+    // The seed as it was before the signer: under the master key, unbound; the signer moves it to its own key.
+    await em.delete(MetaEntity, { key: 'signer_seed' });
+    await em.insert(MetaEntity, { key: 'wallet_seed', value: sealUnbound(master, TEST_MNEMONIC, 'wallet-seed') });
     await em.update(IdempotencyEntity, { key: 'old-answer' }, { response_body: JSON.stringify(endpoint.body) });
   });
   await old.close();
 
+  // The real child signer: it moves the old seed at its start.
   const daemon = await startDaemon(config, { logger: silentLogger });
   t.teardown(() => daemon.stop());
   const values = async () => {
@@ -80,7 +84,7 @@ test('a database sealed before binding is carried over at start: every value bou
     const owner = await daemon.store.read.findOneByOrFail(MemberEntity, { email: m.owner });
     const ep = await daemon.store.read.findOneByOrFail(WebhookEndpointEntity, { id: endpoint.body.id });
     const cb = await daemon.store.read.findOneByOrFail(CallbackSecretEntity, { account_id: m.accountId });
-    const seed = await daemon.store.read.findOneByOrFail(MetaEntity, { key: 'wallet_seed' });
+    const seed = await daemon.store.read.findOneByOrFail(MetaEntity, { key: 'signer_seed' });
     const answer = await daemon.store.read.findOneByOrFail(IdempotencyEntity, { key: 'old-answer' });
     return [key.secret_sealed, key.previous_secret_sealed, owner.totp_secret_sealed, ep.secret_sealed, cb.secret_sealed, seed.value, answer.response_body];
   };
@@ -102,5 +106,6 @@ test('a database sealed before binding is carried over at start: every value bou
   );
   t.is(replay.headers.get('idempotent-replayed'), 'true', `${replay.status} ${JSON.stringify(replay.body)}`);
   t.deepEqual(replay.body, endpoint.body);
-  t.is(daemon.signer.backupWords(), TEST_MNEMONIC);
+  t.is((await signerBackupWords(daemon.config)).words, TEST_MNEMONIC);
+  t.is(await daemon.store.read.findOneBy(MetaEntity, { key: 'wallet_seed' }), null);
 });

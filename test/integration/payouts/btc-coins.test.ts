@@ -4,6 +4,7 @@
  * never one a stored payout holds; two payouts in flight never share a coin, and a payout given up
  * gives its coins back.
  */
+import { localSigner } from '../../helpers/local-signer';
 import { randomBytes } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
@@ -41,8 +42,9 @@ const chain = config.chains[0]!;
 const BTC = coinId('bitcoin', 'native');
 const A = '11111111-1111-4111-8111-111111111111';
 const B = '22222222-2222-4222-8222-222222222222';
-const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
-const wallet = new HdWallet(signer);
+const walletSigner = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+const signer = localSigner(walletSigner);
+const wallet = new HdWallet(walletSigner);
 const elsewhere = (): string => baddress.toBech32(randomBytes(20), 0, 'rb');
 
 let seq = 0;

@@ -5,6 +5,7 @@
  * and is spendable, the spent coins are not; a stuck payout is replaced with a higher fee from the
  * same coins, and only one of the two is ever mined.
  */
+import { localSigner } from '../../helpers/local-signer';
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
@@ -34,7 +35,7 @@ async function fund(f: BtcFixture, ...amounts: string[]): Promise<void> {
 
 function engineOf(f: BtcFixture): { engine: BtcPayoutEngine; adapter: BtcAdapter; chainId: string } {
   const chain = f.td.daemon.config.chains[0]!;
-  const engine = new BtcPayoutEngine({ chain, signer: f.td.daemon.signer, addresses: f.td.daemon.addresses, clock: systemClock });
+  const engine = new BtcPayoutEngine({ chain, signer: localSigner(), addresses: f.td.daemon.addresses, clock: systemClock });
   return { engine, adapter: new BtcAdapter(chain), chainId: chain.id };
 }
 
@@ -104,7 +105,7 @@ test('a payout stuck at a low fee is replaced from the same coins with a higher 
   );
   t.is((second as BtcPayoutRefused).reason, 'insufficient_coins');
 
-  const bumped = engine.replace(first, 20);
+  const bumped = await engine.replace(first, 20);
   t.not(bumped.txid, first.txid);
   t.deepEqual(bumped.inputs, first.inputs);
   t.is(bumped.payoutId, first.payoutId);
@@ -121,6 +122,6 @@ test('a payout stuck at a low fee is replaced from the same coins with a higher 
   t.true(spends.includes(bumped.txid) && !spends.includes(first.txid), 'the replacement mined, never the first');
 
   // Asked far above Bitcoin Core's maxfeerate (0.10 BTC/kvB), a replacement is held under it (the change could pay more).
-  const held = engine.replace(bumped, 1_000_000);
+  const held = await engine.replace(bumped, 1_000_000);
   t.true(held.fee <= 10_000n * BigInt(Transaction.fromHex(held.raw).virtualSize()));
 });

@@ -7,7 +7,7 @@ import { adminCall } from '../../../src/cli/admin-client';
 import { startDaemon } from '../../../src/daemon/main';
 import { loadMasterKey } from '../../../src/db/seal';
 import { silentLogger } from '../../../src/shared/logger';
-import { prepareSeed } from '../../../src/daemon/setup';
+import { prepareSeed } from '../../../src/wallet/signer-process/main';
 import { testConfig, TEST_MNEMONIC } from '../../helpers/daemon';
 
 const CHAINS = [
@@ -36,7 +36,6 @@ test('the daemon allocates through daemon.addresses, answers wallet info, and wa
 
   t.deepEqual(await adminCall(dir, 'GET', '/admin/wallet'), {
     fingerprint: '73c5da0a',
-    words: 12,
     chains: [
       { chain_id: 'ethereum', kind: 'evm', path: "m/44'/60'/{branch}'/0/{index}" },
       { chain_id: 'bitcoin', kind: 'btc', path: "m/84'/1'/{branch}'/0/{index}" },

@@ -12,7 +12,10 @@ import { loadMasterKey, Sealer } from '../../../src/db/seal';
 import { Store } from '../../../src/db/store';
 import { createLogger } from '../../../src/shared/logger';
 import { UserError } from '../../../src/shared/errors';
-import { ensureSeed, loadSigner, SEED_META_KEY } from '../../../src/wallet/seed';
+import { cells } from '../../../src/db/sealed-values';
+import { LEGACY_SEED_META_KEY } from '../../../src/wallet/seed';
+import { signerBackupWords } from '../../../src/wallet/signer-process/main';
+import { ensureSeed, loadSigner, loadSignerKey, SIGNER_SEED_META_KEY as SEED_META_KEY } from '../../../src/wallet/signer-process/vault';
 import { startTestDaemon, testConfig, TEST_MNEMONIC } from '../../helpers/daemon';
 import { tempStore } from '../../helpers/memory-store';
 
@@ -54,24 +57,29 @@ test('restore: given words are stored; the same words again are kept; other word
   t.deepEqual(await store.read.findOneByOrFail(MetaEntity, { key: SEED_META_KEY }), row);
 });
 
-test('loading: a missing seed and one sealed under another master key each fail with one line and no secret', async (t) => {
+test('loading: a missing seed and one sealed under another signer key each fail with one line and no secret', async (t) => {
   const store = await tempStore(t);
   await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 2))), { instanceOf: UserError, message: /^wallet seed missing: run `coinkeep init`/ });
   await ensureSeed(store, new Sealer(Buffer.alloc(32, 2)), TEST_MNEMONIC);
   const err = await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 3))), { instanceOf: UserError });
-  t.is(err!.message, 'wallet seed cannot be opened: wrong master key or damaged seed row');
+  t.is(err!.message, 'wallet seed cannot be opened: wrong signer key or damaged seed row');
   await store.write((em) => em.update(MetaEntity, { key: SEED_META_KEY }, { value: 'v1.garbage' }));
   await t.throwsAsync(loadSigner(store, new Sealer(Buffer.alloc(32, 2))), { message: /cannot be opened/ });
 });
 
-test('the daemon refuses to start without a seed, with one line, and closes its store', async (t) => {
+test('the daemon refuses to start when its signer cannot (no signer key, then no seed), with one line, and closes its store', async (t) => {
   const dir = tempDir(t);
   const config = testConfig(dir);
   loadMasterKey(dir, { create: true });
   const lines: string[] = [];
   await t.throwsAsync(startDaemon(config, { logger: createLogger({ write: (l) => lines.push(l) }) }), {
     instanceOf: UserError,
-    message: /^wallet seed missing/,
+    message: /^the signer did not start: signer key .* not found \(run: coinkeep init\)/,
+  });
+  loadSignerKey(dir, { create: true });
+  await t.throwsAsync(startDaemon(config, { logger: createLogger({ write: (l) => lines.push(l) }) }), {
+    instanceOf: UserError,
+    message: /^the signer did not start: wallet seed missing/,
   });
   // The store was closed: it opens again at once and the API port was never taken.
   const store = await Store.open({ url: config.database.url });
@@ -79,30 +87,46 @@ test('the daemon refuses to start without a seed, with one line, and closes its 
   t.pass();
 });
 
-test("the test daemon has the tests' seed; wallet info and backup answer over the admin socket, never in the log", async (t) => {
+test("a seed stored under the master key moves to the signer key at the signer's first start; the daemon shows the fingerprint only, the words come from the signer key in the operator's shell, never the log", async (t) => {
   const dir = tempDir(t);
-  const config = testConfig(dir);
-  loadMasterKey(dir, { create: true });
+  // The child logs at the config's level: all of it, to see its lines reach the daemon's log.
+  const config = testConfig(dir, { log_level: 'debug' });
+  const master = new Sealer(loadMasterKey(dir, { create: true }));
+  loadSignerKey(dir, { create: true });
   const store = await Store.open({ url: config.database.url });
   await store.migrate();
-  await ensureSeed(store, new Sealer(loadMasterKey(dir, { create: false })), TEST_MNEMONIC);
+  // As an install before the signer stored it.
+  await store.write((em) => em.insert(MetaEntity, { key: LEGACY_SEED_META_KEY, value: master.seal(TEST_MNEMONIC, cells.walletSeed()) }));
   await store.close();
   const lines: string[] = [];
+  // No in-process signer: the daemon starts the real child (bin/coinkeep signer).
   const daemon = await startDaemon(config, { logger: createLogger({ level: 'debug', write: (l) => lines.push(l) }) });
   t.teardown(() => daemon.stop());
   t.is(daemon.wallet.fingerprint, '73c5da0a');
+  t.like(daemon.signerStatus(), { mode: 'child', up: true, fingerprint: '73c5da0a' });
+  const rows = await daemon.store.read.find(MetaEntity);
+  t.false(
+    rows.some((r) => r.key === LEGACY_SEED_META_KEY),
+    'the old row is gone',
+  );
+  const moved = rows.find((r) => r.key === SEED_META_KEY)!;
+  t.throws(() => master.open(moved.value, { table: 'meta', column: 'value', row: SEED_META_KEY }), undefined, 'the master key does not open it');
   const info = await adminCall(dir, 'GET', '/admin/wallet');
-  t.deepEqual(info, { fingerprint: '73c5da0a', words: 12, chains: [] });
-  const backup = await adminCall(dir, 'POST', '/admin/wallet/backup', {});
-  t.deepEqual(backup, { fingerprint: '73c5da0a', words: 12, mnemonic: TEST_MNEMONIC });
-  // The CLI command prints the words numbered, for writing down.
+  t.deepEqual(info, { fingerprint: '73c5da0a', chains: [] });
+  const backup = await t.throwsAsync(adminCall(dir, 'POST', '/admin/wallet/backup', {}));
+  t.regex(String(backup!.message), /no route for POST \/admin\/wallet\/backup/, 'the daemon cannot show the words');
+  // The CLI reads the words with the signer key, in this shell, and prints them numbered.
   const file = path.join(dir, 'coinkeep.yaml');
   writeFileSync(file, YAML.stringify({ data_dir: dir, chains: [], rates: { sources: [] } }));
-  const { stdout } = await run(process.execPath, [CLI, '--config', file, 'wallet', 'backup']);
+  const { stdout } = await run(process.execPath, [CLI, '--config', file, 'signer', 'backup']);
   t.regex(stdout, /fingerprint 73c5da0a, 12 words/);
   t.regex(stdout, / 1\. abandon .* 4\. abandon\n/);
   t.regex(stdout, /12\. about\n/);
-  t.true(lines.some((l) => l.includes('wallet backup words shown')));
+  t.regex((await run(process.execPath, [CLI, '--config', file, 'wallet', 'backup'])).stdout, /fingerprint 73c5da0a, 12 words/);
+  t.true(
+    lines.some((l) => l.includes('wallet seed sealed under the signer key')),
+    "the child's log reaches the daemon's",
+  );
   t.false(
     lines.some((l) => l.includes('abandon')),
     'the mnemonic is never logged',
@@ -112,7 +136,9 @@ test("the test daemon has the tests' seed; wallet info and backup answer over th
 test('startTestDaemon comes with the fixed test seed', async (t) => {
   const td = await startTestDaemon();
   t.teardown(() => td.stop());
-  t.is(td.daemon.signer.backupWords(), TEST_MNEMONIC);
+  t.is((await signerBackupWords(td.daemon.config)).words, TEST_MNEMONIC);
+  t.is(td.daemon.wallet.fingerprint, '73c5da0a');
+  t.like(td.daemon.signerStatus(), { mode: 'in_process', up: true });
   t.is(td.daemon.watched.size(), 0);
 });
 
@@ -132,6 +158,7 @@ test('CLI: init creates a seed (0600 master key and database), init --restore re
   t.like(init, { wallet_seed: 'created' });
   t.regex(init.wallet_fingerprint, /^[0-9a-f]{8}$/);
   t.is(statSync(path.join(dataDir, 'master.key')).mode & 0o777, 0o600);
+  t.is(statSync(path.join(dataDir, 'signer.key')).mode & 0o777, 0o600, 'init makes both keys');
   t.is(statSync(path.join(dataDir, 'coinkeep.db')).mode & 0o777, 0o600, 'the database holding the sealed seed too');
   t.like(JSON.parse((await cli(['init'])).stdout), { wallet_seed: 'kept', wallet_fingerprint: init.wallet_fingerprint });
   const err = await t.throwsAsync(cli(['init', '--restore'], `${OTHER}\n`));

@@ -7,7 +7,7 @@ import type { ChainConfig } from '../../../config/schema';
 import { iso, type Clock } from '../../../shared/clock';
 import { newTimeOrderedId } from '../../../shared/ids';
 import type { AddressAllocator } from '../../../wallet/allocator';
-import type { BtcSpend, SignedBtc } from '../../../wallet/signer';
+import type { RemoteSigner } from '../../../wallet/signer-client';
 import { selectCoins, selectWithin, type SelectionRequest } from './coin-selection';
 import { releaseCoins, reserveCoins, spendableCoins, type SpendableCoin } from './coin-store';
 import { BUILD_MAX_SAT_PER_VBYTE, NODE_MAX_SAT_PER_VBYTE, replacementFee, replacementFloor } from './replacement';
@@ -31,6 +31,8 @@ export interface BtcPayoutOutput {
   value: bigint;
   /** The withdrawal it pays; null for the change output. */
   withdrawalId: string | null;
+  /** The change's derivation path (the signer derives it to see the change is the account's). */
+  path?: string;
 }
 
 /**
@@ -85,8 +87,8 @@ export interface BtcPlan {
 
 export interface BtcPayoutEngineDeps {
   chain: ChainConfig;
-  /** The wallet's signer (WalletSigner): the only place a key is derived. */
-  signer: { signBitcoin(spend: BtcSpend): SignedBtc };
+  /** The wallet's signer (the signer process, through its socket): the only place a key is derived. */
+  signer: Pick<RemoteSigner, 'signBitcoin'>;
   /** Issues the change addresses (AddressService, purpose `change`: the account's internal chain). */
   addresses: AddressAllocator;
   clock: Clock;
@@ -159,7 +161,7 @@ export class BtcPayoutEngine {
     const outputs: BtcPayoutOutput[] = plan.orders.map((o, vout) => ({ vout, address: o.address, value: o.amount, withdrawalId: o.withdrawalId }));
     if (plan.change > 0n) {
       const change = await this.deps.addresses.allocate(em, { accountId: plan.accountId, coinId: this.nativeCoin, purpose: 'change' });
-      outputs.push({ vout: outputs.length, address: change.address, value: plan.change, withdrawalId: null });
+      outputs.push({ vout: outputs.length, address: change.address, value: plan.change, withdrawalId: null, path: change.derivation_path });
     }
     const now = this.deps.clock.now();
     const payoutId = newTimeOrderedId(now.getTime());
@@ -208,7 +210,7 @@ export class BtcPayoutEngine {
    * fee is above what Bitcoin Core relays. Nothing to store but the result: the coins stay
    * reserved as they were.
    */
-  replace(payout: BtcPayout, rate: number, conflictingFees = payout.fee): BtcPayout {
+  async replace(payout: BtcPayout, rate: number, conflictingFees = payout.fee): Promise<BtcPayout> {
     const satPerVbyte = Math.min(rate, BUILD_MAX_SAT_PER_VBYTE);
     const changeOut = payout.outputs.find((o) => o.withdrawalId === null);
     const payments = payout.outputs.filter((o) => o.withdrawalId !== null);
@@ -247,7 +249,7 @@ export class BtcPayoutEngine {
     if (inputsTotal - fee < P2WPKH_DUST)
       throw new BtcPayoutRefused('replacement_uncovered', `payout ${payout.txid}: its coins cannot pay a cancel at ${satPerVbyte} sat/vB`);
     const back = await this.deps.addresses.allocate(em, { accountId: payout.accountId, coinId: this.nativeCoin, purpose: 'change' });
-    const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null }];
+    const outputs = [{ vout: 0, address: back.address, value: inputsTotal - fee, withdrawalId: null, path: back.derivation_path }];
     return this.sign({ payoutId: payout.payoutId, accountId: payout.accountId, inputs: payout.inputs, outputs, fee, vsize, satPerVbyte });
   }
 
@@ -256,7 +258,7 @@ export class BtcPayoutEngine {
     return releaseCoins(em, payoutId);
   }
 
-  private sign(p: Omit<BtcPayout, 'chainId' | 'txid' | 'raw'>): BtcPayout {
+  private async sign(p: Omit<BtcPayout, 'chainId' | 'txid' | 'raw'>): Promise<BtcPayout> {
     // Bitcoin Core refuses a fee above its default maxfeerate over the signed size; the signed size is
     // at most half a vbyte an input and 5 of overhead under the estimate: checked on that least size.
     const leastVsize = p.vsize - p.inputs.length - 5;
@@ -265,12 +267,17 @@ export class BtcPayoutEngine {
         'above_node_max_fee_rate',
         `a fee of ${p.fee} sat over about ${leastVsize} vB is above Bitcoin Core's maxfeerate (0.10 BTC/kvB)`,
       );
-    const signed = this.deps.signer.signBitcoin({
-      chain: this.deps.chain,
-      coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),
-      outputs: p.outputs.map((o) => ({ address: o.address, value: o.value, script: outputScript(o.address, this.network) ?? undefined })),
-      sequence: RBF_SEQUENCE,
-    });
+    const withdrawals = p.outputs.flatMap((o) => (o.withdrawalId === null ? [] : [o.withdrawalId]));
+    // The signer reads the named withdrawals and the account's coins itself and signs only what matches them.
+    const signed = await this.deps.signer.signBitcoin(
+      {
+        chain: this.deps.chain,
+        coins: p.inputs.map((c) => ({ txid: c.txid, vout: c.vout, value: c.value, path: c.path })),
+        outputs: p.outputs.map((o) => ({ address: o.address, value: o.value, path: o.path })),
+        sequence: RBF_SEQUENCE,
+      },
+      { kind: withdrawals.length === 0 ? 'cancel' : 'payout', account_id: p.accountId, withdrawal_ids: withdrawals },
+    );
     // The estimate counts every signature at its longest: the signed size is never above it.
     if (signed.vsize > p.vsize) throw new Error(`payout ${signed.txid}: signed vsize ${signed.vsize} above the estimate ${p.vsize}`);
     return { ...p, chainId: this.deps.chain.id, txid: signed.txid, raw: signed.raw };

@@ -19,7 +19,7 @@ interface BtcCandidateData {
   satPerVbyte: number;
   vsize: number;
   inputs: Array<{ transferId: string; txid: string; vout: number; value: string; path: string }>;
-  outputs: Array<{ vout: number; address: string; value: string; withdrawalId: string | null }>;
+  outputs: Array<{ vout: number; address: string; value: string; withdrawalId: string | null; path?: string }>;
 }
 
 /** What `prepare` gives a replacement or a cancel: the node's rate, and the fees of what the node's mempool would evict (null: none of the payout's candidates there). */
@@ -162,7 +162,7 @@ export class BtcRail implements PayoutRail {
     if (rate <= current.satPerVbyte) return null;
     let next: BtcPayout;
     try {
-      next = this.engine.replace(current, rate, conflictingFees ?? current.fee);
+      next = await this.engine.replace(current, rate, conflictingFees ?? current.fee);
     } catch (err) {
       if (err instanceof BtcPayoutRefused && WAITS.has(err.reason)) return null;
       throw err;
@@ -238,7 +238,7 @@ function candidateOf(p: BtcPayout): PayoutCandidate {
     satPerVbyte: p.satPerVbyte,
     vsize: p.vsize,
     inputs: p.inputs.map((c) => ({ transferId: c.transferId, txid: c.txid, vout: c.vout, value: c.value.toString(), path: c.path })),
-    outputs: p.outputs.map((o) => ({ vout: o.vout, address: o.address, value: o.value.toString(), withdrawalId: o.withdrawalId })),
+    outputs: p.outputs.map((o) => ({ vout: o.vout, address: o.address, value: o.value.toString(), withdrawalId: o.withdrawalId, ...(o.path ? { path: o.path } : {}) })),
   };
   return { txid: p.txid, raw: p.raw, fee: p.fee, data: data as unknown as Record<string, unknown> };
 }
@@ -255,6 +255,6 @@ function payoutOf(c: PayoutCandidate, stored: StoredPayout): BtcPayout {
     satPerVbyte: d.satPerVbyte,
     vsize: d.vsize,
     inputs: d.inputs.map((i) => ({ transferId: i.transferId, txid: i.txid, vout: i.vout, value: BigInt(i.value), path: i.path })),
-    outputs: d.outputs.map((o) => ({ vout: o.vout, address: o.address, value: BigInt(o.value), withdrawalId: o.withdrawalId })),
+    outputs: d.outputs.map((o) => ({ vout: o.vout, address: o.address, value: BigInt(o.value), withdrawalId: o.withdrawalId, ...(o.path ? { path: o.path } : {}) })),
   };
 }

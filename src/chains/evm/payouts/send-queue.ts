@@ -9,7 +9,9 @@ import type { Store } from '../../../db/store';
 import { iso, type Clock } from '../../../shared/clock';
 import { newTimeOrderedId } from '../../../shared/ids';
 import type { Logger } from '../../../shared/logger';
-import type { EvmSpend } from '../../../wallet/signer';
+import type { EvmSpend } from '../../../wallet/spend';
+import type { RemoteSigner } from '../../../wallet/signer-client';
+import type { SignPurpose } from '../../../wallet/signer-protocol';
 import { NodeUnavailable, type SentTransaction } from '../../types';
 import type { ChainTransferRow } from '../../../db/entities/chain';
 import type { EvmReceipt } from '../evm-adapter';
@@ -85,7 +87,7 @@ export class EvmSendQueue {
       node: EvmNode;
       store: Store;
       catalog: Catalog;
-      signer: { signEvm(spend: EvmSpend): SentTransaction; signEvmAll(spends: readonly EvmSpend[]): SentTransaction[] };
+      signer: Pick<RemoteSigner, 'signEvm'>;
       /** Seals the signed bytes at rest (they hold a signature, and are not public before their broadcast). */
       sealer: Sealer;
       /** A send waiting in the mempool this many blocks after it was sent is replaced with higher fees (the chain's payouts.replace_after_blocks). */
@@ -130,13 +132,22 @@ export class EvmSendQueue {
       nonces.push(n);
       next.set(a, n + 1);
     }
-    const signed = this.deps.signer.signEvmAll(reqs.map((req, i) => this.spend(req, nonces[i]!)));
+    const signed = await this.signAll(reqs.map((req, i) => ({ spend: this.spend(req, nonces[i]!), purpose: purposeOf(req) })));
     return reqs.map((req, i) => this.rowOf(req, nonces[i]!, signed[i]!, 'signed'));
   }
 
   /** Stores rows of `signBatch` (their bytes sealed); NonceTaken when a live row holds one's nonce (the transaction rolls back). */
   async storeAll(em: EntityManager, rows: readonly EvmSendRow[]): Promise<void> {
     for (const row of rows) await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
+  }
+
+  /** Signed by the signer process, which checks each against the rows it names (PRODUCT §18). */
+  private signAll(items: Array<{ spend: EvmSpend; purpose: SignPurpose }>): Promise<SentTransaction[]> {
+    return this.deps.signer.signEvm(this.chainId, items);
+  }
+
+  private async signOne(spend: EvmSpend, purpose: SignPurpose): Promise<SentTransaction> {
+    return (await this.signAll([{ spend, purpose }]))[0]!;
   }
 
   private spend(req: SendRequest, nonce: number): EvmSpend {
@@ -165,14 +176,17 @@ export class EvmSendQueue {
    */
   async resign(em: EntityManager, row: EvmSendRow, fees: EvmFees, opts: { amount?: bigint; sentHeight?: number } = {}): Promise<EvmSendRow> {
     const amount = opts.amount ?? BigInt(row.amount);
-    const signed = this.deps.signer.signEvm({
-      ...this.spendOf(row.coin_id, row.to_address, amount),
-      chainId: this.deps.chain.chain_id!,
-      path: row.from_path,
-      nonce: row.nonce,
-      gasLimit: BigInt(row.gas_limit),
-      ...fees,
-    });
+    const signed = await this.signOne(
+      {
+        ...this.spendOf(row.coin_id, row.to_address, amount),
+        chainId: this.deps.chain.chain_id!,
+        path: row.from_path,
+        nonce: row.nonce,
+        gasLimit: BigInt(row.gas_limit),
+        ...fees,
+      },
+      rowPurpose(row),
+    );
     const patch: Partial<EvmSendRow> = {
       txid: signed.txid,
       raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
@@ -193,15 +207,10 @@ export class EvmSendQueue {
    * one pays nobody. The row keeps what it was sent for; its txid is the cancel's.
    */
   async cancel(em: EntityManager, row: EvmSendRow, fees: EvmFees, gasLimit = NATIVE_TRANSFER_GAS): Promise<EvmSendRow> {
-    const signed = this.deps.signer.signEvm({
-      to: row.from_address,
-      value: 0n,
-      chainId: this.deps.chain.chain_id!,
-      path: row.from_path,
-      nonce: row.nonce,
-      gasLimit,
-      ...fees,
-    });
+    const signed = await this.signOne(
+      { to: row.from_address, value: 0n, chainId: this.deps.chain.chain_id!, path: row.from_path, nonce: row.nonce, gasLimit, ...fees },
+      { ...rowPurpose(row), kind: 'cancel' },
+    );
     const patch: Partial<EvmSendRow> = {
       txid: signed.txid,
       raw: this.deps.sealer.seal(signed.raw, cells.evmSend(row.id)),
@@ -216,7 +225,7 @@ export class EvmSendQueue {
 
   private async store(em: EntityManager, req: SendRequest, nodePending: number, status: 'signed' | 'reserved'): Promise<EvmSendRow> {
     const nonce = await nextNonce(em, this.chainId, req.from.address, nodePending);
-    const row = this.rowOf(req, nonce, this.deps.signer.signEvm(this.spend(req, nonce)), status);
+    const row = this.rowOf(req, nonce, await this.signOne(this.spend(req, nonce), purposeOf(req)), status);
     await insertSend(em, { ...row, raw: this.deps.sealer.seal(row.raw, cells.evmSend(row.id)) });
     return row;
   }
@@ -623,7 +632,7 @@ export class EvmSendQueue {
       fees,
       accountId: row.account_id,
     };
-    const filler = this.rowOf(req, row.nonce, this.deps.signer.signEvm(this.spend(req, row.nonce)), 'signed');
+    const filler = this.rowOf(req, row.nonce, await this.signOne(this.spend(req, row.nonce), purposeOf(req)), 'signed');
     await insertSend(em, { ...filler, raw: this.deps.sealer.seal(filler.raw, cells.evmSend(filler.id)) });
     this.deps.logger.warn('a nonce given back with later sends waiting: a filler takes it', {
       chain: this.chainId,
@@ -690,3 +699,16 @@ export class SendRelay {
 }
 
 export const candidatesOf = (row: Pick<EvmSendRow, 'candidate_txids'>): string[] => JSON.parse(row.candidate_txids) as string[];
+
+/** What a send is for, as the signer reads it: its kind, its account and (a payout) its withdrawal. */
+const purposeOf = (req: SendRequest): SignPurpose => ({
+  kind: req.kind,
+  account_id: req.accountId ?? null,
+  withdrawal_ids: req.withdrawalId ? [req.withdrawalId] : [],
+});
+
+const rowPurpose = (row: EvmSendRow): SignPurpose => ({
+  kind: row.kind,
+  account_id: row.account_id,
+  withdrawal_ids: row.withdrawal_id ? [row.withdrawal_id] : [],
+});

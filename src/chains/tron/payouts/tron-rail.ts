@@ -1,7 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { pendingPayouts } from '../../../payouts/pending-payouts';
 import { coinId, NATIVE_ASSET, type Catalog } from '../../../catalog/coins';
-import { signTronContract, trc20TransferData, tronHexAddress, type TronContract } from '../transaction';
+import { trc20TransferData, tronHexAddress, type TronContract } from '../transaction';
+import type { RemoteSigner } from '../../../wallet/signer-client';
+import type { SignPurpose } from '../../../wallet/signer-protocol';
 import { tronDigits } from '../derive';
 import type { ChainConfig } from '../../../config/schema';
 import type { AddressRow } from '../../../db/entities/chain';
@@ -58,7 +60,7 @@ export interface TronRailDeps {
   catalog: Catalog;
   queue: TronSendQueue;
   sweeper: TronSweeper;
-  signer: { signTron(path: string, txid: string): string };
+  signer: Pick<RemoteSigner, 'signTron'>;
   treasuryOf: (em: EntityManager, accountId: string) => Promise<AddressRow>;
   gasStation: { address: string };
   /** The chain's `payouts.max_fee`: what one payout may burn, fee_limit included. */
@@ -179,7 +181,11 @@ export class TronRail implements PayoutRail {
         value: { owner_address: tronHexAddress(t.address), contract_address: tronHexAddress(coin.asset), data: trc20TransferData(order.address, order.amount) },
       };
     }
-    const candidate = this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee);
+    const candidate = await this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee, {
+      kind: 'payout',
+      account_id: req.accountId,
+      withdrawal_ids: [order.withdrawalId],
+    });
     return { payout: { candidate, legs: [{ withdrawalId: order.withdrawalId, output: 0 }], reservation: `tron:${order.withdrawalId}` }, refused: [] };
   }
 
@@ -257,7 +263,11 @@ export class TronRail implements PayoutRail {
   async renew(_em: EntityManager, payout: StoredPayout, prepared: unknown): Promise<PayoutCandidate | null> {
     if (payout.candidates.length > 1) return null;
     const last = payout.candidates[0]!;
-    return this.sign(last.data as unknown as TronCandidateData, (prepared as Prepared).head, last.fee);
+    return this.sign(last.data as unknown as TronCandidateData, (prepared as Prepared).head, last.fee, {
+      kind: 'payout',
+      account_id: payout.accountId,
+      withdrawal_ids: payout.legs.map((l) => l.withdrawalId),
+    });
   }
 
   async feePaid(_payout: StoredPayout, txid: string, signal?: AbortSignal): Promise<bigint> {
@@ -318,9 +328,14 @@ export class TronRail implements PayoutRail {
     return BigInt(TOKEN_TRANSFER_BYTES) * prices.getTransactionFee + BigInt(energy) * prices.getEnergyFee;
   }
 
-  private sign(data: TronCandidateData, head: Prepared['head'], fee: bigint): PayoutCandidate {
+  private async sign(data: TronCandidateData, head: Prepared['head'], fee: bigint, purpose: SignPurpose): Promise<PayoutCandidate> {
     const feeLimit = data.feeLimit === null ? undefined : BigInt(data.feeLimit);
-    const signed = signTronContract(data.contract, head, this.deps.chain.tron!.expiration_ms, (txid) => this.deps.signer.signTron(data.path, txid), feeLimit);
+    // The signer builds the transaction from these fields itself, checks it against the withdrawal and signs it.
+    const signed = await this.deps.signer.signTron(
+      this.chainId,
+      { path: data.path, contract: data.contract, ref: head, expiresInMs: this.deps.chain.tron!.expiration_ms, feeLimit },
+      purpose,
+    );
     const kept: TronCandidateData = { ...data, expiration: signed.expiration };
     return { txid: signed.txid, raw: signed.raw, fee, data: kept as unknown as Record<string, unknown> };
   }

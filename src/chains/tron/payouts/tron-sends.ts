@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { NATIVE_ASSET, type Catalog } from '../../../catalog/coins';
-import { signTronContract, trc20TransferData, tronHexAddress, type TronContract, type TronRefBlock } from '../transaction';
+import { trc20TransferData, tronHexAddress, type TronContract, type TronRefBlock } from '../transaction';
+import type { RemoteSigner } from '../../../wallet/signer-client';
 import type { ChainConfig } from '../../../config/schema';
 import type { Sealer } from '../../../db/seal';
 import { cells } from '../../../db/sealed-values';
@@ -51,7 +52,7 @@ export class TronSendQueue {
       node: TronNodeApi;
       store: Store;
       catalog: Catalog;
-      signer: { signTron(path: string, txid: string): string };
+      signer: Pick<RemoteSigner, 'signTron'>;
       sealer: Sealer;
       clock: Clock;
       logger: Logger;
@@ -65,12 +66,11 @@ export class TronSendQueue {
 
   /** Signs `req` on `ref` and stores it (`signed`) in the caller's transaction; the next pass broadcasts it. */
   async sign(em: EntityManager, req: TronSendRequest, ref: TronRefBlock): Promise<EvmSendRow> {
-    const signed = signTronContract(
-      this.contractOf(req),
-      ref,
-      this.deps.chain.tron!.expiration_ms,
-      (txid) => this.deps.signer.signTron(req.from.path, txid),
-      req.feeLimit,
+    // The signer builds the transaction from these fields itself and signs it once it matches what the send is for.
+    const signed = await this.deps.signer.signTron(
+      this.deps.chain.id,
+      { path: req.from.path, contract: this.contractOf(req), ref, expiresInMs: this.deps.chain.tron!.expiration_ms, feeLimit: req.feeLimit },
+      { kind: req.kind, account_id: req.accountId ?? null, withdrawal_ids: [] },
     );
     const now = this.deps.clock.now();
     const row: EvmSendRow = {

@@ -3,6 +3,7 @@
  * higher fee taken from the change, each input signed again and replaceable; refused cleanly when
  * the change cannot pay it.
  */
+import { localSigner } from '../../../../helpers/local-signer';
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
@@ -27,8 +28,9 @@ const chain = parseConfig({
     },
   ],
 }).chains[0]!;
-const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
-const wallet = new HdWallet(signer);
+const walletSigner = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+const signer = localSigner(walletSigner);
+const wallet = new HdWallet(walletSigner);
 const scheme = btcScheme(chain);
 const noAllocation = { allocate: () => Promise.reject(new Error('a replacement issues no address')) };
 const engine = new BtcPayoutEngine({ chain, signer, addresses: noAllocation, clock: new FakeClock() });
@@ -49,9 +51,9 @@ function payout(change: bigint, coinValue = 60_000n): BtcPayout {
   return { payoutId: 'p1', chainId: 'bitcoin', accountId: 'a', txid: '', raw: '', fee, satPerVbyte: 1, vsize, inputs: coins, outputs };
 }
 
-test('a replacement spends the same coins, pays the same withdrawals, and takes its higher fee from the change', (t) => {
+test('a replacement spends the same coins, pays the same withdrawals, and takes its higher fee from the change', async (t) => {
   const first = payout(19_791n);
-  const bumped = engine.replace(first, 10);
+  const bumped = await engine.replace(first, 10);
   t.is(bumped.payoutId, first.payoutId);
   t.deepEqual(bumped.inputs, first.inputs);
   t.is(bumped.fee, 2_090n);
@@ -68,8 +70,8 @@ test('a replacement spends the same coins, pays the same withdrawals, and takes 
   t.true(tx.virtualSize() <= bumped.vsize);
 });
 
-test('a replacement whose change would be dust drops the change output', (t) => {
-  const bumped = engine.replace(payout(500n), 100);
+test('a replacement whose change would be dust drops the change output', async (t) => {
+  const bumped = await engine.replace(payout(500n), 100);
   t.deepEqual(
     bumped.outputs.map((o) => o.withdrawalId),
     ['w1'],
@@ -78,22 +80,22 @@ test('a replacement whose change would be dust drops the change output', (t) => 
   t.is(Transaction.fromHex(bumped.raw).outs.length, 1);
 });
 
-test('a payout without change, or whose change cannot pay the bump, is refused for replacement', (t) => {
+test('a payout without change, or whose change cannot pay the bump, is refused for replacement', async (t) => {
   for (const [p, rate] of [
     [payout(0n), 200],
     [payout(19_791n), 1_000],
   ] as const) {
-    const err = t.throws(() => engine.replace(p, rate));
+    const err = await t.throwsAsync(engine.replace(p, rate));
     t.true(err instanceof BtcPayoutRefused);
     t.is((err as BtcPayoutRefused).reason, 'replacement_uncovered');
   }
 });
 
-test('BIP125 rule 3: a replacement outbids the replaced transaction and the descendants the node holds of it (a payee spending its output), plus the incremental relay fee over its own size', (t) => {
+test('BIP125 rule 3: a replacement outbids the replaced transaction and the descendants the node holds of it (a payee spending its output), plus the incremental relay fee over its own size', async (t) => {
   const first = payout(19_791n);
   t.is(first.fee, 209n);
   // The node's mempool: the payout (209 sat) and a payee's child paying 5,000 sat.
-  const bumped = engine.replace(first, 10, 209n + 5_000n);
+  const bumped = await engine.replace(first, 10, 209n + 5_000n);
   t.is(bumped.fee, 209n + 5_000n + BigInt(first.vsize) * 1n, 'what is evicted, plus 1 sat/vB over its own size');
   t.true(bumped.fee > 10n * BigInt(first.vsize), 'above what the rate alone asks');
   t.deepEqual(
@@ -103,15 +105,15 @@ test('BIP125 rule 3: a replacement outbids the replaced transaction and the desc
       [null, 20_000n - bumped.fee],
     ],
   );
-  const cancelled = engine.replace(first, 10);
+  const cancelled = await engine.replace(first, 10);
   t.is(cancelled.fee, 2_090n, 'without descendants the rate decides, as before');
 });
 
-test("nothing is signed above Bitcoin Core's default maxfeerate (0.10 BTC/kvB): a rate above it is held under it; a replacement whose evictions ask more waits", (t) => {
+test("nothing is signed above Bitcoin Core's default maxfeerate (0.10 BTC/kvB): a rate above it is held under it; a replacement whose evictions ask more waits", async (t) => {
   const rich = payout(9_000_000n, 5_000_000n);
-  const bumped = engine.replace(rich, 20_000);
+  const bumped = await engine.replace(rich, 20_000);
   const tx = Transaction.fromHex(bumped.raw);
   t.true(bumped.fee <= BigInt(NODE_MAX_SAT_PER_VBYTE) * BigInt(tx.virtualSize()), `${bumped.fee} sat over ${tx.virtualSize()} vB`);
-  const err = t.throws(() => engine.replace(rich, 100, 2_100_000n));
+  const err = await t.throwsAsync(engine.replace(rich, 100, 2_100_000n));
   t.is((err as BtcPayoutRefused).reason, 'above_node_max_fee_rate');
 });

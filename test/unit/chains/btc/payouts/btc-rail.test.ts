@@ -3,6 +3,7 @@
  * while the node's rate is above `payouts.max_fee`; a stuck one is replaced only once the node asks
  * more than it pays, at that rate, never above the ceiling.
  */
+import { localSigner } from '../../../../helpers/local-signer';
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { address as baddress, Transaction } from 'bitcoinjs-lib';
@@ -30,8 +31,9 @@ const chain = parseConfig({
     },
   ],
 }).chains[0]!;
-const signer = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
-const wallet = new HdWallet(signer);
+const walletSigner = new WalletSigner(() => TEST_MNEMONIC, silentLogger);
+const signer = localSigner(walletSigner);
+const wallet = new HdWallet(walletSigner);
 const scheme = btcScheme(chain);
 const clock = new FakeClock();
 const unused = {
