@@ -812,7 +812,7 @@ function readSigner(r: Reader): SignerConfig {
   r.unknownKeys(['socket', 'max_per_hour']);
   const socket = r.raw('socket');
   if (socket !== undefined && socket !== null && (typeof socket !== 'string' || socket.trim() === ''))
-    throw new ConfigError(r.key('socket'), 'must be the path of the signer\'s Unix socket');
+    throw new ConfigError(r.key('socket'), "must be the path of the signer's Unix socket");
   return { socket: typeof socket === 'string' ? socket : null, max_per_hour: tickerAmounts(r, 'max_per_hour') };
 }
 

@@ -312,7 +312,9 @@ async function wire({ config, opts, logger, logTail, clock, sealer, shutdown, op
   open.add('scheduler', () => scheduler.stop());
   const startedAt = clock.now();
   const alerts = () => payoutAlerts(store.read, clock.now(), config.payouts.stuck_alert_minutes);
-  const metrics = config.metrics.listen ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts, signerUp: () => signing.status().up }) : null;
+  const metrics = config.metrics.listen
+    ? createMetrics({ store, chains: chains.core, catalog, payoutAlerts: alerts, signerUp: () => signing.status().up })
+    : null;
   const app = createApp({
     logger,
     trustProxy: config.trust_proxy,

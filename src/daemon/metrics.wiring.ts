@@ -54,7 +54,12 @@ export function createMetrics(parts: Parts): Metrics {
   chainGauge('coinkeep_chain_maintenance', "1 while the chain's coins are in maintenance", (s) => (s.maintenance ? 1 : 0));
   const { signerUp } = parts;
   if (signerUp)
-    metrics.add({ name: 'coinkeep_signer_up', help: '1 while the signer answers; 0 while it is down (payouts wait)', labels: [], read: () => [{ labels: {}, value: signerUp() ? 1 : 0 }] });
+    metrics.add({
+      name: 'coinkeep_signer_up',
+      help: '1 while the signer answers; 0 while it is down (payouts wait)',
+      labels: [],
+      read: () => [{ labels: {}, value: signerUp() ? 1 : 0 }],
+    });
 
   const cached = <T>(read: () => Promise<T>): (() => Promise<T>) => {
     let at = 0;

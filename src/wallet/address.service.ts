@@ -173,7 +173,11 @@ export class AddressService implements AddressAllocator {
    * operator's, and both chains of every branch handed out and of the next `ahead`, on every chain.
    */
   async branchPaths(ahead = 16): Promise<string[]> {
-    const [row] = await rawQuery<{ next_value: number | string }>(this.deps.store.read, `SELECT next_value FROM wallet_counters WHERE name = ${placeholder(this.deps.store.read, 1)}`, [BRANCH_COUNTER]);
+    const [row] = await rawQuery<{ next_value: number | string }>(
+      this.deps.store.read,
+      `SELECT next_value FROM wallet_counters WHERE name = ${placeholder(this.deps.store.read, 1)}`,
+      [BRANCH_COUNTER],
+    );
     const top = Number(row?.next_value ?? 0) + ahead;
     const paths = new Set<string>();
     for (const { scheme, family } of this.chains.values()) {

@@ -9,15 +9,7 @@ import type { Logger } from '../shared/logger';
 import type { PublicBranchKey } from './child-key';
 import type { BranchKeySource } from './hd';
 import type { BtcSpend, EvmSpend, SignedBtc } from './spend';
-import {
-  MAX_LINE_BYTES,
-  SignerUnavailable,
-  SignRefused,
-  type SignerAnswer,
-  type SignerHello,
-  type SignPurpose,
-  type WireBranchKey,
-} from './signer-protocol';
+import { MAX_LINE_BYTES, SignerUnavailable, SignRefused, type SignerAnswer, type SignerHello, type SignPurpose, type WireBranchKey } from './signer-protocol';
 
 /** How long a request waits for the signer's answer. */
 const ANSWER_MS = 30_000;
@@ -258,7 +250,10 @@ export class SignerKeys implements BranchKeySource {
 
   /** Loads every stored key and the fingerprint; with the signer up, checks it holds the same seed. */
   async load(): Promise<void> {
-    const rows = await this.store.read.createQueryBuilder(MetaEntity, 'm').where('m.key LIKE :p', { p: `${KEY_PREFIX}%` }).getMany();
+    const rows = await this.store.read
+      .createQueryBuilder(MetaEntity, 'm')
+      .where('m.key LIKE :p', { p: `${KEY_PREFIX}%` })
+      .getMany();
     for (const r of rows) {
       const v = JSON.parse(r.value) as { public_key: string; chain_code: string };
       this.keys.set(r.key.slice(KEY_PREFIX.length), { publicKey: Buffer.from(v.public_key, 'hex'), chainCode: Buffer.from(v.chain_code, 'hex') });
@@ -271,12 +266,13 @@ export class SignerKeys implements BranchKeySource {
   async checkSigner(timeoutMs?: number): Promise<void> {
     const { fingerprint } = await this.client.hello(timeoutMs);
     if (this.known === null) {
-      await this.store.write((em) => em.createQueryBuilder().insert().into(MetaEntity).values({ key: FINGERPRINT_KEY, value: fingerprint }).orIgnore().execute());
+      await this.store.write((em) =>
+        em.createQueryBuilder().insert().into(MetaEntity).values({ key: FINGERPRINT_KEY, value: fingerprint }).orIgnore().execute(),
+      );
       this.known = (await this.store.read.findOneByOrFail(MetaEntity, { key: FINGERPRINT_KEY })).value;
     }
     this.client.expected = this.known;
-    if (fingerprint !== this.known)
-      throw new Error(`the signer holds the seed ${fingerprint}, not the wallet's ${this.known}: it is not used`);
+    if (fingerprint !== this.known) throw new Error(`the signer holds the seed ${fingerprint}, not the wallet's ${this.known}: it is not used`);
   }
 
   has(path: string): boolean {

@@ -63,8 +63,7 @@ export interface WireBranchKey {
 }
 
 export type SignerAnswer =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { code: 'refused' | 'bad_request' | 'internal'; reason: string } };
+  { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { code: 'refused' | 'bad_request' | 'internal'; reason: string } };
 
 /** The signer refused to sign (the spend does not match its rows, or its limit): the payout waits and is built again. */
 export class SignRefused extends Error {

@@ -46,4 +46,3 @@ export interface EvmSpend {
   maxPriorityFeePerGas: bigint;
   legacy?: boolean;
 }
-

@@ -8,6 +8,9 @@ import type { InProcessSigner } from '../../src/daemon/signer.wiring';
 import { createLogger, silentLogger, type Logger } from '../../src/shared/logger';
 import { runSigner } from '../../src/wallet/signer-process/main';
 
-export function inProcessSigner(config: Config, logger: Logger = process.env.SIGNER_TEST_LOG ? createLogger({ write: (l) => console.error(l) }) : silentLogger): InProcessSigner {
+export function inProcessSigner(
+  config: Config,
+  logger: Logger = process.env.SIGNER_TEST_LOG ? createLogger({ write: (l) => console.error(l) }) : silentLogger,
+): InProcessSigner {
   return (socketPath) => runSigner(config, { socketPath, logger, memoryJournal: true });
 }

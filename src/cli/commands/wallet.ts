@@ -35,9 +35,7 @@ export function registerWalletCommands(program: Command): void {
         return;
       }
       const r = await adminCall(cliConfig(cmd).data_dir, 'GET', '/admin/wallet');
-      output(cmd, r, (x) =>
-        [`seed fingerprint ${x.fingerprint}`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'),
-      );
+      output(cmd, r, (x) => [`seed fingerprint ${x.fingerprint}`, ...x.chains.map((c: any) => `  ${c.chain_id.padEnd(12)} ${c.path}`)].join('\n'));
     });
 
   wallet

@@ -113,7 +113,8 @@ export class SpendGuard {
         [chainId, c.txid, c.vout],
       );
       if (!row) throw new SignRefused('unknown_input', `input ${c.txid}:${c.vout} is not a coin the wallet received`);
-      if (row.account_id !== purpose.account_id) throw new SignRefused('foreign_input', `input ${c.txid}:${c.vout} is not a coin of account ${purpose.account_id}`);
+      if (row.account_id !== purpose.account_id)
+        throw new SignRefused('foreign_input', `input ${c.txid}:${c.vout} is not a coin of account ${purpose.account_id}`);
       if (row.derivation_path !== c.path || Amount.of(row.amount).toBaseUnits(8) !== BigInt(c.value))
         throw new SignRefused('changed_input', `input ${c.txid}:${c.vout} does not match its stored path and value`);
     }
@@ -136,7 +137,8 @@ export class SpendGuard {
         throw new SignRefused('unknown_call', 'only native transfers and token transfers of configured tokens are signed');
       payment = { to: '0x' + data.slice(8 + 24, 8 + 64), coin, amount: BigInt('0x' + data.slice(8 + 64)) };
     }
-    const payments = payment.amount === 0n && sameEvm(payment.to, this.deps.wallet.derive(this.chainOf(chainId).scheme, ...branchIndex(spend.path)).address) ? [] : [payment];
+    const payments =
+      payment.amount === 0n && sameEvm(payment.to, this.deps.wallet.derive(this.chainOf(chainId).scheme, ...branchIndex(spend.path)).address) ? [] : [payment];
     return this.checkPayments(chain, purpose, account, payments);
   }
 
@@ -155,7 +157,8 @@ export class SpendGuard {
     };
     if (addr('owner_address') !== owner) throw new SignRefused('foreign_input', 'the contract is not from the key it would be signed with');
     const payments = this.tronPayments(chainId, spend.contract, addr);
-    if (spend.contract.type === 'FreezeBalanceV2Contract' && purpose.kind !== 'stake') throw new SignRefused('unknown_call', 'a stake is signed for a stake only');
+    if (spend.contract.type === 'FreezeBalanceV2Contract' && purpose.kind !== 'stake')
+      throw new SignRefused('unknown_call', 'a stake is signed for a stake only');
     return this.checkPayments(chain, purpose, account, payments);
   }
 
@@ -193,7 +196,8 @@ export class SpendGuard {
       const own = await this.walletBranch(chain, pay.to, pay.path, account);
       if (own !== null) {
         // Change and cancels go back to the paying account's own branch (Bitcoin), sweeps and top-ups to any wallet address.
-        if (familyOf(chain.kind).addresses.change && own !== account) throw new SignRefused('changed_destination', `output to ${pay.to} is another account's address`);
+        if (familyOf(chain.kind).addresses.change && own !== account)
+          throw new SignRefused('changed_destination', `output to ${pay.to} is another account's address`);
         continue;
       }
       if (purpose.kind !== 'payout') throw new SignRefused('changed_destination', `a ${purpose.kind} pays only the wallet's own addresses, not ${pay.to}`);
@@ -216,7 +220,8 @@ export class SpendGuard {
       ids,
     );
     if (rows.length === 0) throw new SignRefused('not_stored', `withdrawal ${ids[0]} is not stored`);
-    for (const w of rows) if (w.account_id !== purpose.account_id) throw new SignRefused('foreign_withdrawal', `withdrawal ${w.id} is not of account ${purpose.account_id}`);
+    for (const w of rows)
+      if (w.account_id !== purpose.account_id) throw new SignRefused('foreign_withdrawal', `withdrawal ${w.id} is not of account ${purpose.account_id}`);
     const same = sameAddress;
     const to = rows.filter((w) => same(w.to_address, pay.to));
     if (to.length === 0) throw new SignRefused('changed_destination', `no withdrawal named pays ${pay.to}`);
@@ -245,7 +250,10 @@ export class SpendGuard {
         value = Amount.fromBaseUnits(w.amount, w.coin.decimals).times(rate).toString();
         const spent = [...this.journal, ...fresh].filter((s) => s.ticker === ticker).reduce((sum, s) => sum.plus(Amount.of(s.value)), Amount.zero());
         if (spent.plus(Amount.of(value)).cmp(Amount.of(cap)) > 0)
-          throw new SignRefused('hourly_limit', `withdrawal ${w.id}: ${ticker} signed in the last hour would pass signer.max_per_hour (${cap} ${this.deps.defaultFiat})`);
+          throw new SignRefused(
+            'hourly_limit',
+            `withdrawal ${w.id}: ${ticker} signed in the last hour would pass signer.max_per_hour (${cap} ${this.deps.defaultFiat})`,
+          );
       }
       fresh.push({ withdrawalId: w.id, ticker, value, at: now });
     }
@@ -286,7 +294,8 @@ export class SpendGuard {
       const branch = derives(path);
       if (branch !== null) return branch;
     }
-    if (account !== null && familyOf(chain.kind).addresses.treasuries && same(this.deps.wallet.derive(scheme, account, TREASURY_INDEX, 1).address)) return account;
+    if (account !== null && familyOf(chain.kind).addresses.treasuries && same(this.deps.wallet.derive(scheme, account, TREASURY_INDEX, 1).address))
+      return account;
     if (familyOf(chain.kind).addresses.treasuries && same(this.deps.wallet.derive(scheme, OPERATOR_BRANCH, 0).address)) return OPERATOR_BRANCH;
     const em = this.deps.store.read;
     const rows = await rawQuery<{ derivation_path: string }>(

@@ -238,7 +238,13 @@ function candidateOf(p: BtcPayout): PayoutCandidate {
     satPerVbyte: p.satPerVbyte,
     vsize: p.vsize,
     inputs: p.inputs.map((c) => ({ transferId: c.transferId, txid: c.txid, vout: c.vout, value: c.value.toString(), path: c.path })),
-    outputs: p.outputs.map((o) => ({ vout: o.vout, address: o.address, value: o.value.toString(), withdrawalId: o.withdrawalId, ...(o.path ? { path: o.path } : {}) })),
+    outputs: p.outputs.map((o) => ({
+      vout: o.vout,
+      address: o.address,
+      value: o.value.toString(),
+      withdrawalId: o.withdrawalId,
+      ...(o.path ? { path: o.path } : {}),
+    })),
   };
   return { txid: p.txid, raw: p.raw, fee: p.fee, data: data as unknown as Record<string, unknown> };
 }
@@ -255,6 +261,12 @@ function payoutOf(c: PayoutCandidate, stored: StoredPayout): BtcPayout {
     satPerVbyte: d.satPerVbyte,
     vsize: d.vsize,
     inputs: d.inputs.map((i) => ({ transferId: i.transferId, txid: i.txid, vout: i.vout, value: BigInt(i.value), path: i.path })),
-    outputs: d.outputs.map((o) => ({ vout: o.vout, address: o.address, value: BigInt(o.value), withdrawalId: o.withdrawalId, ...(o.path ? { path: o.path } : {}) })),
+    outputs: d.outputs.map((o) => ({
+      vout: o.vout,
+      address: o.address,
+      value: BigInt(o.value),
+      withdrawalId: o.withdrawalId,
+      ...(o.path ? { path: o.path } : {}),
+    })),
   };
 }
