@@ -215,8 +215,12 @@ export class SignerClient implements RemoteSigner {
     }
   }
 
+  /**
+   * Said once when a signer that answered stops answering. Before it ever answered (a child still
+   * starting) nothing is said here: the daemon's start waits for it and says so if it gives up.
+   */
   private markDown(reason: string): void {
-    if (this.up || this.lastError === null) this.logger.warn('signer not reachable; payouts wait', { socket: this.socketPath, reason });
+    if (this.up) this.logger.warn('signer not reachable; payouts wait', { socket: this.socketPath, reason });
     this.up = false;
     this.lastError = reason;
   }
