@@ -71,13 +71,11 @@ export async function startSignerServer(deps: SignerServerDeps): Promise<SignerS
         return { fingerprint: signer.fingerprint, pid: process.pid };
       case 'branch_keys':
         for (const path of req.paths) if (!BRANCH_PATH.test(path)) throw new SignRefused('bad_request', `not a branch path: ${path}`);
-        return signer
-          .branchKeysAt(req.paths)
-          .map((key, i): WireBranchKey => ({
-            path: req.paths[i]!,
-            public_key: Buffer.from(key.publicKey).toString('hex'),
-            chain_code: Buffer.from(key.chainCode).toString('hex'),
-          }));
+        return signer.branchKeysAt(req.paths).map((key, i): WireBranchKey => ({
+          path: req.paths[i]!,
+          public_key: Buffer.from(key.publicKey).toString('hex'),
+          chain_code: Buffer.from(key.chainCode).toString('hex'),
+        }));
       case 'sign_btc': {
         const record = await guard.checkBtc(req.chain_id, req.purpose, req.spend);
         const { chain } = guard.chainOf(req.chain_id);
