@@ -205,6 +205,8 @@ export class Invariants {
     if (open.length > 0) sim.note(`quiet: still open after 60 s: ${open.join(', ')}`);
     await sim.mine(3);
     await sleep(2000);
+    // That mining may have let a daemon armed at a payout checkpoint reach it: checked on a running one.
+    await sim.reviveIfGone();
     await this.ledgerVerify();
     // The withdrawals against the chain before reconcile: a payout's bug is named by the invariant it breaks, not only by the books it moves.
     await this.withdrawalsOnChain();
