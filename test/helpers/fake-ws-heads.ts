@@ -14,6 +14,8 @@ const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 export class FakeHeads {
   private readonly sockets = new Set<Socket>();
+  /** Every upgraded connection, subscribed or not (stop ends them all). */
+  private readonly accepted = new Set<Socket>();
   private waiting: Array<() => void> = [];
   /** Subscriptions answered, and when each connection was accepted (ms). */
   subscriptions = 0;
@@ -57,13 +59,20 @@ export class FakeHeads {
     for (const s of this.sockets) s.destroy();
   }
 
+  /**
+   * Ends every connection, also one not subscribed yet (a client reconnecting as the test ends),
+   * which `close` alone would wait for with nothing else keeping the process alive.
+   */
   async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    for (const s of this.accepted) s.destroy();
+    const closed = new Promise<void>((r) => this.server.close(() => r()));
+    this.server.closeAllConnections();
+    await closed;
   }
 
   private accept(req: http.IncomingMessage, socket: Socket): void {
     this.connectedAt.push(Date.now());
+    this.accepted.add(socket);
     const accept = createHash('sha1')
       .update(String(req.headers['sec-websocket-key']) + GUID)
       .digest('base64');
@@ -89,7 +98,10 @@ export class FakeHeads {
       }
     });
     socket.on('error', () => undefined);
-    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.accepted.delete(socket);
+    });
   }
 
   private message(socket: Socket, text: string): void {

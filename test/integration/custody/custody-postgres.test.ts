@@ -20,6 +20,8 @@ test.after.always(killAllBcoins);
 test.before(() => {
   // This file's worker only: both daemons read the master key from the environment.
   process.env.COINKEEP_MASTER_KEY = randomBytes(32).toString('base64url');
+  // And the signer key: each daemon's signer opens the one seed they share.
+  process.env.COINKEEP_SIGNER_KEY = randomBytes(32).toString('base64url');
 });
 
 test('PostgreSQL, two daemons running the forwarding job together: one forward, paid once for exactly its amount, keep left', async (t) => {
