@@ -75,21 +75,36 @@ export function writePrivateFile(file: string, content: string): void {
 
 export const masterKeyPath = (dataDir: string): string => path.join(dataDir, 'master.key');
 
-/** The master key: env COINKEEP_MASTER_KEY (base64url or hex of 32 bytes) or <data_dir>/master.key. */
-export function loadMasterKey(dataDir: string, opts: { create: boolean }): Buffer {
-  const env = process.env.COINKEEP_MASTER_KEY;
-  if (env) return decodeKey(env, 'COINKEEP_MASTER_KEY');
-  const file = masterKeyPath(dataDir);
+/**
+ * A 32-byte key: env `env` (base64url or hex) or `file` (made, 0600, when `create`). The master key
+ * and the signer's key are both read this way; `fail` makes their errors.
+ */
+export function loadKeyFile(
+  dataDir: string,
+  file: string,
+  env: string,
+  opts: { create: boolean },
+  fail: { missing: (file: string) => Error; size: (where: string) => Error },
+): Buffer {
+  const decode = (text: string, where: string): Buffer => {
+    const buf = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
+    if (buf.length !== 32) throw fail.size(where);
+    return buf;
+  };
+  const fromEnv = process.env[env];
+  if (fromEnv) return decode(fromEnv, env);
   if (!existsSync(file)) {
-    if (!opts.create) throw new Error(`master key ${file} not found (run: coinkeep init)`);
+    if (!opts.create) throw fail.missing(file);
     ensureDataDir(dataDir);
     writePrivateFile(file, randomBytes(32).toString('base64url') + '\n');
   }
-  return decodeKey(readFileSync(file, 'utf8').trim(), file);
+  return decode(readFileSync(file, 'utf8').trim(), file);
 }
 
-function decodeKey(text: string, where: string): Buffer {
-  const buf = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
-  if (buf.length !== 32) throw new Error(`${where}: master key must be 32 bytes`);
-  return buf;
+/** The master key: env COINKEEP_MASTER_KEY (base64url or hex of 32 bytes) or <data_dir>/master.key. */
+export function loadMasterKey(dataDir: string, opts: { create: boolean }): Buffer {
+  return loadKeyFile(dataDir, masterKeyPath(dataDir), 'COINKEEP_MASTER_KEY', opts, {
+    missing: (file) => new Error(`master key ${file} not found (run: coinkeep init)`),
+    size: (where) => new Error(`${where}: master key must be 32 bytes`),
+  });
 }

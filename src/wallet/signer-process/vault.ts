@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MetaEntity } from '../../db/entities/team';
-import { ensureDataDir, loadMasterKey, Sealer, writePrivateFile, type SealedCell } from '../../db/seal';
+import { loadKeyFile, loadMasterKey, Sealer, type SealedCell } from '../../db/seal';
 import { cells } from '../../db/sealed-values';
 import type { Store } from '../../db/store';
 import { UserError } from '../../shared/errors';
@@ -23,21 +21,10 @@ export const signerKeyPath = (dataDir: string): string => path.join(dataDir, 'si
 
 /** The signer's key: env COINKEEP_SIGNER_KEY (base64url or hex of 32 bytes) or `<data_dir>/signer.key` (made with `create`). */
 export function loadSignerKey(dataDir: string, opts: { create: boolean }): Buffer {
-  const env = process.env.COINKEEP_SIGNER_KEY;
-  if (env) return decodeKey(env, 'COINKEEP_SIGNER_KEY');
-  const file = signerKeyPath(dataDir);
-  if (!existsSync(file)) {
-    if (!opts.create) throw new UserError(`signer key ${file} not found (run: coinkeep init)`);
-    ensureDataDir(dataDir);
-    writePrivateFile(file, randomBytes(32).toString('base64url') + '\n');
-  }
-  return decodeKey(readFileSync(file, 'utf8').trim(), file);
-}
-
-function decodeKey(text: string, where: string): Buffer {
-  const buf = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64url');
-  if (buf.length !== 32) throw new UserError(`${where}: the signer key must be 32 bytes`);
-  return buf;
+  return loadKeyFile(dataDir, signerKeyPath(dataDir), 'COINKEEP_SIGNER_KEY', opts, {
+    missing: (file) => new UserError(`signer key ${file} not found (run: coinkeep init)`),
+    size: (where) => new UserError(`${where}: the signer key must be 32 bytes`),
+  });
 }
 
 /**
