@@ -113,7 +113,8 @@ export class CliEnv {
   }
 
   private async serving(child: Running): Promise<{ child: Running; url: string }> {
-    const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 20_000))[1]!;
+    // A start with its signer child, on a loaded machine, can take many seconds: the deadline only bounds a hang.
+    const url = (await child.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
     return { child, url };
   }
 

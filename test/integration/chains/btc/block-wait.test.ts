@@ -129,7 +129,7 @@ test('a long poll that fails is tried again after a pause that grows; the unchan
   const dead = new BlockWait(via(deadPort), 2000, log, { waitMs: 1000, minMs: 40, maxMs: 640 });
   t.teardown(() => dead.stop());
   dead.start(() => undefined);
-  await until(() => failedAt.length >= 5, 'five failed calls', 5000);
+  await until(() => failedAt.length >= 5, 'five failed calls', 30_000);
   const gaps = failedAt.slice(1, 5).map((at, i) => at - failedAt[i]!);
   // Pauses drawn in [base/2, base] for bases 40, 80, 160, 320 ms (a call's own time comes on top); without a pause, a few ms each.
   // (Lower bounds only: a loaded machine may stretch any pause, never shorten one.)
