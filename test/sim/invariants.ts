@@ -10,6 +10,19 @@ import { adminRequest } from '../helpers/admin-socket';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
 import type { InvoiceRec, Simulation, WithdrawalRec } from './simulator';
 import type { MinedPayment } from './chain-view';
+import type { TronNode, TronTxInfo } from '../helpers/tron-node';
+
+/** The stand-in's info of a transaction on its chain now (null when not mined, or dropped by a reorganisation). */
+function tronInfo(node: TronNode, txid: string): TronTxInfo | null {
+  try {
+    return node.info(txid.replace(/^0x/, '')) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A mined Tron transaction that did what it says (a TRX transfer, or a token call that succeeded). */
+const tronSucceeded = (info: TronTxInfo): boolean => info.result !== 'FAILED' && (info.receipt.result === undefined || info.receipt.result === 'SUCCESS');
 
 interface ChainPicture {
   /** How many payments reached the payee (EVM: 2 stands for more than the amount). */
@@ -189,6 +202,8 @@ export class Invariants {
   async quiet(final = false): Promise<void> {
     const sim = this.sim;
     sim.note(`quiet check${final ? ' (final)' : ''}`);
+    // The chains are quiet on healthy nodes: every provider fault is cleared first.
+    await sim.clearProviderFaults(true);
     const deadline = Date.now() + 60_000;
     let open: string[] = [];
     for (;;) {
@@ -219,18 +234,26 @@ export class Invariants {
 
   async reconcile(): Promise<void> {
     this.checks++;
-    const r = await this.sim.world.env.run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
-    if (r.code === 0 && r.json?.ok) return;
-    // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
-    if (!this.sim.world.alive()) return;
-    let detail = (r.stdout + r.stderr).trim();
-    try {
-      const report = JSON.parse(r.stdout) as { coins: Array<Record<string, unknown>> };
-      detail = JSON.stringify(report.coins.filter((c) => c.ok === false || c.status === 'mismatch' || c.difference !== '0'));
-    } catch {
-      /* not JSON: the raw output says it */
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.sim.world.env.run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+      if (r.code === 0 && r.json?.ok) return;
+      // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
+      if (!this.sim.world.alive()) return;
+      let detail = (r.stdout + r.stderr).trim();
+      let unanswered = false;
+      try {
+        const report = JSON.parse(r.stdout) as { coins: Array<Record<string, unknown>> };
+        const bad = report.coins.filter((c) => c.ok === false || c.status === 'mismatch' || c.difference !== '0');
+        detail = JSON.stringify(bad);
+        // A node that did not answer in time (the stand-in shares the simulator's busy process) proves no books wrong: asked again.
+        unanswered = bad.length > 0 && bad.every((c) => c.status === 'unavailable');
+      } catch {
+        /* not JSON: the raw output says it */
+      }
+      if (!unanswered) return this.violate('reconcile', `ledger reconcile: ${detail.slice(0, 600)}`);
+      if (attempt >= 3) return this.sim.note(`reconcile: a node did not answer three times, left for the next quiet check: ${detail.slice(0, 300)}`);
+      await sleep(1000);
     }
-    this.violate('reconcile', `ledger reconcile: ${detail.slice(0, 600)}`);
   }
 
   /** Every withdrawal paid on chain at most once; completed only with its payment confirmed; none failed with its transaction mined. */
@@ -250,7 +273,11 @@ export class Invariants {
       this.checks++;
       const found = w.id ? listed[w.merchant]?.get(w.id) : undefined;
       const chain =
-        w.coin.ticker === 'BTC' ? this.btcPicture(w, found?.txid ?? null, tip, byAddress, mined) : await this.evmPicture(w, found?.txid ?? null, evmTip);
+        w.coin.ticker === 'BTC'
+          ? this.btcPicture(w, found?.txid ?? null, tip, byAddress, mined)
+          : w.coin.network === 'tron'
+            ? this.tronPicture(w, found?.txid ?? null)
+            : await this.evmPicture(w, found?.txid ?? null, evmTip);
       if (chain.times > 1) this.violate('paid-once', `withdrawal ${w.id || '(answer lost to a kill)'} of ${w.coin.ticker} to ${w.to} paid ${chain.paid}`);
       if (!found) continue;
       const { status, txid } = found;
@@ -307,6 +334,28 @@ export class Invariants {
       txMined: receipt !== null && Number(receipt.status) === 1,
       txDeep: receipt !== null && Number(receipt.status) === 1 && depth >= conf,
       txState: receipt === null ? 'has no receipt on the best chain' : `has ${depth} confirmations (status ${receipt.status})`,
+    };
+  }
+
+  /** What the Tron stand-in shows of a withdrawal: the payee's TRX or token balance (a fresh address: what the withdrawal paid it) and its txid's info. */
+  private tronPicture(w: WithdrawalRec, txid: string | null): ChainPicture {
+    const tron = this.sim.world.tron;
+    const balance = w.coin.ticker === 'TRX' ? tron.trxBalance(w.to) : tron.tokenBalance(w.to);
+    const amount = Amount.of(w.amount).toBaseUnits(w.coin.decimals);
+    const info = txid ? tronInfo(tron, txid) : null;
+    const ok = info !== null && tronSucceeded(info);
+    const depth = info ? tron.height - info.blockNumber + 1 : 0;
+    // Every block of the payee's balance is deep at a quiet check (three blocks mined on top).
+    return {
+      times: balance === 0n ? 0 : balance > amount ? 2 : 1,
+      paid: `${balance} base units for an amount of ${amount}`,
+      paidDeep: balance > 0n,
+      txMined: ok,
+      txDeep: ok && depth >= w.coin.confirmations,
+      txState:
+        info === null
+          ? 'is not on the best chain'
+          : `has ${depth} confirmations (${info.result ?? 'ok'}${info.receipt.result ? ` ${info.receipt.result}` : ''})`,
     };
   }
 
@@ -377,6 +426,11 @@ export class Invariants {
         const h = btc.mined.get(txid);
         if (h !== undefined) return btc.tip - h + 1;
         return mempool.has(txid) ? 'waiting' : 'gone';
+      }
+      if (inv.coin.network === 'tron') {
+        const info = tronInfo(sim.world.tron, txid);
+        if (info) return tronSucceeded(info) ? sim.world.tron.height - info.blockNumber + 1 : 'gone';
+        return sim.world.tron.pendingTxids().includes(txid) ? 'waiting' : 'gone';
       }
       const receipt = await sim.world.evm.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [txid]);
       if (!receipt) return 'gone';

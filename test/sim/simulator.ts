@@ -8,6 +8,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { address as baddress } from 'bitcoinjs-lib';
 import { getAddress } from 'ethers';
+import { TronWeb } from 'tronweb';
 import { Amount } from '../../src/shared/amount';
 import { payFromAnvil } from '../helpers/anvil';
 import { call, SignedClient, type ApiResponse } from '../helpers/api-client';
@@ -21,6 +22,7 @@ import type { PlantName } from './planted-bugs';
 import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
 import { RealOtp } from '../helpers/cli-otp';
 import { World, type SimCoin, type SimMerchant } from './world';
+import { units } from '../integration/payouts/tron-payout-fixture';
 
 export interface SimOptions {
   seed: number;
@@ -36,8 +38,8 @@ export interface SimOptions {
   stopOnViolation?: boolean;
   /** Keep the evidence of a run with a violation (default true; the planted-bug tests expect one and drop it). */
   keep?: boolean;
-  /** The coins withdrawals are made in (Bitcoin three times in five, ETH and USDT once each, by default). */
-  withdrawCoins?: Array<SimCoin['ticker']>;
+  /** The coins withdrawals are made in, by SimCoin name (Bitcoin three times in seven, ETH, USDT, TRX and USDT-TRC20 once each, by default). */
+  withdrawCoins?: Array<SimCoin['name']>;
   /** The payout checkpoints a restart may arm its daemon to kill itself at (all three by default). */
   checkpoints?: PayoutCheckpoint[];
   /** Weights that replace the default ones for these kinds (the planted-bug checks make their fault frequent). */
@@ -85,6 +87,10 @@ export interface WithdrawalRec {
   amount: string;
 }
 
+/** The provider emulator's faults on the EVM node (STACK.md "Real nodes"): each lasts a few steps, then is cleared. */
+const PROVIDER_FAULTS = ['evm_rate_limit', 'evm_response_cap', 'evm_hidden_tx', 'evm_frozen_tip', 'evm_refuse'] as const;
+type ProviderFault = (typeof PROVIDER_FAULTS)[number];
+
 export type StepKind =
   | 'invoice'
   | 'pay'
@@ -103,13 +109,29 @@ export type StepKind =
   | 'restart_crash_at_checkpoint'
   | 'reorg_btc'
   | 'reorg_evm'
+  | 'reorg_tron'
+  | 'evm_rate_limit'
+  | 'evm_response_cap'
+  | 'evm_hidden_tx'
+  | 'evm_frozen_tip'
+  | 'evm_refuse'
   | 'mining_pause'
   | 'node_unknown'
   | 'key_rotate'
   | 'freeze'
   | 'unfreeze';
 
-const FAULTS = new Set<StepKind>(['kill9', 'kill9_mid_request', 'restart_crash_at_checkpoint', 'reorg_btc', 'reorg_evm', 'mining_pause', 'node_unknown']);
+const FAULTS = new Set<StepKind>([
+  'kill9',
+  'kill9_mid_request',
+  'restart_crash_at_checkpoint',
+  'reorg_btc',
+  'reorg_evm',
+  'reorg_tron',
+  'mining_pause',
+  'node_unknown',
+  ...PROVIDER_FAULTS,
+]);
 
 const WEIGHTS: Array<[StepKind, number]> = [
   ['invoice', 12],
@@ -129,6 +151,12 @@ const WEIGHTS: Array<[StepKind, number]> = [
   ['restart_crash_at_checkpoint', 2],
   ['reorg_btc', 3],
   ['reorg_evm', 2],
+  ['reorg_tron', 2],
+  ['evm_rate_limit', 1],
+  ['evm_response_cap', 1],
+  ['evm_hidden_tx', 1],
+  ['evm_frozen_tip', 1],
+  ['evm_refuse', 1],
   ['mining_pause', 1],
   ['node_unknown', 2],
   ['key_rotate', 1],
@@ -153,6 +181,8 @@ export class Simulation {
   readonly oldSecrets: string[] = [];
   private otps: RealOtp[] = [];
   private evmSnapshot: { id: string; height: number } | null = null;
+  /** The provider faults on now, each with the step after which it is cleared. */
+  private readonly providerFaults = new Map<ProviderFault, number>();
   private payoutSeq = 0;
   /** Endpoint paths whose receiver's answer changed during the run (not held to "every event received"). */
   readonly flipped = new Set<string>();
@@ -168,7 +198,7 @@ export class Simulation {
     for (const f of world.funding)
       this.invoices.push({
         ...f,
-        coin: world.coins.find((c) => c.ticker === f.ticker)!,
+        coin: world.coins.find((c) => (f.name ? c.name === f.name : c.ticker === f.ticker))!,
         payments: 1,
         pays: [{ txid: f.txid, amount: f.due, sentAt: Date.now() }],
       });
@@ -264,19 +294,21 @@ export class Simulation {
     if (coin.ticker === 'BTC') return this.payee();
     const bytes = Buffer.alloc(20);
     for (let i = 0; i < 20; i++) bytes[i] = this.rng.int(0, 255);
+    if (coin.network === 'tron') return TronWeb.address.fromHex(`41${bytes.toString('hex')}`) as string;
     return getAddress(`0x${bytes.toString('hex')}`);
   }
 
-  /** A coin to withdraw: Bitcoin mostly, ETH and the test USDT on anvil too. */
+  /** A coin to withdraw: Bitcoin mostly, ETH and the test USDT on anvil, TRX and USDT on the Tron stand-in too. */
   private withdrawCoin(): SimCoin {
     const only = this.opts.withdrawCoins;
-    if (only) return this.rng.pick(this.world.coins.filter((c) => only.includes(c.ticker)));
+    if (only) return this.rng.pick(this.world.coins.filter((c) => only.includes(c.name)));
     return this.rng.pick([this.btc, this.btc, this.btc, ...this.world.coins.filter((c) => c.ticker !== 'BTC')]);
   }
 
   /** A small amount of `coin` to withdraw. */
   private withdrawAmount(coin: SimCoin, top = 800): string {
     if (coin.ticker === 'USDT') return `${this.rng.int(1, 9)}.${String(this.rng.int(0, 99)).padStart(2, '0')}`;
+    if (coin.ticker === 'TRX') return `${this.rng.int(1, Math.ceil(top / 20))}.${String(this.rng.int(0, 99)).padStart(2, '0')}`;
     if (coin.ticker === 'ETH') return `0.0${String(this.rng.int(10, top)).padStart(3, '0')}`;
     return `0.${String(this.rng.int(10, top)).padStart(5, '0')}`;
   }
@@ -290,6 +322,7 @@ export class Simulation {
 
   private amountIn(coin: SimCoin): string {
     if (coin.ticker === 'USDT') return `${this.rng.int(1, 60)}.${String(this.rng.int(0, 99)).padStart(2, '0')}`;
+    if (coin.ticker === 'TRX') return `${this.rng.int(5, 400)}.${String(this.rng.int(0, 99)).padStart(2, '0')}`;
     return `0.${String(this.rng.int(100, 5000)).padStart(5, '0')}`;
   }
 
@@ -317,6 +350,7 @@ export class Simulation {
     while (this.stepNo < maxSteps && Date.now() < deadline) {
       this.stepNo++;
       await this.reviveIfGone();
+      await this.clearProviderFaults(false);
       const kind = this.pick();
       // An EVM reorganisation counts when it reverts (half of those steps take the snapshot it reverts to).
       if (FAULTS.has(kind)) {
@@ -392,6 +426,8 @@ export class Simulation {
         if (!Amount.of(amount).isPositive()) return;
         let txid: string;
         if (inv.coin.ticker === 'BTC') txid = await this.world.btc.pay([{ address: inv.address, value: sats(amount) }]);
+        else if (inv.coin.network === 'tron')
+          txid = this.world.tron.pay(inv.address, inv.coin.ticker === 'TRX' ? 'native' : this.world.tron.usdt, units(amount));
         else txid = await payFromAnvil(this.world.evm, inv.coin.ticker === 'ETH' ? 'native' : this.world.usdt, inv.address, amount, inv.coin.decimals);
         inv.payments++;
         inv.pays.push({ txid, amount, sentAt: Date.now() });
@@ -408,10 +444,12 @@ export class Simulation {
         return;
       }
       case 'withdraw_max': {
-        const to = this.payee();
-        const est = await this.api(m, 'POST', '/v1/withdrawals/estimate', { coin_id: this.btc.id, amount: 'max', to_address: to });
-        this.note(`estimate max m${m} → ${est?.status} ${est?.json?.amount ?? ''}`);
-        if (est?.status === 200) await this.withdraw(m, this.btc, est.json.amount, to);
+        // Bitcoin mostly; TRX or the Tron USDT one time in four.
+        const coin = rng.chance(0.25) ? rng.pick(this.world.coins.filter((c) => c.network === 'tron')) : this.btc;
+        const to = this.payeeOf(coin);
+        const est = await this.api(m, 'POST', '/v1/withdrawals/estimate', { coin_id: coin.id, amount: 'max', to_address: to });
+        this.note(`estimate max m${m} ${coin.name} → ${est?.status} ${est?.json?.amount ?? ''}`);
+        if (est?.status === 200) await this.withdraw(m, coin, est.json.amount, to);
         return;
       }
       case 'withdraw_parallel': {
@@ -422,7 +460,7 @@ export class Simulation {
         const copies = rng.int(2, 4);
         const answers = await Promise.all(Array.from({ length: copies }, () => this.api(m, 'POST', '/v1/withdrawals', body)));
         const ids = new Set(answers.filter((a) => a && (a.status === 200 || a.status === 201)).map((a) => a!.json.id as string));
-        this.note(`withdraw ×${copies} m${m} payout_id ${payoutId} → ${answers.map((a) => a?.status).join(',')}`);
+        this.note(`withdraw ×${copies} m${m} ${body.amount} ${coin.name} payout_id ${payoutId} → ${answers.map((a) => a?.status).join(',')}`);
         if (ids.size > 1) this.invariants.violate('payout-id-once', `payout_id ${payoutId} made ${ids.size} withdrawals: ${[...ids].join(', ')}`);
         for (const id of ids) this.withdrawals.push({ id, merchant: m, to, coin, amount: body.amount });
         return;
@@ -535,6 +573,21 @@ export class Simulation {
         }
         return;
       }
+      case 'reorg_tron': {
+        // The stand-in drops the blocks with their transactions (a payment or payout in them is gone unless sent again); shallower than the confirmations.
+        const depth = rng.int(1, this.world.tron.height > 3 ? 2 : 1);
+        const at = this.world.tron.height - depth + 1;
+        this.world.tron.reorg(depth);
+        this.world.tron.mine(depth + 1);
+        this.note(`reorg tron depth ${depth} at ${at}`);
+        return;
+      }
+      case 'evm_rate_limit':
+      case 'evm_response_cap':
+      case 'evm_hidden_tx':
+      case 'evm_frozen_tip':
+      case 'evm_refuse':
+        return this.providerFault(kind);
       case 'mining_pause':
         this.pausedUntil = this.stepNo + rng.int(3, 10);
         this.note(`mining paused until step ${this.pausedUntil}`);
@@ -601,12 +654,88 @@ export class Simulation {
   async mine(blocks: number): Promise<void> {
     await this.world.btc.mine(blocks);
     await this.world.evm.mine(blocks);
+    this.world.tron.mine(blocks);
     this.note(`mine ${blocks} on each chain`);
+  }
+
+  /** Turns a provider fault on for a few steps (the step that clears it is noted). */
+  private async providerFault(kind: ProviderFault): Promise<void> {
+    const p = this.world.evmProvider;
+    const until = this.stepNo + this.rng.int(2, 5);
+    let what: string;
+    switch (kind) {
+      case 'evm_rate_limit': {
+        const fraction = this.rng.pick([0.2, 0.4, 0.6]);
+        p.set({ rateLimit: { fraction, retryAfterSeconds: 1 } });
+        what = `${fraction * 100} % of the EVM node's requests answered 429`;
+        break;
+      }
+      case 'evm_response_cap': {
+        const responseCap = this.rng.pick([1_000, 4_000, 20_000]);
+        const batchCap = this.rng.pick([2, 5, 20]);
+        p.set({ responseCap, batchCap });
+        what = `the EVM node caps a batch at ${batchCap} calls and its answer at ${responseCap} bytes`;
+        break;
+      }
+      case 'evm_hidden_tx': {
+        const txids = await this.payoutTxidsInFlight();
+        for (const t of [...p.sent.keys(), ...txids]) p.rules.hidden.add(t.toLowerCase());
+        what = `the EVM node answers null for ${p.rules.hidden.size} transaction(s) (the payouts in flight and those sent while it lasts)`;
+        break;
+      }
+      case 'evm_frozen_tip': {
+        const frozenTip = await this.world.evm.blockNumber();
+        p.set({ frozenTip });
+        what = `the EVM node's tip frozen at ${frozenTip}`;
+        break;
+      }
+      case 'evm_refuse':
+        await p.refuse();
+        what = 'the EVM node refuses connections';
+        break;
+    }
+    this.providerFaults.set(kind, Math.max(until, this.providerFaults.get(kind) ?? 0));
+    this.note(`${what} until step ${this.providerFaults.get(kind)}`);
+  }
+
+  /** The txids of the EVM withdrawals not yet terminal (as the API shows them) and of the last EVM payments to invoices. */
+  private async payoutTxidsInFlight(): Promise<string[]> {
+    const evm = new Set(this.withdrawals.filter((w) => w.coin.network === 'ethereum').map((w) => w.id));
+    const out: string[] = [];
+    for (let m = 0; m < this.merchants.length; m++)
+      for (const [id, w] of (await this.withdrawalsOf(m)) ?? [])
+        if (evm.has(id) && w.txid && !['completed', 'failed', 'cancelled', 'rejected'].includes(w.status)) out.push(w.txid);
+    const paid = this.invoices.filter((i) => i.coin.network === 'ethereum').flatMap((i) => i.pays.map((p) => ({ txid: p.txid, at: p.sentAt })));
+    out.push(
+      ...paid
+        .sort((a, b) => b.at - a.at)
+        .slice(0, 2)
+        .map((p) => p.txid),
+    );
+    return out;
+  }
+
+  /** Clears the provider faults whose steps are over (every one with `all`: the quiet checks run on a healthy node); a hidden fault hides what was sent meanwhile. */
+  async clearProviderFaults(all: boolean): Promise<void> {
+    const p = this.world.evmProvider;
+    if (this.providerFaults.has('evm_hidden_tx')) for (const t of p.sent.keys()) p.rules.hidden.add(t);
+    for (const [kind, until] of [...this.providerFaults]) {
+      if (!all && this.stepNo <= until) continue;
+      this.providerFaults.delete(kind);
+      if (kind === 'evm_rate_limit') p.set({ rateLimit: null });
+      else if (kind === 'evm_response_cap') p.set({ responseCap: null, batchCap: null });
+      else if (kind === 'evm_hidden_tx') p.set({ hidden: new Set() });
+      else if (kind === 'evm_frozen_tip') p.set({ frozenTip: null });
+      else await p.accept();
+      this.note(`cleared: ${kind}`);
+    }
   }
 
   private async withdraw(m: number, coin: SimCoin, amount: string, to = this.payeeOf(coin)): Promise<string | null> {
     const res = await this.api(m, 'POST', '/v1/withdrawals', { coin_id: coin.id, amount, to_address: to });
-    this.note(`withdraw m${m} ${amount} ${coin.ticker} to ${to} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+    this.note(
+      `withdraw m${m} ${amount} ${coin.ticker} to ${to} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? res?.json?.error?.code ?? ''}`,
+    );
     if (res?.status !== 201) return null;
     this.withdrawals.push({ id: res.json.id, merchant: m, to, coin, amount });
     return res.json.id as string;

@@ -1,7 +1,9 @@
 /**
  * What the simulator drives: a bcoin regtest node (no transaction index), anvil with the test USDT,
  * a webhook sink, and the real daemon as a child process (sim-daemon.ts) on one data dir that it
- * may kill -9 and start again. The merchants are made before the first start by the daemon in this
+ * may kill -9 and start again. The Tron node stand-in runs in this process (mined by the steps, as
+ * anvil and bcoin are), and the daemon reaches anvil through the provider emulator
+ * (test/helpers/evm-provider.ts), whose faults the simulator turns on and off. The merchants are made before the first start by the daemon in this
  * process on the same data dir (as the crash tests do), each a verified account with a withdraw key.
  */
 import { appendFileSync, mkdtempSync } from 'node:fs';
@@ -24,14 +26,21 @@ import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
 import { btcChain, CONFIRMATIONS as BTC_CONFIRMATIONS } from '../integration/chains/btc/btc-fixture';
 import { FAST_WATCH, RATES } from '../integration/chains/evm/evm-fixture';
 import type { PlantName } from './planted-bugs';
+import { EvmProvider } from '../helpers/evm-provider';
+import { TronNode } from '../helpers/tron-node';
+import { STATION_TRX, tronEntry, units } from '../integration/payouts/tron-payout-fixture';
 
 const SIM_DAEMON = path.join(PROJECT_ROOT, 'dist', 'test', 'sim', 'sim-daemon.js');
 export const EVM_CONFIRMATIONS = 3;
+export const TRON_CONFIRMATIONS = 3;
 export { BTC_CONFIRMATIONS };
 
 export interface SimCoin {
   id: string;
-  ticker: 'BTC' | 'ETH' | 'USDT';
+  ticker: 'BTC' | 'ETH' | 'USDT' | 'TRX';
+  /** What names it among the run's coins (the ticker, or `USDT-TRC20` for the Tron stand-in's USDT). */
+  name: 'BTC' | 'ETH' | 'USDT' | 'TRX' | 'USDT-TRC20';
+  network: 'bitcoin' | 'ethereum' | 'tron';
   decimals: number;
   confirmations: number;
 }
@@ -51,6 +60,10 @@ export class World {
   url = '';
   /** How many times a daemon was started; its log goes to daemon-N.log in the run's folder. */
   starts = 0;
+  /** The Tron node stand-in (in this process): blocks only when a step mines them. */
+  tron!: TronNode;
+  /** The provider emulator between the daemon and anvil (the daemon's EVM rpc_url is its URL). */
+  evmProvider!: EvmProvider;
   private constructor(
     /** The first block of the run's own (the merchants' funding payments are in it or later). */
     readonly fundedFrom: number,
@@ -64,7 +77,16 @@ export class World {
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
     /** The paid Bitcoin invoices each merchant starts with. */
-    readonly funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }>,
+    readonly funding: Array<{
+      merchant: number;
+      ticker: SimCoin['ticker'];
+      id: string;
+      address: string;
+      due: string;
+      ttl: string;
+      txid: string;
+      name?: SimCoin['name'];
+    }>,
     private readonly plant: PlantName | undefined,
   ) {}
 
@@ -74,22 +96,38 @@ export class World {
     // The daemon reaches bcoin through a proxy that can lose a broadcast's answer (a node answering "unknown").
     const btcProxy = await startBtcRpcProxy(btc.rpcUrl);
     const { node: evm, usdt } = await startAnvil();
+    const evmProvider = await EvmProvider.start(evm.rpcUrl);
+    const tron = await TronNode.start();
+    tron.mine(2);
     const sink = await WebhookSink.start();
     const chains = [
       btcChain(btc, {}, { port: btcProxy.port }),
-      anvilChainEntry(evm.rpcUrl, usdt, {
+      anvilChainEntry(evmProvider.url, usdt, {
         confirmations: EVM_CONFIRMATIONS,
         options: FAST_WATCH,
         // Payments stay where they arrive until a withdrawal needs them swept (the gas station is funded for USDT's).
         sweep: { min: { ETH: '1000000', USDT: '1000000000' } },
       }),
+      // The stand-in answers from the simulator's process, busy with the checks: a longer timeout than anvil's and bcoin's.
+      tronEntry(tron, { options: { poll_interval_ms: 500, rpc_timeout_ms: 15_000 } }),
     ];
-    const overrides = { chains, rates: RATES, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 }, log_level: 'info' };
+    // TRX has a rate too: a Tron token withdrawal's network fee is priced in TRX and reserved in the coin withdrawn.
+    const rates = { sources: [{ ...RATES.sources[0]!, rates: { ...RATES.sources[0]!.rates, TRX: { USD: '0.25', EUR: '0.23' } } }] };
+    const overrides = { chains, rates, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 }, log_level: 'info' };
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
     const fundedFrom = (await btc.height()) + 1;
-    const funding: Array<{ merchant: number; ticker: SimCoin['ticker']; id: string; address: string; due: string; ttl: string; txid: string }> = [];
+    const funding: Array<{
+      merchant: number;
+      ticker: SimCoin['ticker'];
+      id: string;
+      address: string;
+      due: string;
+      ttl: string;
+      txid: string;
+      name?: SimCoin['name'];
+    }> = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;
@@ -119,8 +157,24 @@ export class World {
           funding.push({ merchant: i, ticker, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
         }
       }
+      // And with a TRX and a Tron USDT payment; the Tron gas station stakes for the token sweeps' energy.
+      const tronChain = setup.config.chains[2]!.id;
+      tron.pay(setup.addresses.gasStation(tronChain).address, 'native', STATION_TRX * 1_000_000n);
+      for (const [i, m] of merchants.entries()) {
+        const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
+        for (const [ticker, name, amount, asset] of [
+          ['TRX', 'TRX', '2000', 'native'],
+          ['USDT', 'USDT-TRC20', '200', tron.usdt],
+        ] as const) {
+          const inv = await api.post('/v1/invoices', { amount, currency: ticker, coin_id: coinId(tronChain, asset) });
+          if (inv.status !== 201) throw new Error(`funding invoice: ${inv.status} ${JSON.stringify(inv.body)}`);
+          const txid = tron.pay(inv.body.address, asset, units(amount));
+          funding.push({ merchant: i, ticker, name, id: inv.body.id, address: inv.body.address, due: amount, ttl: inv.body.ttl_expires_at, txid });
+        }
+      }
       await btc.mine(BTC_CONFIRMATIONS);
       await evm.mine(EVM_CONFIRMATIONS);
+      tron.mine(TRON_CONFIRMATIONS);
       for (const m of merchants) {
         await until(async () => (await spendableCoins(setup.store.read, chainId, m.accountId)).length === 2, 60_000, 'the funding payments spendable');
         const api = new ApiClient(setup.apiUrl, m.keyId, m.secret);
@@ -129,10 +183,13 @@ export class World {
           async () => {
             const items = ((await api.get('/v1/balances')).body?.items ?? []) as Array<{ network: string; available: string }>;
             last = JSON.stringify(items);
-            return items.filter((b) => b.network === 'ethereum' && Number(b.available) > 0).length === 2;
+            return (
+              items.filter((b) => b.network === 'ethereum' && Number(b.available) > 0).length === 2 &&
+              items.filter((b) => b.network === 'tron' && Number(b.available) > 0).length === 2
+            );
           },
           60_000,
-          'the EVM funding payments credited',
+          'the EVM and Tron funding payments credited',
         ).catch((err: Error) => {
           throw new Error(`${err.message} (balances: ${last})`);
         });
@@ -141,11 +198,16 @@ export class World {
       await setup.stop();
     }
     const coins: SimCoin[] = [
-      { id: coinId('bitcoin', 'native'), ticker: 'BTC', decimals: 8, confirmations: BTC_CONFIRMATIONS },
-      { id: coinId('ethereum', 'native'), ticker: 'ETH', decimals: 18, confirmations: EVM_CONFIRMATIONS },
-      { id: coinId('ethereum', usdt), ticker: 'USDT', decimals: 6, confirmations: EVM_CONFIRMATIONS },
+      { id: coinId('bitcoin', 'native'), ticker: 'BTC', name: 'BTC', network: 'bitcoin', decimals: 8, confirmations: BTC_CONFIRMATIONS },
+      { id: coinId('ethereum', 'native'), ticker: 'ETH', name: 'ETH', network: 'ethereum', decimals: 18, confirmations: EVM_CONFIRMATIONS },
+      { id: coinId('ethereum', usdt), ticker: 'USDT', name: 'USDT', network: 'ethereum', decimals: 6, confirmations: EVM_CONFIRMATIONS },
+      { id: coinId('tron', 'native'), ticker: 'TRX', name: 'TRX', network: 'tron', decimals: 6, confirmations: TRON_CONFIRMATIONS },
+      { id: coinId('tron', tron.usdt), ticker: 'USDT', name: 'USDT-TRC20', network: 'tron', decimals: 6, confirmations: TRON_CONFIRMATIONS },
     ];
-    return new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    const world = new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    world.tron = tron;
+    world.evmProvider = evmProvider;
+    return world;
   }
 
   /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
@@ -192,5 +254,7 @@ export class World {
     await this.btcProxy.close();
     await this.btc.kill();
     await this.evm.kill();
+    await this.evmProvider.stop();
+    await this.tron.stop();
   }
 }
