@@ -601,6 +601,8 @@ export class Simulation {
       });
       const secret = r.code === 0 ? (r.json?.key?.secret as string | undefined) : undefined;
       if (secret) {
+        // Several daemons cache a key 2 s (docs/decisions.md): the others take the new secret within that; the old one stays valid meanwhile.
+        if (this.world.daemons.length > 1) await sleep(2100);
         this.oldSecrets.push(mer.secret);
         mer.secret = secret;
         this.clients[m] = signerOf(mer);
