@@ -45,7 +45,7 @@ async function main(): Promise<number> {
   for (const v of r.violations) console.log(`violation at step ${v.step}, ${v.invariant}: ${v.message}`);
   if (r.shortest)
     console.log(`shortest failing prefix: the first ${r.shortest.steps} steps (${r.shortest.violation.invariant}; ${r.shortest.replays} replays)`);
-  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, shortest-prefix.txt, daemon-N.log, data-dir.txt)`);
+  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, shortest-prefix.txt, daemon-N.log or daemon-N-dK.log, data-dir.txt)`);
   console.log(`simulate: seed ${r.seed}, ${r.steps} steps, ${r.faults} faults, ${r.checks} invariant checks, ${r.violations.length} violations`);
   return r.violations.length > 0 ? 1 : 0;
 }

@@ -193,7 +193,9 @@ export class World {
     const args = [...(crashAt ? ['--crash-at', crashAt] : []), ...(this.plant ? ['--plant', this.plant] : [])];
     const running = d.env.spawn(SIM_DAEMON, args, { env: this.childEnv });
     const n = ++this.starts;
-    running.child.once('exit', () => this.saveLog(n, running));
+    // Two daemons: daemon-N-dK.log, the Nth start, of daemon K.
+    const name = this.daemons.length === 1 ? `daemon-${n}` : `daemon-${n}-d${d.n}`;
+    running.child.once('exit', () => this.saveLog(name, running));
     d.running = running;
     d.crashAt = crashAt ?? null;
     const startedAt = Date.now();
@@ -240,10 +242,10 @@ export class World {
 
   private readonly logTexts: string[] = [];
 
-  private saveLog(n: number, r: Running): void {
+  private saveLog(name: string, r: Running): void {
     const text = r.stdout + r.stderr;
     this.logTexts.push(text);
-    appendFileSync(path.join(this.dir, `daemon-${n}.log`), text);
+    appendFileSync(path.join(this.dir, `${name}.log`), text);
   }
 
   async stop(): Promise<void> {
