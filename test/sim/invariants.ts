@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { availableOf, holdOf } from '../../src/ledger/balance';
 import { Amount } from '../../src/shared/amount';
+import { Client } from 'pg';
 import { sleep } from '../helpers/cli';
 import { adminRequest } from '../helpers/admin-socket';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
@@ -58,7 +59,7 @@ export interface Violation {
   message: string;
 }
 
-/** The few calls of better-sqlite3 (it ships no types) the checks make: a read-only look at the daemon's database. */
+/** The few calls of better-sqlite3 (it ships no types) the checks make: a read-only look at the daemon's SQLite database. */
 interface ReadOnlyDb {
   prepare(sql: string): { all(...params: unknown[]): unknown[] };
   close(): void;
@@ -84,10 +85,27 @@ export class Invariants {
     this.sim.note(`VIOLATION ${invariant}: ${message}`);
   }
 
-  private db<T>(read: (db: ReadOnlyDb) => T): T {
+  /** A read of the daemons' database (`?` placeholders): the SQLite file read-only, or the PostgreSQL database they share. */
+  private async query<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+    const pg = this.sim.world.pg;
+    if (pg) {
+      let i = 0;
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        return (
+          await client.query(
+            sql.replace(/\?/g, () => `$${++i}`),
+            params,
+          )
+        ).rows as T[];
+      } finally {
+        await client.end();
+      }
+    }
     const db = new openDb(path.join(this.sim.world.env.dataDir, 'coinkeep.db'), { readonly: true, fileMustExist: true });
     try {
-      return read(db);
+      return db.prepare(sql).all(...params) as T[];
     } finally {
       db.close();
     }
@@ -109,12 +127,12 @@ export class Invariants {
   async ledgerVerify(cli = true): Promise<void> {
     this.checks++;
     if (!cli) {
-      const r = await adminRequest(this.sim.world.env.dataDir, 'GET', '/admin/ledger/verify').catch(() => null);
+      const r = await adminRequest(this.sim.world.cli().dataDir, 'GET', '/admin/ledger/verify').catch(() => null);
       if (!r || !this.sim.world.alive() || (r.status === 200 && r.body?.ok)) return;
       this.violate('ledger-verify', `ledger verify: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
       return;
     }
-    const r = await this.sim.world.env.run(['--json', 'ledger', 'verify'], { timeoutMs: 60_000 });
+    const r = await this.sim.world.cli().run(['--json', 'ledger', 'verify'], { timeoutMs: 60_000 });
     if (r.code === 0 && r.json?.ok) return;
     if (!this.sim.world.alive()) return;
     this.violate('ledger-verify', `ledger verify: ${(r.stdout + r.stderr).trim().slice(0, 400)}`);
@@ -128,11 +146,10 @@ export class Invariants {
     for (let attempt = 0; attempt < 3; attempt++) {
       const res = await this.sim.api(m, 'GET', '/v1/balances');
       if (!res || res.status !== 200) return;
-      const rows = this.db((db) =>
-        db
-          .prepare('SELECT coin_id, debits_posted, credits_posted, debits_pending, credits_pending FROM ledger_balances WHERE book = ?')
-          .all(`account:${accountId}`),
-      ) as Array<Record<string, string>>;
+      const rows = await this.query<Record<string, string>>(
+        'SELECT coin_id, debits_posted, credits_posted, debits_pending, credits_pending FROM ledger_balances WHERE book = ?',
+        `account:${accountId}`,
+      );
       const diffs: string[] = [];
       for (const item of res.json.items as Array<{ coin_id: string; available: string; hold: string }>) {
         const row = rows.find((r) => r.coin_id === item.coin_id);
@@ -161,11 +178,10 @@ export class Invariants {
   async frozenUnpaid(): Promise<void> {
     for (const [m, since] of this.sim.frozen) {
       this.checks++;
-      const rows = this.db(
-        (db) =>
-          db
-            .prepare('SELECT id, status, claimed_at FROM withdrawals WHERE account_id = ? AND claimed_at > ?')
-            .all(this.sim.merchants[m]!.accountId, since) as Array<{ id: string; status: string; claimed_at: string }>,
+      const rows = await this.query<{ id: string; status: string; claimed_at: string }>(
+        'SELECT id, status, claimed_at FROM withdrawals WHERE account_id = ? AND claimed_at > ?',
+        this.sim.merchants[m]!.accountId,
+        since,
       );
       for (const r of rows)
         this.violate(
@@ -235,7 +251,7 @@ export class Invariants {
   async reconcile(): Promise<void> {
     this.checks++;
     for (let attempt = 1; ; attempt++) {
-      const r = await this.sim.world.env.run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
+      const r = await this.sim.world.cli().run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
       if (r.code === 0 && r.json?.ok) return;
       // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
       if (!this.sim.world.alive()) return;
@@ -263,9 +279,7 @@ export class Invariants {
     const evmTip = await sim.world.evm.blockNumber();
     const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
     const failedAs = new Map<string, string>();
-    for (const e of this.db(
-      (db) => db.prepare(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`).all() as Array<{ object_id: string; body: string }>,
-    )) {
+    for (const e of await this.query<{ object_id: string; body: string }>(`SELECT object_id, body FROM events WHERE type = 'withdrawal.failed'`)) {
       const reason = (JSON.parse(e.body) as { data?: { withdrawal?: { failure_reason?: string } } }).data?.withdrawal?.failure_reason ?? '';
       if (reason !== SPENT_BY_ANOTHER) failedAs.set(e.object_id, reason);
     }
@@ -367,11 +381,8 @@ export class Invariants {
       if (res?.status !== 200) continue;
       const ids = (res.json.items as Array<{ id: string }>).map((i) => i.id);
       const withEvent = new Set(
-        this.db(
-          (db) =>
-            db.prepare(`SELECT object_id FROM events WHERE type = 'invoice.paid' AND account_id = ?`).all(sim.merchants[m]!.accountId) as Array<{
-              object_id: string;
-            }>,
+        (
+          await this.query<{ object_id: string }>(`SELECT object_id FROM events WHERE type = 'invoice.paid' AND account_id = ?`, sim.merchants[m]!.accountId)
         ).map((r) => r.object_id),
       );
       for (const id of ids) {
@@ -382,11 +393,8 @@ export class Invariants {
     if (!final) return;
     const steady = sim.endpoints.filter((e) => e.behaviour === 'ok' && !sim.flipped.has(e.path));
     for (const e of steady) {
-      const expected = this.db(
-        (db) =>
-          db.prepare('SELECT id FROM events WHERE account_id = ? AND created_at > ?').all(sim.merchants[e.merchant]!.accountId, e.createdAt) as Array<{
-            id: string;
-          }>,
+      const expected = (
+        await this.query<{ id: string }>('SELECT id FROM events WHERE account_id = ? AND created_at > ?', sim.merchants[e.merchant]!.accountId, e.createdAt)
       ).map((r) => r.id);
       const deadline = Date.now() + 20_000;
       let missing: string[] = [];
@@ -438,10 +446,7 @@ export class Invariants {
       return evmTip - Number(receipt.blockNumber) + 1;
     };
     const tolerance = new Map(
-      this.db((db) => db.prepare('SELECT id, tolerance_percent FROM invoices').all() as Array<{ id: string; tolerance_percent: string }>).map((r) => [
-        r.id,
-        r.tolerance_percent,
-      ]),
+      (await this.query<{ id: string; tolerance_percent: string }>('SELECT id, tolerance_percent FROM invoices')).map((r) => [r.id, r.tolerance_percent]),
     );
     const expected = new Map<string, string>();
     const now = Date.now();

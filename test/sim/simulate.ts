@@ -1,6 +1,7 @@
 /**
- * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--shrink R | --no-shrink] [--verbose]`: one simulation (simulator.ts)
- * on fresh local chains and a fresh daemon. Ends with one line, `simulate: seed S, N steps, F faults,
+ * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--shrink R | --no-shrink] [--postgres] [--verbose]`: one simulation
+ * (simulator.ts) on fresh local chains and a fresh daemon on SQLite, or with `--postgres` two daemons
+ * on one fresh PostgreSQL database (the server of docs/testing.md). Ends with one line, `simulate: seed S, N steps, F faults,
  * K invariant checks, V violations`, and exits 1 when V > 0 (the evidence kept, its folder printed).
  */
 import { killAllAnvils } from '../helpers/anvil';
@@ -19,7 +20,7 @@ async function main(): Promise<number> {
   const steps = option('--steps') === undefined ? undefined : Number(option('--steps'));
   const plant = option('--plant');
   if (!Number.isInteger(seed) || (minutes !== undefined && !(minutes > 0)) || (steps !== undefined && !(steps > 0))) {
-    console.error('usage: npm run simulate -- --seed S (--minutes M | --steps N) [--plant NAME]');
+    console.error('usage: npm run simulate -- --seed S (--minutes M | --steps N) [--plant NAME] [--postgres]');
     return 2;
   }
   if (plant !== undefined && !isPlant(plant)) {
@@ -27,15 +28,24 @@ async function main(): Promise<number> {
     return 2;
   }
   const shrink = process.argv.includes('--no-shrink') ? 0 : Number(option('--shrink') ?? 8);
-  const r = await simulate({ seed, minutes: minutes ?? (steps === undefined ? 1 : undefined), maxSteps: steps, plant, shrink, log: (l) => console.log(l) });
+  const r = await simulate({
+    seed,
+    minutes: minutes ?? (steps === undefined ? 1 : undefined),
+    maxSteps: steps,
+    plant,
+    shrink,
+    postgres: process.argv.includes('--postgres'),
+    log: (l) => console.log(l),
+  });
   if (process.argv.includes('--verbose')) for (const line of r.stepList) console.log(line);
   console.log(`ops: ${JSON.stringify(r.opsByKind)}`);
   console.log(`faults: ${JSON.stringify(r.faultsByKind)}`);
+  if (r.requestsByDaemon.length > 1) console.log(`requests by daemon: ${r.requestsByDaemon.join(', ')}`);
   console.log(`${r.seconds} s, ${((r.steps / r.seconds) * 60).toFixed(1)} steps/min`);
   for (const v of r.violations) console.log(`violation at step ${v.step}, ${v.invariant}: ${v.message}`);
   if (r.shortest)
     console.log(`shortest failing prefix: the first ${r.shortest.steps} steps (${r.shortest.violation.invariant}; ${r.shortest.replays} replays)`);
-  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, shortest-prefix.txt, daemon-N.log, data-dir.txt)`);
+  if (r.keptAt) console.log(`kept: ${r.keptAt} (seed.txt, steps.txt, violations.txt, shortest-prefix.txt, daemon-N.log or daemon-N-dK.log, data-dir.txt)`);
   console.log(`simulate: seed ${r.seed}, ${r.steps} steps, ${r.faults} faults, ${r.checks} invariant checks, ${r.violations.length} violations`);
   return r.violations.length > 0 ? 1 : 0;
 }

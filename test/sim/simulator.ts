@@ -21,7 +21,7 @@ import { Invariants, type Violation } from './invariants';
 import type { PlantName } from './planted-bugs';
 import type { PayoutCheckpoint } from '../../src/payouts/payout-worker';
 import { RealOtp } from '../helpers/cli-otp';
-import { World, type SimCoin, type SimMerchant } from './world';
+import { World, type SimCoin, type SimDaemon, type SimMerchant } from './world';
 import { units } from '../integration/payouts/tron-payout-fixture';
 
 export interface SimOptions {
@@ -31,6 +31,8 @@ export interface SimOptions {
   /** Stop after this many steps. */
   maxSteps?: number;
   plant?: PlantName;
+  /** Two daemons on one fresh PostgreSQL database (`--postgres`) instead of one on SQLite. */
+  postgres?: boolean;
   merchants?: number;
   /** A full (quiet) check every this many steps. */
   quietEvery?: number;
@@ -62,6 +64,8 @@ export interface SimResult {
   seconds: number;
   /** The step list, as kept on a violation. */
   stepList: string[];
+  /** How many requests each daemon was sent (one entry on SQLite). */
+  requestsByDaemon: number[];
   /** The shortest prefix of the steps found failing the first violation's invariant (with `shrink`). */
   shortest: { steps: number; violation: Violation; stepList: string[]; replays: number } | null;
 }
@@ -174,7 +178,8 @@ export class Simulation {
   readonly opsByKind: Record<string, number> = {};
   private clients: SignedClient[] = [];
   private pausedUntil = -1;
-  private crashAt: PayoutCheckpoint | null = null;
+  /** Which daemon a request goes to and a kill hits (a generator of its own: the steps of a seed are the same on one daemon or two). */
+  private readonly daemonRng: SeededRandom;
   /** Frozen merchants, with the time the freeze was answered (no claim of theirs may come later). */
   readonly frozen = new Map<number, string>();
   /** Every secret a merchant's key had (rotations), for the log check. */
@@ -195,6 +200,8 @@ export class Simulation {
     readonly opts: SimOptions,
   ) {
     this.rng = new SeededRandom(opts.seed);
+    this.daemonRng = new SeededRandom(opts.seed ^ 0x5bd1e995);
+    this.clients = world.merchants.map((m) => signerOf(m));
     for (const f of world.funding)
       this.invoices.push({
         ...f,
@@ -217,34 +224,39 @@ export class Simulation {
     this.faultsByKind[kind] = (this.faultsByKind[kind] ?? 0) + 1;
   }
 
-  async restart(crashAt?: PayoutCheckpoint): Promise<void> {
-    await this.world.kill();
-    this.crashAt = crashAt ?? null;
-    await this.world.startDaemon(crashAt);
-    this.clients = this.merchants.map((m) => new SignedClient(this.world.url, m.keyId, m.secret));
+  async restart(d: SimDaemon, crashAt?: PayoutCheckpoint): Promise<void> {
+    await this.world.kill(d);
+    await this.world.startDaemon(d, crashAt);
   }
 
   /** A daemon that killed itself at its payout checkpoint (a fault) or died on its own (a violation) is started again. */
   async reviveIfGone(): Promise<void> {
-    if (this.world.alive()) return;
-    this.fault(this.crashAt ? `self_kill_at_${this.crashAt}` : 'daemon_died');
-    this.note(`daemon gone (${this.crashAt ? `killed itself at ${this.crashAt}` : 'died'}): restart`);
-    if (!this.crashAt) this.invariants.violate('daemon-alive', 'the daemon exited on its own');
-    else {
-      // Down for a block: the chain moves on while the daemon is away.
-      await this.world.btc.mine(1);
-      this.note('mine 1 on bcoin while the daemon is down');
+    for (const d of this.world.daemons) {
+      if (this.world.alive(d)) continue;
+      const who = this.world.label(d);
+      this.fault(d.crashAt ? `self_kill_at_${d.crashAt}` : 'daemon_died');
+      this.note(`${who} gone (${d.crashAt ? `killed itself at ${d.crashAt}` : 'died'}): restart`);
+      if (!d.crashAt) this.invariants.violate('daemon-alive', `${who} exited on its own`);
+      else {
+        // Down for a block: the chain moves on while the daemon is away.
+        await this.world.btc.mine(1);
+        this.note(`mine 1 on bcoin while ${who} is down`);
+      }
+      await this.restart(d);
     }
-    await this.restart();
   }
 
-  /** A signed request of merchant `m`: null when the daemon could not be reached (a kill in flight). */
-  async api(m: number, method: 'GET' | 'POST' | 'PATCH', target: string, body?: unknown): Promise<ApiResponse | null> {
+  /** A signed request of merchant `m` to daemon `on` (by default one the seed picks): null when it could not be reached (a kill in flight). */
+  async api(m: number, method: 'GET' | 'POST' | 'PATCH', target: string, body?: unknown, on?: SimDaemon): Promise<ApiResponse | null> {
     let res: ApiResponse;
+    const d = on ?? this.world.pickDaemon(this.daemonRng);
+    d.requests++;
+    const base = d.url;
     for (let attempt = 0; ; attempt++) {
       try {
-        const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
-        res = await this.clients[m]!.request(method, target, { body: body === undefined ? undefined : JSON.stringify(body), headers });
+        const text = body === undefined ? undefined : JSON.stringify(body);
+        const headers: Record<string, string> = text === undefined ? {} : { 'Content-Type': 'application/json' };
+        res = await call(base, target, { method, headers: { ...this.clients[m]!.headers(method, target, text), ...headers }, body: text });
         break;
       } catch (err) {
         const msg = (err as Error).message;
@@ -346,7 +358,7 @@ export class Simulation {
     const quietEvery = this.opts.quietEvery ?? 25;
     this.chainView = new BtcChainView(this.world.btc, this.world.fundedFrom);
     this.invariants = new Invariants(this);
-    await this.restart();
+    await Promise.all(this.world.daemons.map((d) => this.restart(d)));
     while (this.stepNo < maxSteps && Date.now() < deadline) {
       this.stepNo++;
       await this.reviveIfGone();
@@ -384,6 +396,7 @@ export class Simulation {
       violations: this.invariants.violations,
       keptAt: null,
       stepList: this.steps,
+      requestsByDaemon: this.world.daemons.map((d) => d.requests),
       shortest: null,
       seconds: Math.round((Date.now() - t0) / 1000),
     };
@@ -520,7 +533,9 @@ export class Simulation {
         if (this.invoices.length === 0) return;
         const inv = rng.pick(this.invoices);
         try {
-          const res = await call(this.world.url, `/pay/${inv.id}/status`);
+          const d = this.world.pickDaemon(this.daemonRng);
+          d.requests++;
+          const res = await call(d.url, `/pay/${inv.id}/status`);
           if (res.status >= 500) this.invariants.violate('no-500', `GET /pay/${inv.id}/status answered ${res.status}`);
           this.note(`page status ${inv.id} → ${res.status} ${res.json?.status ?? ''}`);
         } catch (err) {
@@ -528,25 +543,29 @@ export class Simulation {
         }
         return;
       }
-      case 'kill9':
-        this.note('kill -9, restart');
-        return this.restart();
+      case 'kill9': {
+        const d = this.world.pickDaemon(this.daemonRng);
+        this.note(`kill -9 of ${this.world.label(d)}, restart`);
+        return this.restart(d);
+      }
       case 'kill9_mid_request': {
         const delay = rng.int(0, 250);
-        this.note(`kill -9 ${delay} ms into a withdrawal`);
+        const d = this.world.pickDaemon(this.daemonRng);
+        this.note(`kill -9 of ${this.world.label(d)} ${delay} ms into a withdrawal`);
         const to = this.payee();
         const amount = `0.${String(rng.int(10, 300)).padStart(5, '0')}`;
-        const pending = this.api(m, 'POST', '/v1/withdrawals', { coin_id: this.btc.id, amount, to_address: to });
+        const pending = this.api(m, 'POST', '/v1/withdrawals', { coin_id: this.btc.id, amount, to_address: to }, d);
         await sleep(delay);
-        await this.world.kill();
+        await this.world.kill(d);
         const res = await pending;
         this.withdrawals.push({ id: res?.status === 201 ? res.json.id : '', merchant: m, to, coin: this.btc, amount });
-        return this.restart();
+        return this.restart(d);
       }
       case 'restart_crash_at_checkpoint': {
         const at = rng.pick(this.opts.checkpoints ?? (['signed', 'stored', 'sent'] as const));
-        this.note(`restart with a daemon that kills itself at payout checkpoint ${at}`);
-        return this.restart(at);
+        const d = this.world.pickDaemon(this.daemonRng);
+        this.note(`restart ${this.world.label(d)} as one that kills itself at payout checkpoint ${at}`);
+        return this.restart(d, at);
       }
       case 'reorg_btc': {
         const depth = rng.int(1, 3);
@@ -602,7 +621,7 @@ export class Simulation {
       case 'freeze': {
         if (this.frozen.has(m)) return;
         const mer = this.merchants[m]!;
-        const r = await this.world.env.run(['--json', 'account', 'freeze', '--account', mer.accountId, '--as', mer.owner], { timeoutMs: 60_000 });
+        const r = await this.world.cli().run(['--json', 'account', 'freeze', '--account', mer.accountId, '--as', mer.owner], { timeoutMs: 60_000 });
         this.note(`freeze m${m} → ${r.code === 0 ? r.json?.account?.status : `exit ${r.code} ${(r.stdout + r.stderr).trim().slice(0, 200)}`}`);
         if (r.code === 0) this.frozen.set(m, new Date().toISOString());
         return;
@@ -619,7 +638,7 @@ export class Simulation {
   /** The operator unfreezes merchant `m` (after the frozen check had its last look). */
   async unfreeze(m: number): Promise<void> {
     await this.invariants.frozenUnpaid();
-    const r = await this.world.env.run(['--json', 'account', 'unfreeze', '--account', this.merchants[m]!.accountId], { timeoutMs: 60_000 });
+    const r = await this.world.cli().run(['--json', 'account', 'unfreeze', '--account', this.merchants[m]!.accountId], { timeoutMs: 60_000 });
     this.note(`unfreeze m${m} → ${r.code === 0 ? r.json?.account?.status : `exit ${r.code} ${(r.stdout + r.stderr).trim().slice(0, 200)}`}`);
     if (r.code === 0) this.frozen.delete(m);
   }
@@ -630,14 +649,16 @@ export class Simulation {
     const mer = this.merchants[m]!;
     for (let attempt = 0; attempt < 3; attempt++) {
       const otp = await this.otps[m]!.next();
-      const r = await this.world.env.run(['--json', 'keys', 'rotate', '--account', mer.accountId, '--as', mer.owner, '--otp', otp, '--yes', mer.keyId], {
+      const r = await this.world.cli().run(['--json', 'keys', 'rotate', '--account', mer.accountId, '--as', mer.owner, '--otp', otp, '--yes', mer.keyId], {
         timeoutMs: 60_000,
       });
       const secret = r.code === 0 ? (r.json?.key?.secret as string | undefined) : undefined;
       if (secret) {
+        // Several daemons cache a key 2 s (docs/decisions.md): the others take the new secret within that; the old one stays valid meanwhile.
+        if (this.world.daemons.length > 1) await sleep(2100);
         this.oldSecrets.push(mer.secret);
         mer.secret = secret;
-        this.clients[m] = new SignedClient(this.world.url, mer.keyId, mer.secret);
+        this.clients[m] = signerOf(mer);
         this.note(`rotate key of m${m} → new secret …${secret.slice(-4)}`);
         return;
       }
@@ -742,9 +763,14 @@ export class Simulation {
   }
 }
 
-/** Runs one simulation on fresh chains and a fresh daemon; keeps the evidence when a violation happened. */
+/** What signs merchant `m`'s requests (with the key's secret now): each request names the daemon it goes to. */
+function signerOf(m: SimMerchant): SignedClient {
+  return new SignedClient('http://127.0.0.1', m.keyId, m.secret);
+}
+
+/** Runs one simulation on fresh chains and a fresh daemon (two on PostgreSQL); keeps the evidence when a violation happened. */
 export async function simulate(opts: SimOptions): Promise<SimResult> {
-  const world = await World.start({ merchants: opts.merchants ?? 3, plant: opts.plant });
+  const world = await World.start({ merchants: opts.merchants ?? 3, plant: opts.plant, postgres: opts.postgres });
   const sim = new Simulation(world, opts);
   let result: SimResult;
   try {
@@ -766,10 +792,14 @@ export async function simulate(opts: SimOptions): Promise<SimResult> {
     writeFileSync(path.join(world.dir, 'seed.txt'), `${opts.seed}${opts.plant ? ` (planted: ${opts.plant})` : ''}\n`);
     writeFileSync(path.join(world.dir, 'steps.txt'), sim.steps.join('\n') + '\n');
     writeFileSync(path.join(world.dir, 'violations.txt'), result.violations.map((v) => `#${v.step} ${v.invariant}: ${v.message}`).join('\n') + '\n');
-    writeFileSync(path.join(world.dir, 'data-dir.txt'), `${world.env.dir}\n`);
+    writeFileSync(
+      path.join(world.dir, 'data-dir.txt'),
+      world.daemons.map((d) => `${d.env.dir}\n`).join('') + (world.pg ? `database (kept): ${world.pg.url}\n` : ''),
+    );
     result.keptAt = world.dir;
   } else {
-    await world.env.cleanup();
+    for (const d of world.daemons) await d.env.cleanup();
+    await world.pg?.drop();
     rmSync(world.dir, { recursive: true, force: true });
   }
   return result;

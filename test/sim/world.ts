@@ -5,8 +5,10 @@
  * anvil and bcoin are), and the daemon reaches anvil through the provider emulator
  * (test/helpers/evm-provider.ts), whose faults the simulator turns on and off. The merchants are made before the first start by the daemon in this
  * process on the same data dir (as the crash tests do), each a verified account with a withdraw key.
+ * With `postgres` the database is a fresh PostgreSQL one and two such daemons run on it, each with
+ * its own data dir (config, admin socket, pid file, log) and the same master and signer keys.
  */
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { coinId } from '../../src/catalog/coins';
@@ -29,6 +31,10 @@ import type { PlantName } from './planted-bugs';
 import { EvmProvider } from '../helpers/evm-provider';
 import { TronNode } from '../helpers/tron-node';
 import { STATION_TRX, tronEntry, units } from '../integration/payouts/tron-payout-fixture';
+import type { SeededRandom } from '../helpers/seeded-random';
+import { masterKeyPath } from '../../src/db/seal';
+import { signerKeyPath } from '../../src/wallet/signer-process/vault';
+import { createPostgres, type PostgresDatabase } from '../helpers/pg-database';
 
 const SIM_DAEMON = path.join(PROJECT_ROOT, 'dist', 'test', 'sim', 'sim-daemon.js');
 export const EVM_CONFIRMATIONS = 3;
@@ -55,9 +61,21 @@ export interface SimMerchant {
   ownerTotp: string;
 }
 
+/** One daemon of the run: its own data dir and config (env), the run of it now, and the checkpoint that run kills itself at. */
+export interface SimDaemon {
+  /** 1 or 2: how the step list names it. */
+  readonly n: number;
+  readonly env: CliEnv;
+  running: Running | null;
+  url: string;
+  crashAt: PayoutCheckpoint | null;
+  /** The simulation's requests sent to it (API and page). */
+  requests: number;
+}
+
 export class World {
-  daemon: Running | null = null;
-  url = '';
+  /** The daemons: one on SQLite, two on one PostgreSQL database. */
+  readonly daemons: SimDaemon[];
   /** How many times a daemon was started; its log goes to daemon-N.log in the run's folder. */
   starts = 0;
   /** The Tron node stand-in (in this process): blocks only when a step mines them. */
@@ -88,9 +106,16 @@ export class World {
       name?: SimCoin['name'];
     }>,
     private readonly plant: PlantName | undefined,
-  ) {}
+    /** The PostgreSQL database both daemons share (null: each run on its own SQLite file). */
+    readonly pg: PostgresDatabase | null,
+    /** What every daemon child gets in its environment (the shared keys under PostgreSQL). */
+    private readonly childEnv: Record<string, string>,
+    second: CliEnv | null,
+  ) {
+    this.daemons = [env, ...(second ? [second] : [])].map((e, i) => ({ n: i + 1, env: e, running: null, url: '', crashAt: null, requests: 0 }));
+  }
 
-  static async start(opts: { merchants: number; plant?: PlantName }): Promise<World> {
+  static async start(opts: { merchants: number; plant?: PlantName; postgres?: boolean }): Promise<World> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-sim-'));
     const btc = await startBcoin();
     // The daemon reaches bcoin through a proxy that can lose a broadcast's answer (a node answering "unknown").
@@ -113,7 +138,14 @@ export class World {
     ];
     // TRX has a rate too: a Tron token withdrawal's network fee is priced in TRX and reserved in the coin withdrawn.
     const rates = { sources: [{ ...RATES.sources[0]!, rates: { ...RATES.sources[0]!.rates, TRX: { USD: '0.25', EUR: '0.23' } } }] };
-    const overrides = { chains, rates, payouts: { batch_window_seconds: 0, replace_after_blocks: 3 }, log_level: 'info' };
+    const pg = opts.postgres ? await createPostgres() : null;
+    const overrides = {
+      chains,
+      rates,
+      payouts: { batch_window_seconds: 0, replace_after_blocks: 3 },
+      log_level: 'info',
+      ...(pg ? { database: { url: pg.url } } : {}),
+    };
     const env = new CliEnv(overrides);
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
@@ -197,6 +229,14 @@ export class World {
     } finally {
       await setup.stop();
     }
+    // The second daemon opens what the first sealed: both get the keys the setup made in the first's data dir.
+    const second = pg ? new CliEnv(overrides) : null;
+    const childEnv: Record<string, string> = pg
+      ? {
+          COINKEEP_MASTER_KEY: readFileSync(masterKeyPath(env.dataDir), 'utf8').trim(),
+          COINKEEP_SIGNER_KEY: readFileSync(signerKeyPath(env.dataDir), 'utf8').trim(),
+        }
+      : {};
     const coins: SimCoin[] = [
       { id: coinId('bitcoin', 'native'), ticker: 'BTC', name: 'BTC', network: 'bitcoin', decimals: 8, confirmations: BTC_CONFIRMATIONS },
       { id: coinId('ethereum', 'native'), ticker: 'ETH', name: 'ETH', network: 'ethereum', decimals: 18, confirmations: EVM_CONFIRMATIONS },
@@ -204,52 +244,74 @@ export class World {
       { id: coinId('tron', 'native'), ticker: 'TRX', name: 'TRX', network: 'tron', decimals: 6, confirmations: TRON_CONFIRMATIONS },
       { id: coinId('tron', tron.usdt), ticker: 'USDT', name: 'USDT-TRC20', network: 'tron', decimals: 6, confirmations: TRON_CONFIRMATIONS },
     ];
-    const world = new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant);
+    const world = new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant, pg, childEnv, second);
     world.tron = tron;
     world.evmProvider = evmProvider;
     return world;
   }
 
-  /** Starts the daemon (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
-  async startDaemon(crashAt?: PayoutCheckpoint): Promise<void> {
+  /** Starts daemon `d` (optionally one that kills itself at a payout checkpoint); resolves once it serves. */
+  async startDaemon(d: SimDaemon, crashAt?: PayoutCheckpoint): Promise<void> {
     const args = [...(crashAt ? ['--crash-at', crashAt] : []), ...(this.plant ? ['--plant', this.plant] : [])];
-    const running = this.env.spawn(SIM_DAEMON, args);
+    const running = d.env.spawn(SIM_DAEMON, args, { env: this.childEnv });
     const n = ++this.starts;
-    running.child.once('exit', () => this.saveLog(n, running));
-    this.daemon = running;
+    // Two daemons: daemon-N-dK.log, the Nth start, of daemon K.
+    const name = this.daemons.length === 1 ? `daemon-${n}` : `daemon-${n}-d${d.n}`;
+    running.child.once('exit', () => this.saveLog(name, running));
+    d.running = running;
+    d.crashAt = crashAt ?? null;
     const startedAt = Date.now();
-    this.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
+    d.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
     // After a crash the daemon refuses every signature stamped up to the second it started in.
     await pastStartSecond(startedAt);
   }
 
-  alive(): boolean {
-    return this.daemon !== null && this.daemon.child.exitCode === null && this.daemon.child.signalCode === null;
+  /** Whether daemon `d` runs; without `d`, whether every daemon does. */
+  alive(d?: SimDaemon): boolean {
+    if (!d) return this.daemons.every((x) => this.alive(x));
+    return d.running !== null && d.running.child.exitCode === null && d.running.child.signalCode === null;
   }
 
-  /** kill -9 of the daemon; resolves once it is gone. */
-  async kill(): Promise<void> {
-    const d = this.daemon;
-    if (!d) return;
-    if (this.alive()) d.child.kill('SIGKILL');
-    await d.exited;
+  /** kill -9 of daemon `d`; resolves once it is gone. */
+  async kill(d: SimDaemon): Promise<void> {
+    const r = d.running;
+    if (!r) return;
+    if (this.alive(d)) r.child.kill('SIGKILL');
+    await r.exited;
   }
 
-  /** Every log line the daemons wrote so far (the running one's included). */
+  /** A daemon chosen by `rng` (which it leaves untouched when there is one): the one chosen if it runs, else one that runs. */
+  pickDaemon(rng: SeededRandom): SimDaemon {
+    if (this.daemons.length === 1) return this.daemons[0]!;
+    const picked = this.daemons[rng.int(0, this.daemons.length - 1)]!;
+    return this.alive(picked) ? picked : (this.daemons.find((x) => this.alive(x)) ?? picked);
+  }
+
+  /** The CLI of a running daemon (the first one's when it runs): it reaches that daemon's admin socket, the database is the same. */
+  cli(): CliEnv {
+    return (this.daemons.find((d) => this.alive(d)) ?? this.daemons[0]!).env;
+  }
+
+  /** How the step list names daemon `d` (nothing when it is the only one). */
+  label(d: SimDaemon): string {
+    return this.daemons.length === 1 ? 'the daemon' : `daemon ${d.n}`;
+  }
+
+  /** Every log line the daemons wrote so far (the running ones' included). */
   logs(): string[] {
-    return this.logTexts.concat(this.daemon && this.alive() ? [this.daemon.stdout + this.daemon.stderr] : []);
+    return this.logTexts.concat(this.daemons.filter((d) => this.alive(d)).map((d) => d.running!.stdout + d.running!.stderr));
   }
 
   private readonly logTexts: string[] = [];
 
-  private saveLog(n: number, r: Running): void {
+  private saveLog(name: string, r: Running): void {
     const text = r.stdout + r.stderr;
     this.logTexts.push(text);
-    appendFileSync(path.join(this.dir, `daemon-${n}.log`), text);
+    appendFileSync(path.join(this.dir, `${name}.log`), text);
   }
 
   async stop(): Promise<void> {
-    if (this.alive()) await this.daemon!.stop('SIGTERM');
+    for (const d of this.daemons) if (this.alive(d)) await d.running!.stop('SIGTERM');
     await this.sink.close();
     await this.btcProxy.close();
     await this.btc.kill();

@@ -77,3 +77,25 @@ for (const seed of [20261128, 20261129]) {
     t.true(r.faults > 0);
   });
 }
+
+/**
+ * `--postgres`: two daemons on one fresh PostgreSQL database, the requests spread over both, the
+ * kills (made frequent here) hitting one while the other serves. Kept short: the clean seeds above
+ * are the long runs.
+ */
+test('PostgreSQL, two daemons on one database: a short fixed seed, requests and kills spread over both, every invariant holds', async (t) => {
+  t.timeout(300_000);
+  const emphasis = { kill9: 6, kill9_mid_request: 6 };
+  const r = await inLane(() => simulate({ seed: 20261130, maxSteps: 15, quietEvery: 100, postgres: true, keep: false, emphasis }));
+  t.log(`${line(r)}; requests by daemon ${r.requestsByDaemon.join(', ')}`);
+  t.deepEqual(
+    r.violations.map((v) => `#${v.step} ${v.invariant}: ${v.message}`),
+    [],
+  );
+  t.is(r.requestsByDaemon.length, 2);
+  t.true(
+    r.requestsByDaemon.every((n) => n > 0),
+    'both daemons served',
+  );
+  t.true((r.faultsByKind.kill9 ?? 0) + (r.faultsByKind.kill9_mid_request ?? 0) > 0, JSON.stringify(r.faultsByKind));
+});
