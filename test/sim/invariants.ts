@@ -42,6 +42,7 @@ export type InvariantName =
   | 'paid-once'
   | 'completed-when-confirmed'
   | 'failed-not-mined'
+  | 'broadcast-held'
   | 'invoice-status'
   | 'frozen-no-payout'
   | 'balances-match-ledger'
@@ -241,6 +242,7 @@ export class Invariants {
     await this.ledgerVerify();
     // The withdrawals against the chain before reconcile: a payout's bug is named by the invariant it breaks, not only by the books it moves.
     await this.withdrawalsOnChain();
+    await this.broadcastHeld();
     await this.reconcile();
     await this.events(final);
     await this.invoiceStatuses();
@@ -308,6 +310,50 @@ export class Invariants {
       if (told !== undefined && status !== 'failed' && chain.times > 0)
         this.violate('failed-not-mined', `withdrawal ${w.id} was failed ("${told}") and its payee was paid ${chain.paid} (now ${status})`);
     }
+  }
+
+  /**
+   * Once the chains are quiet, a withdrawal still `broadcast` is waiting for a block, nothing else:
+   * its transaction is in bcoin's mempool or on the best chain short of the confirmations (the
+   * daemon hands one that left the mempool to the node again, and the harness's reorganisations put
+   * every transaction back as Bitcoin Core does, so none loses its inputs: `broadcast-held`), and
+   * one with the confirmations on any chain is `completed` (`completed-when-confirmed`). The daemon
+   * gets a few seconds to scan the blocks just mined and to send a replacement it just signed.
+   */
+  async broadcastHeld(): Promise<void> {
+    const sim = this.sim;
+    const deadline = Date.now() + 20_000;
+    let found: Array<{ invariant: InvariantName; message: string }> = [];
+    for (;;) {
+      // A daemon that killed itself at a payout checkpoint moves nothing: the next quiet check asks again.
+      if (!sim.world.alive()) return;
+      found = [];
+      const { tip, byAddress, mined } = await sim.chainView.payments();
+      const pool = new Set(await sim.world.btc.mempool());
+      const evmTip = await sim.world.evm.blockNumber();
+      const listed = await Promise.all(sim.merchants.map((_, m) => sim.withdrawalsOf(m)));
+      for (const w of sim.withdrawals) {
+        const now = w.id ? listed[w.merchant]?.get(w.id) : undefined;
+        if (now?.status !== 'broadcast' || !now.txid) continue;
+        const chain =
+          w.coin.ticker === 'BTC'
+            ? this.btcPicture(w, now.txid, tip, byAddress, mined)
+            : w.coin.network === 'tron'
+              ? this.tronPicture(w, now.txid)
+              : await this.evmPicture(w, now.txid, evmTip);
+        if (chain.txDeep)
+          found.push({ invariant: 'completed-when-confirmed', message: `withdrawal ${w.id} is broadcast, its transaction ${now.txid} ${chain.txState}` });
+        else if (w.coin.ticker === 'BTC' && !chain.txMined && !pool.has(now.txid))
+          found.push({
+            invariant: 'broadcast-held',
+            message: `withdrawal ${w.id} is broadcast, its transaction ${now.txid} neither in bcoin's mempool nor on the best chain`,
+          });
+      }
+      if (found.length === 0 || Date.now() > deadline) break;
+      await sleep(1000);
+    }
+    this.checks++;
+    for (const f of found) this.violate(f.invariant, f.message);
   }
 
   /** What bcoin's best chain shows of a withdrawal: the transactions paying its payee, and its own txid's depth. */

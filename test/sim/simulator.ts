@@ -570,10 +570,8 @@ export class Simulation {
       case 'reorg_btc': {
         const depth = rng.int(1, 3);
         const tip = await this.world.btc.height();
-        const hash = await this.world.btc.rpc.call<string>('getblockhash', [tip - depth + 1]);
-        await this.world.btc.invalidateBlock(hash);
-        await this.world.btc.mine(depth + 1);
-        this.note(`reorg btc depth ${depth} at ${tip - depth + 1}`);
+        const back = await this.world.reorgBtc(depth);
+        this.note(`reorg btc depth ${depth} at ${tip - depth + 1} (${back} transaction(s) back in the mempool)`);
         return;
       }
       case 'reorg_evm': {

@@ -10,6 +10,7 @@
  */
 import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { Block, Transaction } from 'bitcoinjs-lib';
 import path from 'node:path';
 import { coinId } from '../../src/catalog/coins';
 import { anvilChainEntry } from '../../src/dev/anvil';
@@ -264,6 +265,44 @@ export class World {
     d.url = (await running.waitFor(/"api_url":"(http:\/\/127\.0\.0\.1:\d+)"/, 90_000))[1]!;
     // After a crash the daemon refuses every signature stamped up to the second it started in.
     await pastStartSecond(startedAt);
+  }
+
+  /**
+   * A reorganisation of `depth` blocks on bcoin, as Bitcoin Core makes one: the blocks are taken out
+   * (`invalidateblock`), their transactions and the mempool's go back to the mempool, and a longer
+   * branch is mined. bcoin's `invalidateblock` empties its mempool and keeps none of the blocks'
+   * transactions: left alone, it would erase the merchants' funding payments (a reorganisation at
+   * the funding block) and every payout spending them for good, which no real reorganisation does.
+   * Returns how many transactions went back to the mempool.
+   */
+  async reorgBtc(depth: number): Promise<number> {
+    const rpc = this.btc.rpc;
+    const tip = await this.btc.height();
+    const raws: string[] = [];
+    for (let h = tip - depth + 1; h <= tip; h++) {
+      const block = Block.fromHex(await rpc.call<string>('getblock', [await rpc.call<string>('getblockhash', [h]), false]));
+      for (const tx of (block.transactions ?? []).slice(1)) raws.push(tx.toHex());
+    }
+    for (const txid of await this.btc.mempool()) {
+      const [got] = await rpc.batch([{ method: 'getrawtransaction', params: [txid, false] }]);
+      if (got!.ok) raws.push(got!.result as string);
+    }
+    await this.btc.invalidateBlock(await rpc.call<string>('getblockhash', [tip - depth + 1]));
+    // Parents before children; one bcoin refuses (a conflict) is left out, as Core would leave it.
+    const txids = new Set<string>();
+    for (const raw of raws) {
+      const [sent] = await rpc.batch([{ method: 'sendrawtransaction', params: [raw] }]);
+      if (sent!.ok) txids.add(Transaction.fromHex(raw).getId());
+    }
+    // bcoin answers sendrawtransaction before its mempool has the transaction: a block mined at once would leave it out.
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const pool = new Set(await this.btc.mempool());
+      if ([...txids].every((t) => pool.has(t)) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await this.btc.mine(depth + 1);
+    return txids.size;
   }
 
   /** Whether daemon `d` runs; without `d`, whether every daemon does. */
