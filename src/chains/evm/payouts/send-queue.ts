@@ -4,7 +4,7 @@ import { erc20TransferData } from '../erc20';
 import type { ChainConfig } from '../../../config/schema';
 import type { Sealer } from '../../../db/seal';
 import { cells } from '../../../db/sealed-values';
-import { placeholder, rawQuery } from '../../../db/raw';
+import { inList, placeholder, rawQuery } from '../../../db/raw';
 import type { Store } from '../../../db/store';
 import { iso, type Clock } from '../../../shared/clock';
 import { newTimeOrderedId } from '../../../shared/ids';
@@ -325,7 +325,7 @@ export class EvmSendQueue {
       if ('txid' in result) continue;
       if (UNREACHED.test(result.error)) continue;
       // Ours already? (broadcast before a restart, and mined or waiting since)
-      const mined = (await node.receipts(candidatesOf(row), signal)).some((r) => r !== null);
+      const mined = (await node.receipts(candidatesOf(row), signal)).some((r) => r !== null) || (await this.seenMined([row])).has(row.id);
       const status = mined ? null : await node.sentStatus(row, signal);
       if (mined || status?.state === 'mempool') {
         await store.write((em) => updateSend(em, row, { status: 'broadcast', sent_height: tip.height, updated_at: iso(this.deps.clock.now()) }));
@@ -477,8 +477,12 @@ export class EvmSendQueue {
     if (conflicted.length > 0) {
       // Mined since the receipts were read (an earlier candidate, say): the next pass sees it.
       const late = await this.receiptsOf(conflicted, signal);
+      const scanned = await this.seenMined(conflicted);
       for (const [i, row] of conflicted.entries()) {
         if (late[i]!.some((c) => c.receipt !== null)) continue;
+        // The chain core saw one of its candidates in a block: the nonce is its own, and the node's
+        // lookups by hash do not know it (a provider's backend behind, its index lost). Kept.
+        if (scanned.has(row.id)) continue;
         // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
         // then a restart before it was sent), which the latest replaces, or by another transaction.
         // A node that cannot answer now (rate limited, busy, unreachable) said nothing of it.
@@ -584,6 +588,26 @@ export class EvmSendQueue {
     if (!(await updateSend(em, row, patch))) return;
     await this.owner(row).onUnmined?.(em, { ...row, ...patch, succeeded: row.succeeded });
     this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
+  }
+
+  /**
+   * The ids of `rows` one of whose candidates the chain core has seen in a block of the chain and
+   * not reorganised away (an outgoing transfer of the sender): mined, whatever the node's lookups by
+   * hash answer (null from a backend behind the one that served the block, or one that lost its
+   * index), as the payout rail reads a payout's fate (payoutEvidence).
+   */
+  private async seenMined(rows: readonly EvmSendRow[]): Promise<Set<string>> {
+    const byTxid = new Map(rows.flatMap((r) => candidatesOf(r).map((txid) => [txid, r.id] as const)));
+    if (byTxid.size === 0) return new Set();
+    const em = this.deps.store.read;
+    const ours = inList(em, [...byTxid.keys()], 2);
+    const found = await rawQuery<{ txid: string }>(
+      em,
+      `SELECT DISTINCT txid FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND txid ${ours.sql} AND direction = 'outgoing' ` +
+        `AND status <> 'reverted' AND block_height IS NOT NULL`,
+      [this.chainId, ...ours.params],
+    );
+    return new Set(found.flatMap((f) => byTxid.get(f.txid) ?? []));
   }
 
   /** A stored row with its signed bytes opened. */
