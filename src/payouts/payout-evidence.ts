@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { inList, placeholder, rawQuery } from '../db/raw';
+import { minedOwnSpends } from '../chains/own-spends';
 import type { SpendKey } from './rail';
 
 /** A candidate of a payout in a block the chain core scanned. */
@@ -31,16 +32,11 @@ export async function payoutEvidence(em: EntityManager, chainId: string, txids: 
   const p = (i: number) => placeholder(em, i);
   const [cursor] = await rawQuery<{ height: number | string }>(em, `SELECT height FROM chain_cursors WHERE chain_id = ${p(1)}`, [chainId]);
   const scanned = cursor ? Number(cursor.height) : null;
-  const ours = inList(em, txids, 2);
-  const [mined] = await rawQuery<{ txid: string; block_height: number | string }>(
-    em,
-    `SELECT txid, block_height FROM chain_transfers WHERE chain_id = ${p(1)} AND txid ${ours.sql} AND direction = 'outgoing' ` +
-      `AND status <> 'reverted' AND block_height IS NOT NULL ORDER BY block_height LIMIT 1`,
-    [chainId, ...ours.params],
-  );
+  // The lowest block a candidate is in (two candidates in blocks only across a reorganisation).
+  const [mined] = [...(await minedOwnSpends(em, chainId, txids)).entries()].sort((a, b) => a[1] - b[1]);
   if (mined) {
-    const height = Number(mined.block_height);
-    return { mined: { txid: mined.txid, height, confirmations: scanned === null ? 1 : Math.max(1, scanned - height + 1) }, rival: null, scanned };
+    const [txid, height] = mined;
+    return { mined: { txid, height, confirmations: scanned === null ? 1 : Math.max(1, scanned - height + 1) }, rival: null, scanned };
   }
   return { mined: null, rival: key === null ? null : await rivalOf(em, chainId, txids, key), scanned };
 }

@@ -52,6 +52,19 @@ export interface SimCoin {
   confirmations: number;
 }
 
+/** A paid invoice a merchant starts the run with. */
+export interface SimFunding {
+  merchant: number;
+  ticker: SimCoin['ticker'];
+  id: string;
+  address: string;
+  due: string;
+  ttl: string;
+  txid: string;
+  /** The coin's name among the run's coins where the ticker is not enough (`USDT-TRC20`). */
+  name?: SimCoin['name'];
+}
+
 export interface SimMerchant {
   accountId: string;
   keyId: string;
@@ -96,16 +109,7 @@ export class World {
     readonly coins: SimCoin[],
     readonly merchants: SimMerchant[],
     /** The paid Bitcoin invoices each merchant starts with. */
-    readonly funding: Array<{
-      merchant: number;
-      ticker: SimCoin['ticker'];
-      id: string;
-      address: string;
-      due: string;
-      ttl: string;
-      txid: string;
-      name?: SimCoin['name'];
-    }>,
+    readonly funding: SimFunding[],
     private readonly plant: PlantName | undefined,
     /** The PostgreSQL database both daemons share (null: each run on its own SQLite file). */
     readonly pg: PostgresDatabase | null,
@@ -151,16 +155,7 @@ export class World {
     const setup = await startPreparedDaemon(testConfig(env.dataDir, overrides));
     const merchants: SimMerchant[] = [];
     const fundedFrom = (await btc.height()) + 1;
-    const funding: Array<{
-      merchant: number;
-      ticker: SimCoin['ticker'];
-      id: string;
-      address: string;
-      due: string;
-      ttl: string;
-      txid: string;
-      name?: SimCoin['name'];
-    }> = [];
+    const funding: SimFunding[] = [];
     try {
       // Each merchant starts with two confirmed Bitcoin payments, so withdrawals happen from the first steps.
       const chainId = setup.config.chains[0]!.id;

@@ -4,7 +4,8 @@ import { erc20TransferData } from '../erc20';
 import type { ChainConfig } from '../../../config/schema';
 import type { Sealer } from '../../../db/seal';
 import { cells } from '../../../db/sealed-values';
-import { inList, placeholder, rawQuery } from '../../../db/raw';
+import { placeholder, rawQuery } from '../../../db/raw';
+import { minedOwnSpends } from '../../own-spends';
 import type { Store } from '../../../db/store';
 import { iso, type Clock } from '../../../shared/clock';
 import { newTimeOrderedId } from '../../../shared/ids';
@@ -590,24 +591,11 @@ export class EvmSendQueue {
     this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
   }
 
-  /**
-   * The ids of `rows` one of whose candidates the chain core has seen in a block of the chain and
-   * not reorganised away (an outgoing transfer of the sender): mined, whatever the node's lookups by
-   * hash answer (null from a backend behind the one that served the block, or one that lost its
-   * index), as the payout rail reads a payout's fate (payoutEvidence).
-   */
+  /** The ids of `rows` one of whose candidates the chain core saw mined (minedOwnSpends), whatever the node's lookups by hash answer. */
   private async seenMined(rows: readonly EvmSendRow[]): Promise<Set<string>> {
     const byTxid = new Map(rows.flatMap((r) => candidatesOf(r).map((txid) => [txid, r.id] as const)));
-    if (byTxid.size === 0) return new Set();
-    const em = this.deps.store.read;
-    const ours = inList(em, [...byTxid.keys()], 2);
-    const found = await rawQuery<{ txid: string }>(
-      em,
-      `SELECT DISTINCT txid FROM chain_transfers WHERE chain_id = ${placeholder(em, 1)} AND txid ${ours.sql} AND direction = 'outgoing' ` +
-        `AND status <> 'reverted' AND block_height IS NOT NULL`,
-      [this.chainId, ...ours.params],
-    );
-    return new Set(found.flatMap((f) => byTxid.get(f.txid) ?? []));
+    const mined = await minedOwnSpends(this.deps.store.read, this.chainId, [...byTxid.keys()]);
+    return new Set([...mined.keys()].flatMap((txid) => byTxid.get(txid) ?? []));
   }
 
   /** A stored row with its signed bytes opened. */
