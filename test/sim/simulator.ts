@@ -168,6 +168,13 @@ const WEIGHTS: Array<[StepKind, number]> = [
   ['unfreeze', 2],
 ];
 
+/** A part of a paid invoice to refund, in its coin (below what any invoice of the run is paid). */
+function refundPart(coin: SimCoin): string {
+  if (coin.ticker === 'USDT') return '0.50';
+  if (coin.ticker === 'TRX') return '1.5';
+  return '0.0002';
+}
+
 export class Simulation {
   readonly rng: SeededRandom;
   readonly steps: string[] = [];
@@ -488,23 +495,27 @@ export class Simulation {
         return;
       }
       case 'refund': {
-        const paid = this.invoices.filter((i) => i.coin.ticker === 'BTC' && i.payments > 0);
+        // Refunds of paid invoices of every coin (Bitcoin, ETH and USDT on anvil, TRX and USDT on Tron).
+        const paid = this.invoices.filter((i) => i.payments > 0);
         if (paid.length === 0) return;
         const inv = rng.pick(paid);
-        const amount = rng.pick(['all', 'excess', '0.0005']);
-        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount, to_address: this.payee() });
-        this.note(`refund ${amount} of invoice ${inv.id} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+        const amount = rng.pick(['all', 'excess', refundPart(inv.coin)]);
+        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount, to_address: this.payeeOf(inv.coin) });
+        this.note(`refund ${amount} of ${inv.coin.name} invoice ${inv.id} → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
         if (res?.status === 201 && res.json.withdrawal_id)
-          this.withdrawals.push({ id: res.json.withdrawal_id, merchant: inv.merchant, to: res.json.to_address, coin: this.btc, amount: res.json.amount });
+          this.withdrawals.push({ id: res.json.withdrawal_id, merchant: inv.merchant, to: res.json.to_address, coin: inv.coin, amount: res.json.amount });
         return;
       }
       case 'refund_cancel': {
         // A refund waiting for the payer's address holds its money until cancelled: no worker races this cancel.
-        const paid = this.invoices.filter((i) => i.coin.ticker === 'BTC' && i.payments > 0);
+        const paid = this.invoices.filter((i) => i.payments > 0);
         if (paid.length === 0) return;
         const inv = rng.pick(paid);
-        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount: '0.0002' });
-        this.note(`refund 0.0002 of invoice ${inv.id} without an address → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`);
+        const part = refundPart(inv.coin);
+        const res = await this.api(inv.merchant, 'POST', '/v1/refunds', { invoice_id: inv.id, amount: part });
+        this.note(
+          `refund ${part} of ${inv.coin.name} invoice ${inv.id} without an address → ${res?.status} ${res?.json?.status ?? res?.json?.error?.details?.reason ?? ''}`,
+        );
         if (res?.status !== 201) return;
         const cancel = await this.api(inv.merchant, 'POST', `/v1/refunds/${res.json.id}/cancel`, {});
         this.note(`cancel refund ${res.json.id} → ${cancel?.status} ${cancel?.json?.status ?? cancel?.json?.error?.code ?? ''}`);
@@ -551,14 +562,16 @@ export class Simulation {
       case 'kill9_mid_request': {
         const delay = rng.int(0, 250);
         const d = this.world.pickDaemon(this.daemonRng);
-        this.note(`kill -9 of ${this.world.label(d)} ${delay} ms into a withdrawal`);
-        const to = this.payee();
-        const amount = `0.${String(rng.int(10, 300)).padStart(5, '0')}`;
-        const pending = this.api(m, 'POST', '/v1/withdrawals', { coin_id: this.btc.id, amount, to_address: to }, d);
+        // Any coin a withdrawal is made in (Bitcoin mostly; the EVM and Tron rails too).
+        const coin = this.withdrawCoin();
+        this.note(`kill -9 of ${this.world.label(d)} ${delay} ms into a ${coin.name} withdrawal`);
+        const to = this.payeeOf(coin);
+        const amount = this.withdrawAmount(coin, 300);
+        const pending = this.api(m, 'POST', '/v1/withdrawals', { coin_id: coin.id, amount, to_address: to }, d);
         await sleep(delay);
         await this.world.kill(d);
         const res = await pending;
-        this.withdrawals.push({ id: res?.status === 201 ? res.json.id : '', merchant: m, to, coin: this.btc, amount });
+        this.withdrawals.push({ id: res?.status === 201 ? res.json.id : '', merchant: m, to, coin, amount });
         return this.restart(d);
       }
       case 'restart_crash_at_checkpoint': {
