@@ -129,8 +129,12 @@ export class EvmProvider {
   async accept(): Promise<void> {
     if (this.listening) return;
     await new Promise<void>((resolve, reject) => {
+      // Each refuse/accept cycle listens again: the error listener goes once listening (no pile-up).
       this.server.once('error', reject);
-      this.server.listen(this.port, '127.0.0.1', () => resolve());
+      this.server.listen(this.port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
     });
     this.port = (this.server.address() as net.AddressInfo).port;
     this.listening = true;
