@@ -487,6 +487,28 @@ export class EvmAdapter implements ChainAdapter {
     return sends.map((s, i) => (answers[i] === NOT_YET ? 'unknown' : answers[i] ? 'mempool' : pending.get(s.from)! > s.nonce ? 'conflicted' : 'unknown'));
   }
 
+  /**
+   * Which transaction used `from`'s `nonce`, by the sender's count at past blocks (a binary search
+   * of [low, high]) and that block's body: what a node's lookups by hash may not answer (a backend
+   * behind, an index lost) its blocks still hold. Null when the count does not pass the nonce by
+   * `high`; txid null when it already did before `low`. A node without the state of those blocks throws.
+   */
+  async nonceHolder(from: string, nonce: number, low: number, high: number, signal?: AbortSignal): Promise<{ txid: string | null; height: number } | null> {
+    const used = async (h: number) => Number(await this.rpc.call<string>('eth_getTransactionCount', [from, hex(h)], signal)) > nonce;
+    if (high < low || !(await used(high))) return null;
+    if (low > 0 && (await used(low - 1))) return { txid: null, height: low - 1 };
+    let lo = low;
+    let hi = high;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await used(mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    const block = await this.rpc.call<{ transactions: RpcTransaction[] } | null>('eth_getBlockByNumber', [hex(lo), true], signal);
+    const tx = block?.transactions.find((t) => t.from.toLowerCase() === from.toLowerCase() && Number(t.nonce) === nonce);
+    return { txid: tx?.hash ?? null, height: lo };
+  }
+
   /** Each call's result or error: batched when the RPC client can, else a request each, side by side. */
   private settled<T>(calls: RpcCall[], signal?: AbortSignal): Promise<Array<{ result: T } | { error: string }>> {
     if (calls.length === 0) return Promise.resolve([]);

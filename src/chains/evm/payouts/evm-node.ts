@@ -16,6 +16,12 @@ export interface EvmNode {
   sentStatus(sent: SentTransaction, signal?: AbortSignal): Promise<SentStatus>;
   sendStates(sends: ReadonlyArray<{ txid: string; from: string; nonce: number }>, signal?: AbortSignal): Promise<Array<'mempool' | 'conflicted' | 'unknown'>>;
   receipts(txids: readonly string[], signal?: AbortSignal): Promise<Array<EvmReceipt | null>>;
+  /**
+   * The transaction of `from` with `nonce` in a block of [low, high], read from the block bodies (not
+   * from lookups by hash): null when the nonce is not used by `high`; txid null when it was used
+   * before `low` (or the block does not show it).
+   */
+  nonceHolder(from: string, nonce: number, low: number, high: number, signal?: AbortSignal): Promise<{ txid: string | null; height: number } | null>;
 }
 
 /**

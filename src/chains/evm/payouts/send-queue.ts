@@ -63,6 +63,9 @@ const BROADCAST_LANES = 4;
 /** How often the node is asked about a broadcast send it has no receipt of (in its mempool? lost? displaced?). */
 const STATE_CHECK_MS = 2000;
 
+/** How many blocks before a send's broadcast the search for its nonce's transaction starts (within a pruned node's recent state). */
+const NONCE_LOOKBACK = 16;
+
 /** Node error texts that refuse a transaction for its fee only: it may be taken later, or replaced. */
 const FEE_TOO_LOW = /base fee|underpriced|fee too low|feecap|max fee per gas less/i;
 
@@ -484,14 +487,35 @@ export class EvmSendQueue {
         // The chain core saw one of its candidates in a block: the nonce is its own, and the node's
         // lookups by hash do not know it (a provider's backend behind, its index lost). Kept.
         if (scanned.has(row.id)) continue;
-        // The nonce is used: by an earlier candidate of ours still waiting (a replacement stored,
-        // then a restart before it was sent), which the latest replaces, or by another transaction.
-        // A node that cannot answer now (rate limited, busy, unreachable) said nothing of it.
+        // Used in a block: whose transaction, read from the block bodies (the chain core may be behind
+        // the node, and does not watch the gas station). Ours: kept (its receipt or the chain core
+        // will say so). Another's, in a final block: proof, dropped. Unknown (the node cannot say,
+        // or it was used before the blocks looked at): kept.
+        const holder = await node
+          .nonceHolder(row.from_address, row.nonce, Math.max(0, (row.sent_height ?? tip) - NONCE_LOOKBACK), tip, signal)
+          .catch((err: unknown) => {
+            signal?.throwIfAborted();
+            this.deps.logger.warn('evm nonce holder not read', { chain: this.chainId, txid: row.txid, error: String(err) });
+            return undefined;
+          });
+        if (holder === undefined) continue;
+        if (holder !== null) {
+          if (holder.txid === null || candidatesOf(row).includes(holder.txid)) continue;
+          if (tip - holder.height + 1 < Math.max(1, this.deps.chain.confirmations)) continue;
+          await store.write((em) =>
+            this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by ${holder.txid} in block ${holder.height}`, false),
+          );
+          continue;
+        }
+        // Not used in a block: by an earlier candidate of ours still waiting in the pool (a
+        // replacement stored, then a restart before it was sent), which the latest replaces, or by
+        // another transaction. A node that cannot answer now (rate limited, busy, unreachable) said
+        // nothing of it; one that says the nonce is used now had it mined since: the next pass reads the block.
         const again = await node.broadcast(row.raw, signal).then(
           () => null,
           (err: unknown) => (err instanceof NodeUnavailable ? null : String(err)),
         );
-        if (again !== null && !UNREACHED.test(again))
+        if (again !== null && !UNREACHED.test(again) && !evmNonceTaken(again))
           await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by another transaction`, false));
       }
     }

@@ -87,3 +87,22 @@ test('a node without archive state: old balances are StateUnavailable, the newes
   t.deepEqual((await adapter.balancesAt(who, ['native'], null)).length, 1);
   t.is((await adapter.balancesAt(who, ['native'], (await node.blockNumber()) - 2)).length, 1);
 });
+
+test("a nonce's transaction is read from the block bodies while lookups by hash answer null: found in its block, null while unused, unnamed when used before the blocks looked at", async (t) => {
+  const { node, provider, adapter } = await setup(t);
+  const to = '0x9858EfFD232B4033E47d90003D41EC34EcaEda94';
+  const first = await payFromAnvil(node, 'native', to, '0.01', 18);
+  await node.mine(3);
+  const second = await payFromAnvil(node, 'native', to, '0.01', 18);
+  const tx = await node.rpc<{ from: string; nonce: string; blockNumber: string }>('eth_getTransactionByHash', [second]);
+  const height = Number(tx.blockNumber);
+  await node.mine(2);
+  provider.set({ hidden: new Set([first.toLowerCase(), second.toLowerCase()]) });
+  t.is(await adapter.receipts([second]).then((r) => r[0]), null, 'the lookup by hash knows nothing');
+  const nonce = Number(tx.nonce);
+  const tip = height + 2;
+  t.deepEqual(await adapter.nonceHolder(tx.from, nonce, 0, tip), { txid: second, height });
+  t.deepEqual(await adapter.nonceHolder(tx.from, nonce, height, tip), { txid: second, height });
+  t.is(await adapter.nonceHolder(tx.from, nonce + 1, 0, tip), null, 'not used yet');
+  t.deepEqual(await adapter.nonceHolder(tx.from, nonce - 1, height, tip), { txid: null, height: height - 1 }, 'used before the window');
+});
