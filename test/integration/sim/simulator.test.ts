@@ -48,6 +48,7 @@ const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints' | 'wi
   // Bitcoin signs a lost payout again byte for byte (same coins, same change address): harmless. An
   // EVM payout signed again takes the treasury's next nonce after the lost one, and pays twice.
   'broadcast-before-store': { emphasis: { restart_crash_at_checkpoint: 15, withdraw: 20 }, checkpoints: ['signed'], withdrawCoins: ['ETH', 'USDT'] },
+  'stray-credited-on-sight': { emphasis: { pay_wrong_network: 15 } },
 };
 
 for (const plant of Object.keys(PLANTS) as PlantName[]) {
