@@ -155,7 +155,8 @@ export class World {
         chain_id: WRONG_EVM.chainId,
         native: { ticker: WRONG_EVM.native, decimals: 18 },
         confirmations: EVM_CONFIRMATIONS,
-        options: FAST_WATCH,
+        // Polled less often than the first chain: its payments need only be seen by the quiet checks.
+        options: { ...FAST_WATCH, poll_interval_ms: 500 },
         sweep: { min: { [WRONG_EVM.native]: '1000000', USDT: '1000000000' } },
       }),
     ];
