@@ -44,6 +44,9 @@ export type InvariantName =
   | 'failed-not-mined'
   | 'broadcast-held'
   | 'invoice-status'
+  | 'stray-recorded'
+  | 'stray-credited-only-when-asked'
+  | 'stray-credited-once'
   | 'frozen-no-payout'
   | 'balances-match-ledger'
   | 'events'
@@ -246,6 +249,7 @@ export class Invariants {
     await this.reconcile();
     await this.events(final);
     await this.invoiceStatuses();
+    await this.strays();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
   }
@@ -254,7 +258,14 @@ export class Invariants {
     this.checks++;
     for (let attempt = 1; ; attempt++) {
       const r = await this.sim.world.cli().run(['--json', 'ledger', 'reconcile'], { timeoutMs: 60_000 });
-      if (r.code === 0 && r.json?.ok) return;
+      if (r.code === 0 && r.json?.ok) {
+        // Clean only counts if the wrong network's coins were reconciled too.
+        const lines = (r.json.coins ?? []) as Array<{ chain_id: string; ticker: string }>;
+        for (const c of this.sim.world.wrongCoins)
+          if (!lines.some((l) => l.chain_id === c.network && l.ticker === c.ticker))
+            this.violate('reconcile', `ledger reconcile has no line for ${c.ticker} on ${c.network}`);
+        return;
+      }
       // The daemon killed itself at a payout checkpoint meanwhile: the next quiet check asks again.
       if (!this.sim.world.alive()) return;
       let detail = (r.stdout + r.stderr).trim();
@@ -564,6 +575,113 @@ export class Invariants {
       if (diffs.length === 0) return;
     }
     for (const d of diffs) this.violate('invoice-status', d);
+  }
+
+  /**
+   * The payments the simulator sent on the wrong network (strays, PRODUCT §17), once deep on the
+   * second EVM chain: each is listed exactly once by GET /v1/strays of its merchant, with its txid,
+   * amount, network, coin, address and invoice (`stray-recorded`; nothing else is listed on that
+   * network, where only the simulator pays); credited only if the simulator asked for it
+   * (`stray-credited-only-when-asked`); and the merchant's available balance of each of that
+   * chain's coins is exactly what the credited strays brought, less the platform fee: each credited
+   * once (`stray-credited-once`). That no stray paid its invoice is invoice-status's: it recomputes
+   * each status from the simulator's own payments to the invoice, which never include a stray.
+   */
+  async strays(): Promise<void> {
+    const sim = this.sim;
+    const evm2 = sim.world.evm2;
+    const tip = await evm2.blockNumber();
+    const deep = new Set<string>();
+    for (const s of sim.strays) {
+      const receipt = await evm2.rpc<{ blockNumber: string; status: string } | null>('eth_getTransactionReceipt', [s.txid]);
+      if (receipt && Number(receipt.status) === 1 && tip - Number(receipt.blockNumber) + 1 >= s.coin.confirmations) deep.add(s.txid.toLowerCase());
+    }
+    type Listed = {
+      id: string;
+      coin_id: string;
+      ticker: string;
+      network: string;
+      amount: string;
+      txid: string;
+      to_address: string;
+      invoice_id: string;
+      status: string;
+    };
+    const network = sim.world.wrongCoins[0]!.network;
+    for (let m = 0; m < sim.merchants.length; m++) {
+      const expected = sim.strays.filter((s) => s.merchant === m);
+      // The daemon may be a scan behind the chain: a difference is read again before it counts.
+      let found: Array<{ invariant: InvariantName; message: string }> = [];
+      for (let attempt = 0; attempt < 4; attempt++) {
+        if (attempt > 0) await sleep(1000);
+        const listed: Listed[] = [];
+        let cursor: string | null = null;
+        let answered = true;
+        do {
+          const res = await sim.api(m, 'GET', `/v1/strays?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          if (res?.status !== 200) {
+            answered = false;
+            break;
+          }
+          listed.push(...(res.json.items as Listed[]));
+          cursor = res.json.next_cursor as string | null;
+        } while (cursor);
+        if (!answered) return;
+        const balances = await sim.api(m, 'GET', '/v1/balances');
+        if (balances?.status !== 200) return;
+        found = [];
+        for (const s of expected) {
+          if (!deep.has(s.txid.toLowerCase())) continue;
+          if (attempt === 0) this.checks++;
+          const rows = listed.filter((x) => x.txid.toLowerCase() === s.txid.toLowerCase());
+          const what = `the wrong-network payment ${s.txid} of m${m} (${s.amount} ${s.coin.name} to invoice ${s.invoiceId})`;
+          if (rows.length !== 1) {
+            found.push({ invariant: 'stray-recorded', message: `${what} is listed ${rows.length} times by GET /v1/strays` });
+            continue;
+          }
+          const x = rows[0]!;
+          const wrong = [
+            !Amount.of(x.amount).eq(Amount.of(s.amount)) && `amount ${x.amount}`,
+            x.network !== s.coin.network && `network ${x.network}`,
+            x.coin_id !== s.coin.id && `coin ${x.coin_id} (${x.ticker})`,
+            x.to_address.toLowerCase() !== s.address.toLowerCase() && `to_address ${x.to_address}`,
+            x.invoice_id !== s.invoiceId && `invoice ${x.invoice_id}`,
+            !['open', 'credited'].includes(x.status) && `status ${x.status}`,
+          ].filter(Boolean);
+          if (wrong.length > 0) found.push({ invariant: 'stray-recorded', message: `${what} is listed as stray ${x.id} with ${wrong.join(', ')}` });
+          if (x.status === 'credited' && !s.creditAsked)
+            found.push({ invariant: 'stray-credited-only-when-asked', message: `${what}: stray ${x.id} is credited, the simulator never asked` });
+          if (s.credited && x.status !== 'credited')
+            found.push({ invariant: 'stray-recorded', message: `${what}: stray ${x.id} was credited (200) and is now ${x.status}` });
+        }
+        for (const x of listed)
+          if (x.network === network && !expected.some((s) => s.txid.toLowerCase() === x.txid.toLowerCase()))
+            found.push({
+              invariant: 'stray-recorded',
+              message: `m${m}: stray ${x.id} (${x.amount} ${x.ticker}, tx ${x.txid}) listed on ${network}, where the simulator sent no such payment`,
+            });
+        const [account] = await this.query<{ platform_fee_percent: string }>(
+          'SELECT platform_fee_percent FROM accounts WHERE id = ?',
+          sim.merchants[m]!.accountId,
+        );
+        const keep = Amount.of('100').minus(Amount.of(account?.platform_fee_percent ?? '0'));
+        for (const c of sim.world.wrongCoins) {
+          this.checks++;
+          const credited = listed.filter((x) => x.coin_id === c.id && x.status === 'credited');
+          const gross = credited.reduce((sum, x) => sum.plus(Amount.of(x.amount)), Amount.zero());
+          const want = credited.reduce((sum, x) => sum.plus(Amount.of(x.amount).percent(keep, c.decimals, 'down')), Amount.zero());
+          const item = (balances.json.items as Array<{ coin_id: string; available: string }>).find((b) => b.coin_id === c.id);
+          const available = Amount.of(item?.available ?? '0');
+          if (!available.eq(want))
+            found.push({
+              invariant: 'stray-credited-once',
+              message: `m${m}: ${c.name} available ${available.toString()}, the ${credited.length} credited stray(s) bring ${want.toString()} (${gross.toString()} less the fee)`,
+            });
+        }
+        if (found.length === 0) break;
+      }
+      for (const f of found) this.violate(f.invariant, f.message);
+    }
   }
 
   /** No key secret, webhook secret or the wallet's words in any daemon log line. */

@@ -31,6 +31,8 @@ export const PLANTS = {
   'fail-on-unknown': 'failed-not-mined',
   /** A payout broadcast as soon as it is signed, before the transaction that stores it commits: a kill between the two loses it, and it is paid again. */
   'broadcast-before-store': 'paid-once',
+  /** A stray payment (PRODUCT §17) taken as credited the moment it is seen: its status written without the merchant's request. */
+  'stray-credited-on-sight': 'stray-credited-only-when-asked',
 } as const;
 
 export type PlantName = keyof typeof PLANTS;
@@ -90,6 +92,16 @@ class DropsInvoicePaid extends Outbox {
   }
 }
 
+/** `stray.detected` written, and the stray marked credited in the same transaction (nobody asked). */
+class CreditsStrayOnSight extends Outbox {
+  override async emit(em: EntityManager, input: EmitInput): ReturnType<Outbox['emit']> {
+    const row = await super.emit(em, input);
+    if (input.type === 'stray.detected' && input.objectId)
+      await rawQuery(em, `UPDATE strays SET status = 'credited' WHERE id = ${placeholder(em, 1)}`, [input.objectId]);
+    return row;
+  }
+}
+
 /** Every answer of a broadcast but "sent" taken for a refusal: an unknown outcome fails the payout (PRODUCT §14 says it must not). */
 function failOnUnknown(rail: PayoutRail): PayoutRail {
   return Object.assign(Object.create(rail) as PayoutRail, {
@@ -127,5 +139,7 @@ export function plantedParts(name: PlantName): NonNullable<DaemonOptions['parts'
       return { payoutRail: (rail) => failOnUnknown(rail) };
     case 'broadcast-before-store':
       return { payoutRail: (rail) => broadcastBeforeStore(rail) };
+    case 'stray-credited-on-sight':
+      return { outbox: () => new CreditsStrayOnSight() };
   }
 }

@@ -83,6 +83,24 @@ export interface InvoiceRec {
   pays: Array<{ txid: string; amount: string; sentAt: number }>;
 }
 
+/**
+ * A payment the simulator sent to an EVM invoice's address on the wrong network (the second EVM
+ * chain): a stray it expects the daemon to record (PRODUCT §17), never a payment of the invoice.
+ */
+export interface StrayRec {
+  merchant: number;
+  invoiceId: string;
+  address: string;
+  /** The second chain's coin it was paid in. */
+  coin: SimCoin;
+  amount: string;
+  txid: string;
+  /** Whether the simulator asked the daemon to credit it (an answer lost to a kill counts: the credit may have been made). */
+  creditAsked: boolean;
+  /** Whether a credit was answered 200. */
+  credited: boolean;
+}
+
 export interface WithdrawalRec {
   id: string;
   merchant: number;
@@ -98,6 +116,8 @@ type ProviderFault = (typeof PROVIDER_FAULTS)[number];
 export type StepKind =
   | 'invoice'
   | 'pay'
+  | 'pay_wrong_network'
+  | 'stray_credit'
   | 'mine'
   | 'withdraw'
   | 'withdraw_max'
@@ -140,6 +160,8 @@ const FAULTS = new Set<StepKind>([
 const WEIGHTS: Array<[StepKind, number]> = [
   ['invoice', 12],
   ['pay', 16],
+  ['pay_wrong_network', 2],
+  ['stray_credit', 1],
   ['mine', 14],
   ['withdraw', 8],
   ['withdraw_max', 2],
@@ -180,6 +202,7 @@ export class Simulation {
   readonly steps: string[] = [];
   readonly invoices: InvoiceRec[] = [];
   readonly withdrawals: WithdrawalRec[] = [];
+  readonly strays: StrayRec[] = [];
   readonly endpoints: Array<{ merchant: number; path: string; id: string; secret: string; behaviour: SinkBehaviour; createdAt: string }> = [];
   readonly faultsByKind: Record<string, number> = {};
   readonly opsByKind: Record<string, number> = {};
@@ -454,6 +477,10 @@ export class Simulation {
         this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id} tx ${txid}`);
         return;
       }
+      case 'pay_wrong_network':
+        return this.payWrongNetwork();
+      case 'stray_credit':
+        return this.creditStray(m);
       case 'mine':
         if (this.stepNo < this.pausedUntil) return this.note('mine: paused');
         await this.mine(rng.int(1, 2));
@@ -646,6 +673,45 @@ export class Simulation {
     }
   }
 
+  /**
+   * An EVM invoice (its TTL a minute away at least) paid on the second EVM chain, in that
+   * chain's coin of the same kind (POL for ETH, its USDT for USDT): recorded as a stray the daemon
+   * must list, not as a payment of the invoice.
+   */
+  private async payWrongNetwork(): Promise<void> {
+    const open = this.invoices.filter((i) => i.coin.network === 'ethereum' && Date.parse(i.ttl) > Date.now() + 60_000);
+    if (open.length === 0) return;
+    // Mostly one not paid yet: a stray taken for its payment would show as its status.
+    const unpaid = open.filter((i) => i.payments === 0);
+    const inv = this.rng.pick(unpaid.length > 0 && this.rng.chance(0.8) ? unpaid : open);
+    const coin = this.world.wrongCoins.find((c) => (inv.coin.ticker === 'ETH' ? c.ticker === 'POL' : c.ticker === 'USDT'))!;
+    const amount = Amount.of(inv.due).round(Math.min(coin.decimals, 8), 'down').toString();
+    if (!Amount.of(amount).isPositive()) return;
+    const txid = await payFromAnvil(this.world.evm2, coin.ticker === 'POL' ? 'native' : this.world.usdt2, inv.address, amount, coin.decimals);
+    this.strays.push({ merchant: inv.merchant, invoiceId: inv.id, address: inv.address, coin, amount, txid, creditAsked: false, credited: false });
+    this.note(`pay ${amount} ${coin.name} on the wrong network to invoice ${inv.id} (${inv.coin.ticker}) tx ${txid}`);
+  }
+
+  /** Merchant `m` credits one of the open strays GET /v1/strays lists (one the simulator sent; the daemon refuses one not confirmed yet: 409). */
+  private async creditStray(m: number): Promise<void> {
+    const mine = this.strays.filter((s) => s.merchant === m && !s.creditAsked);
+    if (mine.length === 0) return;
+    const res = await this.api(m, 'GET', '/v1/strays?status=open&limit=100');
+    if (res?.status !== 200) return;
+    const listed = (res.json.items as Array<{ id: string; txid: string }>).filter((x) => mine.some((s) => s.txid === x.txid));
+    if (listed.length === 0) return;
+    const pick = this.rng.pick(listed);
+    const rec = mine.find((s) => s.txid === pick.txid)!;
+    rec.creditAsked = true;
+    const credit = await this.api(m, 'POST', `/v1/strays/${pick.id}/credit`, {});
+    if (credit?.status === 200) rec.credited = true;
+    // Refused (not confirmed yet, the account frozen): it may be asked again.
+    else if (credit && credit.status >= 400) rec.creditAsked = false;
+    this.note(
+      `credit stray ${pick.id} of m${m} (${rec.amount} ${rec.coin.name}) → ${credit?.status} ${credit?.json?.status ?? credit?.json?.error?.details?.reason ?? credit?.json?.error?.code ?? ''}`,
+    );
+  }
+
   /** The operator unfreezes merchant `m` (after the frozen check had its last look). */
   async unfreeze(m: number): Promise<void> {
     await this.invariants.frozenUnpaid();
@@ -686,6 +752,7 @@ export class Simulation {
   async mine(blocks: number): Promise<void> {
     await this.world.btc.mine(blocks);
     await this.world.evm.mine(blocks);
+    await this.world.evm2.mine(blocks);
     this.world.tron.mine(blocks);
     this.note(`mine ${blocks} on each chain`);
   }

@@ -3,7 +3,9 @@
  * a webhook sink, and the real daemon as a child process (sim-daemon.ts) on one data dir that it
  * may kill -9 and start again. The Tron node stand-in runs in this process (mined by the steps, as
  * anvil and bcoin are), and the daemon reaches anvil through the provider emulator
- * (test/helpers/evm-provider.ts), whose faults the simulator turns on and off. The merchants are made before the first start by the daemon in this
+ * (test/helpers/evm-provider.ts), whose faults the simulator turns on and off. A second anvil (chain
+ * `polygon`, its POL and its own test USDT) is reached directly: the merchants' EVM invoices are
+ * paid there by mistake (strays, PRODUCT §17). The merchants are made before the first start by the daemon in this
  * process on the same data dir (as the crash tests do), each a verified account with a withdraw key.
  * With `postgres` the database is a fresh PostgreSQL one and two such daemons run on it, each with
  * its own data dir (config, admin socket, pid file, log) and the same master and signer keys.
@@ -40,14 +42,16 @@ import { createPostgres, type PostgresDatabase } from '../helpers/pg-database';
 const SIM_DAEMON = path.join(PROJECT_ROOT, 'dist', 'test', 'sim', 'sim-daemon.js');
 export const EVM_CONFIRMATIONS = 3;
 export const TRON_CONFIRMATIONS = 3;
+/** The second EVM chain: the network a payment arrives on by mistake (its id, EIP-155 chain id and native coin). */
+export const WRONG_EVM = { id: 'polygon', chainId: 137, native: 'POL' } as const;
 export { BTC_CONFIRMATIONS };
 
 export interface SimCoin {
   id: string;
-  ticker: 'BTC' | 'ETH' | 'USDT' | 'TRX';
+  ticker: 'BTC' | 'ETH' | 'USDT' | 'TRX' | 'POL';
   /** What names it among the run's coins (the ticker, or `USDT-TRC20` for the Tron stand-in's USDT). */
-  name: 'BTC' | 'ETH' | 'USDT' | 'TRX' | 'USDT-TRC20';
-  network: 'bitcoin' | 'ethereum' | 'tron';
+  name: 'BTC' | 'ETH' | 'USDT' | 'TRX' | 'USDT-TRC20' | 'POL' | 'USDT-POLYGON';
+  network: 'bitcoin' | 'ethereum' | 'tron' | 'polygon';
   decimals: number;
   confirmations: number;
 }
@@ -96,6 +100,11 @@ export class World {
   tron!: TronNode;
   /** The provider emulator between the daemon and anvil (the daemon's EVM rpc_url is its URL). */
   evmProvider!: EvmProvider;
+  /** The second EVM chain's anvil (the daemon reaches it directly) and its test USDT. */
+  evm2!: AnvilNode;
+  usdt2!: string;
+  /** The second EVM chain's coins: never invoiced nor withdrawn, only sent by mistake (strays). */
+  wrongCoins: SimCoin[] = [];
   private constructor(
     /** The first block of the run's own (the merchants' funding payments are in it or later). */
     readonly fundedFrom: number,
@@ -122,10 +131,10 @@ export class World {
 
   static async start(opts: { merchants: number; plant?: PlantName; postgres?: boolean }): Promise<World> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-sim-'));
-    const btc = await startBcoin();
+    // The nodes start at once: the world's start waits for the slowest, not their sum.
+    const [btc, { node: evm, usdt }, { node: evm2, usdt: usdt2 }] = await Promise.all([startBcoin(), startAnvil(), startAnvil({ chainId: WRONG_EVM.chainId })]);
     // The daemon reaches bcoin through a proxy that can lose a broadcast's answer (a node answering "unknown").
     const btcProxy = await startBtcRpcProxy(btc.rpcUrl);
-    const { node: evm, usdt } = await startAnvil();
     const evmProvider = await EvmProvider.start(evm.rpcUrl);
     const tron = await TronNode.start();
     tron.mine(2);
@@ -140,9 +149,21 @@ export class World {
       }),
       // The stand-in answers from the simulator's process, busy with the checks: a longer timeout than anvil's and bcoin's.
       tronEntry(tron, { options: { poll_interval_ms: 500, rpc_timeout_ms: 15_000 } }),
+      // The wrong network: it watches every EVM invoice's address; nothing is swept there.
+      anvilChainEntry(evm2.rpcUrl, usdt2, {
+        id: WRONG_EVM.id,
+        chain_id: WRONG_EVM.chainId,
+        native: { ticker: WRONG_EVM.native, decimals: 18 },
+        confirmations: EVM_CONFIRMATIONS,
+        // Polled less often than the first chain: its payments need only be seen by the quiet checks.
+        options: { ...FAST_WATCH, poll_interval_ms: 500 },
+        sweep: { min: { [WRONG_EVM.native]: '1000000', USDT: '1000000000' } },
+      }),
     ];
     // TRX has a rate too: a Tron token withdrawal's network fee is priced in TRX and reserved in the coin withdrawn.
-    const rates = { sources: [{ ...RATES.sources[0]!, rates: { ...RATES.sources[0]!.rates, TRX: { USD: '0.25', EUR: '0.23' } } }] };
+    const rates = {
+      sources: [{ ...RATES.sources[0]!, rates: { ...RATES.sources[0]!.rates, TRX: { USD: '0.25', EUR: '0.23' }, POL: { USD: '0.5', EUR: '0.45' } } }],
+    };
     const pg = opts.postgres ? await createPostgres() : null;
     const overrides = {
       chains,
@@ -243,6 +264,12 @@ export class World {
     const world = new World(fundedFrom, dir, env, btc, btcProxy, evm, usdt, sink, coins, merchants, funding, opts.plant, pg, childEnv, second);
     world.tron = tron;
     world.evmProvider = evmProvider;
+    world.evm2 = evm2;
+    world.usdt2 = usdt2;
+    world.wrongCoins = [
+      { id: coinId(WRONG_EVM.id, 'native'), ticker: 'POL', name: 'POL', network: 'polygon', decimals: 18, confirmations: EVM_CONFIRMATIONS },
+      { id: coinId(WRONG_EVM.id, usdt2), ticker: 'USDT', name: 'USDT-POLYGON', network: 'polygon', decimals: 6, confirmations: EVM_CONFIRMATIONS },
+    ];
     return world;
   }
 
@@ -350,6 +377,7 @@ export class World {
     await this.btcProxy.close();
     await this.btc.kill();
     await this.evm.kill();
+    await this.evm2.kill();
     await this.evmProvider.stop();
     await this.tron.stop();
   }

@@ -42,12 +42,14 @@ const BOUND = 30;
 /** What each planted bug's run makes frequent: the fault (or the checkpoint) its bug needs to show. */
 const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints' | 'withdrawCoins'>> = {
   'unguarded-credit': {},
-  'double-release': {},
+  // A refund cancelled while it waits for the payer's address releases its hold: every such cancel shows the bug (no race with a worker).
+  'double-release': { emphasis: { refund_cancel: 20 } },
   'drop-outbox-row': {},
   'fail-on-unknown': { emphasis: { node_unknown: 30 } },
   // Bitcoin signs a lost payout again byte for byte (same coins, same change address): harmless. An
   // EVM payout signed again takes the treasury's next nonce after the lost one, and pays twice.
   'broadcast-before-store': { emphasis: { restart_crash_at_checkpoint: 15, withdraw: 20 }, checkpoints: ['signed'], withdrawCoins: ['ETH', 'USDT'] },
+  'stray-credited-on-sight': { emphasis: { pay_wrong_network: 15 } },
 };
 
 for (const plant of Object.keys(PLANTS) as PlantName[]) {
