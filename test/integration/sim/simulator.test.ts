@@ -37,7 +37,7 @@ const line = (r: SimResult) =>
   `simulate: seed ${r.seed}, ${r.steps} steps, ${r.faults} faults, ${r.checks} invariant checks, ${r.violations.length} violations (${r.seconds} s)`;
 
 /** Steps within which each planted bug must be caught on its seed. */
-const BOUND = 30;
+const BOUND = 45;
 
 /** What each planted bug's run makes frequent: the fault (or the checkpoint) its bug needs to show. */
 const FOCUS: Record<PlantName, Pick<SimOptions, 'emphasis' | 'checkpoints' | 'withdrawCoins'>> = {
