@@ -10,6 +10,7 @@ import { sleep } from '../helpers/cli';
 import { adminRequest } from '../helpers/admin-socket';
 import { TEST_MNEMONIC } from '../helpers/test-mnemonic';
 import type { InvoiceRec, Simulation, WithdrawalRec } from './simulator';
+import type { SimCoin } from './world';
 import type { MinedPayment } from './chain-view';
 import type { TronNode, TronTxInfo } from '../helpers/tron-node';
 
@@ -50,6 +51,7 @@ export type InvariantName =
   | 'frozen-no-payout'
   | 'balances-match-ledger'
   | 'events'
+  | 'deposits'
   | 'event-bodies-identical'
   | 'payout-id-once'
   | 'no-500'
@@ -249,6 +251,7 @@ export class Invariants {
     await this.reconcile();
     await this.events(final);
     await this.invoiceStatuses();
+    await this.deposits();
     await this.strays();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
@@ -512,18 +515,19 @@ export class Invariants {
    * its TTL. Invoices with a payment still shallow or waiting, or sent near their TTL, are left for
    * a later check.
    */
-  async invoiceStatuses(): Promise<void> {
+  /** How deep a payment the simulator sent is on its chain's best chain now: blocks, waiting in the pool, or gone. */
+  private async depths(): Promise<(coin: SimCoin, txid: string) => Promise<number | 'waiting' | 'gone'>> {
     const sim = this.sim;
     const btc = await sim.chainView.payments();
     const mempool = new Set(await sim.world.btc.rpc.call<string[]>('getrawmempool', []));
     const evmTip = await sim.world.evm.blockNumber();
-    const depthOf = async (inv: InvoiceRec, txid: string): Promise<number | 'waiting' | 'gone'> => {
-      if (inv.coin.ticker === 'BTC') {
+    return async (coin, txid) => {
+      if (coin.ticker === 'BTC') {
         const h = btc.mined.get(txid);
         if (h !== undefined) return btc.tip - h + 1;
         return mempool.has(txid) ? 'waiting' : 'gone';
       }
-      if (inv.coin.network === 'tron') {
+      if (coin.network === 'tron') {
         const info = tronInfo(sim.world.tron, txid);
         if (info) return tronSucceeded(info) ? sim.world.tron.height - info.blockNumber + 1 : 'gone';
         return sim.world.tron.pendingTxids().includes(txid) ? 'waiting' : 'gone';
@@ -533,6 +537,12 @@ export class Invariants {
       if (Number(receipt.status) !== 1) return 'gone';
       return evmTip - Number(receipt.blockNumber) + 1;
     };
+  }
+
+  async invoiceStatuses(): Promise<void> {
+    const sim = this.sim;
+    const depth = await this.depths();
+    const depthOf = (inv: InvoiceRec, txid: string) => depth(inv.coin, txid);
     const tolerance = new Map(
       (await this.query<{ id: string; tolerance_percent: string }>('SELECT id, tolerance_percent FROM invoices')).map((r) => [r.id, r.tolerance_percent]),
     );
@@ -575,6 +585,48 @@ export class Invariants {
       if (diffs.length === 0) return;
     }
     for (const d of diffs) this.violate('invoice-status', d);
+  }
+
+  /**
+   * Each payment the simulator sent to a static address, once deep on its best chain, is listed
+   * once among the address's deposits, `confirmed`, with its exact amount; one gone from the chain
+   * (a reorganisation) is not listed `confirmed`; nothing the simulator did not send is listed.
+   * The daemon may be a scan behind: a difference is read again before it counts.
+   */
+  async deposits(): Promise<void> {
+    const sim = this.sim;
+    let diffs: string[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (attempt > 0) await sleep(1000);
+      diffs = [];
+      const depth = await this.depths();
+      for (const a of sim.statics) {
+        if (sim.frozen.has(a.merchant)) continue;
+        const res = await sim.api(a.merchant, 'GET', `/v1/addresses/${a.id}`);
+        if (res?.status !== 200) continue;
+        const listed = res.json.deposits as Array<{ txid: string | null; amount: string; status: string; coin_id: string }>;
+        const same = (x: string | null, y: string) => x !== null && x.toLowerCase() === y.toLowerCase();
+        for (const p of a.pays) {
+          const d = await depth(a.coin, p.txid);
+          const rows = listed.filter((r) => same(r.txid, p.txid));
+          if (attempt === 0) this.checks++;
+          if (typeof d === 'number' && d >= a.coin.confirmations) {
+            const confirmed = rows.filter((r) => r.status === 'confirmed');
+            if (confirmed.length !== 1 || !Amount.of(confirmed[0]!.amount).eq(Amount.of(p.amount)))
+              diffs.push(
+                `static address ${a.id}: deposit ${p.txid} of ${p.amount} ${a.coin.name} is ${d} deep, listed ${JSON.stringify(rows.map((r) => [r.status, r.amount]))}`,
+              );
+          } else if (d === 'gone' && rows.some((r) => r.status === 'confirmed')) {
+            diffs.push(`static address ${a.id}: deposit ${p.txid} left the chain and is listed confirmed`);
+          }
+        }
+        for (const r of listed) {
+          if (r.txid !== null && !a.pays.some((p) => same(r.txid, p.txid))) diffs.push(`static address ${a.id}: deposit ${r.txid} listed, never sent`);
+        }
+      }
+      if (diffs.length === 0) return;
+    }
+    for (const d of diffs) this.violate('deposits', d);
   }
 
   /**

@@ -101,6 +101,15 @@ export interface StrayRec {
   credited: boolean;
 }
 
+/** A static address (a customer's permanent deposit address) and what the simulator paid it. */
+export interface StaticRec {
+  id: string;
+  merchant: number;
+  coin: SimCoin;
+  address: string;
+  pays: Array<{ txid: string; amount: string; sentAt: number }>;
+}
+
 export interface WithdrawalRec {
   id: string;
   merchant: number;
@@ -117,6 +126,8 @@ export type StepKind =
   | 'invoice'
   | 'pay'
   | 'pay_wrong_network'
+  | 'static_address'
+  | 'pay_static'
   | 'stray_credit'
   | 'mine'
   | 'withdraw'
@@ -161,6 +172,8 @@ const WEIGHTS: Array<[StepKind, number]> = [
   ['invoice', 12],
   ['pay', 16],
   ['pay_wrong_network', 2],
+  ['static_address', 2],
+  ['pay_static', 4],
   ['stray_credit', 1],
   ['mine', 14],
   ['withdraw', 8],
@@ -201,6 +214,7 @@ export class Simulation {
   readonly rng: SeededRandom;
   readonly steps: string[] = [];
   readonly invoices: InvoiceRec[] = [];
+  readonly statics: StaticRec[] = [];
   readonly withdrawals: WithdrawalRec[] = [];
   readonly strays: StrayRec[] = [];
   readonly endpoints: Array<{ merchant: number; path: string; id: string; secret: string; behaviour: SinkBehaviour; createdAt: string }> = [];
@@ -340,6 +354,13 @@ export class Simulation {
     return getAddress(`0x${bytes.toString('hex')}`);
   }
 
+  /** Pays `amount` of `coin` to `address` from the chain's payer; the txid. */
+  private async send(coin: SimCoin, address: string, amount: string): Promise<string> {
+    if (coin.ticker === 'BTC') return this.world.btc.pay([{ address, value: sats(amount) }]);
+    if (coin.network === 'tron') return this.world.tron.pay(address, coin.ticker === 'TRX' ? 'native' : this.world.tron.usdt, units(amount));
+    return payFromAnvil(this.world.evm, coin.ticker === 'ETH' ? 'native' : this.world.usdt, address, amount, coin.decimals);
+  }
+
   /** A coin to withdraw: Bitcoin mostly, ETH and the test USDT on anvil, TRX and USDT on the Tron stand-in too. */
   private withdrawCoin(): SimCoin {
     const only = this.opts.withdrawCoins;
@@ -467,11 +488,7 @@ export class Simulation {
         const factor = how === 'under' ? '0.5' : how === 'over' ? '1.5' : '1';
         const amount = due.times(factor).round(Math.min(inv.coin.decimals, 8), 'down').toString();
         if (!Amount.of(amount).isPositive()) return;
-        let txid: string;
-        if (inv.coin.ticker === 'BTC') txid = await this.world.btc.pay([{ address: inv.address, value: sats(amount) }]);
-        else if (inv.coin.network === 'tron')
-          txid = this.world.tron.pay(inv.address, inv.coin.ticker === 'TRX' ? 'native' : this.world.tron.usdt, units(amount));
-        else txid = await payFromAnvil(this.world.evm, inv.coin.ticker === 'ETH' ? 'native' : this.world.usdt, inv.address, amount, inv.coin.decimals);
+        const txid = await this.send(inv.coin, inv.address, amount);
         inv.payments++;
         inv.pays.push({ txid, amount, sentAt: Date.now() });
         this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id} tx ${txid}`);
@@ -479,6 +496,28 @@ export class Simulation {
       }
       case 'pay_wrong_network':
         return this.payWrongNetwork();
+      case 'static_address': {
+        // A customer's permanent deposit address: one active per customer and coin (409 names it).
+        const coin = rng.pick(this.world.coins);
+        const customer = `customer-${rng.int(1, 6)}`;
+        const res = await this.api(m, 'POST', '/v1/addresses', { customer_id: customer, coin_id: coin.id });
+        this.note(`static address m${m} ${customer} ${coin.name} → ${res?.status}`);
+        const id: string | undefined = res?.status === 201 ? res.json.id : res?.json?.error?.details?.active_address_id;
+        if (!id || this.statics.some((a) => a.id === id)) return;
+        const got = res?.status === 201 ? res : await this.api(m, 'GET', `/v1/addresses/${id}`);
+        if (got?.status !== 200 && got?.status !== 201) return;
+        this.statics.push({ id, merchant: m, coin, address: got.json.address, pays: [] });
+        return;
+      }
+      case 'pay_static': {
+        if (this.statics.length === 0) return;
+        const a = rng.pick(this.statics);
+        const amount = this.amountIn(a.coin);
+        const txid = await this.send(a.coin, a.address, amount);
+        a.pays.push({ txid, amount, sentAt: Date.now() });
+        this.note(`pay ${amount} ${a.coin.ticker} to static address ${a.id} tx ${txid}`);
+        return;
+      }
       case 'stray_credit':
         return this.creditStray(m);
       case 'mine':
