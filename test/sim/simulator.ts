@@ -333,13 +333,13 @@ export class Simulation {
   }
 
   /** Every invoice of merchant `m`, by id (its status), through the keyset pages of GET /v1/invoices; null when the daemon could not answer. */
-  async invoicesOf(m: number): Promise<Map<string, string> | null> {
-    const out = new Map<string, string>();
+  async invoicesOf(m: number): Promise<Map<string, { status: string; late: boolean }> | null> {
+    const out = new Map<string, { status: string; late: boolean }>();
     let cursor: string | null = null;
     do {
       const res = await this.api(m, 'GET', `/v1/invoices?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       if (res?.status !== 200) return null;
-      for (const i of res.json.items as Array<{ id: string; status: string }>) out.set(i.id, i.status);
+      for (const i of res.json.items as Array<{ id: string; status: string; late_payment: boolean }>) out.set(i.id, { status: i.status, late: i.late_payment });
       cursor = res.json.next_cursor as string | null;
     } while (cursor);
     return out;

@@ -21,6 +21,7 @@ import type { BcoinNode } from '../../src/dev/bcoin-node';
 import { payFromAnvil, startAnvil } from '../helpers/anvil';
 import { sats, startBcoin } from '../helpers/bcoin';
 import { spendableCoins } from '../../src/chains/btc/payouts/coin-store';
+import { placeholder, rawQuery } from '../../src/db/raw';
 import { ApiClient } from '../helpers/invoice-fixture';
 import { CliEnv, pastStartSecond, PROJECT_ROOT, until, type Running } from '../helpers/cli';
 import { startPreparedDaemon, testConfig } from '../helpers/daemon';
@@ -243,6 +244,12 @@ export class World {
           throw new Error(`${err.message} (balances: ${last})`);
         });
       }
+      // The second merchant's invoices expire after 2 minutes (the account setting's default is
+      // 30): long runs pay many of them after expiry (late payments), and a final underpayment's top-up.
+      if (merchants.length > 1)
+        await setup.store.write((em) =>
+          rawQuery(em, `UPDATE accounts SET invoice_ttl_minutes = 2 WHERE id = ${placeholder(em, 1)}`, [merchants[1]!.accountId]),
+        );
     } finally {
       await setup.stop();
     }
