@@ -52,6 +52,7 @@ export type InvariantName =
   | 'balances-match-ledger'
   | 'events'
   | 'deposits'
+  | 'no-secret-in-errors'
   | 'event-bodies-identical'
   | 'payout-id-once'
   | 'no-500'
@@ -747,15 +748,27 @@ export class Invariants {
   }
 
   /** No key secret, webhook secret or the wallet's words in any daemon log line. */
+  /** What must never be written out: the keys' secrets (old ones too), the webhook endpoints' secrets, the wallet's words. */
+  private knownSecrets(): string[] {
+    const sim = this.sim;
+    return [...sim.merchants.map((m) => m.secret), ...sim.oldSecrets, ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
+  }
+
   secrets(): void {
     this.checks++;
-    const sim = this.sim;
-    const secrets = [...sim.merchants.map((m) => m.secret), ...sim.oldSecrets, ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
-    for (const text of sim.world.logs()) {
+    const secrets = this.knownSecrets();
+    for (const text of this.sim.world.logs()) {
       for (const line of text.split('\n')) {
         const s = secrets.find((x) => x && line.includes(x));
         if (s) this.violate('no-secret-in-logs', `a log line holds a secret (…${s.slice(-4)}): ${line.replace(s, '<secret>').slice(0, 200)}`);
       }
     }
+  }
+
+  /** An error answer (4xx, 5xx) names no secret. */
+  secretsIn(what: string, text: string): void {
+    this.checks++;
+    const s = this.knownSecrets().find((x) => x && text.includes(x));
+    if (s) this.violate('no-secret-in-errors', `${what} with a secret (…${s.slice(-4)}): ${text.replace(s, '<secret>').slice(0, 200)}`);
   }
 }

@@ -316,6 +316,7 @@ export class Simulation {
       }
     }
     if (res.status >= 500 && res.status !== 503) this.invariants.violate('no-500', `${method} ${target} answered ${res.status}: ${res.text.slice(0, 300)}`);
+    if (res.status >= 400) this.invariants.secretsIn(`${method} ${target} answered ${res.status}`, res.text);
     return res;
   }
 
