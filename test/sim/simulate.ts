@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--shrink R | --no-shrink] [--postgres] [--verbose]`: one simulation
+ * `npm run simulate -- --seed S --minutes M [--steps N] [--plant NAME] [--shrink R | --no-shrink] [--postgres] [--emphasis kind=weight,...] [--verbose]`: one simulation
  * (simulator.ts) on fresh local chains and a fresh daemon on SQLite, or with `--postgres` two daemons
  * on one fresh PostgreSQL database (the server of docs/testing.md). Ends with one line, `simulate: seed S, N steps, F faults,
  * K invariant checks, V violations`, and exits 1 when V > 0 (the evidence kept, its folder printed).
@@ -7,7 +7,7 @@
 import { killAllAnvils } from '../helpers/anvil';
 import { killAllBcoins } from '../helpers/bcoin';
 import { isPlant, PLANTS } from './planted-bugs';
-import { simulate } from './simulator';
+import { simulate, STEP_KINDS, type StepKind } from './simulator';
 
 function option(name: string): string | undefined {
   const at = process.argv.indexOf(name);
@@ -28,6 +28,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const shrink = process.argv.includes('--no-shrink') ? 0 : Number(option('--shrink') ?? 8);
+  // `--emphasis static_address=20,pay_static=20`: weights that replace the default ones for these kinds (a run that makes them frequent).
+  const emphasis: Partial<Record<StepKind, number>> = {};
+  for (const pair of (option('--emphasis') ?? '').split(',').filter(Boolean)) {
+    const [kind, weight] = pair.split('=');
+    if (!kind || !STEP_KINDS.includes(kind as StepKind) || !(Number(weight) >= 0)) {
+      console.error(`--emphasis: kind=weight pairs, comma-separated; kinds: ${STEP_KINDS.join(', ')}`);
+      return 2;
+    }
+    emphasis[kind as StepKind] = Number(weight);
+  }
   const r = await simulate({
     seed,
     minutes: minutes ?? (steps === undefined ? 1 : undefined),
@@ -35,6 +45,7 @@ async function main(): Promise<number> {
     plant,
     shrink,
     postgres: process.argv.includes('--postgres'),
+    emphasis,
     log: (l) => console.log(l),
   });
   if (process.argv.includes('--verbose')) for (const line of r.stepList) console.log(line);

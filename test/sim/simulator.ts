@@ -210,6 +210,9 @@ function refundPart(coin: SimCoin): string {
   return '0.0002';
 }
 
+/** Every kind of step the simulator draws. */
+export const STEP_KINDS: readonly StepKind[] = WEIGHTS.map(([k]) => k);
+
 export class Simulation {
   readonly rng: SeededRandom;
   readonly steps: string[] = [];
