@@ -495,7 +495,7 @@ export class Simulation {
         const txid = await this.send(inv.coin, inv.address, amount);
         inv.payments++;
         inv.pays.push({ txid, amount, sentAt: Date.now() });
-        this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id} tx ${txid}`);
+        this.note(`pay ${how} ${amount} ${inv.coin.ticker} to invoice ${inv.id}${Date.now() > Date.parse(inv.ttl) ? ' after its TTL' : ''} tx ${txid}`);
         return;
       }
       case 'pay_wrong_network':
