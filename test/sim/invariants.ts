@@ -245,6 +245,9 @@ export class Invariants {
     await sleep(2000);
     // That mining may have let a daemon armed at a payout checkpoint reach it: checked on a running one.
     await sim.reviveIfGone();
+    // Quiet means the daemon has scanned every chain to its node's tip (a reorganisation just made
+    // is scanned only then): the node's balances are read at the tip, the books at the scan.
+    await this.scannedToTips(30_000);
     await this.ledgerVerify();
     // The withdrawals against the chain before reconcile: a payout's bug is named by the invariant it breaks, not only by the books it moves.
     await this.withdrawalsOnChain();
@@ -256,6 +259,23 @@ export class Invariants {
     await this.strays();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
+  }
+
+  /** Waits (at most `ms`) until `coinkeep status` shows every chain scanned to its node's tip; a note when it does not. */
+  private async scannedToTips(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    let behind = '';
+    for (;;) {
+      const r = await this.sim.world.cli().run(['--json', 'status'], { timeoutMs: 30_000 });
+      const chains = (r.json?.chains ?? []) as Array<{ chain_id: string; node_tip: number | null; scanned_height: number | null }>;
+      behind = chains
+        .filter((c) => c.node_tip === null || c.scanned_height === null || c.scanned_height < c.node_tip)
+        .map((c) => `${c.chain_id} ${c.scanned_height}/${c.node_tip}`)
+        .join(', ');
+      if (r.code === 0 && chains.length > 0 && behind === '') return;
+      if (Date.now() > deadline) return this.sim.note(`quiet: not scanned to the tips after ${ms / 1000} s: ${behind || (r.stderr || r.stdout).slice(0, 200)}`);
+      await sleep(500);
+    }
   }
 
   async reconcile(): Promise<void> {

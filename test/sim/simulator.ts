@@ -486,7 +486,10 @@ export class Simulation {
       case 'pay': {
         if (this.invoices.length === 0) return;
         const unpaid = this.invoices.filter((i) => i.payments === 0);
-        const inv = rng.pick(unpaid.length > 0 && rng.chance(0.8) ? unpaid : this.invoices);
+        // A payment after expiry one time in four once some invoice expired a minute ago unpaid (the
+        // second merchant's expire after 2 minutes; no extra draw before, so short runs keep their steps).
+        const expired = unpaid.filter((i) => Date.parse(i.ttl) < Date.now() - 60_000);
+        const inv = expired.length > 0 && rng.chance(0.25) ? rng.pick(expired) : rng.pick(unpaid.length > 0 && rng.chance(0.8) ? unpaid : this.invoices);
         const how = inv.payments > 0 ? 'late' : rng.pick(['exact', 'exact', 'under', 'over'] as const);
         const due = Amount.of(inv.due);
         const factor = how === 'under' ? '0.5' : how === 'over' ? '1.5' : '1';
