@@ -166,7 +166,12 @@ export class EvmProvider {
     }
     const calls = Array.isArray(body) ? body : [body];
     this.counts.calls += calls.length;
-    for (const c of calls) this.methods.set(c.method, (this.methods.get(c.method) ?? 0) + 1);
+    for (const c of calls) {
+      // A sender's count at a past block (a hex height, not a tag) is counted apart: a nonce's holder searched for.
+      const method =
+        c.method === 'eth_getTransactionCount' && /^0x/.test(String((c.params as unknown[] | undefined)?.[1])) ? 'eth_getTransactionCount@height' : c.method;
+      this.methods.set(method, (this.methods.get(method) ?? 0) + 1);
+    }
     const { rules } = this;
     if (rules.rateLimit && this.random.chance(rules.rateLimit.fraction)) {
       this.counts.rateLimited++;

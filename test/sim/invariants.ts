@@ -60,6 +60,12 @@ export type InvariantName =
   | 'openapi'
   | 'daemon-alive';
 
+/** A wrong thing one read of the daemon found, under the invariant it breaks. */
+type Finding = { invariant: InvariantName; message: string };
+
+/** Where a payment the simulator sent is on its chain now: blocks deep, waiting in the pool, or gone. */
+type Depths = (coin: SimCoin, txid: string) => Promise<number | 'waiting' | 'gone'>;
+
 export interface Violation {
   step: number;
   invariant: InvariantName;
@@ -254,8 +260,10 @@ export class Invariants {
     await this.broadcastHeld();
     await this.reconcile();
     await this.events(final);
-    await this.invoiceStatuses();
-    await this.deposits();
+    // Where the simulator's payments are on the chains, read once for both checks.
+    const depth = await this.depths();
+    await this.invoiceStatuses(depth);
+    await this.deposits(depth);
     await this.strays();
     for (let m = 0; m < sim.merchants.length; m++) await this.balances(m);
     this.secrets();
@@ -536,8 +544,26 @@ export class Invariants {
    * its TTL. Invoices with a payment still shallow or waiting, or sent near their TTL, are left for
    * a later check.
    */
+  /**
+   * The daemon may be a scan behind the chains: what `read` finds wrong is read again (four reads,
+   * a second apart) before it counts. `read` is told whether this is its first read (a check counts
+   * once) and answers null when the daemon did not answer (nothing concluded; false is returned).
+   */
+  private async readAgain(read: (first: boolean) => Promise<Finding[] | null>): Promise<boolean> {
+    let found: Finding[] = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (attempt > 0) await sleep(1000);
+      const got = await read(attempt === 0);
+      if (got === null) return false;
+      found = got;
+      if (found.length === 0) return true;
+    }
+    for (const f of found) this.violate(f.invariant, f.message);
+    return true;
+  }
+
   /** How deep a payment the simulator sent is on its chain's best chain now: blocks, waiting in the pool, or gone. */
-  private async depths(): Promise<(coin: SimCoin, txid: string) => Promise<number | 'waiting' | 'gone'>> {
+  private async depths(): Promise<Depths> {
     const sim = this.sim;
     const btc = await sim.chainView.payments();
     const mempool = new Set(await sim.world.btc.rpc.call<string[]>('getrawmempool', []));
@@ -560,9 +586,8 @@ export class Invariants {
     };
   }
 
-  async invoiceStatuses(): Promise<void> {
+  async invoiceStatuses(depth: Depths): Promise<void> {
     const sim = this.sim;
-    const depth = await this.depths();
     const depthOf = (inv: InvoiceRec, txid: string) => depth(inv.coin, txid);
     const tolerance = new Map(
       (await this.query<{ id: string; tolerance_percent: string }>('SELECT id, tolerance_percent FROM invoices')).map((r) => [r.id, r.tolerance_percent]),
@@ -596,11 +621,8 @@ export class Invariants {
       // A paid invoice's later payments are `late` in the simulator's words, but not late_payment's (it names funds after expiry, cancel or a final underpayment).
       expected.set(inv.id, { status: enough ? 'paid' : deep.isPositive() ? 'underpaid' : now > ttl ? 'expired' : 'new', late: late && !enough });
     }
-    // The daemon may be a scan behind the chains: a difference is read again before it counts.
-    let diffs: string[] = [];
-    for (let attempt = 0; attempt < 4; attempt++) {
-      if (attempt > 0) await sleep(1000);
-      diffs = [];
+    await this.readAgain(async (first) => {
+      const found: Finding[] = [];
       for (let m = 0; m < sim.merchants.length; m++) {
         if (sim.frozen.has(m)) continue;
         const statuses = await sim.invoicesOf(m);
@@ -608,56 +630,54 @@ export class Invariants {
         for (const [id, got] of statuses) {
           const want = expected.get(id);
           if (want === undefined) continue;
-          if (attempt === 0) this.checks++;
-          if (got.status !== want.status) diffs.push(`invoice ${id} is ${got.status}, recomputed ${want.status}`);
-          else if (want.late && !got.late) diffs.push(`invoice ${id} (${got.status}) was paid after its TTL and late_payment is false`);
+          if (first) this.checks++;
+          if (got.status !== want.status) found.push({ invariant: 'invoice-status', message: `invoice ${id} is ${got.status}, recomputed ${want.status}` });
+          else if (want.late && !got.late)
+            found.push({ invariant: 'invoice-status', message: `invoice ${id} (${got.status}) was paid after its TTL and late_payment is false` });
         }
       }
-      if (diffs.length === 0) return;
-    }
-    for (const d of diffs) this.violate('invoice-status', d);
+      return found;
+    });
   }
 
   /**
    * Each payment the simulator sent to a static address, once deep on its best chain, is listed
    * once among the address's deposits, `confirmed`, with its exact amount; one gone from the chain
    * (a reorganisation) is not listed `confirmed`; nothing the simulator did not send is listed.
-   * The daemon may be a scan behind: a difference is read again before it counts.
    */
-  async deposits(): Promise<void> {
+  async deposits(depth: Depths): Promise<void> {
     const sim = this.sim;
-    let diffs: string[] = [];
-    for (let attempt = 0; attempt < 4; attempt++) {
-      if (attempt > 0) await sleep(1000);
-      diffs = [];
-      const depth = await this.depths();
+    // Where each payment is on its chain: the chains do not move while the daemon's answers are read again.
+    const where = new Map<string, number | 'waiting' | 'gone'>();
+    for (const a of sim.statics) for (const p of a.pays) where.set(p.txid, await depth(a.coin, p.txid));
+    const same = (x: string | null, y: string) => x !== null && x.toLowerCase() === y.toLowerCase();
+    await this.readAgain(async (first) => {
+      const found: string[] = [];
       for (const a of sim.statics) {
         if (sim.frozen.has(a.merchant)) continue;
         const res = await sim.api(a.merchant, 'GET', `/v1/addresses/${a.id}`);
         if (res?.status !== 200) continue;
         const listed = res.json.deposits as Array<{ txid: string | null; amount: string; status: string; coin_id: string }>;
-        const same = (x: string | null, y: string) => x !== null && x.toLowerCase() === y.toLowerCase();
         for (const p of a.pays) {
-          const d = await depth(a.coin, p.txid);
+          const d = where.get(p.txid)!;
           const rows = listed.filter((r) => same(r.txid, p.txid));
-          if (attempt === 0) this.checks++;
+          if (first) this.checks++;
           if (typeof d === 'number' && d >= a.coin.confirmations) {
             const confirmed = rows.filter((r) => r.status === 'confirmed');
             if (confirmed.length !== 1 || !Amount.of(confirmed[0]!.amount).eq(Amount.of(p.amount)))
-              diffs.push(
+              found.push(
                 `static address ${a.id}: deposit ${p.txid} of ${p.amount} ${a.coin.name} is ${d} deep, listed ${JSON.stringify(rows.map((r) => [r.status, r.amount]))}`,
               );
           } else if (d === 'gone' && rows.some((r) => r.status === 'confirmed')) {
-            diffs.push(`static address ${a.id}: deposit ${p.txid} left the chain and is listed confirmed`);
+            found.push(`static address ${a.id}: deposit ${p.txid} left the chain and is listed confirmed`);
           }
         }
         for (const r of listed) {
-          if (r.txid !== null && !a.pays.some((p) => same(r.txid, p.txid))) diffs.push(`static address ${a.id}: deposit ${r.txid} listed, never sent`);
+          if (r.txid !== null && !a.pays.some((p) => same(r.txid, p.txid))) found.push(`static address ${a.id}: deposit ${r.txid} listed, never sent`);
         }
       }
-      if (diffs.length === 0) return;
-    }
-    for (const d of diffs) this.violate('deposits', d);
+      return found.map((message) => ({ invariant: 'deposits' as const, message }));
+    });
   }
 
   /**
@@ -693,29 +713,21 @@ export class Invariants {
     const network = sim.world.wrongCoins[0]!.network;
     for (let m = 0; m < sim.merchants.length; m++) {
       const expected = sim.strays.filter((s) => s.merchant === m);
-      // The daemon may be a scan behind the chain: a difference is read again before it counts.
-      let found: Array<{ invariant: InvariantName; message: string }> = [];
-      for (let attempt = 0; attempt < 4; attempt++) {
-        if (attempt > 0) await sleep(1000);
+      const answered = await this.readAgain(async (first) => {
         const listed: Listed[] = [];
         let cursor: string | null = null;
-        let answered = true;
         do {
           const res = await sim.api(m, 'GET', `/v1/strays?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-          if (res?.status !== 200) {
-            answered = false;
-            break;
-          }
+          if (res?.status !== 200) return null;
           listed.push(...(res.json.items as Listed[]));
           cursor = res.json.next_cursor as string | null;
         } while (cursor);
-        if (!answered) return;
         const balances = await sim.api(m, 'GET', '/v1/balances');
-        if (balances?.status !== 200) return;
-        found = [];
+        if (balances?.status !== 200) return null;
+        const found: Finding[] = [];
         for (const s of expected) {
           if (!deep.has(s.txid.toLowerCase())) continue;
-          if (attempt === 0) this.checks++;
+          if (first) this.checks++;
           const rows = listed.filter((x) => x.txid.toLowerCase() === s.txid.toLowerCase());
           const what = `the wrong-network payment ${s.txid} of m${m} (${s.amount} ${s.coin.name} to invoice ${s.invoiceId})`;
           if (rows.length !== 1) {
@@ -761,19 +773,19 @@ export class Invariants {
               message: `m${m}: ${c.name} available ${available.toString()}, the ${credited.length} credited stray(s) bring ${want.toString()} (${gross.toString()} less the fee)`,
             });
         }
-        if (found.length === 0) break;
-      }
-      for (const f of found) this.violate(f.invariant, f.message);
+        return found;
+      });
+      if (!answered) return;
     }
   }
 
-  /** No key secret, webhook secret or the wallet's words in any daemon log line. */
   /** What must never be written out: the keys' secrets (old ones too), the webhook endpoints' secrets, the wallet's words. */
   private knownSecrets(): string[] {
     const sim = this.sim;
     return [...sim.merchants.map((m) => m.secret), ...sim.oldSecrets, ...sim.endpoints.map((e) => e.secret).filter(Boolean), TEST_MNEMONIC];
   }
 
+  /** No key secret, webhook secret or the wallet's words in any daemon log line. */
   secrets(): void {
     this.checks++;
     const secrets = this.knownSecrets();

@@ -487,24 +487,10 @@ export class EvmSendQueue {
         // The chain core saw one of its candidates in a block: the nonce is its own, and the node's
         // lookups by hash do not know it (a provider's backend behind, its index lost). Kept.
         if (scanned.has(row.id)) continue;
-        // Used in a block: whose transaction, read from the block bodies (the chain core may be behind
-        // the node, and does not watch the gas station). Ours: kept (its receipt or the chain core
-        // will say so). Another's, in a final block: proof, dropped. Unknown (the node cannot say,
-        // or it was used before the blocks looked at): kept.
-        const holder = await node
-          .nonceHolder(row.from_address, row.nonce, Math.max(0, (row.sent_height ?? tip) - NONCE_LOOKBACK), tip, signal)
-          .catch((err: unknown) => {
-            signal?.throwIfAborted();
-            this.deps.logger.warn('evm nonce holder not read', { chain: this.chainId, txid: row.txid, error: String(err) });
-            return undefined;
-          });
-        if (holder === undefined) continue;
-        if (holder !== null) {
-          if (holder.txid === null || candidatesOf(row).includes(holder.txid)) continue;
-          if (tip - holder.height + 1 < Math.max(1, this.deps.chain.confirmations)) continue;
-          await store.write((em) =>
-            this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by ${holder.txid} in block ${holder.height}`, false),
-          );
+        const taken = await this.nonceTakenBy(row, tip, signal);
+        if (taken === 'kept') continue;
+        if (taken !== 'unused') {
+          await store.write((em) => this.drop(em, row, `nonce ${row.nonce} of ${row.from_address} was taken by ${taken.txid} in block ${taken.height}`, false));
           continue;
         }
         // Not used in a block: by an earlier candidate of ours still waiting in the pool (a
@@ -613,6 +599,27 @@ export class EvmSendQueue {
     if (!(await updateSend(em, row, patch))) return;
     await this.owner(row).onUnmined?.(em, { ...row, ...patch, succeeded: row.succeeded });
     this.deps.logger.warn('a final evm send left the chain (reorganisation): followed again', { chain: this.chainId, kind: row.kind, txid: row.txid });
+  }
+
+  /**
+   * Whose transaction used the nonce of `row` (the node's count passed it, no receipt), read from
+   * the block bodies: the chain core may be behind the node, and does not watch the gas station.
+   * Another's in a final block: that transaction (proof: the send is dropped). Its own there, or
+   * the node cannot say (used before the blocks looked at, no state of them): `kept`. Not used in
+   * a block yet (only in the pool): `unused`.
+   */
+  private async nonceTakenBy(row: EvmSendRow, tip: number, signal?: AbortSignal): Promise<{ txid: string; height: number } | 'kept' | 'unused'> {
+    const holder = await this.deps.node
+      .nonceHolder(row.from_address, row.nonce, Math.max(0, (row.sent_height ?? tip) - NONCE_LOOKBACK), tip, signal)
+      .catch((err: unknown) => {
+        signal?.throwIfAborted();
+        this.deps.logger.warn('evm nonce holder not read', { chain: this.chainId, txid: row.txid, error: String(err) });
+        return undefined;
+      });
+    if (holder === null) return 'unused';
+    if (holder === undefined || holder.txid === null || candidatesOf(row).includes(holder.txid)) return 'kept';
+    if (tip - holder.height + 1 < Math.max(1, this.deps.chain.confirmations)) return 'kept';
+    return { txid: holder.txid, height: holder.height };
   }
 
   /** The ids of `rows` one of whose candidates the chain core saw mined (minedOwnSpends), whatever the node's lookups by hash answer. */
