@@ -704,16 +704,31 @@ export class TronNode {
     return out;
   }
 
-  /** Refuses a transaction whose owner cannot pay its bandwidth at all. */
+  /**
+   * Refuses a transaction whose owner cannot pay its bandwidth, and a TRX transfer whose amount (and
+   * account creation) the balance left after its bandwidth cannot cover: java-tron consumes the
+   * bandwidth before the contract's checks run, so a balance never goes below zero.
+   */
   private checkBandwidth(contract: TronTx['raw_data']['contract'][number], bytes: number): void {
-    const owner = this.state.accounts.get(String(contract.parameter.value.owner_address).slice(2));
+    const v = contract.parameter.value;
+    const owner = this.state.accounts.get(String(v.owner_address).slice(2));
     if (!owner) throw new Invalid('Validate TransferContract error, no OwnerAccount.');
     const slot = slotOf(this.slotTime());
-    const creates = contract.type === 'TransferContract' && !this.state.accounts.has(String(contract.parameter.value.to_address).slice(2));
-    if (creates) return;
-    if (this.limit(owner, 'BANDWIDTH') - recovered(owner.net, slot) >= bytes) return;
-    if (FREE_NET_LIMIT - recovered(owner.freeNet, slot) >= bytes) return;
-    if (owner.balance < BigInt(bytes * SUN_PER_BANDWIDTH)) throw new Invalid('Account resource insufficient error.', 'BANDWITH_ERROR');
+    const creates = contract.type === 'TransferContract' && !this.state.accounts.has(String(v.to_address).slice(2));
+    let burn = 0n;
+    if (this.limit(owner, 'BANDWIDTH') - recovered(owner.net, slot) >= bytes) burn = 0n;
+    else if (creates) burn = BigInt(CREATE_ACCOUNT_BANDWIDTH_FEE);
+    else if (FREE_NET_LIMIT - recovered(owner.freeNet, slot) < bytes) burn = BigInt(bytes * SUN_PER_BANDWIDTH);
+    if (owner.balance < burn)
+      throw new Invalid(
+        creates ? `Account has insufficient bandwidth[${bytes}] and balance[${owner.balance}] to create new account` : 'Account resource insufficient error.',
+        'BANDWITH_ERROR',
+      );
+    if (contract.type === 'TransferContract') {
+      const amount = BigInt(v.amount as number | bigint);
+      if (owner.balance - burn < amount + (creates ? BigInt(CREATE_ACCOUNT_FEE) : 0n))
+        throw new Invalid('Validate TransferContract error, balance is not sufficient.');
+    }
   }
 
   /**

@@ -93,3 +93,47 @@ test('withdraw all of a TRC-20 token: the payout completes from the treasury, 0 
   t.is(f.node.tokenBalance(to), units(amount));
   await clean(t, f);
 });
+
+test("withdraw all the TRX while a token payout that burns the treasury's TRX is on its way: the TRX payout waits for it, the gas station gives the burn back, it completes once, and the books equal the chain", async (t) => {
+  const f = await startTronPayoutFixture();
+  t.teardown(() => f.stop());
+  await f.paidInvoice('TRX', '300');
+  await f.paidInvoice('USDT', '100');
+  const treasury = await f.treasury();
+  // The treasury's free bytes of the day pay for one token transfer; the next one burns its TRX.
+  const first = await f.withdraw({ coin_id: f.coin.USDT, amount: '10', to_address: elsewhere() });
+  await f.waitWithdrawal(first.id, (x) => x.status === 'completed', 'the first token payout completed');
+  await f.quiet();
+  const token = await f.withdraw({ coin_id: f.coin.USDT, amount: '11', to_address: elsewhere() });
+  await f.until(async () => {
+    const [txid] = await f.candidates(token.id);
+    return txid !== undefined && f.node.pendingTxids().includes(txid);
+  }, "the token payout in the node's pool");
+  // Blocks go on without it: the token payout stays on its way while the TRX payout is decided.
+  f.node.holdPending(true);
+  const { available } = await f.balance('TRX');
+  const to = elsewhere();
+  const est = await f.api.post('/v1/withdrawals/estimate', { coin_id: f.coin.TRX, amount: 'max', to_address: to });
+  t.is(est.body.total_debit, available);
+  const all = await f.withdraw({ coin_id: f.coin.TRX, amount: est.body.amount, to_address: to });
+  // What the treasury holds covers the TRX payout only before the token payout's burn: it must not go out beside it.
+  const deadline = Date.now() + 2_000;
+  while (Date.now() < deadline && (await f.candidates(all.id)).length === 0) {
+    f.node.mine();
+    await new Promise((r) => setTimeout(r, 60));
+  }
+  t.deepEqual(await f.candidates(all.id), [], 'no TRX payout signed while the token payout may still burn the TRX it counts on');
+  f.node.holdPending(false);
+  await f.waitWithdrawal(token.id, (x) => x.status === 'completed', 'the token payout completed');
+  const done = await f.waitWithdrawal(all.id, (x) => x.status === 'completed', 'the TRX payout completed');
+  t.is(done.network_fee_charged, est.body.network_fee_reserved);
+  t.is((await f.candidates(all.id)).length, 1, 'signed once');
+  t.is(f.node.trxBalance(to), units(est.body.amount));
+  const topups = await f.td.daemon.store.read.query(
+    `SELECT amount FROM account_sends WHERE kind = 'topup' AND to_address = '${treasury}' AND status = 'mined'`,
+  );
+  t.true(topups.length > 0, 'the gas station gave the treasury back what the token payout burnt');
+  t.true(f.node.trxBalance(treasury) >= 0n);
+  t.deepEqual(await f.balance('TRX'), { available: '0', hold: '0' });
+  await clean(t, f);
+});

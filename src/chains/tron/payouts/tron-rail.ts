@@ -138,7 +138,7 @@ export class TronRail implements PayoutRail {
     // A payout never spends what a sweep on its way has not delivered, nor what the gas station is still giving.
     if (await this.deps.sweeper.inFlightTo(em, t.address, [order.coinId, this.native])) return wait;
     if ((await this.deps.queue.busy(em, t.address)).length > 0) return wait;
-    const owed = await this.unfinished(em, req.accountId);
+    const owed = await this.unfinished(em, req.accountId, p.prices);
     const free = (asset: string) => (t.held.get(asset) ?? 0n) - (owed.get(asset) ?? 0n);
     const token = coin.asset !== NATIVE_ASSET;
     let contract: TronContract;
@@ -340,24 +340,53 @@ export class TronRail implements PayoutRail {
     return { txid: signed.txid, raw: signed.raw, fee, data: kept as unknown as Record<string, unknown> };
   }
 
-  /** What the account's payouts on their way (claimed, not final) will still take from its treasury, by asset; TRX payouts' burns included at most. */
-  private async unfinished(em: EntityManager, accountId: string): Promise<Map<string, bigint>> {
+  /**
+   * What the account's payouts on their way (claimed, not final) will still take from its treasury,
+   * by asset: what they pay, and in TRX the most the chain may burn for each (its bandwidth at the
+   * burn price, and its account creation or a token call's fee_limit; the highest of its signed
+   * candidates, only one of which can be mined). A payout that counts on TRX another payout may
+   * burn first waits for it (issue 34: a max TRX payout beside a token payout).
+   */
+  private async unfinished(em: EntityManager, accountId: string, prices: Prices): Promise<Map<string, bigint>> {
     const coins = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId);
     const list = inList(
       em,
       coins.map((c) => c.id),
       2,
     );
-    const rows = await rawQuery<{ coin_id: string; amount: string }>(
+    const rows = await rawQuery<{ id: string; coin_id: string; amount: string }>(
       em,
-      `SELECT coin_id, amount FROM withdrawals WHERE account_id = ${placeholder(em, 1)} AND status IN ('processing', 'broadcast') AND coin_id ${list.sql}`,
+      `SELECT id, coin_id, amount FROM withdrawals WHERE account_id = ${placeholder(em, 1)} AND status IN ('processing', 'broadcast') AND coin_id ${list.sql}`,
       [accountId, ...list.params],
     );
     const out = new Map<string, bigint>();
+    const add = (asset: string, units: bigint) => out.set(asset, (out.get(asset) ?? 0n) + units);
     for (const r of rows) {
       const coin = this.deps.catalog.coin(r.coin_id)!;
-      out.set(coin.asset, (out.get(coin.asset) ?? 0n) + Amount.of(r.amount).toBaseUnits(coin.decimals));
+      add(coin.asset, Amount.of(r.amount).toBaseUnits(coin.decimals));
     }
+    if (rows.length === 0) return out;
+    const ids = inList(
+      em,
+      rows.map((r) => r.id),
+      1,
+    );
+    const candidates = await rawQuery<{ withdrawal_id: string; fee: string; data: string }>(
+      em,
+      `SELECT l.withdrawal_id, c.fee, c.data FROM chain_payout_legs l JOIN chain_payout_candidates c ON c.payout_id = l.payout_id WHERE l.withdrawal_id ${ids.sql}`,
+      ids.params,
+    );
+    const most = new Map<string, bigint>();
+    for (const c of candidates) {
+      const data = JSON.parse(c.data) as TronCandidateData;
+      const token = data.contract.type === 'TriggerSmartContract';
+      const bytes = BigInt(token ? TOKEN_TRANSFER_BYTES : TRX_TRANSFER_BYTES);
+      const burn = bytes * prices.getTransactionFee + maxOf(BigInt(c.fee), data.feeLimit === null ? 0n : BigInt(data.feeLimit));
+      most.set(c.withdrawal_id, maxOf(most.get(c.withdrawal_id) ?? 0n, burn));
+    }
+    for (const burn of most.values()) add(NATIVE_ASSET, burn);
     return out;
   }
 }
+
+const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b);
