@@ -178,7 +178,7 @@ export class CheckoutService {
     const em = this.deps.store.read;
     const rows = await rawQuery<{ confirmations: number | null }>(
       em,
-      `SELECT MAX(confirmations) AS confirmations FROM chain_transfers WHERE address_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND status = 'seen'`,
+      `SELECT MAX(confirmations) AS confirmations FROM chain_transfers WHERE address_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND direction = 'incoming' AND status = 'seen'`,
       [row.address_id, coin.id],
     );
     return { seen: Number(rows[0]?.confirmations ?? 0), needed: this.chains.get(coin.chain_id)?.confirmations ?? 1 };

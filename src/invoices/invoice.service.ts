@@ -295,13 +295,15 @@ export class InvoiceService {
   /**
    * The transfers of the invoice's own coin to its address (other coins are credited, not counted),
    * as the state table reads them: this runs once per payment in the chain core's transaction,
-   * where handing over a row's other columns took about as long as the read itself.
+   * where handing over a row's other columns took about as long as the read itself. Incoming only:
+   * a payout or sweep that spends what the address received is an outgoing row of the same address,
+   * never a payment.
    */
   private async transfersOf(em: EntityManager, row: InvoiceRow): Promise<TransferFact[]> {
     if (row.address_id === null || row.coin_id === null) return [];
     return rawQuery<TransferFact>(
       em,
-      `SELECT amount, status, seen_at FROM chain_transfers WHERE address_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)}`,
+      `SELECT amount, status, seen_at FROM chain_transfers WHERE address_id = ${placeholder(em, 1)} AND coin_id = ${placeholder(em, 2)} AND direction = 'incoming'`,
       [row.address_id, row.coin_id],
     );
   }
