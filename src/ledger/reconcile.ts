@@ -99,10 +99,12 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
     );
     const arriving = new Map<string, Amount>();
     // The wallet's own EVM and Tron sends not yet booked (a sweep, a top-up, a payout on its way): the chain
-    // may already show their fee taken and a top-up arrived.
+    // may already show their fee taken and a top-up arrived. An EVM payout's row stays `reserved` (its
+    // nonce; the payout worker sends it) until its fee is booked once the withdrawal is final: a token
+    // payout mined before that has taken its gas in the native coin, which no withdrawal of that coin covers.
     for (const r of await rawQuery<{ chain_id: string; kind: string; amount: string; max_cost: string }>(
       em,
-      "SELECT chain_id, kind, amount, max_cost FROM account_sends WHERE booked_at IS NULL AND status IN ('signed', 'broadcast', 'mined')",
+      "SELECT chain_id, kind, amount, max_cost FROM account_sends WHERE booked_at IS NULL AND (status IN ('signed', 'broadcast', 'mined') OR (kind = 'payout' AND status = 'reserved'))",
     )) {
       const native = coins.find((c) => c.chain_id === r.chain_id && c.asset === 'native');
       if (!native) continue;
