@@ -98,6 +98,7 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       (r) => Amount.of(r.total_debit),
     );
     const arriving = new Map<string, Amount>();
+    const payoutFees = new Map<string, { coinId: string; fee: Amount }>();
     // The wallet's own EVM and Tron sends not yet booked (a sweep, a top-up, a payout on its way): the chain
     // may already show their fee taken and a top-up arrived. An EVM payout's row stays `reserved` (its
     // nonce; the payout worker sends it) until its fee is booked once the withdrawal is final: a token
@@ -112,6 +113,24 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       inFlight.set(native.id, (inFlight.get(native.id) ?? Amount.zero()).plus(fee));
       if (r.kind === 'topup') arriving.set(native.id, (arriving.get(native.id) ?? Amount.zero()).plus(Amount.fromBaseUnits(BigInt(r.amount), native.decimals)));
     }
+    // A payout of a token on its way whose chain takes its fee in the native coin (a Tron token payout's
+    // burn) and that no account send reserves (EVM's are counted above): the most its candidates may
+    // take, until the withdrawal is final and its fee booked.
+    for (const r of await rawQuery<{ payout_id: string; coin_id: string; fee: string }>(
+      em,
+      `SELECT p.id AS payout_id, w.coin_id, c.fee FROM chain_payouts p JOIN chain_payout_candidates c ON c.payout_id = p.id
+       JOIN chain_payout_legs l ON l.payout_id = p.id JOIN withdrawals w ON w.id = l.withdrawal_id
+       WHERE p.fee_booked IS NULL AND w.status IN ('processing', 'broadcast')
+       AND NOT EXISTS (SELECT 1 FROM account_sends e WHERE e.withdrawal_id = w.id AND e.kind = 'payout')`,
+    )) {
+      const coin = coins.find((c) => c.id === r.coin_id);
+      const native = coin && coins.find((c) => c.chain_id === coin.chain_id && c.asset === 'native');
+      if (!native || native.id === coin.id) continue;
+      const fee = Amount.fromBaseUnits(BigInt(r.fee), native.decimals);
+      const most = payoutFees.get(r.payout_id);
+      if (!most || fee.gt(most.fee)) payoutFees.set(r.payout_id, { coinId: native.id, fee });
+    }
+    for (const { coinId, fee } of payoutFees.values()) inFlight.set(coinId, (inFlight.get(coinId) ?? Amount.zero()).plus(fee));
     const sides = new Map<string, ChainSide>();
     for (const chainId of chainIds) {
       const { holdings } = familyOf(coins.find((c) => c.chain_id === chainId)!.family);

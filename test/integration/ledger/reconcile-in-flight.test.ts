@@ -9,6 +9,7 @@ import { reconcile } from '../../../src/ledger/reconcile';
 import { killAllAnvils } from '../../helpers/anvil';
 import { waitScannedTo } from '../../helpers/chain-scan';
 import { elsewhere, startEvmPayoutFixture } from '../payouts/evm-payout-fixture';
+import { elsewhere as tronElsewhere, startTronPayoutFixture } from '../payouts/tron-payout-fixture';
 
 test.after.always(killAllAnvils);
 
@@ -44,5 +45,39 @@ test('a USDT payout mined but not yet confirmed: ETH is in flight by its gas, no
   }
   const after = await report();
   t.like(after('ETH'), { status: 'ok', difference: '0' });
+  t.like(after('USDT'), { status: 'ok', difference: '0' });
+});
+
+test('a Tron USDT payout mined but not yet confirmed: the TRX its bandwidth burnt is in flight, not a difference; both ok once it is final', async (t) => {
+  const f = await startTronPayoutFixture();
+  t.teardown(() => f.stop());
+  await f.paidInvoice('USDT', '100');
+  // The treasury's free bytes of the day pay for one token transfer; the next one burns its TRX.
+  const first = await f.withdraw({ coin_id: f.coin.USDT, amount: '10', to_address: tronElsewhere() });
+  await f.waitWithdrawal(first.id, (x) => x.status === 'completed', 'the first token payout completed');
+  await f.quiet();
+  const report = async () => {
+    await waitScannedTo(f.td, f.node.height, 20_000);
+    const r = await reconcile({ store: f.td.daemon.store, catalog: f.td.daemon.catalog, holdingsOf: () => f.adapter });
+    return (name: string) => r.coins.find((c) => c.chain_id === 'tron' && c.ticker === name)!;
+  };
+  t.like((await report())('TRX'), { status: 'ok' });
+
+  const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '11', to_address: tronElsewhere() });
+  await f.until(async () => {
+    const [txid] = await f.candidates(w.id);
+    return txid !== undefined && f.node.pendingTxids().includes(txid);
+  }, "the token payout in the node's pool");
+  // One block: the payout is mined, short of its confirmations.
+  f.node.mine();
+  const during = await report();
+  t.is((await f.get(w.id)).status, 'broadcast', 'not final yet');
+  t.like(during('TRX'), { status: 'in_flight' }, JSON.stringify(during('TRX')));
+  t.not(during('TRX').difference, '0', 'the chain shows the bandwidth burnt');
+
+  await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'the payout completed');
+  await f.quiet();
+  const after = await report();
+  t.like(after('TRX'), { status: 'ok', difference: '0' });
   t.like(after('USDT'), { status: 'ok', difference: '0' });
 });
