@@ -705,6 +705,18 @@ export class TronNode {
   }
 
   /**
+   * Where a transaction's bandwidth comes from: staked bandwidth, else (a TRX transfer that creates an
+   * account) CREATE_ACCOUNT_BANDWIDTH_FEE burnt, else the 600 free bytes of the day, else every byte
+   * burnt at SUN_PER_BANDWIDTH. `burn` is what it takes from the balance.
+   */
+  private bandwidthSource(owner: Account, bytes: number, slot: number, createsAccount: boolean): { from: 'staked' | 'free' | 'burn'; burn: bigint } {
+    if (this.limit(owner, 'BANDWIDTH') - recovered(owner.net, slot) >= bytes) return { from: 'staked', burn: 0n };
+    if (createsAccount) return { from: 'burn', burn: BigInt(CREATE_ACCOUNT_BANDWIDTH_FEE) };
+    if (FREE_NET_LIMIT - recovered(owner.freeNet, slot) >= bytes) return { from: 'free', burn: 0n };
+    return { from: 'burn', burn: BigInt(bytes * SUN_PER_BANDWIDTH) };
+  }
+
+  /**
    * Refuses a transaction whose owner cannot pay its bandwidth, and a TRX transfer whose amount (and
    * account creation) the balance left after its bandwidth cannot cover: java-tron consumes the
    * bandwidth before the contract's checks run, so a balance never goes below zero.
@@ -713,12 +725,8 @@ export class TronNode {
     const v = contract.parameter.value;
     const owner = this.state.accounts.get(String(v.owner_address).slice(2));
     if (!owner) throw new Invalid('Validate TransferContract error, no OwnerAccount.');
-    const slot = slotOf(this.slotTime());
     const creates = contract.type === 'TransferContract' && !this.state.accounts.has(String(v.to_address).slice(2));
-    let burn = 0n;
-    if (this.limit(owner, 'BANDWIDTH') - recovered(owner.net, slot) >= bytes) burn = 0n;
-    else if (creates) burn = BigInt(CREATE_ACCOUNT_BANDWIDTH_FEE);
-    else if (FREE_NET_LIMIT - recovered(owner.freeNet, slot) < bytes) burn = BigInt(bytes * SUN_PER_BANDWIDTH);
+    const { burn } = this.bandwidthSource(owner, bytes, slotOf(this.slotTime()), creates);
     if (owner.balance < burn)
       throw new Invalid(
         creates ? `Account has insufficient bandwidth[${bytes}] and balance[${owner.balance}] to create new account` : 'Account resource insufficient error.',
@@ -731,28 +739,14 @@ export class TronNode {
     }
   }
 
-  /**
-   * Charges the transaction's bandwidth: staked, then free, then burnt; a TRX transfer that creates
-   * an account pays its bytes from staked bandwidth or burns CREATE_ACCOUNT_BANDWIDTH_FEE. Returns
-   * the receipt's net_usage and net_fee.
-   */
+  /** Charges the transaction's bandwidth where `bandwidthSource` says. Returns the receipt's net_usage and net_fee. */
   private chargeBandwidth(owner: Account, bytes: number, slot: number, createsAccount: boolean): { net_usage?: number; net_fee?: number } {
-    const staked = this.limit(owner, 'BANDWIDTH') - recovered(owner.net, slot);
-    if (staked >= bytes) {
-      owner.net = consume(owner.net, slot, bytes);
-      return { net_usage: bytes };
-    }
-    if (createsAccount) {
-      owner.balance -= BigInt(CREATE_ACCOUNT_BANDWIDTH_FEE);
-      return { net_fee: CREATE_ACCOUNT_BANDWIDTH_FEE };
-    }
-    if (FREE_NET_LIMIT - recovered(owner.freeNet, slot) >= bytes) {
-      owner.freeNet = consume(owner.freeNet, slot, bytes);
-      return { net_usage: bytes };
-    }
-    const fee = bytes * SUN_PER_BANDWIDTH;
-    owner.balance -= BigInt(fee);
-    return { net_fee: fee };
+    const { from, burn } = this.bandwidthSource(owner, bytes, slot, createsAccount);
+    if (from === 'staked') owner.net = consume(owner.net, slot, bytes);
+    if (from === 'free') owner.freeNet = consume(owner.freeNet, slot, bytes);
+    if (from !== 'burn') return { net_usage: bytes };
+    owner.balance -= burn;
+    return { net_fee: Number(burn) };
   }
 
   // ---- contracts ----------------------------------------------------------------------------

@@ -98,7 +98,6 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       (r) => Amount.of(r.total_debit),
     );
     const arriving = new Map<string, Amount>();
-    const payoutFees = new Map<string, { coinId: string; fee: Amount }>();
     // The wallet's own EVM and Tron sends not yet booked (a sweep, a top-up, a payout on its way): the chain
     // may already show their fee taken and a top-up arrived. An EVM payout's row stays `reserved` (its
     // nonce; the payout worker sends it) until its fee is booked once the withdrawal is final: a token
@@ -110,12 +109,13 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       const native = coins.find((c) => c.chain_id === r.chain_id && c.asset === 'native');
       if (!native) continue;
       const fee = Amount.fromBaseUnits(BigInt(r.max_cost), native.decimals);
-      inFlight.set(native.id, (inFlight.get(native.id) ?? Amount.zero()).plus(fee));
-      if (r.kind === 'topup') arriving.set(native.id, (arriving.get(native.id) ?? Amount.zero()).plus(Amount.fromBaseUnits(BigInt(r.amount), native.decimals)));
+      addTo(inFlight, native.id, fee);
+      if (r.kind === 'topup') addTo(arriving, native.id, Amount.fromBaseUnits(BigInt(r.amount), native.decimals));
     }
     // A payout of a token on its way whose chain takes its fee in the native coin (a Tron token payout's
     // burn) and that no account send reserves (EVM's are counted above): the most its candidates may
     // take, until the withdrawal is final and its fee booked.
+    const payoutFees = new Map<string, { coinId: string; fee: Amount }>();
     for (const r of await rawQuery<{ payout_id: string; coin_id: string; fee: string }>(
       em,
       `SELECT p.id AS payout_id, w.coin_id, c.fee FROM chain_payouts p JOIN chain_payout_candidates c ON c.payout_id = p.id
@@ -130,7 +130,7 @@ export async function reconcile(deps: ReconcileDeps, signal?: AbortSignal): Prom
       const most = payoutFees.get(r.payout_id);
       if (!most || fee.gt(most.fee)) payoutFees.set(r.payout_id, { coinId: native.id, fee });
     }
-    for (const { coinId, fee } of payoutFees.values()) inFlight.set(coinId, (inFlight.get(coinId) ?? Amount.zero()).plus(fee));
+    for (const { coinId, fee } of payoutFees.values()) addTo(inFlight, coinId, fee);
     const sides = new Map<string, ChainSide>();
     for (const chainId of chainIds) {
       const { holdings } = familyOf(coins.find((c) => c.chain_id === chainId)!.family);
@@ -199,7 +199,7 @@ function statusOf(difference: Amount, out: Amount, arriving: Amount): ReconcileL
 
 function sumBy<T extends { coin_id: string }>(rows: T[], value: (r: T) => Amount): Map<string, Amount> {
   const out = new Map<string, Amount>();
-  for (const r of rows) out.set(r.coin_id, (out.get(r.coin_id) ?? Amount.zero()).plus(value(r)));
+  for (const r of rows) addTo(out, r.coin_id, value(r));
   return out;
 }
 
@@ -225,4 +225,9 @@ async function walletAddresses(em: EntityManager, chainId: string): Promise<stri
     [chainId, chainId],
   );
   return rows.map((r) => r.address);
+}
+
+/** Adds `amount` to the sum kept under `key`. */
+function addTo(sums: Map<string, Amount>, key: string, amount: Amount): void {
+  sums.set(key, (sums.get(key) ?? Amount.zero()).plus(amount));
 }

@@ -43,7 +43,8 @@ export interface PayoutCandidate {
   raw: string;
   /**
    * The network fee it pays, in base units of the chain's native coin (EVM: the most it can pay,
-   * gas limit times max fee per gas; the mined receipt may say less, see `PayoutRail.feePaid`).
+   * gas limit times max fee per gas; Tron: the most it may burn, bandwidth at the burn price plus its
+   * account creation or its burn or fee_limit; the chain may take less, see `PayoutRail.feePaid`).
    */
   fee: bigint;
   /**

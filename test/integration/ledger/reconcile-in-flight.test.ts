@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import { reconcile } from '../../../src/ledger/reconcile';
+import { Amount } from '../../../src/shared/amount';
 import { killAllAnvils } from '../../helpers/anvil';
 import { waitScannedTo } from '../../helpers/chain-scan';
 import { elsewhere, startEvmPayoutFixture } from '../payouts/evm-payout-fixture';
@@ -34,6 +35,8 @@ test('a USDT payout mined but not yet confirmed: ETH is in flight by its gas, no
   t.is((await f.get(w.id)).status, 'broadcast', 'not final yet');
   t.like(during('ETH'), { status: 'in_flight' }, JSON.stringify(during('ETH')));
   t.not(during('ETH').difference, '0', "the chain shows the payout's gas taken");
+  const [row] = await f.td.daemon.store.read.query(`SELECT max_cost FROM account_sends WHERE kind = 'payout' AND withdrawal_id = '${w.id}'`);
+  t.true(Amount.of(during('ETH').in_flight_out).gte(Amount.fromBaseUnits(BigInt(row.max_cost), 18)), "the payout's max cost is among what is in flight");
   t.like(during('USDT'), { status: 'in_flight' });
 
   const stop = f.miner();
@@ -53,8 +56,7 @@ test('a Tron USDT payout mined but not yet confirmed: the TRX its bandwidth burn
   t.teardown(() => f.stop());
   await f.paidInvoice('USDT', '100');
   // The treasury's free bytes of the day pay for one token transfer; the next one burns its TRX.
-  const first = await f.withdraw({ coin_id: f.coin.USDT, amount: '10', to_address: tronElsewhere() });
-  await f.waitWithdrawal(first.id, (x) => x.status === 'completed', 'the first token payout completed');
+  await f.tokenPayout('10');
   await f.quiet();
   const report = async () => {
     await waitScannedTo(f.td, f.node.height, 20_000);
@@ -64,16 +66,17 @@ test('a Tron USDT payout mined but not yet confirmed: the TRX its bandwidth burn
   t.like((await report())('TRX'), { status: 'ok' });
 
   const w = await f.withdraw({ coin_id: f.coin.USDT, amount: '11', to_address: tronElsewhere() });
-  await f.until(async () => {
-    const [txid] = await f.candidates(w.id);
-    return txid !== undefined && f.node.pendingTxids().includes(txid);
-  }, "the token payout in the node's pool");
+  await f.untilInPool(w.id, "the token payout in the node's pool");
   // One block: the payout is mined, short of its confirmations.
   f.node.mine();
   const during = await report();
   t.is((await f.get(w.id)).status, 'broadcast', 'not final yet');
   t.like(during('TRX'), { status: 'in_flight' }, JSON.stringify(during('TRX')));
   t.not(during('TRX').difference, '0', 'the chain shows the bandwidth burnt');
+  const [candidate] = await f.td.daemon.store.read.query(
+    `SELECT c.fee FROM chain_payout_legs l JOIN chain_payout_candidates c ON c.payout_id = l.payout_id WHERE l.withdrawal_id = '${w.id}'`,
+  );
+  t.true(Amount.of(during('TRX').in_flight_out).gte(Amount.fromBaseUnits(BigInt(candidate.fee), 6)), "the payout's most burn is among what is in flight");
 
   await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'the payout completed');
   await f.quiet();

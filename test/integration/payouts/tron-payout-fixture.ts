@@ -85,6 +85,10 @@ export interface TronPayoutFixture {
   balance(ticker: Ticker): Promise<{ available: string; hold: string }>;
   /** Every txid signed for a withdrawal's payout, oldest first (the stored row: the API shows the current one). */
   candidates(id: string): Promise<string[]>;
+  /** A USDT withdrawal of `amount` to a fresh address, waited for until completed. */
+  tokenPayout(amount: string): Promise<void>;
+  /** Mines until the withdrawal's first candidate waits in the node's pool (no block is mined once it does). */
+  untilInPool(id: string, what: string): Promise<void>;
   /** Mines until no send of the wallet is on its way, every delegation was taken back, and the treasury holds what the sweeps brought. */
   quiet(): Promise<void>;
   /** `ledger verify` and `ledger reconcile` against the stand-in: both clean? (with the report for a message) */
@@ -180,6 +184,16 @@ export async function startTronPayoutFixture(
     async candidates(id) {
       const [row] = await store.read.query(`SELECT candidate_txids FROM withdrawals WHERE id = '${id.replace(/[^0-9a-f-]/g, '')}'`);
       return JSON.parse(row?.candidate_txids ?? '[]') as string[];
+    },
+    async tokenPayout(amount) {
+      const w = await f.withdraw({ coin_id: coin.USDT, amount, to_address: elsewhere() });
+      await f.waitWithdrawal(w.id, (x) => x.status === 'completed', `a token payout of ${amount} completed`);
+    },
+    async untilInPool(id, what) {
+      await until(async () => {
+        const [txid] = await f.candidates(id);
+        return txid !== undefined && node.pendingTxids().includes(txid);
+      }, what);
     },
     async quiet() {
       await until(async () => {

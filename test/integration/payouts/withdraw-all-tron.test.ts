@@ -52,10 +52,7 @@ test("withdraw all the TRX after token payouts burnt bandwidth from the treasury
   await f.paidInvoice('USDT', '100');
   const treasury = await f.treasury();
   // A treasury's 600 free bytes a day pay for one token transfer; the next ones burn its TRX.
-  for (const amount of ['10', '11', '12']) {
-    const w = await f.withdraw({ coin_id: f.coin.USDT, amount, to_address: elsewhere() });
-    await f.waitWithdrawal(w.id, (x) => x.status === 'completed', 'a token payout completed');
-  }
+  for (const amount of ['10', '11', '12']) await f.tokenPayout(amount);
   await f.quiet();
   const burnt = await f.td.daemon.store.read.query(`SELECT fee_booked FROM chain_payouts WHERE fee_booked IS NOT NULL AND fee_booked <> '0'`);
   t.true(burnt.length > 0, "a token payout burnt the treasury's TRX");
@@ -101,14 +98,10 @@ test("withdraw all the TRX while a token payout that burns the treasury's TRX is
   await f.paidInvoice('USDT', '100');
   const treasury = await f.treasury();
   // The treasury's free bytes of the day pay for one token transfer; the next one burns its TRX.
-  const first = await f.withdraw({ coin_id: f.coin.USDT, amount: '10', to_address: elsewhere() });
-  await f.waitWithdrawal(first.id, (x) => x.status === 'completed', 'the first token payout completed');
+  await f.tokenPayout('10');
   await f.quiet();
   const token = await f.withdraw({ coin_id: f.coin.USDT, amount: '11', to_address: elsewhere() });
-  await f.until(async () => {
-    const [txid] = await f.candidates(token.id);
-    return txid !== undefined && f.node.pendingTxids().includes(txid);
-  }, "the token payout in the node's pool");
+  await f.untilInPool(token.id, "the token payout in the node's pool");
   // Blocks go on without it: the token payout stays on its way while the TRX payout is decided.
   f.node.holdPending(true);
   const { available } = await f.balance('TRX');

@@ -1,5 +1,4 @@
 import type { ChainConfig } from '../../../config/schema';
-import { placeholder, rawQuery } from '../../../db/raw';
 import type { Store } from '../../../db/store';
 import { iso, type Clock } from '../../../shared/clock';
 import { Amount } from '../../../shared/amount';
@@ -44,26 +43,15 @@ export class TronChainPayouts {
 
   async pass(signal?: AbortSignal): Promise<void> {
     if (!(await this.deps.store.roles.hold(`tron-sends:${this.chainId}`))) return;
-    await this.deps.queue.track(signal);
+    const finalFrom = await this.deps.queue.track(signal);
     await this.deps.sweeper.plan(signal);
     await this.deps.queue.broadcastReady(signal);
     // What `coinkeep status` shows of the station: read again once a minute, not at every pass (a hosted node's quota counts each
-    // request), and as soon as one of the station's own sends (a stake, a delegation, a top-up) was mined since the last read.
-    if (this.station && this.deps.clock.now().getTime() - this.station.at.getTime() < STATION_REFRESH_MS && !(await this.stationSentSince(this.station.at)))
-      return;
+    // request), and as soon as one of the station's own sends (a stake, a delegation, a top-up) became final.
+    const fresh = this.station && this.deps.clock.now().getTime() - this.station.at.getTime() < STATION_REFRESH_MS;
+    if (fresh && !finalFrom.has(this.deps.gasStation.address)) return;
     const a = await this.deps.node.account(this.deps.gasStation.address, signal);
     this.station = { balance: a.balance, staked: a.stakedEnergy, at: this.deps.clock.now() };
-  }
-
-  private async stationSentSince(at: Date): Promise<boolean> {
-    const em = this.deps.store.read;
-    const p = (i: number) => placeholder(em, i);
-    const rows = await rawQuery<{ one: number }>(
-      em,
-      `SELECT 1 AS one FROM account_sends WHERE chain_id = ${p(1)} AND from_address = ${p(2)} AND status = 'mined' AND updated_at > ${p(3)} LIMIT 1`,
-      [this.chainId, this.deps.gasStation.address, iso(at)],
-    );
-    return rows.length > 0;
   }
 
   /** For `coinkeep status`: the station's TRX, with a warning when it holds less than it should stake or nothing to activate addresses with. */

@@ -138,16 +138,19 @@ export class TronRail implements PayoutRail {
     // A payout never spends what a sweep on its way has not delivered, nor what the gas station is still giving.
     if (await this.deps.sweeper.inFlightTo(em, t.address, [order.coinId, this.native])) return wait;
     if ((await this.deps.queue.busy(em, t.address)).length > 0) return wait;
-    const owed = await this.unfinished(em, req.accountId, p.prices);
+    const owed = await this.unfinished(em, req.accountId);
     const free = (asset: string) => (t.held.get(asset) ?? 0n) - (owed.get(asset) ?? 0n);
     const token = coin.asset !== NATIVE_ASSET;
     let contract: TronContract;
     let fee: bigint;
     let feeLimit: bigint | undefined;
+    /** The most the chain may burn for it (stored as the candidate's fee, as EVM stores its max cost): bandwidth at the burn price, and its account creation or a token call's burn or fee_limit. */
+    let most: bigint;
     if (!token) {
       const bandwidth = t.resources.freeBandwidth + t.resources.bandwidth >= TRX_TRANSFER_BYTES ? 0n : BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee;
       const activation = p.activated.get(order.withdrawalId) === false ? p.prices.getCreateNewAccountFeeInSystemContract + p.prices.getCreateAccountFee : 0n;
       fee = bandwidth + activation;
+      most = BigInt(TRX_TRANSFER_BYTES) * p.prices.getTransactionFee + activation;
       if (!this.deps.ceiling.admits('payouts', fee)) return wait;
       if (free(NATIVE_ASSET) < order.amount + fee)
         return this.short(em, req.accountId, order, t, p, { short: order.amount + fee - free(NATIVE_ASSET), fee, unfinished: owed.size > 0 });
@@ -176,12 +179,13 @@ export class TronRail implements PayoutRail {
       }
       fee = plan.burn;
       feeLimit = plan.feeLimit;
+      most = BigInt(TOKEN_TRANSFER_BYTES) * p.prices.getTransactionFee + maxOf(fee, feeLimit ?? 0n);
       contract = {
         type: 'TriggerSmartContract',
         value: { owner_address: tronHexAddress(t.address), contract_address: tronHexAddress(coin.asset), data: trc20TransferData(order.address, order.amount) },
       };
     }
-    const candidate = await this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, fee, {
+    const candidate = await this.sign({ from: t.address, path: t.path, contract, feeLimit: feeLimit?.toString() ?? null, expiration: 0 }, p.head, most, {
       kind: 'payout',
       account_id: req.accountId,
       withdrawal_ids: [order.withdrawalId],
@@ -342,12 +346,11 @@ export class TronRail implements PayoutRail {
 
   /**
    * What the account's payouts on their way (claimed, not final) will still take from its treasury,
-   * by asset: what they pay, and in TRX the most the chain may burn for each (its bandwidth at the
-   * burn price, and its account creation or a token call's fee_limit; the highest of its signed
-   * candidates, only one of which can be mined). A payout that counts on TRX another payout may
+   * by asset: what they pay, and in TRX the most the chain may burn for each (its candidates' stored
+   * fee, the highest of them: only one can be mined). A payout that counts on TRX another payout may
    * burn first waits for it (issue 34: a max TRX payout beside a token payout).
    */
-  private async unfinished(em: EntityManager, accountId: string, prices: Prices): Promise<Map<string, bigint>> {
+  private async unfinished(em: EntityManager, accountId: string): Promise<Map<string, bigint>> {
     const coins = this.deps.catalog.coins().filter((c) => c.chain_id === this.chainId);
     const list = inList(
       em,
@@ -371,19 +374,13 @@ export class TronRail implements PayoutRail {
       rows.map((r) => r.id),
       1,
     );
-    const candidates = await rawQuery<{ withdrawal_id: string; fee: string; data: string }>(
+    const candidates = await rawQuery<{ withdrawal_id: string; fee: string }>(
       em,
-      `SELECT l.withdrawal_id, c.fee, c.data FROM chain_payout_legs l JOIN chain_payout_candidates c ON c.payout_id = l.payout_id WHERE l.withdrawal_id ${ids.sql}`,
+      `SELECT l.withdrawal_id, c.fee FROM chain_payout_legs l JOIN chain_payout_candidates c ON c.payout_id = l.payout_id WHERE l.withdrawal_id ${ids.sql}`,
       ids.params,
     );
     const most = new Map<string, bigint>();
-    for (const c of candidates) {
-      const data = JSON.parse(c.data) as TronCandidateData;
-      const token = data.contract.type === 'TriggerSmartContract';
-      const bytes = BigInt(token ? TOKEN_TRANSFER_BYTES : TRX_TRANSFER_BYTES);
-      const burn = bytes * prices.getTransactionFee + maxOf(BigInt(c.fee), data.feeLimit === null ? 0n : BigInt(data.feeLimit));
-      most.set(c.withdrawal_id, maxOf(most.get(c.withdrawal_id) ?? 0n, burn));
-    }
+    for (const c of candidates) most.set(c.withdrawal_id, maxOf(most.get(c.withdrawal_id) ?? 0n, BigInt(c.fee)));
     for (const burn of most.values()) add(NATIVE_ASSET, burn);
     return out;
   }

@@ -144,12 +144,13 @@ export class TronSendQueue {
   /**
    * Follows the broadcast sends: mined (final at the chain's confirmations, handed to its owner);
    * back from a dropped block (watched again); unknown to the node (broadcast again), or expired
-   * for good (dropped).
+   * for good (dropped). Returns the senders of the sends that became final in this pass.
    */
-  async track(signal?: AbortSignal): Promise<void> {
+  async track(signal?: AbortSignal): Promise<Set<string>> {
     const { store, node, chain } = this.deps;
+    const finalFrom = new Set<string>();
     const out = (await sendsWithStatus(store.read, chain.id, ['broadcast'])).map((r) => this.opened(r));
-    if (out.length === 0) return;
+    if (out.length === 0) return finalFrom;
     const head = await node.head(signal);
     for (const row of out) {
       const info = await node.transactionInfo(row.txid, signal);
@@ -168,7 +169,9 @@ export class TronSendQueue {
         };
         await store.write(async (em) => {
           if (!(await updateSend(em, row, final ? { ...patch, status: 'mined' } : patch))) return;
-          if (final) await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
+          if (!final) return;
+          await this.owner(row).onFinal(em, { ...row, ...patch, status: 'mined' });
+          finalFrom.add(row.from_address);
         });
         continue;
       }
@@ -182,6 +185,7 @@ export class TronSendQueue {
         .send(row.raw, signal)
         .catch((err: unknown) => this.deps.logger.warn('tron rebroadcast refused', { chain: chain.id, txid: row.txid, error: String(err) }));
     }
+    return finalFrom;
   }
 
   /** Signed sends not yet final, to or from `address` (a deposit address or treasury with something on its way). */
