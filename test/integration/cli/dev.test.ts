@@ -226,113 +226,111 @@ test.serial('dev prints the base URL, demo account, test key and a signed curl e
   t.is(statSync(path.join(env.dataDir, 'demo.json')).mode & 0o777, 0o600);
 });
 
-test.serial('dev --json prints one JSON object; the demo account and key are kept across restarts', async (t) => {
-  const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const line = (await dev.waitFor(/^\{.*\}\n/m, 60000))[0];
-  const info = JSON.parse(line);
-  t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
-  t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  t.true(info.curl_example.includes(info.base_url));
-  // A ready demo invoice without a coin: its payment page offers the sandbox's coins.
-  const demoId = /\/pay\/([0-9a-f-]{36})$/.exec(info.checkout_url)![1];
-  const demoPage = await fetch(`${info.base_url}/pay/${demoId}`);
-  t.is(demoPage.status, 200);
-  t.true((await demoPage.text()).includes('Pay with USDT on Ethereum (ERC-20)'));
-  t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
-  t.deepEqual(
-    info.chains[0].coins.map((c: { ticker: string }) => c.ticker),
-    ['ETH', 'USDT', 'USDC'],
-  );
-  t.like(info.chains[1], { id: 'base', kind: 'evm' });
-  t.deepEqual(
-    info.chains[1].coins.map((c: { ticker: string }) => c.ticker),
-    ['ETH', 'USDT', 'USDC'],
-  );
-  // The chain went on from where it stopped (kept under the data dir): the payment is still there.
-  let status = await env.run(['--json', 'status']);
-  const deadline = Date.now() + 10000;
-  while (status.json?.chains?.[0]?.lag !== 0 && Date.now() < deadline) status = await env.run(['--json', 'status']);
-  t.like(status.json.chains[0], { chain_id: 'ethereum', lag: 0, maintenance: false, last_error: null });
-  // The sandbox funded the chain's gas station; `wallet gas-station` and `status` show it.
-  t.regex(info.gas_stations[0].address, /^0x[0-9a-fA-F]{40}$/);
-  let station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
-  while (station.json?.balance === null && Date.now() < deadline) station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
-  t.like(station.json, { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
-  t.regex(station.json.path, /^m\/44'\/60'\/2147483647'\/0\/0$/);
-  t.true(Number(station.json.balance) >= 1, JSON.stringify(station.json));
-  status = await env.run(['--json', 'status']);
-  t.like(status.json.gas_stations[0], { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
-  t.true((await env.run(['status'])).stdout.includes(`gas stations:\n  ethereum  ${info.gas_stations[0].address}  balance `));
-  const target = `/v1/invoices/${first!.invoiceId}`;
-  const got = await fetch(info.base_url + target, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target }) });
-  t.like(await got.json(), { status: 'paid' });
+test.serial(
+  'dev --json prints one JSON object; the demo account and key are kept across restarts; kill -9 of it leaves none of its anvils running',
+  async (t) => {
+    const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
+    const line = (await dev.waitFor(/^\{.*\}\n/m, 60000))[0];
+    const info = JSON.parse(line);
+    t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
+    t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    t.true(info.curl_example.includes(info.base_url));
+    // A ready demo invoice without a coin: its payment page offers the sandbox's coins.
+    const demoId = /\/pay\/([0-9a-f-]{36})$/.exec(info.checkout_url)![1];
+    const demoPage = await fetch(`${info.base_url}/pay/${demoId}`);
+    t.is(demoPage.status, 200);
+    t.true((await demoPage.text()).includes('Pay with USDT on Ethereum (ERC-20)'));
+    t.like(info.chains[0], { id: 'ethereum', kind: 'evm' });
+    t.deepEqual(
+      info.chains[0].coins.map((c: { ticker: string }) => c.ticker),
+      ['ETH', 'USDT', 'USDC'],
+    );
+    t.like(info.chains[1], { id: 'base', kind: 'evm' });
+    t.deepEqual(
+      info.chains[1].coins.map((c: { ticker: string }) => c.ticker),
+      ['ETH', 'USDT', 'USDC'],
+    );
+    // The chain went on from where it stopped (kept under the data dir): the payment is still there.
+    let status = await env.run(['--json', 'status']);
+    const deadline = Date.now() + 10000;
+    while (status.json?.chains?.[0]?.lag !== 0 && Date.now() < deadline) status = await env.run(['--json', 'status']);
+    t.like(status.json.chains[0], { chain_id: 'ethereum', lag: 0, maintenance: false, last_error: null });
+    // The sandbox funded the chain's gas station; `wallet gas-station` and `status` show it.
+    t.regex(info.gas_stations[0].address, /^0x[0-9a-fA-F]{40}$/);
+    let station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
+    while (station.json?.balance === null && Date.now() < deadline) station = await env.run(['--json', 'wallet', 'gas-station', '--chain', 'ethereum']);
+    t.like(station.json, { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
+    t.regex(station.json.path, /^m\/44'\/60'\/2147483647'\/0\/0$/);
+    t.true(Number(station.json.balance) >= 1, JSON.stringify(station.json));
+    status = await env.run(['--json', 'status']);
+    t.like(status.json.gas_stations[0], { chain_id: 'ethereum', address: info.gas_stations[0].address, warning: null });
+    t.true((await env.run(['status'])).stdout.includes(`gas stations:\n  ethereum  ${info.gas_stations[0].address}  balance `));
+    const target = `/v1/invoices/${first!.invoiceId}`;
+    const got = await fetch(info.base_url + target, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target }) });
+    t.like(await got.json(), { status: 'paid' });
 
-  // The banner's ETH and USDT withdrawal examples, run as printed, estimate and make withdrawals
-  // from what dev pay paid in; once approved (the first day's wait in review) they are paid out.
-  const examples = info.evm_withdrawal_examples as Array<{
-    ticker: string;
-    coin_id: string;
-    amount: string;
-    to_address: string;
-    estimate_curl_example: string;
-    withdrawal_curl_example: string;
-  }>;
-  t.deepEqual(
-    examples.map((x) => x.ticker),
-    ['ETH', 'USDT'],
-  );
-  const made: Array<{ id: string; ticker: string }> = [];
-  for (const x of examples) {
-    t.is(x.coin_id, info.chains[0].coins.find((c: { ticker: string }) => c.ticker === x.ticker).coin_id);
-    const estimate = await bash(x.estimate_curl_example);
-    t.is(estimate.code, 0, estimate.stderr);
-    t.like(JSON.parse(estimate.stdout), { coin_id: x.coin_id, amount: x.amount }, estimate.stdout);
-    const ran = await bash(x.withdrawal_curl_example);
-    t.is(ran.code, 0, ran.stderr);
-    const w = JSON.parse(ran.stdout);
-    t.like(w, { coin_id: x.coin_id, amount: x.amount, to_address: x.to_address, status: 'review', review_reason: 'pattern' }, ran.stdout);
-    const approved = await env.run(['--json', 'dev', 'approve', w.id]);
-    t.is(approved.code, 0, approved.stderr);
-    made.push({ id: w.id, ticker: x.ticker });
-  }
-  for (const w of made) {
-    const wTarget = `/v1/withdrawals/${w.id}`;
-    let last: { status?: string } = {};
-    for (const until = Date.now() + 90_000; last.status !== 'completed' && Date.now() < until;) {
-      await env.run(['dev', 'mine', '1']);
-      last = (await (
-        await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target: wTarget }) })
-      ).json()) as { status?: string };
+    // The banner's ETH and USDT withdrawal examples, run as printed, estimate and make withdrawals
+    // from what dev pay paid in; once approved (the first day's wait in review) they are paid out.
+    const examples = info.evm_withdrawal_examples as Array<{
+      ticker: string;
+      coin_id: string;
+      amount: string;
+      to_address: string;
+      estimate_curl_example: string;
+      withdrawal_curl_example: string;
+    }>;
+    t.deepEqual(
+      examples.map((x) => x.ticker),
+      ['ETH', 'USDT'],
+    );
+    const made: Array<{ id: string; ticker: string }> = [];
+    for (const x of examples) {
+      t.is(x.coin_id, info.chains[0].coins.find((c: { ticker: string }) => c.ticker === x.ticker).coin_id);
+      const estimate = await bash(x.estimate_curl_example);
+      t.is(estimate.code, 0, estimate.stderr);
+      t.like(JSON.parse(estimate.stdout), { coin_id: x.coin_id, amount: x.amount }, estimate.stdout);
+      const ran = await bash(x.withdrawal_curl_example);
+      t.is(ran.code, 0, ran.stderr);
+      const w = JSON.parse(ran.stdout);
+      t.like(w, { coin_id: x.coin_id, amount: x.amount, to_address: x.to_address, status: 'review', review_reason: 'pattern' }, ran.stdout);
+      const approved = await env.run(['--json', 'dev', 'approve', w.id]);
+      t.is(approved.code, 0, approved.stderr);
+      made.push({ id: w.id, ticker: x.ticker });
     }
-    t.is(last.status, 'completed', `${w.ticker}: ${JSON.stringify(last)}`);
-  }
-  const stopped = await dev.stop('SIGTERM');
-  t.is(stopped.code, 0);
-});
+    for (const w of made) {
+      const wTarget = `/v1/withdrawals/${w.id}`;
+      let last: { status?: string } = {};
+      for (const until = Date.now() + 90_000; last.status !== 'completed' && Date.now() < until;) {
+        await env.run(['dev', 'mine', '1']);
+        last = (await (
+          await fetch(info.base_url + wTarget, { headers: signRequest({ keyId: first!.key, secret: first!.secret, method: 'GET', target: wTarget }) })
+        ).json()) as { status?: string };
+      }
+      t.is(last.status, 'completed', `${w.ticker}: ${JSON.stringify(last)}`);
+    }
 
-test.serial('kill -9 of coinkeep dev leaves none of its anvils running', async (t) => {
-  const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
-  const urls = (info.chains as Array<{ kind: string; rpc_url: string }>).filter((c) => c.kind === 'evm').map((c) => c.rpc_url);
-  t.is(urls.length, 2);
-  for (const url of urls) t.is(Number(await rpc(url, 'eth_chainId')) > 0, true);
-  const killed = await dev.stop('SIGKILL');
-  t.is(killed.signal, 'SIGKILL');
-  const answering = async () =>
-    (
-      await Promise.all(
-        urls.map((u) =>
-          rpc(u, 'eth_blockNumber').then(
-            () => u,
-            () => null,
+    // kill -9 of coinkeep dev leaves none of its anvils running (a SIGTERM's clean stop is dev-tron's and dev-btc's last step).
+    const urls = (info.chains as Array<{ kind: string; rpc_url: string }>).filter((c) => c.kind === 'evm').map((c) => c.rpc_url);
+    t.is(urls.length, 2);
+    for (const url of urls) t.is(Number(await rpc(url, 'eth_chainId')) > 0, true);
+    const killed = await dev.stop('SIGKILL');
+    t.is(killed.signal, 'SIGKILL');
+    const answering = async () =>
+      (
+        await Promise.all(
+          urls.map((u) =>
+            rpc(u, 'eth_blockNumber').then(
+              () => u,
+              () => null,
+            ),
           ),
-        ),
-      )
-    ).filter(Boolean);
-  let left = await answering();
-  for (const until = Date.now() + 15000; left.length > 0 && Date.now() < until;) {
-    await new Promise((r) => setTimeout(r, 100));
-    left = await answering();
-  }
-  t.deepEqual(left, [], 'every anvil of the sandbox ends with the dev process');
-});
+        )
+      ).filter(Boolean);
+    let left = await answering();
+    for (const until = Date.now() + 15000; left.length > 0 && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = await answering();
+    }
+    t.deepEqual(left, [], 'every anvil of the sandbox ends with the dev process');
+  },
+);
