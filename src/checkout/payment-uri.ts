@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import type { Coin } from '../catalog/coins';
 import { familyOf } from '../chains/families';
 
@@ -18,6 +17,8 @@ const DRAWN_MAX = 1000;
 export async function qrSvg(text: string): Promise<string> {
   const known = drawn.get(text);
   if (known !== undefined) return known;
+  // Loaded on the first QR drawn: most daemon processes (and every CLI) never draw one.
+  const QRCode = require('qrcode') as typeof import('qrcode');
   const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#000000', light: '#ffffff' } });
   if (drawn.size >= DRAWN_MAX) drawn.clear();
   drawn.set(text, svg);

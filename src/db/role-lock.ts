@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 
 /**
  * Roles that must run once however many daemons share the database (ARCHITECTURE "Run once"): a
@@ -68,6 +68,8 @@ export class PostgresRoleLock implements RoleLock {
   }
 
   private connect(): { client: Client; ready: Promise<void> } {
+    // Loaded with the first PostgreSQL session: a SQLite daemon never needs the driver.
+    const { Client } = require('pg') as typeof import('pg');
     const client = new Client({
       connectionString: this.url,
       application_name: 'coinkeep roles',

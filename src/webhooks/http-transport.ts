@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { TargetRefusedError, type TargetGuard } from '../shared/target-guard';
 import { INTERRUPTED, type AttemptResult, type WebhookPost, type WebhookTransport } from './transport';
 
@@ -42,6 +42,8 @@ export class HttpTransport implements WebhookTransport {
     opts: HttpTransportOptions = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    // undici is loaded where a transport is made (the delivery thread by default), not by every module that names this one.
+    const { Agent } = require('undici') as typeof import('undici');
     this.agent = new Agent({
       connect: { lookup: guard.lookup, timeout: this.timeoutMs },
       // The attempt's own timer decides; these only keep undici from cutting it shorter.

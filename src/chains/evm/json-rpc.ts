@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { LearnedLimit } from '../learned-limit';
 import { NodeUnavailable } from '../types';
 
@@ -78,6 +78,8 @@ export class EvmRpc {
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
     // The request's own timer decides; these only keep undici from cutting it shorter.
+    // undici is loaded with the first EVM client: a process without an EVM chain never needs it.
+    const { Agent } = require('undici') as typeof import('undici');
     this.agent = new Agent({ connect: { timeout: timeoutMs + 1000 }, headersTimeout: timeoutMs + 1000, bodyTimeout: timeoutMs + 1000 });
     this.batchLimit = new LearnedLimit(limits.maxBatch ?? 100);
     this.logsLimit = new LearnedLimit(limits.logsRange ?? 100);
