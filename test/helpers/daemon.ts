@@ -9,7 +9,8 @@ import { loadMasterKey } from '../../src/db/seal';
 import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/main';
 import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
-import { totpCode, totpStep } from '../../src/team/totp';
+import { TOTP_STEP_SECONDS, totpCode, totpStep } from '../../src/team/totp';
+
 import { prepareSeed } from '../../src/wallet/signer-process/main';
 import type { AddressAllocator } from '../../src/wallet/allocator';
 import { COINKEEP_BIN, FIXED_RATES, runBin, testCliConfig } from './cli';
@@ -101,7 +102,15 @@ export async function startPreparedDaemon(
   return startDaemon(config, { ...rest, signer: signer === 'child' ? undefined : (signer ?? inProcessSigner(config)) });
 }
 
-/** TOTP codes for tests: each call returns a code of a later step than the last, as a person would wait for. */
+/** How long the previous TOTP step must stay valid for OtpSource to use it. */
+const PREVIOUS_STEP_MARGIN_MS = 10_000;
+
+/**
+ * TOTP codes for tests: each call returns a code of a later step than the last, as a person would
+ * wait for. The daemon accepts steps within ±1 of its own; the previous step is used only while it
+ * stays valid 10 s more (a busy machine between this call and the daemon's check). When the window
+ * has no later step left: on the real clock it waits for the next step, on a test clock it throws.
+ */
 export class OtpSource {
   private step = 0;
   constructor(
@@ -109,10 +118,19 @@ export class OtpSource {
     private readonly clock: { now(): Date },
   ) {}
   next(): string {
-    const now = totpStep(this.clock.now());
-    this.step = Math.max(this.step + 1, now - 1);
-    if (this.step > now + 1) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
-    return totpCode(this.secret, this.step);
+    for (;;) {
+      const nowMs = this.clock.now().getTime();
+      const now = totpStep(new Date(nowMs));
+      const leftMs = (now + 1) * TOTP_STEP_SECONDS * 1000 - nowMs;
+      const step = Math.max(this.step + 1, leftMs > PREVIOUS_STEP_MARGIN_MS ? now - 1 : now);
+      if (step <= now + 1) {
+        this.step = step;
+        return totpCode(this.secret, step);
+      }
+      if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
+      // The real clock: the next step is at most 30 s away (the daemon of this process waits too; nothing needs it meanwhile).
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, leftMs + 50);
+    }
   }
 }
 
