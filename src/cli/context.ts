@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import qrcode from 'qrcode-terminal';
 import { defaultConfigPath, loadConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import { ConfigError } from '../config/schema';
@@ -46,6 +45,8 @@ export async function otpFrom(cmd: Command, given: string | undefined): Promise<
 export function showEnrolment(member: { email: string; totp_secret: string; otpauth_url: string }): string {
   let out = `member ${member.email}\nTOTP secret: ${member.totp_secret}\notpauth URL: ${member.otpauth_url}`;
   if (process.stdout.isTTY) {
+    // Loaded only to draw one: every other CLI call goes without it.
+    const qrcode = require('qrcode-terminal') as typeof import('qrcode-terminal');
     qrcode.generate(member.otpauth_url, { small: true }, (qr: string) => {
       out += `\nScan with an authenticator app:\n${qr}`;
     });
