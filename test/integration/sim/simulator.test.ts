@@ -86,7 +86,8 @@ for (const seed of [20261128, 20261129]) {
  * are the long runs.
  */
 test('PostgreSQL, two daemons on one database: a short fixed seed, requests and kills spread over both, every invariant holds', async (t) => {
-  t.timeout(300_000);
+  // Two daemons and their restarts on one database: as long as the other runs of this file get, for a loaded machine.
+  t.timeout(420_000);
   const emphasis = { kill9: 6, kill9_mid_request: 6 };
   const r = await inLane(() => simulate({ seed: 20261130, maxSteps: 15, quietEvery: 100, postgres: true, keep: false, emphasis }));
   t.log(`${line(r)}; requests by daemon ${r.requestsByDaemon.join(', ')}`);
