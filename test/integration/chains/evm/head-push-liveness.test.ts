@@ -92,7 +92,8 @@ test('a connection that stays open but answers nothing (not even a ping) is drop
 test('a subscription silent behind live pongs is made anew once a polled head is not pushed in time', async (t) => {
   const fake = await FakeHeads.start();
   t.teardown(() => fake.stop());
-  const push = new HeadPush(fake.url, silentLogger, { minMs: 20, maxMs: 200, pingEveryMs: 100, silentAfterMs: 3000 });
+  // Pongs every second keep the connection alive throughout (a loaded machine must not miss one: a 100 ms pong was, in a full run at load 8).
+  const push = new HeadPush(fake.url, silentLogger, { minMs: 20, maxMs: 200, pingEveryMs: 1000, silentAfterMs: 3000 });
   t.teardown(() => push.stop());
   const got = listen(push);
   await until('subscribed', () => fake.subscriptions >= 1);
