@@ -5,6 +5,8 @@ import { Client } from 'pg';
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 /** A server that is not there refuses at once; a busy one (the whole suite on 2 cores) may take seconds to accept. */
 const CONNECT_TIMEOUT_MS = 20_000;
+/** Connection attempts that may time out before a test fails on it. */
+const CONNECT_ATTEMPTS = 3;
 
 /** A PostgreSQL database of a test's or a run's own, and how to drop it. */
 export interface PostgresDatabase {
@@ -20,14 +22,21 @@ export interface PostgresDatabase {
  */
 export async function createPostgres(): Promise<PostgresDatabase> {
   const name = `ck_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  try {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-  } catch (err) {
-    throw new Error(`PostgreSQL at ${ADMIN_URL}: ${(err as Error).message} (the PostgreSQL tests need it: see docs/testing.md)`);
-  } finally {
-    await admin.end().catch(() => undefined);
+  // A connection that times out is tried again (a server busy with the suite's other databases, seen
+  // at load 8 in a CI rehearsal); a refusal or any other error fails at once.
+  for (let attempt = 1; ; attempt++) {
+    const admin = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    try {
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      break;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (attempt < CONNECT_ATTEMPTS && /timeout/i.test(message)) continue;
+      throw new Error(`PostgreSQL at ${ADMIN_URL}: ${message} (the PostgreSQL tests need it: see docs/testing.md)`);
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
   }
   return {
     url: `postgres://postgres@127.0.0.1:5432/${name}`,
