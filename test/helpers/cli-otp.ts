@@ -1,10 +1,22 @@
 import { totpCode, totpStep, TOTP_STEP_SECONDS } from '../../src/team/totp';
 
 /**
- * Two-factor codes for tests against a daemon on the real clock. The daemon accepts a step once and
- * only steps later than the last one accepted, inside a ±1 window; so each call gives a later step.
- * The previous step is used only when it stays valid for 15 s more, time for a few CLI calls on a
- * busy machine (no flake at a step boundary); when no step is left, it waits for the window to move.
+ * The TOTP step to use next after `last`, at `nowMs`: the daemon accepts a step once, only steps
+ * later than the last one accepted, inside a ±1 window; the previous step is taken only while it
+ * stays valid `marginMs` more (time for the request to reach the daemon on a busy machine). When the
+ * window has no later step left: how long until the next step begins.
+ */
+export function nextTotpStep(last: number, nowMs: number, marginMs: number): { step: number } | { waitMs: number } {
+  const now = totpStep(new Date(nowMs));
+  const leftInStepMs = (now + 1) * TOTP_STEP_SECONDS * 1000 - nowMs;
+  const step = Math.max(last + 1, leftInStepMs > marginMs ? now - 1 : now);
+  return step <= now + 1 ? { step } : { waitMs: leftInStepMs };
+}
+
+/**
+ * Two-factor codes for tests against a daemon on the real clock, each of a later step (nextTotpStep,
+ * the previous step only while valid 15 s more: a few CLI calls); when no step is left it waits for
+ * the window to move.
  */
 const PREVIOUS_STEP_MARGIN_MS = 15_000;
 
@@ -14,15 +26,12 @@ export class RealOtp {
 
   async next(): Promise<string> {
     for (;;) {
-      const nowMs = Date.now();
-      const now = totpStep(new Date(nowMs));
-      const leftInStepMs = (now + 1) * TOTP_STEP_SECONDS * 1000 - nowMs;
-      const candidates = [leftInStepMs > PREVIOUS_STEP_MARGIN_MS ? now - 1 : null, now, now + 1].filter((s): s is number => s !== null && s > this.last);
-      if (candidates.length) {
-        this.last = candidates[0]!;
-        return totpCode(this.secret, this.last);
+      const next = nextTotpStep(this.last, Date.now(), PREVIOUS_STEP_MARGIN_MS);
+      if ('step' in next) {
+        this.last = next.step;
+        return totpCode(this.secret, next.step);
       }
-      await new Promise((r) => setTimeout(r, Math.min(leftInStepMs + 50, 1000)));
+      await new Promise((r) => setTimeout(r, Math.min(next.waitMs + 50, 1000)));
     }
   }
 }

@@ -9,7 +9,8 @@ import { loadMasterKey } from '../../src/db/seal';
 import { startDaemon, type Daemon, type DaemonOptions } from '../../src/daemon/main';
 import type { Clock } from '../../src/shared/clock';
 import { silentLogger, type Logger } from '../../src/shared/logger';
-import { TOTP_STEP_SECONDS, totpCode, totpStep } from '../../src/team/totp';
+import { totpCode } from '../../src/team/totp';
+import { nextTotpStep } from './cli-otp';
 
 import { prepareSeed } from '../../src/wallet/signer-process/main';
 import type { AddressAllocator } from '../../src/wallet/allocator';
@@ -120,16 +121,14 @@ export class OtpSource {
   next(): string {
     for (;;) {
       const nowMs = this.clock.now().getTime();
-      const now = totpStep(new Date(nowMs));
-      const leftMs = (now + 1) * TOTP_STEP_SECONDS * 1000 - nowMs;
-      const step = Math.max(this.step + 1, leftMs > PREVIOUS_STEP_MARGIN_MS ? now - 1 : now);
-      if (step <= now + 1) {
-        this.step = step;
-        return totpCode(this.secret, step);
+      const next = nextTotpStep(this.step, nowMs, PREVIOUS_STEP_MARGIN_MS);
+      if ('step' in next) {
+        this.step = next.step;
+        return totpCode(this.secret, next.step);
       }
       if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
       // The real clock: the next step is at most 30 s away (the daemon of this process waits too; nothing needs it meanwhile).
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, leftMs + 50);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, next.waitMs + 50);
     }
   }
 }
