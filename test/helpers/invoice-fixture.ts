@@ -74,6 +74,12 @@ export interface ApiResponse<T = any> {
  */
 const lastSigned = new Map<string, number>();
 
+/** fetch's own failure when the connection closed under it (undici: "other side closed", a reset). */
+const socketClosed = (err: unknown): boolean => {
+  const cause = (err as { cause?: { code?: string } })?.cause;
+  return err instanceof TypeError && ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'].includes(cause?.code ?? '');
+};
+
 /** A merchant back end: signs every request from SPEC (test/helpers/signer.ts). */
 export class ApiClient {
   constructor(
@@ -88,16 +94,27 @@ export class ApiClient {
     // Identical requests in the same second share a signature (SPEC: a replay); sign them a second later.
     const k = `${this.keyId} ${method} ${target} ${raw ?? ''}`;
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    const ts = Math.max(now, (lastSigned.get(k) ?? 0) + 1);
-    lastSigned.set(k, ts);
+    const ts = this.restamp(k);
     // A poll repeating one request many times a second would sign ever further ahead and leave the
     // daemon's 300 s window: once 30 s ahead, each repeat waits a second, so the stamps keep pace.
     if (ts - now > 30) await new Promise((r) => setTimeout(r, 1000));
     const signed = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: ts });
-    const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw });
+    const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw }).catch(async (err) => {
+      // A kept-alive connection the server closed as it was reused (its 5 s idle timeout, met on a
+      // busy machine) fails before the request reaches the daemon; a read is safely sent again,
+      // signed anew. Anything else, and every write, fails as it came.
+      if (method !== 'GET' || !socketClosed(err)) throw err;
+      const again = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: this.restamp(k) });
+      return fetch(this.baseUrl + target, { method, headers: { ...again, ...headers }, body: raw });
+    });
     const text = await res.text();
     checkAgainstOpenApi(method, target, res.status, res.headers.get('content-type') ?? undefined, text);
     return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) };
+  }
+  private restamp(k: string): number {
+    const ts = Math.max(Math.floor(this.clock.now().getTime() / 1000), (lastSigned.get(k) ?? 0) + 1);
+    lastSigned.set(k, ts);
+    return ts;
   }
   get<T = any>(target: string) {
     return this.call<T>('GET', target);
