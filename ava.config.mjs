@@ -81,5 +81,7 @@ export default {
   timeout: '2m',
   concurrency: 3,
   workerThreads: false,
+  // Source maps for this project's files only: see test/helpers/own-source-maps.ts.
+  require: ['./dist/test/helpers/own-source-maps.js'],
   sortTestFiles: (a, b) => rank(a) - rank(b) || a.localeCompare(b, [], { numeric: true }),
 };
