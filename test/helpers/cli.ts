@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { pollPauses } from './poll';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const COINKEEP_BIN = path.join(PROJECT_ROOT, 'bin', 'coinkeep');
@@ -202,10 +203,11 @@ export async function pastStartSecond(startedBy = Date.now()): Promise<void> {
 
 export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 10000, what = 'condition'): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
+  const pause = pollPauses();
   for (;;) {
     const v = await fn();
     if (v) return v as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
+    await pause();
   }
 }

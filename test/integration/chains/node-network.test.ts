@@ -18,6 +18,7 @@ import { TcpGate } from '../../helpers/tcp-gate';
 import { TronNode } from '../../helpers/tron-node';
 import { btcChain, BTC } from './btc/btc-fixture';
 import { FAST_WATCH, RATES } from './evm/evm-fixture';
+import { waitUntil } from '../../helpers/poll';
 
 test.after.always(killAllBcoins);
 test.after.always(killAllAnvils);
@@ -30,13 +31,8 @@ async function chainStatus(td: TestDaemon, chainId: string): Promise<{ maintenan
   return (r.json as { chains: Array<{ chain_id: string; maintenance: boolean; last_error: string | null }> }).chains.find((c) => c.chain_id === chainId)!;
 }
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 20,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 test('bcoin on regtest under a chain configured testnet: BTC is in maintenance with the reason in coinkeep status, and a BTC invoice answers 503', async (t) => {
   const node = await startBcoin();

@@ -25,6 +25,7 @@ import { OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemo
 import { payoutMerchant } from '../../helpers/payout-fixture';
 import { ApiClient } from '../../helpers/invoice-fixture';
 import { CONFIRMATIONS, FAST_WATCH, RATES, type Ticker } from '../chains/evm/evm-fixture';
+import { waitUntil } from '../../helpers/poll';
 
 export { CONFIRMATIONS };
 
@@ -101,13 +102,7 @@ export async function startEvmPayoutFixture(opts: EvmPayoutFixtureOptions = {}):
   const api = new ApiClient(td.url, key.key_id, key.secret);
   const coin = { ETH: coinId(chain.id, 'native'), USDT: coinId(chain.id, usdt) };
   const decimals = { ETH: 18, USDT: 6 };
-  const until = async (ok: () => Promise<boolean>, what: string | (() => string), timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const until = (ok: () => Promise<boolean>, what: string | (() => string), timeoutMs = 30_000) => waitUntil(what, ok, timeoutMs);
   const read = async (target: string) => {
     const res = await api.get(target);
     if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${JSON.stringify(res.body)}`);

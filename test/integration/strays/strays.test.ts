@@ -20,6 +20,7 @@ import { COINKEEP_BIN, runBin } from '../../helpers/cli';
 import { cliConfigFile, OtpSource, startTestDaemon, type TestDaemon } from '../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../helpers/merchant-side';
 import { CONFIRMATIONS, FAST_WATCH, RATES } from '../chains/evm/evm-fixture';
+import { waitUntil } from '../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
@@ -44,13 +45,8 @@ interface TwoChains {
   coin: { ethUsdt: string; ethUsdc: string; polUsdt: string; ethEth: string };
 }
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 15,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 async function startTwoChains(overrides: Record<string, unknown> = {}, polSweep: Record<string, unknown> = NO_POL_SWEEPS): Promise<TwoChains> {
   const eth = await startAnvil();

@@ -10,6 +10,7 @@ import { startBcoin, sats } from '../../../helpers/bcoin';
 import { startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { merchantSide, type MerchantSide } from '../../../helpers/merchant-side';
 import { TcpGate } from '../../../helpers/tcp-gate';
+import { waitUntil } from '../../../helpers/poll';
 
 export const CONFIRMATIONS = 2;
 export const FAST_WATCH = { poll_interval_ms: 50, stall_seconds: 0, rpc_timeout_ms: 10_000 };
@@ -44,14 +45,8 @@ export interface BtcFixture extends Omit<MerchantSide, 'createInvoice' | 'availa
   stop(): Promise<void>;
 }
 
-/** Polls `ok` until it holds; fails naming `what` at the deadline. */
-export async function until(ok: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls `ok` until it holds; fails naming `what` at the deadline (test/helpers/poll.ts). */
+export const until = (ok: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 30_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 export async function startBtcFixture(
   opts: {

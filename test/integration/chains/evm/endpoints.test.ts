@@ -7,16 +7,12 @@ import test from 'ava';
 import { killAllAnvils } from '../../../helpers/anvil';
 import { startFrozenTipProxy, type FrozenTipProxy } from '../../../helpers/frozen-tip-proxy';
 import { CONFIRMATIONS, startEvmFixture } from './evm-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 10,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 test('two endpoints, the first refusing connections: every payment is credited and the coins never go to maintenance', async (t) => {
   // Maintenance at the first failed poll: only the failover keeps the chain out of it.

@@ -9,16 +9,12 @@ import test from 'ava';
 import { killAllAnvils } from '../../../helpers/anvil';
 import { HOSTED } from '../../../helpers/evm-provider';
 import { CONFIRMATIONS, startEvmFixture, type EvmFixture, type Ticker } from './evm-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 30,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 const maintenance = (f: EvmFixture): boolean => f.td.daemon.chains.status()[0]!.maintenance;
 

@@ -10,16 +10,12 @@ import { SignedClient } from '../../../helpers/api-client';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { merchantWithKey, startTestDaemon } from '../../../helpers/daemon';
 import { CONFIRMATIONS, FAST_WATCH, RATES } from './evm-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 10,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 test('two EVM chains: each invoice is paid on its own chain only, the same address on the other chain counts for nothing', async (t) => {
   const eth = await startAnvil();

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { killAllAnvils, restartAnvil } from '../../../helpers/anvil';
 import { CONFIRMATIONS, startEvmFixture, type EvmFixture } from './evm-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
@@ -21,13 +22,8 @@ const catalogue = async (f: EvmFixture) => {
 
 const invoiceCount = async (f: EvmFixture) => (await f.api.get('/v1/invoices?limit=100')).body.items.length;
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 10,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 test('an unreachable node puts its coins in maintenance (503 for new invoices); back, the gap is scanned and every transfer found', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-anvil-'));

@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import { CONFIRMATIONS, startTronFixture, type TronFixture } from './tron-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 const catalogue = async (f: TronFixture) => {
   const res = await fetch(`${f.td.url}/v1/currencies`);
@@ -13,13 +14,8 @@ const catalogue = async (f: TronFixture) => {
   return { TRX: items.find((c) => c.id === f.coin.TRX)!.maintenance, USDT: items.find((c) => c.id === f.coin.USDT)!.maintenance };
 };
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 10,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 test('an unreachable Tron node puts TRX and USDT in maintenance (503 for new invoices); back, the gap is scanned and every transfer found', async (t) => {
   // Maintenance at the first failed poll (maintenance_after_seconds 0): what this test watches.

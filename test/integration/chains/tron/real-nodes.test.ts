@@ -15,16 +15,12 @@ import { COINKEEP_BIN, runBin } from '../../../helpers/cli';
 import { cliConfigFile, startTestDaemon, type TestDaemon } from '../../../helpers/daemon';
 import { hex20, signTronTransaction, TronNode } from '../../../helpers/tron-node';
 import { CONFIRMATIONS, startTronFixture } from './tron-fixture';
+import { waitUntil } from '../../../helpers/poll';
 
 const RECIPIENT = 'TPL66VK2gCXNCD7EJg9pgJRfqcRazjhUZY';
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls with a deadline of 20,000 ms unless told (test/helpers/poll.ts). */
+const until = (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> => waitUntil(what, ok, timeoutMs);
 
 async function coinkeepStatus(td: TestDaemon, chainId: string): Promise<{ maintenance: boolean; last_error: string | null }> {
   const r = await runBin(COINKEEP_BIN, ['--config', cliConfigFile(td), '--json', 'status'], { timeoutMs: 60_000 });
