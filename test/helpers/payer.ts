@@ -1,19 +1,26 @@
+/** A connection per request (see ApiClient): a kept-alive one may be closed for idleness as it is reused. */
+const CLOSE = { connection: 'close' };
+
 /** A payer's browser as far as HTTP goes: unsigned requests to the public payment page. */
 export class Payer {
   constructor(private readonly baseUrl: string) {}
 
   async page(id: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}`, { headers });
+    const res = await fetch(`${this.baseUrl}/pay/${id}`, { headers: { ...CLOSE, ...headers } });
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 
   async status(id: string) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}/status`);
+    const res = await fetch(`${this.baseUrl}/pay/${id}/status`, { headers: CLOSE });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   }
 
   async choose(id: string, body: unknown) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}/coin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${this.baseUrl}/pay/${id}/coin`, {
+      method: 'POST',
+      headers: { ...CLOSE, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   }
 

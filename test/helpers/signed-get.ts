@@ -31,7 +31,8 @@ export async function signedGet(
 }
 
 export async function send(url: string, headers: Record<string, string>): Promise<ApiResponse> {
-  const res = await fetch(url, { headers });
+  // A connection per request: a kept-alive one may be closed for idleness just as it is reused.
+  const res = await fetch(url, { headers: { connection: 'close', ...headers } });
   const bytes = Buffer.from(await res.arrayBuffer());
   const target = new URL(url);
   checkAgainstOpenApi('GET', target.pathname + target.search, res.status, res.headers.get('content-type') ?? undefined, bytes.toString('utf8'));
