@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { btcNetwork } from '../chains/btc/derive';
@@ -28,6 +28,11 @@ export const bcoinPayer = (): RegtestPayer => new RegtestPayer(btcNetwork({ netw
 export interface BcoinOptions {
   /** Keep the chain in this directory across starts; without it, all in memory (tests). */
   dataDir?: string;
+  /**
+   * Start from a copy of this prepared chain (a data dir of a node stopped cleanly), in a temporary
+   * directory removed with the node: the tests' nodes skip mining the chain up each time.
+   */
+  copyOf?: string;
   /** Apply mainnet's standardness policy to the mempool (regtest relays non-standard transactions otherwise). */
   requireStandard?: boolean;
 }
@@ -59,6 +64,8 @@ export class BcoinNode {
 
   static async start(options: BcoinOptions = {}): Promise<BcoinNode> {
     const tempDir = options.dataDir ? null : mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bcoin-'));
+    if (tempDir && options.copyOf) cpSync(options.copyOf, tempDir, { recursive: true });
+    const onDisk = options.dataDir !== undefined || options.copyOf !== undefined;
     const port = await freePort();
     const apiKey = randomBytes(16).toString('hex');
     const args = [
@@ -67,7 +74,7 @@ export class BcoinNode {
       'bcoin',
       '--network=regtest',
       `--prefix=${options.dataDir ?? tempDir}`,
-      `--memory=${options.dataDir ? 'false' : 'true'}`,
+      `--memory=${onDisk ? 'false' : 'true'}`,
       '--no-wallet=true',
       // No transaction index, as Bitcoin Core runs by default: a mined transaction is found only in its block.
       '--index-tx=false',
