@@ -1,4 +1,4 @@
-import { id } from 'ethers';
+import { id } from 'ethers/hash';
 
 /** topic0 of an ERC-20 (and TRC-20) `Transfer(address indexed from, address indexed to, uint256 value)`, 0x-prefixed. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');

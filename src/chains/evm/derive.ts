@@ -1,4 +1,5 @@
-import { getAddress, keccak256 } from 'ethers';
+import { getAddress } from 'ethers/address';
+import { keccak256 } from 'ethers/crypto';
 import * as ecc from 'tiny-secp256k1';
 import type { AddressScheme } from '../address-scheme';
 

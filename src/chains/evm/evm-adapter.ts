@@ -1,4 +1,6 @@
-import { getAddress, keccak256, Transaction } from 'ethers';
+import { getAddress } from 'ethers/address';
+import { keccak256 } from 'ethers/crypto';
+import { Transaction } from 'ethers/transaction';
 import type { ChainConfig, EvmFeeModel } from '../../config/schema';
 import {
   NodeFault,

@@ -1,4 +1,4 @@
-import { keccak256 } from 'ethers';
+import { keccak256 } from 'ethers/crypto';
 import type { ChainConfig, EvmFeeModel } from '../../config/schema';
 import { eip1559Signed } from './eip1559';
 import { erc20TransferData } from './erc20';

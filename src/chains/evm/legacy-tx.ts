@@ -1,4 +1,4 @@
-import { keccak256 } from 'ethers';
+import { keccak256 } from 'ethers/crypto';
 import { addressDigits } from './address-text';
 import { HEX, item, length, minimal, uint } from './rlp';
 

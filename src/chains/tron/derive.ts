@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { decodeBase58, getBytes, sha256, toBeHex } from 'ethers';
+import { sha256 } from 'ethers/crypto';
+import { decodeBase58, getBytes, toBeHex } from 'ethers/utils';
 import { evmAddress } from '../evm/derive';
 import type { AddressScheme } from '../address-scheme';
 
