@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
 import type Koa from 'koa';
+
+/** prom-client is loaded with the first Metrics: a daemon without `metrics.listen` never needs it (80-90 ms of CPU). */
+const promClient = (): typeof import('prom-client') => require('prom-client') as typeof import('prom-client');
 
 /** Latency buckets of the API, in seconds: a signed read takes about a millisecond, an export seconds. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -21,13 +24,15 @@ export interface MetricSource<L extends string> {
  * from the daemon's parts. One registry per daemon (tests run several in one process).
  */
 export class Metrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly requests = new RequestHistogram(
     'coinkeep_http_request_duration_seconds',
     'API requests by route template, method and status: count and latency',
   );
 
   constructor() {
+    const { Registry, collectDefaultMetrics } = promClient();
+    this.registry = new Registry();
     collectDefaultMetrics({ register: this.registry, prefix: 'coinkeep_' });
     this.registry.registerMetric(this.requests as unknown as Parameters<Registry['registerMetric']>[0]);
   }
@@ -47,6 +52,7 @@ export class Metrics {
 
   /** A value read on each scrape. */
   add<L extends string>(source: MetricSource<L>): void {
+    const { Counter, Gauge } = promClient();
     const Kind = source.type === 'counter' ? Counter : Gauge;
     new Kind<L>({
       name: source.name,
