@@ -14,11 +14,11 @@ export function pollPauses(first = 10, most = 150): () => Promise<void> {
 }
 
 /** Polls `ok` until it holds; fails naming `what` at the deadline. */
-export async function waitUntil(what: string | (() => string), ok: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+export async function waitUntil(what: string | (() => string | Promise<string>), ok: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pause = pollPauses();
   while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : await what()}`);
     await pause();
   }
 }

@@ -102,7 +102,23 @@ test("the periodic job (archived_scan_hours in fractions) finds a USDT deposit t
 
   const txid = await f.pay(a.address, 'USDT', '7.5');
   await f.node.mine(CONFIRMATIONS);
-  await until(async () => (await address(f, a.id)).deposits[0]?.status === 'confirmed', 'the slow scan credits the deposit', 20_000);
+  // Usually 1-3 s; at load 6-10 in a full run it once took over 20 s (cause not found yet): the
+  // deadline is wide, and a timeout names the address, the slow scan's rows and the chain's cursor.
+  let seen: unknown = null;
+  await until(
+    async () => {
+      seen = await address(f, a.id);
+      return (seen as { deposits: Array<{ status: string }> }).deposits[0]?.status === 'confirmed';
+    },
+    async () =>
+      `the slow scan credits the deposit: ${JSON.stringify({
+        address: seen,
+        scans: await f.td.daemon.store.read.query('SELECT address_id, checked_height, rewatched_height, balances FROM archived_scans'),
+        runs: await f.td.daemon.store.read.query('SELECT * FROM archived_scan_runs'),
+        chain: f.td.daemon.chains.status()[0],
+      })}`,
+    60_000,
+  );
   t.like(await address(f, a.id), { status: 'active' });
   t.like((await address(f, a.id)).deposits[0], { txid, amount: '7.5', status: 'confirmed' });
   t.like(await address(f, b.id), { status: 'active' });

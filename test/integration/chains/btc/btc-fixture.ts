@@ -46,7 +46,8 @@ export interface BtcFixture extends Omit<MerchantSide, 'createInvoice' | 'availa
 }
 
 /** Polls `ok` until it holds; fails naming `what` at the deadline (test/helpers/poll.ts). */
-export const until = (ok: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 30_000): Promise<void> => waitUntil(what, ok, timeoutMs);
+export const until = (ok: () => boolean | Promise<boolean>, what: string | (() => string | Promise<string>), timeoutMs = 30_000): Promise<void> =>
+  waitUntil(what, ok, timeoutMs);
 
 export async function startBtcFixture(
   opts: {
