@@ -91,8 +91,7 @@ export class SignedClient {
   timestamp(): number {
     const now = Math.floor(this.clock.now().getTime() / 1000);
     for (const u of this.used) if (u < now - 300) this.used.delete(u);
-    let ts = now;
-    while (this.used.has(ts)) ts++;
+    const ts = this.firstFree(now);
     if (ts > now + 250) throw new Error('SignedClient: 250 signed requests ahead of the clock; wait or advance the clock');
     this.used.add(ts);
     return ts;
@@ -109,6 +108,13 @@ export class SignedClient {
     });
   }
 
+  /** The first second from `now` on that this client has not signed with. */
+  private firstFree(now: number): number {
+    let ts = now;
+    while (this.used.has(ts)) ts++;
+    return ts;
+  }
+
   /** Set once the clock is seen standing still over a second of real time (a test's fake clock). */
   private clockStands = false;
 
@@ -121,9 +127,7 @@ export class SignedClient {
   private async pace(): Promise<void> {
     while (!this.clockStands) {
       const now = Math.floor(this.clock.now().getTime() / 1000);
-      let next = now;
-      while (this.used.has(next)) next++;
-      if (next <= now + 200) return;
+      if (this.firstFree(now) <= now + 200) return;
       const before = this.clock.now().getTime();
       await new Promise((r) => setTimeout(r, 1000));
       if (this.clock.now().getTime() - before < 500) this.clockStands = true;

@@ -28,7 +28,13 @@ const READY = 'prepared';
  * renamed into place whole, so test files starting at once never see half of one (the first
  * rename wins; the others drop theirs).
  */
-async function preparedChain(): Promise<string> {
+function preparedChain(): Promise<string> {
+  prepared ??= prepareChain();
+  return prepared;
+}
+let prepared: Promise<string> | undefined;
+
+async function prepareChain(): Promise<string> {
   const version = (JSON.parse(readFileSync(require.resolve('bcoin/package.json'), 'utf8')) as { version: string }).version;
   const dir = path.join(os.tmpdir(), `coinkeep-bcoin-regtest-${version}-segwit`);
   if (existsSync(path.join(dir, READY))) return dir;

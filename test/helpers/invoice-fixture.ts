@@ -88,7 +88,8 @@ export class ApiClient {
     // Identical requests in the same second share a signature (SPEC: a replay); sign them a second later.
     const k = `${this.keyId} ${method} ${target} ${raw ?? ''}`;
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    const ts = this.restamp(k);
+    const ts = Math.max(now, (lastSigned.get(k) ?? 0) + 1);
+    lastSigned.set(k, ts);
     // A poll repeating one request many times a second would sign ever further ahead and leave the
     // daemon's 300 s window: once 30 s ahead, each repeat waits a second, so the stamps keep pace.
     if (ts - now > 30) await new Promise((r) => setTimeout(r, 1000));
@@ -99,11 +100,6 @@ export class ApiClient {
     const text = await res.text();
     checkAgainstOpenApi(method, target, res.status, res.headers.get('content-type') ?? undefined, text);
     return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) };
-  }
-  private restamp(k: string): number {
-    const ts = Math.max(Math.floor(this.clock.now().getTime() / 1000), (lastSigned.get(k) ?? 0) + 1);
-    lastSigned.set(k, ts);
-    return ts;
   }
   get<T = any>(target: string) {
     return this.call<T>('GET', target);
