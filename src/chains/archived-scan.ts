@@ -146,7 +146,15 @@ export class ArchivedScan {
         [cursor.height, now, this.chainId, cursor.height, startedAt],
       );
       // After the heights moved: an address this restores keeps the height it was checked to.
-      if (observations.length > 0) await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
+      if (observations.length > 0) {
+        await this.deps.recorder.observeAll(em, observations, this.deps.chain.confirmations);
+        // The core may have scanned past the round's cursor meanwhile, promoting before these rows
+        // existed: promote them to its cursor now, or they would wait pending for its next block.
+        // Under a quorum the core promotes by agreed heights, which only it knows.
+        const [core] = await rawQuery<{ height: number | string }>(em, `SELECT height FROM chain_cursors WHERE chain_id = ${p(1)}`, [this.chainId]);
+        if (this.deps.chain.nodes.quorum <= 1 && core && Number(core.height) > cursor.height)
+          await this.deps.recorder.promote(em, this.chainId, Number(core.height), this.deps.chain.confirmations);
+      }
       await rawRun(em, `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`, [
         this.chainId,
         startedAt,
