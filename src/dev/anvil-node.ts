@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { httpRequest } from '../shared/http-request';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './ports';
@@ -165,13 +166,13 @@ export class AnvilNode {
   }
 
   async rpc<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    const res = await fetch(this.rpcUrl, {
+    const res = await httpRequest(this.rpcUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
       signal: AbortSignal.timeout(10_000),
     });
-    const body = (await res.json()) as { result?: T; error?: { message: string } };
+    const body = JSON.parse(res.text) as { result?: T; error?: { message: string } };
     if (body.error) throw new Error(`anvil ${method}: ${body.error.message}`);
     return body.result as T;
   }

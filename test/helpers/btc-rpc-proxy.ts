@@ -8,6 +8,7 @@
  * prune height. Other blocks pass untouched.
  * Listens on 127.0.0.1 only.
  */
+import { httpRequest, type HttpRequestFailed } from '../../src/shared/http-request';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Transaction } from 'bitcoinjs-lib';
@@ -105,8 +106,11 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     if (calls.length === 0) return [];
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (auth) headers.authorization = auth;
-    const res = await fetch(`${target.protocol}//${target.host}${target.pathname}`, { method: 'POST', headers, body: JSON.stringify(calls) });
-    return (await res.json()) as Reply[];
+    // node:http (a third of fetch's CPU per call); a kept-alive connection bcoin closed just then is asked once more.
+    const url = `${target.protocol}//${target.host}${target.pathname}`;
+    const send = () => httpRequest(url, { method: 'POST', headers, body: JSON.stringify(calls) });
+    const res = await send().catch((err: HttpRequestFailed) => (err.cause?.code === 'ECONNRESET' ? send() : Promise.reject(err)));
+    return JSON.parse(res.text) as Reply[];
   };
 
   const server = http.createServer((req, res) => {

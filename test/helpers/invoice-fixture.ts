@@ -1,4 +1,5 @@
 import { coinId } from '../../src/catalog/coins';
+import { request } from './http';
 import { EventEntity } from '../../src/db/entities/events';
 import { InvoiceEntity, TransactionEntity } from '../../src/db/entities/money';
 import { AccountEntity, type AccountRow } from '../../src/db/entities/team';
@@ -94,10 +95,9 @@ export class ApiClient {
     // daemon's 300 s window: once 30 s ahead, each repeat waits a second, so the stamps keep pace.
     if (ts - now > 30) await new Promise((r) => setTimeout(r, 1000));
     const signed = signRequest({ keyId: this.keyId, secret: this.secret, method, target, body: raw, timestamp: ts });
-    // A connection per request, as a merchant's client that keeps none: a kept-alive one reused just
-    // as the daemon closes it for idleness fails with ECONNRESET before reaching it (seen in CI).
-    const res = await fetch(this.baseUrl + target, { method, headers: { ...signed, connection: 'close', ...headers }, body: raw });
-    const text = await res.text();
+    // A connection per request, as a merchant's client that keeps none (see request()).
+    const res = await request(this.baseUrl + target, { method, headers: { ...signed, ...headers }, body: raw });
+    const text = res.text;
     checkAgainstOpenApi(method, target, res.status, res.headers.get('content-type') ?? undefined, text);
     return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) };
   }

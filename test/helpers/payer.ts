@@ -1,27 +1,26 @@
-/** A connection per request (see ApiClient): a kept-alive one may be closed for idleness as it is reused. */
-const CLOSE = { connection: 'close' };
+import { request } from './http';
 
 /** A payer's browser as far as HTTP goes: unsigned requests to the public payment page. */
 export class Payer {
   constructor(private readonly baseUrl: string) {}
 
   async page(id: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}`, { headers: { ...CLOSE, ...headers } });
-    return { status: res.status, headers: res.headers, text: await res.text() };
+    const res = await request(`${this.baseUrl}/pay/${id}`, { headers });
+    return { status: res.status, headers: res.headers, text: res.text };
   }
 
   async status(id: string) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}/status`, { headers: CLOSE });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    const res = await request(`${this.baseUrl}/pay/${id}/status`);
+    return { status: res.status, headers: res.headers, body: JSON.parse(res.text) as any };
   }
 
   async choose(id: string, body: unknown) {
-    const res = await fetch(`${this.baseUrl}/pay/${id}/coin`, {
+    const res = await request(`${this.baseUrl}/pay/${id}/coin`, {
       method: 'POST',
-      headers: { ...CLOSE, 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    return { status: res.status, headers: res.headers, body: JSON.parse(res.text) as any };
   }
 
   /** Polls the public status until `done` holds (the status is cached for up to a second). */

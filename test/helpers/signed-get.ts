@@ -1,3 +1,4 @@
+import { request } from './http';
 import { checkAgainstOpenApi } from './openapi-check';
 import { signRequest } from './signer';
 
@@ -31,9 +32,8 @@ export async function signedGet(
 }
 
 export async function send(url: string, headers: Record<string, string>): Promise<ApiResponse> {
-  // A connection per request: a kept-alive one may be closed for idleness just as it is reused.
-  const res = await fetch(url, { headers: { connection: 'close', ...headers } });
-  const bytes = Buffer.from(await res.arrayBuffer());
+  const res = await request(url, { headers });
+  const bytes = res.bytes;
   const target = new URL(url);
   checkAgainstOpenApi('GET', target.pathname + target.search, res.status, res.headers.get('content-type') ?? undefined, bytes.toString('utf8'));
   let body: unknown = null;

@@ -1,3 +1,5 @@
+import { httpRequest, type HttpAnswer } from '../../shared/http-request';
+
 /**
  * The JSON-RPC that Bitcoin Core and bcoin share: POST of one call or a batch, HTTP basic auth from
  * the URL's user and password (Core's rpcuser/rpcpassword, bcoin's API key as the password).
@@ -68,22 +70,13 @@ export class BitcoinRpc {
     if (this.authorization) headers.authorization = this.authorization;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const body = JSON.stringify(calls.map((c, id) => ({ jsonrpc: '1.0', id, method: c.method, params: c.params })));
-    const send = () =>
-      fetch(this.endpoint, {
-        method: 'POST',
-        headers,
-        // A node never redirects: following one would send the credentials elsewhere.
-        redirect: 'error',
-        body,
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
-    let res: Response;
-    let text: string;
+    // A redirect is not followed (it would send the credentials elsewhere): its answer is not JSON.
+    const send = () => httpRequest(this.endpoint, { method: 'POST', headers, body, signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+    let res: HttpAnswer;
     try {
       // A kept-alive connection the node closed just as the request went out fails at once; every
       // call here may be sent twice (reads, and a rebroadcast of the same transaction), so once more.
       res = await send().catch((err: unknown) => (isClosedConnection(err) && !timeout.aborted && !signal?.aborted ? send() : Promise.reject(err)));
-      text = await res.text();
     } catch (err) {
       if (signal?.aborted) throw err;
       throw new BitcoinRpcError(label, null, timeout.aborted ? `timed out after ${this.timeoutMs} ms` : causeOf(err));
@@ -91,7 +84,7 @@ export class BitcoinRpc {
     if (res.status === 401 || res.status === 403) throw new BitcoinRpcError(label, null, `HTTP ${res.status}: the node refused the RPC credentials`);
     let replies: unknown;
     try {
-      replies = JSON.parse(text);
+      replies = JSON.parse(res.text);
     } catch {
       throw new BitcoinRpcError(label, null, `HTTP ${res.status}: the answer is not JSON`);
     }
@@ -116,7 +109,7 @@ export class BitcoinRpc {
 
 function isClosedConnection(err: unknown): boolean {
   const code = (err as { cause?: { code?: unknown } }).cause?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function causeOf(err: unknown): string {

@@ -1,3 +1,4 @@
+import { headerOf, httpRequest } from '../../shared/http-request';
 import { NodeFault, NodeUnavailable } from '../types';
 import { parseExactJson } from './exact-json';
 
@@ -12,7 +13,7 @@ const QUOTA_STATUSES = new Set([403, 429, 503]);
 const UNAVAILABLE_STATUSES = new Set([408, 425, 500, 502, 504]);
 
 /**
- * A Tron full node's HTTP API (`/wallet/...`, JSON POST bodies) over Node's fetch, each request
+ * A Tron full node's HTTP API (`/wallet/...`, JSON POST bodies) over node:http(s), each request
  * bounded by the chain's rpc_timeout_ms and the caller's AbortSignal, with a hosted node's API key
  * in the `TRON-PRO-API-KEY` header. Answers are parsed with big integers kept exact. What the node
  * says about itself (unreachable, timed out, over quota, its rate limiter) is NodeUnavailable; a
@@ -43,16 +44,16 @@ export class TronFullNode {
     let status: number;
     let retryAfter: string | null;
     try {
-      const res = await fetch(`${this.base}/wallet/${endpoint}`, {
+      // A redirect is not followed (the API key would go elsewhere): it is an HTTP error below.
+      const res = await httpRequest(`${this.base}/wallet/${endpoint}`, {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify(body),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        redirect: 'error',
       });
       status = res.status;
-      retryAfter = res.headers.get('retry-after');
-      text = await res.text();
+      retryAfter = headerOf(res.headers, 'retry-after');
+      text = res.text;
     } catch (err) {
       signal?.throwIfAborted();
       throw new NodeUnavailable(`${what}: ${timeout.aborted ? 'timed out' : unreachable(err)}`);
