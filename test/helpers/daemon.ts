@@ -17,6 +17,7 @@ import type { AddressAllocator } from '../../src/wallet/allocator';
 import { COINKEEP_BIN, FIXED_RATES, runBin, testCliConfig } from './cli';
 import { TEST_MNEMONIC } from './test-mnemonic';
 import { inProcessSigner } from './signer-process';
+import { placeMigratedDatabase } from './migrated-db';
 
 export { FIXED_RATES, TEST_MNEMONIC };
 
@@ -97,6 +98,7 @@ export async function startPreparedDaemon(
   opts: Omit<DaemonOptions, 'signer'> & { signer?: DaemonOptions['signer'] | 'child' } = { logger: silentLogger },
 ): Promise<Daemon> {
   loadMasterKey(config.data_dir, { create: true });
+  await placeMigratedDatabase(config.database.url);
   await prepareSeed(config, TEST_MNEMONIC);
   // The signer in this process (same socket and checks), unless the test brings its own or asks for the real child.
   const { signer, ...rest } = opts;
