@@ -86,7 +86,14 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   const [level, setLevel] = useState<LogLevelFilter>('info');
   const [snap, setSnap] = useState<DashboardSnapshot | null>(null);
   const [conn, setConn] = useState<{ state: 'connecting' | 'up' | 'down'; error: string | null }>({ state: 'connecting', error: null });
-  const [selected, setSelected] = useState(0);
+  const [selected, setSelectedState] = useState(0);
+  // The cursor as the keys moved it, ahead of the frame: keys may come faster than frames (a held
+  // arrow key, a busy machine), and each must move on from where the last one left it.
+  const selectedNow = useRef(0);
+  const setSelected = (at: number) => {
+    selectedNow.current = at;
+    setSelectedState(at);
+  };
   const [prompt, showPrompt] = useState<Prompt | null>(null);
   // The prompt in a ref too: keys typed faster than renders each see the one before.
   const promptNow = useRef<Prompt | null>(null);
@@ -145,6 +152,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
             ? refundRows(snap)
             : [];
   const cursor = Math.max(0, Math.min(selected, list.length - 1));
+  /** The row the keys are on now (an action acts on it, even before the frame shows it). */
+  const cursorNow = () => Math.max(0, Math.min(selectedNow.current, list.length - 1));
 
   const run = (label: string, work: () => Promise<string>) => {
     setMessage({ text: `${label}…`, tone: 'info' });
@@ -165,7 +174,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   const confirm = (question: string, next: () => void) => setPrompt({ kind: 'confirm', question, next });
 
   const decide = (decision: 'approve' | 'reject' | 'cancel') => {
-    const row = approvalRows(snap!)[cursor];
+    const row = approvalRows(snap!)[cursorNow()];
     if (!row) return;
     if (decision === 'cancel' && row.kind === 'request') return setMessage({ text: 'c cancels a withdrawal: move the cursor onto one', tone: 'error' });
     if (!needMember()) return;
@@ -186,7 +195,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   };
 
   const webhookAction = (action: 'replay' | 'replay-endpoint' | 'ping') => {
-    const row = webhookRows(snap!)[cursor];
+    const row = webhookRows(snap!)[cursorNow()];
     if (!row) return;
     const base = `${accountPath(row.account_id)}/webhooks`;
     if (action === 'replay') {
@@ -214,7 +223,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   };
 
   const keyAction = (action: 'rotate' | 'disable') => {
-    const k = snap!.keys!.items[cursor];
+    const k = snap!.keys!.items[cursorNow()];
     if (!k || !needMember()) return;
     confirm(action === 'rotate' ? `Rotate key ${k.key_id} (its secret is replaced; the old one works 10 more minutes)?` : `Disable key ${k.key_id}?`, () =>
       run(`${action === 'rotate' ? 'rotating' : 'disabling'} key ${k.key_id}`, async () => {
@@ -227,7 +236,7 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
   };
 
   const cancelRefund = () => {
-    const row = refundRows(snap!)[cursor];
+    const row = refundRows(snap!)[cursorNow()];
     if (!row) return;
     if (row.kind !== 'refund') return setMessage({ text: 'c cancels a refund: move the cursor onto one', tone: 'error' });
     if (!needMember()) return;
@@ -278,8 +287,8 @@ export function Dashboard({ api, account: fixedAccount, as, refreshMs = 1000 }: 
       setSelected(0);
       return setAccountAt((i) => (i + 1 >= accounts.length ? -1 : i + 1));
     }
-    if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursor - 1));
-    if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursor + 1));
+    if (key.upArrow || input === 'k') return setSelected(Math.max(0, cursorNow() - 1));
+    if (key.downArrow || input === 'j') return setSelected(Math.min(Math.max(0, list.length - 1), cursorNow() + 1));
     if (!ready || help) return;
     if (screen === 'approvals' && (input === 'y' || input === 'n' || input === 'c'))
       return decide(input === 'y' ? 'approve' : input === 'n' ? 'reject' : 'cancel');

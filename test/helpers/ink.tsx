@@ -9,6 +9,8 @@ export const KEY = { up: '\x1b[A', down: '\x1b[B', right: '\x1b[C', left: '\x1b[
 export interface Rendered {
   frame(): string;
   press(...keys: string[]): Promise<void>;
+  /** The keys one after another in the same turn, faster than any frame (a held key, a busy machine). */
+  pressAtOnce(...keys: string[]): void;
   /** Polls the last frame until it matches (or fails naming what it saw). */
   waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
   unmount(): void;
@@ -28,6 +30,9 @@ export async function renderInk(build: () => ReactElement): Promise<Rendered> {
         // ink reads stdin on its next turn: give each key one before the next.
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
+    },
+    pressAtOnce: (...keys) => {
+      for (const k of keys) r.stdin.write(k);
     },
     waitFor: async (re, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;

@@ -135,13 +135,14 @@ test.serial(
   },
 );
 
-test.serial('without --as the dashboard says who may cancel, and changes nothing', async (t) => {
+test.serial('without --as the dashboard says who may cancel, and changes nothing; keys faster than frames each move the cursor', async (t) => {
   const made = await api.post('/v1/refunds', { invoice_id: s.paidInvoiceId, amount: 'excess' });
   const r = await renderDashboard(s.fx.td.dataDir);
   t.teardown(() => r.unmount());
   await r.press('7');
   await r.waitFor(new RegExp(`refund ${made.body.id}`));
-  await r.press(KEY.down, KEY.down, KEY.down);
+  // Three keys before the next frame: each moves on from where the last one left the cursor.
+  r.pressAtOnce(KEY.down, KEY.down, KEY.down);
   await r.waitFor(new RegExp(`› ?refund ${made.body.id}`));
   await r.press('c');
   await r.waitFor(/start the dashboard with --as EMAIL/);
