@@ -5,6 +5,7 @@ import type { Store } from '../db/store';
 import { iso, type Clock } from '../shared/clock';
 import type { Logger } from '../shared/logger';
 import { Amount } from '../shared/amount';
+import { cursorHeight } from './archived-addresses';
 import type { TransferRecorder } from './transfer-recorder';
 import { StateUnavailable, type BlockRef, type ChainReader, type IncomingObservation, type NormalisedBlock } from './types';
 import { WatchedAddresses } from './watched-addresses';
@@ -151,9 +152,10 @@ export class ArchivedScan {
         // The core may have scanned past the round's cursor meanwhile, promoting before these rows
         // existed: promote them to its cursor now, or they would wait pending for its next block.
         // Under a quorum the core promotes by agreed heights, which only it knows.
-        const [core] = await rawQuery<{ height: number | string }>(em, `SELECT height FROM chain_cursors WHERE chain_id = ${p(1)}`, [this.chainId]);
-        if (this.deps.chain.nodes.quorum <= 1 && core && Number(core.height) > cursor.height)
-          await this.deps.recorder.promote(em, this.chainId, Number(core.height), this.deps.chain.confirmations);
+        if (this.deps.chain.nodes.quorum <= 1) {
+          const scanned = await cursorHeight(em, this.chainId);
+          if (scanned > cursor.height) await this.deps.recorder.promote(em, this.chainId, scanned, this.deps.chain.confirmations);
+        }
       }
       await rawRun(em, `INSERT INTO archived_scan_runs (chain_id, ran_at) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (chain_id) DO UPDATE SET ran_at = ${p(3)}`, [
         this.chainId,

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { httpRequest } from '../shared/http-request';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { httpRequest } from '../shared/http-request';
 import { freePort } from './ports';
 
 /** Anvil's own well-known test mnemonic, passed explicitly so the funded accounts never change. */

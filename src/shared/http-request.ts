@@ -22,6 +22,12 @@ export class HttpRequestFailed extends Error {
   }
 }
 
+/** A kept-alive connection the server closed just as the request went out: nothing was answered, so an idempotent request may be sent again. */
+export function isConnectionReset(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 /**
  * One HTTP request with node:http(s) on Node's global agents (kept-alive connections). The nodes'
  * RPC clients call it many times a second: fetch cost two to three times the CPU per request

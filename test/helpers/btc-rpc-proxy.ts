@@ -8,9 +8,9 @@
  * prune height. Other blocks pass untouched.
  * Listens on 127.0.0.1 only.
  */
-import { httpRequest, type HttpRequestFailed } from '../../src/shared/http-request';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { httpRequest, isConnectionReset } from '../../src/shared/http-request';
 import { Transaction } from 'bitcoinjs-lib';
 
 interface Call {
@@ -109,7 +109,7 @@ export async function startBtcRpcProxy(nodeUrl: string): Promise<BtcRpcProxy> {
     // node:http (a third of fetch's CPU per call); a kept-alive connection bcoin closed just then is asked once more.
     const url = `${target.protocol}//${target.host}${target.pathname}`;
     const send = () => httpRequest(url, { method: 'POST', headers, body: JSON.stringify(calls) });
-    const res = await send().catch((err: HttpRequestFailed) => (err.cause?.code === 'ECONNRESET' ? send() : Promise.reject(err)));
+    const res = await send().catch((err: unknown) => (isConnectionReset(err) ? send() : Promise.reject(err)));
     return JSON.parse(res.text) as Reply[];
   };
 

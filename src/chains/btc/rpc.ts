@@ -1,4 +1,4 @@
-import { httpRequest, type HttpAnswer } from '../../shared/http-request';
+import { httpRequest, isConnectionReset, type HttpAnswer } from '../../shared/http-request';
 
 /**
  * The JSON-RPC that Bitcoin Core and bcoin share: POST of one call or a batch, HTTP basic auth from
@@ -76,7 +76,7 @@ export class BitcoinRpc {
     try {
       // A kept-alive connection the node closed just as the request went out fails at once; every
       // call here may be sent twice (reads, and a rebroadcast of the same transaction), so once more.
-      res = await send().catch((err: unknown) => (isClosedConnection(err) && !timeout.aborted && !signal?.aborted ? send() : Promise.reject(err)));
+      res = await send().catch((err: unknown) => (isConnectionReset(err) && !timeout.aborted && !signal?.aborted ? send() : Promise.reject(err)));
     } catch (err) {
       if (signal?.aborted) throw err;
       throw new BitcoinRpcError(label, null, timeout.aborted ? `timed out after ${this.timeoutMs} ms` : causeOf(err));
@@ -105,11 +105,6 @@ export class BitcoinRpc {
       return { ok: true, result: r.result };
     });
   }
-}
-
-function isClosedConnection(err: unknown): boolean {
-  const code = (err as { cause?: { code?: unknown } }).cause?.code;
-  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function causeOf(err: unknown): string {

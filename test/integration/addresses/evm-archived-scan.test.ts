@@ -102,8 +102,9 @@ test("the periodic job (archived_scan_hours in fractions) finds a USDT deposit t
 
   const txid = await f.pay(a.address, 'USDT', '7.5');
   await f.node.mine(CONFIRMATIONS);
-  // Usually 1-3 s; at load 6-10 in a full run it once took over 20 s (cause not found yet): the
-  // deadline is wide, and a timeout names the address, the slow scan's rows and the chain's cursor.
+  // Usually 1-3 s; at load 6-10 a deposit the core had scanned past waited for a block that never
+  // came (fixed in archived-scan.ts): the deadline stays wide for a loaded machine, and a timeout
+  // names the address, the slow scan's rows and the chain's cursor.
   let seen: unknown = null;
   await until(
     async () => {
