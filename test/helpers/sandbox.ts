@@ -37,6 +37,14 @@ export function sandboxEnv(): CliEnv {
   return env;
 }
 
+/** How long a sandbox may take to start: its chains, the daemon and its signer child, on a loaded machine (as a spawned daemon's start). */
+export const SANDBOX_START_MS = 90_000;
+
+/** The one JSON object `coinkeep --json dev` prints once the sandbox serves, parsed. */
+export async function sandboxStarted(dev: Running): Promise<any> {
+  return JSON.parse((await dev.waitFor(/^\{.*\}\n/m, SANDBOX_START_MS))[0]);
+}
+
 /** Runs `script` with bash (at most 15 s), as a person pasting the sandbox's printed examples would: its exit code and output. */
 export function bash(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -9,7 +9,7 @@
 import test from 'ava';
 import { COINKEEP_BIN } from '../../helpers/cli';
 import { totpCode, totpStep } from '../../../src/team/totp';
-import { bash, sandboxEnv } from '../../helpers/sandbox';
+import { bash, sandboxEnv, sandboxStarted } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
 const env = sandboxEnv();
@@ -18,7 +18,7 @@ test.after.always(() => env.cleanup());
 
 test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and mines it; the chain survives a restart', async (t) => {
   let dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 90_000))[0]);
+  const info = await sandboxStarted(dev);
   const bitcoin = info.chains.find((c: { id: string }) => c.id === 'bitcoin');
   t.like(bitcoin, { kind: 'btc' });
   const shown = new URL(bitcoin.rpc_url);
@@ -117,7 +117,7 @@ test.serial('dev enables BTC on a bcoin node; dev pay pays a BTC invoice and min
   t.is((await dev.stop('SIGINT')).code, 0, dev.stderr);
 
   dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  const again = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 90_000))[0]);
+  const again = await sandboxStarted(dev);
   let after = await bitcoinStatus();
   for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline;) after = await bitcoinStatus();
   t.like(after, { node_tip: tip, maintenance: false }, 'the chain went on from where it stopped');

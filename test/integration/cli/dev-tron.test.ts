@@ -9,7 +9,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { TronWeb } from 'tronweb';
 import { COINKEEP_BIN } from '../../helpers/cli';
-import { bash, sandboxEnv } from '../../helpers/sandbox';
+import { bash, sandboxEnv, sandboxStarted } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
 const env = sandboxEnv();
@@ -20,7 +20,7 @@ test.serial(
   'dev runs the Tron stand-in as chain tron with TRX and USDT; dev pay pays USDT (under, then the rest) and TRX invoices; the chain survives a restart',
   async (t) => {
     let dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-    const info = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
+    const info = await sandboxStarted(dev);
     const tron = info.chains.find((c: { id: string }) => c.id === 'tron');
     t.like(tron, { kind: 'tron' });
     t.regex(tron.rpc_url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
@@ -60,7 +60,7 @@ test.serial(
     t.is((await dev.stop('SIGINT')).code, 0, dev.stderr);
 
     dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-    const again = JSON.parse((await dev.waitFor(/^\{.*\}\n/m, 60000))[0]);
+    const again = await sandboxStarted(dev);
     t.deepEqual(again.chains.find((c: { id: string }) => c.id === 'tron').coins, tron.coins, 'the same token contract');
     let after = await tronStatus();
     for (const deadline = Date.now() + 10000; after?.node_tip == null && Date.now() < deadline;) after = await tronStatus();

@@ -10,7 +10,7 @@ import test from 'ava';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { COINKEEP_BIN } from '../../helpers/cli';
-import { bash, sandboxEnv } from '../../helpers/sandbox';
+import { bash, SANDBOX_START_MS, sandboxEnv, sandboxStarted } from '../../helpers/sandbox';
 import { signRequest } from '../../helpers/signer';
 
 const env = sandboxEnv();
@@ -42,7 +42,7 @@ let first: { account: string; key: string; secret: string; invoiceId: string } |
 
 test.serial('dev prints the base URL, demo account, test key and a signed curl example that works; Ctrl-C stops it', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['dev']);
-  await dev.waitFor(/public catalogue:/, 60000);
+  await dev.waitFor(/public catalogue:/, SANDBOX_START_MS);
   const out = dev.stdout;
   const baseUrl = out.match(/base URL\s+(http:\/\/127\.0\.0\.1:\d+)/)![1]!;
   const account = out.match(/account\s+([0-9a-f-]{36})/)![1]!;
@@ -230,8 +230,7 @@ test.serial(
   'dev --json prints one JSON object; the demo account and key are kept across restarts; kill -9 of it leaves none of its anvils running',
   async (t) => {
     const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-    const line = (await dev.waitFor(/^\{.*\}\n/m, 60000))[0];
-    const info = JSON.parse(line);
+    const info = await sandboxStarted(dev);
     t.like(info, { account_id: first!.account, key_id: first!.key, key_secret: first!.secret, owner_email: 'owner@demo.coinkeep.test' });
     t.regex(info.base_url, /^http:\/\/127\.0\.0\.1:\d+$/);
     t.true(info.curl_example.includes(info.base_url));

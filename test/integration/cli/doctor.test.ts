@@ -10,7 +10,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { sandboxConfigPath } from '../../../src/dev/sandbox';
 import { COINKEEP_BIN, runBin } from '../../helpers/cli';
-import { sandboxEnv } from '../../helpers/sandbox';
+import { sandboxEnv, sandboxStarted } from '../../helpers/sandbox';
 import { TcpGate } from '../../helpers/tcp-gate';
 
 const env = sandboxEnv();
@@ -19,7 +19,7 @@ test.after.always(() => env.cleanup());
 
 test.serial('doctor on the sandbox: every chain ok, exit code 0; on a broken config: exit code non-zero, the reason and what to change', async (t) => {
   const dev = env.spawn(COINKEEP_BIN, ['--json', 'dev']);
-  await dev.waitFor(/^\{.*\}\n/m, 90_000);
+  await sandboxStarted(dev);
   const sandbox = sandboxConfigPath(env.dataDir);
 
   const ok = await runBin(COINKEEP_BIN, ['--config', sandbox, 'doctor'], { timeoutMs: 60_000 });
