@@ -1,0 +1,153 @@
+/**
+ * Several integration files in one ava worker, one file after another, as if each had a process
+ * of its own (`npm test`; scripts/write-test-groups.mjs writes the groups). A process costs this
+ * virtual machine about 1.5 s of CPU before a file's first test: its start, ava's worker and the
+ * daemon's modules (docs/testing.md). A group pays that once.
+ *
+ * Each member file gets its own `test` (its `require('ava')` is answered with it), which keeps
+ * ava's order inside the file: the `before` hooks, then the serial tests one at a time in order,
+ * then the other tests at once, then the `after.always` hooks, however the tests end. The next
+ * file starts when this one's hooks are done, with the environment variables as they were before
+ * it (the PostgreSQL files set the master key there). Every test is declared to ava as it is
+ * (a concurrent test whose body waits for its turn), its title prefixed with the file's path; a
+ * hook that fails fails the file's tests, or, for `after.always`, the group.
+ *
+ * Only whole runs: ava's `--match` would leave a file's count of tests unreached (run a single
+ * file with `npx ava dist/test/integration/...` instead, its own process as ever).
+ */
+import ava, { type ExecutionContext } from 'ava';
+import Module from 'node:module';
+import path from 'node:path';
+
+type Body = (t: ExecutionContext, ...args: unknown[]) => unknown;
+type Hook = () => unknown;
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+interface MemberFile {
+  name: string;
+  before: Hook[];
+  afterAlways: Hook[];
+  /** The serial tests' completions, in order (each waits for the one before). */
+  serialDone: Deferred[];
+  tests: number;
+  finished: number;
+  /** Resolves when the file may start (the previous one closed). */
+  turn: Promise<void>;
+  started?: Promise<unknown>;
+  closed: Deferred;
+}
+
+/** What a member file's `import test from 'ava'` gets: the parts of ava's API the integration files use. */
+function memberApi(file: MemberFile) {
+  const declare =
+    (serial: boolean) =>
+    (title: string, body: Body, ...args: unknown[]): void => {
+      const index = serial ? file.serialDone.length : -1;
+      if (serial) file.serialDone.push(deferred());
+      file.tests++;
+      ava(`${file.name} › ${title}`, async (t) => {
+        // Registered first, so it runs last: after the test's own teardowns.
+        t.teardown(() => testDone(file, index));
+        await file.turn;
+        await startFile(file);
+        if (index > 0) await file.serialDone[index - 1]!.promise;
+        if (index < 0 && file.serialDone.length > 0) await file.serialDone[file.serialDone.length - 1]!.promise;
+        await body(t, ...args);
+      });
+    };
+  const skip = (title: string, body?: Body): void => ava.skip(`${file.name} › ${title}`, body ?? (() => undefined));
+  const hook = (list: Hook[]) => (a: string | Hook, b?: Hook) => void list.push(typeof a === 'function' ? a : b!);
+  const api = Object.assign(declare(false), {
+    serial: Object.assign(declare(true), { skip }),
+    skip,
+    before: hook(file.before),
+    after: { always: hook(file.afterAlways) },
+  });
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      if (prop === 'default') return receiver;
+      if (typeof prop === 'symbol' || prop === '__esModule') return undefined;
+      if (!(prop in target)) throw new Error(`file-group: ${file.name} uses test.${String(prop)}, which the group runner does not offer`);
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+const hookErrors: unknown[] = [];
+const envBefore = new Map<MemberFile, NodeJS.ProcessEnv>();
+
+/** The file's `before` hooks, once, at its first test's turn: their error fails each of its tests. */
+function startFile(file: MemberFile): Promise<unknown> {
+  file.started ??= (async () => {
+    envBefore.set(file, { ...process.env });
+    for (const h of file.before) await h();
+  })();
+  return file.started;
+}
+
+function testDone(file: MemberFile, index: number): void {
+  if (index >= 0) file.serialDone[index]!.resolve();
+  if (++file.finished === file.tests) void closeFile(file);
+}
+
+async function closeFile(file: MemberFile): Promise<void> {
+  for (const h of file.afterAlways) {
+    try {
+      await h();
+    } catch (err) {
+      hookErrors.push(new Error(`${file.name}: after.always hook failed: ${(err as Error).stack ?? String(err)}`));
+    }
+  }
+  const env = envBefore.get(file);
+  if (env) {
+    for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
+    Object.assign(process.env, env);
+  }
+  file.closed.resolve();
+}
+
+/** Declares the tests of `files` (paths of compiled test files, relative to `root`) as one group. */
+export function runGroup(root: string, files: string[]): void {
+  const loader = Module as unknown as { _load(request: string, parent: unknown, isMain: boolean): unknown };
+  const load = loader._load;
+  let previous: Promise<void> = Promise.resolve();
+  const members: MemberFile[] = [];
+  for (const rel of files) {
+    const file: MemberFile = {
+      name: rel.replace(/^integration\//, '').replace(/\.test\.js$/, ''),
+      before: [],
+      afterAlways: [],
+      serialDone: [],
+      tests: 0,
+      finished: 0,
+      turn: previous,
+      closed: deferred(),
+    };
+    const api = memberApi(file);
+    loader._load = function (request, parent, isMain) {
+      return request === 'ava' ? api : load.call(this, request, parent, isMain);
+    };
+    try {
+      require(path.join(root, rel));
+    } finally {
+      loader._load = load;
+    }
+    // A file with no test to run (all skipped) only runs its hooks' ends: nothing to wait for.
+    if (file.tests === 0) file.closed.resolve();
+    members.push(file);
+    previous = file.closed.promise;
+  }
+  ava.after.always('the member files closed', async () => {
+    await previous;
+    if (hookErrors.length > 0) throw hookErrors[0];
+  });
+}
