@@ -8,6 +8,6 @@ import base from './ava.config.mjs';
 
 export default {
   ...base,
-  files: ['dist/test/groups/*.test.js'],
+  files: ['dist/test/groups/integration/*.test.js'],
   sortTestFiles: (a, b) => a.localeCompare(b, [], { numeric: true }),
 };
