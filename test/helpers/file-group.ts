@@ -1,19 +1,20 @@
 /**
- * Several integration files in one ava worker, one file after another, as if each had a process
- * of its own (`npm test`; scripts/write-test-groups.mjs writes the groups). A process costs this
- * virtual machine about 1.5 s of CPU before a file's first test: its start, ava's worker and the
- * daemon's modules (docs/testing.md). A group pays that once.
+ * Several test files in one ava worker (a process for integration files, a thread for unit files),
+ * one file after another, as if each had a worker of its own (`npm test`;
+ * scripts/write-test-groups.mjs writes the groups). A process costs this virtual machine about
+ * 1.5 s of CPU before a file's first test: its start, ava's worker and the daemon's modules, which a
+ * thread loads again (docs/testing.md). A group pays that once.
  *
  * Each member file gets its own `test` (its `require('ava')` is answered with it), which keeps
  * ava's order inside the file: the `before` hooks, then the serial tests one at a time in order,
  * then the other tests at once, then the `after.always` hooks, however the tests end. The next
  * file starts when this one's hooks are done, with the environment variables as they were before
- * it (the PostgreSQL files set the master key there). Every test is declared to ava as it is
- * (a concurrent test whose body waits for its turn), its title prefixed with the file's path; a
- * hook that fails fails the file's tests, or, for `after.always`, the group.
+ * it (the PostgreSQL files set the master key there). Every test is declared to ava as a
+ * concurrent test whose body waits for its turn, its title prefixed with the file's path; a hook
+ * that fails fails the file's tests, or, for `after.always`, the group.
  *
  * Only whole runs: ava's `--match` would leave a file's count of tests unreached (run a single
- * file with `npx ava dist/test/integration/...` instead, its own process as ever).
+ * file with `npx ava dist/test/.../x.test.js` instead, its own process as ever).
  */
 import ava, { type ExecutionContext } from 'ava';
 import Module from 'node:module';
@@ -46,7 +47,7 @@ interface MemberFile {
   closed: Deferred;
 }
 
-/** What a member file's `import test from 'ava'` gets: the parts of ava's API the integration files use. */
+/** What a member file's `import test from 'ava'` gets: the parts of ava's API the test files use (anything else throws, naming it). */
 function memberApi(file: MemberFile) {
   const declare =
     (serial: boolean) =>
