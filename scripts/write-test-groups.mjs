@@ -1,8 +1,7 @@
 // Writes the groups that `npm test` runs (part of `npm run build`): every compiled test file is in
 // exactly one group, dist/test/groups/integration/gNN.test.js or dist/test/groups/unit/uNN.test.js,
 // and a group runs its files one after another in one ava worker (test/helpers/file-group.ts says
-// how, and why: a process costs this machine about 1.5 s of CPU before a file's first test, and a
-// worker thread loads the modules of its file again).
+// how, docs/testing.md "Groups" why: a worker's start and modules are paid once per group).
 // The unit files go UNIT to a group, in path order (worker threads, ava.unit.config.mjs). Of the
 // integration files (processes, ava.integration.config.mjs):
 // - The ALONE slowest files of scripts/test-order.mjs keep a process of their own, first; so do
@@ -20,26 +19,19 @@ const SMALL = 6;
 const UNIT = 9;
 
 const root = path.join('dist', 'test');
-const testFiles = (dir) => {
-  const found = [];
-  const walk = (d) => {
-    for (const e of readdirSync(path.join(root, d), { withFileTypes: true })) {
-      const rel = `${d}/${e.name}`;
-      if (e.isDirectory()) walk(rel);
-      else if (e.name.endsWith('.test.js')) found.push(rel);
-    }
-  };
-  walk(dir);
-  return found.sort((a, b) => a.localeCompare(b, [], { numeric: true }));
-};
+const testFiles = (dir) =>
+  readdirSync(path.join(root, dir), { recursive: true })
+    .filter((f) => f.endsWith('.test.js'))
+    .map((f) => `${dir}/${f.split(path.sep).join('/')}`)
+    .sort((a, b) => a.localeCompare(b, [], { numeric: true }));
 const found = testFiles('integration');
 
 const compiled = (list) => list.map((p) => `${p.replace(/^test\//, '')}.js`).filter((f) => found.includes(f));
-const alone = compiled(ownProcess);
-const listed = compiled(slowestFirst).filter((f) => !alone.includes(f));
-const rest = found.filter((f) => !listed.includes(f) && !alone.includes(f));
+const own = compiled(ownProcess);
+const listed = compiled(slowestFirst).filter((f) => !own.includes(f));
+const rest = found.filter((f) => !listed.includes(f) && !own.includes(f));
 const chunks = (files, n) => Array.from({ length: Math.ceil(files.length / n) }, (_, i) => files.slice(i * n, (i + 1) * n));
-const groups = [...listed.slice(0, ALONE).map((f) => [f]), ...chunks(listed.slice(ALONE), LISTED), ...alone.map((f) => [f]), ...chunks(rest, SMALL)];
+const groups = [...listed.slice(0, ALONE).map((f) => [f]), ...chunks(listed.slice(ALONE), LISTED), ...own.map((f) => [f]), ...chunks(rest, SMALL)];
 
 const out = path.join(root, 'groups');
 rmSync(out, { recursive: true, force: true });

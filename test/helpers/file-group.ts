@@ -1,9 +1,9 @@
 /**
  * Several test files in one ava worker (a process for integration files, a thread for unit files),
  * one file after another, as if each had a worker of its own (`npm test`;
- * scripts/write-test-groups.mjs writes the groups). A process costs this virtual machine about
- * 1.5 s of CPU before a file's first test: its start, ava's worker and the daemon's modules, which a
- * thread loads again (docs/testing.md). A group pays that once.
+ * scripts/write-test-groups.mjs writes the groups). A worker's start, ava's own modules and the
+ * daemon's cost this virtual machine as much CPU as a typical file's tests, or more (a thread loads
+ * the modules again; figures in docs/testing.md, "Groups"). A group pays that once.
  *
  * Each member file gets its own `test` (its `require('ava')` is answered with it), which keeps
  * ava's order inside the file: the `before` hooks, then the serial tests one at a time in order,
@@ -44,6 +44,8 @@ interface MemberFile {
   /** Resolves when the file may start (the previous one closed). */
   turn: Promise<void>;
   started?: Promise<unknown>;
+  /** The environment variables as they were when the file started, put back when it closes. */
+  env?: NodeJS.ProcessEnv;
   closed: Deferred;
 }
 
@@ -83,13 +85,13 @@ function memberApi(file: MemberFile) {
   });
 }
 
-const hookErrors: unknown[] = [];
-const envBefore = new Map<MemberFile, NodeJS.ProcessEnv>();
+/** The failures of `after.always` hooks, reported together when the group ends. */
+const hookErrors: string[] = [];
 
 /** The file's `before` hooks, once, at its first test's turn: their error fails each of its tests. */
 function startFile(file: MemberFile): Promise<unknown> {
   file.started ??= (async () => {
-    envBefore.set(file, { ...process.env });
+    file.env = { ...process.env };
     for (const h of file.before) await h();
   })();
   return file.started;
@@ -105,13 +107,12 @@ async function closeFile(file: MemberFile): Promise<void> {
     try {
       await h();
     } catch (err) {
-      hookErrors.push(new Error(`${file.name}: after.always hook failed: ${(err as Error).stack ?? String(err)}`));
+      hookErrors.push(`${file.name}: after.always hook failed: ${(err as Error).stack ?? String(err)}`);
     }
   }
-  const env = envBefore.get(file);
-  if (env) {
-    for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
-    Object.assign(process.env, env);
+  if (file.env) {
+    for (const k of Object.keys(process.env)) if (!(k in file.env)) delete process.env[k];
+    Object.assign(process.env, file.env);
   }
   file.closed.resolve();
 }
@@ -121,7 +122,6 @@ export function runGroup(root: string, files: string[]): void {
   const loader = Module as unknown as { _load(request: string, parent: unknown, isMain: boolean): unknown };
   const load = loader._load;
   let previous: Promise<void> = Promise.resolve();
-  const members: MemberFile[] = [];
   for (const rel of files) {
     const file: MemberFile = {
       name: rel.replace(/^integration\//, '').replace(/\.test\.js$/, ''),
@@ -144,11 +144,10 @@ export function runGroup(root: string, files: string[]): void {
     }
     // A file with no test to run (all skipped) only runs its hooks' ends: nothing to wait for.
     if (file.tests === 0) file.closed.resolve();
-    members.push(file);
     previous = file.closed.promise;
   }
   ava.after.always('the member files closed', async () => {
     await previous;
-    if (hookErrors.length > 0) throw hookErrors[0];
+    if (hookErrors.length > 0) throw new Error(hookErrors.join('\n'));
   });
 }
