@@ -35,6 +35,8 @@ export interface BcoinOptions {
   copyOf?: string;
   /** Apply mainnet's standardness policy to the mempool (regtest relays non-standard transactions otherwise). */
   requireStandard?: boolean;
+  /** Where the HTTP port comes from (default: one free now); a test of the retry hands out a taken one. */
+  pickPort?: () => Promise<number>;
 }
 
 /**
@@ -44,6 +46,8 @@ export interface BcoinOptions {
  */
 export class BcoinNode {
   private exited = false;
+  /** The child's end with its output read to the last byte (its exit can come first). */
+  private readonly closed: Promise<void>;
   readonly rpc: BitcoinRpc;
   readonly payer = bcoinPayer();
 
@@ -54,6 +58,7 @@ export class BcoinNode {
     private readonly tempDir: string | null,
   ) {
     child.once('exit', () => (this.exited = true));
+    this.closed = new Promise((resolve) => child.once('close', () => resolve()));
     this.rpc = new BitcoinRpc(this.rpcUrl, RPC_TIMEOUT_MS);
   }
 
@@ -63,10 +68,22 @@ export class BcoinNode {
   }
 
   static async start(options: BcoinOptions = {}): Promise<BcoinNode> {
+    // The port is found free, then bcoin binds it: another process can take it in between (a busy
+    // test run starts many listeners), and bcoin exits with EADDRINUSE. Then a new port, a few times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await BcoinNode.startOnce(options);
+      } catch (err) {
+        if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private static async startOnce(options: BcoinOptions): Promise<BcoinNode> {
     const tempDir = options.dataDir ? null : mkdtempSync(path.join(os.tmpdir(), 'coinkeep-bcoin-'));
     if (tempDir && options.copyOf) cpSync(options.copyOf, tempDir, { recursive: true });
     const onDisk = options.dataDir !== undefined || options.copyOf !== undefined;
-    const port = await freePort();
+    const port = await (options.pickPort ?? freePort)();
     const apiKey = randomBytes(16).toString('hex');
     const args = [
       '-e',
@@ -153,7 +170,11 @@ export class BcoinNode {
   private async waitReady(output: () => string): Promise<void> {
     const deadline = Date.now() + STARTUP_TIMEOUT_MS;
     for (;;) {
-      if (this.exited) throw new Error(`bcoin exited at start: ${lastLines(output())}`);
+      if (this.exited) {
+        await this.closed;
+        if (output().includes('EADDRINUSE')) throw new PortTaken(`bcoin exited at start: port ${this.port} is taken (EADDRINUSE)`);
+        throw new Error(`bcoin exited at start: ${lastLines(output())}`);
+      }
       try {
         await this.height();
         return;
@@ -173,6 +194,11 @@ export class BcoinNode {
     }
   }
 }
+
+/** How many ports a start tries when the one found free is taken before bcoin binds it. */
+const PORT_ATTEMPTS = 4;
+
+class PortTaken extends Error {}
 
 const bcoinBinary = (): string => path.join(path.dirname(require.resolve('bcoin/package.json')), 'bin', 'node');
 
