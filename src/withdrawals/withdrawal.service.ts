@@ -463,11 +463,18 @@ export class WithdrawalService {
     await lockRow(em, 'accounts', account.id);
     const initial = await this.initialStatus(em, account, payout, w.amount);
     const row = newWithdrawalRow(this.deps.clock.now(), {
-      ...w,
       account_id: account.id,
-      coin_id: payout.coin.id,
       status: initial.status,
       review_reason: initial.reviewReason,
+      payout_id: w.payout_id,
+      coin_id: payout.coin.id,
+      to_address: w.to_address,
+      comment: w.comment,
+      network_fee_mode: w.network_fee_mode,
+      api_key_id: w.api_key_id,
+      refund_id: w.refund_id,
+      amount: w.amount,
+      fees: w.fees,
     });
     if (!(await insertRowIfAbsent(em, 'withdrawals', row))) return null;
     await this.countInDay(em, row, 1);
@@ -956,26 +963,37 @@ function newWithdrawalRow(
     fees: WithdrawalFees;
   },
 ): WithdrawalRow {
-  const { amount, fees, ...given } = w;
+  // One literal with every field in the entity's order: built by rest and spread, the row took
+  // V8's slow path (about 10 % of a creation's CPU in the withdrawals benchmark).
+  const at = iso(now);
   return {
-    ...given,
     id: newTimeOrderedId(now.getTime()),
-    amount: amount.toString(),
+    account_id: w.account_id,
+    status: w.status,
+    payout_id: w.payout_id,
+    coin_id: w.coin_id,
+    amount: w.amount.toString(),
+    to_address: w.to_address,
+    comment: w.comment,
+    review_reason: w.review_reason,
     txid: null,
     confirmations: 0,
     failure_reason: null,
-    platform_fee: fees.platformFee.toString(),
-    network_fee_reserved: fees.networkFee.toString(),
+    platform_fee: w.fees.platformFee.toString(),
+    network_fee_reserved: w.fees.networkFee.toString(),
     network_fee_charged: null,
-    total_debit: fees.total.toString(),
+    network_fee_mode: w.network_fee_mode,
+    total_debit: w.fees.total.toString(),
+    api_key_id: w.api_key_id,
     decided_by: null,
     decided_at: null,
     signed_tx: null,
     candidate_txids: '[]',
     claimed_by: null,
     claimed_at: null,
-    created_at: iso(now),
-    updated_at: iso(now),
+    refund_id: w.refund_id,
+    created_at: at,
+    updated_at: at,
     completed_at: null,
   };
 }
