@@ -133,6 +133,25 @@ export class OtpSource {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, next.waitMs + 50);
     }
   }
+
+  /**
+   * `next` for a test with work in flight in this process (a dashboard's request to the daemon): it
+   * waits for the next step on a timer, so the daemon and the dashboard go on meanwhile. (`next`
+   * blocks the thread: a dashboard frozen 30 s found its daemon silent and reconnected, and its
+   * request's answer was lost, on a loaded machine.)
+   */
+  async nextAsync(): Promise<string> {
+    for (;;) {
+      const nowMs = this.clock.now().getTime();
+      const next = nextTotpStep(this.step, nowMs, PREVIOUS_STEP_MARGIN_MS);
+      if ('step' in next) {
+        this.step = next.step;
+        return totpCode(this.secret, next.step);
+      }
+      if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
+      await new Promise((r) => setTimeout(r, next.waitMs + 50));
+    }
+  }
 }
 
 /** Creates an account with an owner and a key; returns what a merchant back end would hold. */

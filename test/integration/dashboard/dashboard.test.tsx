@@ -138,7 +138,7 @@ test.serial(
     await owner.waitFor(new RegExp(`› ?withdrawal ${viaDashboard}`));
     await owner.press('y');
     await owner.waitFor(/Two-factor code of .* to approve withdrawal/);
-    for (const d of f.ownerOtp.next()) await owner.press(d);
+    for (const d of await f.ownerOtp.nextAsync()) await owner.press(d);
     await owner.press(KEY.enter);
     const ownRefusal = await runBin(COINKEEP_BIN, [
       '--config',
@@ -150,7 +150,7 @@ test.serial(
       '--as',
       f.owner,
       '--otp',
-      f.ownerOtp.next(),
+      await f.ownerOtp.nextAsync(),
       viaDashboard,
     ]);
     const cliLine = ownRefusal.stderr.trim();

@@ -16,6 +16,7 @@ import { HdWallet } from '../../../../src/wallet/hd';
 import { WalletSigner } from '../../../../src/wallet/signer';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { TEST_MNEMONIC } from '../../../helpers/daemon';
+import { waitUntil } from '../../../helpers/poll';
 
 test.after.always(killAllAnvils);
 
@@ -95,7 +96,10 @@ test('an ERC-20 transfer from a wallet address, signed by the signer at the quot
     maxPriorityFeePerGas: quote.maxPriorityFeePerGas,
   });
   t.is(await adapter.broadcast(sent.raw), sent.txid);
-  const status = await adapter.sentStatus(sent);
+  // Anvil mines each transaction, but it may answer the broadcast before that block is made (a
+  // loaded machine showed it in the mempool): wait while it is there, then it must be mined.
+  let status = await adapter.sentStatus(sent);
+  await waitUntil('the transfer out of the mempool', async () => (status = await adapter.sentStatus(sent)).state !== 'mempool', 15_000);
   if (status.state !== 'mined') return t.fail(`mined (anvil mines each transaction), not ${status.state}`);
   t.true(status.succeeded);
   const block = (await adapter.blocks(status.height, status.height))[0]!;
