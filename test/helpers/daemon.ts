@@ -120,17 +120,13 @@ export class OtpSource {
     private readonly secret: string,
     private readonly clock: { now(): Date },
   ) {}
+
   next(): string {
     for (;;) {
-      const nowMs = this.clock.now().getTime();
-      const next = nextTotpStep(this.step, nowMs, PREVIOUS_STEP_MARGIN_MS);
-      if ('step' in next) {
-        this.step = next.step;
-        return totpCode(this.secret, next.step);
-      }
-      if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
+      const got = this.take();
+      if ('code' in got) return got.code;
       // The real clock: the next step is at most 30 s away (the daemon of this process waits too; nothing needs it meanwhile).
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, next.waitMs + 50);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, got.waitMs);
     }
   }
 
@@ -142,15 +138,22 @@ export class OtpSource {
    */
   async nextAsync(): Promise<string> {
     for (;;) {
-      const nowMs = this.clock.now().getTime();
-      const next = nextTotpStep(this.step, nowMs, PREVIOUS_STEP_MARGIN_MS);
-      if ('step' in next) {
-        this.step = next.step;
-        return totpCode(this.secret, next.step);
-      }
-      if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
-      await new Promise((r) => setTimeout(r, next.waitMs + 50));
+      const got = this.take();
+      if ('code' in got) return got.code;
+      await new Promise((r) => setTimeout(r, got.waitMs));
     }
+  }
+
+  /** The next step's code, or how long to wait for one. */
+  private take(): { code: string } | { waitMs: number } {
+    const nowMs = this.clock.now().getTime();
+    const next = nextTotpStep(this.step, nowMs, PREVIOUS_STEP_MARGIN_MS);
+    if ('step' in next) {
+      this.step = next.step;
+      return { code: totpCode(this.secret, next.step) };
+    }
+    if (Math.abs(nowMs - Date.now()) > 2000) throw new Error('OtpSource: advance the clock; no fresh code inside the window');
+    return { waitMs: next.waitMs + 50 };
   }
 }
 
