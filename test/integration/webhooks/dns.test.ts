@@ -36,7 +36,20 @@ async function pinThreadPool(): Promise<{ release(): Promise<void> }> {
   const readers = fifos.map((f) => fsp.readFile(f));
   return {
     release: async () => {
-      for (const f of fifos) closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+      // A writer opened without blocking fails (ENXIO) while its reader has not reached open() yet
+      // (a loaded machine schedules the pool's threads late): then again, until every reader has
+      // its writer. Left without one, a reader blocks its thread for good and the process never ends.
+      for (const f of fifos) {
+        for (const deadline = Date.now() + 30_000; ;) {
+          try {
+            closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+            break;
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENXIO' || Date.now() > deadline) throw err;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+      }
       await Promise.all(readers);
       rmSync(dir, { recursive: true, force: true });
     },
