@@ -148,6 +148,17 @@ export function runGroup(root: string, files: string[]): void {
   }
   ava.after.always('the member files closed', async () => {
     await previous;
+    // A process still running long after its group's last hook is held by something a file left
+    // (a thread blocked for good, a timer): ava would wait on it for ever. It ends it, failing.
+    setTimeout(() => {
+      process.stderr.write(
+        `file-group: ${EXIT_WAIT_MS} ms after the group's last hook its process still runs, held by: ${process.getActiveResourcesInfo().join(', ')}\n`,
+      );
+      process.exit(1);
+    }, EXIT_WAIT_MS).unref();
     if (hookErrors.length > 0) throw new Error(hookErrors.join('\n'));
   });
 }
+
+/** How long a group's process may go on after its last hook (the group's own test shortens it). */
+const EXIT_WAIT_MS = Number(process.env.COINKEEP_GROUP_EXIT_WAIT_MS ?? 60_000);

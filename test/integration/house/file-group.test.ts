@@ -6,7 +6,7 @@
  * failing `after.always` fails the group, and the same title in two files is two tests.
  * Run by ava itself, in a temporary project with this one's node_modules linked.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,7 +34,12 @@ test('passes', (t) => { log('d test'); t.pass(); });
 test.after.always(() => { log('d after'); throw new Error('d cleanup broke'); });`,
 };
 
-test('a group runs its files one after another, each with its own hooks, order and environment; a broken hook fails', async (t) => {
+/** Runs ava in a temporary project on one group of `members` (file name: body); what it printed, its exit code and the log. */
+async function runFixtureGroup(
+  t: ExecutionContext,
+  members: Record<string, string>,
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number; out: string; lines: string[] }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coinkeep-file-group-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
@@ -44,23 +49,26 @@ test('a group runs its files one after another, each with its own hooks, order a
   const prelude =
     "const test = require('ava');\nconst log = (s) => require('node:fs').appendFileSync(process.env.FG_LOG, s + '\\n');\n" +
     'const pause = (ms) => new Promise((r) => setTimeout(r, ms));\n';
-  for (const [name, body] of Object.entries(MEMBERS)) writeFileSync(path.join(dir, 'members', name), prelude + body);
+  for (const [name, body] of Object.entries(members)) writeFileSync(path.join(dir, 'members', name), prelude + body);
   const runner = path.join(PROJECT_ROOT, 'dist', 'test', 'helpers', 'file-group.js');
-  const members = Object.keys(MEMBERS).map((n) => `members/${n}`);
-  writeFileSync(path.join(dir, 'group.test.js'), `require(${JSON.stringify(runner)}).runGroup(__dirname, ${JSON.stringify(members)});\n`);
+  const names = Object.keys(members).map((n) => `members/${n}`);
+  writeFileSync(path.join(dir, 'group.test.js'), `require(${JSON.stringify(runner)}).runGroup(__dirname, ${JSON.stringify(names)});\n`);
   const logFile = path.join(dir, 'order.log');
   writeFileSync(logFile, '');
 
-  const env = { ...process.env, FG_LOG: logFile, FG_A: undefined, NODE_OPTIONS: undefined };
   const run = await new Promise<{ code: number; out: string }>((resolve) =>
     execFile(
       process.execPath,
       [path.join(PROJECT_ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs')],
-      { cwd: dir, env, timeout: 90_000 },
+      { cwd: dir, env: { ...process.env, FG_LOG: logFile, FG_A: undefined, NODE_OPTIONS: undefined, ...env }, timeout: 90_000 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: stdout + stderr }),
     ),
   );
-  const lines = readFileSync(logFile, 'utf8').trim().split('\n');
+  return { ...run, lines: readFileSync(logFile, 'utf8').trim().split('\n') };
+}
+
+test('a group runs its files one after another, each with its own hooks, order and environment; a broken hook fails', async (t) => {
+  const { lines, ...run } = await runFixtureGroup(t, MEMBERS);
 
   // a: before, the serial tests in order, the other two at once (both started before either ends), teardowns, after.
   t.deepEqual(lines.slice(0, 3), ['a before', 'a s1', 'a s2'], lines.join('\n'));
@@ -76,4 +84,19 @@ test('a group runs its files one after another, each with its own hooks, order a
   t.regex(run.out, /members\/d\.js: after\.always hook failed: Error: d cleanup broke/);
   t.is(run.out.match(/✔ members\//g)?.length, 6, run.out);
   t.regex(run.out, /1 hook failed\s+1 test failed/);
+  // Nothing held it: the process ended by itself, not by the group's end-of-run guard.
+  t.notRegex(run.out, /still runs/);
+});
+
+test('a group whose process is still held some time after its last hook ends it, failing, with what holds it', async (t) => {
+  const started = Date.now();
+  const run = await runFixtureGroup(
+    t,
+    { 'e.js': "test('leaves a timer', (t) => { setInterval(() => {}, 1000); log('e test'); t.pass(); });" },
+    { COINKEEP_GROUP_EXIT_WAIT_MS: '1000' },
+  );
+  t.not(run.code, 0, run.out);
+  t.regex(run.out, /still runs, held by: .*Timeout/);
+  t.regex(run.out, /✔ members\/e\.js › leaves a timer/);
+  t.true(Date.now() - started < 60_000, 'ended by the group, not by a timeout');
 });
