@@ -16,7 +16,7 @@ import { HdWallet } from '../../../../src/wallet/hd';
 import { WalletSigner } from '../../../../src/wallet/signer';
 import { killAllAnvils, payFromAnvil, startAnvil } from '../../../helpers/anvil';
 import { TEST_MNEMONIC } from '../../../helpers/daemon';
-import { waitUntil } from '../../../helpers/poll';
+import { until } from '../../../helpers/cli';
 
 test.after.always(killAllAnvils);
 
@@ -98,8 +98,14 @@ test('an ERC-20 transfer from a wallet address, signed by the signer at the quot
   t.is(await adapter.broadcast(sent.raw), sent.txid);
   // Anvil mines each transaction, but it may answer the broadcast before that block is made (a
   // loaded machine showed it in the mempool): wait while it is there, then it must be mined.
-  let status = await adapter.sentStatus(sent);
-  await waitUntil('the transfer out of the mempool', async () => (status = await adapter.sentStatus(sent)).state !== 'mempool', 15_000);
+  const status = await until(
+    async () => {
+      const s = await adapter.sentStatus(sent);
+      return s.state === 'mempool' ? null : s;
+    },
+    15_000,
+    'the transfer out of the mempool',
+  );
   if (status.state !== 'mined') return t.fail(`mined (anvil mines each transaction), not ${status.state}`);
   t.true(status.succeeded);
   const block = (await adapter.blocks(status.height, status.height))[0]!;
